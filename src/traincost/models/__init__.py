@@ -1,0 +1,329 @@
+"""The model zoo: plain-torch builders behind a name registry.
+
+Every zoo model obeys one contract, which later stages rely on: ``model(x)`` returns 2-D logits
+(N, C) and the training loss is ``torch.nn.functional.cross_entropy(model(x), labels)`` with
+``labels`` int64 of shape (N,). Classifiers give one row per image; GPT-2 one row per token
+(``batch * seq_len``); Tiny-YOLOv3 one row per anchor and cell of both heads (see
+:mod:`traincost.models.tiny_yolo` for that proxy loss). Activations are never in-place, and with
+``dropout=0.0`` no Dropout module exists, so exported training graphs are deterministic.
+
+Options are keyword arguments of the builder. Each architecture lists the option keys it accepts
+with their default values; the GPT-2 presets ``gpt2_small`` and ``gpt2_124m`` take the same keys
+as ``gpt2`` with their own defaults. Building uses torch's global random state and never seeds it:
+call ``torch.manual_seed`` first for reproducible weights.
+
+Example:
+    >>> _ = torch.manual_seed(0)
+    >>> model = build_model("gpt2_small")
+    >>> tokens, labels = make_batch("gpt2_small", batch=2, seed=0)
+    >>> loss = torch.nn.functional.cross_entropy(model(tokens), labels)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
+from typing import Literal
+
+import torch
+from torch import nn
+
+from traincost.errors import ConfigError, UnknownModelError
+from traincost.models._validation import check_dropout, check_positive_int
+from traincost.models.alexnet import alexnet
+from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
+from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
+from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
+from traincost.models.vgg import vgg16
+
+__all__ = [
+    "ARCHITECTURES",
+    "Architecture",
+    "SampleSpec",
+    "build_model",
+    "get_architecture",
+    "input_shape",
+    "make_batch",
+    "parameter_count",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SampleSpec:
+    """What one sample of an architecture looks like.
+
+    Attributes:
+        shape: Input shape of one sample, without the batch dimension.
+        rows: Rows of logits (and labels) the model produces per sample.
+        num_classes: Labels are drawn from ``[0, num_classes)``; for token inputs this is also the
+            vocabulary the token ids are drawn from.
+    """
+
+    shape: tuple[int, ...]
+    rows: int
+    num_classes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Architecture:
+    """One entry of the zoo.
+
+    Attributes:
+        name: Registry name.
+        description: One line: model, variant, input shape, classes.
+        build: Builder; called with every option in ``defaults`` as a keyword argument.
+        input_kind: ``"image"`` (float32 N x C x H x W) or ``"tokens"`` (int64 N x T token ids).
+        defaults: The option keys the architecture accepts, with their default values.
+        sample: Called with the resolved options as keyword arguments; checks their values and
+            returns the per-sample input shape, logit rows and class count.
+    """
+
+    name: str
+    description: str
+    build: Callable[..., nn.Module]
+    input_kind: Literal["image", "tokens"]
+    defaults: Mapping[str, object]
+    sample: Callable[..., SampleSpec]
+
+
+_IMAGENET = SampleSpec(shape=(3, 224, 224), rows=1, num_classes=1000)
+_CIFAR10 = SampleSpec(shape=(3, 32, 32), rows=1, num_classes=10)
+_YOLO = SampleSpec(shape=(3, 416, 416), rows=ANCHORS_PER_HEAD * (13 * 13 + 26 * 26), num_classes=NUM_CLASSES)
+
+
+def _imagenet_sample() -> SampleSpec:
+    """Sample spec of the option-free ImageNet classifiers."""
+    return _IMAGENET
+
+
+def _cifar10_sample() -> SampleSpec:
+    """Sample spec of the option-free CIFAR-10 classifiers."""
+    return _CIFAR10
+
+
+def _yolo_sample() -> SampleSpec:
+    """Sample spec of Tiny-YOLOv3: one row per anchor and cell of the 13x13 and 26x26 heads."""
+    return _YOLO
+
+
+def _imagenet_dropout_sample(*, dropout: float) -> SampleSpec:
+    """Sample spec of the ImageNet classifiers with a ``dropout`` option, after checking it."""
+    check_dropout(dropout)
+    return _IMAGENET
+
+
+def _gpt2_sample(*, n_layer: int, d_model: int, n_head: int, seq_len: int, vocab_size: int) -> SampleSpec:
+    """Sample spec of GPT-2 after checking its options: ``seq_len`` tokens, one row each."""
+    config = GPT2Config(n_layer=n_layer, d_model=d_model, n_head=n_head, seq_len=seq_len, vocab_size=vocab_size)
+    return SampleSpec(shape=(config.seq_len,), rows=config.seq_len, num_classes=config.vocab_size)
+
+
+_NO_OPTIONS: Mapping[str, object] = MappingProxyType({})
+_DROPOUT: Mapping[str, object] = MappingProxyType({"dropout": 0.5})
+
+ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType(
+    {
+        arch.name: arch
+        for arch in (
+            Architecture(
+                name="resnet18",
+                description="ResNet-18, ImageNet stem, 3x224x224, 1000 classes",
+                build=resnet18,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_imagenet_sample,
+            ),
+            Architecture(
+                name="resnet18_cifar",
+                description="ResNet-18, CIFAR stem (3x3/1 conv, no max-pool), 3x32x32, 10 classes",
+                build=resnet18_cifar,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_cifar10_sample,
+            ),
+            Architecture(
+                name="resnet50",
+                description="ResNet-50 v1.5, ImageNet stem, 3x224x224, 1000 classes",
+                build=resnet50,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_imagenet_sample,
+            ),
+            Architecture(
+                name="resnet56",
+                description="ResNet-56 (He et al. 2016), projection shortcuts, 3x32x32, 10 classes",
+                build=resnet56,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_cifar10_sample,
+            ),
+            Architecture(
+                name="alexnet",
+                description="AlexNet (torchvision layout), 3x224x224, 1000 classes",
+                build=alexnet,
+                input_kind="image",
+                defaults=_DROPOUT,
+                sample=_imagenet_dropout_sample,
+            ),
+            Architecture(
+                name="vgg16",
+                description="VGG-16 (configuration D, no BatchNorm), 3x224x224, 1000 classes",
+                build=vgg16,
+                input_kind="image",
+                defaults=_DROPOUT,
+                sample=_imagenet_dropout_sample,
+            ),
+            Architecture(
+                name="tiny_yolov3",
+                description="Tiny-YOLOv3, 3x416x416, 80 classes, per-cell class loss over 13x13 and 26x26 heads",
+                build=tiny_yolov3,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_yolo_sample,
+            ),
+            Architecture(
+                name="gpt2",
+                description="GPT-2, configurable; defaults are the 124M model",
+                build=gpt2,
+                input_kind="tokens",
+                defaults=MappingProxyType(asdict(GPT2_124M)),
+                sample=_gpt2_sample,
+            ),
+            Architecture(
+                name="gpt2_small",
+                description="GPT-2 small (our MONET stand-in): 2 layers, d_model 128, 4 heads, seq 64, vocab 1024",
+                build=gpt2,
+                input_kind="tokens",
+                defaults=MappingProxyType(asdict(GPT2_SMALL)),
+                sample=_gpt2_sample,
+            ),
+            Architecture(
+                name="gpt2_124m",
+                description="GPT-2 124M: 12 layers, d_model 768, 12 heads, seq 1024, vocab 50257, tied embeddings",
+                build=gpt2,
+                input_kind="tokens",
+                defaults=MappingProxyType(asdict(GPT2_124M)),
+                sample=_gpt2_sample,
+            ),
+        )
+    }
+)
+"""Every zoo architecture by registry name."""
+
+
+def get_architecture(name: str) -> Architecture:
+    """Look up an architecture by registry name.
+
+    Args:
+        name: Registry name, e.g. ``"resnet18"``.
+
+    Returns:
+        The registry entry.
+
+    Raises:
+        UnknownModelError: ``name`` is not in the zoo; the message lists the known names.
+    """
+    try:
+        return ARCHITECTURES[name]
+    except KeyError:
+        known = ", ".join(sorted(ARCHITECTURES))
+        raise UnknownModelError(f"unknown model {name!r}; expected one of: {known}") from None
+
+
+def _resolve(name: str, options: Mapping[str, object] | None) -> tuple[Architecture, dict[str, object], SampleSpec]:
+    """Look up ``name``, merge ``options`` over its defaults and check every value.
+
+    Raises:
+        UnknownModelError: ``name`` is not in the zoo.
+        ConfigError: An option key is not accepted by the architecture, or a value is invalid.
+    """
+    arch = get_architecture(name)
+    given = dict(options or {})
+    unknown = sorted(str(key) for key in given if key not in arch.defaults)
+    if unknown:
+        allowed = ", ".join(sorted(arch.defaults)) or "none"
+        raise ConfigError(f"unknown option(s) {', '.join(map(repr, unknown))} for model {name!r}; allowed options: {allowed}")
+    resolved = {**arch.defaults, **given}
+    return arch, resolved, arch.sample(**resolved)
+
+
+def build_model(name: str, *, options: Mapping[str, object] | None = None) -> nn.Module:
+    """Build a zoo model, initialised from torch's global random state (not seeded here).
+
+    Args:
+        name: Registry name, e.g. ``"resnet18"`` or ``"gpt2_small"``.
+        options: Builder options overriding the architecture's defaults; keys must be among
+            ``ARCHITECTURES[name].defaults``.
+
+    Returns:
+        The model in training mode.
+
+    Raises:
+        UnknownModelError: ``name`` is not in the zoo.
+        ConfigError: An option key is not accepted by the architecture, or a value is invalid.
+    """
+    arch, resolved, _ = _resolve(name, options)
+    return arch.build(**resolved)
+
+
+def input_shape(name: str, *, batch: int, options: Mapping[str, object] | None = None) -> tuple[int, ...]:
+    """Return the input shape of a batch, e.g. ``(batch, 3, 224, 224)`` or ``(batch, seq_len)``.
+
+    Args:
+        name: Registry name.
+        batch: Number of samples, at least 1.
+        options: Builder options, as for :func:`build_model`.
+
+    Returns:
+        The input tensor shape, batch first.
+
+    Raises:
+        UnknownModelError: ``name`` is not in the zoo.
+        ConfigError: ``batch`` is not a positive int, or an option is invalid.
+    """
+    check_positive_int(batch, field="batch")
+    _, _, spec = _resolve(name, options)
+    return (batch, *spec.shape)
+
+
+def make_batch(
+    name: str, *, batch: int, seed: int, options: Mapping[str, object] | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Draw a deterministic random input batch and matching labels.
+
+    Images are float32 from N(0, 1); token ids are int64, uniform in ``[0, vocab_size)``. Labels
+    are int64, uniform in ``[0, num_classes)``, one per logit row (``batch * rows``). Both come
+    from one ``torch.Generator`` seeded with ``seed``; the global random state is not touched.
+
+    Args:
+        name: Registry name.
+        batch: Number of samples, at least 1.
+        seed: Seed of the generator, a non-negative int.
+        options: Builder options, as for :func:`build_model`.
+
+    Returns:
+        ``(inputs, labels)`` such that ``cross_entropy(model(inputs), labels)`` is the loss.
+
+    Raises:
+        UnknownModelError: ``name`` is not in the zoo.
+        ConfigError: ``batch`` or ``seed`` is out of range, or an option is invalid.
+    """
+    check_positive_int(batch, field="batch")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"'seed' must be a non-negative int, got {seed!r}")
+    arch, _, spec = _resolve(name, options)
+    generator = torch.Generator().manual_seed(seed)
+    shape = (batch, *spec.shape)
+    match arch.input_kind:
+        case "tokens":
+            inputs = torch.randint(0, spec.num_classes, shape, generator=generator, dtype=torch.int64)
+        case "image":
+            inputs = torch.randn(shape, generator=generator, dtype=torch.float32)
+    labels = torch.randint(0, spec.num_classes, (batch * spec.rows,), generator=generator, dtype=torch.int64)
+    return inputs, labels
+
+
+def parameter_count(model: nn.Module) -> int:
+    """Return the number of parameter elements, counting shared (tied) tensors once."""
+    return sum(parameter.numel() for parameter in model.parameters())
