@@ -1,0 +1,1 @@
+"""Front end: torch model → ONNX → training step graph → primitive graph → Workload IR."""

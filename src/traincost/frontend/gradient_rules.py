@@ -1,0 +1,536 @@
+"""Rules that rewrite each composite op of an ONNX Runtime training graph into primitive ONNX ops.
+
+One rule per operator. A rule writes the replaced node's outputs under the same names, so the rest
+of the graph is untouched, and emits one primitive per gradient component: a convolution's input
+gradient is a ConvTranspose (kind ``conv_dgrad``), its weight gradient a Conv over the batch axis
+(kind ``conv_wgrad``), its bias gradient a ReduceSum. Every rule is checked by executing the graph
+before and after (``decompose.verify_decomposition``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from traincost.errors import UnsupportedOpError
+from traincost.frontend.onnx_graph import NodeFactory
+from traincost.frontend.shapes import TensorType, require
+
+__all__ = ["RuleContext", "Rule", "RULES", "COMPOSITE_STANDARD_OPS"]
+
+MS = "com.microsoft"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What a rule may read: the node, the tensor types, and a factory for the new nodes."""
+
+    node: onnx.NodeProto
+    types: Mapping[str, TensorType]
+    constants: Mapping[str, np.ndarray]
+    make: NodeFactory
+
+    def input(self, i: int) -> str:
+        return self.node.input[i] if i < len(self.node.input) else ""
+
+    def output(self, i: int) -> str:
+        return self.node.output[i] if i < len(self.node.output) else ""
+
+    def type_of(self, name: str) -> TensorType:
+        return require(self.types, name, self.node)
+
+    def attr(self, name: str, default: object = None) -> object:
+        for attribute in self.node.attribute:
+            if attribute.name == name:
+                return helper.get_attribute_value(attribute)
+        return default
+
+    def constant(self, i: int) -> np.ndarray:
+        """The value of input ``i``, which must be an initializer."""
+        name = self.input(i)
+        if name not in self.constants:
+            raise self.unsupported(f"input {i} ({name!r}) must be a constant to be decomposed")
+        return self.constants[name]
+
+    def unsupported(self, why: str) -> UnsupportedOpError:
+        return UnsupportedOpError(f"node {self.node.name!r} ({self.node.op_type}): {why}")
+
+
+Rule = Callable[[RuleContext], None]
+RULES: dict[tuple[str, str], Rule] = {}
+
+# Standard-domain ops that are still composites and get a rule.
+COMPOSITE_STANDARD_OPS = frozenset({"SoftmaxCrossEntropyLoss"})
+
+
+def rule(domain: str, *op_types: str) -> Callable[[Rule], Rule]:
+    def register(function: Rule) -> Rule:
+        for op_type in op_types:
+            RULES[(domain, op_type)] = function
+        return function
+
+    return register
+
+
+def _i64(make: NodeFactory, values: list[int] | tuple[int, ...], hint: str = "axes") -> str:
+    return make.const(np.asarray(values, dtype=np.int64), hint)
+
+
+def _f(make: NodeFactory, value: float, elem_type: int, hint: str = "c") -> str:
+    return make.const(np.asarray(value, dtype=helper.tensor_dtype_to_np_dtype(elem_type)), hint)
+
+
+def _channel_view(make: NodeFactory, vector: str, rank: int) -> str:
+    """A per-channel vector (C,) as (1, C, 1, ...) for broadcasting against an NC... tensor."""
+    return make.op("Unsqueeze", [vector, _i64(make, [0, *range(2, rank)])])
+
+
+def _out(ctx: RuleContext, i: int) -> list[str] | None:
+    name = ctx.output(i)
+    return [name] if name else None
+
+
+# --- convolution -------------------------------------------------------------------------------
+
+
+@rule(MS, "ConvGrad")
+def conv_grad(ctx: RuleContext) -> None:
+    """ConvGrad(dY, X, W) → dX = ConvTranspose(dY, W), dW = Conv(Xᵀ, dYᵀ) with dilation = stride, dB = ΣdY."""
+    make = ctx.make
+    d_y, x, w = ctx.input(0), ctx.input(1), ctx.input(2)
+    x_t, w_t, dy_t = ctx.type_of(x), ctx.type_of(w), ctx.type_of(d_y)
+    spatial = x_t.rank - 2
+    group = int(ctx.attr("group", 1))
+    if group != 1:
+        raise ctx.unsupported(f"grouped convolution (group={group}) has no decomposition rule")
+    if ctx.attr("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise ctx.unsupported("auto_pad is not supported; export with explicit pads")
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dilations = list(ctx.attr("dilations", [1] * spatial))
+    pads = list(ctx.attr("pads", [0] * 2 * spatial))
+    kernel = list(w_t.shape[2:])
+    if ctx.output(0):
+        output_padding = [
+            x_t.shape[2 + i]
+            - (strides[i] * (dy_t.shape[2 + i] - 1) + (kernel[i] - 1) * dilations[i] + 1 - pads[i] - pads[spatial + i])
+            for i in range(spatial)
+        ]
+        make.op(
+            "ConvTranspose",
+            [d_y, w],
+            outputs=[ctx.output(0)],
+            kind="conv_dgrad",
+            strides=strides,
+            dilations=dilations,
+            pads=pads,
+            output_padding=output_padding,
+        )
+    if ctx.output(1):
+        # dW[k, c, f] = Σ_{n, o} X[n, c, o·s + f·d − p] · dY[n, k, o]: a Conv of Xᵀ (C×N×H×W) with dYᵀ
+        # (K×N×OY×OX) as kernel, strides = forward dilations, dilations = forward strides. Rows of
+        # X past the last window would add kernel taps, so the end padding (or X itself) is cut.
+        swap = [1, 0, *range(2, 2 + spatial)]
+        wgrad_pads = list(pads)
+        crop = []
+        for i in range(spatial):
+            reach = (x_t.shape[2 + i] + pads[i] + pads[spatial + i] - ((dy_t.shape[2 + i] - 1) * strides[i] + 1)) // dilations[i] + 1
+            wgrad_pads[spatial + i] = pads[spatial + i] - (reach - kernel[i]) * dilations[i]
+            crop.append(x_t.shape[2 + i] + min(wgrad_pads[spatial + i], 0))
+            wgrad_pads[spatial + i] = max(wgrad_pads[spatial + i], 0)
+        x_used = x
+        if crop != list(x_t.shape[2:]):
+            axes = list(range(2, 2 + spatial))
+            x_used = make.op("Slice", [x, _i64(make, [0] * spatial, "starts"), _i64(make, crop, "ends"), _i64(make, axes)])
+        d_w = make.op(
+            "Conv",
+            [make.op("Transpose", [x_used], perm=swap), make.op("Transpose", [d_y], perm=swap)],
+            kind="conv_wgrad",
+            strides=dilations,
+            dilations=strides,
+            pads=wgrad_pads,
+        )
+        make.op("Transpose", [d_w], outputs=[ctx.output(1)], perm=swap)
+    if ctx.output(2):
+        make.op("ReduceSum", [d_y, _i64(make, [0, *range(2, 2 + spatial)])], outputs=[ctx.output(2)], keepdims=0)
+
+
+# --- normalisation ----------------------------------------------------------------------------
+
+
+@rule(MS, "BatchNormInternal")
+def batch_norm_internal(ctx: RuleContext) -> None:
+    """Training-mode BatchNorm: batch statistics, normalised output, running-statistics update."""
+    make = ctx.make
+    x, scale, bias, run_mean, run_var = (ctx.input(i) for i in range(5))
+    x_t = ctx.type_of(x)
+    axes = [0, *range(2, x_t.rank)]
+    eps = float(ctx.attr("epsilon", 1e-5))
+    momentum = float(ctx.attr("momentum", 0.9))
+    # Opset 17: ReduceMean takes its axes as an attribute (ReduceSum as an input).
+    mean = make.op("ReduceMean", [x], axes=axes, keepdims=1)
+    centered = make.op("Sub", [x, mean])
+    var = make.op("ReduceMean", [make.op("Mul", [centered, centered])], axes=axes, keepdims=1)
+    inv_std = make.op("Reciprocal", [make.op("Sqrt", [make.op("Add", [var, _f(make, eps, x_t.elem_type, "eps")])])])
+    normalized = make.op("Mul", [centered, inv_std])
+    scaled = make.op("Mul", [normalized, _channel_view(make, scale, x_t.rank)])
+    make.op("Add", [scaled, _channel_view(make, bias, x_t.rank)], outputs=[ctx.output(0)])
+    flat = _i64(make, [x_t.shape[1]], "shape")
+    saved_mean = make.op("Reshape", [mean, flat], outputs=_out(ctx, 3))
+    if ctx.output(4):
+        make.op("Reshape", [inv_std, flat], outputs=[ctx.output(4)])
+    keep = _f(make, momentum, x_t.elem_type, "momentum")
+    take = _f(make, 1.0 - momentum, x_t.elem_type, "one_minus_momentum")
+    if ctx.output(1):
+        make.op("Add", [make.op("Mul", [run_mean, keep]), make.op("Mul", [saved_mean, take])], outputs=[ctx.output(1)])
+    if ctx.output(2):
+        # ONNX Runtime's BatchNormInternal updates the running variance with the biased batch
+        # variance (torch uses the unbiased one); the rewrite keeps ORT's semantics.
+        batch_var = make.op("Reshape", [var, flat])
+        make.op("Add", [make.op("Mul", [run_var, keep]), make.op("Mul", [batch_var, take])], outputs=[ctx.output(2)])
+
+
+@rule(MS, "BatchNormalizationGrad")
+def batch_norm_grad(ctx: RuleContext) -> None:
+    """dX = γ·σ⁻¹·(dY − (Σ dY + x̂·Σ dY·x̂)/M), dγ = Σ dY·x̂, dβ = Σ dY (sums over all but channels)."""
+    make = ctx.make
+    d_y, x, scale, mean, inv_std = (ctx.input(i) for i in range(5))
+    x_t = ctx.type_of(x)
+    axes = _i64(make, [0, *range(2, x_t.rank)])
+    count = x_t.numel // x_t.shape[1]
+    inv_std_b = _channel_view(make, inv_std, x_t.rank)
+    x_hat = make.op("Mul", [make.op("Sub", [x, _channel_view(make, mean, x_t.rank)]), inv_std_b])
+    d_bias = make.op("ReduceSum", [d_y, axes], outputs=_out(ctx, 2), keepdims=0)
+    d_scale = make.op("ReduceSum", [make.op("Mul", [d_y, x_hat]), axes], outputs=_out(ctx, 1), keepdims=0)
+    if ctx.output(0):
+        correction = make.op(
+            "Add", [_channel_view(make, d_bias, x_t.rank), make.op("Mul", [x_hat, _channel_view(make, d_scale, x_t.rank)])]
+        )
+        centered = make.op("Sub", [d_y, make.op("Mul", [correction, _f(make, 1.0 / count, x_t.elem_type)])])
+        gain = make.op("Mul", [_channel_view(make, scale, x_t.rank), inv_std_b])
+        make.op("Mul", [centered, gain], outputs=[ctx.output(0)])
+
+
+@rule(MS, "LayerNormalizationGrad")
+def layer_norm_grad(ctx: RuleContext) -> None:
+    """Gradient of LayerNormalization over the axes from ``axis`` on, from its saved mean and 1/σ."""
+    make = ctx.make
+    d_y, x, scale, mean, inv_std = (ctx.input(i) for i in range(5))
+    x_t = ctx.type_of(x)
+    axis = int(ctx.attr("axis", -1)) % x_t.rank
+    norm_axes = list(range(axis, x_t.rank))
+    outer_axes = _i64(make, list(range(axis)))
+    x_hat = make.op("Mul", [make.op("Sub", [x, mean]), inv_std])
+    make.op("ReduceSum", [d_y, outer_axes], outputs=_out(ctx, 2), keepdims=0)
+    make.op("ReduceSum", [make.op("Mul", [d_y, x_hat]), outer_axes], outputs=_out(ctx, 1), keepdims=0)
+    if ctx.output(0):
+        d_xhat = make.op("Mul", [d_y, scale])
+        mean_d = make.op("ReduceMean", [d_xhat], axes=norm_axes, keepdims=1)
+        mean_dx = make.op("ReduceMean", [make.op("Mul", [d_xhat, x_hat])], axes=norm_axes, keepdims=1)
+        inner = make.op("Sub", [make.op("Sub", [d_xhat, mean_d]), make.op("Mul", [x_hat, mean_dx])])
+        make.op("Mul", [inner, inv_std], outputs=[ctx.output(0)])
+
+
+# --- activations ------------------------------------------------------------------------------
+
+
+@rule(MS, "ReluGrad")
+def relu_grad(ctx: RuleContext) -> None:
+    """dX = dY where Y > 0, else 0."""
+    make = ctx.make
+    d_y, y = ctx.input(0), ctx.input(1)
+    zero = _f(make, 0.0, ctx.type_of(y).elem_type, "zero")
+    make.op("Where", [make.op("Greater", [y, zero]), d_y, zero], outputs=[ctx.output(0)])
+
+
+@rule(MS, "LeakyReluGrad")
+def leaky_relu_grad(ctx: RuleContext) -> None:
+    """dX = dY where Y > 0, else α·dY."""
+    make = ctx.make
+    d_y, y = ctx.input(0), ctx.input(1)
+    elem = ctx.type_of(y).elem_type
+    alpha = float(ctx.attr("alpha", 0.01))
+    negative = make.op("Mul", [d_y, _f(make, alpha, elem, "alpha")])
+    make.op("Where", [make.op("Greater", [y, _f(make, 0.0, elem, "zero")]), d_y, negative], outputs=[ctx.output(0)])
+
+
+@rule(MS, "TanhGrad")
+def tanh_grad(ctx: RuleContext) -> None:
+    """dX = dY·(1 − Y²)."""
+    make = ctx.make
+    d_y, y = ctx.input(0), ctx.input(1)
+    one = _f(make, 1.0, ctx.type_of(y).elem_type, "one")
+    make.op("Mul", [d_y, make.op("Sub", [one, make.op("Mul", [y, y])])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "SigmoidGrad")
+def sigmoid_grad(ctx: RuleContext) -> None:
+    """dX = dY·Y·(1 − Y)."""
+    make = ctx.make
+    d_y, y = ctx.input(0), ctx.input(1)
+    one = _f(make, 1.0, ctx.type_of(y).elem_type, "one")
+    make.op("Mul", [make.op("Mul", [d_y, y]), make.op("Sub", [one, y])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "GeluGrad", "BiasGeluGrad_dX")
+def gelu_grad(ctx: RuleContext) -> None:
+    """Exact GELU: dX = dY·(Φ(x) + x·φ(x)), x = X (+ bias for BiasGeluGrad_dX)."""
+    make = ctx.make
+    d_y, x = ctx.input(0), ctx.input(1)
+    elem = ctx.type_of(x).elem_type
+    if ctx.input(2):
+        x = make.op("Add", [x, ctx.input(2)])
+    cdf = make.op(
+        "Mul",
+        [make.op("Add", [make.op("Erf", [make.op("Mul", [x, _f(make, 1 / math.sqrt(2), elem)])]), _f(make, 1.0, elem)]), _f(make, 0.5, elem)],
+    )
+    pdf = make.op(
+        "Mul", [make.op("Exp", [make.op("Mul", [make.op("Mul", [x, x]), _f(make, -0.5, elem)])]), _f(make, 1 / math.sqrt(2 * math.pi), elem)]
+    )
+    make.op("Mul", [d_y, make.op("Add", [cdf, make.op("Mul", [x, pdf])])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "SoftmaxGrad_13", "SoftmaxGrad")
+def softmax_grad(ctx: RuleContext) -> None:
+    """dX = Y·(dY − Σ dY·Y) along the softmax axis."""
+    make = ctx.make
+    d_y, y = ctx.input(0), ctx.input(1)
+    rank = ctx.type_of(y).rank
+    axis = int(ctx.attr("axis", -1)) % rank
+    if ctx.node.op_type == "SoftmaxGrad" and axis != rank - 1:
+        raise ctx.unsupported("opset-11 SoftmaxGrad is only decomposed for the last axis")
+    total = make.op("ReduceSum", [make.op("Mul", [d_y, y]), _i64(make, [axis])], keepdims=1)
+    make.op("Mul", [y, make.op("Sub", [d_y, total])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "LogSoftmaxGrad_13", "LogSoftmaxGrad")
+def log_softmax_grad(ctx: RuleContext) -> None:
+    """dX = dY − exp(Y)·Σ dY along the axis (Y = log-softmax output)."""
+    make = ctx.make
+    d_y, y = ctx.input(0), ctx.input(1)
+    rank = ctx.type_of(y).rank
+    axis = int(ctx.attr("axis", -1)) % rank
+    total = make.op("ReduceSum", [d_y, _i64(make, [axis])], keepdims=1)
+    make.op("Sub", [d_y, make.op("Mul", [make.op("Exp", [y]), total])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "DropoutGrad")
+def dropout_grad(ctx: RuleContext) -> None:
+    """dX = dY·mask/(1 − ratio)."""
+    make = ctx.make
+    d_y, mask, ratio = ctx.input(0), ctx.input(1), ctx.input(2)
+    elem = ctx.type_of(d_y).elem_type
+    kept = make.op("Mul", [d_y, make.op("Cast", [mask], to=elem)])
+    if ratio:
+        one = _f(make, 1.0, elem, "one")
+        keep_scale = make.op("Div", [one, make.op("Sub", [one, make.op("Cast", [ratio], to=elem)])])
+    else:
+        keep_scale = _f(make, 2.0, elem, "keep_scale")
+    make.op("Mul", [kept, keep_scale], outputs=[ctx.output(0)])
+
+
+# --- loss -------------------------------------------------------------------------------------
+
+
+def _check_plain_loss(ctx: RuleContext, first_optional_input: int) -> str:
+    if ctx.attr("ignore_index") is not None or ctx.input(first_optional_input):
+        raise ctx.unsupported("class weights and ignore_index are not decomposed")
+    reduction = ctx.attr("reduction", b"mean")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else str(reduction)
+    if reduction not in ("mean", "sum"):
+        raise ctx.unsupported(f"reduction {reduction!r} is not decomposed (mean or sum)")
+    return reduction
+
+
+@rule("", "SoftmaxCrossEntropyLoss")
+def softmax_cross_entropy(ctx: RuleContext) -> None:
+    """loss = −mean(log_softmax(logits)[label]); also writes log_prob."""
+    make = ctx.make
+    reduction = _check_plain_loss(ctx, 2)
+    logits, labels = ctx.input(0), ctx.input(1)
+    if ctx.type_of(logits).rank != 2:
+        raise ctx.unsupported("only (N, C) logits are decomposed; flatten the model output")
+    log_prob = make.op("LogSoftmax", [logits], outputs=_out(ctx, 1), kind="softmax", axis=1)
+    picked = make.op("GatherElements", [log_prob, make.op("Unsqueeze", [labels, _i64(make, [1])])], axis=1)
+    reduce_op = "ReduceMean" if reduction == "mean" else "ReduceSum"
+    make.op("Neg", [make.op(reduce_op, [picked], keepdims=0)], outputs=[ctx.output(0)])
+
+
+@rule(MS, "SoftmaxCrossEntropyLossGrad")
+def softmax_cross_entropy_grad(ctx: RuleContext) -> None:
+    """dlogits = (softmax − onehot(label))·dloss (/N for the mean)."""
+    make = ctx.make
+    reduction = _check_plain_loss(ctx, 3)
+    d_loss, log_prob, labels = ctx.input(0), ctx.input(1), ctx.input(2)
+    lp_t = ctx.type_of(log_prob)
+    n, classes = lp_t.shape
+    np_type = helper.tensor_dtype_to_np_dtype(lp_t.elem_type)
+    one_hot = make.op(
+        "OneHot",
+        [labels, _i64(make, [classes], "depth"), make.const(np.asarray([0, 1], dtype=np_type), "values")],
+        axis=-1,
+    )
+    diff = make.op("Sub", [make.op("Exp", [log_prob]), one_hot])
+    factor = d_loss if reduction == "sum" else make.op("Mul", [d_loss, _f(make, 1.0 / n, lp_t.elem_type)])
+    make.op("Mul", [diff, factor], outputs=[ctx.output(0)])
+
+
+# --- data movement and linear algebra ---------------------------------------------------------
+
+
+@rule(MS, "Scale")
+def scale(ctx: RuleContext) -> None:
+    """Y = A·s, or A/s with scale_down."""
+    make = ctx.make
+    a, s = ctx.input(0), ctx.input(1)
+    elem = ctx.type_of(a).elem_type
+    if ctx.type_of(s).elem_type != elem:
+        s = make.op("Cast", [s], to=elem)
+    make.op("Div" if int(ctx.attr("scale_down", 0)) else "Mul", [a, s], outputs=[ctx.output(0)])
+
+
+@rule(MS, "FusedMatMul")
+def fused_matmul(ctx: RuleContext) -> None:
+    """Y = α·op(A)·op(B) with op a transpose of the last two axes."""
+    make = ctx.make
+    if int(ctx.attr("transBatchA", 0)) or int(ctx.attr("transBatchB", 0)):
+        raise ctx.unsupported("transBatchA/transBatchB are not decomposed")
+    operands = []
+    for i, flag in ((0, "transA"), (1, "transB")):
+        name = ctx.input(i)
+        if int(ctx.attr(flag, 0)):
+            rank = ctx.type_of(name).rank
+            name = make.op("Transpose", [name], perm=[*range(rank - 2), rank - 1, rank - 2])
+        operands.append(name)
+    alpha = float(ctx.attr("alpha", 1.0))
+    if alpha == 1.0:
+        make.op("MatMul", operands, outputs=[ctx.output(0)])
+    else:
+        product = make.op("MatMul", operands)
+        make.op("Mul", [product, _f(make, alpha, ctx.type_of(ctx.input(0)).elem_type, "alpha")], outputs=[ctx.output(0)])
+
+
+@rule("", "MaxPoolGrad")
+@rule(MS, "MaxPoolGrad")
+def max_pool_grad(ctx: RuleContext) -> None:
+    """dX = scatter-add of dY into the positions MaxPool's indices (flat over N·C·H·W) point at."""
+    make = ctx.make
+    d_y, indices = ctx.input(0), ctx.input(1)
+    x_t = ctx.type_of(ctx.output(0))
+    zeros = make.op(
+        "ConstantOfShape",
+        [_i64(make, [x_t.numel], "shape")],
+        value=helper.make_tensor("zero", x_t.elem_type, [1], [0]),
+    )
+    flat = _i64(make, [-1], "shape")
+    scattered = make.op(
+        "ScatterElements",
+        [zeros, make.op("Reshape", [indices, flat]), make.op("Reshape", [d_y, flat])],
+        kind="pool",
+        axis=0,
+        reduction="add",
+    )
+    make.op("Reshape", [scattered, _i64(make, list(x_t.shape), "shape")], outputs=[ctx.output(0)])
+
+
+@rule(MS, "GatherGrad")
+def gather_grad(ctx: RuleContext) -> None:
+    """dW = scatter-add of dY rows into zeros(shape) at the gathered indices."""
+    make = ctx.make
+    shape, indices, d_y = ctx.input(0), ctx.input(1), ctx.input(2)
+    axis = int(ctx.attr("axis", 0))
+    if axis != 0:
+        raise ctx.unsupported(f"GatherGrad over axis {axis} is not decomposed (axis 0 only)")
+    out_t = ctx.type_of(ctx.output(0))
+    zeros = make.op("ConstantOfShape", [shape], value=helper.make_tensor("zero", out_t.elem_type, [1], [0]))
+    index = make.op("Unsqueeze", [make.op("Cast", [indices], to=onnx.TensorProto.INT64), _i64(make, [-1])])
+    make.op("ScatterND", [zeros, index, d_y], outputs=[ctx.output(0)], reduction="add")
+
+
+@rule(MS, "GatherElementsGrad")
+def gather_elements_grad(ctx: RuleContext) -> None:
+    """dX = scatter-add of dY into zeros(shape) along ``axis``."""
+    make = ctx.make
+    d_y, shape, indices = ctx.input(0), ctx.input(1), ctx.input(2)
+    out_t = ctx.type_of(ctx.output(0))
+    zeros = make.op("ConstantOfShape", [shape], value=helper.make_tensor("zero", out_t.elem_type, [1], [0]))
+    make.op(
+        "ScatterElements", [zeros, indices, d_y], outputs=[ctx.output(0)], axis=int(ctx.attr("axis", 0)), reduction="add"
+    )
+
+
+@rule(MS, "ConcatTraining")
+def concat_training(ctx: RuleContext) -> None:
+    """Concat, plus the per-input lengths along the axis when they are used."""
+    make = ctx.make
+    axis = int(ctx.attr("axis", 0))
+    inputs = list(ctx.node.input)
+    make.op("Concat", inputs, outputs=[ctx.output(0)], axis=axis)
+    if ctx.output(1):
+        lengths = [ctx.type_of(name).shape[axis] for name in inputs]
+        make.op("Identity", [_i64(make, lengths, "lengths")], outputs=[ctx.output(1)])
+
+
+@rule(MS, "SplitTraining")
+def split_training(ctx: RuleContext) -> None:
+    """Split with the sizes given as an input."""
+    make = ctx.make
+    axis = int(ctx.attr("axis", 0))
+    make.op("Split", [ctx.input(0), ctx.input(1)], outputs=list(ctx.node.output), axis=axis)
+
+
+@rule(MS, "SliceGrad")
+def slice_grad(ctx: RuleContext) -> None:
+    """dX = dY zero-padded back to the sliced tensor's shape (unit steps, constant bounds)."""
+    make = ctx.make
+    out_t = ctx.type_of(ctx.output(0))
+    rank = out_t.rank
+    starts, ends = ctx.constant(2), ctx.constant(3)
+    axes = ctx.constant(4) if ctx.input(4) else np.arange(len(starts))
+    if ctx.input(5) and np.any(ctx.constant(5) != 1):
+        raise ctx.unsupported("slices with steps other than 1 are not decomposed")
+    pads = [0] * (2 * rank)
+    for start, end, axis in zip(starts.tolist(), ends.tolist(), axes.tolist(), strict=True):
+        axis %= rank
+        dim = out_t.shape[axis]
+        first = min(max(start + dim if start < 0 else start, 0), dim)
+        last = min(max(end + dim if end < 0 else end, 0), dim)
+        pads[axis], pads[rank + axis] = first, dim - last
+    make.op("Pad", [ctx.input(0), _i64(make, pads, "pads")], outputs=[ctx.output(0)], mode="constant")
+
+
+@rule("", "AveragePoolGrad")
+@rule(MS, "AveragePoolGrad")
+def average_pool_grad(ctx: RuleContext) -> None:
+    """dX = ConvTranspose of dY (one channel at a time) with a k×k kernel of 1/(k·k)."""
+    make = ctx.make
+    d_y = ctx.input(0)
+    dy_t, x_t = ctx.type_of(d_y), ctx.type_of(ctx.output(0))
+    spatial = x_t.rank - 2
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    pads = list(ctx.attr("pads", [0] * 2 * spatial))
+    if any(pads) and not int(ctx.attr("count_include_pad", 0)):
+        raise ctx.unsupported("padded average pooling without count_include_pad is not decomposed")
+    if kernel == [1] * spatial and strides == [1] * spatial and not any(pads):
+        make.op("Identity", [d_y], outputs=[ctx.output(0)])
+        return
+    n, c = x_t.shape[:2]
+    weights = np.full([1, 1, *kernel], 1.0 / math.prod(kernel), dtype=helper.tensor_dtype_to_np_dtype(x_t.elem_type))
+    output_padding = [
+        x_t.shape[2 + i] - (strides[i] * (dy_t.shape[2 + i] - 1) + kernel[i] - pads[i] - pads[spatial + i]) for i in range(spatial)
+    ]
+    planes = make.op("Reshape", [d_y, _i64(make, [n * c, 1, *dy_t.shape[2:]], "shape")])
+    spread = make.op(
+        "ConvTranspose",
+        [planes, make.const(weights, "kernel")],
+        kind="pool",
+        strides=strides,
+        pads=pads,
+        output_padding=output_padding,
+    )
+    make.op("Reshape", [spread, _i64(make, list(x_t.shape), "shape")], outputs=[ctx.output(0)])

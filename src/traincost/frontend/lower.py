@@ -1,0 +1,293 @@
+"""Decomposed ONNX training graph → Workload IR (see ``traincost.workload`` for the schema)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+import pandas as pd
+from onnx import helper
+
+from traincost.errors import GraphError
+from traincost.frontend.decompose import is_primitive
+from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, model_meta, node_meta
+from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.workload import LOOP_DIMS, Workload
+
+__all__ = ["lower", "op_kind"]
+
+_KIND_BY_OP = {
+    "Conv": "conv",
+    "ConvTranspose": "conv_dgrad",
+    "Gemm": "gemm",
+    "MatMul": "matmul",
+    "MaxPool": "pool",
+    "AveragePool": "pool",
+    "GlobalAveragePool": "pool",
+    "GlobalMaxPool": "pool",
+    "LayerNormalization": "norm",
+    "BatchNormalization": "norm",
+    "InstanceNormalization": "norm",
+    "Softmax": "softmax",
+    "LogSoftmax": "softmax",
+}
+_LAYOUT_OPS = frozenset(
+    {
+        "Reshape",
+        "Transpose",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Concat",
+        "Split",
+        "Slice",
+        "Identity",
+        "Shape",
+        "Size",
+        "Expand",
+        "Gather",
+        "ConstantOfShape",
+        "Constant",
+        "Pad",
+        "Tile",
+        "Range",
+    }
+)
+# Elementary operations per element of the (largest) tensor an op reads or writes.
+_NORM_OPS_PER_ELEMENT = 7  # mean, centre, square, mean, normalise, scale, shift
+_SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide (log-softmax: log-subtract)
+
+
+def op_kind(node: onnx.NodeProto) -> str:
+    """The Workload kind of a primitive node (an annotation from a graph pass wins)."""
+    annotated = node_meta(node, KIND_KEY)
+    if annotated:
+        return annotated
+    if node.op_type in _KIND_BY_OP:
+        return _KIND_BY_OP[node.op_type]
+    if node.op_type.startswith("Reduce") or node.op_type in ("ArgMax", "ArgMin"):
+        return "reduce"
+    if node.op_type in _LAYOUT_OPS:
+        return "layout"
+    return "eltwise"
+
+
+def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
+    """The Workload of a decomposed training graph with recorded shapes.
+
+    Raises:
+        GraphError: if a node is not primitive, lacks its phase annotation, or a tensor has no shape.
+    """
+    graph = model.graph
+    types = tensor_types(graph)
+    meta = model_meta(model)
+    params = set(json.loads(meta.get("parameters", "[]")))
+    initialized = {i.name for i in graph.initializer}
+    buffers = {v.name for v in graph.input if v.name in initialized and v.name not in params}
+    fed = {v.name for v in graph.input if v.name not in initialized}
+
+    tensor_ids: dict[str, int] = {}
+
+    def tensor_id(name: str, node: onnx.NodeProto | None = None) -> int:
+        if name not in tensor_ids:
+            if name not in types:
+                where = f"node {node.name!r}" if node is not None else "graph"
+                raise GraphError(f"graph {graph.name!r}, {where}: tensor {name!r} has no recorded shape")
+            tensor_ids[name] = len(tensor_ids)
+        return tensor_ids[name]
+
+    for name in [*(v.name for v in graph.input), *(i.name for i in graph.initializer)]:
+        tensor_id(name)
+
+    rows = []
+    producer: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    phase_of_op: list[str] = []
+    for index, node in enumerate(graph.node):
+        if not is_primitive(node):
+            raise GraphError(f"graph {graph.name!r}: node {node.name!r} ({node.domain}::{node.op_type}) is not primitive; decompose first")
+        phase = node_meta(node, PHASE_KEY)
+        if phase is None:
+            raise GraphError(f"graph {graph.name!r}: node {node.name!r} has no {PHASE_KEY} annotation")
+        ins = [tensor_id(n, node) for n in node.input if n]
+        outs = [tensor_id(n, node) for n in node.output if n]
+        for t in ins:
+            readers.setdefault(t, []).append(index)
+        for t in outs:
+            producer[t] = index
+        kind = op_kind(node)
+        dims, macs = _loops(node, kind, types)
+        rows.append(
+            {
+                "op": index,
+                "name": node.name,
+                "op_type": node.op_type,
+                "kind": kind,
+                "phase": phase,
+                "layer": node_meta(node, LAYER_KEY) or "",
+                **dims,
+                "macs": macs,
+                "elementwise_ops": _elementwise_ops(node, kind, types),
+                "inputs": ins,
+                "outputs": outs,
+            }
+        )
+        phase_of_op.append(phase)
+    ops = pd.DataFrame(rows)
+    ops = ops.astype({d: "int64" for d in (*LOOP_DIMS, "macs", "elementwise_ops")})
+
+    outputs = {v.name for v in graph.output}
+    names = sorted(tensor_ids, key=tensor_ids.__getitem__)
+    tensor_rows = []
+    for name in names:
+        t = tensor_ids[name]
+        ttype = types[name]
+        made_by = producer.get(t, -1)
+        read_by = readers.get(t, [])
+        kind = _tensor_kind(name, made_by, phase_of_op, params, buffers, fed, outputs)
+        saved = kind in ("input", "activation") and any(phase_of_op[r] == "backward" for r in read_by)
+        tensor_rows.append(
+            {
+                "tensor": t,
+                "name": name,
+                "kind": kind,
+                "shape": list(ttype.shape),
+                "dtype_bytes": ttype.dtype_bytes,
+                "bytes": ttype.numel * ttype.dtype_bytes,
+                "producer": made_by,
+                "consumers": read_by,
+                "saved_for_backward": saved,
+                "updates": tensor_ids.get(name.removesuffix(".updated"), -1) if name.endswith(".updated") else -1,
+            }
+        )
+    tensors = pd.DataFrame(tensor_rows).astype({"dtype_bytes": "int64", "bytes": "int64", "producer": "int64", "updates": "int64"})
+    precision = "fp32" if types[names[0]].elem_type == onnx.TensorProto.FLOAT else helper.tensor_dtype_to_string(types[names[0]].elem_type)
+    workload_meta = {**meta, "precision": precision, "source": source}
+    return Workload(ops=ops, tensors=tensors, meta=workload_meta)
+
+
+def _tensor_kind(
+    name: str,
+    made_by: int,
+    phase_of_op: list[str],
+    params: set[str],
+    buffers: set[str],
+    fed: set[str],
+    outputs: set[str],
+) -> str:
+    base = name.removesuffix(".updated")
+    if name in params or (name.endswith(".updated") and base in params):
+        return "weight"
+    if name.endswith(".updated") and made_by >= 0 and phase_of_op[made_by] == "optimizer":
+        return "optimizer_state"
+    if name.endswith(".updated"):
+        return "buffer"
+    if made_by < 0:
+        if name in buffers:
+            return "buffer"
+        if name in fed:
+            return "optimizer_state" if name.rsplit(".", 1)[0] in params else "input"
+        return "constant"
+    if name in outputs:
+        return "output"
+    if name.endswith("_grad") and base.removesuffix("_grad") in params:
+        return "weight_grad"
+    match phase_of_op[made_by]:
+        case "forward" | "recompute":
+            return "activation"
+        case "backward":
+            return "gradient"
+        case _:
+            return "temporary"
+
+
+def _loops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> tuple[dict[str, int], int]:
+    """Loop dimensions (ZigZag naming) and MACs of one node."""
+    dims = dict.fromkeys(LOOP_DIMS, 1)
+    shape = {name: types[name].shape for name in [*node.input, *node.output] if name}
+    match kind:
+        case "conv":
+            x, w, y = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
+            group = _attr(node, "group", 1)
+            dims |= {"B": x[0], "K": y[1] // group, "C": w[1], "G": group}
+            dims |= _spatial(y[2:], w[2:])
+        case "conv_wgrad":
+            # Conv(Xᵀ: C×N×H×W, dYᵀ: K×N×OY×OX) → C×K×FY×FX, the forward loop nest re-read.
+            xt, dyt, out = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
+            dims |= {"B": xt[1], "K": dyt[0], "C": xt[0]}
+            dims |= _spatial(dyt[2:], out[2:])
+        case "conv_dgrad":
+            # ConvTranspose(dY: N×K×OY×OX, W: K×C×FY×FX) → N×C×H×W.
+            dy, w = shape[node.input[0]], shape[node.input[1]]
+            dims |= {"B": dy[0], "K": w[0], "C": w[1]}
+            dims |= _spatial(dy[2:], w[2:])
+        case "gemm":
+            a, b = shape[node.input[0]], shape[node.input[1]]
+            m, reduce_a = (a[1], a[0]) if _attr(node, "transA", 0) else (a[0], a[1])
+            n = b[0] if _attr(node, "transB", 0) else b[1]
+            dims |= {"OY": m, "C": reduce_a, "K": n}
+        case "matmul":
+            a, b, y = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
+            if len(a) < 2 or len(b) < 2:
+                raise GraphError(f"node {node.name!r}: MatMul with a 1-D operand is not lowered")
+            dims |= {"B": math.prod(y[:-2]), "OY": a[-2], "C": a[-1], "K": b[-1]}
+        case _:
+            return dims, 0
+    return dims, math.prod(dims.values())
+
+
+def _spatial(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:
+    if len(out_sizes) == 1:
+        return {"OX": out_sizes[0], "FX": kernel[0]}
+    if len(out_sizes) == 2:
+        return {"OY": out_sizes[0], "OX": out_sizes[1], "FY": kernel[0], "FX": kernel[1]}
+    raise GraphError(f"{len(out_sizes)}-D convolutions are not lowered (1-D and 2-D only)")
+
+
+def _attr(node: onnx.NodeProto, name: str, default: int) -> int:
+    for attribute in node.attribute:
+        if attribute.name == name:
+            return int(helper.get_attribute_value(attribute))
+    return default
+
+
+def _elementwise_ops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> int:
+    """Non-MAC arithmetic of one node (see the constants above for norm and softmax)."""
+    out = types[node.output[0]].numel if node.output and node.output[0] else 0
+    first_in = types[node.input[0]].numel if node.input and node.input[0] else 0
+    match kind:
+        case "layout":
+            return 0
+        case "conv" | "gemm":
+            has_bias = len(node.input) > 2 and bool(node.input[2])
+            return out if has_bias else 0
+        case "conv_dgrad" | "conv_wgrad" | "matmul":
+            return 0
+        case "reduce":
+            return first_in
+        case "norm":
+            return _NORM_OPS_PER_ELEMENT * first_in
+        case "softmax":
+            return _SOFTMAX_OPS_PER_ELEMENT * first_in
+        case "pool":
+            if node.op_type in ("MaxPool", "AveragePool"):
+                return out * int(np.prod(_ints(node, "kernel_shape")))
+            if node.op_type in ("ScatterElements", "ScatterND"):
+                return types[node.input[2]].numel
+            return first_in
+        case _:
+            if node.op_type in ("ScatterElements", "ScatterND"):
+                return types[node.input[2]].numel
+            if node.op_type == "Sum":
+                return out * max(len(node.input) - 1, 1)
+            return out
+
+
+def _ints(node: onnx.NodeProto, name: str) -> list[int]:
+    for attribute in node.attribute:
+        if attribute.name == name:
+            return [int(v) for v in helper.get_attribute_value(attribute)]
+    return [1]

@@ -1,0 +1,188 @@
+"""Reading, writing and editing ONNX graphs, with traincost's per-node annotations.
+
+Every node of a traincost graph carries two metadata entries: ``traincost.phase`` (forward,
+backward, optimizer, recompute) and ``traincost.layer`` (the forward layer it derives from, e.g.
+``layer1.0.conv1``). Graph passes copy them onto the nodes they create, so the lowering to the
+Workload IR never has to guess.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import helper, numpy_helper
+
+from traincost.errors import GraphError
+from traincost.io import atomic_path
+
+__all__ = [
+    "IR_VERSION",
+    "OPSET",
+    "PHASE_KEY",
+    "LAYER_KEY",
+    "KIND_KEY",
+    "load_onnx",
+    "save_onnx",
+    "get_meta",
+    "set_meta",
+    "node_meta",
+    "set_node_meta",
+    "NodeFactory",
+    "producers",
+    "consumers",
+    "initializer_map",
+    "model_meta",
+    "set_model_meta",
+]
+
+# ONNX Runtime 1.19 reads at most IR version 10; node metadata needs 10.
+IR_VERSION = 10
+# The standard-domain opset every traincost graph uses.
+OPSET = 17
+
+PHASE_KEY = "traincost.phase"
+LAYER_KEY = "traincost.layer"
+KIND_KEY = "traincost.kind"
+
+
+def load_onnx(path: str | os.PathLike[str]) -> onnx.ModelProto:
+    """Load an ONNX file, raising a GraphError that names the file if it is not ONNX."""
+    file = Path(path)
+    if not file.is_file():
+        raise GraphError(f"{file}: no such ONNX file")
+    try:
+        model = onnx.load(str(file))
+    except (DecodeError, onnx.onnx_cpp2py_export.checker.ValidationError, RuntimeError) as err:
+        raise GraphError(f"{file}: not a readable ONNX model ({err.__class__.__name__}: {err})") from err
+    if not model.graph.node:
+        raise GraphError(f"{file}: not an ONNX model (the graph has no nodes)")
+    return model
+
+
+def save_onnx(model: onnx.ModelProto, path: str | os.PathLike[str]) -> None:
+    """Write ``model`` atomically (temporary file, then rename)."""
+    with atomic_path(path) as tmp:
+        onnx.save(model, str(tmp))
+
+
+def get_meta(props: Iterable[onnx.StringStringEntryProto], key: str) -> str | None:
+    """The value of ``key`` in a metadata_props list, or None."""
+    for prop in props:
+        if prop.key == key:
+            return prop.value
+    return None
+
+
+def set_meta(props: onnx.StringStringEntryProto, key: str, value: str) -> None:
+    """Set ``key`` in a repeated metadata_props field, replacing an earlier value."""
+    for prop in props:
+        if prop.key == key:
+            prop.value = value
+            return
+    entry = props.add()
+    entry.key = key
+    entry.value = value
+
+
+def node_meta(node: onnx.NodeProto, key: str) -> str | None:
+    """A traincost annotation of ``node`` (None when absent)."""
+    return get_meta(node.metadata_props, key)
+
+
+def set_node_meta(node: onnx.NodeProto, **values: str) -> None:
+    """Annotate ``node``: keyword ``phase``, ``layer`` or ``kind`` → ``traincost.<key>``."""
+    for key, value in values.items():
+        set_meta(node.metadata_props, f"traincost.{key}", value)
+
+
+def model_meta(model: onnx.ModelProto) -> dict[str, str]:
+    """The model-level metadata (``traincost.*`` entries without the prefix)."""
+    return {p.key.removeprefix("traincost."): p.value for p in model.metadata_props if p.key.startswith("traincost.")}
+
+
+def set_model_meta(target: onnx.ModelProto, /, **values: str) -> None:
+    """Set model-level ``traincost.<key>`` metadata."""
+    for key, value in values.items():
+        set_meta(target.metadata_props, f"traincost.{key}", value)
+
+
+def producers(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
+    """Tensor name → the node that writes it."""
+    return {out: node for node in graph.node for out in node.output if out}
+
+
+def consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
+    """Tensor name → the nodes that read it, in graph order."""
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            if name:
+                readers.setdefault(name, []).append(node)
+    return readers
+
+
+def initializer_map(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
+    """Initializer name → its value as a numpy array."""
+    return {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+
+
+class NodeFactory:
+    """Makes nodes that replace or extend one node, with unique names and the same annotations.
+
+    Args:
+        prefix: the name every created node and tensor starts with (usually the replaced node's).
+        template: the node whose traincost annotations the new nodes inherit.
+    """
+
+    def __init__(self, prefix: str, template: onnx.NodeProto | None = None) -> None:
+        self.prefix = prefix
+        self.template = template
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self._count = 0
+
+    def fresh(self, hint: str) -> str:
+        """A new tensor name under this factory's prefix."""
+        self._count += 1
+        return f"{self.prefix}/{hint}_{self._count}"
+
+    def const(self, value: np.ndarray | float | int | Sequence[int], hint: str = "const", dtype: type | None = None) -> str:
+        """Add an initializer holding ``value`` and return its name."""
+        array = np.asarray(value, dtype=dtype)
+        name = self.fresh(hint)
+        self.initializers.append(numpy_helper.from_array(array, name))
+        return name
+
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[str],
+        *,
+        outputs: Sequence[str] | None = None,
+        kind: str | None = None,
+        n_outputs: int = 1,
+        **attrs: object,
+    ) -> str:
+        """Append a standard-domain node and return its (first) output name.
+
+        Args:
+            op_type: the ONNX operator.
+            inputs: input tensor names ("" for an absent optional input).
+            outputs: output names; fresh names are made when omitted.
+            kind: a Workload op kind to record on the node (e.g. ``conv_dgrad``).
+            n_outputs: how many fresh outputs to make when ``outputs`` is omitted.
+            **attrs: node attributes.
+        """
+        names = list(outputs) if outputs is not None else [self.fresh(op_type) for _ in range(n_outputs)]
+        node = helper.make_node(op_type, list(inputs), names, name=self.fresh(op_type), **attrs)
+        if self.template is not None:
+            node.metadata_props.extend(p for p in self.template.metadata_props if p.key != KIND_KEY)
+        if kind is not None:
+            set_node_meta(node, kind=kind)
+        self.nodes.append(node)
+        return names[0]

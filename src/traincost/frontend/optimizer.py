@@ -1,0 +1,216 @@
+"""Optimizer steps written as primitive ONNX ops, appended to a forward + backward graph.
+
+One graph is then one complete training iteration: it reads parameters, optimizer states and a
+batch, and writes the loss, every updated parameter and every updated optimizer state. The update
+rules are exactly those of ``torch.optim`` (SGD with dampening 0 and no Nesterov; Adam; AdamW with
+decoupled weight decay), so one execution equals one ``optimizer.step()``.
+
+Names: parameter ``p`` is read as ``p`` and written as ``p.updated``; its state ``s`` (``momentum``,
+``exp_avg``, ``exp_avg_sq``) is read as ``p.s`` and written as ``p.s.updated``. Adam reads the step
+count (1 for the first step) from the scalar input ``optimizer.step``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from traincost.errors import ConfigError
+from traincost.frontend.onnx_graph import NodeFactory, set_node_meta
+
+__all__ = ["OptimizerKind", "OptimizerSpec", "STEP_INPUT", "append_optimizer", "updated_name", "state_input_name"]
+
+OptimizerKind = Literal["sgd", "sgd_momentum", "adam", "adamw"]
+STEP_INPUT = "optimizer.step"
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizerSpec:
+    """A validated optimizer and its hyper-parameters.
+
+    Attributes:
+        kind: sgd, sgd_momentum, adam or adamw.
+        lr: learning rate.
+        momentum: momentum coefficient (sgd_momentum only).
+        beta1: first-moment decay (adam, adamw).
+        beta2: second-moment decay (adam, adamw).
+        eps: denominator term (adam, adamw).
+        weight_decay: L2 penalty added to the gradient (sgd, sgd_momentum, adam) or decoupled decay
+            of the parameter (adamw).
+    """
+
+    kind: OptimizerKind
+    lr: float
+    momentum: float = 0.9
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.kind not in get_args(OptimizerKind):
+            problems.append(f"kind {self.kind!r} is not one of {', '.join(get_args(OptimizerKind))}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            problems.append(f"lr must be a finite number > 0, got {self.lr}")
+        for name in ("momentum", "beta1", "beta2"):
+            if not 0 <= getattr(self, name) < 1:
+                problems.append(f"{name} must be in [0, 1), got {getattr(self, name)}")
+        if not self.eps > 0:
+            problems.append(f"eps must be > 0, got {self.eps}")
+        if self.weight_decay < 0:
+            problems.append(f"weight_decay must be >= 0, got {self.weight_decay}")
+        if problems:
+            raise ConfigError("optimizer: " + "; ".join(problems))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object], *, where: str = "optimizer") -> OptimizerSpec:
+        """Build from a config mapping, naming ``where`` and the bad key on error."""
+        allowed = set(cls.__dataclass_fields__)
+        unknown = sorted(set(values) - allowed)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(allowed)}")
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except TypeError as err:
+            raise ConfigError(f"{where}: {err}") from err
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from err
+
+    @property
+    def states(self) -> tuple[str, ...]:
+        """The per-parameter optimizer states this optimizer keeps."""
+        match self.kind:
+            case "sgd":
+                return ()
+            case "sgd_momentum":
+                return ("momentum",)
+            case "adam" | "adamw":
+                return ("exp_avg", "exp_avg_sq")
+        raise AssertionError(self.kind)
+
+    def hyperparameters(self) -> dict[str, float]:
+        """The hyper-parameters that matter for this kind (for metadata and reports)."""
+        used = {"lr": self.lr, "weight_decay": self.weight_decay}
+        if self.kind == "sgd_momentum":
+            used["momentum"] = self.momentum
+        if self.kind in ("adam", "adamw"):
+            used |= {"beta1": self.beta1, "beta2": self.beta2, "eps": self.eps}
+        return used
+
+
+def updated_name(name: str) -> str:
+    """The graph output that holds the new value of parameter or state ``name``."""
+    return f"{name}.updated"
+
+
+def state_input_name(param: str, state: str) -> str:
+    """The graph input that holds optimizer state ``state`` of ``param``."""
+    return f"{param}.{state}"
+
+
+def append_optimizer(
+    graph: onnx.GraphProto,
+    params: Iterable[tuple[str, str, str]],
+    spec: OptimizerSpec,
+) -> None:
+    """Append the optimizer update of every parameter to ``graph``, in place.
+
+    Args:
+        graph: a training graph whose gradient of parameter ``p`` is the tensor ``p_grad``.
+        params: (parameter name, gradient tensor name, owning forward layer) triples.
+        spec: the optimizer.
+    """
+    shared = NodeFactory("optimizer")
+    step = bias = None
+    if spec.kind in ("adam", "adamw"):
+        graph.input.append(helper.make_tensor_value_info(STEP_INPUT, TensorProto.FLOAT, []))
+        # Bias corrections shared by every parameter: step_size = lr / (1 - beta1^t),
+        # inv_sqrt_bc2 = 1 / sqrt(1 - beta2^t).
+        one = shared.const(np.float32(1.0), "one")
+        bc1 = shared.op("Sub", [one, shared.op("Pow", [shared.const(np.float32(spec.beta1), "beta1"), STEP_INPUT])])
+        bc2 = shared.op("Sub", [one, shared.op("Pow", [shared.const(np.float32(spec.beta2), "beta2"), STEP_INPUT])])
+        step = shared.op("Div", [shared.const(np.float32(spec.lr), "lr"), bc1])
+        bias = shared.op("Reciprocal", [shared.op("Sqrt", [bc2])])
+    for node in shared.nodes:
+        set_node_meta(node, phase="optimizer", layer="optimizer", kind="optimizer")
+    graph.node.extend(shared.nodes)
+    graph.initializer.extend(shared.initializers)
+
+    for param, grad, layer in params:
+        make = NodeFactory(f"optimizer/{param}")
+        _update(make, param, grad, spec, step, bias, graph)
+        for node in make.nodes:
+            set_node_meta(node, phase="optimizer", layer=layer, kind="optimizer")
+        graph.node.extend(make.nodes)
+        graph.initializer.extend(make.initializers)
+
+
+def _update(
+    make: NodeFactory,
+    param: str,
+    grad: str,
+    spec: OptimizerSpec,
+    step_size: str | None,
+    inv_sqrt_bc2: str | None,
+    graph: onnx.GraphProto,
+) -> None:
+    """Emit the update of one parameter (see the module docstring for names)."""
+
+    def scalar(value: float, hint: str) -> str:
+        return make.const(np.float32(value), hint)
+
+    def state_io(state: str) -> tuple[str, str]:
+        name = state_input_name(source, state)
+        graph.input.append(_like(graph, source, name))
+        graph.output.append(_like(graph, source, updated_name(name)))
+        return name, updated_name(name)
+
+    source = param
+    graph.output.append(_like(graph, source, updated_name(source)))
+    if spec.weight_decay and spec.kind != "adamw":
+        grad = make.op("Add", [grad, make.op("Mul", [param, scalar(spec.weight_decay, "weight_decay")])])
+    match spec.kind:
+        case "sgd":
+            make.op("Sub", [param, make.op("Mul", [grad, scalar(spec.lr, "lr")])], outputs=[updated_name(param)])
+        case "sgd_momentum":
+            buf, buf_out = state_io("momentum")
+            make.op("Add", [make.op("Mul", [buf, scalar(spec.momentum, "momentum")]), grad], outputs=[buf_out])
+            make.op("Sub", [param, make.op("Mul", [buf_out, scalar(spec.lr, "lr")])], outputs=[updated_name(param)])
+        case "adam" | "adamw":
+            assert step_size is not None and inv_sqrt_bc2 is not None
+            if spec.kind == "adamw" and spec.weight_decay:
+                param = make.op("Mul", [param, scalar(1.0 - spec.lr * spec.weight_decay, "decay")])
+            m, m_out = state_io("exp_avg")
+            v, v_out = state_io("exp_avg_sq")
+            make.op(
+                "Add",
+                [make.op("Mul", [m, scalar(spec.beta1, "beta1")]), make.op("Mul", [grad, scalar(1 - spec.beta1, "one_minus_beta1")])],
+                outputs=[m_out],
+            )
+            grad_sq = make.op("Mul", [grad, grad])
+            make.op(
+                "Add",
+                [make.op("Mul", [v, scalar(spec.beta2, "beta2")]), make.op("Mul", [grad_sq, scalar(1 - spec.beta2, "one_minus_beta2")])],
+                outputs=[v_out],
+            )
+            denom = make.op("Add", [make.op("Mul", [make.op("Sqrt", [v_out]), inv_sqrt_bc2]), scalar(spec.eps, "eps")])
+            delta = make.op("Mul", [make.op("Div", [m_out, denom]), step_size])
+            make.op("Sub", [param, delta], outputs=[updated_name(source)])
+
+
+def _like(graph: onnx.GraphProto, template: str, name: str) -> onnx.ValueInfoProto:
+    """A value_info named ``name`` with the type and shape of graph input ``template``."""
+    for value in graph.input:
+        if value.name == template:
+            copy = onnx.ValueInfoProto()
+            copy.CopyFrom(value)
+            copy.name = name
+            return copy
+    raise KeyError(template)

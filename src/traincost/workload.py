@@ -1,0 +1,152 @@
+"""The Workload IR: one training step (or inference) as two tables, the spine of every study.
+
+``ops`` has one row per operator in execution order:
+
+=================  ======================================================================
+column             meaning
+=================  ======================================================================
+op                 int id, the position in execution order
+name               the ONNX node name
+op_type            the ONNX operator (after decomposition: a standard op)
+kind               conv, conv_dgrad, conv_wgrad, gemm, matmul, eltwise, reduce, pool, norm,
+                   softmax, optimizer, layout (zero-cost data rearrangement)
+phase              forward, backward, optimizer, recompute
+layer              the forward layer the op derives from (its ONNX node name, e.g.
+                   ``layer1/layer1.0/conv1/Conv``; ``loss``; ``optimizer`` for shared terms)
+B K C OY OX FY FX G  loop dimensions in ZigZag naming. Convolutions and their gradients carry
+                   the loop nest of the forward convolution they compute or differentiate
+                   (so MACs = B·K·C·OY·OX·FY·FX·G for all three); a GEMM (M×C)·(C×N) with
+                   batch count b is B=b, OY=M, K=N, C=C. Other ops: all 1.
+macs               multiply-accumulates
+elementwise_ops    non-MAC arithmetic (one per element per elementary operation)
+inputs, outputs    tensor ids
+=================  ======================================================================
+
+``tensors`` has one row per tensor: ``tensor`` (id), ``name``, ``kind`` (input, activation, weight,
+buffer, constant, gradient, weight_grad, optimizer_state, temporary, output), ``shape``,
+``dtype_bytes``, ``bytes``, ``producer`` (op id, -1 for graph inputs and initializers),
+``consumers`` (op ids), ``saved_for_backward`` (made in the forward pass, or a batch input, and read
+by the backward pass), ``updates`` (id of the persistent tensor this one overwrites in place — an
+updated parameter, optimizer state or running statistic — else -1).
+
+Metadata (model, batch, input_shape, optimizer, precision, source, …) travels in the Parquet
+schema of both files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from traincost.errors import GraphError
+from traincost.io import atomic_path
+
+__all__ = [
+    "Workload",
+    "LOOP_DIMS",
+    "OP_KINDS",
+    "PHASES",
+    "TENSOR_KINDS",
+    "write_table",
+    "read_table",
+]
+
+LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
+OP_KINDS = (
+    "conv",
+    "conv_dgrad",
+    "conv_wgrad",
+    "gemm",
+    "matmul",
+    "eltwise",
+    "reduce",
+    "pool",
+    "norm",
+    "softmax",
+    "optimizer",
+    "layout",
+)
+PHASES = ("forward", "backward", "optimizer", "recompute")
+TENSOR_KINDS = (
+    "input",
+    "activation",
+    "weight",
+    "buffer",
+    "constant",
+    "gradient",
+    "weight_grad",
+    "optimizer_state",
+    "temporary",
+    "output",
+)
+
+_META_KEY = b"traincost"
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, str] | None = None) -> None:
+    """Write ``frame`` as Parquet, atomically, with ``meta`` in the schema metadata.
+
+    No timestamps and a fixed row order: the same frame gives byte-identical files.
+    """
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    schema_meta = dict(table.schema.metadata or {})
+    schema_meta[_META_KEY] = json.dumps(dict(meta or {}), sort_keys=True).encode()
+    table = table.replace_schema_metadata(schema_meta)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Read a table written by ``write_table`` and its metadata."""
+    file = Path(path)
+    if not file.is_file():
+        raise GraphError(f"{file}: no such Parquet file")
+    try:
+        table = pq.read_table(file)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise GraphError(f"{file}: not a readable Parquet file ({err})") from err
+    raw = (table.schema.metadata or {}).get(_META_KEY, b"{}")
+    return table.to_pandas(), json.loads(raw)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A training step (or its forward part) as ops and tensors tables plus metadata."""
+
+    ops: pd.DataFrame
+    tensors: pd.DataFrame
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def write(self, ops_path: str | os.PathLike[str], tensors_path: str | os.PathLike[str]) -> None:
+        """Write ``ops.parquet`` and ``tensors.parquet``."""
+        write_table(self.ops, ops_path, self.meta)
+        write_table(self.tensors, tensors_path, self.meta)
+
+    @classmethod
+    def read(cls, ops_path: str | os.PathLike[str], tensors_path: str | os.PathLike[str]) -> Workload:
+        """Read a Workload written by ``write``."""
+        ops, meta = read_table(ops_path)
+        tensors, _ = read_table(tensors_path)
+        missing = [c for c in ("op", "kind", "phase", "macs", "inputs", "outputs") if c not in ops.columns]
+        if missing:
+            raise GraphError(f"{ops_path}: not a Workload ops table (missing columns {missing})")
+        return cls(ops=ops, tensors=tensors, meta=meta)
+
+    def phase(self, *phases: str) -> pd.DataFrame:
+        """The ops of the given phases."""
+        return self.ops[self.ops["phase"].isin(phases)]
+
+    @property
+    def forward_macs(self) -> int:
+        return int(self.phase("forward")["macs"].sum())
+
+    @property
+    def total_macs(self) -> int:
+        return int(self.ops["macs"].sum())

@@ -1,0 +1,51 @@
+"""Shared fixtures: the front-end chain of a zoo model, built once per test session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import onnx
+import pytest
+
+from traincost.frontend.decompose import decompose
+from traincost.frontend.export import export_model
+from traincost.frontend.lower import lower
+from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.train_graph import build_train_step
+from traincost.workload import Workload
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Every artefact of the front end for one (model, batch, optimizer)."""
+
+    model: onnx.ModelProto
+    train_step: onnx.ModelProto
+    decomposed: onnx.ModelProto
+    workload: Workload
+
+
+OPTIMIZERS = {
+    "sgd": OptimizerSpec(kind="sgd", lr=0.1),
+    "sgd_momentum": OptimizerSpec(kind="sgd_momentum", lr=0.1, momentum=0.9, weight_decay=1e-4),
+    "adam": OptimizerSpec(kind="adam", lr=1e-3, weight_decay=1e-4),
+    "adamw": OptimizerSpec(kind="adamw", lr=1e-3, weight_decay=1e-2),
+}
+
+
+@pytest.fixture(scope="session")
+def chain() -> Callable[..., Chain]:
+    """``chain(name, batch, optimizer="sgd", options=None)``, cached for the session."""
+    cache: dict[tuple[object, ...], Chain] = {}
+
+    def build(name: str, batch: int, optimizer: str = "sgd", options: dict[str, object] | None = None) -> Chain:
+        key = (name, batch, optimizer, tuple(sorted((options or {}).items())))
+        if key not in cache:
+            model = export_model(name, batch=batch, seed=0, options=options)
+            train = build_train_step(model, OPTIMIZERS[optimizer])
+            decomposed = decompose(train)
+            cache[key] = Chain(model, train, decomposed, lower(decomposed))
+        return cache[key]
+
+    return build
