@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import onnx
 import torch
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from traincost import models
 from traincost.errors import GraphError
@@ -70,6 +70,9 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     missing = [p for p in params if p not in names]
     if missing:
         raise GraphError(f"export of {name}: parameters {missing} are not initializers of the ONNX graph")
+    # A seeded Dropout draws the same mask in every session, so graphs can be compared by execution.
+    for index, node in enumerate(n for n in model.graph.node if n.op_type == "Dropout"):
+        node.attribute.append(helper.make_attribute("seed", seed + index))
     model.ir_version = IR_VERSION
     model.graph.name = name
     set_model_meta(

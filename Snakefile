@@ -1,0 +1,26 @@
+# traincost: regenerate every figure from one command.
+#   snakemake --cores 2                                  (config/config.yaml, the paper reproduction)
+#   snakemake --cores 2 --configfile config/quick.yaml   (minutes)
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# A --configfile replaces the default config instead of being merged into it.
+if not config:
+
+    configfile: "config/config.yaml"
+
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/frontend.smk"
+include: "workflow/rules/monet.smk"
+
+
+report: "workflow/report/workflow.rst"
+
+
+rule all:
+    input:
+        get_final_output(),

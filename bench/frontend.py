@@ -1,0 +1,70 @@
+"""Wall time of each front-end stage and the size of each graph, printed as a table.
+
+    python bench/frontend.py [model[:batch] ...]      (default: resnet18_cifar:1 resnet50:1 gpt2_small:1)
+
+Target: the whole chain for ResNet-18 CIFAR under 60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import pandas as pd
+
+from traincost.frontend.decompose import decompose, verify_decomposition
+from traincost.frontend.export import export_model
+from traincost.frontend.lower import lower
+from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.train_graph import build_train_step
+from traincost.memory.liveness import memory_profile
+
+
+def bench(name: str, batch: int) -> dict[str, object]:
+    row: dict[str, object] = {"model": name, "batch": batch}
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        row[f"{stage}_s"] = round(now - clock, 2)
+        clock = now
+
+    model = export_model(name, batch=batch, seed=0)
+    lap("export")
+    train = build_train_step(model, OptimizerSpec(kind="adam", lr=1e-3))
+    lap("train_graph")
+    decomposed = decompose(train)
+    lap("decompose")
+    check = verify_decomposition(train, decomposed)
+    lap("verify")
+    workload = lower(decomposed)
+    lap("lower")
+    memory_profile(workload)
+    lap("memory")
+    row["total_s"] = round(sum(v for k, v in row.items() if k.endswith("_s")), 2)
+    phases = workload.ops["phase"].value_counts()
+    row |= {
+        "forward_nodes": len(model.graph.node),
+        "train_step_nodes": len(train.graph.node),
+        "decomposed_nodes": len(decomposed.graph.node),
+        "fwd_bwd_ops": int(phases.get("forward", 0) + phases.get("backward", 0)),
+        "optimizer_ops": int(phases.get("optimizer", 0)),
+        "branch_flips": check.branch_flips,
+    }
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", default=["resnet18_cifar:1", "resnet50:1", "gpt2_small:1"])
+    args = parser.parse_args()
+    rows = []
+    for spec in args.models:
+        name, _, batch = spec.partition(":")
+        rows.append(bench(name, int(batch or 1)))
+    print(pd.DataFrame(rows).set_index(["model", "batch"]).T.to_string())
+
+
+if __name__ == "__main__":
+    main()

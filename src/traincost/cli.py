@@ -1,0 +1,249 @@
+"""``traincost``: the command line every Snakemake rule calls. One subcommand per stage.
+
+Handlers import the library lazily, so `traincost --help` does not load torch or ONNX Runtime.
+
+Every subcommand reads its inputs, writes its outputs atomically (a temporary file renamed into
+place) and, on bad input, prints one line ``traincost: error: …`` naming the file, node or field,
+and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from traincost import __version__
+from traincost.errors import ConfigError, TraincostError
+from traincost.io import atomic_path
+
+if TYPE_CHECKING:
+    from traincost.frontend.optimizer import OptimizerSpec
+
+__all__ = ["main"]
+
+log = logging.getLogger("traincost")
+
+
+def _options(text: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"--options: not JSON ({err})") from err
+    if not isinstance(value, dict):
+        raise ConfigError(f"--options: expected a JSON object, got {text!r}")
+    return value
+
+
+def _optimizer_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("optimizer (torch.optim semantics)")
+    group.add_argument("--optimizer", required=True, choices=["sgd", "sgd_momentum", "adam", "adamw"], help="optimizer kind")
+    group.add_argument("--lr", type=float, required=True, help="learning rate")
+    group.add_argument("--momentum", type=float, default=0.9, help="momentum coefficient (sgd_momentum)")
+    group.add_argument("--beta1", type=float, default=0.9, help="first-moment decay (adam, adamw)")
+    group.add_argument("--beta2", type=float, default=0.999, help="second-moment decay (adam, adamw)")
+    group.add_argument("--eps", type=float, default=1e-8, help="denominator term (adam, adamw)")
+    group.add_argument("--weight-decay", type=float, default=0.0, help="L2 penalty (decoupled for adamw)")
+
+
+def _optimizer_spec(args: argparse.Namespace) -> OptimizerSpec:
+    from traincost.frontend.optimizer import OptimizerSpec
+
+    return OptimizerSpec(
+        kind=args.optimizer,
+        lr=args.lr,
+        momentum=args.momentum,
+        beta1=args.beta1,
+        beta2=args.beta2,
+        eps=args.eps,
+        weight_decay=args.weight_decay,
+    )
+
+
+def _cmd_models(args: argparse.Namespace) -> None:
+    from traincost import models
+
+    for name, arch in models.ARCHITECTURES.items():
+        print(f"{name:16s} {arch.description}")
+
+
+def _cmd_export(args: argparse.Namespace) -> None:
+    from traincost.frontend.export import export_model
+    from traincost.frontend.onnx_graph import save_onnx
+
+    model = export_model(args.model, batch=args.batch, seed=args.seed, options=_options(args.options))
+    save_onnx(model, args.out)
+    log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
+
+
+def _cmd_train_graph(args: argparse.Namespace) -> None:
+    from traincost.frontend.onnx_graph import load_onnx, save_onnx
+    from traincost.frontend.train_graph import build_train_step
+
+    spec = _optimizer_spec(args)
+    model = build_train_step(load_onnx(args.input), spec, seed=args.seed)
+    save_onnx(model, args.out)
+    log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
+
+
+def _cmd_decompose(args: argparse.Namespace) -> None:
+    from traincost.frontend.decompose import decompose, op_histogram, verify_decomposition
+    from traincost.frontend.onnx_graph import load_onnx, save_onnx
+    from traincost.workload import write_table
+
+    before = load_onnx(args.input)
+    after = decompose(before, seed=args.seed)
+    hist_before, hist_after = op_histogram(before), op_histogram(after)
+    ops = sorted(set(hist_before) | set(hist_after), key=lambda op: (-hist_before.get(op, 0), op))
+    table = pd.DataFrame({"op_type": ops, "before": [hist_before.get(o, 0) for o in ops], "after": [hist_after.get(o, 0) for o in ops]})
+    print(table.to_string(index=False))
+    print(f"nodes: {len(before.graph.node)} before, {len(after.graph.node)} after")
+    if args.verify:
+        check = verify_decomposition(before, after, seed=args.seed)
+        name, error = check.worst_end_to_end
+        print(f"verified: worst node-level error {max(check.per_rule.values(), default=0.0):.1e}; end to end {error:.1e} at {name}; branch flips {check.branch_flips}")
+    if args.histogram:
+        write_table(table, args.histogram, {"graph": after.graph.name})
+    save_onnx(after, args.out)
+
+
+def _cmd_lower(args: argparse.Namespace) -> None:
+    from traincost.frontend.lower import lower
+    from traincost.frontend.onnx_graph import load_onnx
+
+    workload = lower(load_onnx(args.input), source=str(args.input))
+    workload.write(args.ops, args.tensors)
+    summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
+    summary["ops"] = workload.ops.groupby("phase").size()
+    print(summary.to_string())
+
+
+def _cmd_memory(args: argparse.Namespace) -> None:
+    from traincost.memory.liveness import memory_profile
+    from traincost.workload import Workload, write_table
+
+    workload = Workload.read(args.ops, args.tensors)
+    profile = memory_profile(workload)
+    table = profile.table()
+    meta = {**workload.meta, "peak_bytes": str(profile.peak_bytes), "peak_op": str(profile.peak_op)}
+    print(table.assign(at_peak_mb=table.at_peak_bytes / 1e6, total_mb=table.total_bytes / 1e6).to_string(index=False))
+    print(f"peak {profile.peak_bytes / 1e6:.1f} MB at op {profile.peak_op} ({workload.ops.name.iloc[profile.peak_op]})")
+    write_table(table, args.out, meta)
+
+
+def _cmd_measure_memory(args: argparse.Namespace) -> None:
+    from traincost.memory.torch_measure import measure_torch_memory
+    from traincost.workload import write_table
+
+    spec = _optimizer_spec(args)
+    measured = measure_torch_memory(args.model, batch=args.batch, optimizer=spec, seed=args.seed, options=_options(args.options))
+    table = pd.DataFrame({"category": list(measured), "bytes": list(measured.values())})
+    print(table.to_string(index=False))
+    write_table(table, args.out, {"model": args.model, "batch": str(args.batch), "optimizer": spec.kind})
+
+
+def _cmd_compare_memory(args: argparse.Namespace) -> None:
+    from traincost.memory.compare import compare_memory
+    from traincost.workload import write_table
+
+    if len(args.ours) != len(args.torch):
+        raise ConfigError(f"compare-memory: {len(args.ours)} --ours files but {len(args.torch)} --torch files; give one of each per workload")
+    table = compare_memory(list(zip(args.ours, args.torch, strict=True)))
+    print(table.to_string(index=False))
+    if args.csv:
+        with atomic_path(args.csv) as tmp:
+            table.to_csv(tmp, index=False)
+    write_table(table, args.out)
+
+
+def _cmd_plot_memory(args: argparse.Namespace) -> None:
+    from traincost.plots.memory import plot_memory_breakdown
+    from traincost.workload import read_table
+
+    table, _ = read_table(args.input)
+    plot_memory_breakdown(table, [Path(p) for p in args.out])
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="traincost", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"traincost {__version__}")
+    parser.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd.set_defaults(handler=handler)
+        return cmd
+
+    command("models", _cmd_models, "list the model zoo")
+
+    cmd = command("export", _cmd_export, "export a zoo model to ONNX (training mode, fixed batch), checked against torch")
+    cmd.add_argument("--model", required=True, help="zoo name (see `traincost models`)")
+    cmd.add_argument("--batch", type=int, required=True, help="batch size (samples)")
+    cmd.add_argument("--options", default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")
+    cmd.add_argument("--out", type=Path, required=True, help="output model.onnx")
+
+    cmd = command("train-graph", _cmd_train_graph, "forward + backward (ONNX Runtime Training) + optimizer as primitive ops, in one graph")
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="model.onnx from `traincost export`")
+    _optimizer_args(cmd)
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the batch used to record tensor shapes")
+    cmd.add_argument("--out", type=Path, required=True, help="output train_step.onnx")
+
+    cmd = command("decompose", _cmd_decompose, "replace composite gradient ops by primitive ONNX ops, verified by execution")
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.onnx")
+    cmd.add_argument("--out", type=Path, required=True, help="output train_step.decomposed.onnx")
+    cmd.add_argument("--histogram", type=Path, help="also write the op-type histogram before/after as Parquet")
+    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the execution check")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the verification batch")
+
+    cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")
+    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
+    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+
+    cmd = command("memory", _cmd_memory, "liveness analysis: peak memory (bytes) and its breakdown")
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--out", type=Path, required=True, help="output memory.parquet (bytes per category)")
+
+    cmd = command("measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU")
+    cmd.add_argument("--model", required=True, help="zoo name")
+    cmd.add_argument("--batch", type=int, required=True, help="batch size (samples)")
+    cmd.add_argument("--options", default="{}", help="builder options as a JSON object")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
+    _optimizer_args(cmd)
+    cmd.add_argument("--out", type=Path, required=True, help="output torch_memory.parquet (bytes per category)")
+
+    cmd = command("compare-memory", _cmd_compare_memory, "our memory accounting next to torch's, per workload and category")
+    cmd.add_argument("--ours", type=Path, nargs="+", required=True, help="memory.parquet files")
+    cmd.add_argument("--torch", type=Path, nargs="+", required=True, help="torch_memory.parquet files, same order")
+    cmd.add_argument("--out", type=Path, required=True, help="output comparison (Parquet)")
+    cmd.add_argument("--csv", type=Path, help="also write the comparison as CSV")
+
+    cmd = command("plot-memory", _cmd_plot_memory, "MONET Figure 3: peak memory breakdown (GB)")
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
+    cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the traincost command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        args.handler(args)
+    except TraincostError as err:
+        print(f"traincost: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The memory of one training step of a zoo model, measured in torch on this CPU.
+
+Parameters, gradients and optimizer states are read off the model and the optimizer after one
+step; saved activations are the distinct storages that autograd keeps for the backward pass,
+collected with ``torch.autograd.graph.saved_tensors_hooks`` (parameters excluded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+
+from traincost import models
+from traincost.frontend.optimizer import OptimizerSpec
+
+__all__ = ["measure_torch_memory", "torch_optimizer"]
+
+
+def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+    """The ``torch.optim`` optimizer that ``spec`` describes."""
+    match spec.kind:
+        case "sgd":
+            return torch.optim.SGD(params, lr=spec.lr, weight_decay=spec.weight_decay)
+        case "sgd_momentum":
+            return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
+        case "adam":
+            return torch.optim.Adam(params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay)
+        case "adamw":
+            return torch.optim.AdamW(params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay)
+    raise AssertionError(spec.kind)
+
+
+def measure_torch_memory(
+    name: str,
+    *,
+    batch: int,
+    optimizer: OptimizerSpec,
+    seed: int,
+    options: Mapping[str, object] | None = None,
+) -> dict[str, int]:
+    """Bytes of weights, gradients, optimizer states and saved activations of one step in torch."""
+    torch.manual_seed(seed)
+    model = models.build_model(name, options=dict(options or {}))
+    model.train()
+    inputs, labels = models.make_batch(name, batch=batch, seed=seed, options=dict(options or {}))
+    params = list(model.parameters())
+    param_storages = {p.untyped_storage().data_ptr() for p in params}
+    saved: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in param_storages:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    opt = torch_optimizer(optimizer, params)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+    loss.backward()
+    opt.step()
+    states = sum(
+        value.nbytes
+        for param in params
+        for value in opt.state.get(param, {}).values()
+        if isinstance(value, torch.Tensor) and value.shape == param.shape
+    )
+    return {
+        "weights": sum(p.nbytes for p in params),
+        "gradients": sum(p.grad.nbytes for p in params if p.grad is not None),
+        "optimizer_states": int(states),
+        "saved_activations": sum(saved.values()),
+    }

@@ -1,0 +1,1 @@
+"""Figures: one plotting function per figure, each reading a Parquet table."""

@@ -1,0 +1,116 @@
+"""The CLI as a user meets it: a chain by hand, and one clear error line on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import helper
+
+from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+
+TINY_GPT2 = json.dumps({"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64})
+
+
+def traincost(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "traincost.cli", *map(str, args)], capture_output=True, text=True, check=False)
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess[str], *words: str, left: Path | None = None) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("traincost: error:")]
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    if left is not None:
+        assert not left.exists()
+        assert not list(left.parent.glob(f".{left.name}*")), "a temporary file was left behind"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The whole chain of a tiny GPT-2, run through the CLI."""
+    out = tmp_path_factory.mktemp("chain")
+    steps = [
+        ("export", "--model", "gpt2", "--batch", 2, "--options", TINY_GPT2, "--out", out / "model.onnx"),
+        ("train-graph", "--in", out / "model.onnx", "--optimizer", "adam", "--lr", "0.001", "--out", out / "train_step.onnx"),
+        ("decompose", "--in", out / "train_step.onnx", "--histogram", out / "hist.parquet", "--out", out / "train_step.decomposed.onnx"),
+        ("lower", "--in", out / "train_step.decomposed.onnx", "--ops", out / "ops.parquet", "--tensors", out / "tensors.parquet"),
+        ("memory", "--ops", out / "ops.parquet", "--tensors", out / "tensors.parquet", "--out", out / "memory.parquet"),
+    ]
+    for step in steps:
+        result = traincost(*step)
+        assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_the_chain_writes_every_stage(built: Path) -> None:
+    for name in ("model.onnx", "train_step.onnx", "train_step.decomposed.onnx", "hist.parquet", "ops.parquet", "tensors.parquet", "memory.parquet"):
+        assert (built / name).stat().st_size > 0
+    assert onnx.load(str(built / "train_step.decomposed.onnx")).graph.name.endswith("decomposed")
+
+
+def test_decompose_prints_the_histogram(built: Path, tmp_path: Path) -> None:
+    result = traincost("decompose", "--in", built / "train_step.onnx", "--out", tmp_path / "d.onnx")
+    assert result.returncode == 0
+    assert "com.microsoft::FusedMatMul" in result.stdout and "before" in result.stdout and "verified" in result.stdout
+
+
+def test_unknown_model(tmp_path: Path) -> None:
+    out = tmp_path / "model.onnx"
+    assert_clean_failure(traincost("export", "--model", "resnet1000", "--batch", 1, "--out", out), "resnet1000", "resnet18", left=out)
+
+
+def test_negative_batch(tmp_path: Path) -> None:
+    out = tmp_path / "model.onnx"
+    assert_clean_failure(traincost("export", "--model", "resnet18_cifar", "--batch", -4, "--out", out), "batch", left=out)
+
+
+def test_options_not_json(tmp_path: Path) -> None:
+    out = tmp_path / "model.onnx"
+    assert_clean_failure(traincost("export", "--model", "gpt2_small", "--batch", 1, "--options", "{layers: 2", "--out", out), "--options", left=out)
+
+
+def test_file_that_is_not_onnx(tmp_path: Path) -> None:
+    bogus = tmp_path / "model.onnx"
+    bogus.write_text("this is not a protobuf")
+    out = tmp_path / "train_step.decomposed.onnx"
+    assert_clean_failure(traincost("decompose", "--in", bogus, "--out", out), str(bogus), "ONNX", left=out)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    out = tmp_path / "t.onnx"
+    assert_clean_failure(traincost("train-graph", "--in", tmp_path / "nope.onnx", "--optimizer", "sgd", "--lr", "0.1", "--out", out), "nope.onnx", left=out)
+
+
+def test_op_without_decomposition_rule(built: Path, tmp_path: Path) -> None:
+    graph = onnx.load(str(built / "train_step.onnx"))
+    node = helper.make_node("WarpGrad", ["loss"], ["warped"], name="warp_node", domain="com.example")
+    set_node_meta(node, phase="backward", layer="loss")
+    graph.graph.node.append(node)
+    source = tmp_path / "with_unknown_op.onnx"
+    save_onnx(graph, source)
+    out = tmp_path / "out.decomposed.onnx"
+    assert_clean_failure(traincost("decompose", "--in", source, "--out", out), "com.example::WarpGrad", "warp_node", left=out)
+
+
+def test_lowering_a_graph_that_is_not_decomposed(built: Path, tmp_path: Path) -> None:
+    ops = tmp_path / "ops.parquet"
+    assert_clean_failure(traincost("lower", "--in", built / "train_step.onnx", "--ops", ops, "--tensors", tmp_path / "t.parquet"), "decompose first", left=ops)
+
+
+def test_bad_optimizer_value(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.onnx"
+    assert_clean_failure(traincost("train-graph", "--in", built / "model.onnx", "--optimizer", "adam", "--lr", "0.001", "--beta2", "1.5", "--out", out), "beta2", left=out)
+
+
+def test_help_and_version() -> None:
+    result = traincost("--help")
+    assert result.returncode == 0 and "decompose" in result.stdout and "train-graph" in result.stdout
+    assert traincost("--version").stdout.startswith("traincost ")
+    models = traincost("models")
+    assert "resnet18_cifar" in models.stdout and "gpt2_124m" in models.stdout

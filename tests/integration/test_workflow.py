@@ -1,0 +1,120 @@
+"""The Snakemake workflow: runs, validates its config first, and re-runs only what a change touches."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
+
+
+def _config(**changes: object) -> dict:
+    config = {
+        "seed": 0,
+        "optimizers": {"sgd": {"kind": "sgd", "lr": 0.1}, "adam": {"kind": "adam", "lr": 0.001}},
+        "workloads": {
+            "first": {"model": "gpt2", "batch": 2, "optimizer": "sgd", "options": dict(TINY)},
+            "second": {"model": "gpt2", "batch": 1, "optimizer": "adam", "options": dict(TINY)},
+        },
+        "figure3": {"workloads": []},
+    }
+    for path, value in changes.items():
+        *parents, leaf = path.split("__")
+        node = config
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    return config
+
+
+def snakemake(workdir: Path, config: dict, *args: str) -> subprocess.CompletedProcess[str]:
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    command += ["--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+
+
+def planned_jobs(result: subprocess.CompletedProcess[str]) -> set[tuple[str, str]]:
+    """(rule, workload) of every job a dry run plans."""
+    jobs = set()
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
+        rule = re.match(r"(?:local)?rule (\w+):", block.strip())
+        if rule:
+            wildcard = re.search(r"wildcards: workload=(\w+)", block)
+            jobs.add((rule.group(1), wildcard.group(1) if wildcard else ""))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("workflow")
+    result = snakemake(path, _config())
+    assert result.returncode == 0, result.stderr[-3000:]
+    return path
+
+
+def test_a_full_run_writes_every_workload(workdir: Path) -> None:
+    for name in ("first", "second"):
+        for file in ("graphs/{}/train_step.decomposed.onnx", "workloads/{}/ops.parquet", "workloads/{}/memory.parquet"):
+            assert (workdir / "results" / file.format(name)).is_file()
+    assert (workdir / "results/logs/export/first.log").is_file()
+
+
+def test_nothing_to_do_after_a_run(workdir: Path) -> None:
+    result = snakemake(workdir, _config(), "-n")
+    assert result.returncode == 0
+    assert planned_jobs(result) == set()
+
+
+def test_changing_one_batch_reruns_only_that_workload(workdir: Path) -> None:
+    result = snakemake(workdir, _config(workloads__second__batch=3), "-n")
+    assert result.returncode == 0, result.stderr
+    jobs = planned_jobs(result)
+    assert {("export", "second"), ("train_graph", "second"), ("lower", "second"), ("memory", "second")} <= jobs
+    assert not [job for job in jobs if job[1] == "first"]
+
+
+def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> None:
+    config = _config()
+    config["optimizers"]["adam"]["lr"] = 0.01
+    result = snakemake(workdir, config, "-n")
+    jobs = planned_jobs(result)
+    assert ("train_graph", "second") in jobs and ("decompose", "second") in jobs
+    assert ("export", "second") not in jobs
+    assert not [job for job in jobs if job[1] == "first"]
+
+
+def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
+    result = snakemake(tmp_path, _config(), "-n")
+    assert result.returncode == 0
+    rules = {rule for rule, _ in planned_jobs(result)}
+    assert rules == {"export", "train_graph", "decompose", "lower", "memory", "all"}
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"workloads__first__batch": -3}, ["batch", "-3"]),
+        ({"workloads__first__batch": "eight"}, ["batch", "eight"]),
+        ({"workloads__first__model": "resnet1000"}, ["model", "resnet1000"]),
+        ({"workloads__first__optimizer": "lion"}, ["workloads.first.optimizer", "lion"]),
+        ({"figure3__workloads": ["nope"]}, ["figure3.workloads[0]", "nope"]),
+        ({"seed": 1.5}, ["seed"]),
+    ],
+)
+def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:
+    result = snakemake(tmp_path, _config(**change))
+    assert result.returncode != 0
+    for word in words:
+        assert word in result.stderr, (word, result.stderr[-1500:])
+    assert not (tmp_path / "results").exists()

@@ -1,0 +1,44 @@
+"""The shipped configs validate, and the schema knows exactly the zoo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from traincost import models
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def test_schema_model_names_are_the_zoo() -> None:
+    names = SCHEMA["properties"]["workloads"]["additionalProperties"]["properties"]["model"]["enum"]
+    assert sorted(names) == sorted(models.ARCHITECTURES)
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "quick.yaml"])
+def test_shipped_configs_validate(name: str) -> None:
+    config = yaml.safe_load((REPO / "config" / name).read_text())
+    jsonschema.validate(config, SCHEMA)
+    for workload in config["workloads"].values():
+        assert workload["optimizer"] in config["optimizers"]
+        assert workload["model"] in models.ARCHITECTURES
+    assert set(config["figure3"]["workloads"]) <= set(config["workloads"])
+
+
+def test_every_key_has_a_description() -> None:
+    def walk(node: dict, path: str) -> list[str]:
+        missing = []
+        for key, child in node.get("properties", {}).items():
+            if "description" not in child:
+                missing.append(f"{path}.{key}")
+            missing += walk(child, f"{path}.{key}")
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict):
+            missing += walk(extra, f"{path}.*")
+        return missing
+
+    assert walk(SCHEMA, "config") == []

@@ -1,0 +1,157 @@
+"""decompose: every composite op rewritten into primitive ops, checked by execution."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from traincost.errors import GraphError, UnsupportedOpError
+from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, op_histogram, verify_decomposition
+from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.gradient_rules import RULES
+from traincost.frontend.onnx_graph import set_node_meta
+
+# Every zoo architecture at a small batch (VGG-16 and GPT-2 124M are covered by their smaller
+# siblings here and run whole in the default workflow; see bench/frontend.py).
+ZOO = [
+    ("resnet18_cifar", 2, None),
+    ("resnet18", 1, None),
+    ("resnet56", 2, None),
+    ("resnet50", 1, None),
+    ("alexnet", 1, {"dropout": 0.5}),
+    ("tiny_yolov3", 1, None),
+    ("gpt2_small", 2, None),
+    ("gpt2", 1, {"n_layer": 1, "d_model": 64, "n_head": 2, "seq_len": 32, "vocab_size": 257}),
+]
+
+
+@pytest.mark.parametrize(("name", "batch", "options"), ZOO, ids=[z[0] for z in ZOO])
+def test_decomposed_graph_is_primitive_and_equivalent(chain, name: str, batch: int, options) -> None:
+    built = chain(name, batch, "adam", options)
+    before, after = built.train_step, built.decomposed
+    assert any(not is_primitive(n) for n in before.graph.node), "the ORT graph should have composite ops"
+    assert all(is_primitive(n) for n in after.graph.node)
+    assert {n.domain for n in after.graph.node} == {""}
+    onnx.checker.check_model(after, full_check=True)
+    check = verify_decomposition(before, after, seed=1)
+    assert set(check.per_rule) == {n.op_type for n in before.graph.node if not is_primitive(n)}
+    assert max(check.per_rule.values()) <= TOLERANCE
+    assert check.end_to_end["loss"] <= TOLERANCE
+    if check.branch_flips == 0:
+        assert check.worst_end_to_end[1] <= TOLERANCE
+    # Same graph interface: every input and output of the step survives.
+    assert [v.name for v in before.graph.output] == [v.name for v in after.graph.output]
+
+
+def test_convolution_gradients_become_one_primitive_each(chain) -> None:
+    built = chain("resnet18_cifar", 2)
+    convgrads = op_histogram(built.train_step)["com.microsoft::ConvGrad"]
+    after = op_histogram(built.decomposed)
+    assert convgrads == 20
+    # 19 input gradients (the first conv has none), 20 weight gradients next to the 20 forward convs.
+    assert after["ConvTranspose"] == 19
+    assert after["Conv"] == 40
+
+
+def test_end_to_end_gradients_match_when_no_branch_flips(chain) -> None:
+    built = chain("gpt2_small", 2)
+    check = verify_decomposition(built.train_step, built.decomposed, seed=0)
+    assert check.branch_flips == 0  # GPT-2 has no ReLU or max-pool
+    grads = [n for n in check.end_to_end if n.endswith("_grad")]
+    assert len(grads) >= 30
+    assert max(check.end_to_end.values()) <= TOLERANCE
+
+
+def test_a_wrong_rule_is_caught(chain, monkeypatch) -> None:
+    built = chain("resnet18_cifar", 2)
+    original = RULES[("com.microsoft", "ReluGrad")]
+
+    def leaky(ctx) -> None:  # a subtly wrong ReluGrad: lets 1 % of negative gradients through
+        make = ctx.make
+        d_y, y = ctx.input(0), ctx.input(1)
+        zero = make.const(np.float32(0.0))
+        scaled = make.op("Mul", [d_y, make.const(np.float32(0.01))])
+        make.op("Where", [make.op("Greater", [y, zero]), d_y, scaled], outputs=[ctx.output(0)])
+
+    monkeypatch.setitem(RULES, ("com.microsoft", "ReluGrad"), leaky)
+    wrong = decompose(built.train_step)
+    with pytest.raises(GraphError, match="ReluGrad"):
+        verify_decomposition(built.train_step, wrong)
+    assert RULES[("com.microsoft", "ReluGrad")] is leaky is not original
+
+
+def test_an_op_without_rule_names_every_such_op_and_node(chain) -> None:
+    graph = onnx.ModelProto()
+    graph.CopyFrom(chain("resnet18_cifar", 2).train_step)
+    for i, node in enumerate(n for n in graph.graph.node if n.op_type == "ReluGrad"):
+        if i < 2:
+            node.op_type = "MysteryGrad"
+    extra = helper.make_node("FancyOp", ["loss"], ["fancy"], name="my_fancy_node", domain="com.example")
+    set_node_meta(extra, phase="backward", layer="x")
+    graph.graph.node.append(extra)
+    with pytest.raises(UnsupportedOpError) as info:
+        decompose(graph)
+    message = str(info.value)
+    assert "com.microsoft::MysteryGrad" in message and "com.example::FancyOp" in message
+    assert "my_fancy_node" in message and message.count("ReluGrad_0") == 2
+
+
+def test_convgrad_rule_on_strided_dilated_padded_convolutions() -> None:
+    """The ConvGrad rule against ORT's own kernel, on shapes the zoo does not have."""
+    from traincost.frontend.decompose import rewrite_node
+    from traincost.frontend.shapes import tensor_types
+
+    cases = [
+        dict(strides=[2, 2], pads=[1, 1, 1, 1], dilations=[1, 1], k=3, h=9),
+        dict(strides=[3, 1], pads=[0, 2, 1, 0], dilations=[1, 2], k=3, h=11),
+        dict(strides=[2, 2], pads=[0, 0, 0, 0], dilations=[2, 2], k=2, h=8),
+        dict(strides=[1, 1], pads=[0, 0, 0, 0], dilations=[1, 1], k=1, h=5),
+    ]
+    rng = np.random.default_rng(0)
+    for case in cases:
+        k, h = case.pop("k"), case.pop("h")
+        x = rng.standard_normal((2, 3, h, h + 1)).astype(np.float32)
+        w = rng.standard_normal((4, 3, k, k)).astype(np.float32)
+        conv = helper.make_node("Conv", ["x", "w"], ["y"], **case)
+        forward = helper.make_model(
+            helper.make_graph(
+                [conv],
+                "f",
+                [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape), helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape)],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            ),
+            opset_imports=[helper.make_opsetid("", 17)],
+        )
+        forward.ir_version = 10
+        y = run(forward, {"x": x, "w": w})["y"]
+        dy = rng.standard_normal(y.shape).astype(np.float32)
+        grad = helper.make_node("ConvGrad", ["dy", "x", "w"], ["dx", "dw", "db"], name="g", domain="com.microsoft", **case)
+        values = [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+            for n, a in [("dy", dy), ("x", x), ("w", w), ("dx", x), ("dw", w), ("db", w[:, 0, 0, 0])]
+        ]
+        model = helper.make_model(
+            helper.make_graph([grad], "g", values[:3], values[3:]),
+            opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+        )
+        model.ir_version = 10
+        expected = run(model, {"dy": dy, "x": x, "w": w})
+        make = rewrite_node(grad, tensor_types(model.graph), {})
+        replaced = helper.make_model(
+            helper.make_graph(make.nodes, "r", values[:3], values[3:], initializer=make.initializers),
+            opset_imports=[helper.make_opsetid("", 17)],
+        )
+        replaced.ir_version = 10
+        actual = run(replaced, {"dy": dy, "x": x, "w": w})
+        for name in ("dx", "dw", "db"):
+            assert max_relative_error(expected[name], actual[name]) < 1e-5, (case, name)
+
+
+def test_example_feeds_come_from_the_zoo(chain) -> None:
+    graph = chain("gpt2_small", 2).decomposed
+    feeds = example_feeds(graph, seed=3)
+    assert feeds["input"].shape == (2, 64) and feeds["input"].dtype == np.int64
+    assert feeds["labels"].shape == (128,)
+    assert np.array_equal(example_feeds(graph, seed=3)["input"], feeds["input"])
