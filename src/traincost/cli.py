@@ -101,13 +101,17 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
     after = decompose(before, seed=args.seed)
     hist_before, hist_after = op_histogram(before), op_histogram(after)
     ops = sorted(set(hist_before) | set(hist_after), key=lambda op: (-hist_before.get(op, 0), op))
-    table = pd.DataFrame({"op_type": ops, "before": [hist_before.get(o, 0) for o in ops], "after": [hist_after.get(o, 0) for o in ops]})
+    table = pd.DataFrame(
+        {"op_type": ops, "before": [hist_before.get(o, 0) for o in ops], "after": [hist_after.get(o, 0) for o in ops]}
+    )
     print(table.to_string(index=False))
     print(f"nodes: {len(before.graph.node)} before, {len(after.graph.node)} after")
     if args.verify:
         check = verify_decomposition(before, after, seed=args.seed)
         name, error = check.worst_end_to_end
-        print(f"verified: worst node-level error {max(check.per_rule.values(), default=0.0):.1e}; end to end {error:.1e} at {name}; branch flips {check.branch_flips}")
+        node_error = max(check.per_rule.values(), default=0.0)
+        print(f"verified: worst node-level error {node_error:.1e}; end to end {error:.1e} at {name}")
+        print(f"branch flips (ReLU / max-pool inputs within rounding of the kink): {check.branch_flips}")
     if args.histogram:
         write_table(table, args.histogram, {"graph": after.graph.name})
     save_onnx(after, args.out)
@@ -153,7 +157,9 @@ def _cmd_compare_memory(args: argparse.Namespace) -> None:
     from traincost.workload import write_table
 
     if len(args.ours) != len(args.torch):
-        raise ConfigError(f"compare-memory: {len(args.ours)} --ours files but {len(args.torch)} --torch files; give one of each per workload")
+        raise ConfigError(
+            f"compare-memory: {len(args.ours)} --ours files but {len(args.torch)} --torch files; give one of each per workload"
+        )
     table = compare_memory(list(zip(args.ours, args.torch, strict=True)))
     print(table.to_string(index=False))
     if args.csv:
@@ -190,7 +196,9 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")
     cmd.add_argument("--out", type=Path, required=True, help="output model.onnx")
 
-    cmd = command("train-graph", _cmd_train_graph, "forward + backward (ONNX Runtime Training) + optimizer as primitive ops, in one graph")
+    cmd = command(
+        "train-graph", _cmd_train_graph, "forward + backward (ONNX Runtime Training) + optimizer as primitive ops, in one graph"
+    )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="model.onnx from `traincost export`")
     _optimizer_args(cmd)
     cmd.add_argument("--seed", type=int, default=0, help="seed of the batch used to record tensor shapes")

@@ -38,7 +38,15 @@ def built(tmp_path_factory) -> Path:
     steps = [
         ("export", "--model", "gpt2", "--batch", 2, "--options", TINY_GPT2, "--out", out / "model.onnx"),
         ("train-graph", "--in", out / "model.onnx", "--optimizer", "adam", "--lr", "0.001", "--out", out / "train_step.onnx"),
-        ("decompose", "--in", out / "train_step.onnx", "--histogram", out / "hist.parquet", "--out", out / "train_step.decomposed.onnx"),
+        (
+            "decompose",
+            "--in",
+            out / "train_step.onnx",
+            "--histogram",
+            out / "hist.parquet",
+            "--out",
+            out / "train_step.decomposed.onnx",
+        ),
         ("lower", "--in", out / "train_step.decomposed.onnx", "--ops", out / "ops.parquet", "--tensors", out / "tensors.parquet"),
         ("memory", "--ops", out / "ops.parquet", "--tensors", out / "tensors.parquet", "--out", out / "memory.parquet"),
     ]
@@ -49,7 +57,15 @@ def built(tmp_path_factory) -> Path:
 
 
 def test_the_chain_writes_every_stage(built: Path) -> None:
-    for name in ("model.onnx", "train_step.onnx", "train_step.decomposed.onnx", "hist.parquet", "ops.parquet", "tensors.parquet", "memory.parquet"):
+    for name in (
+        "model.onnx",
+        "train_step.onnx",
+        "train_step.decomposed.onnx",
+        "hist.parquet",
+        "ops.parquet",
+        "tensors.parquet",
+        "memory.parquet",
+    ):
         assert (built / name).stat().st_size > 0
     assert onnx.load(str(built / "train_step.decomposed.onnx")).graph.name.endswith("decomposed")
 
@@ -62,7 +78,9 @@ def test_decompose_prints_the_histogram(built: Path, tmp_path: Path) -> None:
 
 def test_unknown_model(tmp_path: Path) -> None:
     out = tmp_path / "model.onnx"
-    assert_clean_failure(traincost("export", "--model", "resnet1000", "--batch", 1, "--out", out), "resnet1000", "resnet18", left=out)
+    assert_clean_failure(
+        traincost("export", "--model", "resnet1000", "--batch", 1, "--out", out), "resnet1000", "resnet18", left=out
+    )
 
 
 def test_negative_batch(tmp_path: Path) -> None:
@@ -72,7 +90,9 @@ def test_negative_batch(tmp_path: Path) -> None:
 
 def test_options_not_json(tmp_path: Path) -> None:
     out = tmp_path / "model.onnx"
-    assert_clean_failure(traincost("export", "--model", "gpt2_small", "--batch", 1, "--options", "{layers: 2", "--out", out), "--options", left=out)
+    assert_clean_failure(
+        traincost("export", "--model", "gpt2_small", "--batch", 1, "--options", "{layers: 2", "--out", out), "--options", left=out
+    )
 
 
 def test_file_that_is_not_onnx(tmp_path: Path) -> None:
@@ -84,7 +104,11 @@ def test_file_that_is_not_onnx(tmp_path: Path) -> None:
 
 def test_missing_file(tmp_path: Path) -> None:
     out = tmp_path / "t.onnx"
-    assert_clean_failure(traincost("train-graph", "--in", tmp_path / "nope.onnx", "--optimizer", "sgd", "--lr", "0.1", "--out", out), "nope.onnx", left=out)
+    assert_clean_failure(
+        traincost("train-graph", "--in", tmp_path / "nope.onnx", "--optimizer", "sgd", "--lr", "0.1", "--out", out),
+        "nope.onnx",
+        left=out,
+    )
 
 
 def test_op_without_decomposition_rule(built: Path, tmp_path: Path) -> None:
@@ -100,12 +124,22 @@ def test_op_without_decomposition_rule(built: Path, tmp_path: Path) -> None:
 
 def test_lowering_a_graph_that_is_not_decomposed(built: Path, tmp_path: Path) -> None:
     ops = tmp_path / "ops.parquet"
-    assert_clean_failure(traincost("lower", "--in", built / "train_step.onnx", "--ops", ops, "--tensors", tmp_path / "t.parquet"), "decompose first", left=ops)
+    assert_clean_failure(
+        traincost("lower", "--in", built / "train_step.onnx", "--ops", ops, "--tensors", tmp_path / "t.parquet"),
+        "decompose first",
+        left=ops,
+    )
 
 
 def test_bad_optimizer_value(built: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.onnx"
-    assert_clean_failure(traincost("train-graph", "--in", built / "model.onnx", "--optimizer", "adam", "--lr", "0.001", "--beta2", "1.5", "--out", out), "beta2", left=out)
+    assert_clean_failure(
+        traincost(
+            "train-graph", "--in", built / "model.onnx", "--optimizer", "adam", "--lr", "0.001", "--beta2", "1.5", "--out", out
+        ),
+        "beta2",
+        left=out,
+    )
 
 
 def test_help_and_version() -> None:

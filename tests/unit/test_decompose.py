@@ -8,10 +8,11 @@ import pytest
 from onnx import TensorProto, helper
 
 from traincost.errors import GraphError, UnsupportedOpError
-from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, op_histogram, verify_decomposition
+from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, op_histogram, rewrite_node, verify_decomposition
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.gradient_rules import RULES
 from traincost.frontend.onnx_graph import set_node_meta
+from traincost.frontend.shapes import tensor_types
 
 # Every zoo architecture at a small batch (VGG-16 and GPT-2 124M are covered by their smaller
 # siblings here and run whole in the default workflow; see bench/frontend.py).
@@ -100,9 +101,6 @@ def test_an_op_without_rule_names_every_such_op_and_node(chain) -> None:
 
 def test_convgrad_rule_on_strided_dilated_padded_convolutions() -> None:
     """The ConvGrad rule against ORT's own kernel, on shapes the zoo does not have."""
-    from traincost.frontend.decompose import rewrite_node
-    from traincost.frontend.shapes import tensor_types
-
     cases = [
         dict(strides=[2, 2], pads=[1, 1, 1, 1], dilations=[1, 1], k=3, h=9),
         dict(strides=[3, 1], pads=[0, 2, 1, 0], dilations=[1, 2], k=3, h=11),
@@ -119,7 +117,10 @@ def test_convgrad_rule_on_strided_dilated_padded_convolutions() -> None:
             helper.make_graph(
                 [conv],
                 "f",
-                [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape), helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape)],
+                [
+                    helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                    helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape),
+                ],
                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
             ),
             opset_imports=[helper.make_opsetid("", 17)],

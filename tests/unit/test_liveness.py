@@ -28,7 +28,9 @@ def _tiny() -> Workload:
         ],
         columns=["tensor", "name", "kind", "bytes", "producer", "consumers", "saved_for_backward", "updates"],
     )
-    ops = pd.DataFrame({"op": range(5), "name": list("abcde"), "phase": ["forward", "forward", "backward", "backward", "optimizer"]})
+    ops = pd.DataFrame(
+        {"op": range(5), "name": list("abcde"), "phase": ["forward", "forward", "backward", "backward", "optimizer"]}
+    )
     return Workload(ops=ops, tensors=tensors)
 
 
@@ -38,7 +40,13 @@ def test_hand_computed_peak() -> None:
     # op3 w+a+loss+g+w_grad = 284; op4 w+loss+w_grad = 204 (w.updated overwrites w)
     assert list(profile.live_bytes) == [150, 144, 184, 284, 204]
     assert profile.peak_bytes == 284 and profile.peak_op == 3
-    assert profile.at_peak_bytes == {"weights": 100, "gradients": 100, "optimizer_states": 0, "saved_activations": 40, "other": 44}
+    assert profile.at_peak_bytes == {
+        "weights": 100,
+        "gradients": 100,
+        "optimizer_states": 0,
+        "saved_activations": 40,
+        "other": 44,
+    }
     assert sum(profile.at_peak_bytes.values()) == profile.peak_bytes
     assert profile.total_bytes["weights"] == 100 and profile.total_bytes["saved_activations"] == 40
 
@@ -62,7 +70,11 @@ def test_cnn_accounting_matches_torch(chain, name: str, batch: int, optimizer: s
     ours = memory_profile(chain(name, batch, optimizer).workload).total_bytes
     measured = measure_torch_memory(name, batch=batch, optimizer=_SPECS[optimizer], seed=0)
     for category, tolerance in TOLERANCES.items():
-        assert abs(ours[category] - measured[category]) <= tolerance * measured[category], (category, ours[category], measured[category])
+        assert abs(ours[category] - measured[category]) <= tolerance * measured[category], (
+            category,
+            ours[category],
+            measured[category],
+        )
     assert measured["saved_activations"] > 0
 
 

@@ -36,7 +36,9 @@ def test_convolution_training_macs_are_three_times_forward_but_the_first_input_g
     first = int(workload.ops[workload.ops["kind"] == "conv"].iloc[0]["macs"])
     assert _conv_macs(workload, "conv_wgrad") == forward
     assert _conv_macs(workload, "conv_dgrad") == forward - first
-    assert (forward + _conv_macs(workload, "conv_wgrad") + _conv_macs(workload, "conv_dgrad")) / forward == pytest.approx(3.0, abs=0.05)
+    assert (forward + _conv_macs(workload, "conv_wgrad") + _conv_macs(workload, "conv_dgrad")) / forward == pytest.approx(
+        3.0, abs=0.05
+    )
 
 
 def test_loop_dimensions_multiply_to_the_macs(chain) -> None:

@@ -18,7 +18,6 @@ from traincost.memory.torch_measure import torch_optimizer
 
 from ..conftest import OPTIMIZERS
 
-
 _TORCH_STATE = {"momentum": "momentum_buffer", "exp_avg": "exp_avg", "exp_avg_sq": "exp_avg_sq"}
 # Adam and AdamW start from random moments at step 3: from zero moments the first update is
 # lr·g/(|g| + eps) ≈ lr·sign(g), which turns float32 noise in a near-zero gradient into a full

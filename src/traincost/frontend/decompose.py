@@ -43,11 +43,7 @@ _BRANCHING_OPS = frozenset({"Relu", "LeakyRelu", "MaxPool"})
 
 def is_primitive(node: onnx.NodeProto) -> bool:
     """True for a standard ONNX op that needs no decomposition."""
-    return (
-        node.domain in ("", "ai.onnx")
-        and onnx.defs.has(node.op_type, "")
-        and node.op_type not in COMPOSITE_STANDARD_OPS
-    )
+    return node.domain in ("", "ai.onnx") and onnx.defs.has(node.op_type, "") and node.op_type not in COMPOSITE_STANDARD_OPS
 
 
 def op_histogram(model: onnx.ModelProto) -> Counter[str]:
@@ -170,7 +166,9 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     failed = [loss] if flips else names
     worst = max(failed, key=end_to_end.__getitem__)
     if not end_to_end[worst] <= TOLERANCE:
-        raise GraphError(f"graph {before.graph.name!r}: decomposed graph differs at {worst!r} by {end_to_end[worst]:.2e} (> {TOLERANCE})")
+        raise GraphError(
+            f"graph {before.graph.name!r}: decomposed graph differs at {worst!r} by {end_to_end[worst]:.2e} (> {TOLERANCE})"
+        )
     if flips:
         log.warning("%d ReLU/max-pool elements took the other branch after rounding; gradients compared node by node only", flips)
     return DecompositionCheck(per_rule=per_rule, end_to_end=end_to_end, branch_flips=flips)

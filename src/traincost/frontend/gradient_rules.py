@@ -138,7 +138,9 @@ def conv_grad(ctx: RuleContext) -> None:
         wgrad_pads = list(pads)
         crop = []
         for i in range(spatial):
-            reach = (x_t.shape[2 + i] + pads[i] + pads[spatial + i] - ((dy_t.shape[2 + i] - 1) * strides[i] + 1)) // dilations[i] + 1
+            reach = (x_t.shape[2 + i] + pads[i] + pads[spatial + i] - ((dy_t.shape[2 + i] - 1) * strides[i] + 1)) // dilations[
+                i
+            ] + 1
             wgrad_pads[spatial + i] = pads[spatial + i] - (reach - kernel[i]) * dilations[i]
             crop.append(x_t.shape[2 + i] + min(wgrad_pads[spatial + i], 0))
             wgrad_pads[spatial + i] = max(wgrad_pads[spatial + i], 0)
@@ -286,10 +288,17 @@ def gelu_grad(ctx: RuleContext) -> None:
         x = make.op("Add", [x, ctx.input(2)])
     cdf = make.op(
         "Mul",
-        [make.op("Add", [make.op("Erf", [make.op("Mul", [x, _f(make, 1 / math.sqrt(2), elem)])]), _f(make, 1.0, elem)]), _f(make, 0.5, elem)],
+        [
+            make.op("Add", [make.op("Erf", [make.op("Mul", [x, _f(make, 1 / math.sqrt(2), elem)])]), _f(make, 1.0, elem)]),
+            _f(make, 0.5, elem),
+        ],
     )
     pdf = make.op(
-        "Mul", [make.op("Exp", [make.op("Mul", [make.op("Mul", [x, x]), _f(make, -0.5, elem)])]), _f(make, 1 / math.sqrt(2 * math.pi), elem)]
+        "Mul",
+        [
+            make.op("Exp", [make.op("Mul", [make.op("Mul", [x, x]), _f(make, -0.5, elem)])]),
+            _f(make, 1 / math.sqrt(2 * math.pi), elem),
+        ],
     )
     make.op("Mul", [d_y, make.op("Add", [cdf, make.op("Mul", [x, pdf])])], outputs=[ctx.output(0)])
 
@@ -458,9 +467,7 @@ def gather_elements_grad(ctx: RuleContext) -> None:
     d_y, shape, indices = ctx.input(0), ctx.input(1), ctx.input(2)
     out_t = ctx.type_of(ctx.output(0))
     zeros = make.op("ConstantOfShape", [shape], value=helper.make_tensor("zero", out_t.elem_type, [1], [0]))
-    make.op(
-        "ScatterElements", [zeros, indices, d_y], outputs=[ctx.output(0)], axis=int(ctx.attr("axis", 0)), reduction="add"
-    )
+    make.op("ScatterElements", [zeros, indices, d_y], outputs=[ctx.output(0)], axis=int(ctx.attr("axis", 0)), reduction="add")
 
 
 @rule(MS, "ConcatTraining")
@@ -494,8 +501,8 @@ def slice_grad(ctx: RuleContext) -> None:
     if ctx.input(5) and np.any(ctx.constant(5) != 1):
         raise ctx.unsupported("slices with steps other than 1 are not decomposed")
     pads = [0] * (2 * rank)
-    for start, end, axis in zip(starts.tolist(), ends.tolist(), axes.tolist(), strict=True):
-        axis %= rank
+    for start, end, signed_axis in zip(starts.tolist(), ends.tolist(), axes.tolist(), strict=True):
+        axis = signed_axis % rank
         dim = out_t.shape[axis]
         first = min(max(start + dim if start < 0 else start, 0), dim)
         last = min(max(end + dim if end < 0 else end, 0), dim)
@@ -522,7 +529,8 @@ def average_pool_grad(ctx: RuleContext) -> None:
     n, c = x_t.shape[:2]
     weights = np.full([1, 1, *kernel], 1.0 / math.prod(kernel), dtype=helper.tensor_dtype_to_np_dtype(x_t.elem_type))
     output_padding = [
-        x_t.shape[2 + i] - (strides[i] * (dy_t.shape[2 + i] - 1) + kernel[i] - pads[i] - pads[spatial + i]) for i in range(spatial)
+        x_t.shape[2 + i] - (strides[i] * (dy_t.shape[2 + i] - 1) + kernel[i] - pads[i] - pads[spatial + i])
+        for i in range(spatial)
     ]
     planes = make.op("Reshape", [d_y, _i64(make, [n * c, 1, *dy_t.shape[2:]], "shape")])
     spread = make.op(

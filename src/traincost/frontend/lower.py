@@ -108,7 +108,9 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
     phase_of_op: list[str] = []
     for index, node in enumerate(graph.node):
         if not is_primitive(node):
-            raise GraphError(f"graph {graph.name!r}: node {node.name!r} ({node.domain}::{node.op_type}) is not primitive; decompose first")
+            raise GraphError(
+                f"graph {graph.name!r}: node {node.name!r} ({node.domain}::{node.op_type}) is not primitive; decompose first"
+            )
         phase = node_meta(node, PHASE_KEY)
         if phase is None:
             raise GraphError(f"graph {graph.name!r}: node {node.name!r} has no {PHASE_KEY} annotation")
@@ -147,7 +149,9 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
         ttype = types[name]
         made_by = producer.get(t, -1)
         read_by = readers.get(t, [])
-        kind = _tensor_kind(name, made_by, phase_of_op, params, buffers, fed, outputs)
+        kind = _tensor_kind(
+            name, made_by=made_by, phase_of_op=phase_of_op, params=params, buffers=buffers, fed=fed, outputs=outputs
+        )
         saved = kind in ("input", "activation") and any(phase_of_op[r] == "backward" for r in read_by)
         tensor_rows.append(
             {
@@ -163,14 +167,21 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
                 "updates": tensor_ids.get(name.removesuffix(".updated"), -1) if name.endswith(".updated") else -1,
             }
         )
-    tensors = pd.DataFrame(tensor_rows).astype({"dtype_bytes": "int64", "bytes": "int64", "producer": "int64", "updates": "int64"})
-    precision = "fp32" if types[names[0]].elem_type == onnx.TensorProto.FLOAT else helper.tensor_dtype_to_string(types[names[0]].elem_type)
+    tensors = pd.DataFrame(tensor_rows).astype(
+        {"dtype_bytes": "int64", "bytes": "int64", "producer": "int64", "updates": "int64"}
+    )
+    precision = (
+        "fp32"
+        if types[names[0]].elem_type == onnx.TensorProto.FLOAT
+        else helper.tensor_dtype_to_string(types[names[0]].elem_type)
+    )
     workload_meta = {**meta, "precision": precision, "source": source}
     return Workload(ops=ops, tensors=tensors, meta=workload_meta)
 
 
 def _tensor_kind(
     name: str,
+    *,
     made_by: int,
     phase_of_op: list[str],
     params: set[str],

@@ -145,7 +145,7 @@ def append_optimizer(
 
     for param, grad, layer in params:
         make = NodeFactory(f"optimizer/{param}")
-        _update(make, param, grad, spec, step, bias, graph)
+        _update(make, param=param, grad=grad, spec=spec, step_size=step, inv_sqrt_bc2=bias, graph=graph)
         for node in make.nodes:
             set_node_meta(node, phase="optimizer", layer=layer, kind="optimizer")
         graph.node.extend(make.nodes)
@@ -154,6 +154,7 @@ def append_optimizer(
 
 def _update(
     make: NodeFactory,
+    *,
     param: str,
     grad: str,
     spec: OptimizerSpec,
@@ -191,13 +192,19 @@ def _update(
             v, v_out = state_io("exp_avg_sq")
             make.op(
                 "Add",
-                [make.op("Mul", [m, scalar(spec.beta1, "beta1")]), make.op("Mul", [grad, scalar(1 - spec.beta1, "one_minus_beta1")])],
+                [
+                    make.op("Mul", [m, scalar(spec.beta1, "beta1")]),
+                    make.op("Mul", [grad, scalar(1 - spec.beta1, "one_minus_beta1")]),
+                ],
                 outputs=[m_out],
             )
             grad_sq = make.op("Mul", [grad, grad])
             make.op(
                 "Add",
-                [make.op("Mul", [v, scalar(spec.beta2, "beta2")]), make.op("Mul", [grad_sq, scalar(1 - spec.beta2, "one_minus_beta2")])],
+                [
+                    make.op("Mul", [v, scalar(spec.beta2, "beta2")]),
+                    make.op("Mul", [grad_sq, scalar(1 - spec.beta2, "one_minus_beta2")]),
+                ],
                 outputs=[v_out],
             )
             denom = make.op("Add", [make.op("Mul", [make.op("Sqrt", [v_out]), inv_sqrt_bc2]), scalar(spec.eps, "eps")])

@@ -39,7 +39,9 @@ def compare_memory(pairs: Sequence[tuple[str | os.PathLike[str], str | os.PathLi
         for row in ours.itertuples():
             theirs = torch_bytes.get(row.category)
             tolerance = TOLERANCES.get(row.category)
-            difference = (row.total_bytes - theirs) / theirs if theirs else (0.0 if theirs == 0 and row.total_bytes == 0 else np.nan)
+            difference = (
+                (row.total_bytes - theirs) / theirs if theirs else (0.0 if theirs == 0 and row.total_bytes == 0 else np.nan)
+            )
             rows.append(
                 {
                     "workload": label,

@@ -25,9 +25,13 @@ def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> to
         case "sgd_momentum":
             return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
         case "adam":
-            return torch.optim.Adam(params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay)
+            return torch.optim.Adam(
+                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
+            )
         case "adamw":
-            return torch.optim.AdamW(params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay)
+            return torch.optim.AdamW(
+                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
+            )
     raise AssertionError(spec.kind)
 
 

@@ -39,7 +39,9 @@ def plot_memory_breakdown(table: pd.DataFrame, outputs: Sequence[Path]) -> None:
 
     bottom = pd.Series(0.0, index=workloads)
     for category in CATEGORIES:
-        values = table[table["category"] == category].set_index("workload")["ours_at_peak_bytes"].reindex(workloads).fillna(0) / 1e9
+        values = (
+            table[table["category"] == category].set_index("workload")["ours_at_peak_bytes"].reindex(workloads).fillna(0) / 1e9
+        )
         left.bar(range(len(workloads)), values, bottom=bottom, color=palette[category], label=_LABELS[category])
         bottom += values
     left.set_xticks(range(len(workloads)), [w.replace(" batch", "\nbatch") for w in workloads], fontsize=7)
@@ -50,7 +52,9 @@ def plot_memory_breakdown(table: pd.DataFrame, outputs: Sequence[Path]) -> None:
     compared = table[table["category"] != "other"].copy()
     compared["ours (GB)"] = compared["ours_total_bytes"] / 1e9
     compared["torch (GB)"] = compared["torch_bytes"] / 1e9
-    long = compared.melt(id_vars=["workload", "category"], value_vars=["ours (GB)", "torch (GB)"], var_name="source", value_name="GB")
+    long = compared.melt(
+        id_vars=["workload", "category"], value_vars=["ours (GB)", "torch (GB)"], var_name="source", value_name="GB"
+    )
     long["bar"] = long["category"].map(_LABELS).astype(str) + "\n" + long["source"].str.split(" ").str[0]
     order = [f"{_LABELS[c]}\n{source}" for c in CATEGORIES if c != "other" for source in ("ours", "torch")]
     sns.barplot(data=long, x="workload", y="GB", hue="bar", hue_order=order, ax=right, palette="Paired")
