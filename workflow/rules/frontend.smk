@@ -9,6 +9,7 @@ rule export:
         batch=lambda w: workload(w)["batch"],
         options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
         seed=config["seed"],
+    threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
     log:
         "results/logs/export/{workload}.log",
     shell:
@@ -24,6 +25,7 @@ rule train_graph:
     params:
         optimizer=optimizer_flags,
         seed=config["seed"],
+    threads: workflow.cores
     log:
         "results/logs/train_graph/{workload}.log",
     shell:
@@ -38,10 +40,12 @@ rule decompose:
         histogram="results/graphs/{workload}/op_histogram.parquet",
     params:
         seed=config["seed"],
+        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+    threads: workflow.cores
     log:
         "results/logs/decompose/{workload}.log",
     shell:
-        "traincost decompose --in {input.onnx} --seed {params.seed} --histogram {output.histogram} "
+        "traincost decompose --in {input.onnx} --seed {params.seed} {params.verify} --histogram {output.histogram} "
         "--out {output.onnx} > {log} 2>&1"
 
 

@@ -10,6 +10,7 @@ rule measure_memory:
         options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
         optimizer=optimizer_flags,
         seed=config["seed"],
+    threads: workflow.cores
     log:
         "results/logs/measure_memory/{workload}.log",
     shell:
