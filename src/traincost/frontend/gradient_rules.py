@@ -303,16 +303,22 @@ def gelu_grad(ctx: RuleContext) -> None:
     make.op("Mul", [d_y, make.op("Add", [cdf, make.op("Mul", [x, pdf])])], outputs=[ctx.output(0)])
 
 
+def _softmax_axis(ctx: RuleContext) -> int:
+    """The non-negative axis of a (log-)softmax gradient. The opset-11 forms (no ``_13``) flatten
+    to 2-D around the axis, which equals a plain reduction only for the last axis."""
+    rank = ctx.type_of(ctx.input(1)).rank
+    axis = int(ctx.attr("axis", -1)) % rank
+    if not ctx.node.op_type.endswith("_13") and axis != rank - 1:
+        raise ctx.unsupported(f"opset-11 {ctx.node.op_type} is only decomposed for the last axis")
+    return axis
+
+
 @rule(MS, "SoftmaxGrad_13", "SoftmaxGrad")
 def softmax_grad(ctx: RuleContext) -> None:
     """dX = Y·(dY − Σ dY·Y) along the softmax axis."""
     make = ctx.make
     d_y, y = ctx.input(0), ctx.input(1)
-    rank = ctx.type_of(y).rank
-    axis = int(ctx.attr("axis", -1)) % rank
-    if ctx.node.op_type == "SoftmaxGrad" and axis != rank - 1:
-        raise ctx.unsupported("opset-11 SoftmaxGrad is only decomposed for the last axis")
-    total = make.op("ReduceSum", [make.op("Mul", [d_y, y]), _i64(make, [axis])], keepdims=1)
+    total = make.op("ReduceSum", [make.op("Mul", [d_y, y]), _i64(make, [_softmax_axis(ctx)])], keepdims=1)
     make.op("Mul", [y, make.op("Sub", [d_y, total])], outputs=[ctx.output(0)])
 
 
@@ -321,9 +327,7 @@ def log_softmax_grad(ctx: RuleContext) -> None:
     """dX = dY − exp(Y)·Σ dY along the axis (Y = log-softmax output)."""
     make = ctx.make
     d_y, y = ctx.input(0), ctx.input(1)
-    rank = ctx.type_of(y).rank
-    axis = int(ctx.attr("axis", -1)) % rank
-    total = make.op("ReduceSum", [d_y, _i64(make, [axis])], keepdims=1)
+    total = make.op("ReduceSum", [d_y, _i64(make, [_softmax_axis(ctx)])], keepdims=1)
     make.op("Sub", [d_y, make.op("Mul", [make.op("Exp", [y]), total])], outputs=[ctx.output(0)])
 
 
