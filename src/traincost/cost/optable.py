@@ -1,0 +1,175 @@
+"""The Workload as flat numpy arrays, the form the vectorised cost model and scheduler read.
+
+Built once per workload (not per configuration). Three things happen here:
+
+* every MAC op (conv, conv_dgrad, conv_wgrad, gemm, matmul) is seen as ``g`` independent GEMMs
+  ``O[M×N] = X[M×R] · S[R×N]``: ``S`` is the operand a weight-stationary array keeps (the weight;
+  for ``conv_wgrad`` the output gradient), ``X`` the streamed operand, ``O`` the output. Which loop
+  dimensions make up M, N and R depends on the kind (``ROLES``);
+* views (``VIEW_OP_TYPES``: reshapes and shape reads) are free: their output aliases their input,
+  so tensors are renamed to the tensor they alias and the view ops are dropped from scheduling;
+* constants (shape vectors, scalars baked into the graph) are free to read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from traincost.workload import LOOP_DIMS, Workload
+
+__all__ = ["OpTable", "op_table", "MAC_KINDS", "ROLES", "VIEW_OP_TYPES", "SPLIT_DIM"]
+
+MAC_KINDS = ("conv", "conv_dgrad", "conv_wgrad", "gemm", "matmul")
+
+# (M dims, N dims, R dims) of the GEMM view of each MAC kind, in the loop dims of the Workload
+# (a conv gradient carries the loop nest of its forward conv).
+ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "conv": (("B", "OY", "OX"), ("K",), ("C", "FY", "FX")),
+    "conv_dgrad": (("B", "OY", "OX"), ("C",), ("K", "FY", "FX")),
+    "conv_wgrad": (("C", "FY", "FX"), ("K",), ("B", "OY", "OX")),
+    "gemm": (("B", "OY", "OX"), ("K",), ("C",)),
+    "matmul": (("B", "OY", "OX"), ("K",), ("C",)),
+}
+# the output-channel dimension that tensor parallelism splits across cores
+SPLIT_DIM = {"conv": "K", "conv_dgrad": "C", "conv_wgrad": "K", "gemm": "K", "matmul": "K"}
+# operators that only relabel memory: zero cost, output aliases input 0
+VIEW_OP_TYPES = frozenset({"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape"})
+
+
+@dataclass(frozen=True, slots=True)
+class OpTable:
+    """Per-op arrays (length = scheduled ops) and per-tensor arrays of one Workload."""
+
+    op: np.ndarray  # Workload op id
+    kind: np.ndarray  # str
+    phase: np.ndarray  # str
+    dims: dict[str, np.ndarray]  # loop dim -> int64
+    macs: np.ndarray
+    elementwise_ops: np.ndarray
+    m: np.ndarray  # GEMM view (MAC ops; 1 elsewhere), per group
+    n: np.ndarray
+    r: np.ndarray
+    groups: np.ndarray
+    window: np.ndarray  # filter taps FY·FX that the streamed operand slides over (1 for GEMMs)
+    s_elems: np.ndarray  # stationary-like operand (input 1) elements
+    x_elems: np.ndarray  # streamed operand (input 0) elements
+    o_elems: np.ndarray  # output elements
+    in_elems: np.ndarray  # all inputs that are not constants (element-wise ops)
+    x_tensor: np.ndarray  # tensor id of the streamed operand (MAC ops), -1 if none
+    s_tensor: np.ndarray  # tensor id of the stationary-like operand (MAC ops), -1 if none
+    inputs: tuple[tuple[int, ...], ...]  # tensor ids after aliasing, constants removed
+    outputs: tuple[tuple[int, ...], ...]
+    tensor_elems: np.ndarray  # per tensor id
+    tensor_persistent: np.ndarray  # bool: lives in off-chip memory across steps (weights, states, inputs)
+    tensor_step_output: np.ndarray  # bool: must be written off-chip (updated params and states, loss)
+    last_use: np.ndarray  # per tensor: index (in this table) of its last reader, -1 if none
+    views: int  # view ops dropped
+
+    def __len__(self) -> int:
+        return len(self.op)
+
+    @property
+    def is_mac(self) -> np.ndarray:
+        return np.isin(self.kind, MAC_KINDS)
+
+
+def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backward", "optimizer", "recompute")) -> OpTable:
+    """Flatten the ops of ``phases`` (all by default; ``("forward",)`` is inference) into arrays."""
+    ops = workload.ops[workload.ops["phase"].isin(phases)].sort_values("op")
+    tensors = workload.tensors.set_index("tensor").sort_index()
+    n_tensors = int(tensors.index.max()) + 1
+    elems = np.zeros(n_tensors, dtype=np.int64)
+    elems[tensors.index.to_numpy()] = (tensors["bytes"] // tensors["dtype_bytes"].clip(lower=1)).to_numpy()
+    kinds = np.full(n_tensors, "", dtype=object)
+    kinds[tensors.index.to_numpy()] = tensors["kind"].to_numpy()
+    updates = np.full(n_tensors, -1, dtype=np.int64)
+    updates[tensors.index.to_numpy()] = tensors["updates"].to_numpy()
+    constant = kinds == "constant"
+
+    alias = np.arange(n_tensors)
+    keep_rows = []
+    views = 0
+    for row in ops.itertuples(index=False):
+        ins = list(row.inputs)
+        if row.op_type in VIEW_OP_TYPES and ins:
+            for t in row.outputs:
+                alias[t] = alias[ins[0]]
+            views += 1
+            continue
+        keep_rows.append(row)
+
+    def live(ids: object) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(int(alias[t]) for t in ids if not constant[alias[t]]))
+
+    inputs = tuple(live(row.inputs) for row in keep_rows)
+    outputs = tuple(live(row.outputs) for row in keep_rows)
+    kind = np.array([row.kind for row in keep_rows], dtype=object)
+    dims = {d: np.array([getattr(row, d) for row in keep_rows], dtype=np.int64) for d in LOOP_DIMS}
+    macs = np.array([row.macs for row in keep_rows], dtype=np.float64)
+
+    gemm = _gemm_views(keep_rows, dims=dims, macs=macs, elems=elems, alias=alias, constant=constant)
+    in_elems = np.array([sum(elems[t] for t in ids) for ids in inputs], dtype=np.float64)
+    o_elems = np.where(np.isin(kind, MAC_KINDS), gemm["o_elems"], [sum(elems[t] for t in ids) for ids in outputs])
+
+    readers_last = np.full(n_tensors, -1, dtype=np.int64)
+    for i, ids in enumerate(inputs):
+        readers_last[list(ids)] = i
+    persistent = np.isin(kinds, ["input", "weight", "buffer", "optimizer_state"])
+    step_output = (updates >= 0) | (kinds == "output")
+    return OpTable(
+        op=np.array([row.op for row in keep_rows], dtype=np.int64),
+        kind=kind,
+        phase=np.array([row.phase for row in keep_rows], dtype=object),
+        dims=dims,
+        macs=macs,
+        elementwise_ops=np.array([row.elementwise_ops for row in keep_rows], dtype=np.float64),
+        m=gemm["m"],
+        n=gemm["n"],
+        r=gemm["r"],
+        groups=gemm["groups"],
+        window=gemm["window"],
+        s_elems=gemm["s_elems"],
+        x_elems=gemm["x_elems"],
+        o_elems=o_elems.astype(np.float64),
+        in_elems=in_elems,
+        x_tensor=gemm["x_tensor"].astype(np.int64),
+        s_tensor=gemm["s_tensor"].astype(np.int64),
+        inputs=inputs,
+        outputs=outputs,
+        tensor_elems=elems,
+        tensor_persistent=persistent,
+        tensor_step_output=step_output,
+        last_use=readers_last,
+        views=views,
+    )
+
+
+def _gemm_views(
+    rows: list, *, dims: dict[str, np.ndarray], macs: np.ndarray, elems: np.ndarray, alias: np.ndarray, constant: np.ndarray
+) -> dict[str, np.ndarray]:
+    """M, N, R, groups, window and operand sizes of every MAC op (1 and 0 for the others)."""
+    size = len(rows)
+    out = {key: np.ones(size) for key in ("m", "n", "r", "groups", "window")}
+    out |= {key: np.zeros(size) for key in ("s_elems", "x_elems", "o_elems")}
+    out |= {key: np.full(size, -1.0) for key in ("x_tensor", "s_tensor")}
+    for i, row in enumerate(rows):
+        if row.kind not in ROLES:
+            continue
+        ins = list(row.inputs)
+        _, n_dims, r_dims = ROLES[row.kind]
+        n = float(np.prod([dims[d][i] for d in n_dims]))
+        r = float(np.prod([dims[d][i] for d in r_dims]))
+        s_elems = float(elems[ins[1]]) if len(ins) > 1 else n * r
+        # a batched GEMM whose "stationary" operand differs per batch (attention) is g GEMMs
+        groups = max(1.0, round(s_elems / (n * r)))
+        out["n"][i], out["r"][i], out["groups"][i], out["s_elems"][i] = n, r, groups, s_elems
+        out["m"][i] = max(1.0, macs[i] / (n * r * groups))
+        out["x_elems"][i] = elems[ins[0]]
+        out["o_elems"][i] = elems[row.outputs[0]]
+        out["window"][i] = dims["FY"][i] * dims["FX"][i] if row.kind in ("conv", "conv_dgrad") else 1
+        for key, t in (("x_tensor", ins[0]), ("s_tensor", ins[1] if len(ins) > 1 else None)):
+            if t is not None and not constant[alias[t]]:
+                out[key][i] = alias[t]
+    return out

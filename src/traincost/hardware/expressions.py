@@ -1,0 +1,83 @@
+"""Arithmetic over template parameters: how a hardware YAML says ``count: x_pes * y_pes``.
+
+A numeric field of a hardware description is a number or a string expression over the template's
+parameters, built from numbers, parameter names, ``+ - * / // ** %``, parentheses, ``min``, ``max``,
+``sqrt`` and the size constants ``KiB`` and ``MiB``. Nothing else is evaluated (no attributes, no
+calls to anything but those three functions), so a YAML file cannot run code.
+
+Parameters may be numpy arrays (one value per configuration of a sweep); the expression is then
+evaluated once for the whole sweep.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["evaluate", "names_in", "ExpressionError", "CONSTANTS"]
+
+CONSTANTS = {"KiB": 1024, "MiB": 1024 * 1024}
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+    ast.Mod: operator.mod,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"min": np.minimum, "max": np.maximum, "sqrt": np.sqrt}
+
+
+class ExpressionError(ValueError):
+    """An expression that is not plain arithmetic over known names."""
+
+
+def names_in(text: str) -> set[str]:
+    """The parameter names an expression reads (constants and functions excluded)."""
+    tree = _parse(text)
+    found = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return found - set(CONSTANTS) - set(_FUNCTIONS)
+
+
+def evaluate(value: float | str, parameters: Mapping[str, Any]) -> Any:
+    """Evaluate a number or an expression string with ``parameters`` bound.
+
+    Raises:
+        ExpressionError: the text is not allowed arithmetic, or names an unknown parameter.
+    """
+    if isinstance(value, bool):
+        raise ExpressionError(f"expected a number or an arithmetic expression, got {value!r}")
+    if isinstance(value, int | float):
+        return value
+    return _eval(_parse(value).body, {**CONSTANTS, **parameters}, value)
+
+
+def _parse(text: str) -> ast.Expression:
+    try:
+        return ast.parse(text, mode="eval")
+    except SyntaxError as err:
+        raise ExpressionError(f"{text!r} is not an arithmetic expression ({err.msg})") from err
+
+
+def _eval(node: ast.AST, scope: Mapping[str, Any], text: str) -> Any:
+    match node:
+        case ast.Constant(value=int() | float() as number) if not isinstance(number, bool):
+            return number
+        case ast.Name(id=name):
+            if name not in scope:
+                known = ", ".join(sorted(set(scope) - set(CONSTANTS))) or "none"
+                raise ExpressionError(f"{text!r}: unknown parameter {name!r} (parameters: {known})")
+            return scope[name]
+        case ast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
+            return _BINARY[type(op)](_eval(left, scope, text), _eval(right, scope, text))
+        case ast.UnaryOp(op=ast.USub(), operand=operand):
+            return -_eval(operand, scope, text)
+        case ast.Call(func=ast.Name(id=name), args=args, keywords=[]) if name in _FUNCTIONS:
+            return _FUNCTIONS[name](*(_eval(arg, scope, text) for arg in args))
+    raise ExpressionError(f"{text!r}: only numbers, parameter names, + - * / // ** %, min, max and sqrt are allowed")

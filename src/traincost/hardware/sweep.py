@@ -1,0 +1,51 @@
+"""Sweeps: a hardware template's parameters crossed over lists of values, one row per configuration."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from traincost.errors import ConfigError
+
+__all__ = ["expand_grid", "config_id", "shard"]
+
+
+def config_id(hardware: str, parameters: Mapping[str, float]) -> str:
+    """A stable 12-hex-digit id of one configuration: the same parameters always give the same id."""
+    text = json.dumps({"hardware": hardware, **{k: float(v) for k, v in sorted(parameters.items())}}, sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def expand_grid(hardware: str, defaults: Mapping[str, float], sweep: Mapping[str, Sequence[float]] | None = None) -> pd.DataFrame:
+    """Every combination of the swept values; unswept parameters keep their default.
+
+    Rows are in ``itertools.product`` order over the parameters in declaration order, so the same
+    template and sweep always give the same table.
+
+    Raises:
+        ConfigError: a swept name is not a parameter of the template, or its list is empty.
+    """
+    sweep = dict(sweep or {})
+    for name, values in sweep.items():
+        if name not in defaults:
+            raise ConfigError(f"sweep of {hardware}: {name!r} is not a parameter (parameters: {', '.join(defaults)})")
+        if len(values) == 0:
+            raise ConfigError(f"sweep of {hardware}: {name!r} has no values")
+    names = list(defaults)
+    axes = [list(sweep.get(name, [defaults[name]])) for name in names]
+    rows = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes)]
+    frame = pd.DataFrame(rows, columns=names).astype("float64")
+    frame.insert(0, "config_id", [config_id(hardware, row) for row in rows])
+    return frame
+
+
+def shard(configs: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
+    """Shard ``index`` of ``count`` contiguous, nearly equal slices of ``configs``."""
+    if count < 1 or not 0 <= index < count:
+        raise ConfigError(f"shard {index} of {count}: expected 0 <= index < count")
+    bounds = [len(configs) * i // count for i in range(count + 1)]
+    return configs.iloc[bounds[index] : bounds[index + 1]].reset_index(drop=True)

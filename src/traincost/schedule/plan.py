@@ -1,0 +1,73 @@
+"""How a workload is deployed on an HDA: parallelism switches and fused subgraphs."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from traincost.errors import ConfigError
+
+__all__ = ["SchedulePlan", "read_fused_groups", "MODES"]
+
+MODES = ("layer_by_layer", "pipeline", "tensor", "pipeline_tensor")
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulePlan:
+    """Deployment choices of the Stream-style scheduler.
+
+    Attributes:
+        pipeline: cores work concurrently, each op on a core of the kind that runs it (convs on
+            PE cores, element-wise and optimizer ops on the SIMD core), starting when its inputs
+            are ready; off, ops run one at a time in program order (layer by layer).
+        tensor_parallel: a MAC op's output channels are split across every instance of its core.
+        fused: groups of Workload op ids computed as fused stacks: their intermediate tensors are
+            produced and consumed a tile of rows at a time, never leave the chip, and consumers
+            start on the first tile of their producer.
+        resident_fraction: share of each core's top memory that may hold tensors between ops
+            (the rest is working space for the tiles of the running op).
+    """
+
+    pipeline: bool = True
+    tensor_parallel: bool = True
+    fused: tuple[tuple[int, ...], ...] = ()
+    resident_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.resident_fraction <= 1.0:
+            raise ConfigError(f"resident_fraction: {self.resident_fraction} is not in [0, 1]")
+        seen: set[int] = set()
+        for i, group in enumerate(self.fused):
+            overlap = seen.intersection(group)
+            if overlap:
+                raise ConfigError(f"fused[{i}]: ops {sorted(overlap)} are already in another fused group")
+            seen.update(group)
+
+    @classmethod
+    def from_mode(cls, mode: str, *, fused: tuple[tuple[int, ...], ...] = (), resident_fraction: float = 0.5) -> SchedulePlan:
+        """A plan by name: layer_by_layer, pipeline, tensor, pipeline_tensor."""
+        match mode:
+            case "layer_by_layer":
+                return cls(pipeline=False, tensor_parallel=False, fused=fused, resident_fraction=resident_fraction)
+            case "pipeline":
+                return cls(pipeline=True, tensor_parallel=False, fused=fused, resident_fraction=resident_fraction)
+            case "tensor":
+                return cls(pipeline=False, tensor_parallel=True, fused=fused, resident_fraction=resident_fraction)
+            case "pipeline_tensor":
+                return cls(pipeline=True, tensor_parallel=True, fused=fused, resident_fraction=resident_fraction)
+        raise ConfigError(f"schedule mode {mode!r}: expected one of {', '.join(MODES)}")
+
+
+def read_fused_groups(path: str | os.PathLike[str]) -> tuple[tuple[int, ...], ...]:
+    """Fused groups from a JSON file: ``{"groups": [[op, op, …], …]}`` (Workload op ids)."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{file}: cannot read fused groups ({err})") from err
+    groups = data.get("groups") if isinstance(data, dict) else None
+    if not isinstance(groups, list) or not all(isinstance(g, list) and all(isinstance(o, int) for o in g) for g in groups):
+        raise ConfigError(f'{file}: expected {{"groups": [[op id, ...], ...]}}')
+    return tuple(tuple(g) for g in groups)

@@ -1,0 +1,403 @@
+"""Stream-style scheduling of a workload on an HDA, vectorised over hardware configurations.
+
+Ops are visited once, in program order (a topological order), and for every configuration at once:
+
+1. **Placement.** Each op goes to the core that runs its kind. With tensor parallelism a MAC op is
+   split over output channels across all instances of its core; otherwise it takes the instance
+   that frees up first.
+2. **Data.** Each input comes from the core's own top memory if it is resident there (free), from
+   another core over the bus, or from off-chip memory over the bus. Outputs stay in the producing
+   core's top memory while they fit in its resident share; what does not fit spills off chip (and
+   its partial sums with it). A tensor read from off chip stays cached if it fits and is read
+   again. Updated parameters, optimizer states and the loss are always written off chip.
+   A tensor leaves memory after its last reader.
+3. **Time.** An op starts when its inputs are ready and its core is free (in layer-by-layer mode,
+   when the previous op has finished). Its duration is the longest of its core-internal latency,
+   its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth. Inside
+   a fused group a consumer starts on its producer's first tile (rows / tiles) and ends no earlier
+   than one tile after it; intermediates of the group never leave the chip, and the group's weights
+   are fetched once per tile if they do not fit on chip.
+4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
+   bus bandwidth); energy = MACs + every memory level + bus + off-chip; the memory timeline keeps
+   the peak of resident on-chip bytes and of live off-chip bytes.
+
+Per-configuration numpy arrays, a Python loop over ops only: the work per op is a few vector
+operations of length = configurations (processed in chunks to bound memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from traincost.cost.core_cost import mac_cost, simd_cost
+from traincost.cost.optable import MAC_KINDS, OpTable
+from traincost.hardware.load import HardwareError
+from traincost.hardware.spec import HardwareSpec
+from traincost.schedule.plan import SchedulePlan
+
+__all__ = ["schedule", "StepCost"]
+
+_BITS = 8.0
+_CHUNK = 512
+
+
+@dataclass(frozen=True, slots=True)
+class StepCost:
+    """Cost of one step per configuration (``summary``) and, for small grids, per op (``ops``)."""
+
+    summary: pd.DataFrame
+    ops: pd.DataFrame | None
+
+
+def schedule(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_op: bool = False) -> StepCost:
+    """Latency, energy and memory of ``table`` on every configuration of ``hardware``.
+
+    Args:
+        table: the workload (all phases for training, forward only for inference).
+        hardware: the accelerator template at its configurations.
+        plan: parallelism and fusion choices.
+        per_op: also return start, end and energy of every op (one row per op and configuration).
+
+    Raises:
+        HardwareError: an op kind that no core runs.
+    """
+    core_of = _placement(table, hardware)
+    context = _Static.build(table, hardware, plan, core_of)
+    summaries, details = [], []
+    for start in range(0, hardware.n_configs, _CHUNK):
+        chunk = hardware.take(slice(start, start + _CHUNK))
+        summary, detail = _run(table, chunk, plan, context, per_op=per_op)
+        summaries.append(summary)
+        if detail is not None:
+            details.append(detail)
+    return StepCost(
+        summary=pd.concat(summaries, ignore_index=True), ops=pd.concat(details, ignore_index=True) if per_op else None
+    )
+
+
+def _placement(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
+    core_of = np.empty(len(table), dtype=np.int64)
+    for kind in np.unique(table.kind):
+        core = hardware.core_for(kind)
+        if core is None:
+            first = int(table.op[np.flatnonzero(table.kind == kind)[0]])
+            raise HardwareError(
+                f"{hardware.source}: no core runs op kind {kind!r} (first at Workload op {first}); add it to a core's runs"
+            )
+        core_of[table.kind == kind] = core
+    return core_of
+
+
+@dataclass(frozen=True, slots=True)
+class _Static:
+    """What does not depend on the configuration: placement, pools, producers, fusion."""
+
+    core_of: np.ndarray
+    pool_of_core: tuple[int, ...]
+    producer: np.ndarray  # per tensor: table index of the op that makes it, -1 for graph inputs
+    group_of: np.ndarray  # per op: fused group index or -1
+    tiles_of_group: np.ndarray
+    intermediate: np.ndarray  # per tensor: made and read only inside one fused group
+    group_weight_bytes: np.ndarray  # per group: stationary operand bytes of its MAC ops
+
+    @classmethod
+    def build(cls, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, core_of: np.ndarray) -> _Static:
+        pools: dict[tuple[str, object], int] = {}
+        pool_of_core = []
+        for index, core in enumerate(hardware.cores):
+            key = ("shared", core.top.name) if core.top.shared else ("core", index)
+            pool_of_core.append(pools.setdefault(key, len(pools)))
+        n_tensors = len(table.tensor_elems)
+        producer = np.full(n_tensors, -1, dtype=np.int64)
+        readers: list[list[int]] = [[] for _ in range(n_tensors)]
+        for i, (ins, outs) in enumerate(zip(table.inputs, table.outputs, strict=True)):
+            producer[list(outs)] = i
+            for t in ins:
+                readers[t].append(i)
+        position = {int(op): i for i, op in enumerate(table.op)}
+        group_of = np.full(len(table), -1, dtype=np.int64)
+        for g, group in enumerate(plan.fused):
+            for op in group:
+                if op in position:  # view ops and other-phase ops are not scheduled
+                    group_of[position[op]] = g
+        tiles = np.ones(len(plan.fused), dtype=np.int64)
+        weights = np.zeros(len(plan.fused))
+        for g in range(len(plan.fused)):
+            members = np.flatnonzero((group_of == g) & np.isin(table.kind, MAC_KINDS))
+            if len(members):
+                tiles[g] = max(1, int(table.dims["OY"][members].min()))
+                weights[g] = table.s_elems[members].sum() * hardware.word_bytes
+        intermediate = np.zeros(n_tensors, dtype=bool)
+        for t in range(n_tensors):
+            p = producer[t]
+            if p >= 0 and group_of[p] >= 0 and readers[t] and not table.tensor_step_output[t]:
+                intermediate[t] = all(group_of[r] == group_of[p] for r in readers[t])
+        return cls(
+            core_of=core_of,
+            pool_of_core=tuple(pool_of_core),
+            producer=producer,
+            group_of=group_of,
+            tiles_of_group=tiles,
+            intermediate=intermediate,
+            group_weight_bytes=weights,
+        )
+
+
+class _OpCosts:
+    """Core-internal cost of every op at the configurations of one chunk, in (configs, ops) arrays."""
+
+    def __init__(self, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, static: _Static) -> None:
+        shape = (hardware.n_configs, len(table))
+        self.latency = np.zeros(shape)
+        self.energy = np.zeros(shape)
+        self.in_w = np.zeros(shape)
+        self.in_i = np.zeros(shape)
+        self.psum = np.zeros(shape)
+        self.out = np.zeros(shape)
+        self.busy_pe_cycles = np.zeros(shape)
+        self.level_energy: dict[str, np.ndarray] = {}
+        self.mac_energy = np.zeros(hardware.n_configs)
+        mac = table.is_mac
+        for k, core in enumerate(hardware.cores):
+            on_core = static.core_of == k
+            for index, is_mac in ((np.flatnonzero(on_core & mac), True), (np.flatnonzero(on_core & ~mac), False)):
+                if not len(index):
+                    continue
+                copies = np.zeros((hardware.n_configs, len(index)))
+                if is_mac:
+                    split = core.count if plan.tensor_parallel else np.ones_like(core.count)
+                    cost = mac_cost(core, table, index, word_bytes=hardware.word_bytes, split=split)
+                    self.in_w[:, index] = cost.ext_in_bytes.get("W", 0) * split[:, None]
+                    # the streamed operand is multicast: fetched once, written into every core's top memory
+                    self.in_i[:, index] = cost.ext_in_bytes.get("I", 0)
+                    copies = self.in_i[:, index] * (split[:, None] - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
+                    self.psum[:, index] = cost.ext_in_bytes.get("O", 0) * split[:, None]
+                else:
+                    split = np.ones_like(core.count)
+                    cost = simd_cost(core, table, index, word_bytes=hardware.word_bytes)
+                self.out[:, index] = cost.ext_write_bytes * split[:, None]
+                self.latency[:, index] = cost.latency_cycles
+                internal = cost.energy_mac_pj.copy()
+                for name, energy in cost.energy_level_pj.items():
+                    internal += energy
+                    self.level_energy[name] = self.level_energy.get(name, 0) + (energy * split[:, None]).sum(axis=1)
+                self.energy[:, index] = internal * split[:, None] + copies
+                self.level_energy[core.top.name] = self.level_energy.get(core.top.name, 0) + np.sum(copies, axis=1)
+                self.mac_energy += (cost.energy_mac_pj * split[:, None]).sum(axis=1)
+
+
+class _Memory:
+    """Where every tensor lives, per configuration: a core pool's top memory or off chip."""
+
+    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static) -> None:
+        n_cfg = hw.n_configs
+        self.table = table
+        self.rows = np.arange(n_cfg)
+        self.sizes = table.tensor_elems.astype(np.float64) * hw.word_bytes
+        n_pools = max(static.pool_of_core) + 1
+        self.budget = np.zeros((n_cfg, n_pools))
+        for k, core in enumerate(hw.cores):
+            instances = 1.0 if core.top.shared else core.count
+            pool = static.pool_of_core[k]
+            self.budget[:, pool] = np.maximum(self.budget[:, pool], core.top.size_bytes * instances * plan.resident_fraction)
+        self.pool = np.full((n_cfg, len(self.sizes)), -1, dtype=np.int16)  # -1 = off chip
+        self.held = np.zeros((n_cfg, len(self.sizes)), dtype=np.float32)  # on-chip bytes a tensor occupies
+        self.spilled = np.zeros((n_cfg, len(self.sizes)), dtype=np.float32)  # off-chip bytes of a live temporary
+        self.occupancy = np.zeros((n_cfg, n_pools))
+        self.offchip_live = np.zeros(n_cfg)
+        self.persistent_bytes = float(self.sizes[table.tensor_persistent].sum())
+        self.peak_onchip = np.zeros(n_cfg)
+        self.peak_offchip = np.full(n_cfg, self.persistent_bytes)
+
+    def keep(self, t: int, pool: int, mask: np.ndarray, nbytes: float) -> None:
+        """Make ``t`` resident in ``pool`` where ``mask``, occupying ``nbytes``."""
+        self.pool[mask, t] = pool
+        self.held[mask, t] = nbytes
+        self.occupancy[mask, pool] += nbytes
+
+    def fits(self, t: int, pool: int) -> np.ndarray:
+        return self.occupancy[:, pool] + self.sizes[t] <= self.budget[:, pool]
+
+    def spill(self, t: int, mask: np.ndarray) -> None:
+        if not self.table.tensor_persistent[t]:
+            self.spilled[mask, t] = self.sizes[t]
+            self.offchip_live += self.sizes[t] * mask
+
+    def release(self, t: int) -> None:
+        on = self.pool[:, t] >= 0
+        np.subtract.at(self.occupancy, (self.rows[on], self.pool[on, t]), self.held[on, t])
+        self.pool[:, t] = -1
+        self.held[:, t] = 0
+        self.offchip_live -= self.spilled[:, t]
+        self.spilled[:, t] = 0
+
+    def record_peaks(self) -> None:
+        self.peak_onchip = np.maximum(self.peak_onchip, self.occupancy.sum(axis=1))
+        self.peak_offchip = np.maximum(self.peak_offchip, self.persistent_bytes + self.offchip_live)
+
+
+class _Clock:
+    """When each core instance is free and when each op ends, per configuration."""
+
+    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static) -> None:
+        n_cfg = hw.n_configs
+        self.table, self.plan, self.static = table, plan, static
+        self.rows = np.arange(n_cfg)
+        self.free = [np.where(np.arange(int(c.count.max()))[None, :] < c.count[:, None], 0.0, np.inf) for c in hw.cores]
+        self.start = np.zeros((n_cfg, len(table)))
+        self.end = np.zeros((n_cfg, len(table)))
+        self.first_tile = np.zeros((n_cfg, len(table)))
+        self.last = np.zeros(n_cfg)
+
+    def run(self, i: int, duration: np.ndarray, tiles: int) -> None:
+        """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op."""
+        static, table = self.static, self.table
+        group = int(static.group_of[i])
+        ready = np.zeros_like(self.last) if self.plan.pipeline else self.last.copy()
+        fused_producers = []
+        for t in table.inputs[i]:
+            p = int(static.producer[t])
+            if p >= 0 and group >= 0 and static.group_of[p] == group:
+                ready = np.maximum(ready, self.first_tile[:, p])
+                fused_producers.append(p)
+            elif p >= 0:
+                ready = np.maximum(ready, self.end[:, p])
+        k = int(static.core_of[i])
+        slots = self.free[k]
+        split = self.plan.tensor_parallel and table.kind[i] in MAC_KINDS
+        if split:
+            start = np.maximum(ready, np.where(np.isfinite(slots), slots, -np.inf).max(axis=1))
+        else:
+            pick = slots.argmin(axis=1)
+            start = np.maximum(ready, slots[self.rows, pick])
+        finish = start + duration
+        for p in fused_producers:
+            finish = np.maximum(finish, self.end[:, p] + duration / tiles)
+        if split:
+            self.free[k] = np.where(np.isfinite(slots), finish[:, None], np.inf)
+        else:
+            slots[self.rows, pick] = finish
+        self.start[:, i], self.end[:, i] = start, finish
+        self.first_tile[:, i] = start + duration / tiles
+        self.last = np.maximum(self.last, finish)
+
+
+def _run(
+    table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, *, per_op: bool
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    n_cfg = hw.n_configs
+    costs = _OpCosts(table, hw, plan, static)
+    memory = _Memory(table, hw, plan, static)
+    clock = _Clock(table, hw, plan, static)
+    offchip_bytes, bus_bytes = np.zeros(n_cfg), np.zeros(n_cfg)
+    energy_ext = np.zeros((n_cfg, len(table)))
+    for i in range(len(table)):
+        group = int(static.group_of[i])
+        tiles = int(static.tiles_of_group[group]) if group >= 0 else 1
+        off_b, bus_b, energy = _move_data(table, i, hw=hw, static=static, costs=costs, memory=memory, tiles=tiles)
+        bandwidth_cycles = np.maximum(off_b / hw.offchip.bandwidth_bytes_per_cycle, bus_b / hw.bus.bandwidth_bytes_per_cycle)
+        clock.run(i, np.maximum(costs.latency[:, i], bandwidth_cycles), tiles)
+        offchip_bytes += off_b
+        bus_bytes += bus_b
+        energy_ext[:, i] = energy
+        memory.record_peaks()
+        for t in [t for t in table.inputs[i] if table.last_use[t] == i] + [t for t in table.outputs[i] if table.last_use[t] < i]:
+            memory.release(t)
+
+    latency = np.maximum(
+        clock.last,
+        np.maximum(offchip_bytes / hw.offchip.bandwidth_bytes_per_cycle, bus_bytes / hw.bus.bandwidth_bytes_per_cycle),
+    )
+    op_energy = costs.energy + energy_ext
+    summary = hw.configs.copy()
+    summary["latency_cycles"] = latency
+    summary["energy_pj"] = op_energy.sum(axis=1)
+    summary["energy_mac_pj"] = costs.mac_energy
+    for name in hw.memories:
+        summary[f"energy_{name}_pj"] = costs.level_energy.get(name, np.zeros(n_cfg))
+    summary["energy_bus_offchip_pj"] = energy_ext.sum(axis=1)
+    for phase in np.unique(table.phase):
+        summary[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
+    summary["offchip_bytes"] = offchip_bytes
+    summary["bus_bytes"] = bus_bytes
+    summary["peak_onchip_bytes"] = memory.peak_onchip
+    summary["peak_offchip_bytes"] = memory.peak_offchip
+    mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
+    summary["mac_pes"] = mac_pes
+    summary["utilization"] = table.macs.sum() / (latency * mac_pes)
+    if not per_op:
+        return summary, None
+    n_ops = len(table)
+    detail = pd.DataFrame(
+        {
+            "config_id": np.repeat(hw.configs["config_id"].to_numpy(), n_ops),
+            "op": np.tile(table.op, n_cfg),
+            "kind": np.tile(table.kind, n_cfg),
+            "phase": np.tile(table.phase, n_cfg),
+            "core": np.tile([hw.cores[k].name for k in static.core_of], n_cfg),
+            "start_cycles": clock.start.ravel(),
+            "end_cycles": clock.end.ravel(),
+            "latency_cycles": costs.latency.ravel(),
+            "energy_pj": op_energy.ravel(),
+        }
+    )
+    return summary, detail
+
+
+def _move_data(
+    table: OpTable, i: int, *, hw: HardwareSpec, static: _Static, costs: _OpCosts, memory: _Memory, tiles: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Off-chip bytes, bus bytes and energy (pJ) of bringing op ``i``'s inputs in and its outputs to where they live."""
+    n_cfg = hw.n_configs
+    k = int(static.core_of[i])
+    core, pool, group = hw.cores[k], static.pool_of_core[k], int(static.group_of[i])
+    e_off, e_bus = hw.offchip.energy_pj_per_bit * _BITS, hw.bus.energy_pj_per_bit * _BITS
+    e_top_r, e_top_w = core.top.read_energy_pj_per_bit * _BITS, core.top.write_energy_pj_per_bit * _BITS
+    off_b, bus_b, energy = np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg)
+    for t, fetched in _input_traffic(table, i, costs, memory.sizes, n_cfg):
+        if static.intermediate[t]:
+            continue  # a fused intermediate is produced and consumed tile by tile on chip
+        where = memory.pool[:, t]
+        away = where < 0
+        over_bus = away | (where != pool)
+        moved = fetched
+        if group >= 0 and t == table.s_tensor[i] and table.tensor_persistent[t]:
+            moved = fetched * np.where(static.group_weight_bytes[group] > memory.budget[:, pool], tiles, 1)
+        off_b += moved * away
+        bus_b += moved * over_bus
+        energy += moved * (e_off * away + (e_bus + e_top_w) * over_bus)
+        if table.last_use[t] > i:  # keep a fetched copy for later readers if it fits
+            memory.keep(t, pool, away & memory.fits(t, pool), memory.sizes[t])
+    for t in table.outputs[i]:
+        if static.intermediate[t]:
+            memory.keep(t, pool, np.ones(n_cfg, dtype=bool), memory.sizes[t] / tiles)
+            continue
+        written = costs.out[:, i] if len(table.outputs[i]) == 1 else np.full(n_cfg, memory.sizes[t])
+        needed = np.full(n_cfg, table.last_use[t] > i)
+        stays = needed & memory.fits(t, pool)
+        memory.keep(t, pool, stays, memory.sizes[t])
+        spill = needed & ~stays
+        memory.spill(t, spill)
+        moved = (written + costs.psum[:, i]) * spill
+        if table.tensor_step_output[t]:
+            moved = moved + memory.sizes[t] * ~spill  # written through to off-chip memory
+        off_b += moved
+        bus_b += moved
+        energy += moved * (e_off + e_bus + e_top_r)
+    return off_b, bus_b, energy
+
+
+def _input_traffic(table: OpTable, i: int, costs: _OpCosts, sizes: np.ndarray, n_cfg: int) -> Iterable[tuple[int, np.ndarray]]:
+    """(tensor, bytes moved into the core) for each input of op ``i``."""
+    x, s = int(table.x_tensor[i]), int(table.s_tensor[i])
+    for t in table.inputs[i]:
+        if t == x:
+            yield t, costs.in_i[:, i]
+        elif t == s:
+            yield t, costs.in_w[:, i]
+        else:
+            yield t, np.full(n_cfg, sizes[t])
