@@ -32,13 +32,7 @@ log = logging.getLogger("traincost")
 
 
 def _options(text: str) -> dict[str, object]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"--options: not JSON ({err})") from err
-    if not isinstance(value, dict):
-        raise ConfigError(f"--options: expected a JSON object, got {text!r}")
-    return value
+    return _json_object(text, "--options")
 
 
 def _optimizer_args(parser: argparse.ArgumentParser) -> None:
@@ -176,6 +170,102 @@ def _cmd_plot_memory(args: argparse.Namespace) -> None:
     plot_memory_breakdown(table, [Path(p) for p in args.out])
 
 
+def _json_object(text: str, flag: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{flag}: not JSON ({err})") from err
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag}: expected a JSON object, got {text!r}")
+    return value
+
+
+def _cmd_sweep(args: argparse.Namespace) -> None:
+    from traincost.cost.evaluate import evaluate_sweep
+    from traincost.schedule import SchedulePlan
+    from traincost.schedule.manual_fusion import read_manual_fusion
+    from traincost.workload import Workload, write_table
+
+    index, _, count = args.shard.partition("/")
+    if not (index.isdigit() and count.isdigit()):
+        raise ConfigError(f"--shard: expected INDEX/COUNT such as 0/4, got {args.shard!r}")
+    workload = Workload.read(args.ops, args.tensors)
+    fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
+    plan = SchedulePlan.from_mode(args.mode, fused=fused, resident_fraction=args.resident_fraction)
+    grid = _json_object(args.grid, "--grid")
+    table = evaluate_sweep(
+        workload, args.hardware, grid=grid, step=args.step, plan=plan, shard_index=int(index), shard_count=int(count)
+    )
+    meta = {
+        **workload.meta,
+        "hardware": str(args.hardware),
+        "mode": args.mode,
+        "fusion": str(args.fusion or ""),
+        "step": args.step,
+    }
+    write_table(table, args.out, meta)
+    best = table.nsmallest(1, "latency_cycles").iloc[0]
+    print(f"{len(table)} configurations; fastest {best.config_id}: {best.latency_cycles:.4g} cycles, {best.energy_pj:.4g} pJ")
+
+
+def _cmd_concat(args: argparse.Namespace) -> None:
+    from traincost.workload import read_table, write_table
+
+    frames, metas = zip(*(read_table(path) for path in args.inputs), strict=True)
+    columns = list(frames[0].columns)
+    for path, frame in zip(args.inputs, frames, strict=True):
+        if list(frame.columns) != columns:
+            raise ConfigError(f"{path}: columns differ from {args.inputs[0]}")
+    write_table(pd.concat(frames, ignore_index=True), args.out, metas[0])
+
+
+def _read_steps(paths: Sequence[Path]) -> list[tuple[str, pd.DataFrame]]:
+    from traincost.workload import read_table
+
+    steps = []
+    for path in paths:
+        table, meta = read_table(path)
+        steps.append((meta.get("step", path.stem), table))
+    return steps
+
+
+def _cmd_plot_sweep(args: argparse.Namespace) -> None:
+    from traincost.plots.hardware_sweeps import edge_tpu_resources, plot_compute_resources, plot_energy_latency
+
+    steps = _read_steps(args.inputs)
+    outputs = [Path(p) for p in args.out]
+    match args.figure:
+        case "energy-latency-compute":
+            steps = [(step, edge_tpu_resources(table)) for step, table in steps]
+            plot_energy_latency(steps, hue="total_compute", hue_label="U·L·n_PEs", outputs=outputs, title=args.title)
+        case "compute-resources":
+            plot_compute_resources(steps, outputs=outputs, title=args.title)
+        case "energy-latency-bandwidth":
+            plot_energy_latency(
+                steps,
+                hue="buffer_bandwidth",
+                hue_label="buffer bandwidth (B/cycle)",
+                outputs=outputs,
+                title=args.title,
+                log_hue=False,
+            )
+
+
+def _cmd_claims(args: argparse.Namespace) -> None:
+    from traincost.analysis.monet_claims import monet_hardware_claims
+    from traincost.workload import read_table, write_table
+
+    tables = [read_table(path)[0] for path in (args.edge_inference, args.edge_training, args.gpt_inference, args.gpt_training)]
+    claims = monet_hardware_claims(*tables)
+    with pd.option_context("display.width", 200, "display.max_colwidth", 70):
+        print(claims[["figure", "claim", "value", "holds"]].to_string(index=False))
+    print(f"{int(claims['holds'].sum())} of {len(claims)} claims hold on our model")
+    with atomic_path(args.csv) as tmp:
+        claims.to_csv(tmp, index=False)
+    if args.out:
+        write_table(claims, args.out)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="traincost", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"traincost {__version__}")
@@ -238,7 +328,49 @@ def _parser() -> argparse.ArgumentParser:
     cmd = command("plot-memory", _cmd_plot_memory, "MONET Figure 3: peak memory breakdown (GB)")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+
+    _cost_commands(command)
     return parser
+
+
+def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
+    """Subcommands of the hardware cost model and the MONET hardware study."""
+    cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware template YAML (config/hardware/)")
+    cmd.add_argument("--grid", default="{}", help="values per template parameter as JSON, e.g. '{\"x_pes\": [1, 2, 4]}'")
+    cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
+    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
+    cmd.add_argument("--resident-fraction", type=float, default=0.5, help="share of a core's top memory that keeps tensors")
+    cmd.add_argument("--shard", default="0/1", help="INDEX/COUNT: evaluate one contiguous slice of the grid")
+    cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")
+
+    cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)")
+    cmd.add_argument(
+        "--figure",
+        required=True,
+        choices=["energy-latency-compute", "compute-resources", "energy-latency-bandwidth"],
+        help="Fig. 1 (Edge TPU, colour U·L·n_PEs), Fig. 8 (vs compute resources), Fig. 9 (FuseMax, colour buffer bandwidth)",
+    )
+    cmd.add_argument(
+        "--in", dest="inputs", type=Path, nargs="+", required=True, help="sweep tables, e.g. inference then training"
+    )
+    cmd.add_argument("--title", default="", help="figure title")
+    cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+
+    cmd = command("claims", _cmd_claims, "MONET section IV claims checked on the Edge TPU and FuseMax sweeps")
+    cmd.add_argument("--edge-inference", type=Path, required=True, help="ResNet-18 on Edge TPU, inference sweep")
+    cmd.add_argument("--edge-training", type=Path, required=True, help="ResNet-18 on Edge TPU, training sweep")
+    cmd.add_argument("--gpt-inference", type=Path, required=True, help="GPT-2 on FuseMax, inference sweep")
+    cmd.add_argument("--gpt-training", type=Path, required=True, help="GPT-2 on FuseMax, training sweep")
+    cmd.add_argument("--csv", type=Path, required=True, help="output claims.csv")
+    cmd.add_argument("--out", type=Path, help="also write the claims as Parquet")
+
+    cmd = command("concat", _cmd_concat, "concatenate tables with the same columns (sweep shards)")
+    cmd.add_argument("--in", dest="inputs", type=Path, nargs="+", required=True, help="Parquet tables")
+    cmd.add_argument("--out", type=Path, required=True, help="output Parquet table")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""Checks of the papers' qualitative claims, computed on our own results."""

@@ -1,0 +1,166 @@
+"""MONET section IV's qualitative claims as computable checks on our hardware sweeps.
+
+Each claim states, before looking at the numbers, what we compute and the threshold at which we
+say it holds; the table reports our value and whether it holds. Nothing here is tuned to make a
+claim hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from traincost.analysis.pareto import pareto_mask
+from traincost.plots.hardware_sweeps import edge_tpu_resources
+
+__all__ = ["Claim", "monet_hardware_claims"]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One claim of the paper, how we test it, and what we found."""
+
+    claim: str
+    figure: str
+    paper_says: str
+    check: str
+    value: float
+    holds: bool
+
+
+def monet_hardware_claims(
+    edge_inference: pd.DataFrame, edge_training: pd.DataFrame, gpt_inference: pd.DataFrame, gpt_training: pd.DataFrame
+) -> pd.DataFrame:
+    """Every claim of MONET section IV (Figures 1, 8, 9) on the four sweep tables."""
+    inf, train = _aligned(edge_tpu_resources(edge_inference), edge_tpu_resources(edge_training))
+    g_inf, g_train = _aligned(gpt_inference, gpt_training)
+    largest_pe = inf["pe_compute"].max()
+    upper_pe = np.median(np.unique(inf["pe_compute"]))
+    claims = []
+
+    for metric in ("latency_cycles", "energy_pj"):
+        rho = inf[metric].rank().corr(train[metric].rank())
+        claims.append(
+            Claim(
+                claim=f"inference_training_{metric}_rankings_differ",
+                figure="1",
+                paper_says="hardware that favours inference does not systematically favour training",
+                check=f"Spearman correlation of {metric} between inference and training over the grid; holds if < 0.9",
+                value=float(rho),
+                holds=bool(rho < 0.9),
+            )
+        )
+    front_inf = set(inf["config_id"][pareto_mask(inf["latency_cycles"], inf["energy_pj"])])
+    front_train = set(train["config_id"][pareto_mask(train["latency_cycles"], train["energy_pj"])])
+    jaccard = len(front_inf & front_train) / len(front_inf | front_train)
+    claims.append(
+        Claim(
+            claim="energy_latency_pareto_fronts_differ",
+            figure="1",
+            paper_says="the energy/latency distributions of inference and training differ structurally",
+            check="Jaccard overlap of the energy-latency Pareto fronts (configuration ids); holds if < 0.5",
+            value=jaccard,
+            holds=jaccard < 0.5,
+        )
+    )
+    for table, step, metric, expect in (
+        (train, "training", "latency_cycles", "none"),
+        (inf, "inference", "energy_pj", "none"),
+    ):
+        front = table[pareto_mask(table["total_compute"], table[metric])]
+        count = int((front["pe_compute"] == largest_pe).sum())
+        claims.append(
+            Claim(
+                claim=f"{step}_{metric.split('_')[0]}_front_has_no_largest_pe",
+                figure="8",
+                paper_says=f"larger PEs do not appear on the {step} {metric.split('_')[0]} Pareto front",
+                check=f"Pareto points of ({metric}, U·L·n_PEs) with the largest U·L ({largest_pe:g}); holds if {expect}",
+                value=float(count),
+                holds=count == 0,
+            )
+        )
+    front = inf[pareto_mask(inf["total_compute"], inf["latency_cycles"])]
+    share = float((front["pe_compute"] > upper_pe).mean())
+    claims.append(
+        Claim(
+            claim="inference_latency_front_dominated_by_large_pes",
+            figure="8",
+            paper_says="for inference latency, larger PEs are strongly associated with the Pareto-optimal configurations",
+            check=f"share of (latency, U·L·n_PEs) Pareto points with U·L above the median level ({upper_pe:g}); holds if >= 0.5",
+            value=share,
+            holds=share >= 0.5,
+        )
+    )
+    budget = train[train["total_compute"] >= train["total_compute"].quantile(0.9)]
+    best = budget.loc[budget["energy_pj"].idxmin()]
+    claims.append(
+        Claim(
+            claim="training_large_budget_energy_best_is_large_pe",
+            figure="8",
+            paper_says="during training, larger PEs are more efficient at very large total compute budgets",
+            check="U·L of the lowest-energy training configuration in the top 10 % of U·L·n_PEs; holds if above the median level",
+            value=float(best["pe_compute"]),
+            holds=bool(best["pe_compute"] > upper_pe),
+        )
+    )
+    optimum = train.loc[train["energy_pj"].idxmin()]
+    claims.append(
+        Claim(
+            claim="training_energy_optimum_is_not_largest_pe",
+            figure="8",
+            paper_says="larger PEs are not the best designs in absolute training energy",
+            check="U·L of the lowest-energy training configuration; holds if below the largest U·L",
+            value=float(optimum["pe_compute"]),
+            holds=bool(optimum["pe_compute"] < largest_pe),
+        )
+    )
+    for step, edge, gpt in (("inference", inf, g_inf), ("training", train, g_train)):
+        ratio_edge, ratio_gpt = _spread(edge["latency_cycles"]), _spread(gpt["latency_cycles"])
+        claims.append(
+            Claim(
+                claim=f"gpt2_fusemax_{step}_more_concentrated",
+                figure="9",
+                paper_says="GPT-2 on FuseMax is more concentrated, less sensitive to architecture, than ResNet-18 on Edge TPU",
+                check=f"p90/p10 latency spread, GPT-2 on FuseMax ({ratio_gpt:.2f}) vs ResNet-18 on Edge TPU ({ratio_edge:.2f}); "
+                "value = GPT-2 spread / ResNet spread; holds if < 1",
+                value=ratio_gpt / ratio_edge,
+                holds=ratio_gpt < ratio_edge,
+            )
+        )
+    by_bandwidth = g_train.groupby("buffer_bandwidth")["latency_cycles"].median()
+    ratio = float(by_bandwidth.iloc[-1] / by_bandwidth.iloc[0])
+    claims.append(
+        Claim(
+            claim="gpt2_buffer_bandwidth_lowers_training_latency",
+            figure="9",
+            paper_says="memory (buffer) bandwidth has a visible impact on performance",
+            check="median training latency at the highest buffer bandwidth / at the lowest; holds if < 0.95",
+            value=ratio,
+            holds=ratio < 0.95,
+        )
+    )
+    for name, a, b in (("edge_tpu_resnet18", inf, train), ("fusemax_gpt2", g_inf, g_train)):
+        share = float(((b["latency_cycles"] > a["latency_cycles"]) & (b["energy_pj"] > a["energy_pj"])).mean())
+        claims.append(
+            Claim(
+                claim=f"{name}_training_costs_more_than_inference",
+                figure="1" if name.startswith("edge") else "9",
+                paper_says="a training step costs more than inference on the same hardware",
+                check="share of configurations where training latency and energy both exceed inference; holds if 1",
+                value=share,
+                holds=share == 1.0,
+            )
+        )
+    return pd.DataFrame([asdict(c) for c in claims])
+
+
+def _aligned(inference: pd.DataFrame, training: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both sweeps on the same configurations, in the same order."""
+    common = inference.merge(training[["config_id"]], on="config_id")["config_id"]
+    return tuple(t.set_index("config_id").loc[common].reset_index() for t in (inference, training))
+
+
+def _spread(values: pd.Series) -> float:
+    return float(values.quantile(0.9) / values.quantile(0.1))

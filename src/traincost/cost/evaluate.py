@@ -1,0 +1,63 @@
+"""One hardware sweep: a Workload (inference or training) on every configuration of a template."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from traincost.cost.optable import op_table
+from traincost.errors import ConfigError
+from traincost.hardware import expand_grid, load_hardware, read_hardware_yaml, shard
+from traincost.schedule import SchedulePlan, schedule
+from traincost.workload import Workload
+
+__all__ = ["evaluate_sweep", "STEP_PHASES"]
+
+log = logging.getLogger(__name__)
+
+# inference = the forward ops of the same Workload; training = the whole step with its optimizer
+STEP_PHASES = {"inference": ("forward",), "training": ("forward", "backward", "optimizer", "recompute")}
+
+
+def evaluate_sweep(
+    workload: Workload,
+    hardware: str | os.PathLike[str],
+    *,
+    grid: Mapping[str, Sequence[float]],
+    step: str,
+    plan: SchedulePlan,
+    shard_index: int = 0,
+    shard_count: int = 1,
+) -> pd.DataFrame:
+    """Latency, energy and memory of ``workload`` on one shard of a hardware grid.
+
+    Returns:
+        One row per configuration: ``config_id``, the template parameters, the metrics of
+        ``schedule``, and ``workload``, ``hardware``, ``step`` columns to tell sweeps apart.
+    """
+    if step not in STEP_PHASES:
+        raise ConfigError(f"step {step!r}: expected one of {', '.join(STEP_PHASES)}")
+    data = read_hardware_yaml(hardware)
+    defaults = {name: float(entry["default"]) for name, entry in data["parameters"].items()}
+    configs = shard(expand_grid(data["name"], defaults, grid), shard_index, shard_count)
+    spec = load_hardware(hardware, configs=configs)
+    table = op_table(workload, phases=STEP_PHASES[step])
+    began = time.perf_counter()
+    result = schedule(table, spec, plan).summary
+    log.info(
+        "%s %s on %s: %d configurations x %d ops in %.2f s",
+        workload.meta.get("model", "?"),
+        step,
+        data["name"],
+        len(configs),
+        len(table),
+        time.perf_counter() - began,
+    )
+    result.insert(1, "workload", workload.meta.get("model", ""))
+    result.insert(2, "hardware", data["name"])
+    result.insert(3, "step", step)
+    return result

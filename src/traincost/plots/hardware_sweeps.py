@@ -1,0 +1,95 @@
+"""MONET Figures 1, 8 and 9: hardware sweeps for inference and training, one point per configuration.
+
+Each function reads the sweep tables written by ``traincost sweep`` (merged over shards) and draws
+the paper's axes and colour coding with seaborn. Axes are logarithmic: the grids span two to three
+orders of magnitude of compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+
+from traincost.errors import ConfigError
+from traincost.io import atomic_path
+
+__all__ = ["plot_energy_latency", "plot_compute_resources", "edge_tpu_resources"]
+
+
+def edge_tpu_resources(table: pd.DataFrame) -> pd.DataFrame:
+    """Add the Edge TPU's compute measures of MONET Fig. 8: ``pe_compute`` = U·L and ``total_compute`` = U·L·n_PEs."""
+    _require(table, ["simd_units", "lanes", "x_pes", "y_pes"], "an Edge TPU sweep")
+    pe = table["simd_units"] * table["lanes"]
+    return table.assign(pe_compute=pe, total_compute=pe * table["x_pes"] * table["y_pes"])
+
+
+def plot_energy_latency(
+    steps: Sequence[tuple[str, pd.DataFrame]],
+    *,
+    hue: str,
+    hue_label: str,
+    outputs: Sequence[Path],
+    title: str,
+    log_hue: bool = True,
+) -> None:
+    """Energy (pJ) against latency (cycles), one panel per step, coloured by ``hue`` (Figures 1 and 9)."""
+    sns.set_theme(style="whitegrid", context="paper")
+    fig = Figure(figsize=(5.2 * len(steps), 4.2), layout="constrained")
+    axes = fig.subplots(1, len(steps), squeeze=False)[0]
+    values = pd.concat([table[hue] for _, table in steps])
+    norm = LogNorm(values.min(), values.max()) if log_hue else None
+    for ax, (step, table) in zip(axes, steps, strict=True):
+        _require(table, ["latency_cycles", "energy_pj", hue], f"the {step} sweep")
+        _scatter(ax, table, x="latency_cycles", y="energy_pj", hue=hue, norm=norm, discrete=not log_hue)
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="latency (cycles)",
+            ylabel="energy (pJ)",
+            title=f"{step} ({len(table)} configurations)",
+        )
+        ax.legend(title=hue_label, fontsize=6, title_fontsize=7, loc="upper right")
+    fig.suptitle(title)
+    _save(fig, outputs)
+
+
+def plot_compute_resources(steps: Sequence[tuple[str, pd.DataFrame]], *, outputs: Sequence[Path], title: str) -> None:
+    """Figure 8: energy (top) and latency (bottom) against U·L·n_PEs, coloured by U·L, per step."""
+    sns.set_theme(style="whitegrid", context="paper")
+    fig = Figure(figsize=(5.2 * len(steps), 7.6), layout="constrained")
+    axes = fig.subplots(2, len(steps), squeeze=False)
+    for column, (step, raw) in enumerate(steps):
+        table = edge_tpu_resources(raw)
+        norm = LogNorm(table["pe_compute"].min(), table["pe_compute"].max())
+        for row, (metric, label) in enumerate((("energy_pj", "energy (pJ)"), ("latency_cycles", "latency (cycles)"))):
+            ax = axes[row][column]
+            _scatter(ax, table, x="total_compute", y=metric, hue="pe_compute", norm=norm, discrete=False)
+            ax.set(xscale="log", yscale="log", xlabel="compute resources U·L·n_PEs", ylabel=label, title=step)
+            ax.legend(title="U·L per PE", fontsize=6, title_fontsize=7, loc="upper right")
+    fig.suptitle(title)
+    _save(fig, outputs)
+
+
+def _scatter(ax: Axes, table: pd.DataFrame, *, x: str, y: str, hue: str, norm: LogNorm | None, discrete: bool) -> None:
+    palette = "viridis" if not discrete else sns.color_palette("deep", table[hue].nunique())
+    sns.scatterplot(
+        data=table, x=x, y=y, hue=hue, hue_norm=norm, palette=palette, s=6, linewidth=0, alpha=0.6, ax=ax, rasterized=True
+    )
+
+
+def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ConfigError(f"{what}: missing columns {missing}")
+
+
+def _save(fig: Figure, outputs: Sequence[Path]) -> None:
+    for path in outputs:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=200)

@@ -1,0 +1,68 @@
+"""Fused groups written by hand as layer-name prefixes (MONET's manual ResNet-18 fusion).
+
+A fusion file lists module prefixes of the model; every op whose ``layer`` lies under a prefix
+joins that prefix's group, one group per prefix and phase. For ResNet-18 the prefixes are the stem,
+each residual block, the pooling and the classifier: a block's convolutions, normalisations,
+activations and residual add run as one fused stack.
+
+File format (YAML)::
+
+    phases: [forward, backward]      # which phases are fused
+    prefixes: [stem, stages/stages.0/stages.0.0, ...]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from traincost.errors import ConfigError
+from traincost.workload import PHASES
+
+__all__ = ["groups_by_prefix", "read_manual_fusion"]
+
+
+def groups_by_prefix(ops: pd.DataFrame, prefixes: Sequence[str], *, phases: Sequence[str]) -> tuple[tuple[int, ...], ...]:
+    """One group of op ids per (phase, prefix) with at least two ops; the longest matching prefix wins."""
+    ordered = sorted(prefixes, key=len, reverse=True)
+
+    def owner(layer: str) -> str | None:
+        return next((p for p in ordered if layer == p or layer.startswith(p + "/")), None)
+
+    chosen = ops[ops["phase"].isin(phases)]
+    keys = chosen["layer"].map(owner)
+    groups = []
+    for phase in phases:
+        for prefix in prefixes:
+            members = chosen["op"][(chosen["phase"] == phase) & (keys == prefix)]
+            if len(members) >= 2:
+                groups.append(tuple(int(op) for op in members))
+    return tuple(groups)
+
+
+def read_manual_fusion(path: str | os.PathLike[str], ops: pd.DataFrame) -> tuple[tuple[int, ...], ...]:
+    """The fused groups a fusion file defines on ``ops``.
+
+    Raises:
+        ConfigError: the file is unreadable, malformed, or a prefix matches no op.
+    """
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"{file}: cannot read fusion file ({err})") from err
+    if not isinstance(data, dict) or set(data) != {"phases", "prefixes"}:
+        raise ConfigError(f"{file}: expected exactly the keys 'phases' and 'prefixes'")
+    phases, prefixes = data["phases"], data["prefixes"]
+    bad = [p for p in phases if p not in PHASES]
+    if bad:
+        raise ConfigError(f"{file}: phases: {bad} are not phases ({', '.join(PHASES)})")
+    layers = ops["layer"].astype(str)
+    unmatched = [p for p in prefixes if not (layers.eq(p) | layers.str.startswith(p + "/")).any()]
+    if unmatched:
+        raise ConfigError(f"{file}: prefixes {unmatched} match no op's layer")
+    return groups_by_prefix(ops, prefixes, phases=phases)
