@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -15,6 +16,15 @@ def _check_references():
                 f"workloads.{name}.optimizer: {workload['optimizer']!r} is not a key of optimizers "
                 f"({', '.join(sorted(config['optimizers']))})"
             )
+    for name, sweep in config["hardware_sweeps"].items():
+        if sweep["workload"] not in config["workloads"]:
+            problems.append(f"hardware_sweeps.{name}.workload: {sweep['workload']!r} is not a key of workloads")
+        for key in ("hardware", "fusion"):
+            if key in sweep and not Path(sweep[key]).is_file():
+                problems.append(f"hardware_sweeps.{name}.{key}: no such file {sweep[key]!r}")
+    for key, name in config["monet_hardware"].items():
+        if name is not None and name not in config["hardware_sweeps"]:
+            problems.append(f"monet_hardware.{key}: {name!r} is not a key of hardware_sweeps")
     for i, name in enumerate(config["figure3"]["workloads"]):
         if name not in config["workloads"]:
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
@@ -27,8 +37,14 @@ _check_references()
 WORKLOADS = sorted(config["workloads"])
 
 
+SWEEPS = sorted(config["hardware_sweeps"])
+STEPS = ["inference", "training"]
+
+
 wildcard_constraints:
     workload="|".join(WORKLOADS),
+    sweep="|".join(SWEEPS) or "NONE",
+    step="|".join(STEPS),
 
 
 def workload(wildcards):
@@ -43,9 +59,31 @@ def optimizer_flags(wildcards):
     return " ".join(flags)
 
 
+def sweep(wildcards):
+    return config["hardware_sweeps"][wildcards.sweep]
+
+
+def sweep_shards(wildcards):
+    """The shard files of one sweep and step."""
+    count = sweep(wildcards).get("shards", 1)
+    return [f"results/monet/sweeps/{wildcards.sweep}/{wildcards.step}/shard{i}-of-{count}.parquet" for i in range(count)]
+
+
+def sweep_table(name, step):
+    return f"results/monet/sweeps/{name}/{step}.parquet"
+
+
 def get_final_output():
     outputs = expand("results/workloads/{workload}/memory.parquet", workload=WORKLOADS)
     if config["figure3"]["workloads"]:
         outputs += expand("results/monet/figure3.{ext}", ext=["png", "pdf"])
         outputs.append("results/monet/figure3_memory_compare.csv")
+    edge, fusemax = config["monet_hardware"]["edge_tpu"], config["monet_hardware"]["fusemax"]
+    if edge:
+        outputs += expand("results/monet/{figure}.{ext}", figure=["figure1", "figure8"], ext=["png", "pdf"])
+    if fusemax:
+        outputs += expand("results/monet/figure9.{ext}", ext=["png", "pdf"])
+    if edge and fusemax:
+        outputs.append("results/monet/claims.csv")
+    outputs += [sweep_table(name, step) for name in SWEEPS for step in STEPS]
     return outputs

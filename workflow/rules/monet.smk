@@ -41,3 +41,119 @@ rule figure3:
         "results/logs/figure3.log",
     shell:
         "traincost plot-memory --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+# MONET section IV: hardware sweeps (inference and training) and Figures 1, 8, 9 with claims.csv.
+
+
+def _sweep_inputs(wildcards):
+    """The workload tables and hardware/fusion files a sweep reads (so editing them re-runs it)."""
+    spec = sweep(wildcards)
+    files = {
+        "ops": f"results/workloads/{spec['workload']}/ops.parquet",
+        "tensors": f"results/workloads/{spec['workload']}/tensors.parquet",
+        "hardware": spec["hardware"],
+    }
+    if "fusion" in spec:
+        files["fusion"] = spec["fusion"]
+    return files
+
+
+rule hardware_sweep_shard:
+    input:
+        unpack(_sweep_inputs),
+    output:
+        table="results/monet/sweeps/{sweep}/{step}/shard{index}-of-{shards}.parquet",
+    wildcard_constraints:
+        index=r"\d+",
+        shards=r"\d+",
+    params:
+        grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
+        mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
+        fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
+        resident=lambda w: sweep(w).get("resident_fraction", 0.5),
+    log:
+        "results/logs/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.log",
+    shell:
+        "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
+        "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
+        "--resident-fraction {params.resident} --shard {wildcards.index}/{wildcards.shards} --out {output.table} > {log} 2>&1"
+
+
+rule hardware_sweep_merge:
+    input:
+        sweep_shards,
+    output:
+        table="results/monet/sweeps/{sweep}/{step}.parquet",
+    params:
+        shards=sweep_shards,
+    log:
+        "results/logs/hardware_sweep/{sweep}/{step}.log",
+    shell:
+        "traincost concat --in {params.shards} --out {output.table} > {log} 2>&1"
+
+
+def _edge(step):
+    return sweep_table(config["monet_hardware"]["edge_tpu"], step)
+
+
+def _fusemax(step):
+    return sweep_table(config["monet_hardware"]["fusemax"], step)
+
+
+rule figure1:
+    input:
+        inference=lambda w: _edge("inference"),
+        training=lambda w: _edge("training"),
+    output:
+        png=report("results/monet/figure1.png", caption="../report/figure1.rst", category="MONET"),
+        pdf="results/monet/figure1.pdf",
+    log:
+        "results/logs/figure1.log",
+    shell:
+        "traincost plot-sweep --figure energy-latency-compute --in {input.inference} {input.training} "
+        "--title 'ResNet-18 (3x32x32) on Edge TPU configurations' --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule figure8:
+    input:
+        inference=lambda w: _edge("inference"),
+        training=lambda w: _edge("training"),
+    output:
+        png=report("results/monet/figure8.png", caption="../report/figure8.rst", category="MONET"),
+        pdf="results/monet/figure8.pdf",
+    log:
+        "results/logs/figure8.log",
+    shell:
+        "traincost plot-sweep --figure compute-resources --in {input.inference} {input.training} "
+        "--title 'ResNet-18 on Edge TPU: energy and latency vs compute resources' --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule figure9:
+    input:
+        inference=lambda w: _fusemax("inference"),
+        training=lambda w: _fusemax("training"),
+    output:
+        png=report("results/monet/figure9.png", caption="../report/figure9.rst", category="MONET"),
+        pdf="results/monet/figure9.pdf",
+    log:
+        "results/logs/figure9.log",
+    shell:
+        "traincost plot-sweep --figure energy-latency-bandwidth --in {input.inference} {input.training} "
+        "--title 'Small GPT-2 on FuseMax configurations' --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule monet_claims:
+    input:
+        edge_inference=lambda w: _edge("inference"),
+        edge_training=lambda w: _edge("training"),
+        gpt_inference=lambda w: _fusemax("inference"),
+        gpt_training=lambda w: _fusemax("training"),
+    output:
+        csv=report("results/monet/claims.csv", caption="../report/claims.rst", category="MONET"),
+        table="results/monet/claims.parquet",
+    log:
+        "results/logs/monet_claims.log",
+    shell:
+        "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} --csv {output.csv} --out {output.table} > {log} 2>&1"

@@ -1,0 +1,136 @@
+"""Hardware as data: the shipped templates, sweep expansion, and clear errors on bad YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from traincost.errors import ConfigError
+from traincost.hardware import HardwareError, expand_grid, load_hardware, shard
+from traincost.hardware.expressions import ExpressionError, evaluate
+
+REPO = Path(__file__).resolve().parents[2]
+EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
+FUSEMAX = REPO / "config/hardware/fusemax.yaml"
+TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
+
+TABLE_II = {
+    "x_pes": [1, 2, 4, 6, 8],
+    "y_pes": [1, 2, 4, 6, 8],
+    "simd_units": [16, 32, 64, 128],
+    "lanes": [1, 2, 4, 8],
+    "local_memory_mb": [0.5, 1, 2, 3, 4],
+    "register_file_kb": [8, 16, 32, 64, 128],
+}
+TABLE_III = {
+    "x_pes": [64, 128, 256, 512],
+    "y_pes": [64, 128, 256, 512],
+    "vector_pes": [32, 64, 128, 256],
+    "buffer_bandwidth": [8192, 16384],
+    "buffer_mb": [4, 8, 16, 32],
+    "offchip_bandwidth": [512, 1024, 2048, 4096, 8192],
+}
+
+
+def test_edge_tpu_baseline_is_table_ii_bold() -> None:
+    hw = load_hardware(EDGE_TPU)
+    assert hw.n_configs == 1
+    pe, simd = hw.cores
+    assert pe.dataflow == "weight_stationary" and simd.dataflow == "simd"
+    assert pe.count[0] == 16  # 4 x 4 PE cores
+    assert pe.pes[0] == 64 * 4 * 4  # U SIMD units x 4 ways x L lanes
+    assert hw.memories["local_memory"].size_bytes[0] == 2 * 1024 * 1024
+    assert hw.memories["register_file"].size_bytes[0] == 64 * 1024
+    assert "conv_dgrad" in pe.runs and "optimizer" in simd.runs
+
+
+def test_full_grids_have_the_papers_sizes_and_stable_ids() -> None:
+    edge = load_hardware(EDGE_TPU, sweep=TABLE_II)
+    fusemax = load_hardware(FUSEMAX, sweep=TABLE_III)
+    assert edge.n_configs == 10_000 and fusemax.n_configs == 2_560
+    assert edge.configs["config_id"].is_unique and fusemax.configs["config_id"].is_unique
+    again = load_hardware(EDGE_TPU, sweep=TABLE_II)
+    assert (again.configs["config_id"] == edge.configs["config_id"]).all()
+    # the baseline keeps its id inside the grid
+    baseline = load_hardware(EDGE_TPU).configs["config_id"][0]
+    assert baseline in set(edge.configs["config_id"])
+
+
+def test_template_expressions_follow_the_parameters() -> None:
+    hw = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 8], "lanes": [1, 8]})
+    pe = hw.cores[0]
+    assert list(pe.count) == [4, 4, 32, 32]  # x_pes * y_pes with y_pes = 4
+    assert list(pe.pes) == [256, 2048, 256, 2048]
+    # CACTI-style sqrt scaling of energy per bit with capacity
+    one = load_hardware(EDGE_TPU, sweep={"local_memory_mb": [0.5, 2]}).memories["local_memory"]
+    assert one.read_energy_pj_per_bit[1] == pytest.approx(2 * one.read_energy_pj_per_bit[0])
+
+
+def test_shards_partition_the_grid() -> None:
+    grid = expand_grid("edge_tpu", {"a": 1.0, "b": 2.0}, {"a": [1, 2, 3], "b": [4, 5, 6, 7]})
+    parts = [shard(grid, i, 5) for i in range(5)]
+    joined = np.concatenate([p["config_id"].to_numpy() for p in parts])
+    assert list(joined) == list(grid["config_id"])
+    with pytest.raises(ConfigError, match="shard 5 of 5"):
+        shard(grid, 5, 5)
+
+
+def test_unknown_sweep_parameter_is_named() -> None:
+    with pytest.raises(ConfigError, match="'z_pes' is not a parameter"):
+        load_hardware(EDGE_TPU, sweep={"z_pes": [1]})
+
+
+def test_expressions_are_arithmetic_only() -> None:
+    assert evaluate("2 * KiB + x", {"x": 3}) == 2051
+    with pytest.raises(ExpressionError, match="unknown parameter 'y'"):
+        evaluate("y + 1", {"x": 1})
+    with pytest.raises(ExpressionError, match="only numbers"):
+        evaluate("__import__('os').getcwd()", {})
+
+
+def _broken(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load(TINY.read_text())
+    edit(data)
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: d["cores"][0]["memory"].append({"level": "l3", "operands": ["W"]}), ["cores[0].memory[2].level", "'l3'"]),
+        (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", "> 0"]),
+        (lambda d: d["cores"][0]["pe_array"].append({"dim": "Q", "size": 2}), ["cores[0].pe_array[2].dim", "'Q'"]),
+        (lambda d: d["memories"]["local"].pop("size_bytes"), ["memories.local", "size_bytes"]),
+        (lambda d: d["cores"][0].update(count="n_cores * 2"), ["cores[0].count", "n_cores"]),
+        (lambda d: d["cores"][1]["runs"].append("conv"), ["cores[1].runs", "'conv'", "already run by core 'pe'"]),
+        (lambda d: d["cores"][0].update(count=0.5), ["cores[0].count", "positive integer"]),
+    ],
+)
+def test_bad_hardware_yaml_names_the_field(tmp_path: Path, edit, words: list[str]) -> None:
+    path = _broken(tmp_path, edit)
+    with pytest.raises(HardwareError) as error:
+        load_hardware(path)
+    message = str(error.value)
+    assert str(path) in message
+    for word in words:
+        assert word in message, message
+
+
+def test_negative_value_in_one_configuration_names_it(tmp_path: Path) -> None:
+    path = _broken(tmp_path, lambda d: d["memories"]["local"].update(size_bytes="(local_kb - 2) * KiB"))
+    with pytest.raises(HardwareError, match=r"memories.local.size_bytes.*local_kb=1"):
+        load_hardware(path, sweep={"local_kb": [4, 1]})
+
+
+def test_missing_file_and_invalid_yaml(tmp_path: Path) -> None:
+    with pytest.raises(HardwareError, match="cannot read"):
+        load_hardware(tmp_path / "none.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed")
+    with pytest.raises(HardwareError, match="not valid YAML"):
+        load_hardware(bad)

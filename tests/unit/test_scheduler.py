@@ -1,0 +1,125 @@
+"""The Stream-style scheduler: a hand-computed two-op schedule and invariants on real workloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tests.workloads import conv_relu_workload
+from traincost.cost import op_table
+from traincost.cost.evaluate import STEP_PHASES
+from traincost.hardware import HardwareError, load_hardware
+from traincost.schedule import SchedulePlan, schedule
+from traincost.schedule.manual_fusion import read_manual_fusion
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
+EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
+FUSEMAX = REPO / "config/hardware/fusemax.yaml"
+GPT2_TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
+ENERGY_PARTS = ["energy_mac_pj", "energy_bus_offchip_pj"]
+
+
+def test_hand_computed_conv_then_relu_layer_by_layer() -> None:
+    hw = load_hardware(TINY)
+    cost = schedule(op_table(conv_relu_workload()), hw, SchedulePlan.from_mode("layer_by_layer"), per_op=True)
+    row = cost.summary.iloc[0]
+    # conv: 69 cycles on the PE core (see test_core_cost); reads W 16 + x 64 B from off chip; y stays on chip.
+    # relu: 16 cycles on the vector core; y comes over the bus from the PE core; z (the step's output) goes off chip.
+    assert row.latency_cycles == pytest.approx(69 + 16)
+    assert row.offchip_bytes == 16 + 64 + 64
+    assert row.bus_bytes == 80 + 64 + 64
+    # energy: conv internal 1248, relu internal 1056; moving x,w in: 80 B x (8 pJ off chip + 0.5 bus + 2 local write);
+    # y over the bus into the vector memory: 64 B x (0.5 + 4); z out: 64 B x (8 + 0.5 + 4 read from vector memory)
+    assert row.energy_pj == pytest.approx(1248 + 1056 + 80 * 10.5 + 64 * 4.5 + 64 * 12.5)
+    ops = cost.ops.set_index("op")
+    assert ops.loc[1, "start_cycles"] == ops.loc[0, "end_cycles"] == pytest.approx(69)
+
+
+def test_energy_is_the_sum_of_its_parts(chain) -> None:
+    hw = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 4], "local_memory_mb": [0.5, 4]})
+    summary = schedule(op_table(chain("resnet18_cifar", 1).workload), hw, SchedulePlan()).summary
+    levels = [f"energy_{name}_pj" for name in hw.memories]
+    assert np.allclose(summary["energy_pj"], summary[ENERGY_PARTS + levels].sum(axis=1))
+    phases = [c for c in summary.columns if c in ("energy_forward_pj", "energy_backward_pj", "energy_optimizer_pj")]
+    assert len(phases) == 3
+    assert np.allclose(summary["energy_pj"], summary[phases].sum(axis=1))
+
+
+def test_more_bandwidth_is_never_slower(chain) -> None:
+    workload = chain("gpt2", 2, "adam", GPT2_TINY).workload
+    for parameter in ("offchip_bandwidth", "buffer_bandwidth"):
+        hw = load_hardware(FUSEMAX, sweep={"buffer_mb": [4, 32], parameter: [512, 1024, 4096, 16384]})
+        latency = schedule(op_table(workload), hw, SchedulePlan.from_mode("pipeline")).summary["latency_cycles"].to_numpy()
+        assert (np.diff(latency.reshape(2, 4), axis=1) <= 1e-9).all(), parameter
+
+
+def test_more_local_memory_never_adds_offchip_traffic(chain) -> None:
+    workload = chain("resnet18_cifar", 1).workload
+    hw = load_hardware(EDGE_TPU, sweep={"local_memory_mb": [0.5, 1, 2, 3, 4]})
+    traffic = schedule(op_table(workload), hw, SchedulePlan()).summary["offchip_bytes"].to_numpy()
+    assert (np.diff(traffic) <= 0).all()
+
+
+def test_training_costs_more_than_inference(chain) -> None:
+    workload = chain("resnet18_cifar", 1).workload
+    hw = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 8], "simd_units": [16, 128], "local_memory_mb": [0.5, 4]})
+    step = {s: schedule(op_table(workload, phases=p), hw, SchedulePlan()).summary for s, p in STEP_PHASES.items()}
+    assert (step["training"]["latency_cycles"] > step["inference"]["latency_cycles"]).all()
+    assert (step["training"]["energy_pj"] > step["inference"]["energy_pj"]).all()
+
+
+def test_a_one_configuration_sweep_equals_the_grid_row(chain) -> None:
+    table = op_table(chain("resnet18_cifar", 1).workload)
+    grid = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 2, 6], "lanes": [1, 8], "register_file_kb": [8, 128]})
+    together = schedule(table, grid, SchedulePlan()).summary
+    for index in (0, 5, 11):
+        alone = schedule(table, load_hardware(EDGE_TPU, configs=grid.configs.iloc[[index]]), SchedulePlan()).summary
+        row = together.iloc[index]
+        assert alone["config_id"].iloc[0] == row["config_id"]
+        numbers = alone.columns.drop("config_id")
+        # equal up to the order of floating-point sums
+        assert np.allclose(alone[numbers].iloc[0].astype(float), row[numbers].astype(float), rtol=1e-12, atol=0)
+
+
+def test_pipelining_and_tensor_parallelism_never_slow_down(chain) -> None:
+    table = op_table(chain("resnet18_cifar", 1).workload)
+    hw = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 4, 8]})
+    latency = {
+        mode: schedule(table, hw, SchedulePlan.from_mode(mode)).summary["latency_cycles"]
+        for mode in ("layer_by_layer", "pipeline")
+    }
+    assert (latency["pipeline"] <= latency["layer_by_layer"]).all()
+    one_core = load_hardware(EDGE_TPU, sweep={"x_pes": [1], "y_pes": [1]})
+    split = schedule(table, one_core, SchedulePlan.from_mode("pipeline_tensor")).summary
+    plain = schedule(table, one_core, SchedulePlan.from_mode("pipeline")).summary
+    assert split["latency_cycles"].iloc[0] == pytest.approx(plain["latency_cycles"].iloc[0])
+
+
+def test_manual_fusion_keeps_block_intermediates_on_chip(chain) -> None:
+    workload = chain("resnet18_cifar", 1).workload
+    groups = read_manual_fusion(REPO / "config/fusion/resnet18_manual.yaml", workload.ops)
+    assert len(groups) == 2 * 11 - 2  # stem, 8 blocks, pool and fc, forward and backward (pool/fc backward: 1 op each)
+    hw = load_hardware(EDGE_TPU)
+    table = op_table(workload, phases=STEP_PHASES["inference"])
+    base = schedule(table, hw, SchedulePlan()).summary.iloc[0]
+    fused = schedule(table, hw, SchedulePlan(fused=groups)).summary.iloc[0]
+    assert fused.offchip_bytes < base.offchip_bytes
+    assert fused.latency_cycles < base.latency_cycles
+
+
+def test_an_op_kind_without_a_core_is_an_error(tmp_path: Path) -> None:
+    data = yaml.safe_load(TINY.read_text())
+    data["cores"][1]["runs"].remove("eltwise")
+    path = tmp_path / "no_eltwise.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(HardwareError, match=r"no core runs op kind 'eltwise' \(first at Workload op 1\)"):
+        schedule(op_table(conv_relu_workload()), load_hardware(path), SchedulePlan())
+
+
+def test_overlapping_fused_groups_are_rejected() -> None:
+    with pytest.raises(Exception, match=r"fused\[1\]: ops \[3\]"):
+        SchedulePlan(fused=((1, 2, 3), (3, 4)))

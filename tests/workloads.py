@@ -1,0 +1,48 @@
+"""Hand-built Workloads small enough to cost by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from traincost.workload import LOOP_DIMS, Workload
+
+__all__ = ["conv_relu_workload"]
+
+
+def conv_relu_workload(*, relu: bool = True) -> Workload:
+    """A 1x1 convolution (B=1, K=C=4, 4x4) on 1-byte elements, optionally followed by a ReLU.
+
+    Tensors: 0 input x [1,4,4,4] (64 elements), 1 weight w [4,4,1,1] (16), 2 conv output y [1,4,4,4],
+    3 relu output z (the step's output).
+    """
+    dims = {"B": 1, "K": 4, "C": 4, "OY": 4, "OX": 4, "FY": 1, "FX": 1, "G": 1}
+    ops = [
+        {"op": 0, "name": "conv", "op_type": "Conv", "kind": "conv", "phase": "forward", "layer": "conv"}
+        | dims
+        | {"macs": 256, "elementwise_ops": 0, "inputs": [0, 1], "outputs": [2]}
+    ]
+    if relu:
+        ops.append(
+            {"op": 1, "name": "relu", "op_type": "Relu", "kind": "eltwise", "phase": "forward", "layer": "relu"}
+            | dict.fromkeys(LOOP_DIMS, 1)
+            | {"macs": 0, "elementwise_ops": 64, "inputs": [2], "outputs": [3]}
+        )
+    tensors = [
+        {"tensor": 0, "name": "x", "kind": "input", "shape": [1, 4, 4, 4], "bytes": 64, "producer": -1, "consumers": [0]},
+        {"tensor": 1, "name": "w", "kind": "weight", "shape": [4, 4, 1, 1], "bytes": 16, "producer": -1, "consumers": [0]},
+        {
+            "tensor": 2,
+            "name": "y",
+            "kind": "activation" if relu else "output",
+            "shape": [1, 4, 4, 4],
+            "bytes": 64,
+            "producer": 0,
+            "consumers": [1] if relu else [],
+        },
+    ]
+    if relu:
+        tensors.append(
+            {"tensor": 3, "name": "z", "kind": "output", "shape": [1, 4, 4, 4], "bytes": 64, "producer": 1, "consumers": []}
+        )
+    frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
+    return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv_relu"})
