@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import onnx
+import pandas as pd
 import pytest
 from onnx import helper
 
@@ -148,3 +149,90 @@ def test_help_and_version() -> None:
     assert traincost("--version").stdout.startswith("traincost ")
     models = traincost("models")
     assert "resnet18_cifar" in models.stdout and "gpt2_124m" in models.stdout
+
+
+EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
+FUSEMAX = Path(__file__).resolve().parents[2] / "config/hardware/fusemax.yaml"
+
+
+def _sweep(built: Path, out: Path, *extra: object) -> subprocess.CompletedProcess[str]:
+    return traincost("sweep", "--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", *extra, "--out", out)
+
+
+def test_sweep_shards_concat_to_the_whole_grid(built: Path, tmp_path: Path) -> None:
+    grid = json.dumps({"x_pes": [1, 2, 4], "lanes": [1, 4]})
+    whole = _sweep(built, tmp_path / "all.parquet", "--hardware", EDGE_TPU, "--grid", grid, "--step", "training")
+    assert whole.returncode == 0, whole.stderr
+    assert "6 configurations" in whole.stdout
+    for index in range(2):
+        part = _sweep(
+            built,
+            tmp_path / f"part{index}.parquet",
+            "--hardware",
+            EDGE_TPU,
+            "--grid",
+            grid,
+            "--step",
+            "training",
+            "--shard",
+            f"{index}/2",
+        )
+        assert part.returncode == 0, part.stderr
+    merged = traincost(
+        "concat", "--in", tmp_path / "part0.parquet", tmp_path / "part1.parquet", "--out", tmp_path / "merged.parquet"
+    )
+    assert merged.returncode == 0, merged.stderr
+    a, b = pd.read_parquet(tmp_path / "all.parquet"), pd.read_parquet(tmp_path / "merged.parquet")
+    assert list(a["config_id"]) == list(b["config_id"])
+    assert a["latency_cycles"].to_numpy() == pytest.approx(b["latency_cycles"].to_numpy())
+    assert set(a["step"]) == {"training"} and set(a["hardware"]) == {"edge_tpu"}
+
+
+def test_sweep_figures_and_claims(built: Path, tmp_path: Path) -> None:
+    edge = json.dumps({"x_pes": [1, 4], "simd_units": [16, 64], "lanes": [1, 4]})
+    fusemax = json.dumps({"buffer_bandwidth": [8192, 16384], "x_pes": [64, 256]})
+    tables = {}
+    for name, hardware, grid in (("edge", EDGE_TPU, edge), ("gpt", FUSEMAX, fusemax)):
+        for step in ("inference", "training"):
+            tables[name, step] = tmp_path / f"{name}_{step}.parquet"
+            result = _sweep(
+                built, tables[name, step], "--hardware", hardware, "--grid", grid, "--step", step, "--mode", "pipeline"
+            )
+            assert result.returncode == 0, result.stderr
+    for figure, name in (("energy-latency-compute", "edge"), ("compute-resources", "edge"), ("energy-latency-bandwidth", "gpt")):
+        outputs = [tmp_path / f"{figure}.png", tmp_path / f"{figure}.pdf"]
+        result = traincost(
+            "plot-sweep", "--figure", figure, "--in", tables[name, "inference"], tables[name, "training"], "--out", *outputs
+        )
+        assert result.returncode == 0, result.stderr
+        assert all(path.stat().st_size > 10_000 for path in outputs)
+    claims = traincost(
+        "claims",
+        "--edge-inference",
+        tables["edge", "inference"],
+        "--edge-training",
+        tables["edge", "training"],
+        "--gpt-inference",
+        tables["gpt", "inference"],
+        "--gpt-training",
+        tables["gpt", "training"],
+        "--csv",
+        tmp_path / "claims.csv",
+    )
+    assert claims.returncode == 0, claims.stderr
+    text = (tmp_path / "claims.csv").read_text()
+    assert text.startswith("claim,figure,paper_says,check,value,holds")
+    assert "training_latency_front_has_no_largest_pe" in text
+
+
+def test_sweep_errors_name_what_is_wrong(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sweep.parquet"
+    assert_clean_failure(_sweep(built, out, "--hardware", EDGE_TPU, "--step", "training", "--shard", "two"), "--shard", left=out)
+    result = _sweep(built, out, "--hardware", EDGE_TPU, "--grid", '{"z_pes": [1]}', "--step", "training")
+    assert_clean_failure(result, "z_pes", "not a parameter", left=out)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(EDGE_TPU.read_text().replace("size_bytes: local_memory_mb * MiB", "size_bytes: -1"))
+    result = _sweep(built, out, "--hardware", broken, "--step", "inference")
+    assert_clean_failure(result, str(broken), "memories.local_memory.size_bytes", left=out)
+    result = traincost("plot-sweep", "--figure", "compute-resources", "--in", built / "ops.parquet", "--out", tmp_path / "f.png")
+    assert_clean_failure(result, "missing columns", left=tmp_path / "f.png")

@@ -25,6 +25,21 @@ def _config(**changes: object) -> dict:
             "second": {"model": "gpt2", "batch": 1, "optimizer": "adam", "options": dict(TINY)},
         },
         "figure3": {"workloads": []},
+        "hardware_sweeps": {
+            "edge": {
+                "hardware": str(REPO / "config/hardware/edge_tpu.yaml"),
+                "workload": "first",
+                "mode": "pipeline_tensor",
+                "shards": 2,
+                "grid": {"x_pes": [1, 2], "lanes": [1, 4]},
+            },
+            "fm": {
+                "hardware": str(REPO / "config/hardware/fusemax.yaml"),
+                "workload": "second",
+                "grid": {"buffer_bandwidth": [8192, 16384]},
+            },
+        },
+        "monet_hardware": {"edge_tpu": "edge", "fusemax": "fm"},
     }
     for path, value in changes.items():
         *parents, leaf = path.split("__")
@@ -49,7 +64,7 @@ def planned_jobs(result: subprocess.CompletedProcess[str]) -> set[tuple[str, str
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
         rule = re.match(r"(?:local)?rule (\w+):", block.strip())
         if rule:
-            wildcard = re.search(r"wildcards: workload=(\w+)", block)
+            wildcard = re.search(r"wildcards: (?:workload|sweep)=(\w+)", block)
             jobs.add((rule.group(1), wildcard.group(1) if wildcard else ""))
     return jobs
 
@@ -67,6 +82,8 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         for file in ("graphs/{}/train_step.decomposed.onnx", "workloads/{}/ops.parquet", "workloads/{}/memory.parquet"):
             assert (workdir / "results" / file.format(name)).is_file()
     assert (workdir / "results/logs/export/first.log").is_file()
+    for file in ("figure1.pdf", "figure8.png", "figure9.png", "claims.csv", "sweeps/edge/training/shard1-of-2.parquet"):
+        assert (workdir / "results/monet" / file).is_file(), file
 
 
 def test_nothing_to_do_after_a_run(workdir: Path) -> None:
@@ -83,6 +100,17 @@ def test_changing_one_batch_reruns_only_that_workload(workdir: Path) -> None:
     assert not [job for job in jobs if job[1] == "first"]
 
 
+def test_changing_a_sweep_grid_reruns_only_that_sweep(workdir: Path) -> None:
+    config = _config()
+    config["hardware_sweeps"]["edge"]["grid"]["lanes"] = [1, 8]
+    result = snakemake(workdir, config, "-n")
+    assert result.returncode == 0, result.stderr
+    jobs = planned_jobs(result)
+    assert {("hardware_sweep_shard", "edge"), ("hardware_sweep_merge", "edge"), ("figure1", ""), ("monet_claims", "")} <= jobs
+    assert not [job for job in jobs if job[1] in ("first", "second", "fm")]
+    assert ("figure9", "") not in jobs
+
+
 def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> None:
     config = _config()
     config["optimizers"]["adam"]["lr"] = 0.01
@@ -97,7 +125,9 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     result = snakemake(tmp_path, _config(), "-n")
     assert result.returncode == 0
     rules = {rule for rule, _ in planned_jobs(result)}
-    assert rules == {"export", "train_graph", "decompose", "lower", "memory", "all"}
+    frontend = {"export", "train_graph", "decompose", "lower", "memory"}
+    monet = {"hardware_sweep_shard", "hardware_sweep_merge", "figure1", "figure8", "figure9", "monet_claims"}
+    assert rules == frontend | monet | {"all"}
     assert not (tmp_path / "results").exists()
 
 
@@ -110,6 +140,10 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
         ({"workloads__first__optimizer": "lion"}, ["workloads.first.optimizer", "lion"]),
         ({"figure3__workloads": ["nope"]}, ["figure3.workloads[0]", "nope"]),
         ({"seed": 1.5}, ["seed"]),
+        ({"monet_hardware__edge_tpu": "nope"}, ["monet_hardware.edge_tpu", "nope"]),
+        ({"hardware_sweeps__edge__workload": "third"}, ["hardware_sweeps.edge.workload", "third"]),
+        ({"hardware_sweeps__edge__hardware": "missing.yaml"}, ["hardware_sweeps.edge.hardware", "missing.yaml"]),
+        ({"hardware_sweeps__edge__shards": 0}, ["shards"]),
     ],
 )
 def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:
