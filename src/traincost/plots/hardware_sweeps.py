@@ -46,7 +46,8 @@ def plot_energy_latency(
     norm = LogNorm(values.min(), values.max()) if log_hue else None
     for ax, (step, table) in zip(axes, steps, strict=True):
         _require(table, ["latency_cycles", "energy_pj", hue], f"the {step} sweep")
-        _scatter(ax, table, x="latency_cycles", y="energy_pj", hue=hue, norm=norm, discrete=not log_hue)
+        shown = table if log_hue else table.assign(**{hue: table[hue].map("{:g}".format)})
+        _scatter(ax, shown, x="latency_cycles", y="energy_pj", hue=hue, norm=norm, discrete=not log_hue)
         ax.set(
             xscale="log",
             yscale="log",
