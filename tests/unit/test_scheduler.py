@@ -20,7 +20,7 @@ TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
 EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
 FUSEMAX = REPO / "config/hardware/fusemax.yaml"
 GPT2_TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
-ENERGY_PARTS = ["energy_mac_pj", "energy_bus_offchip_pj"]
+ENERGY_PARTS = ["energy_mac_pj", "energy_bus_pj", "energy_offchip_pj"]
 
 
 def test_hand_computed_conv_then_relu_layer_by_layer() -> None:
@@ -35,6 +35,8 @@ def test_hand_computed_conv_then_relu_layer_by_layer() -> None:
     # energy: conv internal 1248, relu internal 1056; moving x,w in: 80 B x (8 pJ off chip + 0.5 bus + 2 local write);
     # y over the bus into the vector memory: 64 B x (0.5 + 4); z out: 64 B x (8 + 0.5 + 4 read from vector memory)
     assert row.energy_pj == pytest.approx(1248 + 1056 + 80 * 10.5 + 64 * 4.5 + 64 * 12.5)
+    assert row.energy_offchip_pj == 144 * 8 and row.energy_bus_pj == 208 * 0.5
+    assert row.energy_local_pj == pytest.approx(960 + 80 * 2)  # the conv's accesses plus writing x and w in
     ops = cost.ops.set_index("op")
     assert ops.loc[1, "start_cycles"] == ops.loc[0, "end_cycles"] == pytest.approx(69)
 

@@ -18,7 +18,7 @@ Ops are visited once, in program order (a topological order), and for every conf
    than one tile after it; intermediates of the group never leave the chip, and the group's weights
    are fetched once per tile if they do not fit on chip.
 4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
-   bus bandwidth); energy = MACs + every memory level + bus + off-chip; the memory timeline keeps
+   bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column); the memory timeline keeps
    the peak of resident on-chip bytes and of live off-chip bytes.
 
 Per-configuration numpy arrays, a Python loop over ops only: the work per op is a few vector
@@ -295,15 +295,18 @@ def _run(
     clock = _Clock(table, hw, plan, static)
     offchip_bytes, bus_bytes = np.zeros(n_cfg), np.zeros(n_cfg)
     energy_ext = np.zeros((n_cfg, len(table)))
+    moved_pj = {"offchip": np.zeros(n_cfg), "bus": np.zeros(n_cfg), **{name: np.zeros(n_cfg) for name in hw.memories}}
     for i in range(len(table)):
         group = int(static.group_of[i])
         tiles = int(static.tiles_of_group[group]) if group >= 0 else 1
         off_b, bus_b, energy = _move_data(table, i, hw=hw, static=static, costs=costs, memory=memory, tiles=tiles)
+        for where, pj in energy.items():
+            moved_pj[where] += pj
         bandwidth_cycles = np.maximum(off_b / hw.offchip.bandwidth_bytes_per_cycle, bus_b / hw.bus.bandwidth_bytes_per_cycle)
         clock.run(i, np.maximum(costs.latency[:, i], bandwidth_cycles), tiles)
         offchip_bytes += off_b
         bus_bytes += bus_b
-        energy_ext[:, i] = energy
+        energy_ext[:, i] = sum(energy.values())
         memory.record_peaks()
         for t in [t for t in table.inputs[i] if table.last_use[t] == i] + [t for t in table.outputs[i] if table.last_use[t] < i]:
             memory.release(t)
@@ -318,8 +321,9 @@ def _run(
     summary["energy_pj"] = op_energy.sum(axis=1)
     summary["energy_mac_pj"] = costs.mac_energy
     for name in hw.memories:
-        summary[f"energy_{name}_pj"] = costs.level_energy.get(name, np.zeros(n_cfg))
-    summary["energy_bus_offchip_pj"] = energy_ext.sum(axis=1)
+        summary[f"energy_{name}_pj"] = costs.level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
+    summary["energy_bus_pj"] = moved_pj["bus"]
+    summary["energy_offchip_pj"] = moved_pj["offchip"]
     for phase in np.unique(table.phase):
         summary[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
     summary["offchip_bytes"] = offchip_bytes
@@ -350,14 +354,13 @@ def _run(
 
 def _move_data(
     table: OpTable, i: int, *, hw: HardwareSpec, static: _Static, costs: _OpCosts, memory: _Memory, tiles: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Off-chip bytes, bus bytes and energy (pJ) of bringing op ``i``'s inputs in and its outputs to where they live."""
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Off-chip bytes, bus bytes and energy (pJ, by where it is spent: offchip, bus, the core's top memory)
+    of bringing op ``i``'s inputs in and its outputs to where they live."""
     n_cfg = hw.n_configs
     k = int(static.core_of[i])
     core, pool, group = hw.cores[k], static.pool_of_core[k], int(static.group_of[i])
-    e_off, e_bus = hw.offchip.energy_pj_per_bit * _BITS, hw.bus.energy_pj_per_bit * _BITS
-    e_top_r, e_top_w = core.top.read_energy_pj_per_bit * _BITS, core.top.write_energy_pj_per_bit * _BITS
-    off_b, bus_b, energy = np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg)
+    off_b, bus_b, top_r, top_w = np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg)
     for t, fetched in _input_traffic(table, i, costs, memory.sizes, n_cfg):
         if static.intermediate[t]:
             continue  # a fused intermediate is produced and consumed tile by tile on chip
@@ -369,7 +372,7 @@ def _move_data(
             moved = fetched * np.where(static.group_weight_bytes[group] > memory.budget[:, pool], tiles, 1)
         off_b += moved * away
         bus_b += moved * over_bus
-        energy += moved * (e_off * away + (e_bus + e_top_w) * over_bus)
+        top_w += moved * over_bus
         if table.last_use[t] > i:  # keep a fetched copy for later readers if it fits
             memory.keep(t, pool, away & memory.fits(t, pool), memory.sizes[t])
     for t in table.outputs[i]:
@@ -387,7 +390,12 @@ def _move_data(
             moved = moved + memory.sizes[t] * ~spill  # written through to off-chip memory
         off_b += moved
         bus_b += moved
-        energy += moved * (e_off + e_bus + e_top_r)
+        top_r += moved
+    energy = {
+        "offchip": off_b * _BITS * hw.offchip.energy_pj_per_bit,
+        "bus": bus_b * _BITS * hw.bus.energy_pj_per_bit,
+        core.top.name: _BITS * (top_r * core.top.read_energy_pj_per_bit + top_w * core.top.write_energy_pj_per_bit),
+    }
     return off_b, bus_b, energy
 
 
