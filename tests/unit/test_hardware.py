@@ -109,6 +109,7 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["cores"][0].update(count="n_cores * 2"), ["cores[0].count", "n_cores"]),
         (lambda d: d["cores"][1]["runs"].append("conv"), ["cores[1].runs", "'conv'", "already run by core 'pe'"]),
         (lambda d: d["cores"][0].update(count=0.5), ["cores[0].count", "positive integer"]),
+        (lambda d: d["cores"][0].update(memory=[]), ["cores[0].memory", "should be non-empty"]),
     ],
 )
 def test_bad_hardware_yaml_names_the_field(tmp_path: Path, edit, words: list[str]) -> None:

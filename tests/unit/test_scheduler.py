@@ -41,6 +41,20 @@ def test_hand_computed_conv_then_relu_layer_by_layer() -> None:
     assert ops.loc[1, "start_cycles"] == ops.loc[0, "end_cycles"] == pytest.approx(69)
 
 
+def test_a_tensor_that_does_not_fit_spills_off_chip(tmp_path: Path) -> None:
+    data = yaml.safe_load(TINY.read_text())
+    data["parameters"]["local_kb"]["default"] = 0.0625  # 64 B local memory: 32 B may stay resident, y is 64 B
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(data))
+    cost = schedule(op_table(conv_relu_workload()), load_hardware(path), SchedulePlan(), per_op=True)
+    # x and w in, y out and back in, z out
+    assert cost.summary["offchip_bytes"].iloc[0] == 16 + 64 + 64 + 64 + 64
+    timeline = cost.ops.set_index("op")
+    assert timeline.loc[0, "onchip_bytes"] == 0 and timeline.loc[0, "offchip_bytes"] == 80 + 64  # x, w and spilled y
+    roomy = schedule(op_table(conv_relu_workload()), load_hardware(TINY), SchedulePlan(), per_op=True).ops.set_index("op")
+    assert roomy.loc[0, "onchip_bytes"] == 64 and roomy.loc[0, "offchip_bytes"] == 80
+
+
 def test_energy_is_the_sum_of_its_parts(chain) -> None:
     hw = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 4], "local_memory_mb": [0.5, 4]})
     summary = schedule(op_table(chain("resnet18_cifar", 1).workload), hw, SchedulePlan()).summary

@@ -47,7 +47,9 @@ _CHUNK = 512
 
 @dataclass(frozen=True, slots=True)
 class StepCost:
-    """Cost of one step per configuration (``summary``) and, for small grids, per op (``ops``)."""
+    """Cost of one step per configuration (``summary``) and, on request, per op (``ops``): start and end
+    cycles, latency, energy, and the memory timeline (resident on-chip bytes and live off-chip bytes
+    after each op)."""
 
     summary: pd.DataFrame
     ops: pd.DataFrame | None
@@ -295,6 +297,8 @@ def _run(
     clock = _Clock(table, hw, plan, static)
     offchip_bytes, bus_bytes = np.zeros(n_cfg), np.zeros(n_cfg)
     energy_ext = np.zeros((n_cfg, len(table)))
+    onchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
+    offchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
     moved_pj = {"offchip": np.zeros(n_cfg), "bus": np.zeros(n_cfg), **{name: np.zeros(n_cfg) for name in hw.memories}}
     for i in range(len(table)):
         group = int(static.group_of[i])
@@ -308,6 +312,9 @@ def _run(
         bus_bytes += bus_b
         energy_ext[:, i] = sum(energy.values())
         memory.record_peaks()
+        if onchip_timeline is not None:
+            onchip_timeline[:, i] = memory.occupancy.sum(axis=1)
+            offchip_timeline[:, i] = memory.persistent_bytes + memory.offchip_live
         for t in [t for t in table.inputs[i] if table.last_use[t] == i] + [t for t in table.outputs[i] if table.last_use[t] < i]:
             memory.release(t)
 
@@ -347,6 +354,8 @@ def _run(
             "end_cycles": clock.end.ravel(),
             "latency_cycles": costs.latency.ravel(),
             "energy_pj": op_energy.ravel(),
+            "onchip_bytes": onchip_timeline.ravel(),
+            "offchip_bytes": offchip_timeline.ravel(),
         }
     )
     return summary, detail
