@@ -143,9 +143,7 @@ def main() -> None:
         worst = float(np.exp(np.abs(np.log(ratio))).max())
         median = float(np.exp(np.abs(np.log(ratio.median()))))
         verdict = "meets" if median <= 1.5 and worst <= 3 else "misses"
-        print(
-            f"{what}: median {ratio.median():.3f}, worst factor {worst:.2f} -> {verdict} the target (median 1.5x, all 3x)"
-        )
+        print(f"{what}: median {ratio.median():.3f}, worst factor {worst:.2f} -> {verdict} the target (median 1.5x, all 3x)")
 
 
 if __name__ == "__main__":

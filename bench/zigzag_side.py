@@ -14,10 +14,18 @@ How the core dict is expressed in ZigZag (all read from the 3.9.1 source, see ``
 
 * Operands: our ``W``, ``I``, ``O`` are ZigZag's memory operands ``I2``, ``I1``, ``O`` (``memory_operand_links``).
 * Sizes are in bits (``size_bytes * 8``); the off-chip level is a ``dram`` memory of (practically) unbounded size on top.
-* Bandwidth: each on-chip level gets one read port (``bandwidth_max = read_bw * 8`` bit/cycle) and one write port
-  (``write_bw * 8``), each shared by every operand of that level; the off-chip level gets a single ``read_write`` port
-  of ``bandwidth_bytes_per_cycle * 8`` bit/cycle shared by all reads and writes. ZigZag's latency only uses
-  ``bandwidth_max``.
+* Bandwidth: each on-chip level gets, per operand, one read port (``bandwidth_max = read_bw * 8`` bit/cycle) and one
+  write port (``write_bw * 8``), as in ZigZag's own ``inputs/hardware/gemm_l1.yaml``; the off-chip level gets a single
+  ``read_write`` port of ``bandwidth_bytes_per_cycle * 8`` bit/cycle shared by all reads and writes. ZigZag's latency
+  only uses ``bandwidth_max``. Why not one read and one write port shared by the level's operands: ZigZag charges every
+  (operand, direction) link on a port ``ceil(bits_per_period / bandwidth_max)`` whole cycles per period and adds the
+  links' busy cycles on a shared port (``combine_data_transfer_rate_per_physical_port``), so two streams that each
+  need the port every cycle (e.g. inputs and partial sums read from the level feeding the array) cost two cycles per
+  cycle however wide the port is (a 3x3 conv K=C=64 56x56 on a 32x32 array: +113k stall cycles on 113k). Our model
+  treats a level's bandwidth as bytes/cycle shared by all operands; per-operand ports drop the whole-cycle
+  serialisation but also any contention between operands of a level (their sum may exceed ``read_bw``), so ZigZag is
+  optimistic where the operands of one level together need more than its bandwidth. ``shared_ports: True`` on a
+  level restores one shared read and one shared write port.
 * Energy: ZigZag charges ``r_cost`` / ``w_cost`` pJ per access of ``bandwidth_max`` bits, with access granularity
   ``bandwidth_min`` (``accesses = ceil(bits_per_period / bw_min) * bw_min / bw_max * periods``). We set
   ``bandwidth_min = min(word_bits, bandwidth_max)`` and ``r_cost = read_energy_pj_per_bit * bandwidth_max`` (likewise
@@ -182,6 +190,29 @@ def _allocations(mem_ops: list[str], directions_in: tuple[str, ...], directions_
     return out
 
 
+def _level_ports(mem_ops: list[str], read_bits: int, write_bits: int, word_bits: int, *, shared: bool) -> list[dict[str, Any]]:
+    """Ports of one on-chip level: a read and a write port per operand (or, if ``shared``, one of each for all).
+
+    ZigZag's port names must match ``[r][w]_port_<n>``, so the n-th operand's ports are ``r_port_<n>`` / ``w_port_<n>``.
+
+    Args:
+        mem_ops: ZigZag memory operands held by the level.
+        read_bits: Read bandwidth in bits per cycle (of every read port).
+        write_bits: Write bandwidth in bits per cycle (of every write port).
+        word_bits: Access granularity in bits.
+        shared: One read and one write port shared by all operands instead of one pair per operand.
+
+    Returns:
+        The ports for the accelerator YAML.
+    """
+    groups = [mem_ops] if shared else [[op] for op in mem_ops]
+    ports: list[dict[str, Any]] = []
+    for number, ops in enumerate(groups, start=1):
+        ports.append(_port(f"r_port_{number}", "read", read_bits, word_bits, _allocations(ops, ("tl",), ("th",))))
+        ports.append(_port(f"w_port_{number}", "write", write_bits, word_bits, _allocations(ops, ("fh",), ("fl",))))
+    return ports
+
+
 def _check_core(core: Mapping[str, Any]) -> None:
     """Validate the core dict and raise ``ValueError`` with a readable message when it is wrong.
 
@@ -240,10 +271,7 @@ def accelerator_dict(core: Mapping[str, Any], name: str = "traincost_core") -> d
             "area": 0.0,
             "latency": 1,
             "operands": mem_ops,
-            "ports": [
-                _port("r_port_1", "read", read_bits, word_bits, _allocations(mem_ops, ("tl",), ("th",))),
-                _port("w_port_1", "write", write_bits, word_bits, _allocations(mem_ops, ("fh",), ("fl",))),
-            ],
+            "ports": _level_ports(mem_ops, read_bits, write_bits, word_bits, shared=bool(level.get("shared_ports", False))),
             "served_dimensions": [] if level.get("per_pe", False) else list(oa_dims),
         }
     offchip = core["offchip"]
@@ -645,7 +673,9 @@ def run_zigzag(
             overrides per operand), ``levels`` (innermost first, each shared by the whole array: ``name``,
             ``size_bytes``, ``operands`` (subset of W, I, O), ``read_bw_bytes_per_cycle``, ``write_bw_bytes_per_cycle``
             (default: read), ``read_energy_pj_per_bit``, ``write_energy_pj_per_bit`` (default: read), and optionally
-            ``per_pe: True`` for a level replicated in every PE (size and bandwidths then per PE)) and ``offchip``
+            ``per_pe: True`` for a level replicated in every PE (size and bandwidths then per PE), and
+            ``shared_ports: True`` for one read and one write port shared by its operands instead of a pair per
+            operand (see the module docstring)) and ``offchip``
             (``bandwidth_bytes_per_cycle``, ``energy_pj_per_bit``, optional ``write_energy_pj_per_bit``): a DRAM on top
             holding W, I and O with unbounded size.
         workdir: Folder for the generated YAML files and ZigZag's outputs (created if needed).

@@ -25,6 +25,13 @@ def _check_references():
     for key, name in config["monet_hardware"].items():
         if name is not None and name not in config["hardware_sweeps"]:
             problems.append(f"monet_hardware.{key}: {name!r} is not a key of hardware_sweeps")
+    fusion = config["monet_fusion"]
+    if fusion is not None:
+        if fusion["workload"] not in config["workloads"]:
+            problems.append(f"monet_fusion.workload: {fusion['workload']!r} is not a key of workloads")
+        for key in ("hardware", "manual"):
+            if not Path(fusion[key]).is_file():
+                problems.append(f"monet_fusion.{key}: no such file {fusion[key]!r}")
     for i, name in enumerate(config["figure3"]["workloads"]):
         if name not in config["workloads"]:
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
@@ -38,6 +45,11 @@ WORKLOADS = sorted(config["workloads"])
 
 
 SWEEPS = sorted(config["hardware_sweeps"])
+FUSION_TYPES = (
+    ["typed" if flag else "free" for flag in config["monet_fusion"].get("type_limits", [True])]
+    if config["monet_fusion"] is not None
+    else ["typed"]
+)
 STEPS = ["inference", "training"]
 
 
@@ -86,4 +98,10 @@ def get_final_output():
     if edge and fusemax:
         outputs.append("results/monet/claims.csv")
     outputs += [sweep_table(name, step) for name in SWEEPS for step in STEPS]
+    if config["monet_fusion"] is not None:
+        outputs += expand("results/monet/figure10.{ext}", ext=["png", "pdf"])
+        outputs.append("results/monet/fusion/solver_runs.parquet")
+        limit = max(config["monet_fusion"]["limits"])
+        outputs += expand("results/monet/fusion/{step}/limit{limit}_{types}.png", step=STEPS, limit=limit, types=FUSION_TYPES[0])
+    return outputs
     return outputs

@@ -157,3 +157,107 @@ rule monet_claims:
     shell:
         "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
         "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} --csv {output.csv} --out {output.table} > {log} 2>&1"
+
+
+# MONET Figure 10: layer-fusion solver (CP-SAT) vs no fusion and the manual fusion.
+
+
+def fusion(key, default=None):
+    return config["monet_fusion"].get(key, default)
+
+
+def fusion_workload_tables(wildcards):
+    name = fusion("workload")
+    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
+
+
+rule fuse:
+    input:
+        unpack(fusion_workload_tables),
+        hardware=lambda w: fusion("hardware"),
+    output:
+        groups="results/monet/fusion/{step}/limit{limit}_{types}.json",
+        report="results/monet/fusion/{step}/limit{limit}_{types}.parquet",
+    wildcard_constraints:
+        limit=r"\d+",
+        types="typed|free",
+    params:
+        types=lambda w: "" if w.types == "typed" else "--no-type-limits",
+        objective=lambda w: fusion("objective", "subgraphs"),
+        time_limit=lambda w: fusion("time_limit_s", 60),
+        seed=config["seed"],
+    threads: workflow.cores
+    log:
+        "results/logs/fuse/{step}/limit{limit}_{types}.log",
+    shell:
+        "traincost fuse --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --step {wildcards.step} "
+        "--max-length {wildcards.limit} {params.types} --objective {params.objective} --time-limit {params.time_limit} "
+        "--seed {params.seed} --out {output.groups} --report {output.report} > {log} 2>&1"
+
+
+def fusion_groups(step):
+    """Strategy name -> fused groups file of every solve of one step."""
+    return {
+        f"limit{limit}{'' if types == 'typed' else '_free'}": f"results/monet/fusion/{step}/limit{limit}_{types}.json"
+        for limit in fusion("limits")
+        for types in FUSION_TYPES
+    }
+
+
+def fusion_strategies(wildcards):
+    return fusion_groups(wildcards.step)
+
+
+rule compare_fusion:
+    input:
+        unpack(fusion_workload_tables),
+        hardware=lambda w: fusion("hardware"),
+        manual=lambda w: fusion("manual"),
+        groups=lambda w: list(fusion_strategies(w).values()),
+    output:
+        table="results/monet/fusion/{step}/compare.parquet",
+    params:
+        strategies=lambda w: " ".join(f"--strategy {name}={path}" for name, path in fusion_strategies(w).items()),
+        mode=lambda w: fusion("mode", "pipeline_tensor"),
+    log:
+        "results/logs/compare_fusion/{step}.log",
+    shell:
+        "traincost compare-fusion --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --step {wildcards.step} "
+        "--mode {params.mode} --strategy base= --strategy manual={input.manual} {params.strategies} --out {output.table} > {log} 2>&1"
+
+
+rule fusion_solver_runs:
+    input:
+        lambda w: [path.replace(".json", ".parquet") for step in STEPS for path in fusion_groups(step).values()],
+    output:
+        table="results/monet/fusion/solver_runs.parquet",
+    log:
+        "results/logs/fusion_solver_runs.log",
+    shell:
+        "traincost concat --in {input} --out {output.table} > {log} 2>&1"
+
+
+rule figure10:
+    input:
+        expand("results/monet/fusion/{step}/compare.parquet", step=STEPS),
+    output:
+        png=report("results/monet/figure10.png", caption="../report/figure10.rst", category="MONET"),
+        pdf="results/monet/figure10.pdf",
+    log:
+        "results/logs/figure10.log",
+    shell:
+        "traincost plot-fusion --in {input} --title 'ResNet-18 on the baseline Edge TPU: fusion strategies' "
+        "--out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule fused_graph_picture:
+    input:
+        unpack(fusion_workload_tables),
+        groups="results/monet/fusion/{step}/limit{limit}_{types}.json",
+    output:
+        png="results/monet/fusion/{step}/limit{limit}_{types}.png",
+    log:
+        "results/logs/fused_graph/{step}/limit{limit}_{types}.log",
+    shell:
+        "traincost plot-fused-graph --ops {input.ops} --tensors {input.tensors} --step {wildcards.step} --groups {input.groups} "
+        "--title '{wildcards.step}, limit {wildcards.limit}' --out {output.png} > {log} 2>&1"

@@ -62,6 +62,7 @@ class OpTable:
     inputs: tuple[tuple[int, ...], ...]  # tensor ids after aliasing, constants removed
     outputs: tuple[tuple[int, ...], ...]
     tensor_elems: np.ndarray  # per tensor id
+    tensor_rows: np.ndarray  # per tensor id: its row extent (H of NCHW, the sequence of B×S×D), the unit of row tiling
     tensor_persistent: np.ndarray  # bool: lives in off-chip memory across steps (weights, states, inputs)
     tensor_step_output: np.ndarray  # bool: must be written off-chip (updated params and states, loss)
     last_use: np.ndarray  # per tensor: index (in this table) of its last reader, -1 if none
@@ -87,6 +88,8 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
     updates = np.full(n_tensors, -1, dtype=np.int64)
     updates[tensors.index.to_numpy()] = tensors["updates"].to_numpy()
     constant = kinds == "constant"
+    rows = np.ones(n_tensors, dtype=np.int64)
+    rows[tensors.index.to_numpy()] = [_row_extent(list(shape)) for shape in tensors["shape"]]
 
     alias = np.arange(n_tensors)
     keep_rows = []
@@ -139,6 +142,7 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
         inputs=inputs,
         outputs=outputs,
         tensor_elems=elems,
+        tensor_rows=rows,
         tensor_persistent=persistent,
         tensor_step_output=step_output,
         last_use=readers_last,
@@ -173,3 +177,13 @@ def _gemm_views(
             if t is not None and not constant[alias[t]]:
                 out[key][i] = alias[t]
     return out
+
+
+def _row_extent(shape: list[int]) -> int:
+    """Rows a layer-fused schedule tiles a tensor by: H of an N×C×H×W map, S of a B×S×D sequence, else 1."""
+    match len(shape):
+        case 4:
+            return max(1, int(shape[2]))
+        case 3:
+            return max(1, int(shape[1]))
+    return 1

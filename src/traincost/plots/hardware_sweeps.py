@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
-__all__ = ["plot_energy_latency", "plot_compute_resources", "edge_tpu_resources"]
+__all__ = ["plot_energy_latency", "plot_compute_resources", "edge_tpu_resources", "save_figure"]
 
 
 def edge_tpu_resources(table: pd.DataFrame) -> pd.DataFrame:
@@ -57,7 +57,7 @@ def plot_energy_latency(
         )
         ax.legend(title=hue_label, fontsize=6, title_fontsize=7, loc="upper right")
     fig.suptitle(title)
-    _save(fig, outputs)
+    save_figure(fig, outputs)
 
 
 def plot_compute_resources(steps: Sequence[tuple[str, pd.DataFrame]], *, outputs: Sequence[Path], title: str) -> None:
@@ -74,7 +74,7 @@ def plot_compute_resources(steps: Sequence[tuple[str, pd.DataFrame]], *, outputs
             ax.set(xscale="log", yscale="log", xlabel="compute resources U·L·n_PEs", ylabel=label, title=step)
             ax.legend(title="U·L per PE", fontsize=6, title_fontsize=7, loc="upper right")
     fig.suptitle(title)
-    _save(fig, outputs)
+    save_figure(fig, outputs)
 
 
 def _scatter(ax: Axes, table: pd.DataFrame, *, x: str, y: str, hue: str, norm: LogNorm | None, discrete: bool) -> None:
@@ -90,7 +90,8 @@ def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
         raise ConfigError(f"{what}: missing columns {missing}")
 
 
-def _save(fig: Figure, outputs: Sequence[Path]) -> None:
+def save_figure(fig: Figure, outputs: Sequence[Path]) -> None:
+    """Write ``fig`` to every path, atomically, in the format its suffix names."""
     for path in outputs:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=200)

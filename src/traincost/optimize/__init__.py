@@ -1,0 +1,1 @@
+"""Searches over deployment choices: layer fusion (CP-SAT) and, later, activation checkpointing."""

@@ -1,0 +1,263 @@
+"""Layer-fusion solver of MONET section V-A: candidate subgraphs by bounded search, exact cover by CP-SAT.
+
+1. **Candidates.** From every node of the op graph (edges = tensors from producer to reader), every
+   connected subgraph of at most ``max_length`` nodes is enumerated once (the ESU scheme: a subgraph
+   is grown from its lowest-numbered node through its neighbours), backtracking as soon as a
+   constraint that only gets worse with more nodes fails:
+
+   * memory: per core, the nodes' weights plus one tile (a row) of each node's output fit in the
+     core's local memory (capacity × instances);
+   * tiling: the nodes' intra-core tiling factors (output rows) divide one another pairwise;
+   * operator types (optional): at most 3 convolutions (forward or gradient) and 2 GEMMs.
+
+   A subgraph is kept if at most one of its nodes has edges leaving it (a fused stack produces one
+   tensor for the rest of the graph). Single nodes are always candidates, so a cover exists.
+2. **Selection.** OR-Tools CP-SAT chooses ``x_g ∈ {0,1}`` so that every node is covered exactly once,
+   minimising the number of subgraphs (the paper's objective) or the bytes that cross subgraph
+   boundaries (its alternative).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from traincost.cost.optable import MAC_KINDS, OpTable
+from traincost.errors import ConfigError
+from traincost.hardware.spec import HardwareSpec
+
+__all__ = ["FusionProblem", "FusionResult", "candidate_subgraphs", "solve_fusion", "fusion_report", "boundary_bytes", "Objective"]
+
+Objective = Literal["subgraphs", "boundary_bytes"]
+_CONVS = ("conv", "conv_dgrad", "conv_wgrad")
+_GEMMS = ("gemm", "matmul")
+
+
+@dataclass(frozen=True, slots=True)
+class FusionProblem:
+    """The op graph and per-node facts the constraints need (from an OpTable and one configuration)."""
+
+    n_nodes: int
+    neighbours: tuple[frozenset[int], ...]  # undirected adjacency
+    successors: tuple[frozenset[int], ...]
+    leaves_graph: np.ndarray  # bool: the node writes a tensor that must leave the chip (a step output)
+    memory_bytes: np.ndarray  # what the node keeps on its core while fused
+    core: np.ndarray  # core index per node
+    capacity_bytes: np.ndarray  # per core
+    tiling: np.ndarray  # intra-core tiling factor (output rows) per node
+    kind: np.ndarray
+    tensor_bytes_out: np.ndarray  # bytes each node writes (for the boundary objective)
+    tensor_bytes_in: np.ndarray  # bytes each node reads from other nodes
+
+    @classmethod
+    def build(cls, table: OpTable, hardware: HardwareSpec, *, config: int = 0) -> FusionProblem:
+        """The fusion problem of ``table`` on configuration ``config`` of ``hardware``."""
+        word = hardware.word_bytes
+        producer = {t: i for i, outs in enumerate(table.outputs) for t in outs}
+        successors: list[set[int]] = [set() for _ in range(len(table))]
+        bytes_in = np.zeros(len(table))
+        for j, ins in enumerate(table.inputs):
+            for t in ins:
+                if t in producer and producer[t] != j:
+                    successors[producer[t]].add(j)
+                    bytes_in[j] += table.tensor_elems[t] * word
+        neighbours = [set(s) for s in successors]
+        for i, succ in enumerate(successors):
+            for j in succ:
+                neighbours[j].add(i)
+        core = np.empty(len(table), dtype=np.int64)
+        for kind in np.unique(table.kind):
+            index = hardware.core_for(kind)
+            if index is None:
+                raise ConfigError(f"{hardware.source}: no core runs op kind {kind!r}")
+            core[table.kind == kind] = index
+        capacity = np.array(
+            [c.top.size_bytes[config] * (1 if c.top.shared else c.count[config]) for c in hardware.cores], dtype=np.float64
+        )
+        tiling = np.maximum(1, table.dims["OY"]).astype(np.int64)
+        for i, outs in enumerate(table.outputs):
+            if table.kind[i] not in MAC_KINDS and outs:
+                tiling[i] = table.tensor_rows[outs[0]]
+        out_bytes = np.array([sum(table.tensor_elems[t] for t in outs) * word for outs in table.outputs], dtype=np.float64)
+        weights = np.where(np.isin(table.kind, MAC_KINDS), table.s_elems * word, 0.0)
+        memory = weights + out_bytes / tiling  # its weights and one tile of its output stay on its core
+        leaves = np.array([any(table.tensor_step_output[t] for t in outs) for outs in table.outputs])
+        return cls(
+            n_nodes=len(table),
+            neighbours=tuple(frozenset(n) for n in neighbours),
+            successors=tuple(frozenset(s) for s in successors),
+            leaves_graph=leaves,
+            memory_bytes=memory,
+            core=core,
+            capacity_bytes=capacity,
+            tiling=tiling,
+            kind=table.kind,
+            tensor_bytes_out=out_bytes,
+            tensor_bytes_in=bytes_in,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FusionResult:
+    """Chosen subgraphs (positions in the OpTable) and how the solve went."""
+
+    subgraphs: tuple[tuple[int, ...], ...]
+    candidates: int
+    status: str
+    objective: float
+    best_bound: float
+    enumerate_seconds: float
+    solve_seconds: float
+
+    @property
+    def gap(self) -> float:
+        return 0.0 if self.objective == 0 else abs(self.objective - self.best_bound) / abs(self.objective)
+
+
+def candidate_subgraphs(problem: FusionProblem, *, max_length: int, type_limits: bool = True) -> list[tuple[int, ...]]:
+    """Every valid connected subgraph of at most ``max_length`` nodes, each once (sorted node tuples)."""
+    if max_length < 1:
+        raise ConfigError(f"max_length: {max_length} must be at least 1")
+    found: list[tuple[int, ...]] = []
+    for start in range(problem.n_nodes):
+        extension = {n for n in problem.neighbours[start] if n > start}
+        _extend(problem, [start], extension, start=start, max_length=max_length, type_limits=type_limits, found=found)
+    return found
+
+
+def _extend(
+    problem: FusionProblem,
+    members: list[int],
+    extension: set[int],
+    *,
+    start: int,
+    max_length: int,
+    type_limits: bool,
+    found: list[tuple[int, ...]],
+) -> None:
+    if _single_exit(problem, members):
+        found.append(tuple(sorted(members)))
+    if len(members) == max_length:
+        return
+    extension = set(extension)
+    member_set = set(members)
+    near = set().union(*(problem.neighbours[m] for m in members))
+    while extension:
+        node = extension.pop()
+        grown = [*members, node]
+        if not _admissible(problem, grown, type_limits):
+            continue
+        exclusive = {n for n in problem.neighbours[node] if n > start and n not in member_set and n not in near}
+        _extend(problem, grown, extension | exclusive, start=start, max_length=max_length, type_limits=type_limits, found=found)
+
+
+def _admissible(problem: FusionProblem, members: Sequence[int], type_limits: bool) -> bool:
+    """The constraints that only get worse as nodes are added (memory, tiling, operator types)."""
+    new = members[-1]
+    for other in members[:-1]:
+        a, b = problem.tiling[new], problem.tiling[other]
+        if a % b and b % a:
+            return False
+    if type_limits:
+        kinds = problem.kind[list(members)]
+        if np.isin(kinds, _CONVS).sum() > 3 or np.isin(kinds, _GEMMS).sum() > 2:
+            return False
+    on_core = [m for m in members if problem.core[m] == problem.core[new]]
+    return problem.memory_bytes[on_core].sum() <= problem.capacity_bytes[problem.core[new]]
+
+
+def _single_exit(problem: FusionProblem, members: Sequence[int]) -> bool:
+    inside = set(members)
+    exits = sum(1 for m in members if problem.leaves_graph[m] or problem.successors[m] - inside)
+    return exits <= 1
+
+
+def boundary_bytes(problem: FusionProblem, members: Sequence[int]) -> float:
+    """Bytes a subgraph reads from and writes to other subgraphs (tensors between its members excluded)."""
+    inside = set(members)
+    written = sum(problem.tensor_bytes_out[m] for m in members if problem.successors[m] - inside or problem.leaves_graph[m])
+    internal_in = 0.0
+    read = sum(problem.tensor_bytes_in[m] for m in members)
+    for m in members:
+        for s in problem.successors[m] & inside:
+            internal_in += problem.tensor_bytes_out[m] if s != m else 0.0
+    return float(written + max(0.0, read - internal_in))
+
+
+def solve_fusion(
+    problem: FusionProblem,
+    *,
+    max_length: int,
+    type_limits: bool = True,
+    objective: Objective = "subgraphs",
+    time_limit_s: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+) -> FusionResult:
+    """Pick an exact cover of the graph by candidate subgraphs with CP-SAT.
+
+    Raises:
+        ConfigError: on an unknown objective, or when no cover is found within the time limit.
+    """
+    began = time.perf_counter()
+    candidates = candidate_subgraphs(problem, max_length=max_length, type_limits=type_limits)
+    enumerated = time.perf_counter() - began
+    match objective:
+        case "subgraphs":
+            weights = [1] * len(candidates)
+        case "boundary_bytes":
+            weights = [round(boundary_bytes(problem, g)) for g in candidates]
+        case _:
+            raise ConfigError(f"objective {objective!r}: expected 'subgraphs' or 'boundary_bytes'")
+    model = cp_model.CpModel()
+    chosen = [model.new_bool_var(f"x{g}") for g in range(len(candidates))]
+    covering: list[list[int]] = [[] for _ in range(problem.n_nodes)]
+    for g, members in enumerate(candidates):
+        for m in members:
+            covering[m].append(g)
+    for options in covering:
+        model.add_exactly_one(chosen[g] for g in options)
+    model.minimize(sum(w * x for w, x in zip(weights, chosen, strict=True)))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    began = time.perf_counter()
+    status = solver.solve(model)
+    solved = time.perf_counter() - began
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise ConfigError(f"fusion: CP-SAT found no cover in {time_limit_s} s (status {solver.status_name(status)})")
+    picked = tuple(candidates[g] for g in range(len(candidates)) if solver.boolean_value(chosen[g]))
+    return FusionResult(
+        subgraphs=picked,
+        candidates=len(candidates),
+        status=solver.status_name(status),
+        objective=float(solver.objective_value),
+        best_bound=float(solver.best_objective_bound),
+        enumerate_seconds=enumerated,
+        solve_seconds=solved,
+    )
+
+
+def fusion_report(result: FusionResult, *, max_length: int, type_limits: bool, objective: str, nodes: int) -> dict[str, object]:
+    """One row describing a solve, for a Parquet table."""
+    return {
+        "max_length": max_length,
+        "type_limits": type_limits,
+        "objective": objective,
+        "nodes": nodes,
+        "candidates": result.candidates,
+        "subgraphs": len(result.subgraphs),
+        "fused_nodes": sum(len(g) for g in result.subgraphs if len(g) > 1),
+        "status": result.status,
+        "objective_value": result.objective,
+        "best_bound": result.best_bound,
+        "gap": result.gap,
+        "enumerate_seconds": result.enumerate_seconds,
+        "solve_seconds": result.solve_seconds,
+    }
