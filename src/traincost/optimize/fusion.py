@@ -1,9 +1,10 @@
 """Layer-fusion solver of MONET section V-A: candidate subgraphs by bounded search, exact cover by CP-SAT.
 
-1. **Candidates.** From every node of the op graph (edges = tensors from producer to reader), every
-   connected subgraph of at most ``max_length`` nodes is enumerated once (the ESU scheme: a subgraph
-   is grown from its lowest-numbered node through its neighbours), backtracking as soon as a
-   constraint that only gets worse with more nodes fails:
+1. **Candidates.** From every node of the op graph (edges = tensors from producer to reader), a
+   breadth of subgraphs is grown along its outgoing edges: every subgraph of at most ``max_length``
+   nodes whose nodes are all reachable from that root inside the subgraph is enumerated once (the
+   ESU scheme, on successor edges), backtracking as soon as a constraint that only gets worse with
+   more nodes fails, or when the nodes still needed to leave a single exit exceed the length limit:
 
    * memory: per core, the nodes' weights plus one tile (a row) of each node's output fit in the
      core's local memory (capacity × instances);
@@ -120,61 +121,90 @@ class FusionResult:
 
 
 def candidate_subgraphs(problem: FusionProblem, *, max_length: int, type_limits: bool = True) -> list[tuple[int, ...]]:
-    """Every valid connected subgraph of at most ``max_length`` nodes, each once (sorted node tuples)."""
+    """Every valid subgraph of at most ``max_length`` nodes grown from one root along its outgoing edges,
+    each once (sorted node tuples)."""
     if max_length < 1:
         raise ConfigError(f"max_length: {max_length} must be at least 1")
-    found: list[tuple[int, ...]] = []
-    for start in range(problem.n_nodes):
-        extension = {n for n in problem.neighbours[start] if n > start}
-        _extend(problem, [start], extension, start=start, max_length=max_length, type_limits=type_limits, found=found)
-    return found
+    search = _Search(problem, max_length=max_length, type_limits=type_limits)
+    for root in range(problem.n_nodes):
+        search.grow([root], set(problem.successors[root]), search.usage([root]))
+    return search.found
 
 
-def _extend(
-    problem: FusionProblem,
-    members: list[int],
-    extension: set[int],
-    *,
-    start: int,
-    max_length: int,
-    type_limits: bool,
-    found: list[tuple[int, ...]],
-) -> None:
-    if _single_exit(problem, members):
-        found.append(tuple(sorted(members)))
-    if len(members) == max_length:
-        return
-    extension = set(extension)
-    member_set = set(members)
-    near = set().union(*(problem.neighbours[m] for m in members))
-    while extension:
-        node = extension.pop()
-        grown = [*members, node]
-        if not _admissible(problem, grown, type_limits):
-            continue
-        exclusive = {n for n in problem.neighbours[node] if n > start and n not in member_set and n not in near}
-        _extend(problem, grown, extension | exclusive, start=start, max_length=max_length, type_limits=type_limits, found=found)
+class _Search:
+    """The candidate enumeration, on plain Python lists (it runs millions of small steps)."""
 
+    def __init__(self, problem: FusionProblem, *, max_length: int, type_limits: bool) -> None:
+        self.max_length = max_length
+        self.successors = problem.successors
+        self.leaves = problem.leaves_graph.tolist()
+        self.tiling = problem.tiling.tolist()
+        self.core = problem.core.tolist()
+        self.memory = problem.memory_bytes.tolist()
+        self.capacity = problem.capacity_bytes.tolist()
+        limited = type_limits
+        self.conv = [limited and k in _CONVS for k in problem.kind]
+        self.gemm = [limited and k in _GEMMS for k in problem.kind]
+        self.impossible = problem.n_nodes + 1
+        self.found: list[tuple[int, ...]] = []
 
-def _admissible(problem: FusionProblem, members: Sequence[int], type_limits: bool) -> bool:
-    """The constraints that only get worse as nodes are added (memory, tiling, operator types)."""
-    new = members[-1]
-    for other in members[:-1]:
-        a, b = problem.tiling[new], problem.tiling[other]
-        if a % b and b % a:
-            return False
-    if type_limits:
-        kinds = problem.kind[list(members)]
-        if np.isin(kinds, _CONVS).sum() > 3 or np.isin(kinds, _GEMMS).sum() > 2:
-            return False
-    on_core = [m for m in members if problem.core[m] == problem.core[new]]
-    return problem.memory_bytes[on_core].sum() <= problem.capacity_bytes[problem.core[new]]
+    def usage(self, members: Sequence[int]) -> tuple[int, int, dict[int, float]]:
+        memory: dict[int, float] = {}
+        for m in members:
+            memory[self.core[m]] = memory.get(self.core[m], 0.0) + self.memory[m]
+        return sum(self.conv[m] for m in members), sum(self.gemm[m] for m in members), memory
 
+    def grow(self, members: list[int], extension: set[int], usage: tuple[int, int, dict[int, float]]) -> None:
+        missing = self.nodes_to_single_exit(members)
+        if missing == 0:
+            self.found.append(tuple(sorted(members)))
+        if len(members) + max(missing, 1) > self.max_length:
+            return  # no larger subgraph grown from this one can be valid within the length limit
+        extension = set(extension)
+        member_set = set(members)
+        near = set().union(*(self.successors[m] for m in members))
+        while extension:
+            node = extension.pop()
+            grown_usage = self.admit(members, node, usage)
+            if grown_usage is None:
+                continue
+            exclusive = {n for n in self.successors[node] if n not in member_set and n not in near}
+            self.grow([*members, node], extension | exclusive, grown_usage)
 
-def _single_exit(problem: FusionProblem, members: Sequence[int]) -> bool:
-    inside = set(members)
-    exits = sum(1 for m in members if problem.leaves_graph[m] or problem.successors[m] - inside)
-    return exits <= 1
+    def admit(
+        self, members: Sequence[int], node: int, usage: tuple[int, int, dict[int, float]]
+    ) -> tuple[int, int, dict[int, float]] | None:
+        """The usage with ``node`` added, or None when a constraint that only gets worse fails
+        (tiling factors dividing one another, at most 3 convolutions and 2 GEMMs, memory per core)."""
+        convs, gemms, memory = usage
+        convs, gemms = convs + self.conv[node], gemms + self.gemm[node]
+        if convs > 3 or gemms > 2:
+            return None
+        tile = self.tiling[node]
+        if any(tile % self.tiling[m] and self.tiling[m] % tile for m in members):
+            return None
+        core = self.core[node]
+        used = memory.get(core, 0.0) + self.memory[node]
+        if used > self.capacity[core]:
+            return None
+        return convs, gemms, {**memory, core: used}
+
+    def nodes_to_single_exit(self, members: Sequence[int]) -> int:
+        """A lower bound on the nodes to add before at most one member has edges leaving (0: already so).
+
+        Every exit but one must have all its outside successors added; a node writing a step output
+        stays an exit whatever is added, so two of them can never be fixed.
+        """
+        inside = set(members)
+        outside = {m: self.successors[m] - inside for m in members}
+        exits = [m for m in members if outside[m] or self.leaves[m]]
+        if len(exits) <= 1:
+            return 0
+        pinned = [m for m in exits if self.leaves[m]]
+        if len(pinned) > 1:
+            return self.impossible
+        keep_options = pinned or exits
+        return min(len(set().union(*(outside[m] for m in exits if m != keep))) for keep in keep_options)
 
 
 def boundary_bytes(problem: FusionProblem, members: Sequence[int]) -> float:
