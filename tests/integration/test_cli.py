@@ -236,3 +236,43 @@ def test_sweep_errors_name_what_is_wrong(built: Path, tmp_path: Path) -> None:
     assert_clean_failure(result, str(broken), "memories.local_memory.size_bytes", left=out)
     result = traincost("plot-sweep", "--figure", "compute-resources", "--in", built / "ops.parquet", "--out", tmp_path / "f.png")
     assert_clean_failure(result, "missing columns", left=tmp_path / "f.png")
+
+
+def test_fuse_compare_and_plot(built: Path, tmp_path: Path) -> None:
+    common = ("--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet")
+    fuse = traincost(
+        "fuse", *common, "--hardware", EDGE_TPU, "--step", "training", "--max-length", 4,
+        "--out", tmp_path / "groups.json", "--report", tmp_path / "report.parquet",
+    )  # fmt: skip
+    assert fuse.returncode == 0, fuse.stderr
+    groups = json.loads((tmp_path / "groups.json").read_text())["groups"]
+    assert groups and all(2 <= len(g) <= 4 for g in groups)
+    report = pd.read_parquet(tmp_path / "report.parquet")
+    assert report["status"].iloc[0] == "OPTIMAL" and report["candidates"].iloc[0] > len(groups)
+    compare = traincost(
+        "compare-fusion", *common, "--hardware", EDGE_TPU, "--step", "training",
+        "--strategy", "base=", "--strategy", f"limit4={tmp_path / 'groups.json'}", "--out", tmp_path / "compare.parquet",
+    )  # fmt: skip
+    assert compare.returncode == 0, compare.stderr
+    table = pd.read_parquet(tmp_path / "compare.parquet").set_index("strategy")
+    assert table.loc["limit4", "offchip_bytes"] <= table.loc["base", "offchip_bytes"]
+    for command, extra in (
+        ("plot-fusion", ("--in", tmp_path / "compare.parquet")),
+        ("plot-fused-graph", (*common, "--step", "training", "--groups", tmp_path / "groups.json")),
+    ):
+        result = traincost(command, *extra, "--out", tmp_path / f"{command}.png")
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / f"{command}.png").stat().st_size > 10_000
+    bad = traincost(
+        "compare-fusion",
+        *common,
+        "--hardware",
+        EDGE_TPU,
+        "--step",
+        "training",
+        "--strategy",
+        "x=groups.txt",
+        "--out",
+        tmp_path / "c.parquet",
+    )
+    assert_clean_failure(bad, "groups.txt", left=tmp_path / "c.parquet")

@@ -40,6 +40,14 @@ def _config(**changes: object) -> dict:
             },
         },
         "monet_hardware": {"edge_tpu": "edge", "fusemax": "fm"},
+        "monet_fusion": {
+            "workload": "first",
+            "hardware": str(REPO / "config/hardware/edge_tpu.yaml"),
+            "manual": str(REPO / "tests/fixtures/fusion/gpt2_manual.yaml"),
+            "limits": [2, 4],
+            "type_limits": [True, False],
+            "time_limit_s": 10,
+        },
     }
     for path, value in changes.items():
         *parents, leaf = path.split("__")
@@ -82,7 +90,16 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         for file in ("graphs/{}/train_step.decomposed.onnx", "workloads/{}/ops.parquet", "workloads/{}/memory.parquet"):
             assert (workdir / "results" / file.format(name)).is_file()
     assert (workdir / "results/logs/export/first.log").is_file()
-    for file in ("figure1.pdf", "figure8.png", "figure9.png", "claims.csv", "sweeps/edge/training/shard1-of-2.parquet"):
+    for file in (
+        "figure1.pdf",
+        "figure8.png",
+        "figure9.png",
+        "claims.csv",
+        "sweeps/edge/training/shard1-of-2.parquet",
+        "figure10.pdf",
+        "fusion/solver_runs.parquet",
+        "fusion/training/limit4_typed.png",
+    ):
         assert (workdir / "results/monet" / file).is_file(), file
 
 
@@ -108,7 +125,7 @@ def test_changing_a_sweep_grid_reruns_only_that_sweep(workdir: Path) -> None:
     jobs = planned_jobs(result)
     assert {("hardware_sweep_shard", "edge"), ("hardware_sweep_merge", "edge"), ("figure1", ""), ("monet_claims", "")} <= jobs
     assert not [job for job in jobs if job[1] in ("first", "second", "fm")]
-    assert ("figure9", "") not in jobs
+    assert not {"figure9", "fuse", "figure10"} & {rule for rule, _ in jobs}
 
 
 def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> None:
@@ -127,6 +144,7 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     rules = {rule for rule, _ in planned_jobs(result)}
     frontend = {"export", "train_graph", "decompose", "lower", "memory"}
     monet = {"hardware_sweep_shard", "hardware_sweep_merge", "figure1", "figure8", "figure9", "monet_claims"}
+    monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture"}
     assert rules == frontend | monet | {"all"}
     assert not (tmp_path / "results").exists()
 
@@ -144,6 +162,8 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
         ({"hardware_sweeps__edge__workload": "third"}, ["hardware_sweeps.edge.workload", "third"]),
         ({"hardware_sweeps__edge__hardware": "missing.yaml"}, ["hardware_sweeps.edge.hardware", "missing.yaml"]),
         ({"hardware_sweeps__edge__shards": 0}, ["shards"]),
+        ({"monet_fusion__limits": [0]}, ["limits"]),
+        ({"monet_fusion__manual": "nope.yaml"}, ["monet_fusion.manual", "nope.yaml"]),
     ],
 )
 def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:
