@@ -139,3 +139,21 @@ def test_an_op_kind_without_a_core_is_an_error(tmp_path: Path) -> None:
 def test_overlapping_fused_groups_are_rejected() -> None:
     with pytest.raises(Exception, match=r"fused\[1\]: ops \[3\]"):
         SchedulePlan(fused=((1, 2, 3), (3, 4)))
+
+
+def test_every_op_but_views_costs_time_and_energy(chain) -> None:
+    workload = chain("resnet18_cifar", 1, "adam").workload
+    table = op_table(workload)
+    hw = load_hardware(EDGE_TPU)
+    ops = schedule(table, hw, SchedulePlan(), per_op=True).ops
+    assert (ops["latency_cycles"] > 0).all() and (ops["energy_pj"] > 0).all()
+    # dropped ops are exactly the views (reshapes, shape reads), whose output aliases their input
+    dropped = workload.ops[~workload.ops["op"].isin(ops["op"])]
+    assert set(dropped["op_type"]) <= {"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape"}
+    assert len(dropped) == table.views
+    # gradients of a convolution cost at least their MACs on the PE array, like the forward conv
+    pes = hw.cores[0].pes[0] * hw.cores[0].count[0]
+    for kind in ("conv", "conv_dgrad", "conv_wgrad"):
+        mine = ops["kind"] == kind
+        macs = table.macs[np.isin(table.op, ops.loc[mine, "op"])]
+        assert mine.sum() >= 19 and (ops.loc[mine, "latency_cycles"].to_numpy() >= macs / pes).all(), kind
