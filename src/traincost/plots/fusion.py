@@ -27,6 +27,7 @@ def plot_fusion_strategies(table: pd.DataFrame, outputs: Sequence[Path], *, titl
         sns.barplot(data=table, x="strategy", y=metric, hue="step", order=order, ax=ax)
         ax.set(xlabel="", ylabel=label, yscale="log")
         ax.tick_params(axis="x", rotation=30)
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1, 1), title="step", fontsize=7)
     fig.suptitle(title)
     save_figure(fig, outputs)
 
