@@ -152,7 +152,9 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
         kind = _tensor_kind(
             name, made_by=made_by, phase_of_op=phase_of_op, params=params, buffers=buffers, fed=fed, outputs=outputs
         )
-        saved = kind in ("input", "activation") and any(phase_of_op[r] == "backward" for r in read_by)
+        # recomputed tensors (phase recompute) are made just before use: they are not saved
+        made_in_forward = made_by < 0 or phase_of_op[made_by] == "forward"
+        saved = kind in ("input", "activation") and made_in_forward and any(phase_of_op[r] == "backward" for r in read_by)
         tensor_rows.append(
             {
                 "tensor": t,

@@ -1,1 +1,1 @@
-"""Searches over deployment choices: layer fusion (CP-SAT) and, later, activation checkpointing."""
+"""Searches over deployment choices: layer fusion (CP-SAT) and activation checkpointing (recomputation)."""
