@@ -49,6 +49,7 @@ def _seeded() -> None:
         ("gpt2_small", 536_064),
         ("gpt2_124m", 124_439_808),
         ("gpt2", 124_439_808),
+        ("mlp", 64 * 128 + 128 + 128 * 128 + 128 + 128 * 10 + 10),
     ],
 )
 def test_parameter_count(name: str, expected: int) -> None:

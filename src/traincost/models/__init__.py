@@ -33,6 +33,7 @@ from traincost.errors import ConfigError, UnknownModelError
 from traincost.models._validation import check_dropout, check_positive_int
 from traincost.models.alexnet import alexnet
 from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
+from traincost.models.mlp import MLP_CLASSES, MLP_FEATURES, mlp
 from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
 from traincost.models.vgg import vgg16
@@ -102,6 +103,11 @@ def _cifar10_sample() -> SampleSpec:
     return _CIFAR10
 
 
+def _mlp_sample() -> SampleSpec:
+    """Sample spec of the MLP: a feature vector, one row, 10 classes."""
+    return SampleSpec(shape=(MLP_FEATURES,), rows=1, num_classes=MLP_CLASSES)
+
+
 def _yolo_sample() -> SampleSpec:
     """Sample spec of Tiny-YOLOv3: one row per anchor and cell of the 13x13 and 26x26 heads."""
     return _YOLO
@@ -141,6 +147,14 @@ ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType(
                 input_kind="image",
                 defaults=_NO_OPTIONS,
                 sample=_cifar10_sample,
+            ),
+            Architecture(
+                name="mlp",
+                description="3-layer MLP, 64 -> 128 -> 128 -> 10 features (the recomputation test model)",
+                build=mlp,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_mlp_sample,
             ),
             Architecture(
                 name="resnet50",
