@@ -412,6 +412,44 @@ def _cmd_plot_fused_graph(args: argparse.Namespace) -> None:
     plot_fused_graph(table, read_fused_groups(args.groups), [Path(p) for p in args.out], title=args.title)
 
 
+def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
+    from traincost.hardware import load_hardware
+    from traincost.optimize.checkpoint_search import (
+        CheckpointEvaluator,
+        activation_costs,
+        additivity_study,
+        first_feature_maps,
+        milp_sweep,
+    )
+    from traincost.workload import Workload, write_table
+
+    workload = Workload.read(args.ops, args.tensors)
+    hardware = load_hardware(args.hardware)
+    costs = activation_costs(workload, word_bytes=hardware.word_bytes)
+    if len(costs) < 2:
+        raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the study needs at least 2")
+    evaluator = CheckpointEvaluator(workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode)
+    study = additivity_study(evaluator, *first_feature_maps(costs))
+    milp = milp_sweep(evaluator, args.budgets)
+    with pd.option_context("display.width", 200):
+        print(
+            study[["scenario", "relative_latency_cycles", "relative_energy_pj", "relative_activation_bytes"]].to_string(
+                index=False
+            )
+        )
+        print(milp[["budget_fraction", "activation_bytes", "recomputed", "latency_cycles", "energy_pj"]].to_string(index=False))
+    write_table(costs, args.costs, workload.meta)
+    write_table(study, args.additivity, workload.meta)
+    write_table(milp, args.milp, workload.meta)
+
+
+def _cmd_plot_checkpoint(args: argparse.Namespace) -> None:
+    from traincost.plots.checkpoint import plot_additivity
+    from traincost.workload import read_table
+
+    plot_additivity(read_table(args.input)[0], [Path(p) for p in args.out], title=args.title)
+
+
 def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
     """Subcommands of the hardware cost model and the MONET hardware study."""
     cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
@@ -480,6 +518,26 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
 
     cmd = command("plot-fusion", _cmd_plot_fusion, "MONET Figure 10: latency and energy per fusion strategy")
     cmd.add_argument("--in", dest="inputs", type=Path, nargs="+", required=True, help="compare-fusion tables (one per step)")
+    cmd.add_argument("--title", default="", help="figure title")
+    cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+
+    cmd = command("checkpoint-study", _cmd_checkpoint_study, "activation recomputation: AC00/10/01/11 and the MILP of equation 6")
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a training step")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
+    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+    cmd.add_argument(
+        "--budgets", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0], help="MILP budgets, fractions of all"
+    )
+    cmd.add_argument("--costs", type=Path, required=True, help="output per-activation bytes and recompute FLOPs (Parquet)")
+    cmd.add_argument("--additivity", type=Path, required=True, help="output AC00/AC10/AC01/AC11 table (Parquet)")
+    cmd.add_argument("--milp", type=Path, required=True, help="output MILP solutions per budget, evaluated (Parquet)")
+
+    cmd = command(
+        "plot-checkpoint", _cmd_plot_checkpoint, "MONET Figure 11: energy and latency of AC10/AC01/AC11 relative to AC00"
+    )
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="additivity table from checkpoint-study")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
