@@ -276,3 +276,26 @@ def test_fuse_compare_and_plot(built: Path, tmp_path: Path) -> None:
         tmp_path / "c.parquet",
     )
     assert_clean_failure(bad, "groups.txt", left=tmp_path / "c.parquet")
+
+
+def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> None:
+    outputs = (
+        "--costs",
+        tmp_path / "costs.parquet",
+        "--additivity",
+        tmp_path / "ac.parquet",
+        "--milp",
+        tmp_path / "milp.parquet",
+    )
+    common = ("checkpoint-study", "--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--hardware", EDGE_TPU)
+    result = traincost(*common, "--budgets", "0", "1", *outputs)
+    assert result.returncode == 0, result.stderr
+    milp = pd.read_parquet(tmp_path / "milp.parquet")
+    assert list(milp["budget_fraction"]) == [0.0, 1.0] and milp["activation_bytes"].iloc[0] == 0
+    figure = traincost("plot-checkpoint", "--in", tmp_path / "ac.parquet", "--out", tmp_path / "f11.png")
+    assert figure.returncode == 0, figure.stderr
+    bad = tmp_path / "bad"
+    failed = traincost(
+        *common, "--budgets", "-0.5", "--costs", bad / "c.parquet", "--additivity", bad / "a.parquet", "--milp", bad / "m.parquet"
+    )
+    assert_clean_failure(failed, "negative budget", left=bad / "m.parquet")

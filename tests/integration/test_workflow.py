@@ -48,6 +48,11 @@ def _config(**changes: object) -> dict:
             "type_limits": [True, False],
             "time_limit_s": 10,
         },
+        "monet_checkpoint": {
+            "workload": "first",
+            "hardware": str(REPO / "config/hardware/edge_tpu.yaml"),
+            "milp_budgets": [0.0, 1.0],
+        },
     }
     for path, value in changes.items():
         *parents, leaf = path.split("__")
@@ -99,6 +104,8 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "figure10.pdf",
         "fusion/solver_runs.parquet",
         "fusion/training/limit4_typed.png",
+        "figure11.pdf",
+        "checkpoint/milp.parquet",
     ):
         assert (workdir / "results/monet" / file).is_file(), file
 
@@ -125,7 +132,7 @@ def test_changing_a_sweep_grid_reruns_only_that_sweep(workdir: Path) -> None:
     jobs = planned_jobs(result)
     assert {("hardware_sweep_shard", "edge"), ("hardware_sweep_merge", "edge"), ("figure1", ""), ("monet_claims", "")} <= jobs
     assert not [job for job in jobs if job[1] in ("first", "second", "fm")]
-    assert not {"figure9", "fuse", "figure10"} & {rule for rule, _ in jobs}
+    assert not {"figure9", "fuse", "figure10", "checkpoint_study"} & {rule for rule, _ in jobs}
 
 
 def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> None:
@@ -144,7 +151,7 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     rules = {rule for rule, _ in planned_jobs(result)}
     frontend = {"export", "train_graph", "decompose", "lower", "memory"}
     monet = {"hardware_sweep_shard", "hardware_sweep_merge", "figure1", "figure8", "figure9", "monet_claims"}
-    monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture"}
+    monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture", "checkpoint_study", "figure11"}
     assert rules == frontend | monet | {"all"}
     assert not (tmp_path / "results").exists()
 
@@ -164,6 +171,7 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
         ({"hardware_sweeps__edge__shards": 0}, ["shards"]),
         ({"monet_fusion__limits": [0]}, ["limits"]),
         ({"monet_fusion__manual": "nope.yaml"}, ["monet_fusion.manual", "nope.yaml"]),
+        ({"monet_checkpoint__milp_budgets": [1.5]}, ["milp_budgets"]),
     ],
 )
 def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:

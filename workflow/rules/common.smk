@@ -32,6 +32,12 @@ def _check_references():
         for key in ("hardware", "manual"):
             if not Path(fusion[key]).is_file():
                 problems.append(f"monet_fusion.{key}: no such file {fusion[key]!r}")
+    study = config["monet_checkpoint"]
+    if study is not None:
+        if study["workload"] not in config["workloads"]:
+            problems.append(f"monet_checkpoint.workload: {study['workload']!r} is not a key of workloads")
+        if not Path(study["hardware"]).is_file():
+            problems.append(f"monet_checkpoint.hardware: no such file {study['hardware']!r}")
     for i, name in enumerate(config["figure3"]["workloads"]):
         if name not in config["workloads"]:
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
@@ -103,5 +109,7 @@ def get_final_output():
         outputs.append("results/monet/fusion/solver_runs.parquet")
         limit = max(config["monet_fusion"]["limits"])
         outputs += expand("results/monet/fusion/{step}/limit{limit}_{types}.png", step=STEPS, limit=limit, types=FUSION_TYPES[0])
-    return outputs
+    if config["monet_checkpoint"] is not None:
+        outputs += expand("results/monet/figure11.{ext}", ext=["png", "pdf"])
+        outputs.append("results/monet/checkpoint/milp.parquet")
     return outputs

@@ -261,3 +261,47 @@ rule fused_graph_picture:
     shell:
         "traincost plot-fused-graph --ops {input.ops} --tensors {input.tensors} --step {wildcards.step} --groups {input.groups} "
         "--title '{wildcards.step}, limit {wildcards.limit}' --out {output.png} > {log} 2>&1"
+
+
+# MONET Figure 11 and the MILP of equation 6: activation checkpointing on the baseline Edge TPU.
+
+
+def checkpoint_inputs(wildcards):
+    study = config["monet_checkpoint"]
+    name = study["workload"]
+    return {
+        "ops": f"results/workloads/{name}/ops.parquet",
+        "tensors": f"results/workloads/{name}/tensors.parquet",
+        "hardware": study["hardware"],
+    }
+
+
+rule checkpoint_study:
+    input:
+        unpack(checkpoint_inputs),
+    output:
+        costs="results/monet/checkpoint/activation_costs.parquet",
+        additivity="results/monet/checkpoint/additivity.parquet",
+        milp="results/monet/checkpoint/milp.parquet",
+    params:
+        mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
+        length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
+        budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
+    log:
+        "results/logs/checkpoint_study.log",
+    shell:
+        "traincost checkpoint-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
+        "--fusion-length {params.length} --budgets {params.budgets} --costs {output.costs} --additivity {output.additivity} "
+        "--milp {output.milp} > {log} 2>&1"
+
+
+rule figure11:
+    input:
+        table=rules.checkpoint_study.output.additivity,
+    output:
+        png=report("results/monet/figure11.png", caption="../report/figure11.rst", category="MONET"),
+        pdf="results/monet/figure11.pdf",
+    log:
+        "results/logs/figure11.log",
+    shell:
+        "traincost plot-checkpoint --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"

@@ -1,0 +1,51 @@
+"""Equation 6 solved by hand, activation costs, and the AC00/AC10/AC01/AC11 study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from traincost.errors import ConfigError
+from traincost.hardware import load_hardware
+from traincost.optimize.checkpoint import onnx_nodes, saved_activations
+from traincost.optimize.checkpoint_search import (
+    CheckpointEvaluator,
+    activation_costs,
+    additivity_study,
+    first_feature_maps,
+    solve_checkpoint_milp,
+)
+
+EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
+TOY = pd.DataFrame({"name": ["a", "b", "c"], "bytes": [4, 3, 2], "recompute_flops": [10, 6, 5]})
+
+
+def test_milp_toy_instance_by_hand() -> None:
+    # budget 5: keep {b, c} (5 bytes, saves 11 FLOPs of recomputation) rather than {a} (4 bytes, saves 10)
+    assert solve_checkpoint_milp(TOY, budget_bytes=5) == ["a"]
+    assert solve_checkpoint_milp(TOY, budget_bytes=9) == []
+    assert solve_checkpoint_milp(TOY, budget_bytes=0) == ["a", "b", "c"]
+    with pytest.raises(ConfigError, match="negative budget"):
+        solve_checkpoint_milp(TOY, budget_bytes=-1)
+
+
+def test_activation_costs_and_additivity(chain) -> None:
+    built = chain("resnet18_cifar", 1, "adam")
+    hardware = load_hardware(EDGE_TPU)
+    costs = activation_costs(built.workload, word_bytes=hardware.word_bytes)
+    saved = [t for t in saved_activations(onnx_nodes(built.decomposed)) if t != "input"]
+    assert list(costs["name"]) == saved
+    assert (costs["recompute_flops"] >= 0).all() and (costs["recompute_ops"] >= 1).all()
+    tensors = built.workload.tensors.set_index("name")
+    first = costs.iloc[0]
+    assert first["bytes"] == tensors.loc[first["name"], "bytes"] // 4 * 2  # FP32 in the graph, FP16 on the accelerator
+    evaluator = CheckpointEvaluator(built.workload, hardware, costs, fusion_length=4)
+    study = additivity_study(evaluator, *first_feature_maps(costs)).set_index("scenario")
+    assert list(study.index) == ["AC00", "AC10", "AC01", "AC11", "AC11 linear"]
+    assert study.loc["AC00", "relative_latency_cycles"] == 1.0
+    # memory is additive by construction; recomputing never makes the step cheaper in FLOPs
+    assert study.loc["AC11", "activation_bytes"] == study.loc["AC11 linear", "activation_bytes"]
+    assert study.loc["AC11", "activation_bytes"] < study.loc["AC10", "activation_bytes"] < study.loc["AC00", "activation_bytes"]
+    assert study.loc["AC11", "recompute_flops"] > 0
