@@ -329,8 +329,8 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    _cost_commands(command)
-    _optimize_commands(command)
+    for add in (_cost_commands, _optimize_commands, _checkpoint_commands):
+        add(command)
     return parser
 
 
@@ -450,6 +450,38 @@ def _cmd_plot_checkpoint(args: argparse.Namespace) -> None:
     plot_additivity(read_table(args.input)[0], [Path(p) for p in args.out], title=args.title)
 
 
+def _cmd_checkpoint_nsga(args: argparse.Namespace) -> None:
+    from traincost.hardware import load_hardware
+    from traincost.optimize.checkpoint_nsga import largest_saving, run_nsga2
+    from traincost.optimize.checkpoint_search import CheckpointEvaluator, activation_costs
+    from traincost.workload import Workload, write_table
+
+    workload = Workload.read(args.ops, args.tensors)
+    hardware = load_hardware(args.hardware)
+    costs = activation_costs(workload, word_bytes=hardware.word_bytes)
+    evaluator = CheckpointEvaluator(workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode)
+    baseline = evaluator.evaluate([])
+    table = run_nsga2(evaluator, population=args.population, generations=args.generations, seed=args.seed)
+    best = largest_saving(table, baseline, tolerance=args.tolerance)
+    print(f"{len(table)} choices evaluated, {int(table['pareto'].sum())} on the front")
+    print(
+        f"largest saving within +{100 * args.tolerance:g} % latency and energy: {best['saved_bytes'] / 1e6:.2f} MB "
+        f"({100 * best['saved_fraction']:.1f} % of activation memory; latency {100 * best['latency_change']:+.2f} %, "
+        f"energy {100 * best['energy_change']:+.2f} %, {best['recomputed']:g} activations recomputed)"
+    )
+    meta = {**workload.meta, "population": str(args.population), "generations": str(args.generations), "seed": str(args.seed)}
+    write_table(pd.DataFrame([{**best, **{f"baseline_{k}": v for k, v in baseline.items()}}]), args.summary, meta)
+    write_table(table, args.out, meta)
+
+
+def _cmd_plot_pareto(args: argparse.Namespace) -> None:
+    from traincost.plots.checkpoint import plot_checkpoint_front
+    from traincost.workload import read_table
+
+    nsga, milp = read_table(args.nsga)[0], read_table(args.milp)[0]
+    plot_checkpoint_front(nsga, milp, read_table(args.summary)[0].iloc[0], [Path(p) for p in args.out], title=args.title)
+
+
 def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
     """Subcommands of the hardware cost model and the MONET hardware study."""
     cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
@@ -521,6 +553,17 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
+    cmd = command("plot-fused-graph", _cmd_plot_fused_graph, "draw the op graph with each fused subgraph coloured")
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--step", required=True, choices=["inference", "training"], help="which ops the groups were solved on")
+    cmd.add_argument("--groups", type=Path, required=True, help="fused groups JSON from `traincost fuse`")
+    cmd.add_argument("--title", default="", help="figure title")
+    cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+
+
+def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
+    """Subcommands of the activation-checkpointing study (MONET Figures 11 and 12)."""
     cmd = command("checkpoint-study", _cmd_checkpoint_study, "activation recomputation: AC00/10/01/11 and the MILP of equation 6")
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a training step")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
@@ -541,11 +584,23 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    cmd = command("plot-fused-graph", _cmd_plot_fused_graph, "draw the op graph with each fused subgraph coloured")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd = command("checkpoint-nsga", _cmd_checkpoint_nsga, "NSGA-II over recompute choices: latency, energy, activation memory")
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a training step")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
-    cmd.add_argument("--step", required=True, choices=["inference", "training"], help="which ops the groups were solved on")
-    cmd.add_argument("--groups", type=Path, required=True, help="fused groups JSON from `traincost fuse`")
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
+    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+    cmd.add_argument("--population", type=int, default=50, help="NSGA-II population")
+    cmd.add_argument("--generations", type=int, default=100, help="NSGA-II generations")
+    cmd.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same front")
+    cmd.add_argument("--tolerance", type=float, default=0.04, help="latency and energy increase allowed for the saving reported")
+    cmd.add_argument("--out", type=Path, required=True, help="output: every evaluated choice, front flagged (Parquet)")
+    cmd.add_argument("--summary", type=Path, required=True, help="output: the largest saving within the tolerance (Parquet)")
+
+    cmd = command("plot-pareto", _cmd_plot_pareto, "MONET Figure 12: the NSGA-II front with the MILP solutions")
+    cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")
+    cmd.add_argument("--milp", type=Path, required=True, help="MILP solutions from checkpoint-study")
+    cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 

@@ -52,6 +52,7 @@ def _config(**changes: object) -> dict:
             "workload": "first",
             "hardware": str(REPO / "config/hardware/edge_tpu.yaml"),
             "milp_budgets": [0.0, 1.0],
+            "nsga": {"population": 4, "generations": 1},
         },
     }
     for path, value in changes.items():
@@ -105,6 +106,7 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "fusion/solver_runs.parquet",
         "fusion/training/limit4_typed.png",
         "figure11.pdf",
+        "figure12.png",
         "checkpoint/milp.parquet",
     ):
         assert (workdir / "results/monet" / file).is_file(), file
@@ -152,6 +154,7 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     frontend = {"export", "train_graph", "decompose", "lower", "memory"}
     monet = {"hardware_sweep_shard", "hardware_sweep_merge", "figure1", "figure8", "figure9", "monet_claims"}
     monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture", "checkpoint_study", "figure11"}
+    monet |= {"checkpoint_nsga", "figure12"}
     assert rules == frontend | monet | {"all"}
     assert not (tmp_path / "results").exists()
 

@@ -10,6 +10,7 @@ import pytest
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
 from traincost.optimize.checkpoint import onnx_nodes, saved_activations
+from traincost.optimize.checkpoint_nsga import largest_saving, run_nsga2
 from traincost.optimize.checkpoint_search import (
     CheckpointEvaluator,
     activation_costs,
@@ -49,3 +50,21 @@ def test_activation_costs_and_additivity(chain) -> None:
     assert study.loc["AC11", "activation_bytes"] == study.loc["AC11 linear", "activation_bytes"]
     assert study.loc["AC11", "activation_bytes"] < study.loc["AC10", "activation_bytes"] < study.loc["AC00", "activation_bytes"]
     assert study.loc["AC11", "recompute_flops"] > 0
+
+
+def test_nsga2_is_reproducible_and_reports_a_saving(chain) -> None:
+    built = chain("resnet18_cifar", 1, "adam")
+    hardware = load_hardware(EDGE_TPU)
+    costs = activation_costs(built.workload, word_bytes=hardware.word_bytes)
+    runs = []
+    for _ in range(2):
+        evaluator = CheckpointEvaluator(built.workload, hardware, costs, fusion_length=2)
+        baseline = evaluator.evaluate([])
+        runs.append(run_nsga2(evaluator, population=4, generations=2, seed=7))
+    first, second = runs
+    assert first.equals(second)  # same seed, same evaluations and front
+    assert first["pareto"].any() and (first["activation_bytes"] < baseline["activation_bytes"]).any()
+    best = largest_saving(first, baseline, tolerance=1.0)
+    assert best["saved_bytes"] > 0 and best["latency_change"] <= 1.0
+    with pytest.raises(ConfigError, match="population 2"):
+        run_nsga2(evaluator, population=2, generations=1, seed=0)

@@ -112,4 +112,6 @@ def get_final_output():
     if config["monet_checkpoint"] is not None:
         outputs += expand("results/monet/figure11.{ext}", ext=["png", "pdf"])
         outputs.append("results/monet/checkpoint/milp.parquet")
+        if "nsga" in config["monet_checkpoint"]:
+            outputs += expand("results/monet/figure12.{ext}", ext=["png", "pdf"])
     return outputs

@@ -305,3 +305,39 @@ rule figure11:
         "results/logs/figure11.log",
     shell:
         "traincost plot-checkpoint --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule checkpoint_nsga:
+    input:
+        unpack(checkpoint_inputs),
+    output:
+        table="results/monet/checkpoint/nsga.parquet",
+        summary="results/monet/checkpoint/nsga_summary.parquet",
+    params:
+        mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
+        length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
+        population=lambda w: config["monet_checkpoint"]["nsga"]["population"],
+        generations=lambda w: config["monet_checkpoint"]["nsga"]["generations"],
+        tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
+        seed=config["seed"],
+    log:
+        "results/logs/checkpoint_nsga.log",
+    shell:
+        "traincost checkpoint-nsga --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
+        "--fusion-length {params.length} --population {params.population} --generations {params.generations} "
+        "--tolerance {params.tolerance} --seed {params.seed} --out {output.table} --summary {output.summary} > {log} 2>&1"
+
+
+rule figure12:
+    input:
+        nsga=rules.checkpoint_nsga.output.table,
+        summary=rules.checkpoint_nsga.output.summary,
+        milp=rules.checkpoint_study.output.milp,
+    output:
+        png=report("results/monet/figure12.png", caption="../report/figure12.rst", category="MONET"),
+        pdf="results/monet/figure12.pdf",
+    log:
+        "results/logs/figure12.log",
+    shell:
+        "traincost plot-pareto --nsga {input.nsga} --milp {input.milp} --summary {input.summary} "
+        "--title 'Activation checkpointing, ResNet-18 training on the Edge TPU' --out {output.png} {output.pdf} > {log} 2>&1"

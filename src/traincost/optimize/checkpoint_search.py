@@ -126,6 +126,11 @@ class CheckpointEvaluator:
             }
         return self._cache[key]
 
+    def evaluated(self) -> list[tuple[tuple[bool, ...], dict[str, float]]]:
+        """Every choice evaluated so far, as (mask over the candidates, results)."""
+        names = list(self.candidates["name"])
+        return [(tuple(n in key for n in names), values) for key, values in self._cache.items()]
+
     def evaluate_mask(self, mask: np.ndarray) -> dict[str, float]:
         """``mask[i]`` true: recompute candidate ``i``."""
         return self.evaluate(list(self.candidates["name"][np.asarray(mask, dtype=bool)]))
