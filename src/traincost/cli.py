@@ -538,9 +538,7 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--report", type=Path, required=True, help="output solve report (Parquet, one row)")
 
     cmd = command("compare-fusion", _cmd_compare_fusion, "latency and energy of one step under several fusion strategies")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
-    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
+    _workload_and_hardware(cmd)
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument(
@@ -562,14 +560,23 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
 
+def _workload_and_hardware(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
+
+
+def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
+    """The arguments every checkpointing command takes: the step, the hardware and how it is scheduled."""
+    _workload_and_hardware(cmd)
+    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+
+
 def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
     """Subcommands of the activation-checkpointing study (MONET Figures 11 and 12)."""
     cmd = command("checkpoint-study", _cmd_checkpoint_study, "activation recomputation: AC00/10/01/11 and the MILP of equation 6")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a training step")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
-    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
-    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
-    cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+    _checkpoint_inputs(cmd)
     cmd.add_argument(
         "--budgets", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0], help="MILP budgets, fractions of all"
     )
@@ -585,11 +592,7 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
     cmd = command("checkpoint-nsga", _cmd_checkpoint_nsga, "NSGA-II over recompute choices: latency, energy, activation memory")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a training step")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
-    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
-    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
-    cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+    _checkpoint_inputs(cmd)
     cmd.add_argument("--population", type=int, default=50, help="NSGA-II population")
     cmd.add_argument("--generations", type=int, default=100, help="NSGA-II generations")
     cmd.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same front")
