@@ -18,6 +18,7 @@ from traincost.optimize.checkpoint_search import (
     first_feature_maps,
     solve_checkpoint_milp,
 )
+from traincost.workload import Workload
 
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
 TOY = pd.DataFrame({"name": ["a", "b", "c"], "bytes": [4, 3, 2], "recompute_flops": [10, 6, 5]})
@@ -68,3 +69,29 @@ def test_nsga2_is_reproducible_and_reports_a_saving(chain) -> None:
     assert best["saved_bytes"] > 0 and best["latency_change"] <= 1.0
     with pytest.raises(ConfigError, match="population 2"):
         run_nsga2(evaluator, population=2, generations=1, seed=0)
+
+
+def test_an_activation_behind_dropout_is_not_a_candidate() -> None:
+    def op(index: int, op_type: str, phase: str, inputs: list[int], outputs: list[int]) -> dict:
+        loops = dict.fromkeys(("B", "K", "C", "OY", "OX", "FY", "FX", "G"), 1)
+        return {"op": index, "name": f"n{index}", "op_type": op_type, "kind": "eltwise", "phase": phase, "layer": "l"} | loops | {
+            "macs": 0, "elementwise_ops": 8, "inputs": inputs, "outputs": outputs,
+        }  # fmt: skip
+
+    ops = pd.DataFrame(
+        [
+            op(0, "Dropout", "forward", [0], [1]),  # x -> a (random)
+            op(1, "Relu", "forward", [1], [2]),  # a -> b
+            op(2, "ReduceSum", "forward", [2], [3]),  # b -> loss
+            op(3, "Mul", "backward", [2, 4], [5]),  # reads b
+            op(4, "Mul", "backward", [1, 5], [6]),  # reads a
+        ]
+    )
+    kinds = ["input", "activation", "activation", "output", "input", "gradient", "gradient"]
+    producers = [-1, 0, 1, 2, -1, 3, 4]
+    tensors = pd.DataFrame(
+        {"tensor": range(7), "name": ["x", "a", "b", "loss", "g", "db", "da"], "kind": kinds, "shape": [[8]] * 7, "bytes": 32}
+    ).assign(dtype_bytes=4, producer=producers, consumers=[[]] * 7, saved_for_backward=False, updates=-1)
+    costs = activation_costs(Workload(ops=ops, tensors=tensors), word_bytes=2)
+    assert list(costs["name"]) == ["b"]  # a can only be rebuilt by redrawing the dropout mask
+    assert costs["bytes"].iloc[0] == 16 and costs["recompute_flops"].iloc[0] == 8

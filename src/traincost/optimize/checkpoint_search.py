@@ -20,7 +20,7 @@ from ortools.sat.python import cp_model
 
 from traincost.cost.evaluate import STEP_PHASES
 from traincost.cost.optable import op_table
-from traincost.errors import ConfigError
+from traincost.errors import ConfigError, GraphError
 from traincost.hardware.spec import HardwareSpec
 from traincost.optimize.checkpoint import GraphNode, plan_recompute, recompute_workload, saved_activations
 from traincost.optimize.fusion import FusionProblem, solve_fusion
@@ -49,7 +49,7 @@ def _nodes(workload: Workload) -> tuple[list[GraphNode], set[str]]:
 
 def activation_costs(workload: Workload, *, word_bytes: int) -> pd.DataFrame:
     """One row per candidate activation, in forward order: ``name``, ``bytes`` (m_a), ``recompute_flops`` (r_a),
-    ``recompute_ops``."""
+    ``recompute_ops``. Activations that only a random op (dropout) can rebuild are not candidates."""
     nodes, external = _nodes(workload)
     ops = workload.ops.sort_values("op").reset_index(drop=True)
     flops = (2 * ops["macs"] + ops["elementwise_ops"]).to_numpy()
@@ -60,8 +60,8 @@ def activation_costs(workload: Workload, *, word_bytes: int) -> pd.DataFrame:
             continue
         try:
             plan = plan_recompute(nodes, [name], external=external)
-        except ConfigError:
-            continue
+        except GraphError:
+            continue  # behind a random op (a dropout mask): it stays saved
         chain = [i for group in plan.insertions.values() for i in group]
         size = int(elements.loc[name, "bytes"] // elements.loc[name, "dtype_bytes"]) * word_bytes
         rows.append({"name": name, "bytes": size, "recompute_flops": int(flops[chain].sum()), "recompute_ops": len(chain)})
