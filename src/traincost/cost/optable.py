@@ -75,6 +75,13 @@ class OpTable:
     def is_mac(self) -> np.ndarray:
         return np.isin(self.kind, MAC_KINDS)
 
+    def producers(self) -> np.ndarray:
+        """Per tensor id: the position of the op that writes it, -1 for graph inputs and parameters."""
+        producer = np.full(len(self.tensor_elems), -1, dtype=np.int64)
+        for i, outs in enumerate(self.outputs):
+            producer[list(outs)] = i
+        return producer
+
 
 def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backward", "optimizer", "recompute")) -> OpTable:
     """Flatten the ops of ``phases`` (all by default; ``("forward",)`` is inference) into arrays."""

@@ -30,6 +30,7 @@ __all__ = [
     "RecomputePlan",
     "SUFFIX",
     "onnx_nodes",
+    "workload_nodes",
     "plan_recompute",
     "recompute_onnx",
     "recompute_workload",
@@ -87,7 +88,11 @@ def plan_recompute(nodes: Sequence[GraphNode], dropped: Iterable[str], *, extern
         raise GraphError(f"recompute: {unknown[:5]} are not saved activations (forward outputs read by the backward pass)")
     producer = {t: i for i, n in enumerate(nodes) for t in n.outputs}
     kept = set(saved) - set(dropped)
-    first_use = {t: min(i for i, n in enumerate(nodes) if n.phase != "forward" and t in n.inputs) for t in dropped}
+    first_use: dict[str, int] = {}
+    for i, n in enumerate(nodes):
+        if n.phase != "forward":
+            for t in n.inputs:
+                first_use.setdefault(t, i)
     recomputed: set[str] = set()
     insertions: dict[int, list[int]] = {}
     for tensor in sorted(dropped, key=first_use.__getitem__):
@@ -154,15 +159,22 @@ def _copy_value_info(model: onnx.ModelProto, recomputed: set[str]) -> None:
             info.name = name + SUFFIX
 
 
-def recompute_workload(workload: Workload, dropped: Iterable[str]) -> Workload:
-    """The same rewrite on a Workload: cloned ops (phase ``recompute``) and tensors, readers redirected."""
+def workload_nodes(workload: Workload) -> tuple[list[GraphNode], set[str]]:
+    """The ops of a Workload as the planner sees them, and the tensors no op makes (inputs, parameters)."""
     ops, tensors = workload.ops.sort_values("op"), workload.tensors.set_index("tensor")
     names = tensors["name"]
     nodes = [
         GraphNode(row.op_type, row.phase, tuple(names[t] for t in row.inputs), tuple(names[t] for t in row.outputs))
         for row in ops.itertuples()
     ]
-    external = set(tensors.loc[tensors["producer"] < 0, "name"])
+    return nodes, set(tensors.loc[tensors["producer"] < 0, "name"])
+
+
+def recompute_workload(workload: Workload, dropped: Iterable[str]) -> Workload:
+    """The same rewrite on a Workload: cloned ops (phase ``recompute``) and tensors, readers redirected."""
+    ops, tensors = workload.ops.sort_values("op"), workload.tensors.set_index("tensor")
+    names = tensors["name"]
+    nodes, external = workload_nodes(workload)
     plan = plan_recompute(nodes, dropped, external=external)
     recomputed = {t for chain in plan.insertions.values() for i in chain for t in nodes[i].outputs}
     ids = {name: int(t) for t, name in names.items()}

@@ -22,7 +22,7 @@ from traincost.cost.evaluate import STEP_PHASES
 from traincost.cost.optable import op_table
 from traincost.errors import ConfigError, GraphError
 from traincost.hardware.spec import HardwareSpec
-from traincost.optimize.checkpoint import GraphNode, plan_recompute, recompute_workload, saved_activations
+from traincost.optimize.checkpoint import plan_recompute, recompute_workload, saved_activations, workload_nodes
 from traincost.optimize.fusion import FusionProblem, solve_fusion
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import Workload
@@ -37,20 +37,10 @@ __all__ = [
 ]
 
 
-def _nodes(workload: Workload) -> tuple[list[GraphNode], set[str]]:
-    ops, tensors = workload.ops.sort_values("op"), workload.tensors.set_index("tensor")
-    names = tensors["name"]
-    nodes = [
-        GraphNode(r.op_type, r.phase, tuple(names[t] for t in r.inputs), tuple(names[t] for t in r.outputs))
-        for r in ops.itertuples()
-    ]
-    return nodes, set(tensors.loc[tensors["producer"] < 0, "name"])
-
-
 def activation_costs(workload: Workload, *, word_bytes: int) -> pd.DataFrame:
     """One row per candidate activation, in forward order: ``name``, ``bytes`` (m_a), ``recompute_flops`` (r_a),
     ``recompute_ops``. Activations that only a random op (dropout) can rebuild are not candidates."""
-    nodes, external = _nodes(workload)
+    nodes, external = workload_nodes(workload)
     ops = workload.ops.sort_values("op").reset_index(drop=True)
     flops = (2 * ops["macs"] + ops["elementwise_ops"]).to_numpy()
     elements = workload.tensors.set_index("name")

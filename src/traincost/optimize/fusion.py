@@ -31,6 +31,7 @@ from ortools.sat.python import cp_model
 from traincost.cost.optable import MAC_KINDS, OpTable
 from traincost.errors import ConfigError
 from traincost.hardware.spec import HardwareSpec
+from traincost.schedule.scheduler import place_ops
 
 __all__ = ["FusionProblem", "FusionResult", "candidate_subgraphs", "solve_fusion", "fusion_report", "boundary_bytes", "Objective"]
 
@@ -59,24 +60,19 @@ class FusionProblem:
     def build(cls, table: OpTable, hardware: HardwareSpec, *, config: int = 0) -> FusionProblem:
         """The fusion problem of ``table`` on configuration ``config`` of ``hardware``."""
         word = hardware.word_bytes
-        producer = {t: i for i, outs in enumerate(table.outputs) for t in outs}
+        producer = table.producers()
         successors: list[set[int]] = [set() for _ in range(len(table))]
         bytes_in = np.zeros(len(table))
         for j, ins in enumerate(table.inputs):
             for t in ins:
-                if t in producer and producer[t] != j:
+                if producer[t] >= 0 and producer[t] != j:
                     successors[producer[t]].add(j)
                     bytes_in[j] += table.tensor_elems[t] * word
         neighbours = [set(s) for s in successors]
         for i, succ in enumerate(successors):
             for j in succ:
                 neighbours[j].add(i)
-        core = np.empty(len(table), dtype=np.int64)
-        for kind in np.unique(table.kind):
-            index = hardware.core_for(kind)
-            if index is None:
-                raise ConfigError(f"{hardware.source}: no core runs op kind {kind!r}")
-            core[table.kind == kind] = index
+        core = place_ops(table, hardware)
         capacity = np.array(
             [c.top.size_bytes[config] * (1 if c.top.shared else c.count[config]) for c in hardware.cores], dtype=np.float64
         )

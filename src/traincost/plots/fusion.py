@@ -35,9 +35,9 @@ def plot_fusion_strategies(table: pd.DataFrame, outputs: Sequence[Path], *, titl
 def plot_fused_graph(table: OpTable, groups: Sequence[Sequence[int]], outputs: Sequence[Path], *, title: str) -> None:
     """The op graph drawn by topological generation, each fused subgraph in its own colour (grey: unfused)."""
     graph = nx.DiGraph()
-    producer = {t: i for i, outs in enumerate(table.outputs) for t in outs}
+    producer = table.producers()
     graph.add_nodes_from(range(len(table)))
-    edges = ((producer[t], j) for j, ins in enumerate(table.inputs) for t in ins if t in producer and producer[t] != j)
+    edges = ((producer[t], j) for j, ins in enumerate(table.inputs) for t in ins if producer[t] >= 0 and producer[t] != j)
     graph.add_edges_from(edges)
     position = {int(op): i for i, op in enumerate(table.op)}
     colour = np.full(len(table), -1)

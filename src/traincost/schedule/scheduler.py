@@ -39,7 +39,7 @@ from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
 from traincost.schedule.plan import SchedulePlan
 
-__all__ = ["schedule", "StepCost"]
+__all__ = ["schedule", "StepCost", "place_ops"]
 
 _BITS = 8.0
 _CHUNK = 512
@@ -67,7 +67,7 @@ def schedule(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_
     Raises:
         HardwareError: an op kind that no core runs.
     """
-    core_of = _placement(table, hardware)
+    core_of = place_ops(table, hardware)
     context = _Static.build(table, hardware, plan, core_of)
     summaries, details = [], []
     for start in range(0, hardware.n_configs, _CHUNK):
@@ -81,7 +81,12 @@ def schedule(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_
     )
 
 
-def _placement(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
+def place_ops(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
+    """Per op: the index of the core that runs its kind.
+
+    Raises:
+        HardwareError: an op kind that no core runs.
+    """
     core_of = np.empty(len(table), dtype=np.int64)
     for kind in np.unique(table.kind):
         core = hardware.core_for(kind)
@@ -114,10 +119,9 @@ class _Static:
             key = ("shared", core.top.name) if core.top.shared else ("core", index)
             pool_of_core.append(pools.setdefault(key, len(pools)))
         n_tensors = len(table.tensor_elems)
-        producer = np.full(n_tensors, -1, dtype=np.int64)
+        producer = table.producers()
         readers: list[list[int]] = [[] for _ in range(n_tensors)]
-        for i, (ins, outs) in enumerate(zip(table.inputs, table.outputs, strict=True)):
-            producer[list(outs)] = i
+        for i, ins in enumerate(table.inputs):
             for t in ins:
                 readers[t].append(i)
         position = {int(op): i for i, op in enumerate(table.op)}
