@@ -11,7 +11,7 @@ import pandas as pd
 
 from traincost.cost.optable import op_table
 from traincost.errors import ConfigError
-from traincost.hardware import expand_grid, load_hardware, read_hardware_yaml, shard
+from traincost.hardware import load_hardware, shard_rows
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import Workload
 
@@ -41,10 +41,8 @@ def evaluate_sweep(
     """
     if step not in STEP_PHASES:
         raise ConfigError(f"step {step!r}: expected one of {', '.join(STEP_PHASES)}")
-    data = read_hardware_yaml(hardware)
-    defaults = {name: float(entry["default"]) for name, entry in data["parameters"].items()}
-    configs = shard(expand_grid(data["name"], defaults, grid), shard_index, shard_count)
-    spec = load_hardware(hardware, configs=configs)
+    spec = load_hardware(hardware, sweep=grid)
+    spec = spec.take(shard_rows(spec.n_configs, shard_index, shard_count))
     table = op_table(workload, phases=STEP_PHASES[step])
     began = time.perf_counter()
     result = schedule(table, spec, plan).summary
@@ -52,12 +50,12 @@ def evaluate_sweep(
         "%s %s on %s: %d configurations x %d ops in %.2f s",
         workload.meta.get("model", "?"),
         step,
-        data["name"],
-        len(configs),
+        spec.name,
+        spec.n_configs,
         len(table),
         time.perf_counter() - began,
     )
     result.insert(1, "workload", workload.meta.get("model", ""))
-    result.insert(2, "hardware", data["name"])
+    result.insert(2, "hardware", spec.name)
     result.insert(3, "step", step)
     return result

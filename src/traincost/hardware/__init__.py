@@ -2,7 +2,7 @@
 
 from traincost.hardware.load import HardwareError, load_hardware, read_hardware_yaml
 from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, Link, MemoryLevel, PEAxis
-from traincost.hardware.sweep import config_id, expand_grid, shard
+from traincost.hardware.sweep import config_id, expand_grid, shard, shard_rows
 
 __all__ = [
     "HardwareError",
@@ -17,4 +17,5 @@ __all__ = [
     "expand_grid",
     "config_id",
     "shard",
+    "shard_rows",
 ]

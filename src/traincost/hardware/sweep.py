@@ -11,7 +11,7 @@ import pandas as pd
 
 from traincost.errors import ConfigError
 
-__all__ = ["expand_grid", "config_id", "shard"]
+__all__ = ["expand_grid", "config_id", "shard", "shard_rows"]
 
 
 def config_id(hardware: str, parameters: Mapping[str, float]) -> str:
@@ -43,9 +43,13 @@ def expand_grid(hardware: str, defaults: Mapping[str, float], sweep: Mapping[str
     return frame
 
 
-def shard(configs: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
-    """Shard ``index`` of ``count`` contiguous, nearly equal slices of ``configs``."""
+def shard_rows(total: int, index: int, count: int) -> slice:
+    """The rows of shard ``index`` of ``count`` contiguous, nearly equal slices of ``total`` rows."""
     if count < 1 or not 0 <= index < count:
         raise ConfigError(f"shard {index} of {count}: expected 0 <= index < count")
-    bounds = [len(configs) * i // count for i in range(count + 1)]
-    return configs.iloc[bounds[index] : bounds[index + 1]].reset_index(drop=True)
+    return slice(total * index // count, total * (index + 1) // count)
+
+
+def shard(configs: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
+    """Shard ``index`` of ``count`` contiguous, nearly equal slices of ``configs``."""
+    return configs.iloc[shard_rows(len(configs), index, count)].reset_index(drop=True)
