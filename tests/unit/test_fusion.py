@@ -27,14 +27,10 @@ def problem(
     leaves: tuple[int, ...] = (),
 ) -> FusionProblem:
     successors = [set() for _ in range(n)]
-    neighbours = [set() for _ in range(n)]
     for a, b in edges:
         successors[a].add(b)
-        neighbours[a].add(b)
-        neighbours[b].add(a)
     return FusionProblem(
         n_nodes=n,
-        neighbours=tuple(frozenset(s) for s in neighbours),
         successors=tuple(frozenset(s) for s in successors),
         leaves_graph=np.isin(np.arange(n), leaves),
         memory_bytes=np.array(memory or [1.0] * n),

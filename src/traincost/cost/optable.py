@@ -13,13 +13,25 @@ Built once per workload (not per configuration). Three things happen here:
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from traincost.workload import LOOP_DIMS, Workload
 
-__all__ = ["OpTable", "op_table", "MAC_KINDS", "ROLES", "VIEW_OP_TYPES", "SPLIT_DIM"]
+__all__ = [
+    "OpTable",
+    "op_table",
+    "resolve_views",
+    "last_uses",
+    "operand_tensors",
+    "MAC_KINDS",
+    "ROLES",
+    "VIEW_OP_TYPES",
+    "SPLIT_DIM",
+]
 
 MAC_KINDS = ("conv", "conv_dgrad", "conv_wgrad", "gemm", "matmul")
 
@@ -75,11 +87,19 @@ class OpTable:
     def is_mac(self) -> np.ndarray:
         return np.isin(self.kind, MAC_KINDS)
 
+    def sum_over_outputs(self, per_tensor: np.ndarray) -> np.ndarray:
+        """Per op: the sum of a per-tensor value over the tensors it writes."""
+        counts = [len(outs) for outs in self.outputs]
+        written = np.fromiter(itertools.chain.from_iterable(self.outputs), dtype=np.int64, count=sum(counts))
+        return np.bincount(np.repeat(np.arange(len(self)), counts), weights=per_tensor[written], minlength=len(self))
+
     def producers(self) -> np.ndarray:
         """Per tensor id: the position of the op that writes it, -1 for graph inputs and parameters."""
         producer = np.full(len(self.tensor_elems), -1, dtype=np.int64)
-        for i, outs in enumerate(self.outputs):
-            producer[list(outs)] = i
+        counts = [len(outs) for outs in self.outputs]
+        producer[np.fromiter(itertools.chain.from_iterable(self.outputs), dtype=np.int64, count=sum(counts))] = np.repeat(
+            np.arange(len(self.outputs)), counts
+        )
         return producer
 
 
@@ -99,22 +119,10 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
     rows[tensors.index.to_numpy()] = [_row_extent(list(shape)) for shape in tensors["shape"]]
 
     alias = np.arange(n_tensors)
-    keep_rows = []
-    views = 0
-    for row in ops.itertuples(index=False):
-        ins = list(row.inputs)
-        if row.op_type in VIEW_OP_TYPES and ins:
-            for t in row.outputs:
-                alias[t] = alias[ins[0]]
-            views += 1
-            continue
-        keep_rows.append(row)
-
-    def live(ids: object) -> tuple[int, ...]:
-        return tuple(dict.fromkeys(int(alias[t]) for t in ids if not constant[alias[t]]))
-
-    inputs = tuple(live(row.inputs) for row in keep_rows)
-    outputs = tuple(live(row.outputs) for row in keep_rows)
+    rows_in_phase = list(ops.itertuples(index=False))
+    kept, inputs, outputs = resolve_views(((r.op_type, r.inputs, r.outputs) for r in rows_in_phase), alias, constant)
+    keep_rows = [rows_in_phase[i] for i in kept]
+    views = len(rows_in_phase) - len(kept)
     kind = np.array([row.kind for row in keep_rows], dtype=object)
     dims = {d: np.array([getattr(row, d) for row in keep_rows], dtype=np.int64) for d in LOOP_DIMS}
     macs = np.array([row.macs for row in keep_rows], dtype=np.float64)
@@ -123,9 +131,6 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
     in_elems = np.array([sum(elems[t] for t in ids) for ids in inputs], dtype=np.float64)
     o_elems = np.where(np.isin(kind, MAC_KINDS), gemm["o_elems"], [sum(elems[t] for t in ids) for ids in outputs])
 
-    readers_last = np.full(n_tensors, -1, dtype=np.int64)
-    for i, ids in enumerate(inputs):
-        readers_last[list(ids)] = i
     persistent = np.isin(kinds, ["input", "weight", "buffer", "optimizer_state"])
     step_output = (updates >= 0) | (kinds == "output")
     return OpTable(
@@ -152,9 +157,39 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
         tensor_rows=rows,
         tensor_persistent=persistent,
         tensor_step_output=step_output,
-        last_use=readers_last,
+        last_use=last_uses(inputs, n_tensors),
         views=views,
     )
+
+
+def resolve_views(
+    ops: Iterable[tuple[str, Sequence[int], Sequence[int]]], alias: np.ndarray, constant: np.ndarray
+) -> tuple[list[int], tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """Drop the view ops of ``ops`` (op type, input ids, output ids), in program order: their outputs alias
+    their first input (``alias`` is updated in place). Returns the positions of the ops kept and their
+    inputs and outputs after aliasing, constants removed."""
+    kept, inputs, outputs = [], [], []
+
+    def live(ids: Sequence[int]) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(int(alias[t]) for t in ids if not constant[alias[t]]))
+
+    for index, (op_type, ins, outs) in enumerate(ops):
+        if op_type in VIEW_OP_TYPES and len(ins):
+            for t in outs:
+                alias[t] = alias[ins[0]]
+            continue
+        kept.append(index)
+        inputs.append(live(ins))
+        outputs.append(live(outs))
+    return kept, tuple(inputs), tuple(outputs)
+
+
+def last_uses(inputs: Sequence[Sequence[int]], n_tensors: int) -> np.ndarray:
+    """Per tensor id: the position of the last op that reads it, -1 if none."""
+    last = np.full(n_tensors, -1, dtype=np.int64)
+    for i, ids in enumerate(inputs):
+        last[list(ids)] = i
+    return last
 
 
 def _gemm_views(
@@ -180,10 +215,19 @@ def _gemm_views(
         out["x_elems"][i] = elems[ins[0]]
         out["o_elems"][i] = elems[row.outputs[0]]
         out["window"][i] = dims["FY"][i] * dims["FX"][i] if row.kind in ("conv", "conv_dgrad") else 1
-        for key, t in (("x_tensor", ins[0]), ("s_tensor", ins[1] if len(ins) > 1 else None)):
-            if t is not None and not constant[alias[t]]:
-                out[key][i] = alias[t]
+        out["x_tensor"][i], out["s_tensor"][i] = operand_tensors(ins, alias, constant)
     return out
+
+
+def operand_tensors(ins: Sequence[int], alias: np.ndarray, constant: np.ndarray) -> tuple[int, int]:
+    """Tensor ids (after aliasing) of a MAC op's streamed (input 0) and stationary (input 1) operands; -1 for
+    a missing or constant one."""
+    x, s = -1, -1
+    if len(ins) and not constant[alias[ins[0]]]:
+        x = int(alias[ins[0]])
+    if len(ins) > 1 and not constant[alias[ins[1]]]:
+        s = int(alias[ins[1]])
+    return x, s
 
 
 def _row_extent(shape: list[int]) -> int:

@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,7 +45,6 @@ class FusionProblem:
     """The op graph and per-node facts the constraints need (from an OpTable and one configuration)."""
 
     n_nodes: int
-    neighbours: tuple[frozenset[int], ...]  # undirected adjacency
     successors: tuple[frozenset[int], ...]
     leaves_graph: np.ndarray  # bool: the node writes a tensor that must leave the chip (a step output)
     memory_bytes: np.ndarray  # what the node keeps on its core while fused
@@ -68,10 +67,6 @@ class FusionProblem:
                 if producer[t] >= 0 and producer[t] != j:
                     successors[producer[t]].add(j)
                     bytes_in[j] += table.tensor_elems[t] * word
-        neighbours = [set(s) for s in successors]
-        for i, succ in enumerate(successors):
-            for j in succ:
-                neighbours[j].add(i)
         core = place_ops(table, hardware)
         capacity = np.array(
             [c.top.size_bytes[config] * (1 if c.top.shared else c.count[config]) for c in hardware.cores], dtype=np.float64
@@ -80,13 +75,12 @@ class FusionProblem:
         for i, outs in enumerate(table.outputs):
             if table.kind[i] not in MAC_KINDS and outs:
                 tiling[i] = table.tensor_rows[outs[0]]
-        out_bytes = np.array([sum(table.tensor_elems[t] for t in outs) * word for outs in table.outputs], dtype=np.float64)
+        out_bytes = table.sum_over_outputs(table.tensor_elems) * word
         weights = np.where(np.isin(table.kind, MAC_KINDS), table.s_elems * word, 0.0)
         memory = weights + out_bytes / tiling  # its weights and one tile of its output stay on its core
-        leaves = np.array([any(table.tensor_step_output[t] for t in outs) for outs in table.outputs])
+        leaves = table.sum_over_outputs(table.tensor_step_output) > 0
         return cls(
             n_nodes=len(table),
-            neighbours=tuple(frozenset(n) for n in neighbours),
             successors=tuple(frozenset(s) for s in successors),
             leaves_graph=leaves,
             memory_bytes=memory,
@@ -116,22 +110,26 @@ class FusionResult:
         return 0.0 if self.objective == 0 else abs(self.objective - self.best_bound) / abs(self.objective)
 
 
-def candidate_subgraphs(problem: FusionProblem, *, max_length: int, type_limits: bool = True) -> list[tuple[int, ...]]:
+def candidate_subgraphs(
+    problem: FusionProblem, *, max_length: int, type_limits: bool = True, nodes: Sequence[int] | None = None
+) -> list[tuple[int, ...]]:
     """Every valid subgraph of at most ``max_length`` nodes grown from one root along its outgoing edges,
-    each once (sorted node tuples)."""
+    each once (sorted node tuples); with ``nodes``, only subgraphs made of those nodes."""
     if max_length < 1:
         raise ConfigError(f"max_length: {max_length} must be at least 1")
-    search = _Search(problem, max_length=max_length, type_limits=type_limits)
-    for root in range(problem.n_nodes):
-        search.grow([root], set(problem.successors[root]), search.usage([root]))
+    allowed = np.ones(problem.n_nodes, dtype=bool) if nodes is None else np.isin(np.arange(problem.n_nodes), nodes)
+    search = _Search(problem, max_length=max_length, type_limits=type_limits, allowed=allowed)
+    for root in np.flatnonzero(allowed).tolist():
+        search.grow([root], search.inside(problem.successors[root]), search.usage([root]))
     return search.found
 
 
 class _Search:
     """The candidate enumeration, on plain Python lists (it runs millions of small steps)."""
 
-    def __init__(self, problem: FusionProblem, *, max_length: int, type_limits: bool) -> None:
+    def __init__(self, problem: FusionProblem, *, max_length: int, type_limits: bool, allowed: np.ndarray) -> None:
         self.max_length = max_length
+        self.allowed = allowed.tolist()
         self.successors = problem.successors
         self.leaves = problem.leaves_graph.tolist()
         self.tiling = problem.tiling.tolist()
@@ -143,6 +141,9 @@ class _Search:
         self.gemm = [limited and k in _GEMMS for k in problem.kind]
         self.impossible = problem.n_nodes + 1
         self.found: list[tuple[int, ...]] = []
+
+    def inside(self, nodes: Iterable[int]) -> set[int]:
+        return {n for n in nodes if self.allowed[n]}
 
     def usage(self, members: Sequence[int]) -> tuple[int, int, dict[int, float]]:
         memory: dict[int, float] = {}
@@ -164,7 +165,7 @@ class _Search:
             grown_usage = self.admit(members, node, usage)
             if grown_usage is None:
                 continue
-            exclusive = {n for n in self.successors[node] if n not in member_set and n not in near}
+            exclusive = {n for n in self.inside(self.successors[node]) if n not in member_set and n not in near}
             self.grow([*members, node], extension | exclusive, grown_usage)
 
     def admit(
@@ -224,14 +225,16 @@ def solve_fusion(
     time_limit_s: float = 60.0,
     workers: int = 2,
     seed: int = 0,
+    nodes: Sequence[int] | None = None,
 ) -> FusionResult:
-    """Pick an exact cover of the graph by candidate subgraphs with CP-SAT.
+    """Pick an exact cover of the graph (or of ``nodes`` only, the rest being fused elsewhere) by candidate
+    subgraphs with CP-SAT.
 
     Raises:
         ConfigError: on an unknown objective, or when no cover is found within the time limit.
     """
     began = time.perf_counter()
-    candidates = candidate_subgraphs(problem, max_length=max_length, type_limits=type_limits)
+    candidates = candidate_subgraphs(problem, max_length=max_length, type_limits=type_limits, nodes=nodes)
     enumerated = time.perf_counter() - began
     match objective:
         case "subgraphs":
@@ -246,8 +249,8 @@ def solve_fusion(
     for g, members in enumerate(candidates):
         for m in members:
             covering[m].append(g)
-    for options in covering:
-        model.add_exactly_one(chosen[g] for g in options)
+    for node in range(problem.n_nodes) if nodes is None else nodes:
+        model.add_exactly_one(chosen[g] for g in covering[node])
     model.minimize(sum(w * x for w, x in zip(weights, chosen, strict=True)))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s

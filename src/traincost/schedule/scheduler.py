@@ -27,6 +27,7 @@ operations of length = configurations (processed in chunks to bound memory).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -120,28 +121,28 @@ class _Static:
             pool_of_core.append(pools.setdefault(key, len(pools)))
         n_tensors = len(table.tensor_elems)
         producer = table.producers()
-        readers: list[list[int]] = [[] for _ in range(n_tensors)]
-        for i, ins in enumerate(table.inputs):
-            for t in ins:
-                readers[t].append(i)
         position = {int(op): i for i, op in enumerate(table.op)}
         group_of = np.full(len(table), -1, dtype=np.int64)
         for g, group in enumerate(plan.fused):
             for op in group:
                 if op in position:  # view ops and other-phase ops are not scheduled
                     group_of[position[op]] = g
-        tiles = np.ones(len(plan.fused), dtype=np.int64)
+        unset = np.iinfo(np.int64).max
+        tiles = np.full(len(plan.fused), unset, dtype=np.int64)
         weights = np.zeros(len(plan.fused))
-        for g in range(len(plan.fused)):
-            members = np.flatnonzero((group_of == g) & np.isin(table.kind, MAC_KINDS))
-            if len(members):
-                tiles[g] = max(1, int(table.dims["OY"][members].min()))
-                weights[g] = table.s_elems[members].sum() * hardware.word_bytes
-        intermediate = np.zeros(n_tensors, dtype=bool)
-        for t in range(n_tensors):
-            p = producer[t]
-            if p >= 0 and group_of[p] >= 0 and readers[t] and not table.tensor_step_output[t]:
-                intermediate[t] = all(group_of[r] == group_of[p] for r in readers[t])
+        fused_macs = np.flatnonzero((group_of >= 0) & table.is_mac)
+        np.minimum.at(tiles, group_of[fused_macs], np.maximum(1, table.dims["OY"][fused_macs]))
+        tiles[tiles == unset] = 1  # a group without MAC ops
+        np.add.at(weights, group_of[fused_macs], table.s_elems[fused_macs] * hardware.word_bytes)
+        # an intermediate is made in a group and read only inside it (and not a step output)
+        counts = [len(ins) for ins in table.inputs]
+        read = np.fromiter(itertools.chain.from_iterable(table.inputs), dtype=np.int64, count=sum(counts))
+        reader_group = group_of[np.repeat(np.arange(len(table)), counts)]
+        maker_group = np.where(producer >= 0, group_of[np.maximum(producer, 0)], -1)
+        has_reader, read_outside = np.zeros(n_tensors, dtype=bool), np.zeros(n_tensors, dtype=bool)
+        has_reader[read] = True
+        read_outside[read[reader_group != maker_group[read]]] = True
+        intermediate = (maker_group >= 0) & has_reader & ~read_outside & ~table.tensor_step_output
         return cls(
             core_of=core_of,
             pool_of_core=tuple(pool_of_core),
@@ -221,6 +222,8 @@ class _Memory:
 
     def keep(self, t: int, pool: int, mask: np.ndarray, nbytes: float) -> None:
         """Make ``t`` resident in ``pool`` where ``mask``, occupying ``nbytes``."""
+        if not mask.any():
+            return
         self.pool[mask, t] = pool
         self.held[mask, t] = nbytes
         self.occupancy[mask, pool] += nbytes
@@ -229,13 +232,13 @@ class _Memory:
         return self.occupancy[:, pool] + self.sizes[t] <= self.budget[:, pool]
 
     def spill(self, t: int, mask: np.ndarray) -> None:
-        if not self.table.tensor_persistent[t]:
+        if not self.table.tensor_persistent[t] and mask.any():
             self.spilled[mask, t] = self.sizes[t]
             self.offchip_live += self.sizes[t] * mask
 
     def release(self, t: int) -> None:
-        on = self.pool[:, t] >= 0
-        np.subtract.at(self.occupancy, (self.rows[on], self.pool[on, t]), self.held[on, t])
+        # held is 0 where the tensor is off chip, so pool 0 takes nothing there
+        self.occupancy[self.rows, np.maximum(self.pool[:, t], 0)] -= self.held[:, t]
         self.pool[:, t] = -1
         self.held[:, t] = 0
         self.offchip_live -= self.spilled[:, t]
@@ -244,6 +247,25 @@ class _Memory:
     def record_peaks(self) -> None:
         self.peak_onchip = np.maximum(self.peak_onchip, self.occupancy.sum(axis=1))
         self.peak_offchip = np.maximum(self.peak_offchip, self.persistent_bytes + self.offchip_live)
+
+
+class _Traffic:
+    """Bytes each op moves, per configuration: off chip, over the bus, read from and written to its core's top memory."""
+
+    def __init__(self, n_cfg: int, n_ops: int) -> None:
+        self.offchip, self.bus, self.top_read, self.top_write = (np.zeros((n_cfg, n_ops)) for _ in range(4))
+
+    def energy(self, hw: HardwareSpec, core_of: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Per op the energy of its data movement (pJ), and per place (offchip, bus, each memory) its total."""
+        offchip = self.offchip * (_BITS * hw.offchip.energy_pj_per_bit)[:, None]
+        bus = self.bus * (_BITS * hw.bus.energy_pj_per_bit)[:, None]
+        read = np.stack([c.top.read_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
+        write = np.stack([c.top.write_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
+        top = _BITS * (self.top_read * read + self.top_write * write)
+        totals = {"offchip": offchip.sum(axis=1), "bus": bus.sum(axis=1)} | {name: np.zeros(len(offchip)) for name in hw.memories}
+        for k, core in enumerate(hw.cores):
+            totals[core.top.name] = totals[core.top.name] + top[:, core_of == k].sum(axis=1)
+        return offchip + bus + top, totals
 
 
 class _Clock:
@@ -263,7 +285,7 @@ class _Clock:
         """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op."""
         static, table = self.static, self.table
         group = int(static.group_of[i])
-        ready = np.zeros_like(self.last) if self.plan.pipeline else self.last.copy()
+        ready = 0.0 if self.plan.pipeline else self.last
         fused_producers = []
         for t in table.inputs[i]:
             p = int(static.producer[t])
@@ -299,22 +321,15 @@ def _run(
     costs = _OpCosts(table, hw, plan, static)
     memory = _Memory(table, hw, plan, static)
     clock = _Clock(table, hw, plan, static)
-    offchip_bytes, bus_bytes = np.zeros(n_cfg), np.zeros(n_cfg)
-    energy_ext = np.zeros((n_cfg, len(table)))
+    traffic = _Traffic(n_cfg, len(table))
     onchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
     offchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
-    moved_pj = {"offchip": np.zeros(n_cfg), "bus": np.zeros(n_cfg), **{name: np.zeros(n_cfg) for name in hw.memories}}
     for i in range(len(table)):
         group = int(static.group_of[i])
         tiles = int(static.tiles_of_group[group]) if group >= 0 else 1
-        off_b, bus_b, energy = _move_data(table, i, hw=hw, static=static, costs=costs, memory=memory, tiles=tiles)
-        for where, pj in energy.items():
-            moved_pj[where] += pj
+        off_b, bus_b = _move_data(table, i, hw=hw, static=static, costs=costs, memory=memory, tiles=tiles, traffic=traffic)
         bandwidth_cycles = np.maximum(off_b / hw.offchip.bandwidth_bytes_per_cycle, bus_b / hw.bus.bandwidth_bytes_per_cycle)
         clock.run(i, np.maximum(costs.latency[:, i], bandwidth_cycles), tiles)
-        offchip_bytes += off_b
-        bus_bytes += bus_b
-        energy_ext[:, i] = sum(energy.values())
         memory.record_peaks()
         if onchip_timeline is not None:
             onchip_timeline[:, i] = memory.occupancy.sum(axis=1)
@@ -322,28 +337,29 @@ def _run(
         for t in [t for t in table.inputs[i] if table.last_use[t] == i] + [t for t in table.outputs[i] if table.last_use[t] < i]:
             memory.release(t)
 
+    offchip_bytes, bus_bytes = traffic.offchip.sum(axis=1), traffic.bus.sum(axis=1)
+    energy_ext, moved_pj = traffic.energy(hw, static.core_of)
     latency = np.maximum(
         clock.last,
         np.maximum(offchip_bytes / hw.offchip.bandwidth_bytes_per_cycle, bus_bytes / hw.bus.bandwidth_bytes_per_cycle),
     )
     op_energy = costs.energy + energy_ext
-    summary = hw.configs.copy()
-    summary["latency_cycles"] = latency
-    summary["energy_pj"] = op_energy.sum(axis=1)
-    summary["energy_mac_pj"] = costs.mac_energy
-    for name in hw.memories:
-        summary[f"energy_{name}_pj"] = costs.level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
-    summary["energy_bus_pj"] = moved_pj["bus"]
-    summary["energy_offchip_pj"] = moved_pj["offchip"]
-    for phase in np.unique(table.phase):
-        summary[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
-    summary["offchip_bytes"] = offchip_bytes
-    summary["bus_bytes"] = bus_bytes
-    summary["peak_onchip_bytes"] = memory.peak_onchip
-    summary["peak_offchip_bytes"] = memory.peak_offchip
     mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
-    summary["mac_pes"] = mac_pes
-    summary["utilization"] = table.macs.sum() / (latency * mac_pes)
+    columns = {"latency_cycles": latency, "energy_pj": op_energy.sum(axis=1), "energy_mac_pj": costs.mac_energy}
+    for name in hw.memories:
+        columns[f"energy_{name}_pj"] = costs.level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
+    columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
+    for phase in np.unique(table.phase):
+        columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
+    columns |= {
+        "offchip_bytes": offchip_bytes,
+        "bus_bytes": bus_bytes,
+        "peak_onchip_bytes": memory.peak_onchip,
+        "peak_offchip_bytes": memory.peak_offchip,
+        "mac_pes": mac_pes,
+        "utilization": table.macs.sum() / (latency * mac_pes),
+    }
+    summary = pd.concat([hw.configs, pd.DataFrame(columns, index=hw.configs.index)], axis=1)
     if not per_op:
         return summary, None
     n_ops = len(table)
@@ -366,13 +382,13 @@ def _run(
 
 
 def _move_data(
-    table: OpTable, i: int, *, hw: HardwareSpec, static: _Static, costs: _OpCosts, memory: _Memory, tiles: int
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """Off-chip bytes, bus bytes and energy (pJ, by where it is spent: offchip, bus, the core's top memory)
-    of bringing op ``i``'s inputs in and its outputs to where they live."""
-    n_cfg = hw.n_configs
+    table: OpTable, i: int, *, hw: HardwareSpec, static: _Static, costs: _OpCosts, memory: _Memory, tiles: int, traffic: _Traffic
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in ``traffic`` and
+    return the off-chip and bus bytes."""
+    n_cfg = len(memory.rows)
     k = int(static.core_of[i])
-    core, pool, group = hw.cores[k], static.pool_of_core[k], int(static.group_of[i])
+    pool, group = static.pool_of_core[k], int(static.group_of[i])
     off_b, bus_b, top_r, top_w = np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg)
     for t, fetched in _input_traffic(table, i, costs, memory.sizes, n_cfg):
         if static.intermediate[t]:
@@ -393,23 +409,21 @@ def _move_data(
             memory.keep(t, pool, np.ones(n_cfg, dtype=bool), memory.sizes[t] / tiles)
             continue
         written = costs.out[:, i] if len(table.outputs[i]) == 1 else np.full(n_cfg, memory.sizes[t])
-        needed = np.full(n_cfg, table.last_use[t] > i)
-        stays = needed & memory.fits(t, pool)
-        memory.keep(t, pool, stays, memory.sizes[t])
-        spill = needed & ~stays
-        memory.spill(t, spill)
+        if table.last_use[t] > i:
+            stays = memory.fits(t, pool)
+            memory.keep(t, pool, stays, memory.sizes[t])
+            spill = ~stays
+            memory.spill(t, spill)
+        else:  # no later reader: nothing to keep (a step output is still written through)
+            spill = np.zeros(n_cfg, dtype=bool)
         moved = (written + costs.psum[:, i]) * spill
         if table.tensor_step_output[t]:
             moved = moved + memory.sizes[t] * ~spill  # written through to off-chip memory
         off_b += moved
         bus_b += moved
         top_r += moved
-    energy = {
-        "offchip": off_b * _BITS * hw.offchip.energy_pj_per_bit,
-        "bus": bus_b * _BITS * hw.bus.energy_pj_per_bit,
-        core.top.name: _BITS * (top_r * core.top.read_energy_pj_per_bit + top_w * core.top.write_energy_pj_per_bit),
-    }
-    return off_b, bus_b, energy
+    traffic.offchip[:, i], traffic.bus[:, i], traffic.top_read[:, i], traffic.top_write[:, i] = off_b, bus_b, top_r, top_w
+    return off_b, bus_b
 
 
 def _input_traffic(table: OpTable, i: int, costs: _OpCosts, sizes: np.ndarray, n_cfg: int) -> Iterable[tuple[int, np.ndarray]]:
