@@ -428,7 +428,9 @@ def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
     costs = activation_costs(workload, word_bytes=hardware.word_bytes)
     if len(costs) < 2:
         raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the study needs at least 2")
-    evaluator = CheckpointEvaluator(workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode)
+    evaluator = CheckpointEvaluator(
+        workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode, fusion=args.fusion_scope
+    )
     study = additivity_study(evaluator, *first_feature_maps(costs))
     milp = milp_sweep(evaluator, args.budgets)
     with pd.option_context("display.width", 200):
@@ -459,9 +461,11 @@ def _cmd_checkpoint_nsga(args: argparse.Namespace) -> None:
     workload = Workload.read(args.ops, args.tensors)
     hardware = load_hardware(args.hardware)
     costs = activation_costs(workload, word_bytes=hardware.word_bytes)
-    evaluator = CheckpointEvaluator(workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode)
+    evaluator = CheckpointEvaluator(
+        workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode, fusion=args.fusion_scope
+    )
     baseline = evaluator.evaluate([])
-    table = run_nsga2(evaluator, population=args.population, generations=args.generations, seed=args.seed)
+    table = run_nsga2(evaluator, population=args.population, generations=args.generations, seed=args.seed, workers=args.workers)
     best = largest_saving(table, baseline, tolerance=args.tolerance)
     print(f"{len(table)} choices evaluated, {int(table['pareto'].sum())} on the front")
     print(
@@ -571,6 +575,12 @@ def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
     _workload_and_hardware(cmd)
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+    cmd.add_argument(
+        "--fusion-scope",
+        default="local",
+        choices=["local", "full"],
+        help="re-solve fusion after a rewrite where it changed the graph (local) or over the whole graph (full)",
+    )
 
 
 def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
@@ -596,6 +606,7 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
     cmd.add_argument("--population", type=int, default=50, help="NSGA-II population")
     cmd.add_argument("--generations", type=int, default=100, help="NSGA-II generations")
     cmd.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same front")
+    cmd.add_argument("--workers", type=int, default=1, help="processes evaluating each generation (same front)")
     cmd.add_argument("--tolerance", type=float, default=0.04, help="latency and energy increase allowed for the saving reported")
     cmd.add_argument("--out", type=Path, required=True, help="output: every evaluated choice, front flagged (Parquet)")
     cmd.add_argument("--summary", type=Path, required=True, help="output: the largest saving within the tolerance (Parquet)")

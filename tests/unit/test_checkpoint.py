@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from traincost.cost.evaluate import STEP_PHASES
+from traincost.cost.optable import op_table
 from traincost.errors import GraphError
 from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.lower import lower
@@ -21,6 +25,9 @@ from traincost.optimize.checkpoint import (
     recompute_workload,
     saved_activations,
 )
+from traincost.optimize.recompute_table import RecomputeTables
+
+GPT2_TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
 
 # x -> relu -> a -> mul -> b -> add -> c -> loss; the backward pass reads a and c
 GRAPH = [
@@ -94,3 +101,32 @@ def test_recomputed_mlp_step_equals_torch_checkpoint(chain) -> None:
         for name, param in model.named_parameters():
             expected = (param - 0.1 * param.grad).numpy()
             assert np.allclose(outputs[f"{name}.updated"], expected, rtol=1e-5, atol=1e-6), name
+
+
+@pytest.mark.parametrize(("model", "optimizer", "options"), [("resnet18_cifar", "adam", None), ("gpt2", "adam", GPT2_TINY)])
+def test_patched_table_equals_the_rebuilt_table(chain, model, optimizer, options) -> None:
+    workload = chain(model, 2, optimizer, options).workload
+    tables = RecomputeTables(workload, phases=STEP_PHASES["training"])
+    saved = [t for t in saved_activations(tables.nodes) if t not in tables.external]
+    rng = np.random.default_rng(0)
+    for fraction in (0.2, 0.6):
+        dropped = []
+        for name in saved:
+            if rng.random() < fraction:
+                try:  # activations behind a dropout mask cannot be dropped
+                    plan_recompute(tables.nodes, [*dropped, name], external=tables.external)
+                except GraphError:
+                    continue
+                dropped.append(name)
+        patched = tables.rewrite(dropped)
+        rebuilt = op_table(recompute_workload(workload, dropped), phases=STEP_PHASES["training"])
+        assert patched.clone.sum() == (rebuilt.phase == "recompute").sum() > 0
+        assert patched.redirected.any()
+        for field in dataclasses.fields(rebuilt):
+            ours, theirs = getattr(patched.table, field.name), getattr(rebuilt, field.name)
+            if isinstance(theirs, dict):
+                assert ours.keys() == theirs.keys() and all(np.array_equal(ours[k], theirs[k]) for k in theirs), field.name
+            elif isinstance(theirs, np.ndarray):
+                assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), field.name
+            else:
+                assert ours == theirs, field.name

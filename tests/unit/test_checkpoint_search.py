@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from traincost.cost.evaluate import STEP_PHASES
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
 from traincost.optimize.checkpoint import onnx_nodes, saved_activations
@@ -18,6 +19,8 @@ from traincost.optimize.checkpoint_search import (
     first_feature_maps,
     solve_checkpoint_milp,
 )
+from traincost.optimize.fusion import FusionProblem, candidate_subgraphs
+from traincost.optimize.recompute_table import RecomputeTables
 from traincost.workload import Workload
 
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
@@ -58,12 +61,12 @@ def test_nsga2_is_reproducible_and_reports_a_saving(chain) -> None:
     hardware = load_hardware(EDGE_TPU)
     costs = activation_costs(built.workload, word_bytes=hardware.word_bytes)
     runs = []
-    for _ in range(2):
+    for workers in (1, 2):
         evaluator = CheckpointEvaluator(built.workload, hardware, costs, fusion_length=2)
         baseline = evaluator.evaluate([])
-        runs.append(run_nsga2(evaluator, population=4, generations=2, seed=7))
+        runs.append(run_nsga2(evaluator, population=4, generations=2, seed=7, workers=workers))
     first, second = runs
-    assert first.equals(second)  # same seed, same evaluations and front
+    assert first.equals(second)  # same seed, same evaluations and front, in one process or two
     assert first["pareto"].any() and (first["activation_bytes"] < baseline["activation_bytes"]).any()
     best = largest_saving(first, baseline, tolerance=1.0)
     assert best["saved_bytes"] > 0 and best["latency_change"] <= 1.0
@@ -95,3 +98,26 @@ def test_an_activation_behind_dropout_is_not_a_candidate() -> None:
     costs = activation_costs(Workload(ops=ops, tensors=tensors), word_bytes=2)
     assert list(costs["name"]) == ["b"]  # a can only be rebuilt by redrawing the dropout mask
     assert costs["bytes"].iloc[0] == 16 and costs["recompute_flops"].iloc[0] == 8
+
+
+def test_local_fusion_is_a_valid_cover_close_to_the_full_solve(chain) -> None:
+    built = chain("resnet18_cifar", 1, "adam")
+    hardware = load_hardware(EDGE_TPU)
+    costs = activation_costs(built.workload, word_bytes=hardware.word_bytes)
+    local = CheckpointEvaluator(built.workload, hardware, costs, fusion_length=4, fusion="local")
+    full = CheckpointEvaluator(built.workload, hardware, costs, fusion_length=4, fusion="full")
+    tables = RecomputeTables(built.workload, phases=STEP_PHASES["training"])
+    rewrite = tables.rewrite(list(costs["name"][::3]))
+    problem = FusionProblem.build(rewrite.table, hardware)
+    groups = local.fused_groups(rewrite)
+    members = [m for g in groups for m in g]
+    assert len(members) == len(set(members))  # disjoint; the ops left out run alone
+    assert any(rewrite.clone[list(g)].any() for g in groups)  # recomputed ops are fused too
+    for group in groups:  # each group is a valid fused subgraph of the rewritten graph
+        assert group in candidate_subgraphs(problem, max_length=4, nodes=group)
+    optimum = full.fused_groups(rewrite)
+    count = len(groups) + len(rewrite.table) - len(members)
+    best = len(optimum) + len(rewrite.table) - sum(map(len, optimum))
+    assert best <= count <= 1.05 * best
+    with pytest.raises(ConfigError, match="fusion scope 'everywhere'"):
+        CheckpointEvaluator(built.workload, hardware, costs, fusion_length=4, fusion="everywhere")

@@ -286,12 +286,13 @@ rule checkpoint_study:
     params:
         mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
+        scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
     log:
         "results/logs/checkpoint_study.log",
     shell:
         "traincost checkpoint-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
-        "--fusion-length {params.length} --budgets {params.budgets} --costs {output.costs} --additivity {output.additivity} "
+        "--fusion-length {params.length} --fusion-scope {params.scope} --budgets {params.budgets} --costs {output.costs} --additivity {output.additivity} "
         "--milp {output.milp} > {log} 2>&1"
 
 
@@ -316,16 +317,18 @@ rule checkpoint_nsga:
     params:
         mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
+        scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         population=lambda w: config["monet_checkpoint"]["nsga"]["population"],
         generations=lambda w: config["monet_checkpoint"]["nsga"]["generations"],
         tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
         seed=config["seed"],
+    threads: 2  # worker processes evaluating each generation
     log:
         "results/logs/checkpoint_nsga.log",
     shell:
         "traincost checkpoint-nsga --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
-        "--fusion-length {params.length} --population {params.population} --generations {params.generations} "
-        "--tolerance {params.tolerance} --seed {params.seed} --out {output.table} --summary {output.summary} > {log} 2>&1"
+        "--fusion-length {params.length} --fusion-scope {params.scope} --workers {threads} --population {params.population} "
+        "--generations {params.generations} --tolerance {params.tolerance} --seed {params.seed} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule figure12:

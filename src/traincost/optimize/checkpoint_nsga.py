@@ -8,10 +8,12 @@ evaluated choice with a flag for the final non-dominated front; the same seed gi
 
 from __future__ import annotations
 
+from multiprocessing.pool import Pool
+
 import numpy as np
 import pandas as pd
 from pymoo.algorithms.moo.nsga2 import NSGA2
-from pymoo.core.problem import ElementwiseProblem
+from pymoo.core.problem import Problem
 from pymoo.operators.crossover.pntx import TwoPointCrossover
 from pymoo.operators.mutation.bitflip import BitflipMutation
 from pymoo.operators.sampling.rnd import BinaryRandomSampling
@@ -25,26 +27,32 @@ __all__ = ["CheckpointProblem", "run_nsga2", "largest_saving"]
 OBJECTIVES = ("latency_cycles", "energy_pj", "activation_bytes")
 
 
-class CheckpointProblem(ElementwiseProblem):
-    """One binary variable per candidate activation; minimise latency, energy and saved bytes."""
+class CheckpointProblem(Problem):
+    """One binary variable per candidate activation; minimise latency, energy and saved bytes. A generation's
+    new choices are evaluated together (in the worker pool, if any)."""
 
-    def __init__(self, evaluator: CheckpointEvaluator) -> None:
+    def __init__(self, evaluator: CheckpointEvaluator, pool: Pool | None = None) -> None:
         super().__init__(n_var=len(evaluator.candidates), n_obj=len(OBJECTIVES), xl=0, xu=1, vtype=bool)
         self.evaluator = evaluator
+        self.pool = pool
 
     def _evaluate(self, x: np.ndarray, out: dict, *args: object, **kwargs: object) -> None:
-        result = self.evaluator.evaluate_mask(x)
-        out["F"] = [result[name] for name in OBJECTIVES]
+        results = self.evaluator.evaluate_many([self.evaluator.choice(mask) for mask in x], pool=self.pool)
+        out["F"] = np.array([[result[name] for name in OBJECTIVES] for result in results])
 
 
-def run_nsga2(evaluator: CheckpointEvaluator, *, population: int, generations: int, seed: int) -> pd.DataFrame:
+def run_nsga2(evaluator: CheckpointEvaluator, *, population: int, generations: int, seed: int, workers: int = 1) -> pd.DataFrame:
     """Every choice NSGA-II evaluated, with its objectives, the recomputed names and ``pareto`` (on the final front).
+    ``workers`` processes evaluate each generation; the result does not depend on their number.
 
     Raises:
-        ConfigError: a population below 4 or fewer than 1 generation.
+        ConfigError: a population below 4, fewer than 1 generation or fewer than 1 worker.
     """
-    if population < 4 or generations < 1:
-        raise ConfigError(f"NSGA-II: population {population} (at least 4) and generations {generations} (at least 1)")
+    if population < 4 or generations < 1 or workers < 1:
+        raise ConfigError(
+            f"NSGA-II: population {population} (at least 4), generations {generations} (at least 1), "
+            f"workers {workers} (at least 1)"
+        )
     algorithm = NSGA2(
         pop_size=population,
         sampling=BinaryRandomSampling(),
@@ -52,7 +60,9 @@ def run_nsga2(evaluator: CheckpointEvaluator, *, population: int, generations: i
         mutation=BitflipMutation(),
         eliminate_duplicates=True,
     )
-    result = minimize(CheckpointProblem(evaluator), algorithm, ("n_gen", generations), seed=seed, verbose=False)
+    with evaluator.worker_pool(workers) as pool:
+        problem = CheckpointProblem(evaluator, pool)
+        result = minimize(problem, algorithm, ("n_gen", generations), seed=seed, verbose=False)
     names = evaluator.candidates["name"].to_numpy()
     front = {tuple(np.asarray(x, dtype=bool)) for x in np.atleast_2d(result.X)}
     rows = []

@@ -11,19 +11,24 @@ evaluation does not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing import get_context
+from multiprocessing.pool import Pool
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 from ortools.sat.python import cp_model
 
 from traincost.cost.evaluate import STEP_PHASES
-from traincost.cost.optable import op_table
+from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError, GraphError
 from traincost.hardware.spec import HardwareSpec
-from traincost.optimize.checkpoint import plan_recompute, recompute_workload, saved_activations, workload_nodes
-from traincost.optimize.fusion import FusionProblem, solve_fusion
+from traincost.optimize.checkpoint import plan_recompute, saved_activations, workload_nodes
+from traincost.optimize.fusion import FusionProblem, FusionResult, solve_fusion
+from traincost.optimize.recompute_table import RecomputeTables, Rewrite
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import Workload
 
@@ -81,12 +86,20 @@ def solve_checkpoint_milp(costs: pd.DataFrame, *, budget_bytes: float, time_limi
     return [name for name, x in zip(costs["name"], keep, strict=True) if not solver.boolean_value(x)]
 
 
+FusionScope = Literal["full", "local"]
+
+
 @dataclass
 class CheckpointEvaluator:
     """Latency, energy and activation memory of a recompute choice on one hardware configuration.
 
-    Each evaluation rewrites the workload, re-solves layer fusion on the rewritten graph (as MONET does
-    after every rewrite) and schedules it with the fused groups. Results are cached by choice.
+    Each evaluation rewrites the workload (``RecomputeTables``: the base table patched), fuses the
+    rewritten graph and schedules it with the fused groups. Fusion is re-solved after every rewrite, as
+    MONET does, either over the whole graph (``fusion="full"``) or only where the rewrite changed it
+    (``"local"``): the recompute clones, and the base graph's groups that hold an op whose inputs or
+    readers changed, are covered again by CP-SAT; every other group keeps the base graph's optimal
+    fusion, which stays valid (its ops, their memory, tiling and exits are unchanged). Results are
+    cached by choice; CP-SAT runs on one worker so the same choice always gets the same fusion.
     """
 
     workload: Workload
@@ -94,36 +107,107 @@ class CheckpointEvaluator:
     candidates: pd.DataFrame
     fusion_length: int
     mode: str = "pipeline_tensor"
+    fusion: FusionScope = "local"
 
     def __post_init__(self) -> None:
+        if self.fusion not in ("full", "local"):
+            raise ConfigError(f"checkpoint fusion scope {self.fusion!r}: expected 'full' or 'local'")
         self._cache: dict[frozenset[str], dict[str, float]] = {}
+        self._tables = RecomputeTables(self.workload, phases=STEP_PHASES["training"])
+        self._base_subgraphs = self._solve(self._tables.base).subgraphs if self.fusion == "local" else ()
 
-    def evaluate(self, dropped: Sequence[str]) -> dict[str, float]:
-        key = frozenset(dropped)
-        if key not in self._cache:
-            rewritten = recompute_workload(self.workload, sorted(key)) if key else self.workload
-            table = op_table(rewritten, phases=STEP_PHASES["training"])
-            fusion = solve_fusion(FusionProblem.build(table, self.hardware), max_length=self.fusion_length, time_limit_s=30)
-            groups = tuple(tuple(int(table.op[i]) for i in g) for g in fusion.subgraphs if len(g) > 1)
-            row = schedule(table, self.hardware, SchedulePlan.from_mode(self.mode, fused=groups)).summary.iloc[0]
-            kept = self.candidates[~self.candidates["name"].isin(key)]
-            self._cache[key] = {
-                "latency_cycles": float(row["latency_cycles"]),
-                "energy_pj": float(row["energy_pj"]),
-                "activation_bytes": float(kept["bytes"].sum()),
-                "recompute_flops": float(self.candidates.loc[self.candidates["name"].isin(key), "recompute_flops"].sum()),
-                "recomputed": len(key),
-            }
-        return self._cache[key]
+    def _solve(self, table: OpTable, nodes: Sequence[int] | None = None) -> FusionResult:
+        problem = FusionProblem.build(table, self.hardware)
+        return solve_fusion(problem, max_length=self.fusion_length, time_limit_s=30, workers=1, nodes=nodes)
+
+    def fused_groups(self, rewrite: Rewrite) -> tuple[tuple[int, ...], ...]:
+        """The fused groups (table positions, more than one op each) of a rewritten table."""
+        if self.fusion == "full":
+            subgraphs = self._solve(rewrite.table).subgraphs
+        elif not rewrite.clone.any():  # nothing recomputed: the base table
+            subgraphs = self._base_subgraphs
+        else:
+            position = np.full(len(self._tables.base), -1, dtype=np.int64)
+            position[rewrite.source[~rewrite.clone]] = np.flatnonzero(~rewrite.clone)
+            producer = rewrite.table.producers()
+            changed = rewrite.redirected.copy()
+            for row in np.flatnonzero(rewrite.clone):
+                readers_of = producer[list(rewrite.table.inputs[row])]
+                changed[readers_of[readers_of >= 0]] = True  # a new reader: maybe a new exit of its group
+            changed &= ~rewrite.clone
+            kept, region = [], set(np.flatnonzero(rewrite.clone).tolist())
+            for group in self._base_subgraphs:
+                rows = position[list(group)]
+                if changed[rows].any():
+                    region.update(rows.tolist())
+                else:
+                    kept.append(tuple(rows.tolist()))
+            subgraphs = kept + list(self._solve(rewrite.table, sorted(region)).subgraphs)
+        return tuple(g for g in subgraphs if len(g) > 1)
+
+    def evaluate(self, dropped: Iterable[str]) -> dict[str, float]:
+        """Latency, energy, activation bytes and recompute FLOPs with ``dropped`` recomputed."""
+        return self.evaluate_many([dropped])[0]
+
+    def evaluate_many(self, choices: Sequence[Iterable[str]], pool: Pool | None = None) -> list[dict[str, float]]:
+        """Several choices; those not cached yet are evaluated in ``pool`` (made by ``worker_pool``) if given."""
+        keys = [frozenset(choice) for choice in choices]
+        todo = [key for key in dict.fromkeys(keys) if key not in self._cache]
+        if pool is not None and len(todo) > 1:
+            results = pool.map(_evaluate_in_worker, todo, chunksize=1)  # evaluations vary in length: balance them
+        else:
+            results = [self._compute(key) for key in todo]
+        self._cache.update(zip(todo, results, strict=True))
+        return [self._cache[key] for key in keys]
+
+    def _compute(self, key: frozenset[str]) -> dict[str, float]:
+        rewrite = self._tables.rewrite(sorted(key))
+        table = rewrite.table
+        groups = tuple(tuple(int(table.op[i]) for i in g) for g in self.fused_groups(rewrite))
+        row = schedule(table, self.hardware, SchedulePlan.from_mode(self.mode, fused=groups)).summary.iloc[0]
+        return self._objectives(key, row)
+
+    @contextmanager
+    def worker_pool(self, workers: int) -> Iterator[Pool | None]:
+        """``workers`` processes that each hold a copy of this evaluator (None for one worker: evaluate here)."""
+        if workers <= 1:
+            yield None
+            return
+        with get_context("spawn").Pool(workers, initializer=_install_worker, initargs=(self,)) as pool:
+            yield pool
+
+    def _objectives(self, key: frozenset[str], row: pd.Series) -> dict[str, float]:
+        dropped = self.candidates["name"].isin(key)
+        return {
+            "latency_cycles": float(row["latency_cycles"]),
+            "energy_pj": float(row["energy_pj"]),
+            "activation_bytes": float(self.candidates.loc[~dropped, "bytes"].sum()),
+            "recompute_flops": float(self.candidates.loc[dropped, "recompute_flops"].sum()),
+            "recomputed": len(key),
+        }
 
     def evaluated(self) -> list[tuple[tuple[bool, ...], dict[str, float]]]:
         """Every choice evaluated so far, as (mask over the candidates, results)."""
         names = list(self.candidates["name"])
         return [(tuple(n in key for n in names), values) for key, values in self._cache.items()]
 
+    def choice(self, mask: np.ndarray) -> list[str]:
+        """The candidates a mask recomputes (``mask[i]`` true: recompute candidate ``i``)."""
+        return list(self.candidates["name"][np.asarray(mask, dtype=bool)])
+
     def evaluate_mask(self, mask: np.ndarray) -> dict[str, float]:
-        """``mask[i]`` true: recompute candidate ``i``."""
-        return self.evaluate(list(self.candidates["name"][np.asarray(mask, dtype=bool)]))
+        return self.evaluate(self.choice(mask))
+
+
+_WORKER: list[CheckpointEvaluator] = []  # the evaluator of a worker process
+
+
+def _install_worker(evaluator: CheckpointEvaluator) -> None:
+    _WORKER[:] = [evaluator]
+
+
+def _evaluate_in_worker(key: frozenset[str]) -> dict[str, float]:
+    return _WORKER[0]._compute(key)
 
 
 def first_feature_maps(costs: pd.DataFrame, count: int = 2) -> list[str]:
