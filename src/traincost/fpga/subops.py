@@ -1,0 +1,97 @@
+"""MTrain-Converting's partition step: a training DAG and a batch partition ratio give the multi-branch
+graph G*_model, and every sub-operation's compute latency on every accelerator.
+
+A splittable node (FP, BP of a non-batch-wise layer, and every WU) becomes one sub-operation per
+branch ``i`` with ``ratio[i] > 0`` samples; a batch-wise node (BN, the loss) and every update stay one
+sub-operation over the whole batch, where the branches meet. An edge between two split nodes joins
+branch ``i`` to branch ``i``; an edge into or out of an unsplit node joins it to every branch. Bytes
+that grow with the batch are scaled by the samples the edge carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from traincost.errors import ConfigError
+from traincost.fpga.ip_models import TrainingIp
+from traincost.fpga.training_dag import TrainingDag
+
+__all__ = ["SubOpGraph", "partition"]
+
+
+@dataclass(frozen=True, slots=True)
+class SubOpGraph:
+    """Sub-operations in a topological order, with per-accelerator latencies and their data."""
+
+    node: np.ndarray  # DAG node of each sub-operation
+    branch: np.ndarray  # branch index, -1 for an unsplit sub-operation
+    samples: np.ndarray  # batch share
+    seconds: np.ndarray  # (sub-operations, accelerators) compute latency
+    preds: tuple[tuple[tuple[int, float], ...], ...]  # per sub-op: (predecessor, bytes it sends)
+    succs: tuple[tuple[int, ...], ...]
+    out_bytes: np.ndarray  # bytes a sub-op's outputs keep in DRAM until its last reader finishes
+    state_bytes: np.ndarray  # weights and optimizer states a sub-op needs where it runs (one copy per device and DAG node)
+    ratio: tuple[int, ...]
+    flops: float
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+
+def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[TrainingIp]) -> SubOpGraph:
+    """G*_model for ``ratio`` (samples per branch, one branch per accelerator).
+
+    Raises:
+        ConfigError: a ratio of the wrong length, with a negative share, or summing to nothing.
+    """
+    ratio = tuple(int(r) for r in ratio)
+    if len(ratio) != len(accelerators) or min(ratio) < 0 or sum(ratio) < 1:
+        raise ConfigError(f"partition ratio {ratio}: expected {len(accelerators)} non-negative shares summing to the batch")
+    batch = sum(ratio)
+    branches = [i for i, r in enumerate(ratio) if r > 0]
+    node, branch, samples = [], [], []
+    members: list[list[int]] = []
+    for n in range(len(dag)):
+        split = dag.splittable[n] and len(branches) > 1
+        ids = []
+        for b in branches if split else [-1]:
+            ids.append(len(node))
+            node.append(n)
+            branch.append(b)
+            samples.append(ratio[b] if b >= 0 else batch)
+        members.append(ids)
+    preds: list[list[tuple[int, float]]] = [[] for _ in node]
+    out_bytes = np.zeros(len(node))
+    for src, dst, nbytes, per_sample in dag.edges:
+        for s in members[src]:
+            for d in members[dst]:
+                if branch[s] >= 0 and branch[d] >= 0 and branch[s] != branch[d]:
+                    continue
+                carried = min(samples[s], samples[d]) if per_sample else 1
+                preds[d].append((s, nbytes * carried))
+        for s in members[src]:
+            out_bytes[s] += nbytes * (samples[s] if per_sample else 1)
+    seconds = np.zeros((len(node), len(accelerators)))
+    for k, n in enumerate(node):
+        costs = dag.costs.take(dag.ops[n])
+        for a, ip in enumerate(accelerators):
+            seconds[k, a] = costs.seconds(ip, samples[k])
+    succs: list[list[int]] = [[] for _ in node]
+    for d, incoming in enumerate(preds):
+        for s, _ in incoming:
+            succs[s].append(d)
+    return SubOpGraph(
+        node=np.array(node),
+        branch=np.array(branch),
+        samples=np.array(samples),
+        seconds=seconds,
+        preds=tuple(tuple(p) for p in preds),
+        succs=tuple(tuple(s) for s in succs),
+        out_bytes=out_bytes,
+        state_bytes=dag.state_bytes[node],
+        ratio=ratio,
+        flops=dag.flops(batch),
+    )
