@@ -151,6 +151,7 @@ def test_help_and_version() -> None:
     assert "resnet18_cifar" in models.stdout and "gpt2_124m" in models.stdout
 
 
+FPGA_DEVICES = Path(__file__).resolve().parents[2] / "config/hardware/fpga/devices.yaml"
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
 FUSEMAX = Path(__file__).resolve().parents[2] / "config/hardware/fusemax.yaml"
 
@@ -299,3 +300,18 @@ def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> 
         *common, "--budgets", "-0.5", "--costs", bad / "c.parquet", "--additivity", bad / "a.parquet", "--milp", bad / "m.parquet"
     )
     assert_clean_failure(failed, "negative budget", left=bad / "m.parquet")
+
+
+def test_mtrain_steps_and_an_unknown_cluster(built: Path, tmp_path: Path) -> None:
+    common = ("mtrain-steps", "--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--devices", FPGA_DEVICES)
+    result = traincost(
+        *common, "--cluster", "cluster1", "--batch", 4, "--bandwidths", 0.5, 15, "--out", tmp_path / "steps.parquet"
+    )
+    assert result.returncode == 0, result.stderr
+    steps = pd.read_parquet(tmp_path / "steps.parquet")
+    assert list(steps["step"]) == [1, 2, 3, 4] * 2 and set(steps["bandwidth_gb_per_s"]) == {0.5, 15.0}
+    for _, one in steps.groupby("bandwidth_gb_per_s"):
+        assert list(one["throughput_gflops"]) == sorted(one["throughput_gflops"])  # every step keeps or improves
+    assert (steps["max_dram_fraction"] <= 1).all()
+    failed = traincost(*common, "--cluster", "cluster9", "--out", tmp_path / "bad.parquet")
+    assert_clean_failure(failed, "cluster9", "cluster1", left=tmp_path / "bad.parquet")
