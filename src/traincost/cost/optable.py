@@ -27,6 +27,7 @@ __all__ = [
     "resolve_views",
     "last_uses",
     "operand_tensors",
+    "flat_ids",
     "MAC_KINDS",
     "ROLES",
     "VIEW_OP_TYPES",
@@ -89,18 +90,22 @@ class OpTable:
 
     def sum_over_outputs(self, per_tensor: np.ndarray) -> np.ndarray:
         """Per op: the sum of a per-tensor value over the tensors it writes."""
-        counts = [len(outs) for outs in self.outputs]
-        written = np.fromiter(itertools.chain.from_iterable(self.outputs), dtype=np.int64, count=sum(counts))
-        return np.bincount(np.repeat(np.arange(len(self)), counts), weights=per_tensor[written], minlength=len(self))
+        writer, written = flat_ids(self.outputs)
+        return np.bincount(writer, weights=per_tensor[written], minlength=len(self))
 
     def producers(self) -> np.ndarray:
         """Per tensor id: the position of the op that writes it, -1 for graph inputs and parameters."""
         producer = np.full(len(self.tensor_elems), -1, dtype=np.int64)
-        counts = [len(outs) for outs in self.outputs]
-        producer[np.fromiter(itertools.chain.from_iterable(self.outputs), dtype=np.int64, count=sum(counts))] = np.repeat(
-            np.arange(len(self.outputs)), counts
-        )
+        writer, written = flat_ids(self.outputs)
+        producer[written] = writer
         return producer
+
+
+def flat_ids(per_op: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The (op position, tensor id) pairs of per-op tensor lists (``OpTable.inputs`` or ``outputs``), as two arrays."""
+    counts = [len(ids) for ids in per_op]
+    tensors = np.fromiter(itertools.chain.from_iterable(per_op), dtype=np.int64, count=sum(counts))
+    return np.repeat(np.arange(len(per_op)), counts), tensors
 
 
 def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backward", "optimizer", "recompute")) -> OpTable:

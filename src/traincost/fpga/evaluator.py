@@ -76,8 +76,8 @@ def _peak_dram(graph: SubOpGraph, assign: np.ndarray, start: np.ndarray, end: np
     peak = np.zeros(n_acc)
     for d in range(n_acc):
         on = assign == d
-        nodes = np.unique(graph.node[on])
-        static = sum(float(graph.state_bytes[np.flatnonzero(on & (graph.node == n))[0]]) for n in nodes)
+        _, first = np.unique(graph.node[on], return_index=True)  # one copy of each DAG node's states
+        static = float(graph.state_bytes[on][first].sum())
         times = np.concatenate([start[on], held_until[on]])
         deltas = np.concatenate([graph.out_bytes[on], -graph.out_bytes[on]])
         order = np.lexsort((deltas, times))  # frees before allocations at the same instant

@@ -74,11 +74,7 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
                 preds[d].append((s, nbytes * carried))
         for s in members[src]:
             out_bytes[s] += nbytes * (samples[s] if per_sample else 1)
-    seconds = np.zeros((len(node), len(accelerators)))
-    for k, n in enumerate(node):
-        costs = dag.costs.take(dag.ops[n])
-        for a, ip in enumerate(accelerators):
-            seconds[k, a] = costs.seconds(ip, samples[k])
+    seconds = _latencies(dag, members, samples, accelerators)
     succs: list[list[int]] = [[] for _ in node]
     for d, incoming in enumerate(preds):
         for s, _ in incoming:
@@ -95,3 +91,14 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
         ratio=ratio,
         flops=dag.flops(batch),
     )
+
+
+def _latencies(dag: TrainingDag, members: list[list[int]], samples: list[int], accelerators: Sequence[TrainingIp]) -> np.ndarray:
+    """(sub-operations, accelerators): compute seconds of each sub-operation at its batch share."""
+    seconds = np.zeros((len(samples), len(accelerators)))
+    for n, ids in enumerate(members):
+        costs = dag.costs.take(dag.ops[n])  # once per DAG node, for all its branches
+        for k in ids:
+            for a, ip in enumerate(accelerators):
+                seconds[k, a] = costs.seconds(ip, samples[k])
+    return seconds

@@ -80,8 +80,10 @@ def training_dag(workload: Workload) -> TrainingDag:
     edges: dict[tuple[int, int], list[float]] = {}
     weight_home: dict[int, int] = {}
     seen: set[tuple[int, int]] = set()  # (tensor, reader node): each tensor moves to a node once
+    first_reader: dict[int, int] = {}  # per tensor: the node of its first reader
     for i, ins in enumerate(table.inputs):
         for t in ins:
+            first_reader.setdefault(t, int(node[i]))
             if producer[t] >= 0:
                 src = int(node[producer[t]])
             elif kinds[t] == "weight":
@@ -96,9 +98,8 @@ def training_dag(workload: Workload) -> TrainingDag:
                 entry[0] += table.tensor_elems[t] * WORD_BYTES
     state = np.zeros(len(keys))
     for t in np.flatnonzero(np.isin(kinds, ["weight", "optimizer_state"])):
-        readers = [i for i, ins in enumerate(table.inputs) if t in ins]
-        if readers:
-            state[weight_home.get(t, int(node[readers[0]]))] += table.tensor_elems[t] * WORD_BYTES
+        if t in first_reader:  # weights live with their FP node, optimizer states with their first reader
+            state[weight_home.get(t, first_reader[t])] += table.tensor_elems[t] * WORD_BYTES
     rank = _topological(keys, edges, order)
     keys = [keys[n] for n in rank]
     renumber = np.argsort(rank)

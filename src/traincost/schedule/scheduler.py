@@ -27,7 +27,6 @@ operations of length = configurations (processed in chunks to bound memory).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -35,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from traincost.cost.core_cost import mac_cost, simd_cost
-from traincost.cost.optable import MAC_KINDS, OpTable
+from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
 from traincost.schedule.plan import SchedulePlan
@@ -135,9 +134,8 @@ class _Static:
         tiles[tiles == unset] = 1  # a group without MAC ops
         np.add.at(weights, group_of[fused_macs], table.s_elems[fused_macs] * hardware.word_bytes)
         # an intermediate is made in a group and read only inside it (and not a step output)
-        counts = [len(ins) for ins in table.inputs]
-        read = np.fromiter(itertools.chain.from_iterable(table.inputs), dtype=np.int64, count=sum(counts))
-        reader_group = group_of[np.repeat(np.arange(len(table)), counts)]
+        reader, read = flat_ids(table.inputs)
+        reader_group = group_of[reader]
         maker_group = np.where(producer >= 0, group_of[np.maximum(producer, 0)], -1)
         has_reader, read_outside = np.zeros(n_tensors, dtype=bool), np.zeros(n_tensors, dtype=bool)
         has_reader[read] = True
