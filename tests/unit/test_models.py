@@ -45,6 +45,8 @@ def _seeded() -> None:
         ("resnet56", 855_770),
         ("alexnet", 61_100_840),
         ("vgg16", 138_357_544),
+        ("vgg16_bn", 138_365_992),  # torchvision's vgg16_bn
+        ("vgg16_bn_cifar", 14_728_266),
         ("tiny_yolov3", 8_852_366),
         ("gpt2_small", 536_064),
         ("gpt2_124m", 124_439_808),
@@ -83,6 +85,7 @@ def test_forward_gives_one_logit_row_per_label(name: str) -> None:
         ("resnet56", (2, 10)),
         ("alexnet", (2, 1000)),
         ("vgg16", (2, 1000)),
+        ("vgg16_bn_cifar", (2, 10)),
         ("tiny_yolov3", (2 * 3 * (13 * 13 + 26 * 26), 85)),
         ("gpt2_small", (2 * 64, 1024)),
     ],

@@ -37,6 +37,7 @@ def two_layer_dag(*, state_bytes: float = 0.0) -> TrainingDag:
         costs=costs,
         edges=((0, 1, 1e6, True),),
         state_bytes=np.array([state_bytes, state_bytes]),
+        out_bytes=np.array([[1e6, 0.0], [0.0, 0.0]]),
         flops_per_sample=4e6,
         fixed_flops=0.0,
     )

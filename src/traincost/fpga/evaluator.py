@@ -16,7 +16,7 @@ import numpy as np
 
 from traincost.fpga.subops import SubOpGraph
 
-__all__ = ["Schedule", "evaluate_mapping"]
+__all__ = ["Schedule", "evaluate_mapping", "Replanner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,64 @@ def evaluate_mapping(graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_p
         peak_dram_bytes=_peak_dram(graph, assign, start_a, end_a, n_acc) if dram else np.zeros(n_acc),
         comm_bytes=moved,
     )
+
+
+class Replanner:
+    """The list schedule of one mapping, kept so that moving one sub-operation is re-timed from that
+    sub-operation on (the schedule before it cannot change) and given up as soon as a finish time
+    reaches the latency to beat."""
+
+    def __init__(self, graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_per_s: float) -> None:
+        self._graph = graph
+        self._bandwidth = bandwidth_bytes_per_s
+        self._seconds = graph.seconds.tolist()
+        self._preds = [[(p, nbytes / bandwidth_bytes_per_s) for p, nbytes in incoming] for incoming in graph.preds]
+        self.reset(assign)
+
+    def reset(self, assign: np.ndarray) -> None:
+        """Adopt ``assign`` as the current mapping."""
+        self.assign = assign.copy()
+        self._device = assign.tolist()
+        n_acc = self._graph.seconds.shape[1]
+        free = [0.0] * n_acc
+        self._free_before: list[tuple[float, ...]] = []
+        self._end = self._run(0, self._device, free, [0.0] * len(self._device), float("inf"))
+        self._max_before = np.maximum.accumulate([0.0, *self._end[:-1]]).tolist() if self._end else [0.0]
+        self.latency_s = max(self._end, default=0.0)
+
+    def latency_if_moved(self, k: int, device: int, beat_s: float) -> float | None:
+        """The latency with sub-operation ``k`` on ``device``, or None if it is not below ``beat_s``."""
+        if self._max_before[k] >= beat_s:
+            return None
+        trial = self._device.copy()
+        trial[k] = device
+        end = self._run(k, trial, list(self._free_before[k]), self._end.copy(), beat_s)
+        return None if end is None else max(self._max_before[k], *end[k:])
+
+    def schedule(self) -> Schedule:
+        return evaluate_mapping(self._graph, self.assign, bandwidth_bytes_per_s=self._bandwidth)
+
+    def _run(self, first: int, device: list[int], free: list[float], end: list[float], beat_s: float) -> list[float] | None:
+        """Finish times from sub-operation ``first`` on (None once one reaches ``beat_s``); records the
+        accelerators' free times before each sub-operation when run from the start."""
+        record = first == 0
+        seconds, preds = self._seconds, self._preds
+        for k in range(first, len(device)):
+            if record:
+                self._free_before.append(tuple(free))
+            d = device[k]
+            ready = 0.0
+            duration = seconds[k][d]
+            for p, transfer_s in preds[k]:
+                if end[p] > ready:  # noqa: PLR1730 (a comparison is faster than max() in this inner loop)
+                    ready = end[p]
+                if device[p] != d:
+                    duration += transfer_s
+            finish = (free[d] if free[d] > ready else ready) + duration
+            if finish >= beat_s:
+                return None
+            end[k] = free[d] = finish
+        return end
 
 
 def _peak_dram(graph: SubOpGraph, assign: np.ndarray, start: np.ndarray, end: np.ndarray, n_acc: int) -> np.ndarray:

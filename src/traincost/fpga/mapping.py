@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from traincost.errors import ConfigError
-from traincost.fpga.evaluator import Schedule, evaluate_mapping
+from traincost.fpga.evaluator import Replanner, Schedule, evaluate_mapping
 from traincost.fpga.subops import SubOpGraph
 
 __all__ = ["MappingResult", "mtrain_mapping", "MAX_COMBINATIONS"]
@@ -52,54 +52,49 @@ class _Mapper:
     def schedule(self, assign: np.ndarray) -> Schedule:
         return evaluate_mapping(self.graph, assign, bandwidth_bytes_per_s=self.bandwidth)
 
-    def better(self, assign: np.ndarray, current: Schedule) -> Schedule | None:
-        """The schedule of ``assign`` if it is shorter than ``current`` and fits every DRAM."""
-        quick = evaluate_mapping(self.graph, assign, bandwidth_bytes_per_s=self.bandwidth, dram=False)
-        if quick.latency_s >= current.latency_s * (1 - 1e-12):
+    def better(self, plan: Replanner, k: int, device: int, beat_s: float) -> Schedule | None:
+        """The schedule with sub-operation ``k`` moved to ``device`` if it is shorter than ``beat_s`` and fits every DRAM."""
+        if plan.latency_if_moved(k, device, beat_s * (1 - 1e-12)) is None:
             return None
-        full = self.schedule(assign)
+        trial = plan.assign.copy()
+        trial[k] = device
+        full = self.schedule(trial)
         return full if full.fits(self.capacity) else None
 
     def dram_aware(self) -> np.ndarray:
         graph, n_acc = self.graph, len(self.capacity)
+        seconds, node = graph.seconds.tolist(), graph.node.tolist()
         assign = np.full(len(graph), -1)
-        free, end = np.zeros(n_acc), np.zeros(len(graph))
+        free, end = [0.0] * n_acc, [0.0] * len(graph)
         resident = [set() for _ in range(n_acc)]  # DAG nodes whose states an accelerator holds
-        usage = np.zeros(n_acc)
+        usage = [0.0] * n_acc
         waiting = [len(s) for s in graph.succs]  # unmapped readers of each sub-operation's outputs
         unmapped_preds = [len(p) for p in graph.preds]
-        wave = [k for k in range(len(graph)) if unmapped_preds[k] == 0]
-        while wave:
-            if n_acc ** len(wave) > MAX_COMBINATIONS:
-                wave = wave[:1]
-            best = None
-            for combo in itertools.product(range(n_acc), repeat=len(wave)):
-                trial_free, trial_usage = free.copy(), usage.copy()
-                trial_resident = [set(r) for r in resident]
-                ends = []
-                for k, d in zip(wave, combo, strict=True):
-                    ready = max((end[p] for p, _ in graph.preds[k]), default=0.0)
-                    comm = sum(b for p, b in graph.preds[k] if assign[p] != d) / self.bandwidth
-                    trial_free[d] = max(trial_free[d], ready) + comm + graph.seconds[k, d]
-                    ends.append(trial_free[d])
-                    if graph.node[k] not in trial_resident[d]:
-                        trial_resident[d].add(graph.node[k])
-                        trial_usage[d] += graph.state_bytes[k]
-                    trial_usage[d] += graph.out_bytes[k]
-                if np.any(trial_usage > self.capacity):
-                    continue
-                key = (max(*ends, float(end.max(initial=0.0))), sum(ends))
-                if best is None or key < best[0]:
-                    best = (key, combo, trial_free, trial_usage, trial_resident, ends)
+        ready = [k for k in range(len(graph)) if unmapped_preds[k] == 0]
+        latest = 0.0
+        while ready:
+            wave = ready.copy() if n_acc ** len(ready) <= MAX_COMBINATIONS else ready[:1]
+            # per wave member and accelerator: when it could start (its inputs are all made) and its
+            # duration there (receiving the inputs made elsewhere, then computing)
+            timing = [
+                (
+                    max((end[p] for p, _ in graph.preds[k]), default=0.0),
+                    [sum(b for p, b in graph.preds[k] if assign[p] != d) / self.bandwidth + seconds[k][d] for d in range(n_acc)],
+                )
+                for k in wave
+            ]
+            best = self._best_combo(wave, timing, (free, usage, resident, latest))
             if best is None:
                 k = wave[0]
-                d = int(np.argmax(self.capacity - usage))
+                d = int(np.argmax(self.capacity - np.array(usage)))
                 need = usage[d] + graph.out_bytes[k] + graph.state_bytes[k] - self.capacity[d]
                 raise ConfigError(
-                    f"the cluster's DRAM cannot hold the training step: sub-operation {k} (DAG node {graph.node[k]}) "
+                    f"the cluster's DRAM cannot hold the training step: sub-operation {k} (DAG node {node[k]}) "
                     f"overflows every accelerator; the emptiest, {self.names[d]}, is {need / 2**20:.1f} MiB short"
                 )
-            _, combo, free, usage, resident, ends = best
+            (latest, _), combo, free, usage, placed, ends = best
+            for d, n in placed:
+                resident[d].add(n)
             for k, d, e in zip(wave, combo, ends, strict=True):
                 assign[k], end[k] = d, e
                 for p, _ in graph.preds[k]:
@@ -108,41 +103,78 @@ class _Mapper:
                         usage[assign[p]] -= graph.out_bytes[p]
                 for s in graph.succs[k]:
                     unmapped_preds[s] -= 1
-            wave = [k for k in range(len(graph)) if assign[k] < 0 and unmapped_preds[k] == 0]
+                    if unmapped_preds[s] == 0:
+                        ready.append(s)
+            mapped = set(wave)
+            ready = sorted(k for k in ready if k not in mapped)
         return assign
+
+    def _best_combo(self, wave: list[int], timing: list[tuple[float, list[float]]], progress: tuple) -> tuple | None:
+        """The assignment of ``wave`` to accelerators that fits every DRAM and finishes first (then: the
+        least summed finish time), with the free times, DRAM usage and placed states it leads to.
+
+        ``timing``: per wave member, its earliest start and its duration on each accelerator;
+        ``progress``: the accelerators' free times, DRAM usage and resident DAG nodes, and the latest finish.
+        """
+        graph, n_acc = self.graph, len(self.capacity)
+        free, usage, resident, latest = progress
+        best = None
+        for combo in itertools.product(range(n_acc), repeat=len(wave)):
+            trial_free, trial_usage = free.copy(), usage.copy()
+            placed: set[tuple[int, int]] = set()
+            ends = []
+            for i, (k, d) in enumerate(zip(wave, combo, strict=True)):
+                trial_free[d] = max(trial_free[d], timing[i][0]) + timing[i][1][d]
+                ends.append(trial_free[d])
+                n = int(graph.node[k])
+                if n not in resident[d] and (d, n) not in placed:
+                    placed.add((d, n))
+                    trial_usage[d] += graph.state_bytes[k]
+                trial_usage[d] += graph.out_bytes[k]
+            if any(u > c for u, c in zip(trial_usage, self.capacity, strict=True)):
+                continue
+            key = (max(*ends, latest), sum(ends))
+            if best is None or key < best[0]:
+                best = (key, combo, trial_free, trial_usage, placed, ends)
+        return best
 
     def balance(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
         balanced = np.where(self.graph.branch >= 0, self.graph.branch, assign)
+        plan = Replanner(self.graph, assign, bandwidth_bytes_per_s=self.bandwidth)
         for _ in range(_MAX_PASSES):
             moved = False
-            for k in np.flatnonzero(assign != balanced):
-                trial = assign.copy()
-                trial[k] = balanced[k]
-                schedule = self.better(trial, current)
+            for k in np.flatnonzero(plan.assign != balanced):
+                schedule = self.better(plan, int(k), int(balanced[k]), current.latency_s)
                 if schedule is not None:
-                    assign, current, moved = trial, schedule, True
+                    trial = plan.assign.copy()
+                    trial[k] = balanced[k]
+                    plan.reset(trial)
+                    current, moved = schedule, True
             if not moved:
                 break
-        return assign, current
+        return plan.assign, current
 
     def locality(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
         graph = self.graph
+        plan = Replanner(graph, assign, bandwidth_bytes_per_s=self.bandwidth)
         for _ in range(_MAX_PASSES):
             moved = False
             for k in range(len(graph)):
-                near = {assign[p] for p, _ in graph.preds[k]} | {assign[s] for s in graph.succs[k]}
+                now = plan.assign
+                near = {now[p] for p, _ in graph.preds[k]} | {now[s] for s in graph.succs[k]}
                 best = None
-                for d in sorted(near - {assign[k]}):
-                    trial = assign.copy()
-                    trial[k] = d
-                    schedule = self.better(trial, current if best is None else best[1])
+                for d in sorted(near - {now[k]}):
+                    schedule = self.better(plan, k, int(d), current.latency_s if best is None else best[1].latency_s)
                     if schedule is not None:
-                        best = (trial, schedule)
+                        best = (int(d), schedule)
                 if best is not None:
-                    (assign, current), moved = best, True
+                    trial = now.copy()
+                    trial[k] = best[0]
+                    plan.reset(trial)
+                    current, moved = best[1], True
             if not moved:
                 break
-        return assign, current
+        return plan.assign, current
 
 
 def mtrain_mapping(

@@ -72,8 +72,9 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
                     continue
                 carried = min(samples[s], samples[d]) if per_sample else 1
                 preds[d].append((s, nbytes * carried))
-        for s in members[src]:
-            out_bytes[s] += nbytes * (samples[s] if per_sample else 1)
+    for n, ids in enumerate(members):
+        for k in ids:
+            out_bytes[k] = dag.out_bytes[n, 0] * samples[k] + dag.out_bytes[n, 1]
     seconds = _latencies(dag, members, samples, accelerators)
     succs: list[list[int]] = [[] for _ in node]
     for d, incoming in enumerate(preds):

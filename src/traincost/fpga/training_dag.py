@@ -11,9 +11,9 @@ Built from the Workload IR of a batch-1 training step (``phases`` forward, backw
   in FP, losses in BP, activations and losses into WU, weight gradients into UPD), with its bytes per
   sample when it grows with the batch or its bytes once otherwise; and a layer's weights, which live
   with its FP sub-operation, are sent to every other sub-operation that reads them (BP, UPD).
-* **Memory**: each node's outputs (bytes per sample or once) stay in the DRAM of the accelerator that
-  made them until their last reader finishes; each layer's weights and optimizer states stay where
-  its sub-operations run.
+* **Memory**: each node's outputs that other nodes read (each tensor once, per sample or once) stay
+  in the DRAM of the accelerator that made them until their last reader finishes; each layer's
+  weights and optimizer states stay where its sub-operations run.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class TrainingDag:
     costs: OpCosts
     edges: tuple[tuple[int, int, float, bool], ...]  # (src, dst, bytes, per sample)
     state_bytes: np.ndarray  # per node: weights and optimizer states it keeps (FP and UPD nodes)
+    out_bytes: np.ndarray  # per node: (bytes per sample, bytes once) of the outputs other nodes read, each tensor once
     flops_per_sample: float
     fixed_flops: float  # the update's FLOPs, once per step
 
@@ -80,6 +81,7 @@ def training_dag(workload: Workload) -> TrainingDag:
     edges: dict[tuple[int, int], list[float]] = {}
     weight_home: dict[int, int] = {}
     seen: set[tuple[int, int]] = set()  # (tensor, reader node): each tensor moves to a node once
+    exported: set[int] = set()  # tensors made by one node and read by another
     first_reader: dict[int, int] = {}  # per tensor: the node of its first reader
     for i, ins in enumerate(table.inputs):
         for t in ins:
@@ -94,16 +96,21 @@ def training_dag(workload: Workload) -> TrainingDag:
                 continue
             if src != node[i] and (t, int(node[i])) not in seen:
                 seen.add((t, int(node[i])))
+                if producer[t] >= 0:
+                    exported.add(t)
                 entry = edges.setdefault((src, int(node[i]), bool(per_sample[t])), [0.0])
                 entry[0] += table.tensor_elems[t] * WORD_BYTES
     state = np.zeros(len(keys))
     for t in np.flatnonzero(np.isin(kinds, ["weight", "optimizer_state"])):
         if t in first_reader:  # weights live with their FP node, optimizer states with their first reader
             state[weight_home.get(t, first_reader[t])] += table.tensor_elems[t] * WORD_BYTES
+    out = np.zeros((len(keys), 2))
+    for t in exported:
+        out[node[producer[t]], 0 if per_sample[t] else 1] += table.tensor_elems[t] * WORD_BYTES
     rank = _topological(keys, edges, order)
     keys = [keys[n] for n in rank]
     renumber = np.argsort(rank)
-    node, state = renumber[node], state[rank]
+    node, state, out = renumber[node], state[rank], out[rank]
     edges = {(int(renumber[s]), int(renumber[d]), ps): b for (s, d, ps), b in edges.items()}
     flops = 2 * costs.macs + costs.elementwise
     return TrainingDag(
@@ -114,6 +121,7 @@ def training_dag(workload: Workload) -> TrainingDag:
         costs=costs,
         edges=tuple((s, d, b[0], ps) for (s, d, ps), b in sorted(edges.items())),
         state_bytes=state,
+        out_bytes=out,
         flops_per_sample=float(flops[phase != "UPD"].sum()),
         fixed_flops=float(flops[phase == "UPD"].sum()),
     )

@@ -36,7 +36,7 @@ from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
 from traincost.models.mlp import MLP_CLASSES, MLP_FEATURES, mlp
 from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
-from traincost.models.vgg import vgg16
+from traincost.models.vgg import vgg16, vgg16_bn, vgg16_bn_cifar
 
 __all__ = [
     "ARCHITECTURES",
@@ -187,6 +187,22 @@ ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType(
                 input_kind="image",
                 defaults=_DROPOUT,
                 sample=_imagenet_dropout_sample,
+            ),
+            Architecture(
+                name="vgg16_bn",
+                description="VGG-16 with BatchNorm after every convolution (torchvision vgg16_bn), 3x224x224, 1000 classes",
+                build=vgg16_bn,
+                input_kind="image",
+                defaults=_DROPOUT,
+                sample=_imagenet_dropout_sample,
+            ),
+            Architecture(
+                name="vgg16_bn_cifar",
+                description="VGG-16 with BatchNorm for CIFAR-10: 3x32x32, one 512 -> 10 linear layer",
+                build=vgg16_bn_cifar,
+                input_kind="image",
+                defaults=_NO_OPTIONS,
+                sample=_cifar10_sample,
             ),
             Architecture(
                 name="tiny_yolov3",
