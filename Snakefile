@@ -16,6 +16,7 @@ if not config:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/frontend.smk"
 include: "workflow/rules/monet.smk"
+include: "workflow/rules/mtrain.smk"
 
 
 report: "workflow/report/workflow.rst"

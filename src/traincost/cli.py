@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from traincost import __version__
+from traincost.cli_mtrain import mtrain_commands
 from traincost.errors import ConfigError, TraincostError
 from traincost.io import atomic_path
 
@@ -329,7 +330,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, _mtrain_commands):
+    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands):
         add(command)
     return parser
 
@@ -617,65 +618,6 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
     cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
-
-
-def _cmd_mtrain_steps(args: argparse.Namespace) -> None:
-    from dataclasses import replace
-
-    import numpy as np
-
-    from traincost.fpga.converting import initial_ratio, mtrain_converting, select_accelerators
-    from traincost.fpga.devices import load_fpga_catalog
-    from traincost.fpga.training_dag import training_dag
-    from traincost.workload import Workload, write_table
-
-    catalog = load_fpga_catalog(args.devices)
-    if args.cluster not in catalog.clusters:
-        raise ConfigError(f"{args.devices}: no cluster {args.cluster!r} (known: {sorted(catalog.clusters)})")
-    cluster = catalog.clusters[args.cluster]
-    batch = args.batch or cluster.batch
-    workload = Workload.read(args.ops, args.tensors)
-    dag = training_dag(workload)
-    accelerators = select_accelerators(dag, replace(cluster, batch=batch))
-    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
-    start = initial_ratio(accelerators, batch)
-    rows = []
-    for bandwidth in args.bandwidths or catalog.p2p_bandwidths_gb_per_s:
-        search = mtrain_converting(dag, accelerators, batch, bandwidth_gb_per_s=bandwidth, step=args.step)
-        schedules = [*search.initial.steps.values(), search.mapping.schedule]
-        for number, (schedule, ratio) in enumerate(zip(schedules, [start] * 3 + [search.ratio], strict=True), start=1):
-            rows.append(
-                {
-                    "cluster": args.cluster,
-                    "accelerators": "|".join(f"{ip.device.name}:{ip.name}" for ip in accelerators),
-                    "batch": batch,
-                    "bandwidth_gb_per_s": bandwidth,
-                    "step": number,
-                    "ratio": "|".join(map(str, ratio)),
-                    "latency_s": schedule.latency_s,
-                    "throughput_gflops": dag.flops(batch) / schedule.latency_s / 1e9,
-                    "p2p_bytes": schedule.comm_bytes,
-                    "max_dram_fraction": float(np.max(schedule.peak_dram_bytes / capacity)),
-                }
-            )
-        print(
-            f"{bandwidth:g} GB/s: {rows[-1]['throughput_gflops']:.1f} GFLOPS at ratio {search.ratio} "
-            f"(search {search.seconds:.1f} s)"
-        )
-    write_table(pd.DataFrame(rows), args.out, {**workload.meta, "cluster": args.cluster})
-
-
-def _mtrain_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
-    """Subcommands of the multi-FPGA training study (MTrain)."""
-    cmd = command("mtrain-steps", _cmd_mtrain_steps, "MTrain on an FPGA cluster: throughput after each step (Figure 8)")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a batch-1 training step")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
-    cmd.add_argument("--devices", type=Path, required=True, help="FPGA devices and clusters YAML")
-    cmd.add_argument("--cluster", required=True, help="a cluster of the devices YAML")
-    cmd.add_argument("--batch", type=int, default=0, help="samples per step (default: the cluster's)")
-    cmd.add_argument("--bandwidths", type=float, nargs="+", help="P2P bandwidths in GB/s (default: the YAML's sweep)")
-    cmd.add_argument("--step", type=int, default=1, help="samples moved per re-partition move")
-    cmd.add_argument("--out", type=Path, required=True, help="output: one row per bandwidth and step 1-4 (Parquet)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -302,16 +302,48 @@ def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> 
     assert_clean_failure(failed, "negative budget", left=bad / "m.parquet")
 
 
-def test_mtrain_steps_and_an_unknown_cluster(built: Path, tmp_path: Path) -> None:
-    common = ("mtrain-steps", "--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--devices", FPGA_DEVICES)
-    result = traincost(
-        *common, "--cluster", "cluster1", "--batch", 4, "--bandwidths", 0.5, 15, "--out", tmp_path / "steps.parquet"
-    )
-    assert result.returncode == 0, result.stderr
-    steps = pd.read_parquet(tmp_path / "steps.parquet")
-    assert list(steps["step"]) == [1, 2, 3, 4] * 2 and set(steps["bandwidth_gb_per_s"]) == {0.5, 15.0}
-    for _, one in steps.groupby("bandwidth_gb_per_s"):
+def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_path: Path) -> None:
+    inputs = ("--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--devices", FPGA_DEVICES, "--batch", 4)
+    study = traincost("mtrain-study", *inputs, "--cluster", "cluster1", "--bandwidths", 0.5, 15, "--out", tmp_path / "s.parquet")
+    assert study.returncode == 0, study.stderr
+    table = pd.read_parquet(tmp_path / "s.parquet")
+    methods = {"MTrain", "Alpa", "HAP", "single DarkFPGA", "single EF-Train"}
+    assert set(table["method"]) == methods and set(table["bandwidth_gb_per_s"]) == {0.5, 15.0}
+    for _, one in table[table["method"] == "MTrain"].groupby("bandwidth_gb_per_s"):
+        assert list(one["step"]) == [1, 2, 3, 4]
         assert list(one["throughput_gflops"]) == sorted(one["throughput_gflops"])  # every step keeps or improves
-    assert (steps["max_dram_fraction"] <= 1).all()
-    failed = traincost(*common, "--cluster", "cluster9", "--out", tmp_path / "bad.parquet")
+    assert (
+        table[table["method"] == "MTrain"]["fits"].all() and (table[table["method"] == "MTrain"]["max_dram_fraction"] <= 1).all()
+    )
+    table3 = traincost("mtrain-table3", *inputs, "--cluster", "cluster1", "--step", 2, "--out", tmp_path / "t3.parquet")
+    assert table3.returncode == 0, table3.stderr
+    row = pd.read_parquet(tmp_path / "t3.parquet").iloc[0]
+    assert row["dfs_ratios_mapped"] == 3 and row["dfs_gflops"] >= row["converting_gflops"]  # 4 samples in steps of 2
+    scaling = traincost(
+        "mtrain-scaling", *inputs, "--cluster", "cluster1", "--pairs", 1, 2, "--bandwidths", 15, "--out", tmp_path / "x.parquet"
+    )
+    assert scaling.returncode == 0, scaling.stderr
+    assert list(pd.read_parquet(tmp_path / "x.parquet")["fpgas"]) == [2, 4]
+    paper = Path(__file__).resolve().parents[2] / "data/paper/mtrain.csv"
+    outs = {name: tmp_path / name for name in ("all.parquet", "t3all.parquet", "t3.csv", "t3.md", "compare.csv")}
+    report = traincost(
+        "mtrain-report",
+        *("--study", tmp_path / "s.parquet", "--table3", tmp_path / "t3.parquet", "--scaling", tmp_path / "x.parquet"),
+        *("--paper", paper, "--study-out", outs["all.parquet"], "--table3-parquet", outs["t3all.parquet"]),
+        *("--table3-csv", outs["t3.csv"], "--table3-md", outs["t3.md"], "--compare", outs["compare.csv"]),
+    )
+    assert report.returncode == 0, report.stderr
+    compare = pd.read_csv(outs["compare.csv"])
+    assert {"speedup_vs_hap", "speedup_vs_alpa", "scaling_gain", "dfs_ratio_count"} <= set(compare["claim"])
+    assert outs["t3.md"].read_text().startswith("| Model | Cluster |")
+    for figure, extra in (("steps", ()), ("methods", ("--cluster", "cluster1")), ("scaling", ("--search-bandwidth", 15))):
+        source = tmp_path / ("x.parquet" if figure == "scaling" else "s.parquet")
+        plotted = traincost("plot-mtrain", "--figure", figure, *extra, "--in", source, "--out", tmp_path / f"{figure}.png")
+        assert plotted.returncode == 0, plotted.stderr
+        assert (tmp_path / f"{figure}.png").stat().st_size > 0
+    failed = traincost("mtrain-study", *inputs, "--cluster", "cluster9", "--out", tmp_path / "bad.parquet")
     assert_clean_failure(failed, "cluster9", "cluster1", left=tmp_path / "bad.parquet")
+    no_rows = traincost(
+        "plot-mtrain", "--figure", "methods", "--cluster", "cluster3", "--in", tmp_path / "s.parquet", "--out", tmp_path / "m.png"
+    )
+    assert_clean_failure(no_rows, "cluster3", left=tmp_path / "m.png")

@@ -6,15 +6,27 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from traincost.analysis.mtrain_compare import mtrain_comparison
 from traincost.errors import ConfigError
-from traincost.fpga.converting import dfs_optimum, initial_ratio, map_ratio, mtrain_converting, ratios, select_accelerators
+from traincost.fpga.converting import (
+    dfs_optimum,
+    initial_ratio,
+    map_ratio,
+    mtrain_converting,
+    ratios,
+    select_accelerators,
+    single_device,
+)
 from traincost.fpga.devices import Device, load_fpga_catalog
 from traincost.fpga.ip_models import OpCosts, TrainingIp
+from traincost.fpga.sharding import alpa_sharding, hap_sharding
 from traincost.fpga.training_dag import TrainingDag, training_dag
 
 DEVICES = Path(__file__).resolve().parents[2] / "config/hardware/fpga/devices.yaml"
+PAPER = Path(__file__).resolve().parents[2] / "data/paper/mtrain.csv"
 SLOW = Device("slow", dsp=10, bram_36kb=10, uram_288kb=0, luts_k=1, dram_gb=1, dram_bandwidth_gb_per_s=1e6, clock_mhz=1)
 FAST = replace(SLOW, name="fast", clock_mhz=2)
 
@@ -63,6 +75,26 @@ def test_two_devices_two_layers_by_hand() -> None:
     assert list(converted.mapping.assign) == [1, 0, 1, 0]
 
 
+def test_alpa_and_hap_on_two_devices_by_hand() -> None:
+    # batch 4 at 1 MB/s. DP over equal shares (2, 2): each layer waits for the slow device, 2 x 1 s -> 4 s.
+    # TP would all-gather l1's 4 MB output for l2 (4 s) and all-reduce its input gradient (4 s): DP, DP.
+    # HAP's LP balances 4 s (slow) against 2 s (fast) per layer: shares 1/3 : 2/3 -> (1, 3) -> 2 x 1.5 s.
+    accelerators = (TrainingIp("EF-Train", SLOW, 1, 1), TrainingIp("EF-Train", FAST, 1, 1))
+    alpa = alpa_sharding(two_layer_dag(), accelerators, 4, bandwidth_gb_per_s=1e-3)
+    assert alpa.strategy == ("DP", "DP") and alpa.shares == (2, 2)
+    assert alpa.latency_s == pytest.approx(4.0) and alpa.comm_s == 0.0
+    hap = hap_sharding(two_layer_dag(), accelerators, 4, bandwidth_gb_per_s=1e-3)
+    assert hap.shares == (1, 3) and hap.latency_s == pytest.approx(3.0) and hap.rounds == 2
+    assert hap.throughput_gflops == pytest.approx(4 * 4e6 / 3.0 / 1e9)
+
+
+def test_initial_ratio_follows_the_step() -> None:
+    accelerators = (TrainingIp("EF-Train", SLOW, 3, 1), TrainingIp("EF-Train", FAST, 1, 1))
+    assert initial_ratio(accelerators, 64) == (48, 16)
+    assert initial_ratio(accelerators, 64, 5) == (45, 19)  # 12 + 4 units of 5; the last share takes the 4 left over
+    assert all(r % 2 == 0 for r in initial_ratio(accelerators, 64, 2))
+
+
 def test_a_cluster_too_small_for_the_model_names_the_device_and_shortfall() -> None:
     accelerators = (TrainingIp("EF-Train", SLOW, 1, 1), TrainingIp("EF-Train", FAST, 1, 1))
     with pytest.raises(ConfigError, match=r"DRAM cannot hold .* (slow|fast).* MiB short"):
@@ -101,8 +133,57 @@ def test_search_on_a_real_training_step(chain) -> None:
         assert converted.mapping.schedule.latency_s <= steps[-1]
         for mapping in (converted.initial, converted.mapping):
             assert mapping.schedule.fits(capacity)  # DRAM within budget on every accelerator
-    # DFS over every ratio is never worse than MTrain-Converting (a batch of 6 keeps it short: 28 ratios)
+    # DFS over every ratio is never worse than MTrain-Converting (a batch of 6 keeps it short: 28 ratios),
+    # and MTrain is never below the single-FPGA mapping of any of its accelerators
     small = replace(cluster, batch=6)
-    converted = mtrain_converting(dag, accelerators, small.batch, bandwidth_gb_per_s=3.0)
-    dfs = dfs_optimum(dag, accelerators, small.batch, bandwidth_gb_per_s=3.0)
-    assert dfs.ratios_tried == 28 and dfs.throughput_gflops >= converted.throughput_gflops * (1 - 1e-9)
+    for bandwidth in (0.125, 3.0):
+        converted = mtrain_converting(dag, accelerators, small.batch, bandwidth_gb_per_s=bandwidth)
+        dfs = dfs_optimum(dag, accelerators, small.batch, bandwidth_gb_per_s=bandwidth)
+        assert dfs.ratios_tried == 28 and dfs.throughput_gflops >= converted.throughput_gflops * (1 - 1e-9)
+        for i, ip in enumerate(accelerators):
+            alone = single_device(dag, accelerators, small.batch, i).schedule
+            if alone.fits(np.array([ip.device.dram_bytes])):
+                assert converted.mapping.schedule.latency_s <= alone.latency_s * (1 + 1e-9)
+
+
+def test_comparison_judges_directions_not_absolute_numbers() -> None:
+    paper = pd.read_csv(PAPER)
+    base = {"model": "alexnet", "cluster": "cluster1", "batch": 64}
+    study = pd.DataFrame(
+        [
+            base | {"bandwidth_gb_per_s": bw, "method": m, "step": s, "throughput_gflops": v}
+            for bw, m, s, v in [
+                (0.125, "MTrain", 1, 100.0),
+                (0.125, "MTrain", 4, 150.0),
+                (0.125, "HAP", 0, 60.0),
+                (0.125, "Alpa", 0, 50.0),
+                (0.125, "single DarkFPGA", 0, 140.0),
+                (0.125, "single EF-Train", 0, 130.0),
+                (15.0, "MTrain", 4, 200.0),
+                (15.0, "HAP", 0, 250.0),  # HAP ahead: the check must say so
+                (15.0, "Alpa", 0, 100.0),
+                (15.0, "single DarkFPGA", 0, 140.0),
+                (15.0, "single EF-Train", 0, 130.0),
+            ]
+        ]
+    )
+    table3 = pd.DataFrame(
+        [base | {"bandwidth_gb_per_s": 3, "dfs_gflops": 10.0, "dfs_s": 5.0, "converting_gflops": 9.0, "converting_s": 1.0}]
+    ).assign(converting_vs_dfs=0.9, dfs_ratios_mapped=33)
+    scaling = pd.DataFrame(
+        [
+            {"fpgas": f, "bandwidth_gb_per_s": bw, "throughput_gflops": v, "search_s": 1.0}
+            for f, bw, v in [(2, 0.5, 10), (8, 0.5, 20), (2, 15, 10), (8, 15, 30)]
+        ]
+    )
+    compare = mtrain_comparison(paper, study, table3, scaling).set_index("claim")
+    assert compare.loc["step4_vs_step1", "ours"] == pytest.approx(1.5) and compare.loc["step4_vs_step1", "paper"] == 1.37
+    assert compare.loc["step4_vs_step1", "agrees"]
+    assert compare.loc["speedup_vs_hap", "ours"] == pytest.approx(0.8) and not compare.loc["speedup_vs_hap", "agrees"]
+    assert compare.loc["speedup_vs_alpa", "agrees"] and compare.loc["single_beats_sharding_at_low_bandwidth", "agrees"]
+    assert not compare.loc["converting_near_dfs", "agrees"]  # 90 % of the optimum is below the 95 % bar
+    assert compare.loc["dfs_ratio_count", "agrees"]  # 33 ratios on cluster 1, as in the paper
+    gains = compare.loc["scaling_gain"].set_index("bandwidth_gb_per_s")
+    assert not gains.loc[0.5, "agrees"] and gains.loc[15.0, "agrees"]  # doubling at 0.5 GB/s contradicts the paper
+    with pytest.raises(ConfigError, match="missing columns"):
+        mtrain_comparison(paper.drop(columns=["value"]), study, table3, scaling)

@@ -38,11 +38,37 @@ def _check_references():
             problems.append(f"monet_checkpoint.workload: {study['workload']!r} is not a key of workloads")
         if not Path(study["hardware"]).is_file():
             problems.append(f"monet_checkpoint.hardware: no such file {study['hardware']!r}")
+    problems += _mtrain_problems()
     for i, name in enumerate(config["figure3"]["workloads"]):
         if name not in config["workloads"]:
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))
+
+
+def _mtrain_problems():
+    study = config.get("mtrain")
+    if study is None:
+        return []
+    problems = []
+    if not Path(study["devices"]).is_file():
+        problems.append(f"mtrain.devices: no such file {study['devices']!r}")
+    for model, name in study["workloads"].items():
+        if name not in config["workloads"]:
+            problems.append(f"mtrain.workloads.{model}: {name!r} is not a key of workloads")
+    for cluster in study["clusters"]:
+        if cluster not in study["ratio_step"]:
+            problems.append(f"mtrain.ratio_step: no step for cluster {cluster!r}")
+    for cluster, models in study["table3"]["cells"].items():
+        if cluster not in study["ratio_step"]:
+            problems.append(f"mtrain.ratio_step: no step for cluster {cluster!r} (mtrain.table3.cells)")
+        problems += [f"mtrain.table3.cells.{cluster}: {m!r} is not a key of mtrain.workloads" for m in models if m not in study["workloads"]]
+    scaling = study["scaling"]
+    if scaling["model"] not in study["workloads"]:
+        problems.append(f"mtrain.scaling.model: {scaling['model']!r} is not a key of mtrain.workloads")
+    if scaling["cluster"] not in study["ratio_step"]:
+        problems.append(f"mtrain.ratio_step: no step for cluster {scaling['cluster']!r} (mtrain.scaling)")
+    return problems
 
 
 _check_references()
@@ -109,6 +135,8 @@ def get_final_output():
         outputs.append("results/monet/fusion/solver_runs.parquet")
         limit = max(config["monet_fusion"]["limits"])
         outputs += expand("results/monet/fusion/{step}/limit{limit}_{types}.png", step=STEPS, limit=limit, types=FUSION_TYPES[0])
+    if config.get("mtrain") is not None:
+        outputs += mtrain_outputs()
     if config["monet_checkpoint"] is not None:
         outputs += expand("results/monet/figure11.{ext}", ext=["png", "pdf"])
         outputs.append("results/monet/checkpoint/milp.parquet")

@@ -2,12 +2,16 @@
 
 * **Accelerator selection.** Each FPGA gets the IP (EF-Train or DarkFPGA, sized to it) with the best
   throughput on the whole step at the full batch, DRAM not considered (Algorithm 1, step 2).
-* **PE-based initial partition.** ``ratio_i = B · PE_i / Σ PE`` (largest remainders, summing to B).
+* **PE-based initial partition.** ``ratio_i = B · PE_i / Σ PE`` in multiples of the step size (largest
+  remainders; the last share takes what the step leaves over).
 * **Duty-cycle-based re-partition.** From the least busy accelerator ``w`` (by duty cycle), move
   ``step`` samples from ``w`` to each other accelerator in turn, re-map each candidate, keep the
   fastest if it beats the current mapping and start again; otherwise try the next least busy.
 * **DFS.** Every ratio whose shares are multiples of ``step`` and sum to B, each mapped by
   MTrain-Mapping; the best throughput (ratios the DRAM cannot hold are skipped).
+* **Single-FPGA mappings.** Both searches also weigh the whole batch on one accelerator, unsplit (the
+  single mapping strategy of section VI-C), so MTrain is never below the single-FPGA mapping of its
+  accelerators and the DFS, which weighs every ratio Converting can reach, never below Converting.
 """
 
 from __future__ import annotations
@@ -16,17 +20,29 @@ import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing import get_context
 
 import numpy as np
 
 from traincost.errors import ConfigError
 from traincost.fpga.devices import Cluster
+from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
 from traincost.fpga.mapping import MappingResult, mtrain_mapping
 from traincost.fpga.subops import partition
 from traincost.fpga.training_dag import TrainingDag
 
-__all__ = ["Search", "select_accelerators", "initial_ratio", "mtrain_converting", "dfs_optimum", "ratios", "map_ratio"]
+__all__ = [
+    "Search",
+    "select_accelerators",
+    "initial_ratio",
+    "mtrain_converting",
+    "dfs_optimum",
+    "ratios",
+    "map_ratio",
+    "single_device",
+    "RatioMapper",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +52,11 @@ class Search:
     ratio: tuple[int, ...]
     mapping: MappingResult
     throughput_gflops: float
-    ratios_tried: int
+    ratios_tried: int  # ratios mapped
     seconds: float
     initial: MappingResult | None = None  # the mapping at the initial ratio (MTrain-Converting only)
+    initial_ratio: tuple[int, ...] | None = None
+    ratios_feasible: int | None = None  # ratios whose mapping fits the DRAM (DFS only)
 
 
 def select_accelerators(dag: TrainingDag, cluster: Cluster) -> tuple[TrainingIp, ...]:
@@ -51,14 +69,42 @@ def select_accelerators(dag: TrainingDag, cluster: Cluster) -> tuple[TrainingIp,
     return tuple(chosen)
 
 
-def initial_ratio(accelerators: Sequence[TrainingIp], batch: int) -> tuple[int, ...]:
-    """Samples per accelerator in proportion to its processing elements (largest remainders)."""
+def initial_ratio(accelerators: Sequence[TrainingIp], batch: int, step: int = 1) -> tuple[int, ...]:
+    """Samples per accelerator in proportion to its processing elements, in multiples of ``step``
+    (largest remainders; the last accelerator takes what the step leaves over, as in ``ratios``)."""
     pes = np.array([ip.tm * ip.tn for ip in accelerators], dtype=np.float64)
-    exact = batch * pes / pes.sum()
+    units = batch // step
+    exact = units * pes / pes.sum()
     ratio = np.floor(exact).astype(int)
-    for i in np.argsort(-(exact - ratio), kind="stable")[: batch - int(ratio.sum())]:
+    for i in np.argsort(-(exact - ratio), kind="stable")[: units - int(ratio.sum())]:
         ratio[i] += 1
+    ratio *= step
+    ratio[-1] += batch - units * step
     return tuple(int(r) for r in ratio)
+
+
+def single_device(dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int, index: int) -> MappingResult:
+    """The whole step, unsplit, on accelerator ``index`` (its DRAM may overflow: check ``schedule.fits``)."""
+    graph = partition(dag, (batch,), [accelerators[index]])
+    schedule = evaluate_mapping(graph, np.zeros(len(graph), dtype=int), bandwidth_bytes_per_s=1.0)
+    mapping = MappingResult(
+        assign=np.full(len(graph), index), steps=dict.fromkeys(("dram_aware", "balance", "locality"), schedule)
+    )
+    return mapping
+
+
+def _best_single(
+    dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int
+) -> tuple[tuple[int, ...], MappingResult] | None:
+    """The fastest single-accelerator mapping that fits its DRAM, with its ratio."""
+    best = None
+    for i, ip in enumerate(accelerators):
+        mapping = single_device(dag, accelerators, batch, i)
+        if mapping.schedule.fits(np.array([ip.device.dram_bytes])) and (
+            best is None or mapping.schedule.latency_s < best[1].schedule.latency_s
+        ):
+            best = (tuple(batch if j == i else 0 for j in range(len(accelerators))), mapping)
+    return best
 
 
 def map_ratio(
@@ -71,42 +117,106 @@ def map_ratio(
     return mtrain_mapping(graph, capacity_bytes=capacity, bandwidth_bytes_per_s=bandwidth_gb_per_s * 1e9, names=names)
 
 
+class RatioMapper:
+    """MTrain-Mapping per ratio, each ratio mapped once (a search meets the same ratios again), on
+    ``workers`` processes when there are several ratios to map at once (spawned; each holds the DAG)."""
+
+    def __init__(
+        self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, bandwidth_gb_per_s: float, workers: int = 1
+    ) -> None:
+        self._args = (dag, tuple(accelerators), bandwidth_gb_per_s)
+        self._cache: dict[tuple[int, ...], MappingResult | None] = {}
+        self._pool = None
+        if workers > 1:
+            self._pool = get_context("spawn").Pool(workers, initializer=_install, initargs=self._args)
+
+    def __enter__(self) -> RatioMapper:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+
+    @property
+    def mapped(self) -> int:
+        return len(self._cache)
+
+    def map_many(self, ratios: Sequence[tuple[int, ...]]) -> list[MappingResult | None]:
+        """The mapping of each ratio, None where the DRAM cannot hold it."""
+        todo = [r for r in dict.fromkeys(ratios) if r not in self._cache]
+        if self._pool is not None and len(todo) > 1:
+            results = self._pool.map(_map_installed, todo)
+        else:
+            results = [_try_map(*self._args, r) for r in todo]
+        self._cache.update(zip(todo, results, strict=True))
+        return [self._cache[r] for r in ratios]
+
+
+_INSTALLED: tuple | None = None
+
+
+def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], bandwidth_gb_per_s: float) -> None:
+    global _INSTALLED  # noqa: PLW0603 (one search's inputs per worker process)
+    _INSTALLED = (dag, accelerators, bandwidth_gb_per_s)
+
+
+def _map_installed(ratio: tuple[int, ...]) -> MappingResult | None:
+    return _try_map(*_INSTALLED, ratio)
+
+
+def _try_map(
+    dag: TrainingDag, accelerators: Sequence[TrainingIp], bandwidth_gb_per_s: float, ratio: tuple[int, ...]
+) -> MappingResult | None:
+    try:
+        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
+    except ConfigError:
+        return None  # the DRAM cannot hold this ratio
+
+
 def _gflops(dag: TrainingDag, batch: int, mapping: MappingResult) -> float:
     return dag.flops(batch) / mapping.schedule.latency_s / 1e9
 
 
 def mtrain_converting(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int, *, bandwidth_gb_per_s: float, step: int = 1
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    batch: int,
+    *,
+    bandwidth_gb_per_s: float,
+    step: int = 1,
+    workers: int = 1,
 ) -> Search:
-    """Algorithm 1 from the PE-based ratio."""
+    """Algorithm 1 from the PE-based ratio (``workers`` processes map each move's candidates).
+
+    Raises:
+        ConfigError: the DRAM cannot hold the initial ratio.
+    """
     began = time.perf_counter()
-    ratio = initial_ratio(accelerators, batch)
-    current = first = map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
-    tried = 1
-    improved = True
-    while improved:
-        improved = False
-        for w in np.argsort(current.schedule.duty(), kind="stable"):
-            if ratio[w] < step:
-                continue
-            candidates = []
-            for r in range(len(ratio)):
-                if r == w:
+    ratio = start = initial_ratio(accelerators, batch, step)
+    with RatioMapper(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, workers=workers) as mapper:
+        current = first = map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
+        improved = True
+        while improved:
+            improved = False
+            for w in np.argsort(current.schedule.duty(), kind="stable"):
+                if ratio[w] < step:
                     continue
-                trial = list(ratio)
-                trial[r] += step
-                trial[w] -= step
-                try:
-                    candidates.append((map_ratio(dag, accelerators, trial, bandwidth_gb_per_s=bandwidth_gb_per_s), tuple(trial)))
-                except ConfigError:
-                    continue  # the DRAM cannot hold this ratio
-                tried += 1
-            if not candidates:
-                continue
-            best, best_ratio = min(candidates, key=lambda c: c[0].schedule.latency_s)
-            if best.schedule.latency_s < current.schedule.latency_s:
-                current, ratio, improved = best, best_ratio, True
-                break
+                trials = [
+                    tuple(ratio[i] + (step if i == r else -step if i == w else 0) for i in range(len(ratio)))
+                    for r in range(len(ratio))
+                    if r != w
+                ]
+                candidates = [(m, t) for m, t in zip(mapper.map_many(trials), trials, strict=True) if m is not None]
+                if not candidates:
+                    continue
+                best, best_ratio = min(candidates, key=lambda c: c[0].schedule.latency_s)
+                if best.schedule.latency_s < current.schedule.latency_s:
+                    current, ratio, improved = best, best_ratio, True
+                    break
+        tried = mapper.mapped + 1
+    single = _best_single(dag, accelerators, batch)
+    if single is not None and single[1].schedule.latency_s < current.schedule.latency_s:
+        ratio, current = single
     return Search(
         ratio=tuple(ratio),
         mapping=current,
@@ -114,6 +224,7 @@ def mtrain_converting(
         ratios_tried=tried,
         seconds=time.perf_counter() - began,
         initial=first,
+        initial_ratio=start,
     )
 
 
@@ -131,23 +242,27 @@ def ratios(batch: int, parts: int, step: int) -> list[tuple[int, ...]]:
 
 
 def dfs_optimum(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int, *, bandwidth_gb_per_s: float, step: int = 1
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    batch: int,
+    *,
+    bandwidth_gb_per_s: float,
+    step: int = 1,
+    workers: int = 1,
 ) -> Search:
-    """The best throughput over every ratio (Table III's DFS).
+    """The best throughput over every ratio (Table III's DFS; ``workers`` processes map the ratios).
 
     Raises:
         ConfigError: no ratio fits the cluster's DRAM.
     """
     began = time.perf_counter()
-    best = None
     candidates = ratios(batch, len(accelerators), step)
-    for ratio in candidates:
-        try:
-            mapping = map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
-        except ConfigError:
-            continue
-        if best is None or mapping.schedule.latency_s < best[1].schedule.latency_s:
-            best = (ratio, mapping)
+    with RatioMapper(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, workers=workers) as mapper:
+        mapped = [(r, m) for r, m in zip(candidates, mapper.map_many(candidates), strict=True) if m is not None]
+    best = min(mapped, key=lambda c: c[1].schedule.latency_s, default=None)
+    single = _best_single(dag, accelerators, batch)
+    if single is not None and (best is None or single[1].schedule.latency_s < best[1].schedule.latency_s):
+        best = single
     if best is None:
         raise ConfigError(f"no partition of batch {batch} fits the DRAM of {[ip.device.name for ip in accelerators]}")
     return Search(
@@ -156,4 +271,5 @@ def dfs_optimum(
         throughput_gflops=_gflops(dag, batch, best[1]),
         ratios_tried=len(candidates),
         seconds=time.perf_counter() - began,
+        ratios_feasible=len(mapped),
     )

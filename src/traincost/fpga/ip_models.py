@@ -118,6 +118,18 @@ class OpCosts:
     def take(self, index: np.ndarray) -> OpCosts:
         return OpCosts(**{f: getattr(self, f)[index] for f in self.__dataclass_fields__})
 
+    def shard(self, fraction: float) -> OpCosts:
+        """These ops with their output channels split (tensor parallelism): ``fraction`` of the MACs,
+        element-wise work, output channels and weights; each accelerator still reads whole inputs."""
+        return OpCosts(
+            macs=self.macs * fraction,
+            elementwise=self.elementwise * fraction,
+            n=np.maximum(1.0, np.ceil(self.n * fraction)),
+            r=self.r,
+            sample_bytes=self.sample_bytes,
+            fixed_bytes=self.fixed_bytes * fraction,
+        )
+
     def seconds(self, ip: TrainingIp, batch: float) -> float:
         """Latency of running all these ops, one after the other, at batch share ``batch`` on ``ip``."""
         if batch <= 0:

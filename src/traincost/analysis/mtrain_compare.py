@@ -1,0 +1,238 @@
+"""MTrain's reported numbers (``data/paper/mtrain.csv``) beside ours, with what we check of each.
+
+Absolute GFLOPS depend on our reconstructed IP models and are not expected to match; what we judge
+is direction and ordering: that re-mapping and re-partition help, that MTrain beats Alpa and HAP,
+that Converting reaches the DFS optimum closely and faster, and how the cluster scales. Each row says
+what ``agrees`` means for it; a row without a check (``agrees`` empty) only sets values side by side.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from traincost.errors import ConfigError
+
+__all__ = ["mtrain_comparison", "PAPER_COLUMNS"]
+
+PAPER_COLUMNS = ("claim", "model", "cluster", "bandwidth_gb_per_s", "metric", "value", "source")
+_TABLE3_CHECKS = {
+    "dfs_gflops": None,
+    "converting_gflops": None,
+    "dfs_s": "ours faster than the paper's",
+    "converting_s": "ours faster than the paper's",
+}
+
+
+def _paper(paper: pd.DataFrame, claim: str, **match: object) -> pd.DataFrame:
+    rows = paper[paper["claim"] == claim]
+    for key, value in match.items():
+        rows = rows[rows[key].astype(str) == str(value)]
+    return rows
+
+
+def _row(claim: str, paper_row: pd.Series | None, ours: float, check: str, agrees: bool | None, **where: object) -> dict:
+    return {
+        "claim": claim,
+        "model": where.get("model", paper_row["model"] if paper_row is not None else ""),
+        "cluster": where.get("cluster", paper_row["cluster"] if paper_row is not None else ""),
+        "bandwidth_gb_per_s": where.get("bandwidth", paper_row["bandwidth_gb_per_s"] if paper_row is not None else np.nan),
+        "metric": where.get("metric", paper_row["metric"] if paper_row is not None else ""),
+        "paper": float(paper_row["value"]) if paper_row is not None else np.nan,
+        "ours": float(ours),
+        "check": check,
+        "agrees": agrees,
+        "source": paper_row["source"] if paper_row is not None else "",
+    }
+
+
+def _final(study: pd.DataFrame) -> pd.DataFrame:
+    return study[(study["method"] == "MTrain") & (study["step"] == 4)]
+
+
+def _throughput(study: pd.DataFrame, model: str, cluster: str, bandwidth: float, method: str = "MTrain") -> float:
+    rows = study[(study["model"] == model) & (study["cluster"] == cluster) & np.isclose(study["bandwidth_gb_per_s"], bandwidth)]
+    rows = rows[(rows["method"] == method) & (rows["step"] == (4 if method == "MTrain" else 0))]
+    return float(rows["throughput_gflops"].iloc[0]) if len(rows) else np.nan
+
+
+def _table3_rows(paper: pd.DataFrame, table3: pd.DataFrame) -> list[dict]:
+    rows = []
+    for _, ours in table3.iterrows():
+        for metric, check in _TABLE3_CHECKS.items():
+            found = _paper(paper, "table3", model=ours["model"], cluster=ours["cluster"], metric=metric)
+            if found.empty:
+                continue
+            reported = found.iloc[0]
+            agrees = None if check is None else bool(ours[metric] < reported["value"])
+            rows.append(_row("table3", reported, ours[metric], check or "values side by side", agrees))
+        rows.append(
+            _row(
+                "converting_near_dfs",
+                None,
+                ours["converting_vs_dfs"],
+                "Converting reaches at least 95 % of the DFS optimum (the paper: 95-100 %)",
+                bool(ours["converting_vs_dfs"] >= 0.95),
+                model=ours["model"],
+                cluster=ours["cluster"],
+                bandwidth=ours["bandwidth_gb_per_s"],
+                metric="throughput_ratio",
+            )
+        )
+    for cluster, counts in table3.groupby("cluster")["dfs_ratios_mapped"]:
+        found = _paper(paper, "dfs_ratio_count", cluster=cluster)
+        reported = found.iloc[0] if len(found) else None
+        ours = float(counts.iloc[0])
+        agrees = None if reported is None else bool(ours == reported["value"])
+        rows.append(_row("dfs_ratio_count", reported, ours, "the same number of ratios", agrees, cluster=cluster, model=""))
+    return rows
+
+
+def _figure8_rows(paper: pd.DataFrame, study: pd.DataFrame) -> list[dict]:
+    rows = []
+    for _, reported in _paper(paper, "step4_vs_step1").iterrows():
+        model, cluster, bandwidth = reported["model"], reported["cluster"], float(reported["bandwidth_gb_per_s"])
+        steps = study[
+            (study["model"] == model)
+            & (study["cluster"] == cluster)
+            & np.isclose(study["bandwidth_gb_per_s"], bandwidth)
+            & (study["method"] == "MTrain")
+        ].set_index("step")["throughput_gflops"]
+        if {1, 4} <= set(steps.index):
+            ours = steps[4] / steps[1]
+            rows.append(_row("step4_vs_step1", reported, ours, "re-mapping and re-partition raise throughput (> 1)", ours > 1))
+    for _, reported in _paper(paper, "bandwidth_gain_0.125_to_15").iterrows():
+        low = _throughput(study, reported["model"], reported["cluster"], 0.125)
+        high = _throughput(study, reported["model"], reported["cluster"], 15.0)
+        ours = high / low
+        rows.append(_row("bandwidth_gain_0.125_to_15", reported, ours, "more bandwidth raises throughput (> 1)", bool(ours > 1)))
+    for claim in ("max_throughput", "throughput"):
+        for _, reported in _paper(paper, claim).iterrows():
+            final = _final(study)
+            final = final[(final["model"] == reported["model"]) & (final["cluster"] == reported["cluster"])]
+            if claim == "throughput":
+                final = final[np.isclose(final["bandwidth_gb_per_s"], float(reported["bandwidth_gb_per_s"]))]
+            if len(final):
+                rows.append(_row(claim, reported, final["throughput_gflops"].max(), "values side by side", None))
+    rows += _model_ordering(study)
+    return rows
+
+
+def _model_ordering(study: pd.DataFrame) -> list[dict]:
+    """Section VI-B: AlexNet and VGG-16 train faster than ResNet-18 and TinyYoloV3 on every cluster."""
+    rows = []
+    final = _final(study)
+    for cluster, table in final.groupby("cluster"):
+        best = table.groupby("model")["throughput_gflops"].max()
+        light, heavy = best.reindex(["alexnet", "vgg16"]).dropna(), best.reindex(["resnet18", "tiny_yolov3"]).dropna()
+        if len(light) and len(heavy):
+            margin = float(light.min() / heavy.max())
+            rows.append(
+                _row(
+                    "plain_models_faster",
+                    None,
+                    margin,
+                    "min(AlexNet, VGG-16) / max(ResNet-18, TinyYoloV3) of the best throughput > 1 (the paper: on every cluster)",
+                    margin > 1,
+                    cluster=cluster,
+                    model="",
+                    metric="throughput_ratio",
+                )
+            )
+    return rows
+
+
+def _baseline_rows(paper: pd.DataFrame, study: pd.DataFrame) -> list[dict]:
+    rows = []
+    low, high = study["bandwidth_gb_per_s"].min(), study["bandwidth_gb_per_s"].max()
+    speedups = []
+    for (model, cluster), _ in _final(study).groupby(["model", "cluster"]):
+        mtrain = _throughput(study, model, cluster, high)
+        for method in ("HAP", "Alpa"):
+            ours = mtrain / _throughput(study, model, cluster, high, method)
+            if method == "HAP":
+                speedups.append(ours)
+            rows.append(
+                _row(
+                    f"speedup_vs_{method.lower()}",
+                    None,
+                    ours,
+                    f"MTrain outperforms {method} at {high:g} GB/s (> 1)",
+                    bool(ours > 1),
+                    model=model,
+                    cluster=cluster,
+                    bandwidth=high,
+                    metric="throughput_ratio",
+                )
+            )
+        single = max(_throughput(study, model, cluster, low, f"single {ip}") for ip in ("DarkFPGA", "EF-Train"))
+        sharded = max(_throughput(study, model, cluster, low, method) for method in ("HAP", "Alpa"))
+        rows.append(
+            _row(
+                "single_beats_sharding_at_low_bandwidth",
+                None,
+                single / sharded,
+                f"at {low:g} GB/s the best single FPGA outperforms Alpa and HAP (> 1)",
+                bool(single > sharded),
+                model=model,
+                cluster=cluster,
+                bandwidth=low,
+                metric="throughput_ratio",
+            )
+        )
+    for claim, pick in (("speedup_vs_hap_min", min), ("speedup_vs_hap_max", max)):
+        for _, reported in _paper(paper, claim).iterrows():
+            ours = pick(speedups) if speedups else np.nan
+            rows.append(_row(claim, reported, ours, "values side by side", None, bandwidth=high))
+    return rows
+
+
+def _scaling_rows(paper: pd.DataFrame, scaling: pd.DataFrame) -> list[dict]:
+    rows = []
+    fewest, most = scaling["fpgas"].min(), scaling["fpgas"].max()
+    for bandwidth, table in scaling.groupby("bandwidth_gb_per_s"):
+        by_size = table.set_index("fpgas")["throughput_gflops"]
+        gain = float(by_size[most] / by_size[fewest])
+        if bandwidth <= 0.5:
+            check, agrees = f"<= 0.5 GB/s: {most} FPGAs gain at most 5 % over {fewest}", gain <= 1.05
+        else:
+            check, agrees = f"{most} FPGAs at least as fast as {fewest}", gain >= 1.0
+        rows.append(
+            _row(
+                "scaling_gain",
+                None,
+                gain,
+                check,
+                bool(agrees),
+                model="",
+                cluster="",
+                bandwidth=bandwidth,
+                metric="throughput_ratio",
+            )
+        )
+    for _, reported in _paper(paper, "search_time_8_fpgas").iterrows():
+        at = scaling[
+            (scaling["fpgas"] == most) & np.isclose(scaling["bandwidth_gb_per_s"], float(reported["bandwidth_gb_per_s"]))
+        ]
+        if len(at):
+            ours = float(at["search_s"].iloc[0])
+            rows.append(
+                _row("search_time_8_fpgas", reported, ours, "ours faster than the paper's", bool(ours < reported["value"]))
+            )
+    return rows
+
+
+def mtrain_comparison(paper: pd.DataFrame, study: pd.DataFrame, table3: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
+    """One row per reported number or checked claim: the paper's value, ours, the check and whether it holds.
+
+    Raises:
+        ConfigError: the paper table lacks one of ``PAPER_COLUMNS``.
+    """
+    missing = [c for c in PAPER_COLUMNS if c not in paper.columns]
+    if missing:
+        raise ConfigError(f"paper numbers: missing columns {missing} (expected {list(PAPER_COLUMNS)})")
+    paper = paper.fillna({"model": "", "cluster": ""})
+    rows = (
+        _table3_rows(paper, table3) + _figure8_rows(paper, study) + _baseline_rows(paper, study) + _scaling_rows(paper, scaling)
+    )
+    return pd.DataFrame(rows)

@@ -1,0 +1,167 @@
+"""MTrain section VI on one model: the steps of Figure 8 with the baselines of Figures 9-11, Table III's
+search comparison, and the scaling of Figure 12, each as table rows.
+
+Every MTrain mapping is checked against each accelerator's DRAM as it is produced; the baselines
+report whether they fit (``fits``) without being held to it, as the paper draws them regardless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from traincost.errors import TraincostError
+from traincost.fpga.converting import Search, dfs_optimum, mtrain_converting, select_accelerators, single_device
+from traincost.fpga.devices import Cluster
+from traincost.fpga.evaluator import Schedule
+from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
+from traincost.fpga.sharding import ShardedStep, alpa_sharding, hap_sharding
+from traincost.fpga.training_dag import TrainingDag
+
+__all__ = ["study_rows", "table3_row", "scaling_rows", "scaled_cluster", "strongest_device"]
+
+
+def strongest_device(cluster: Cluster) -> int:
+    """The cluster's most resource-abundant FPGA (most DSPs): where the single-FPGA baselines run."""
+    return int(np.argmax([device.dsp for device in cluster.devices]))
+
+
+def _check_dram(schedule: Schedule, accelerators: Sequence[TrainingIp], what: str) -> None:
+    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
+    if not schedule.fits(capacity):
+        worst = int(np.argmax(schedule.peak_dram_bytes - capacity))
+        raise TraincostError(
+            f"{what}: the mapping overflows {accelerators[worst].device.name}'s DRAM "
+            f"({schedule.peak_dram_bytes[worst] / 2**30:.2f} of {capacity[worst] / 2**30:.2f} GiB)"
+        )
+
+
+def _row(dag: TrainingDag, batch: int, schedule: Schedule, accelerators: Sequence[TrainingIp]) -> dict[str, object]:
+    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
+    return {
+        "latency_s": schedule.latency_s,
+        "throughput_gflops": dag.flops(batch) / schedule.latency_s / 1e9,
+        "p2p_bytes": schedule.comm_bytes,
+        "max_dram_fraction": float(np.max(schedule.peak_dram_bytes / capacity)),
+        "fits": bool(schedule.fits(capacity)),
+    }
+
+
+def _sharded_row(step: ShardedStep) -> dict[str, object]:
+    return {
+        "ratio": "|".join(map(str, step.shares)),
+        "latency_s": step.latency_s,
+        "throughput_gflops": step.throughput_gflops,
+        "p2p_bytes": np.nan,
+        "max_dram_fraction": step.max_dram_fraction,
+        "fits": step.max_dram_fraction <= 1.0,
+        "dp_layers": step.strategy.count("DP"),
+        "tp_layers": step.strategy.count("TP"),
+    }
+
+
+def study_rows(dag: TrainingDag, cluster: Cluster, bandwidths: Sequence[float], *, step: int, workers: int = 1) -> pd.DataFrame:
+    """Per P2P bandwidth: MTrain after each of its four steps (Figure 8; step 4 is MTrain's result),
+    Alpa and HAP, and the single-FPGA mapping of each IP on the strongest device (Figures 9-11)."""
+    accelerators = select_accelerators(dag, cluster)
+    strongest = strongest_device(cluster)
+    singles = {}
+    for name in IP_NAMES:
+        ip = size_ip(name, cluster.devices[strongest])
+        singles[name] = single_device(dag, [ip], cluster.batch, 0).schedule, ip
+    rows = []
+    for bandwidth in bandwidths:
+        base = {"cluster": cluster.name, "batch": cluster.batch, "bandwidth_gb_per_s": float(bandwidth)}
+        search = mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, workers=workers)
+        schedules = [*search.initial.steps.values(), search.mapping.schedule]
+        ratios = [search.initial_ratio] * 3 + [search.ratio]
+        for number, (schedule, ratio) in enumerate(zip(schedules, ratios, strict=True), start=1):
+            _check_dram(schedule, accelerators, f"{cluster.name} at {bandwidth:g} GB/s, MTrain step {number}")
+            rows.append(
+                base
+                | {"method": "MTrain", "step": number, "ratio": "|".join(map(str, ratio))}
+                | _row(dag, cluster.batch, schedule, accelerators)
+            )
+        for method, solve in (("Alpa", alpa_sharding), ("HAP", hap_sharding)):
+            sharded = solve(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth)
+            rows.append(base | {"method": method, "step": 0} | _sharded_row(sharded))
+        for name, (schedule, ip) in singles.items():
+            rows.append(
+                base
+                | {"method": f"single {name}", "step": 0, "ratio": str(cluster.batch)}
+                | _row(dag, cluster.batch, schedule, [ip])
+            )
+    table = pd.DataFrame(rows)
+    table["accelerators"] = "|".join(f"{ip.device.name}:{ip.name}" for ip in accelerators)
+    return table
+
+
+def _search_fields(prefix: str, search: Search) -> dict[str, object]:
+    return {
+        f"{prefix}_gflops": search.throughput_gflops,
+        f"{prefix}_s": search.seconds,
+        f"{prefix}_ratio": "|".join(map(str, search.ratio)),
+        f"{prefix}_ratios_mapped": search.ratios_tried,
+    }
+
+
+def table3_row(
+    dag: TrainingDag, cluster: Cluster, *, bandwidth_gb_per_s: float, step: int, workers: int = 1
+) -> dict[str, object]:
+    """Table III: MTrain-Converting beside the DFS optimum over every ratio at ``step`` samples."""
+    accelerators = select_accelerators(dag, cluster)
+    search = {"bandwidth_gb_per_s": bandwidth_gb_per_s, "step": step, "workers": workers}
+    converted = mtrain_converting(dag, accelerators, cluster.batch, **search)
+    dfs = dfs_optimum(dag, accelerators, cluster.batch, **search)
+    for search, what in ((converted, "MTrain-Converting"), (dfs, "DFS")):
+        _check_dram(search.mapping.schedule, accelerators, f"{cluster.name}, {what}")
+    if dfs.throughput_gflops < converted.throughput_gflops * (1 - 1e-9):
+        raise TraincostError(
+            f"{cluster.name}: the DFS optimum ({dfs.throughput_gflops:.1f} GFLOPS) is below MTrain-Converting "
+            f"({converted.throughput_gflops:.1f}); the DFS must weigh every ratio Converting reaches"
+        )
+    return {
+        "cluster": cluster.name,
+        "batch": cluster.batch,
+        "bandwidth_gb_per_s": bandwidth_gb_per_s,
+        "ratio_step": step,
+        "ratios_feasible": dfs.ratios_feasible,
+        **_search_fields("dfs", dfs),
+        **_search_fields("converting", converted),
+        "converting_vs_dfs": converted.throughput_gflops / dfs.throughput_gflops,
+        "dfs_vs_converting_time": dfs.seconds / converted.seconds,
+    }
+
+
+def scaled_cluster(base: Cluster, pairs: int) -> Cluster:
+    """``pairs`` copies of the base cluster's devices (Figure 12: 1 to 4 pairs of U50LV + U30), same batch."""
+    devices = tuple(replace(device, name=f"{device.name}#{copy}") for copy in range(1, pairs + 1) for device in base.devices)
+    return replace(base, name=f"{base.name}x{pairs}", devices=devices)
+
+
+def scaling_rows(
+    dag: TrainingDag, base: Cluster, pair_counts: Sequence[int], bandwidths: Sequence[float], *, step: int, workers: int = 1
+) -> pd.DataFrame:
+    """Figure 12: MTrain's throughput per bandwidth and its search time as the cluster grows."""
+    rows = []
+    for pairs in pair_counts:
+        cluster = scaled_cluster(base, pairs)
+        accelerators = select_accelerators(dag, cluster)
+        for bandwidth in bandwidths:
+            search = mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, workers=workers)
+            _check_dram(search.mapping.schedule, accelerators, f"{cluster.name} at {bandwidth:g} GB/s")
+            rows.append(
+                {
+                    "cluster": cluster.name,
+                    "fpgas": len(cluster.devices),
+                    "bandwidth_gb_per_s": float(bandwidth),
+                    "ratio": "|".join(map(str, search.ratio)),
+                    "search_s": search.seconds,
+                    "busy_accelerators": int(np.count_nonzero(search.mapping.schedule.busy_s)),
+                }
+                | _row(dag, cluster.batch, search.mapping.schedule, accelerators)
+            )
+    return pd.DataFrame(rows)

@@ -1,0 +1,117 @@
+"""MTrain Figures 8-12 and Table III, from the study tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from traincost.errors import ConfigError
+from traincost.plots.hardware_sweeps import save_figure
+
+__all__ = ["plot_steps", "plot_methods", "plot_scaling", "table3_markdown"]
+
+_METHOD_ORDER = ("MTrain", "HAP", "Alpa", "single DarkFPGA", "single EF-Train")
+
+
+def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ConfigError(f"{what}: missing columns {missing}")
+    if table.empty:
+        raise ConfigError(f"{what}: no rows")
+
+
+def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> None:
+    """Figure 8: MTrain's throughput after each step, one panel per cluster, one line per model and bandwidth."""
+    _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figure 8 table")
+    sns.set_theme(style="whitegrid", context="paper")
+    steps = study[study["method"] == "MTrain"].copy()
+    steps["P2P GB/s"] = steps["bandwidth_gb_per_s"].map("{:g}".format)
+    clusters = sorted(steps["cluster"].unique())
+    fig = Figure(figsize=(4.2 * len(clusters), 3.8), layout="constrained")
+    axes = fig.subplots(1, len(clusters), squeeze=False)[0]
+    for ax, cluster in zip(axes, clusters, strict=True):
+        sns.lineplot(
+            data=steps[steps["cluster"] == cluster],
+            x="step",
+            y="throughput_gflops",
+            hue="model",
+            style="P2P GB/s",
+            markers=True,
+            ax=ax,
+            legend=ax is axes[-1],
+        )
+        ax.set(title=cluster, xlabel="after step", ylabel="throughput (GFLOPS)", xticks=[1, 2, 3, 4])
+    if axes[-1].get_legend() is not None:
+        sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1.02, 1), fontsize="small")
+    fig.suptitle(title or "MTrain: throughput after each optimisation step")
+    save_figure(fig, outputs)
+
+
+def plot_methods(study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, title: str) -> None:
+    """Figures 9-11: MTrain, Alpa, HAP and the single-FPGA IPs across P2P bandwidths, one panel per model."""
+    _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figures 9-11 table")
+    shown = study[(study["cluster"] == cluster) & ((study["method"] != "MTrain") | (study["step"] == 4))]
+    if shown.empty:
+        raise ConfigError(f"Figures 9-11: no rows for cluster {cluster!r} (have {sorted(study['cluster'].unique())})")
+    sns.set_theme(style="whitegrid", context="paper")
+    models = sorted(shown["model"].unique())
+    fig = Figure(figsize=(3.4 * len(models), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(models), squeeze=False)[0]
+    order = [m for m in _METHOD_ORDER if m in set(shown["method"])]
+    for ax, model in zip(axes, models, strict=True):
+        sns.lineplot(
+            data=shown[shown["model"] == model],
+            x="bandwidth_gb_per_s",
+            y="throughput_gflops",
+            hue="method",
+            hue_order=order,
+            style="method",
+            style_order=order,
+            markers=True,
+            ax=ax,
+            legend=ax is axes[-1],
+        )
+        ax.set(title=model, xscale="log", xlabel="P2P bandwidth (GB/s)", ylabel="throughput (GFLOPS)")
+    if axes[-1].get_legend() is not None:
+        sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1.02, 1), fontsize="small")
+    fig.suptitle(title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
+    save_figure(fig, outputs)
+
+
+def plot_scaling(scaling: pd.DataFrame, outputs: Sequence[Path], *, search_bandwidth_gb_per_s: float, title: str) -> None:
+    """Figure 12: (a) throughput per bandwidth for each cluster size, (b) MTrain's search time per size."""
+    _require(scaling, ["fpgas", "bandwidth_gb_per_s", "throughput_gflops", "search_s"], "Figure 12 table")
+    sns.set_theme(style="whitegrid", context="paper")
+    fig = Figure(figsize=(9, 3.6), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    table = scaling.assign(FPGAs=scaling["fpgas"].astype(str))
+    sns.barplot(data=table, x="bandwidth_gb_per_s", y="throughput_gflops", hue="FPGAs", ax=left)
+    left.set(title="(a) throughput", xlabel="P2P bandwidth (GB/s)", ylabel="throughput (GFLOPS)")
+    at = table[table["bandwidth_gb_per_s"] == search_bandwidth_gb_per_s]
+    if at.empty:
+        raise ConfigError(f"Figure 12: no rows at {search_bandwidth_gb_per_s:g} GB/s for the search time")
+    sns.lineplot(data=at, x="fpgas", y="search_s", marker="o", ax=right)
+    right.set(title=f"(b) search time at {search_bandwidth_gb_per_s:g} GB/s", xlabel="FPGAs", ylabel="MTrain search (s)")
+    fig.suptitle(title or "MTrain scaling from 2 to 8 FPGAs")
+    save_figure(fig, outputs)
+
+
+def table3_markdown(table3: pd.DataFrame) -> str:
+    """Table III as Markdown: DFS optimum and MTrain-Converting, throughput and search time."""
+    _require(table3, ["model", "cluster", "dfs_gflops", "dfs_s", "converting_gflops", "converting_s"], "Table III")
+    lines = [
+        "| Model | Cluster | DFS GFLOPS | DFS search (s) | ratios | Converting GFLOPS | Converting search (s) |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for _, row in table3.sort_values(["model", "cluster"]).iterrows():
+        lines.append(
+            f"| {row['model']} | {row['cluster']} | {row['dfs_gflops']:.1f} | {row['dfs_s']:.1f} "
+            f"({row['dfs_s'] / row['converting_s']:.1f}x) | {row['dfs_ratios_mapped']} | {row['converting_gflops']:.1f} "
+            f"({row['converting_gflops'] / row['dfs_gflops']:.2f}x) | {row['converting_s']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,147 @@
+# MTrain (multi-FPGA training): Figure 8 (steps), Figures 9-11 (against Alpa, HAP, single FPGAs),
+# Table III (MTrain-Converting against the DFS optimum), Figure 12 (scaling) and compare.csv.
+
+MTRAIN = config.get("mtrain") or {}
+MTRAIN_MODELS = sorted(MTRAIN.get("workloads", {}))
+MTRAIN_CLUSTERS = sorted(MTRAIN.get("clusters", []))
+MTRAIN_TABLE3 = [(c, m) for c, models in sorted(MTRAIN.get("table3", {}).get("cells", {}).items()) for m in models]
+
+
+wildcard_constraints:
+    mmodel="|".join(MTRAIN_MODELS) or "NONE",
+    cluster=r"cluster\w*",
+
+
+def mtrain_tables(model):
+    """The Workload IR tables of an MTrain model (its batch-1 training step)."""
+    name = MTRAIN["workloads"][model]
+    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
+
+
+def mtrain_workload(wildcards):
+    return mtrain_tables(wildcards.mmodel)
+
+
+def mtrain_outputs():
+    outputs = expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
+    outputs += expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=MTRAIN_CLUSTERS, ext=["png", "pdf"])
+    outputs += expand("results/mtrain/figure12.{ext}", ext=["png", "pdf"])
+    outputs += ["results/mtrain/compare.csv", "results/mtrain/table3.csv", "results/mtrain/table3.md"]
+    return outputs
+
+
+rule mtrain_study:
+    input:
+        unpack(mtrain_workload),
+        devices=MTRAIN.get("devices", []),
+    output:
+        table="results/mtrain/study/{mmodel}/{cluster}.parquet",
+    params:
+        bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
+        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    log:
+        "results/logs/mtrain_study/{mmodel}/{cluster}.log",
+    shell:
+        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --out {output.table} > {log} 2>&1"
+
+
+rule mtrain_table3:
+    input:
+        unpack(mtrain_workload),
+        devices=MTRAIN.get("devices", []),
+    output:
+        table="results/mtrain/table3/{mmodel}/{cluster}.parquet",
+    params:
+        bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
+        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    log:
+        "results/logs/mtrain_table3/{mmodel}/{cluster}.log",
+    shell:
+        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --out {output.table} > {log} 2>&1"
+
+
+rule mtrain_scaling:
+    input:
+        unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
+        devices=MTRAIN.get("devices", []),
+    output:
+        table="results/mtrain/scaling.parquet",
+    params:
+        model=MTRAIN.get("scaling", {}).get("model", ""),
+        cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
+        pairs=" ".join(str(p) for p in MTRAIN.get("scaling", {}).get("pairs", [])),
+        bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
+        step=lambda w: MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]],
+    log:
+        "results/logs/mtrain_scaling.log",
+    shell:
+        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
+        "--label {params.model} --pairs {params.pairs} --bandwidths {params.bandwidths} --step {params.step} "
+        "--out {output.table} > {log} 2>&1"
+
+
+rule mtrain_report:
+    input:
+        study=expand("results/mtrain/study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
+        table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
+        scaling=rules.mtrain_scaling.output.table,
+        paper="data/paper/mtrain.csv",
+    output:
+        study="results/mtrain/study.parquet",
+        table3="results/mtrain/table3.parquet",
+        table3_csv=report("results/mtrain/table3.csv", caption="../report/mtrain_table3.rst", category="MTrain"),
+        table3_md="results/mtrain/table3.md",
+        compare=report("results/mtrain/compare.csv", caption="../report/mtrain_compare.rst", category="MTrain"),
+    log:
+        "results/logs/mtrain_report.log",
+    shell:
+        "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
+        "--study-out {output.study} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
+        "--table3-md {output.table3_md} --compare {output.compare} > {log} 2>&1"
+
+
+rule mtrain_figure8:
+    input:
+        table=rules.mtrain_report.output.study,
+    output:
+        png=report("results/mtrain/figure8.png", caption="../report/mtrain_figure8.rst", category="MTrain"),
+        pdf="results/mtrain/figure8.pdf",
+    log:
+        "results/logs/mtrain_figure8.log",
+    shell:
+        "traincost plot-mtrain --figure steps --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule mtrain_figure9_11:
+    input:
+        table=rules.mtrain_report.output.study,
+    output:
+        png=report(
+            "results/mtrain/figure9_11_{cluster}.png",
+            caption="../report/mtrain_figure9_11.rst",
+            category="MTrain",
+            subcategory="{cluster}",
+        ),
+        pdf="results/mtrain/figure9_11_{cluster}.pdf",
+    log:
+        "results/logs/mtrain_figure9_11/{cluster}.log",
+    shell:
+        "traincost plot-mtrain --figure methods --cluster {wildcards.cluster} --in {input.table} "
+        "--out {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule mtrain_figure12:
+    input:
+        table=rules.mtrain_scaling.output.table,
+    output:
+        png=report("results/mtrain/figure12.png", caption="../report/mtrain_figure12.rst", category="MTrain"),
+        pdf="results/mtrain/figure12.pdf",
+    params:
+        bandwidth=MTRAIN.get("scaling", {}).get("search_bandwidth_gb_per_s", 3),
+    log:
+        "results/logs/mtrain_figure12.log",
+    shell:
+        "traincost plot-mtrain --figure scaling --search-bandwidth {params.bandwidth} --in {input.table} "
+        "--out {output.png} {output.pdf} > {log} 2>&1"
