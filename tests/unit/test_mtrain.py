@@ -140,9 +140,10 @@ def test_search_on_a_real_training_step(chain) -> None:
         converted = mtrain_converting(dag, accelerators, small.batch, bandwidth_gb_per_s=bandwidth)
         dfs = dfs_optimum(dag, accelerators, small.batch, bandwidth_gb_per_s=bandwidth)
         assert dfs.ratios_tried == 28 and dfs.throughput_gflops >= converted.throughput_gflops * (1 - 1e-9)
-        for i, ip in enumerate(accelerators):
+        for i in range(len(accelerators)):
             alone = single_device(dag, accelerators, small.batch, i).schedule
-            if alone.fits(np.array([ip.device.dram_bytes])):
+            assert alone.busy_s.shape == (3,) and np.count_nonzero(alone.busy_s) == 1
+            if alone.fits(capacity):
                 assert converted.mapping.schedule.latency_s <= alone.latency_s * (1 + 1e-9)
 
 

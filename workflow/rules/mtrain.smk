@@ -55,11 +55,13 @@ rule mtrain_table3:
     params:
         bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    threads: 2
     log:
         "results/logs/mtrain_table3/{mmodel}/{cluster}.log",
     shell:
         "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --out {output.table} > {log} 2>&1"
+        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
+        "--out {output.table} > {log} 2>&1"
 
 
 rule mtrain_scaling:
@@ -74,12 +76,13 @@ rule mtrain_scaling:
         pairs=" ".join(str(p) for p in MTRAIN.get("scaling", {}).get("pairs", [])),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]],
+    threads: 2
     log:
         "results/logs/mtrain_scaling.log",
     shell:
         "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
         "--label {params.model} --pairs {params.pairs} --bandwidths {params.bandwidths} --step {params.step} "
-        "--out {output.table} > {log} 2>&1"
+        "--workers {threads} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_report:

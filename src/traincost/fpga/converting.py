@@ -85,12 +85,11 @@ def initial_ratio(accelerators: Sequence[TrainingIp], batch: int, step: int = 1)
 
 def single_device(dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int, index: int) -> MappingResult:
     """The whole step, unsplit, on accelerator ``index`` (its DRAM may overflow: check ``schedule.fits``)."""
-    graph = partition(dag, (batch,), [accelerators[index]])
-    schedule = evaluate_mapping(graph, np.zeros(len(graph), dtype=int), bandwidth_bytes_per_s=1.0)
-    mapping = MappingResult(
-        assign=np.full(len(graph), index), steps=dict.fromkeys(("dram_aware", "balance", "locality"), schedule)
-    )
-    return mapping
+    ratio = tuple(batch if i == index else 0 for i in range(len(accelerators)))
+    graph = partition(dag, ratio, accelerators)
+    assign = np.full(len(graph), index)
+    schedule = evaluate_mapping(graph, assign, bandwidth_bytes_per_s=1.0)
+    return MappingResult(assign=assign, steps=dict.fromkeys(("dram_aware", "balance", "locality"), schedule))
 
 
 def _best_single(
@@ -98,11 +97,10 @@ def _best_single(
 ) -> tuple[tuple[int, ...], MappingResult] | None:
     """The fastest single-accelerator mapping that fits its DRAM, with its ratio."""
     best = None
-    for i, ip in enumerate(accelerators):
+    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
+    for i in range(len(accelerators)):
         mapping = single_device(dag, accelerators, batch, i)
-        if mapping.schedule.fits(np.array([ip.device.dram_bytes])) and (
-            best is None or mapping.schedule.latency_s < best[1].schedule.latency_s
-        ):
+        if mapping.schedule.fits(capacity) and (best is None or mapping.schedule.latency_s < best[1].schedule.latency_s):
             best = (tuple(batch if j == i else 0 for j in range(len(accelerators))), mapping)
     return best
 

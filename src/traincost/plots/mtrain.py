@@ -25,29 +25,32 @@ def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
         raise ConfigError(f"{what}: no rows")
 
 
+def _line_panels(data: pd.DataFrame, *, by: str, width_in: float, line: dict[str, object], axes_set: dict[str, object]) -> Figure:
+    """One seaborn line plot per value of ``by``, side by side, the legend beside the last panel."""
+    groups = sorted(data[by].unique())
+    fig = Figure(figsize=(width_in * len(groups), 3.8), layout="constrained")
+    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    for ax, group in zip(axes, groups, strict=True):
+        sns.lineplot(data=data[data[by] == group], markers=True, ax=ax, legend=ax is axes[-1], **line)
+        ax.set(title=group, **axes_set)
+    if axes[-1].get_legend() is not None:
+        sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1.02, 1), fontsize="small")
+    return fig
+
+
 def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> None:
     """Figure 8: MTrain's throughput after each step, one panel per cluster, one line per model and bandwidth."""
     _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figure 8 table")
     sns.set_theme(style="whitegrid", context="paper")
     steps = study[study["method"] == "MTrain"].copy()
     steps["P2P GB/s"] = steps["bandwidth_gb_per_s"].map("{:g}".format)
-    clusters = sorted(steps["cluster"].unique())
-    fig = Figure(figsize=(4.2 * len(clusters), 3.8), layout="constrained")
-    axes = fig.subplots(1, len(clusters), squeeze=False)[0]
-    for ax, cluster in zip(axes, clusters, strict=True):
-        sns.lineplot(
-            data=steps[steps["cluster"] == cluster],
-            x="step",
-            y="throughput_gflops",
-            hue="model",
-            style="P2P GB/s",
-            markers=True,
-            ax=ax,
-            legend=ax is axes[-1],
-        )
-        ax.set(title=cluster, xlabel="after step", ylabel="throughput (GFLOPS)", xticks=[1, 2, 3, 4])
-    if axes[-1].get_legend() is not None:
-        sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1.02, 1), fontsize="small")
+    fig = _line_panels(
+        steps,
+        by="cluster",
+        width_in=4.2,
+        line={"x": "step", "y": "throughput_gflops", "hue": "model", "style": "P2P GB/s"},
+        axes_set={"xlabel": "after step", "ylabel": "throughput (GFLOPS)", "xticks": [1, 2, 3, 4]},
+    )
     fig.suptitle(title or "MTrain: throughput after each optimisation step")
     save_figure(fig, outputs)
 
@@ -59,26 +62,21 @@ def plot_methods(study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, 
     if shown.empty:
         raise ConfigError(f"Figures 9-11: no rows for cluster {cluster!r} (have {sorted(study['cluster'].unique())})")
     sns.set_theme(style="whitegrid", context="paper")
-    models = sorted(shown["model"].unique())
-    fig = Figure(figsize=(3.4 * len(models), 3.4), layout="constrained")
-    axes = fig.subplots(1, len(models), squeeze=False)[0]
     order = [m for m in _METHOD_ORDER if m in set(shown["method"])]
-    for ax, model in zip(axes, models, strict=True):
-        sns.lineplot(
-            data=shown[shown["model"] == model],
-            x="bandwidth_gb_per_s",
-            y="throughput_gflops",
-            hue="method",
-            hue_order=order,
-            style="method",
-            style_order=order,
-            markers=True,
-            ax=ax,
-            legend=ax is axes[-1],
-        )
-        ax.set(title=model, xscale="log", xlabel="P2P bandwidth (GB/s)", ylabel="throughput (GFLOPS)")
-    if axes[-1].get_legend() is not None:
-        sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1.02, 1), fontsize="small")
+    fig = _line_panels(
+        shown,
+        by="model",
+        width_in=3.4,
+        line={
+            "x": "bandwidth_gb_per_s",
+            "y": "throughput_gflops",
+            "hue": "method",
+            "hue_order": order,
+            "style": "method",
+            "style_order": order,
+        },
+        axes_set={"xscale": "log", "xlabel": "P2P bandwidth (GB/s)", "ylabel": "throughput (GFLOPS)"},
+    )
     fig.suptitle(title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
     save_figure(fig, outputs)
 
