@@ -75,7 +75,7 @@ rule mtrain_scaling:
         cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
         pairs=" ".join(str(p) for p in MTRAIN.get("scaling", {}).get("pairs", [])),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
-        step=lambda w: MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]],
+        step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
     threads: 2
     log:
         "results/logs/mtrain_scaling.log",

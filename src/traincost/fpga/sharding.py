@@ -18,7 +18,7 @@ long as its slowest accelerator plus its collectives (MTrain Figure 3 (b)). Coll
 
 **Alpa** (Zheng et al., OSDI 2022) targets homogeneous meshes: equal shares, and the strategy of
 every layer from one ILP (Alpa's formulation: one-hot strategy per layer, linearised edge costs),
-solved exactly with OR-Tools CP-SAT. **HAP** (Zhang et al., 2024) searches the scheme and the ratio
+solved exactly with OR-Tools' SCIP. **HAP** (Zhang et al., 2024) searches the scheme and the ratio
 jointly: from equal shares, alternate the ILP for the scheme and an LP (GLOP) for the ratio that
 balances the layers' compute (``t_l >= share_i * seconds_l,i``), rounded to whole samples, until the
 exactly evaluated step stops improving. HAP finds its scheme by A* program synthesis; the ILP gives
@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from ortools.linear_solver import pywraplp
-from ortools.sat.python import cp_model
 
 from traincost.errors import ConfigError
 from traincost.fpga.ip_models import TrainingIp
@@ -43,7 +42,6 @@ __all__ = ["ShardedStep", "alpa_sharding", "hap_sharding", "LayerGraph"]
 
 STRATEGIES = ("DP", "TP")
 _MAX_HAP_ROUNDS = 10
-_NS = 1e9  # ILP costs in integer nanoseconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,30 +196,27 @@ def _layout_in(strategy: int, *, reduces: bool, batch_wise: bool) -> str:
 
 
 def _solve_strategies(costs: _Costs, shares: Sequence[int]) -> list[int]:
-    """Alpa's ILP: the strategy per layer minimising compute + collectives + resharding (exact, CP-SAT)."""
+    """Alpa's ILP: the strategy per layer minimising compute + collectives + resharding (exact, SCIP)."""
     layer_s = costs.compute(shares).max(axis=2) + costs.collectives()
     reshard = costs.resharding()
-    model = cp_model.CpModel()
-    pick = [[model.new_bool_var(f"s{layer}_{s}") for s in range(2)] for layer in range(len(layer_s))]
+    solver = pywraplp.Solver.CreateSolver("SCIP")
+    pick = [[solver.BoolVar(f"s{layer}_{s}") for s in range(2)] for layer in range(len(layer_s))]
     for choice in pick:
-        model.add_exactly_one(choice)
-    objective = [round(layer_s[layer, s] * _NS) * pick[layer][s] for layer in range(len(layer_s)) for s in range(2)]
+        solver.Add(choice[0] + choice[1] == 1)
+    objective = [float(layer_s[layer, s]) * pick[layer][s] for layer in range(len(layer_s)) for s in range(2)]
     for e, (u, v, _) in enumerate(costs.layers.edges):
         # one-hot over the four (producer, consumer) strategy pairs, tied to both layers' choices
-        pair = [[model.new_bool_var(f"e{e}_{a}{b}") for b in range(2)] for a in range(2)]
+        pair = [[solver.NumVar(0.0, 1.0, f"e{e}_{a}{b}") for b in range(2)] for a in range(2)]
         for a in range(2):
-            model.add(sum(pair[a]) == pick[u][a])
+            solver.Add(pair[a][0] + pair[a][1] == pick[u][a])
         for b in range(2):
-            model.add(pair[0][b] + pair[1][b] == pick[v][b])
-        objective += [round(reshard[e, a, b] * _NS) * pair[a][b] for a in range(2) for b in range(2) if reshard[e, a, b] > 0]
-    model.minimize(sum(objective))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = 60.0
-    status = solver.solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise ConfigError(f"DP/TP sharding ILP: CP-SAT returned {solver.status_name(status)}")
-    return [int(solver.value(choice[1])) for choice in pick]
+            solver.Add(pair[0][b] + pair[1][b] == pick[v][b])
+        objective += [float(reshard[e, a, b]) * pair[a][b] for a in range(2) for b in range(2) if reshard[e, a, b] > 0]
+    solver.Minimize(solver.Sum(objective))
+    solver.SetTimeLimit(60_000)
+    if solver.Solve() not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        raise ConfigError("DP/TP sharding ILP: SCIP found no solution")
+    return [int(round(choice[1].solution_value())) for choice in pick]
 
 
 def _balance_shares(costs: _Costs, strategy: Sequence[int]) -> tuple[int, ...]:
