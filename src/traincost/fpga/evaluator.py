@@ -36,9 +36,8 @@ class Schedule:
         return bool(np.all(self.peak_dram_bytes <= capacity_bytes))
 
 
-def evaluate_mapping(graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_per_s: float, dram: bool = True) -> Schedule:
-    """The schedule of ``graph`` with sub-operation ``k`` on accelerator ``assign[k]`` (``dram=False``: skip
-    the DRAM peaks, left at zero)."""
+def evaluate_mapping(graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_per_s: float) -> Schedule:
+    """The schedule of ``graph`` with sub-operation ``k`` on accelerator ``assign[k]``."""
     n_acc = graph.seconds.shape[1]
     device = assign.tolist()
     free = [0.0] * n_acc
@@ -63,7 +62,7 @@ def evaluate_mapping(graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_p
         start_s=start_a,
         end_s=end_a,
         busy_s=np.array(busy),
-        peak_dram_bytes=_peak_dram(graph, assign, start_a, end_a, n_acc) if dram else np.zeros(n_acc),
+        peak_dram_bytes=_peak_dram(graph, assign, start_a, end_a, n_acc),
         comm_bytes=moved,
     )
 
@@ -71,61 +70,37 @@ def evaluate_mapping(graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_p
 class Replanner:
     """The list schedule of one mapping, kept so that moving one sub-operation is re-timed from that
     sub-operation on (the schedule before it cannot change) and given up as soon as a finish time
-    plus a lower bound on what must still follow it reaches the latency to beat: the shortest chain
-    of its successors (each on its fastest accelerator, without transfers), or the compute its
-    accelerator still has queued after it."""
+    reaches the latency to beat."""
 
     def __init__(self, graph: SubOpGraph, assign: np.ndarray, *, bandwidth_bytes_per_s: float) -> None:
-        self._graph = graph
-        self._bandwidth = bandwidth_bytes_per_s
+        self._n_acc = graph.seconds.shape[1]
         self._seconds = graph.seconds.tolist()
         self._preds = [[(p, nbytes / bandwidth_bytes_per_s) for p, nbytes in incoming] for incoming in graph.preds]
-        fastest = graph.seconds.min(axis=1).tolist()
-        self._tail = [0.0] * len(graph)  # lower bound on the work after a sub-operation finishes
-        for k in range(len(graph) - 1, -1, -1):
-            self._tail[k] = max((fastest[t] + self._tail[t] for t in graph.succs[k]), default=0.0)
         self.reset(assign)
 
     def reset(self, assign: np.ndarray) -> None:
         """Adopt ``assign`` as the current mapping."""
         self.assign = assign.copy()
         self._device = assign.tolist()
-        n_acc = self._graph.seconds.shape[1]
-        queued = np.zeros_like(self._graph.seconds)
-        queued[np.arange(len(assign)), assign] = self._graph.seconds[np.arange(len(assign)), assign]
-        after = np.cumsum(queued[::-1], axis=0)[::-1] - queued  # per position and accelerator: compute queued after it
-        self._queued_after = after.tolist()
-        free = [0.0] * n_acc
+        free = [0.0] * self._n_acc
         self._free_before: list[tuple[float, ...]] = []
         self._end = self._run(0, self._device, free, [0.0] * len(self._device), float("inf"))
         self._max_before = np.maximum.accumulate([0.0, *self._end[:-1]]).tolist() if self._end else [0.0]
-        self.latency_s = max(self._end, default=0.0)
 
     def latency_if_moved(self, k: int, device: int, beat_s: float) -> float | None:
         """The latency with sub-operation ``k`` on ``device``, or None if it is not below ``beat_s``."""
         if self._max_before[k] >= beat_s:
-            return None
-        ready, duration = 0.0, self._seconds[k][device]
-        for p, transfer_s in self._preds[k]:
-            ready = max(ready, self._end[p])
-            duration += transfer_s if self._device[p] != device else 0.0
-        if max(ready, self._free_before[k][device]) + duration + self._tail[k] >= beat_s:
             return None
         trial = self._device.copy()
         trial[k] = device
         end = self._run(k, trial, list(self._free_before[k]), self._end.copy(), beat_s)
         return None if end is None else max(self._max_before[k], *end[k:])
 
-    def schedule(self) -> Schedule:
-        return evaluate_mapping(self._graph, self.assign, bandwidth_bytes_per_s=self._bandwidth)
-
     def _run(self, first: int, device: list[int], free: list[float], end: list[float], beat_s: float) -> list[float] | None:
-        """Finish times from sub-operation ``first`` on (None once one, with the work that must follow
-        it, reaches ``beat_s``); records the accelerators' free times before each sub-operation when
-        run from the start."""
+        """Finish times from sub-operation ``first`` on (None once one reaches ``beat_s``); records the
+        accelerators' free times before each sub-operation when run from the start."""
         record = first == 0
-        seconds, preds, tail = self._seconds, self._preds, self._tail
-        queued = self._queued_after
+        seconds, preds = self._seconds, self._preds
         for k in range(first, len(device)):
             if record:
                 self._free_before.append(tuple(free))
@@ -138,7 +113,7 @@ class Replanner:
                 if device[p] != d:
                     duration += transfer_s
             finish = (free[d] if free[d] > ready else ready) + duration
-            if finish + (tail[k] if tail[k] > queued[k][d] else queued[k][d]) >= beat_s:
+            if finish >= beat_s:
                 return None
             end[k] = free[d] = finish
         return end

@@ -121,9 +121,18 @@ class _Costs:
         self.spread = (n - 1) / n  # the fraction of a tensor each accelerator receives in a ring collective
         self.bandwidth = bandwidth_gb_per_s * 1e9
         self._node_costs = [dag.costs.take(ops) for ops in dag.ops]
+        self._computed: dict[tuple[int, ...], np.ndarray] = {}
+        self.collective_s = self._collectives()
+        self.reshard_s = self._resharding()
 
     def compute(self, shares: Sequence[int]) -> np.ndarray:
         """(layers, strategies, accelerators) seconds at ``shares`` samples per accelerator."""
+        key = tuple(shares)
+        if key not in self._computed:
+            self._computed[key] = self._compute(key)
+        return self._computed[key]
+
+    def _compute(self, shares: tuple[int, ...]) -> np.ndarray:
         layers, batch = self.layers, self.batch
         out = np.zeros((len(layers.names), len(STRATEGIES), len(self.accelerators)))
         for i, ip in enumerate(self.accelerators):
@@ -137,7 +146,7 @@ class _Costs:
                     out[layer, 1, i] = sharded
         return out
 
-    def collectives(self) -> np.ndarray:
+    def _collectives(self) -> np.ndarray:
         """(layers, strategies) seconds of each layer's own collectives."""
         layers, batch = self.layers, self.batch
         act = layers.input_bytes() * batch
@@ -145,7 +154,7 @@ class _Costs:
         tp = np.where(layers.reduces, 2 * self.spread * act, 0.0)
         return np.stack([dp, tp], axis=1) / self.bandwidth
 
-    def resharding(self) -> np.ndarray:
+    def _resharding(self) -> np.ndarray:
         """(edges, producer strategy, consumer strategy) seconds to re-lay an activation out, FP and BP."""
         layers = self.layers
         out = np.zeros((len(layers.edges), 2, 2))
@@ -179,9 +188,8 @@ class _Costs:
         compute = self.compute(shares)
         rows = np.arange(len(strategy))
         busy = float(compute[rows, strategy].max(axis=1).sum())
-        comm = float(self.collectives()[rows, strategy].sum())
-        reshard = self.resharding()
-        comm += sum(float(reshard[e, strategy[u], strategy[v]]) for e, (u, v, _) in enumerate(self.layers.edges))
+        comm = float(self.collective_s[rows, strategy].sum())
+        comm += sum(float(self.reshard_s[e, strategy[u], strategy[v]]) for e, (u, v, _) in enumerate(self.layers.edges))
         return busy, comm
 
 
@@ -197,8 +205,8 @@ def _layout_in(strategy: int, *, reduces: bool, batch_wise: bool) -> str:
 
 def _solve_strategies(costs: _Costs, shares: Sequence[int]) -> list[int]:
     """Alpa's ILP: the strategy per layer minimising compute + collectives + resharding (exact, SCIP)."""
-    layer_s = costs.compute(shares).max(axis=2) + costs.collectives()
-    reshard = costs.resharding()
+    layer_s = costs.compute(shares).max(axis=2) + costs.collective_s
+    reshard = costs.reshard_s
     solver = pywraplp.Solver.CreateSolver("SCIP")
     pick = [[solver.BoolVar(f"s{layer}_{s}") for s in range(2)] for layer in range(len(layer_s))]
     for choice in pick:

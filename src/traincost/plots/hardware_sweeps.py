@@ -19,12 +19,12 @@ from matplotlib.figure import Figure
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
-__all__ = ["plot_energy_latency", "plot_compute_resources", "edge_tpu_resources", "save_figure"]
+__all__ = ["plot_energy_latency", "plot_compute_resources", "edge_tpu_resources", "require_columns", "save_figure"]
 
 
 def edge_tpu_resources(table: pd.DataFrame) -> pd.DataFrame:
     """Add the Edge TPU's compute measures of MONET Fig. 8: ``pe_compute`` = U·L and ``total_compute`` = U·L·n_PEs."""
-    _require(table, ["simd_units", "lanes", "x_pes", "y_pes"], "an Edge TPU sweep")
+    require_columns(table, ["simd_units", "lanes", "x_pes", "y_pes"], "an Edge TPU sweep")
     pe = table["simd_units"] * table["lanes"]
     return table.assign(pe_compute=pe, total_compute=pe * table["x_pes"] * table["y_pes"])
 
@@ -45,7 +45,7 @@ def plot_energy_latency(
     values = pd.concat([table[hue] for _, table in steps])
     norm = LogNorm(values.min(), values.max()) if log_hue else None
     for ax, (step, table) in zip(axes, steps, strict=True):
-        _require(table, ["latency_cycles", "energy_pj", hue], f"the {step} sweep")
+        require_columns(table, ["latency_cycles", "energy_pj", hue], f"the {step} sweep")
         shown = table if log_hue else table.assign(**{hue: table[hue].map("{:g}".format)})
         _scatter(ax, shown, x="latency_cycles", y="energy_pj", hue=hue, norm=norm, discrete=not log_hue)
         ax.set(
@@ -84,7 +84,7 @@ def _scatter(ax: Axes, table: pd.DataFrame, *, x: str, y: str, hue: str, norm: L
     )
 
 
-def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+def require_columns(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ConfigError(f"{what}: missing columns {missing}")

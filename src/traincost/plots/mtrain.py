@@ -10,7 +10,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from traincost.errors import ConfigError
-from traincost.plots.hardware_sweeps import save_figure
+from traincost.plots.hardware_sweeps import require_columns, save_figure
 
 __all__ = ["plot_steps", "plot_methods", "plot_scaling", "table3_markdown"]
 
@@ -18,9 +18,7 @@ _METHOD_ORDER = ("MTrain", "HAP", "Alpa", "single DarkFPGA", "single EF-Train")
 
 
 def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ConfigError(f"{what}: missing columns {missing}")
+    require_columns(table, columns, what)
     if table.empty:
         raise ConfigError(f"{what}: no rows")
 
