@@ -87,6 +87,12 @@ class Replanner:
         self._end = self._run(0, self._device, free, [0.0] * len(self._device), float("inf"))
         self._max_before = np.maximum.accumulate([0.0, *self._end[:-1]]).tolist() if self._end else [0.0]
 
+    def move(self, k: int, device: int) -> None:
+        """Adopt the current mapping with sub-operation ``k`` on ``device``."""
+        trial = self.assign.copy()
+        trial[k] = device
+        self.reset(trial)
+
     def latency_if_moved(self, k: int, device: int, beat_s: float) -> float | None:
         """The latency with sub-operation ``k`` on ``device``, or None if it is not below ``beat_s``."""
         if self._max_before[k] >= beat_s:

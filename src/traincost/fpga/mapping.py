@@ -146,9 +146,7 @@ class _Mapper:
             for k in np.flatnonzero(plan.assign != balanced):
                 schedule = self.better(plan, int(k), int(balanced[k]), current.latency_s)
                 if schedule is not None:
-                    trial = plan.assign.copy()
-                    trial[k] = balanced[k]
-                    plan.reset(trial)
+                    plan.move(int(k), int(balanced[k]))
                     current, moved = schedule, True
             if not moved:
                 break
@@ -168,9 +166,7 @@ class _Mapper:
                     if schedule is not None:
                         best = (int(d), schedule)
                 if best is not None:
-                    trial = now.copy()
-                    trial[k] = best[0]
-                    plan.reset(trial)
+                    plan.move(k, best[0])
                     current, moved = best[1], True
             if not moved:
                 break
