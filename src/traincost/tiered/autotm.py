@@ -1,0 +1,197 @@
+"""AutoTM's placement as an integer program (Hildebrand et al., ASPLOS'20; TM-Training section 5.1).
+
+AutoTM weighs, for each op, the four combinations of where its inputs are read from and where its
+outputs are written (Tier 1 or Tier 2) and picks the combination that runs fastest within Tier 1's
+capacity. We write that choice as a MIP (OR-Tools, SCIP) over op *types*: ops of the same kind,
+phase and loop dims (the repeated layers of a transformer) share one choice, which keeps the
+program a few hundred variables for PaLM's 7,000 ops.
+
+Variables:
+
+* ``w[c]`` — the tensors of class ``c`` live in Tier 1 (the "out" case of the op type that writes
+  them; for persistent tensors, the class of their first reader's input slot);
+* ``a[s]`` — op type ``s`` reads its inputs from Tier 1 (the "in" case): inputs living in Tier 2 are
+  promoted first (``p ≥ a − w``); otherwise they are read where they live, from Tier 2 directly when
+  ``w = 0`` (``d ≥ 1 − a − w``).
+
+Objective: the stall time summed over ops — per op type, ``stall ≥ Tier 2 busy time − prefetch
+window`` with the Tier 2 time of direct reads, promotions and Tier 2 writes — plus a thousandth of
+the Tier 2 time itself, so that of two equally fast plans the one that uses Tier 2 less wins.
+Capacity: at the peaks of live bytes (the largest within every run of ``PEAK_STRIDE`` ops), the
+Tier 1 classes' live bytes fit in Tier 1, and a class that alone outgrows Tier 1 stays in Tier 2.
+Promoted copies are transient and not counted; the simulator evicts (LRU) if the plan overflows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from ortools.linear_solver import pywraplp
+
+from traincost.errors import ConfigError
+from traincost.tiered.system import TieredSystem
+from traincost.tiered.trace import Trace
+
+__all__ = ["AutoTMPlan", "plan_autotm", "PEAK_STRIDE"]
+
+PEAK_STRIDE = 32
+"""Capacity is enforced at the op of largest live bytes within every run of this many ops."""
+_TIE_BREAK = 1e-3
+_US = 1e6  # the objective in microseconds, so that the tie-break is not lost in the solver's tolerances
+
+
+@dataclass(frozen=True, slots=True)
+class AutoTMPlan:
+    """Per tensor of the trace: lives in Tier 1; per op: reads its inputs from Tier 1; and the solve."""
+
+    tier1: np.ndarray
+    promote: np.ndarray
+    status: str
+    objective_s: float
+    variables: int
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.tier1, self.promote
+
+
+def plan_autotm(trace: Trace, system: TieredSystem, *, tier1_bytes: float, time_limit_s: float = 30.0) -> AutoTMPlan:
+    """Solve AutoTM's placement for one iteration of ``trace`` with ``tier1_bytes`` of Tier 1.
+
+    Raises:
+        ConfigError: the solver finds no feasible plan (cannot happen: all-Tier-2 is feasible) or is missing.
+    """
+    producer_class = _tensor_classes(trace)
+    classes = sorted(set(producer_class.values()))
+    index = {c: i for i, c in enumerate(classes)}
+    reads, writes, window, count = _per_op_type(trace, producer_class)
+    op_types = sorted(count)
+    solver = pywraplp.Solver.CreateSolver("SCIP")
+    if solver is None:
+        raise ConfigError("AutoTM: OR-Tools has no SCIP solver in this installation")
+    solver.SetTimeLimit(int(time_limit_s * 1000))
+    w = [solver.BoolVar(f"w{i}") for i in range(len(classes))]
+    a = {s: solver.BoolVar(f"a{s}") for s in op_types}
+    tier2 = system.tier2
+    objective = solver.Objective()
+    for s in op_types:
+        busy = []  # (seconds of Tier 2 per op of this type, variable)
+        constant = 0.0
+        for c, (read_bytes, size_bytes) in reads[s].items():
+            d = solver.NumVar(0, 1, f"d{s}_{index[c]}")
+            p = solver.NumVar(0, 1, f"p{s}_{index[c]}")
+            solver.Add(d >= 1 - a[s] - w[index[c]])
+            solver.Add(p >= a[s] - w[index[c]])
+            busy += [(read_bytes / tier2.read_bytes_per_s, d), (size_bytes / tier2.read_bytes_per_s, p)]
+        for c, written in writes[s].items():
+            constant += written / tier2.write_bytes_per_s
+            busy.append((-written / tier2.write_bytes_per_s, w[index[c]]))
+        stall = solver.NumVar(0, solver.infinity(), f"stall{s}")
+        solver.Add(stall >= sum(coef * var for coef, var in busy) + constant - window[s])
+        objective.SetCoefficient(stall, float(count[s]) * _US)
+        for coef, var in busy:  # the tie-break: Tier 2 time whether or not it stalls
+            objective.SetCoefficient(var, objective.GetCoefficient(var) + count[s] * coef * _TIE_BREAK * _US)
+    objective.SetMinimization()
+    rows = _peak_rows(trace, producer_class, index)
+    for row in rows:
+        solver.Add(sum(float(bytes_) * w[i] for i, bytes_ in row.items()) <= tier1_bytes)
+    for i, largest in enumerate(_class_peaks(trace, producer_class, index)):
+        if largest > tier1_bytes:  # a class that alone outgrows Tier 1 stays in Tier 2
+            solver.Add(w[i] == 0)
+    parameters = pywraplp.MPSolverParameters()
+    parameters.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, 1e-9)
+    status = solver.Solve(parameters)
+    if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        raise ConfigError(f"AutoTM on {trace.name}: the solver found no plan (status {status})")
+    chosen = np.array([v.solution_value() > 0.5 for v in w])
+    tier1 = np.array([chosen[index[producer_class[t]]] if t in producer_class else False for t in range(len(trace.size_bytes))])
+    promote = np.array([a[int(s)].solution_value() > 0.5 for s in trace.signature])
+    return AutoTMPlan(
+        tier1=tier1,
+        promote=promote,
+        status="optimal" if status == pywraplp.Solver.OPTIMAL else "feasible",
+        objective_s=float(objective.Value()) / _US,
+        variables=solver.NumVariables(),
+    )
+
+
+def _per_op_type(
+    trace: Trace, classes: dict[int, tuple[int, ...]]
+) -> tuple[
+    dict[int, dict[tuple[int, ...], tuple[float, float]]],
+    dict[int, dict[tuple[int, ...], float]],
+    dict[int, float],
+    dict[int, int],
+]:
+    """Per op type, averaged over its ops: bytes read (and tensor bytes) per input class, bytes written per
+    output class, the prefetch window; and how many ops it has."""
+    count: dict[int, int] = defaultdict(int)
+    reads: dict[int, dict[tuple[int, ...], list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+    writes: dict[int, dict[tuple[int, ...], float]] = defaultdict(lambda: defaultdict(float))
+    window: dict[int, float] = defaultdict(float)
+    for k in range(len(trace)):
+        s = int(trace.signature[k])
+        count[s] += 1
+        window[s] += float(trace.compute_s[k - 1]) if k else 0.0
+        for t, b in trace.reads[k]:
+            reads[s][classes[t]][0] += b
+            reads[s][classes[t]][1] += float(trace.size_bytes[t])
+        for t, b in trace.writes[k]:
+            writes[s][classes[t]] += b
+    return (
+        {s: {c: (v[0] / count[s], v[1] / count[s]) for c, v in per.items()} for s, per in reads.items()}
+        | {s: {} for s in count if s not in reads},
+        {s: {c: v / count[s] for c, v in per.items()} for s, per in writes.items()} | {s: {} for s in count if s not in writes},
+        {s: window[s] / count[s] for s in count},
+        dict(count),
+    )
+
+
+def _tensor_classes(trace: Trace) -> dict[int, tuple[int, ...]]:
+    """Per tensor, its class: (op type of its writer, output slot); for persistent tensors
+    (-1, op type of its first reader, input slot), or (-2, op type of its first access)."""
+    classes: dict[int, tuple[int, ...]] = {}
+    for k in range(len(trace)):
+        s = int(trace.signature[k])
+        for slot, (t, _) in enumerate(trace.writes[k]):
+            if not trace.persistent[t]:
+                classes.setdefault(t, (s, slot))
+        for slot, (t, _) in enumerate(trace.reads[k]):
+            classes.setdefault(t, (-1, s, slot))
+    for t in range(len(trace.size_bytes)):
+        if t not in classes and trace.accesses[t]:
+            classes[t] = (-2, int(trace.signature[trace.accesses[t][0]]))
+    return classes
+
+
+def _class_peaks(trace: Trace, classes: dict[int, tuple[int, ...]], index: dict[tuple[int, ...], int]) -> np.ndarray:
+    """Per class, the most bytes of it ever live at once."""
+    n = len(trace)
+    delta = np.zeros((len(index), n + 1))
+    for t, uses in enumerate(trace.accesses):
+        if uses and t in classes:
+            start, end = (0, n - 1) if trace.persistent[t] else (uses[0], uses[-1])
+            delta[index[classes[t]], start] += trace.size_bytes[t]
+            delta[index[classes[t]], end + 1] -= trace.size_bytes[t]
+    return np.cumsum(delta, axis=1).max(axis=1)
+
+
+def _peak_rows(trace: Trace, classes: dict[int, tuple[int, ...]], index: dict[tuple[int, ...], int]) -> list[dict[int, float]]:
+    """Live bytes per class at the peak op of every run of ``PEAK_STRIDE`` ops."""
+    n = len(trace)
+    tensors = np.array([t for t in range(len(trace.size_bytes)) if trace.accesses[t] and t in classes], dtype=np.int64)
+    first = np.array([trace.accesses[t][0] for t in tensors], dtype=np.int64)
+    last = np.array([trace.accesses[t][-1] for t in tensors], dtype=np.int64)
+    persistent = trace.persistent[tensors]
+    start, end = np.where(persistent, 0, first), np.where(persistent, n - 1, last)
+    cls = np.array([index[classes[int(t)]] for t in tensors], dtype=np.int64)
+    size = trace.size_bytes[tensors]
+    live = trace.live_bytes()
+    rows = []
+    for begin in range(0, n, PEAK_STRIDE):
+        k = begin + int(np.argmax(live[begin : begin + PEAK_STRIDE]))
+        mask = (start <= k) & (end >= k)
+        per_class = np.bincount(cls[mask], weights=size[mask], minlength=len(index))
+        rows.append({int(c): float(per_class[c]) for c in np.flatnonzero(per_class)})
+    return rows

@@ -1,0 +1,407 @@
+"""The event-driven simulator of training iterations on one chip with a two-tier off-chip memory.
+
+Time advances op by op (the ops of ``Trace.repeated(iterations)``); data moves on two channels, one
+per tier, each a FIFO resource that serves one transfer after another at its bandwidth, so reads,
+writes, promotions and demotions on a tier share its bandwidth honestly.
+
+For op ``k``:
+
+1. **Prefetch.** Its inputs are fetched into CMEM/VMEM from when op ``k-1`` starts computing (double
+   buffering). A tensor's bytes come from where they are: the Tier 1 share over the Tier 1 channel and
+   the rest over the Tier 2 channel, in parallel. The placement policy may first promote (Tier 2 →
+   Tier 1) what it wants, or have promoted it earlier (proactive prefetch).
+2. **Compute.** The op starts when the previous one has finished and its inputs are on chip; any wait
+   is a stall.
+3. **Outputs.** Written as the op runs, a policy-chosen share to Tier 1 (making room first) and the
+   rest to Tier 2.
+4. **Release.** A tensor used for the last time leaves memory (persistent state never does).
+
+Making room in Tier 1 evicts victims in the policy's order (LRU, Belady …): a victim with a future use
+is demoted (Tier 1 → Tier 2), a dead one dropped. Migrations move whole pages.
+
+Vertical tiering: Tier 2 holds every byte and Tier 1 is a hardware cache in front of it; every read
+is served from Tier 1 (misses are filled first), writes allocate in Tier 1 and dirty data is written
+back when evicted.
+
+Reported for the last iteration (the steady one): its time, and energy as accelerator (MACs, SRAM
+accesses, SRAM static power over the iteration) + tier-to-SRAM traffic + tier-to-tier migration +
+static power of both tiers over the iteration.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from traincost.errors import ConfigError
+from traincost.tiered.system import GIB, TieredSystem
+from traincost.tiered.trace import NEVER, Trace
+
+__all__ = ["Outcome", "Policy", "Simulator", "simulate", "tier1_bytes_for_ratio"]
+
+
+def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: float) -> float:
+    """Tier 1 size for a ratio of Tier 1 to model (parameter) size, capped at the chip's address space."""
+    if ratio <= 0:
+        raise ConfigError(f"Tier 1 ratio {ratio}: expected > 0 (Tier 1 size / model size)")
+    return min(ratio * parameter_bytes, capacity_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The steady iteration of one (workload, policy, Tier 1 size) simulation. Energies in joules."""
+
+    iteration_s: float
+    stall_s: float
+    compute_s: float
+    samples_per_s: float
+    energy_accelerator_j: float
+    energy_tier_sram_j: float
+    energy_migration_j: float
+    energy_static_j: float
+    tier1_read_bytes: float
+    tier1_write_bytes: float
+    tier2_read_bytes: float
+    tier2_write_bytes: float
+    promoted_bytes: float
+    demoted_bytes: float
+    tier1_bytes: float
+    tier2_bytes: float
+
+    @property
+    def energy_j(self) -> float:
+        return self.energy_accelerator_j + self.energy_tier_sram_j + self.energy_migration_j + self.energy_static_j
+
+    @property
+    def migrated_bytes(self) -> float:
+        return self.promoted_bytes + self.demoted_bytes
+
+    @property
+    def samples_per_j(self) -> float:
+        """Throughput per watt."""
+        return self.samples_per_s * self.iteration_s / self.energy_j
+
+
+class Policy(Protocol):
+    """A placement policy: where outputs go, what to promote, which Tier 1 data to evict first."""
+
+    name: str
+    vertical: bool
+
+    def start(self, sim: Simulator) -> None:
+        """Place the persistent tensors before the first op (``sim.place``)."""
+
+    def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
+        """Proactive work when op ``k``'s prefetch may start (promotions, demotions)."""
+
+    def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
+        """Bring ``nbytes`` of ``tensor`` on chip for op ``k``; return when they are there."""
+
+    def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
+        """The share of output ``tensor`` of op ``k`` written to Tier 1."""
+
+    def after_op(self, sim: Simulator, k: int) -> None:
+        """Work once op ``k`` has computed (e.g. demote what it used)."""
+
+    def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
+        """Eviction order key at op ``k``: lowest goes first."""
+
+    def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
+        """Whether ``tensor`` may be evicted now."""
+
+
+class _Channel:
+    """One tier's port: transfers are served one after the other."""
+
+    __slots__ = ("free_s",)
+
+    def __init__(self) -> None:
+        self.free_s = 0.0
+
+    def serve(self, start_s: float, seconds: float) -> float:
+        begin = max(start_s, self.free_s)
+        self.free_s = begin + seconds
+        return self.free_s
+
+
+class Simulator:
+    """The state of one simulation and the primitives policies use.
+
+    Attributes (read by policies): ``trace``, ``system``, ``tier1_capacity`` (bytes), ``resident``
+    (per tensor, bytes in Tier 1), ``tier1_used``, ``last_access`` (per tensor, op position),
+    ``promoted_unused`` (tensors promoted and not read since), ``counting`` (in the measured iteration).
+    """
+
+    def __init__(self, trace: Trace, system: TieredSystem, policy: Policy, *, tier1_bytes: float, iterations: int = 2) -> None:
+        self.base = trace
+        self.trace = trace.repeated(iterations)
+        self.system = system
+        self.policy = policy
+        self.iterations = iterations
+        self.tier1_capacity = float(tier1_bytes)
+        self.resident = np.zeros(len(self.trace.size_bytes))
+        self.dirty = np.zeros(len(self.trace.size_bytes), dtype=bool)
+        self.tier1_used = 0.0
+        self.last_access = np.full(len(self.trace.size_bytes), -1, dtype=np.int64)
+        self.promoted_unused: set[int] = set()
+        self.free_evictions = False
+        self.counting = False
+        self.t1 = _Channel()
+        self.t2 = _Channel()
+        self._heap: list[tuple[float, int, int]] = []
+        self._stamp = np.zeros(len(self.trace.size_bytes), dtype=np.int64)
+        self._protect: frozenset[int] = frozenset()
+        self._k = 0
+        self._now = 0.0
+        self._count = {
+            k: 0.0 for k in ("t1r", "t1w", "t2r", "t2w", "prom", "dem", "stall", "compute", "accel", "e_sram", "e_mig")
+        }
+
+    @property
+    def now_s(self) -> float:
+        """When the op being simulated (or the last one) finishes computing."""
+        return self._now
+
+    # ---- placement primitives -------------------------------------------------------------
+    def place(self, tensor: int, tier1_fraction: float) -> None:
+        """Put ``tensor``'s bytes at the start (no traffic): a share in Tier 1 if it fits."""
+        want = min(tier1_fraction * self.trace.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
+        self._set_resident(tensor, max(0.0, want))
+
+    def next_use(self, tensor: int, k: int) -> int:
+        return self.trace.next_use(tensor, k)
+
+    def window_s(self, k: int) -> float:
+        """The prefetch window of op ``k``: the compute time of the op before it."""
+        return float(self.trace.compute_s[k - 1]) if k > 0 else 0.0
+
+    def read(self, tensor: int, nbytes: float, issue_s: float) -> float:
+        """Read ``nbytes`` of ``tensor`` to SRAM from where it is; return when done."""
+        size = self.trace.size_bytes[tensor]
+        share = 1.0 if self.policy.vertical else (self.resident[tensor] / size if size > 0 else 1.0)
+        b1, b2 = nbytes * share, nbytes * (1.0 - share)
+        tier1, tier2 = self.system.tier1, self.system.tier2
+        done = issue_s
+        if b1 > 0:
+            done = max(done, self.t1.serve(issue_s, b1 / tier1.read_bytes_per_s))
+            self._add("t1r", b1, b1 * tier1.read_pj_per_byte, "e_sram")
+        if b2 > 0:
+            done = max(done, self.t2.serve(issue_s, b2 / tier2.read_bytes_per_s))
+            self._add("t2r", b2, b2 * tier2.read_pj_per_byte, "e_sram")
+        self._touch(tensor)
+        self.promoted_unused.discard(tensor)
+        return done
+
+    def promote(self, tensor: int, issue_s: float, k: int, *, fraction: float = 1.0) -> float:
+        """Move ``tensor``'s Tier 2 bytes (up to ``fraction`` of it in Tier 1) to Tier 1; return when done."""
+        size = self.trace.size_bytes[tensor]
+        want = min(fraction * size, size) - self.resident[tensor]
+        if want <= 0:
+            return issue_s
+        want = self._pages(want, size - self.resident[tensor])
+        got = min(want, self.make_room(want, k))
+        if got <= 0:
+            return issue_s
+        tier1, tier2 = self.system.tier1, self.system.tier2
+        end2 = self.t2.serve(issue_s, got / tier2.read_bytes_per_s)
+        end1 = self.t1.serve(issue_s, got / tier1.write_bytes_per_s)
+        self._add("prom", got, got * (tier2.read_pj_per_byte + tier1.write_pj_per_byte), "e_mig")
+        self._set_resident(tensor, self.resident[tensor] + got)
+        self.promoted_unused.add(tensor)
+        return max(end1, end2)
+
+    def demote(self, tensor: int, nbytes: float, issue_s: float) -> None:
+        """Move ``nbytes`` of ``tensor`` from Tier 1 to Tier 2 (write-back, for vertical tiering)."""
+        nbytes = min(nbytes, self.resident[tensor])
+        if nbytes <= 0:
+            return
+        moved = nbytes
+        if not self.policy.vertical or self.dirty[tensor]:
+            moved = self._pages(nbytes, self.resident[tensor])
+            tier1, tier2 = self.system.tier1, self.system.tier2
+            if not self.free_evictions:
+                self.t1.serve(issue_s, moved / tier1.read_bytes_per_s)
+                self.t2.serve(issue_s, moved / tier2.write_bytes_per_s)
+            self._add("dem", moved, moved * (tier1.read_pj_per_byte + tier2.write_pj_per_byte), "e_mig")
+        self._set_resident(tensor, self.resident[tensor] - nbytes)
+        if self.resident[tensor] <= 0:
+            self.dirty[tensor] = False
+
+    def drop(self, tensor: int) -> None:
+        """Forget ``tensor``'s Tier 1 copy (dead data, or a clean cache line)."""
+        self._set_resident(tensor, 0.0)
+        self.dirty[tensor] = False
+
+    def make_room(self, nbytes: float, k: int) -> float:
+        """Evict until ``nbytes`` are free in Tier 1 (or nothing more can go); return the free bytes."""
+        free = self.tier1_capacity - self.tier1_used
+        skipped = []
+        while free < nbytes and self._heap:
+            _, stamp, t = heapq.heappop(self._heap)
+            if stamp != self._stamp[t] or self.resident[t] <= 0:
+                continue
+            if t in self._protect or not self.policy.evictable(self, t, k):
+                skipped.append(t)
+                continue
+            amount = min(self.resident[t], max(nbytes - free, self.system.page_bytes))
+            if self.trace.next_use(t, k) >= NEVER and not self.trace.persistent[t]:
+                amount = self.resident[t]
+                self.drop(t)
+            else:
+                self.demote(t, amount, self._now)
+            if self.resident[t] > 0:
+                self._push(t)
+            free = self.tier1_capacity - self.tier1_used
+        for t in skipped:
+            self._push(t)
+        return max(0.0, free)
+
+    def peek_victim(self, k: int) -> int:
+        """The tensor ``make_room`` would evict first now, -1 if none."""
+        while self._heap:
+            _, stamp, t = self._heap[0]
+            if stamp != self._stamp[t] or self.resident[t] <= 0:
+                heapq.heappop(self._heap)
+                continue
+            return t if t not in self._protect and self.policy.evictable(self, t, k) else -1
+        return -1
+
+    def stream_through(self, nbytes: float, issue_s: float) -> float:
+        """Pass ``nbytes`` from Tier 2 through Tier 1 without keeping them (a cache too small to hold them)."""
+        if nbytes <= 0:
+            return issue_s
+        tier1, tier2 = self.system.tier1, self.system.tier2
+        end2 = self.t2.serve(issue_s, nbytes / tier2.read_bytes_per_s)
+        end1 = self.t1.serve(issue_s, nbytes / tier1.write_bytes_per_s)
+        self._add("prom", nbytes, nbytes * (tier2.read_pj_per_byte + tier1.write_pj_per_byte), "e_mig")
+        return max(end1, end2)
+
+    # ---- the run --------------------------------------------------------------------------
+    def run(self) -> Outcome:
+        trace, policy = self.trace, self.policy
+        n = len(trace)
+        per_iteration = trace.ops_per_iteration
+        policy.start(self)
+        issue = 0.0
+        iteration_start = 0.0
+        for k in range(n):
+            self._k = k
+            if k == n - per_iteration:
+                self.counting = True
+                iteration_start = max(self._now, self.t1.free_s, self.t2.free_s)
+            self._protect = frozenset(t for t, _ in trace.reads[k]) | frozenset(t for t, _ in trace.writes[k])
+            policy.before_op(self, k, issue)
+            ready = issue
+            for t, b in trace.reads[k]:
+                ready = max(ready, policy.fetch(self, k, t, b, issue))
+            start = max(self._now, ready)
+            self._add("stall", start - self._now)
+            self._add("compute", float(trace.compute_s[k]))
+            self._add("accel", float(trace.accel_energy_pj[k]))
+            for t, b in trace.writes[k]:
+                self._write(k, t, b, start)
+            issue = start
+            self._now = start + float(trace.compute_s[k])
+            self._release(k)
+            policy.after_op(self, k)
+        end = max(self._now, self.t1.free_s, self.t2.free_s)
+        return self._outcome(end - iteration_start)
+
+    def _write(self, k: int, tensor: int, nbytes: float, start_s: float) -> None:
+        size = self.trace.size_bytes[tensor]
+        share = 1.0 if self.policy.vertical else float(np.clip(self.policy.store_fraction(self, k, tensor), 0.0, 1.0))
+        want = share * size
+        if want > self.resident[tensor]:
+            want = self.resident[tensor] + min(want - self.resident[tensor], self.make_room(want - self.resident[tensor], k))
+        self._set_resident(tensor, want)
+        tier1, tier2 = self.system.tier1, self.system.tier2
+        if self.policy.vertical:
+            b1, b2 = nbytes, 0.0
+            self.dirty[tensor] = True
+        else:
+            frac = want / size if size > 0 else 1.0
+            b1, b2 = nbytes * frac, nbytes * (1.0 - frac)
+        if b1 > 0:
+            self.t1.serve(start_s, b1 / tier1.write_bytes_per_s)
+            self._add("t1w", b1, b1 * tier1.write_pj_per_byte, "e_sram")
+        if b2 > 0:
+            self.t2.serve(start_s, b2 / tier2.write_bytes_per_s)
+            self._add("t2w", b2, b2 * tier2.write_pj_per_byte, "e_sram")
+        self._touch(tensor)
+
+    def _release(self, k: int) -> None:
+        for t in {t for t, _ in self.trace.reads[k]} | {t for t, _ in self.trace.writes[k]}:
+            if not self.trace.persistent[t] and self.trace.last_use(t) == k:
+                self.drop(t)
+
+    # ---- bookkeeping ----------------------------------------------------------------------
+    def _pages(self, nbytes: float, limit: float) -> float:
+        page = self.system.page_bytes
+        return min(np.ceil(nbytes / page) * page, limit)
+
+    def _set_resident(self, tensor: int, nbytes: float) -> None:
+        nbytes = max(0.0, float(nbytes))
+        self.tier1_used += nbytes - self.resident[tensor]
+        self.resident[tensor] = nbytes
+        if nbytes > 0:
+            self._push(tensor)
+
+    def _touch(self, tensor: int) -> None:
+        self.last_access[tensor] = self._k
+        if self.resident[tensor] > 0:
+            self._push(tensor)
+
+    def _push(self, tensor: int) -> None:
+        """(Re-)enter ``tensor`` in the eviction heap with its priority now; older entries go stale."""
+        self._stamp[tensor] += 1
+        heapq.heappush(self._heap, (self.policy.victim_priority(self, tensor, self._k), int(self._stamp[tensor]), tensor))
+
+    def _add(self, key: str, amount: float, energy_pj: float = 0.0, energy_key: str = "") -> None:
+        if not self.counting:
+            return
+        self._count[key] += amount
+        if energy_key:
+            self._count[energy_key] += energy_pj
+
+    def _outcome(self, iteration_s: float) -> Outcome:
+        c = self._count
+        capacity2 = (
+            self.system.capacity_bytes if self.policy.vertical else max(0.0, self.system.capacity_bytes - self.tier1_capacity)
+        )
+        static_w = self.system.tier1.static_w(self.tier1_capacity) + self.system.tier2.static_w(capacity2)
+        return Outcome(
+            iteration_s=iteration_s,
+            stall_s=c["stall"],
+            compute_s=c["compute"],
+            samples_per_s=self.trace.samples / iteration_s if iteration_s > 0 else 0.0,
+            energy_accelerator_j=c["accel"] * 1e-12 + self.system.accelerator_static_w * iteration_s,
+            energy_tier_sram_j=c["e_sram"] * 1e-12,
+            energy_migration_j=c["e_mig"] * 1e-12,
+            energy_static_j=static_w * iteration_s,
+            tier1_read_bytes=c["t1r"],
+            tier1_write_bytes=c["t1w"],
+            tier2_read_bytes=c["t2r"],
+            tier2_write_bytes=c["t2w"],
+            promoted_bytes=c["prom"],
+            demoted_bytes=c["dem"],
+            tier1_bytes=self.tier1_capacity,
+            tier2_bytes=capacity2,
+        )
+
+
+def simulate(trace: Trace, system: TieredSystem, policy: Policy, *, tier1_bytes: float, iterations: int = 2) -> Outcome:
+    """Simulate ``iterations`` training iterations of ``trace`` and report the last one.
+
+    Raises:
+        ConfigError: the iteration's live data does not fit in the chip's address space.
+    """
+    peak = trace.live_peak_bytes()
+    if peak > system.capacity_bytes:
+        raise ConfigError(
+            f"workload {trace.name}: {peak / GIB:.1f} GiB of live data per chip does not fit in "
+            f"{system.capacity_bytes / GIB:.0f} GiB of memory per chip"
+        )
+    return Simulator(trace, system, policy, tier1_bytes=tier1_bytes, iterations=iterations).run()

@@ -1,0 +1,106 @@
+"""TM-Training's data placement manager (section 4.2): the share of a tensor stored in Tier 1.
+
+* **Algorithm 1** (``approximate_ratio``): the smallest Tier 1 share that keeps Tier 2 off the critical
+  path. With ``T_req`` the time between the data's request and its use and ``T_min = D / (BW1 + BW2)``:
+  if ``T_req >= T_min``, ``r' = 1 - T_req · BW2 / D`` (Tier 2 streams its share exactly within
+  ``T_req``; clamped to [0, 1]); otherwise ``r' = BW1 / (BW1 + BW2)`` (both tiers stream in parallel).
+* **Algorithm 2** (``DataCost``): the energy of storing and reading the data, and the static energy
+  of any run-time overhead, from profiled constants (tier energies per byte, static power).
+* **Algorithm 3** (``adjust_ratio``): from ``r'``, step the ratio by ``1 / seq_len`` while energy
+  efficiency (work per joule) improves. As printed, the algorithm only lowers the ratio; we step in
+  whichever direction improves it, so data that Tier 1 can keep until its next use stays there (the
+  printed energy model, which has no migration term, would otherwise never prefer Tier 1).
+
+Our energy model (Algorithm 2 extended with the migration the paper's manager avoids): storing a share
+``r`` of ``S`` bytes costs ``r·S·w1 + (1-r)·S·w2``; reading ``R`` bytes costs ``r·R·rd1 + (1-r)·R·rd2``
+unless Tier 1 is expected to evict the data before its next use (its reuse distance — bytes written
+between the store and the next use — exceeds Tier 1), in which case the Tier 1 share is demoted
+(``r·S·(rd1 + w2)``) and read from Tier 2. A Tier 2 share too large to stream within ``T_req`` adds
+run-time ``T_o = (1-r)·R_next / BW2 - T_req``, charged at the memory's static power.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["approximate_ratio", "DataCost", "adjust_ratio", "best_ratio"]
+
+
+def approximate_ratio(t_req_s: float, data_bytes: float, bw1_bytes_per_s: float, bw2_bytes_per_s: float) -> float:
+    """Algorithm 1: the approximated split ratio r' (share of the data in Tier 1)."""
+    if data_bytes <= 0:
+        return 0.0
+    t_min = data_bytes / (bw1_bytes_per_s + bw2_bytes_per_s)
+    if t_req_s >= t_min:
+        return float(np.clip(1.0 - t_req_s * bw2_bytes_per_s / data_bytes, 0.0, 1.0))
+    return bw1_bytes_per_s / (bw1_bytes_per_s + bw2_bytes_per_s)
+
+
+@dataclass(frozen=True, slots=True)
+class DataCost:
+    """Energy of placing one tensor with a split ratio (Algorithm 2 and our migration term).
+
+    Attributes:
+        size_bytes: S, the tensor.
+        read_bytes: R, off-chip bytes read by all its readers.
+        next_read_bytes: bytes its next reader fetches (what must arrive within ``t_req_s``).
+        t_req_s: T_req, the prefetch window of its next reader.
+        evicted: Tier 1 is expected to evict it before its next use.
+        w1_pj, rd1_pj, w2_pj, rd2_pj: write / read energy per byte of Tier 1 and Tier 2.
+        bw2_bytes_per_s: Tier 2 read bandwidth.
+        static_w: static power charged for run-time overhead.
+    """
+
+    size_bytes: float
+    read_bytes: float
+    next_read_bytes: float
+    t_req_s: float
+    evicted: bool
+    w1_pj: float
+    rd1_pj: float
+    w2_pj: float
+    rd2_pj: float
+    bw2_bytes_per_s: float
+    static_w: float
+
+    def runtime_overhead_s(self, ratio: float) -> float:
+        """Algorithm 3's RUNTIMEOVERHEAD: how long Tier 2 outlasts the prefetch window."""
+        share2 = 1.0 if self.evicted else 1.0 - ratio
+        return max(0.0, self.next_read_bytes * share2 / self.bw2_bytes_per_s - self.t_req_s)
+
+    def energy_pj(self, ratio: float) -> float:
+        s, r = self.size_bytes, ratio
+        store = r * s * self.w1_pj + (1 - r) * s * self.w2_pj
+        if self.evicted:
+            read = r * s * (self.rd1_pj + self.w2_pj) + self.read_bytes * self.rd2_pj
+        else:
+            read = self.read_bytes * (r * self.rd1_pj + (1 - r) * self.rd2_pj)
+        return store + read + self.static_w * self.runtime_overhead_s(r) * 1e12
+
+
+def adjust_ratio(start: float, seq_len: int, cost: DataCost) -> float:
+    """Algorithm 3: step ``start`` by 1/seq_len in the direction that lowers energy, until it stops lowering it."""
+    step = 1.0 / max(1, seq_len)
+    best, best_energy = start, cost.energy_pj(start)
+    for direction in (-1.0, 1.0):
+        ratio = start
+        while True:
+            candidate = float(np.clip(ratio + direction * step, 0.0, 1.0))
+            if candidate == ratio:
+                break
+            energy = cost.energy_pj(candidate)
+            if energy >= best_energy:
+                break
+            best, best_energy, ratio = candidate, energy, candidate
+        if best != start:
+            break
+    return best
+
+
+def best_ratio(cost: DataCost, *, resolution: int) -> float:
+    """The ideal system's ratio: the lowest-energy one on a grid of ``resolution`` + 1 points in [0, 1]."""
+    grid = np.linspace(0.0, 1.0, resolution + 1)
+    energies = [cost.energy_pj(float(r)) for r in grid]
+    return float(grid[int(np.argmin(energies))])

@@ -1,0 +1,115 @@
+"""A tiered-memory NPU system: the accelerator (an HDA) plus its two-tier off-chip memory.
+
+Read from a hardware YAML that has a ``tiered_memory`` section and a ``clock_mhz``
+(``config/hardware/tpuv4_tiered.yaml``). Human units of the YAML (GB/s, pJ/bit, mW, GiB, KiB) are
+converted once here to bytes per second, pJ per byte, watts per byte of capacity and bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from traincost.hardware import HardwareError, HardwareSpec, load_hardware, read_hardware_yaml
+
+__all__ = ["Tier", "TieredSystem", "load_tiered_system", "GIB"]
+
+GIB = 1024**3
+_BITS = 8.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """One memory tier: bandwidths, dynamic energy per byte and static power per byte of capacity."""
+
+    technology: str
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    read_pj_per_byte: float
+    write_pj_per_byte: float
+    static_w_per_byte: float
+
+    def static_w(self, capacity_bytes: float) -> float:
+        """Static power of ``capacity_bytes`` of this memory, W."""
+        return self.static_w_per_byte * capacity_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class TieredSystem:
+    """One chip: its accelerator (one configuration) and its tiered off-chip memory.
+
+    Attributes:
+        hardware: the accelerator (cores, VMEM, CMEM) for the per-op cost model.
+        clock_hz: accelerator clock.
+        capacity_bytes: address space per chip (Tier 1 + Tier 2 when horizontal, Tier 2 when vertical).
+        accelerator_static_w: static power of the chip's SRAM, charged over the whole iteration.
+        page_bytes: migration granularity.
+        iommu_entries: translation entries (recorded; the model charges no translation misses).
+        tier1, tier2: HBM and NAND flash.
+    """
+
+    hardware: HardwareSpec
+    clock_hz: float
+    capacity_bytes: float
+    accelerator_static_w: float
+    page_bytes: float
+    iommu_entries: int
+    tier1: Tier
+    tier2: Tier
+
+    @property
+    def onchip_bytes(self) -> float:
+        """The largest on-chip memory (CMEM): outputs that fit in a part of it can stay on chip."""
+        return max(float(m.size_bytes[0]) for m in self.hardware.memories.values())
+
+    def with_tier2_bandwidth(self, factor: float) -> TieredSystem:
+        """The same system with Tier 2's read and write bandwidth scaled by ``factor``."""
+        tier2 = replace(
+            self.tier2,
+            read_bytes_per_s=self.tier2.read_bytes_per_s * factor,
+            write_bytes_per_s=self.tier2.write_bytes_per_s * factor,
+        )
+        return replace(self, tier2=tier2)
+
+    def with_capacity(self, capacity_bytes: float) -> TieredSystem:
+        """The same system with another address space per chip (Figure 13 grows Tier 2 only)."""
+        return replace(self, capacity_bytes=float(capacity_bytes))
+
+
+def load_tiered_system(path: str | os.PathLike[str]) -> TieredSystem:
+    """Load the accelerator and its ``tiered_memory`` section.
+
+    Raises:
+        HardwareError: the file fails the hardware schema, or has no ``tiered_memory`` or ``clock_mhz``.
+    """
+    file = Path(path)
+    data = read_hardware_yaml(file)
+    missing = [key for key in ("tiered_memory", "clock_mhz") if key not in data]
+    if missing:
+        raise HardwareError(
+            f"{file}: a tiered-memory system needs {' and '.join(missing)} (see config/hardware/tpuv4_tiered.yaml)"
+        )
+    section = data["tiered_memory"]
+    return TieredSystem(
+        hardware=load_hardware(file),
+        clock_hz=float(data["clock_mhz"]) * 1e6,
+        capacity_bytes=float(section["capacity_per_chip_gib"]) * GIB,
+        accelerator_static_w=float(section.get("accelerator_static_power_w", 0.0)),
+        page_bytes=float(section["page_kib"]) * 1024,
+        iommu_entries=int(section["iommu_entries"]),
+        tier1=_tier(section["tier1"]),
+        tier2=_tier(section["tier2"]),
+    )
+
+
+def _tier(entry: dict[str, Any]) -> Tier:
+    return Tier(
+        technology=str(entry["technology"]),
+        read_bytes_per_s=float(entry["read_bandwidth_gb_per_s"]) * 1e9,
+        write_bytes_per_s=float(entry["write_bandwidth_gb_per_s"]) * 1e9,
+        read_pj_per_byte=float(entry["read_energy_pj_per_bit"]) * _BITS,
+        write_pj_per_byte=float(entry["write_energy_pj_per_bit"]) * _BITS,
+        static_w_per_byte=float(entry["static_power_mw"]) * 1e-3 / (float(entry["static_power_capacity_gib"]) * GIB),
+    )
