@@ -17,6 +17,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/frontend.smk"
 include: "workflow/rules/monet.smk"
 include: "workflow/rules/mtrain.smk"
+include: "workflow/rules/tiered.smk"
 
 
 report: "workflow/report/workflow.rst"

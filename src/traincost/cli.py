@@ -21,6 +21,7 @@ import pandas as pd
 
 from traincost import __version__
 from traincost.cli_mtrain import mtrain_commands
+from traincost.cli_tiered import tiered_commands
 from traincost.errors import ConfigError, TraincostError
 from traincost.io import atomic_path
 
@@ -330,7 +331,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands):
+    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands, tiered_commands):
         add(command)
     return parser
 

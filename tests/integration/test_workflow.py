@@ -183,3 +183,62 @@ def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: li
     for word in words:
         assert word in result.stderr, (word, result.stderr[-1500:])
     assert not (tmp_path / "results").exists()
+
+
+def _tiered_config(**changes: object) -> dict:
+    config = _config(**{path: value for path, value in changes.items() if not path.startswith("tiered__")})
+    config["tiered"] = {
+        "hardware": str(REPO / "config/hardware/tpuv4_tiered.yaml"),
+        "workloads": ["bert_large"],
+        "ratios": [5, 25],
+        "variant_ratios": {"double_batch": [5, 25]},
+        "motivation_workload": "bert_large",
+        "ratio_workload": "bert_large",
+        "figure_ratio": 25,
+        "autotm_time_limit_s": 10,
+    }
+    for path, value in changes.items():
+        if path.startswith("tiered__"):
+            config["tiered"][path.removeprefix("tiered__")] = value
+    return config
+
+
+TIERED_TARGETS = ["results/tiered/compare.csv", "results/tiered/fig8.png", "results/tiered/fig13.png", "results/tiered/fig2.png"]
+
+
+def _with_paper(path: Path) -> Path:
+    """The paper's numbers, where the workflow reads them (relative to its working directory)."""
+    (path / "data/paper").mkdir(parents=True, exist_ok=True)
+    for name in ("tm_training.csv", "tm_training_table3.csv"):
+        (path / "data/paper" / name).write_text((REPO / "data/paper" / name).read_text())
+    return path
+
+
+def test_tiered_study_runs_and_a_figure_setting_reruns_only_the_figures(tmp_path: Path) -> None:
+    workdir = _with_paper(tmp_path)
+    result = snakemake(workdir, _tiered_config(), *TIERED_TARGETS)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for name in ("study/bert_large/base.parquet", "study/bert_large/double_batch.parquet", "fig13.pdf", "table3.csv"):
+        assert (workdir / "results/tiered" / name).is_file(), name
+    result = snakemake(workdir, _tiered_config(tiered__figure_ratio=5), *TIERED_TARGETS, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rules = {rule for rule, _ in planned_jobs(result)}
+    assert {"tiered_fig8", "tiered_fig13"} <= rules
+    assert not {"tiered_workload", "tiered_study", "tiered_report", "tiered_fig2"} & rules
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"tiered__ratio_workload": "palm_540b"}, ["tiered.ratio_workload", "palm_540b"]),
+        ({"tiered__figure_ratio": 50}, ["tiered.figure_ratio", "50"]),
+        ({"tiered__workloads": ["gpt5"]}, ["gpt5"]),
+        ({"tiered__ratios": [0]}, ["ratios"]),
+    ],
+)
+def test_bad_tiered_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:
+    result = snakemake(tmp_path, _tiered_config(**change))
+    assert result.returncode != 0
+    for word in words:
+        assert word in result.stderr, (word, result.stderr[-1500:])
+    assert not (tmp_path / "results").exists()

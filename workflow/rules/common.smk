@@ -39,6 +39,7 @@ def _check_references():
         if not Path(study["hardware"]).is_file():
             problems.append(f"monet_checkpoint.hardware: no such file {study['hardware']!r}")
     problems += _mtrain_problems()
+    problems += _tiered_problems()
     for i, name in enumerate(config["figure3"]["workloads"]):
         if name not in config["workloads"]:
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
@@ -68,6 +69,24 @@ def _mtrain_problems():
         problems.append(f"mtrain.scaling.model: {scaling['model']!r} is not a key of mtrain.workloads")
     if scaling["cluster"] not in study["ratio_step"]:
         problems.append(f"mtrain.ratio_step: no step for cluster {scaling['cluster']!r} (mtrain.scaling)")
+    return problems
+
+
+def _tiered_problems():
+    study = config.get("tiered")
+    if study is None:
+        return []
+    problems = []
+    if not Path(study["hardware"]).is_file():
+        problems.append(f"tiered.hardware: no such file {study['hardware']!r}")
+    for key in ("motivation_workload", "ratio_workload"):
+        if study[key] not in study["workloads"]:
+            problems.append(f"tiered.{key}: {study[key]!r} is not one of tiered.workloads")
+    if study["figure_ratio"] not in study["ratios"]:
+        problems.append(f"tiered.figure_ratio: {study['figure_ratio']} is not one of tiered.ratios")
+    for variant, ratios in study.get("variant_ratios", {}).items():
+        if study["figure_ratio"] not in ratios:
+            problems.append(f"tiered.variant_ratios.{variant}: must include figure_ratio {study['figure_ratio']}")
     return problems
 
 
@@ -137,6 +156,8 @@ def get_final_output():
         outputs += expand("results/monet/fusion/{step}/limit{limit}_{types}.png", step=STEPS, limit=limit, types=FUSION_TYPES[0])
     if config.get("mtrain") is not None:
         outputs += mtrain_outputs()
+    if config.get("tiered") is not None:
+        outputs += tiered_outputs()
     if config["monet_checkpoint"] is not None:
         outputs += expand("results/monet/figure11.{ext}", ext=["png", "pdf"])
         outputs.append("results/monet/checkpoint/milp.parquet")

@@ -1,0 +1,160 @@
+"""``traincost`` subcommands of the tiered-memory training study (TM-Training)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from traincost.errors import ConfigError
+from traincost.io import atomic_path
+
+__all__ = ["tiered_commands"]
+
+Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+
+# the --figure choices: TM-Training Figures 2-4 and 8-15
+FIGURES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15")
+
+
+def _cmd_workload(args: argparse.Namespace) -> None:
+    from traincost.models.transformer import tm_training_workload
+
+    workload = tm_training_workload(args.workload, batch_factor=args.batch_factor)
+    workload.write(args.ops, args.tensors)
+    print(f"{args.workload} x{args.batch_factor}: {len(workload.ops)} ops, {workload.total_macs / 1e12:.1f} TMACs per chip")
+
+
+def _cmd_study(args: argparse.Namespace) -> None:
+    from traincost.tiered.study import VARIANTS, study_runs, variant_system
+    from traincost.tiered.system import load_tiered_system
+    from traincost.workload import Workload, write_table
+
+    if args.variant not in VARIANTS:
+        raise ConfigError(f"--variant {args.variant!r}: expected one of {', '.join(VARIANTS)}")
+    variant = VARIANTS[args.variant]
+    workload = Workload.read(args.ops, args.tensors)
+    batch = int(workload.meta.get("batch_factor", "1") or 1)
+    if batch != variant.batch_factor:
+        raise ConfigError(
+            f"{args.ops}: a workload at batch factor {batch}, but variant {variant.name} needs {variant.batch_factor}"
+        )
+    system = variant_system(load_tiered_system(args.hardware), variant)
+    table = study_runs(
+        workload,
+        system,
+        variant=variant.name,
+        ratios=args.ratios,
+        policies=args.policies,
+        autotm_time_limit_s=args.autotm_time_limit,
+    )
+    shown = table[["policy", "ratio", "iteration_s", "energy_j", "energy_efficiency_vs_hbm", "migrated_bytes"]]
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    write_table(table, args.out, {**workload.meta, "variant": variant.name, "hardware": str(args.hardware)})
+
+
+def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.tiered_compare import compare_with_paper
+    from traincost.analysis.tiered_workloads import workload_table
+    from traincost.workload import read_table, write_table
+
+    for path in (args.paper, args.table3):
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such file (the paper's numbers)")
+    study = pd.concat([read_table(p)[0] for p in args.study], ignore_index=True)
+    study = study.sort_values(["workload", "variant", "ratio", "policy"], kind="stable").reset_index(drop=True)
+    compare = compare_with_paper(study, pd.read_csv(args.paper))
+    workloads = workload_table(pd.read_csv(args.table3), sorted(study["workload"].unique()))
+    write_table(study, args.study_out)
+    with atomic_path(args.compare) as tmp:
+        compare.to_csv(tmp, index=False, float_format="%.6g")
+    with atomic_path(args.data_size) as tmp:
+        workloads.to_csv(tmp, index=False, float_format="%.6g")
+    checked = compare["agrees"].dropna()
+    print(f"{int(checked.sum())} of {len(checked)} checks agree with the paper's direction; {args.compare}")
+
+
+def _cmd_plot(args: argparse.Namespace) -> None:
+    from traincost.plots import tiered
+    from traincost.workload import read_table
+
+    table = read_table(args.input)[0]
+    outputs = [Path(p) for p in args.out]
+    prior = ["sentinel", "autotm", "deeptm", "tm_training"]
+    with_ideal = [*prior, "ideal"]
+    match args.figure:
+        case "fig2":
+            tiered.plot_motivation_efficiency(table, outputs, workload=args.workload)
+        case "fig3":
+            tiered.plot_motivation_migration(table, outputs, workload=args.workload)
+        case "fig4":
+            tiered.plot_motivation_energy_breakdown(table, outputs, workload=args.workload)
+        case "fig8":
+            tiered.plot_efficiency_by_workload(table, outputs, variant="base", ratio=args.ratio, policies=prior)
+        case "fig9":
+            tiered.plot_migration_by_workload(table, outputs, ratio=args.ratio, policies=prior)
+        case "fig10":
+            tiered.plot_efficiency_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal)
+        case "fig11":
+            tiered.plot_migration_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal)
+        case "fig12":
+            tiered.plot_throughput_vs_ratio(table, outputs, policies=with_ideal)
+        case "fig13":
+            tiered.plot_efficiency_by_workload(table, outputs, variant="double_batch", ratio=args.ratio, policies=prior)
+        case "fig14":
+            tiered.plot_efficiency_by_workload(
+                table, outputs, variant="base", ratio=args.ratio, policies=["tm_training", "tm_training_off", "ideal"]
+            )
+        case "fig15":
+            tiered.plot_efficiency_by_workload(table, outputs, variant="half_tier2_bandwidth", ratio=args.ratio, policies=prior)
+
+
+def tiered_commands(command: Command) -> None:
+    """Subcommands of the tiered-memory study (TM-Training)."""
+    cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
+    cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
+    cmd.add_argument("--batch-factor", type=int, default=1, help="multiply the global batch (Figure 13: 2)")
+    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
+    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+
+    cmd = command(
+        "tiered-study",
+        _cmd_study,
+        "simulate every placement policy at every Tier 1 size: time (s), energy (J), bytes migrated, normalised to HBM-only",
+    )
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of one chip's training step")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument(
+        "--hardware", type=Path, required=True, help="a hardware YAML with tiered_memory (config/hardware/tpuv4_tiered.yaml)"
+    )
+    cmd.add_argument("--variant", default="base", help="base, double_batch (Figure 13) or half_tier2_bandwidth (Figure 15)")
+    cmd.add_argument("--ratios", type=float, nargs="+", required=True, help="Tier 1 size over model size per chip, e.g. 5 25 100")
+    cmd.add_argument(
+        "--policies",
+        nargs="+",
+        default=["hor_off", "hor_on", "ver_off", "ver_on", "sentinel", "autotm", "deeptm", "tm_training", "tm_training_off"],
+        help="placement policies (hbm_only and ideal always run)",
+    )
+    cmd.add_argument("--autotm-time-limit", type=float, default=30.0, help="seconds for AutoTM's MIP per Tier 1 size")
+    cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
+
+    cmd = command(
+        "tiered-report", _cmd_report, "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3"
+    )
+    cmd.add_argument("--study", type=Path, nargs="+", required=True, help="tiered-study tables")
+    cmd.add_argument("--paper", type=Path, required=True, help="the paper's headline numbers (data/paper/tm_training.csv)")
+    cmd.add_argument("--table3", type=Path, required=True, help="the paper's Table 3 (data/paper/tm_training_table3.csv)")
+    cmd.add_argument("--study-out", type=Path, required=True, help="output: every study table in one (Parquet)")
+    cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours, with whether the direction agrees (CSV)")
+    cmd.add_argument(
+        "--data-size", type=Path, required=True, help="output: Table 3 beside ours, data size per iteration in bytes (CSV)"
+    )
+
+    cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table")
+    cmd.add_argument("--figure", required=True, choices=FIGURES)
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
+    cmd.add_argument("--workload", default="palm_540b", help="workload of Figures 2-4, 10, 11")
+    cmd.add_argument("--ratio", type=float, default=25.0, help="Tier 1 : model ratio of Figures 8, 9, 13-15")
+    cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")

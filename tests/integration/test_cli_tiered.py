@@ -1,0 +1,84 @@
+"""The tiered-memory study through the CLI: workload → study → report → figure, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.integration.test_cli import assert_clean_failure, traincost
+
+HARDWARE = Path("config/hardware/tpuv4_tiered.yaml")
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tiered")
+    result = traincost(
+        "tiered-workload", "--workload", "bert_large", "--ops", out / "ops.parquet", "--tensors", out / "tensors.parquet"
+    )
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
+    study = tmp_path / "study.parquet"
+    result = traincost(
+        "tiered-study", "--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--hardware", HARDWARE,
+        "--ratios", 25, "--policies", "sentinel", "autotm", "deeptm", "tm_training", "--out", study,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    table = pd.read_parquet(study)
+    assert sorted(table["policy"]) == sorted(["hbm_only", "sentinel", "autotm", "deeptm", "tm_training", "ideal"])
+    baseline = table[table["policy"] == "hbm_only"].iloc[0]
+    assert baseline["energy_efficiency_vs_hbm"] == 1.0 and baseline["migrated_bytes"] == 0.0
+    assert (table["energy_j"] > 0).all() and (table["iteration_s"] > 0).all()
+
+    paths = {name: tmp_path / name for name in ("all.parquet", "compare.csv", "table3.csv")}
+    result = traincost(
+        "tiered-report", "--study", study,
+        "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
+        "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "checks agree with the paper's direction" in result.stdout
+    compare = pd.read_csv(paths["compare.csv"])
+    assert {"paper", "ours", "agrees"} <= set(compare.columns)
+    table3 = pd.read_csv(paths["table3.csv"])
+    assert list(table3["workload"]) == ["bert_large"] and table3["layout_matches_table3"].all()
+
+    result = traincost(
+        "plot-tiered", "--figure", "fig8", "--in", paths["all.parquet"], "--out", tmp_path / "f.png", tmp_path / "f.pdf"
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").stat().st_size > 0
+
+
+def test_a_workload_larger_than_the_chip_fails_naming_it(bert: Path, tmp_path: Path) -> None:
+    data = yaml.safe_load(HARDWARE.read_text())
+    data["tiered_memory"]["capacity_per_chip_gib"] = 4
+    small = tmp_path / "small.yaml"
+    small.write_text(yaml.safe_dump(data))
+    out = tmp_path / "study.parquet"
+    result = traincost(
+        "tiered-study", "--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--hardware", small,
+        "--ratios", 25, "--out", out,
+    )  # fmt: skip
+    assert_clean_failure(result, "workload bert_large", "does not fit in 4 GiB", left=out)
+
+
+def test_errors_name_what_is_wrong(bert: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    result = traincost("tiered-workload", "--workload", "gpt5", "--ops", out, "--tensors", tmp_path / "t.parquet")
+    assert_clean_failure(result, "gpt5", "palm_540b", left=out)
+    common = ["--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--ratios", 25, "--out", out]
+    result = traincost("tiered-study", "--hardware", "config/hardware/edge_tpu.yaml", *common)
+    assert_clean_failure(result, "edge_tpu.yaml", "tiered_memory", left=out)
+    result = traincost("tiered-study", "--hardware", HARDWARE, "--variant", "double_batch", *common)
+    assert_clean_failure(result, "batch factor 1", "double_batch", left=out)
+    result = traincost("tiered-study", "--hardware", HARDWARE, "--policies", "lfu", *common)
+    assert_clean_failure(result, "lfu", left=out)
+    result = traincost("tiered-study", "--hardware", HARDWARE, "--variant", "half", *common)
+    assert_clean_failure(result, "--variant 'half'", left=out)

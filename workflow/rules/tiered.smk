@@ -1,0 +1,111 @@
+# TM-Training (tiered-memory training): the Table 3 workloads as analytic training steps, every placement
+# policy at every Tier 1 size (Figures 2-4, 8-12), the doubled batch (Figure 13), replacement variants
+# (Figure 14), half the Tier 2 bandwidth (Figure 15), compare.csv and Table 3.
+
+TIERED = config.get("tiered") or {}
+TIERED_VARIANTS = {"base": TIERED.get("ratios", []), **TIERED.get("variant_ratios", {})}
+TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
+TIERED_FIGURES = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig14"] if TIERED else []
+TIERED_FIGURES += [fig for fig, variant in (("fig13", "double_batch"), ("fig15", "half_tier2_bandwidth")) if variant in TIERED_VARIANTS]
+
+
+wildcard_constraints:
+    tworkload="|".join(TIERED.get("workloads", [])) or "NONE",
+    variant="|".join(TIERED_VARIANTS) or "NONE",
+    factor=r"\d+",
+
+
+def tiered_outputs():
+    outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
+    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv"]
+    return outputs
+
+
+def tiered_figure_settings(figure):
+    """The plot-tiered flags of one figure: the workload of Figures 2-4, 10, 11; the ratio of Figures 8, 9, 13-15."""
+    if figure in ("fig2", "fig3", "fig4"):
+        return f"--workload {TIERED['motivation_workload']}"
+    if figure in ("fig10", "fig11"):
+        return f"--workload {TIERED['ratio_workload']}"
+    if figure == "fig12":
+        return ""
+    return f"--ratio {TIERED['figure_ratio']}"
+
+
+def tiered_workload(wildcards):
+    factor = TIERED_BATCH[wildcards.variant]
+    return {
+        "ops": f"results/tiered/workloads/{wildcards.tworkload}/batch{factor}/ops.parquet",
+        "tensors": f"results/tiered/workloads/{wildcards.tworkload}/batch{factor}/tensors.parquet",
+    }
+
+
+rule tiered_workload:
+    output:
+        ops="results/tiered/workloads/{tworkload}/batch{factor}/ops.parquet",
+        tensors="results/tiered/workloads/{tworkload}/batch{factor}/tensors.parquet",
+    log:
+        "results/logs/tiered_workload/{tworkload}/batch{factor}.log",
+    resources:
+        mem_mb=1000,
+    shell:
+        "traincost tiered-workload --workload {wildcards.tworkload} --batch-factor {wildcards.factor} "
+        "--ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
+
+
+rule tiered_study:
+    input:
+        unpack(tiered_workload),
+        hardware=TIERED.get("hardware", []),
+    output:
+        table="results/tiered/study/{tworkload}/{variant}.parquet",
+    params:
+        ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
+        policies=" ".join(TIERED.get("policies", [])),
+        time_limit=TIERED.get("autotm_time_limit_s", 30),
+    log:
+        "results/logs/tiered_study/{tworkload}/{variant}.log",
+    resources:
+        mem_mb=2000,
+    shell:
+        "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
+        "--variant {wildcards.variant} --ratios {params.ratios} "
+        "$(test -n '{params.policies}' && echo --policies {params.policies}) "
+        "--autotm-time-limit {params.time_limit} --out {output.table} > {log} 2>&1"
+
+
+rule tiered_report:
+    input:
+        study=expand("results/tiered/study/{tworkload}/{variant}.parquet", tworkload=TIERED.get("workloads", []), variant=list(TIERED_VARIANTS)),
+        paper="data/paper/tm_training.csv",
+        table3="data/paper/tm_training_table3.csv",
+    output:
+        study="results/tiered/study.parquet",
+        compare=report("results/tiered/compare.csv", caption="../report/tiered_compare.rst", category="TM-Training"),
+        table3=report("results/tiered/table3.csv", caption="../report/tiered_table3.rst", category="TM-Training"),
+    log:
+        "results/logs/tiered_report.log",
+    shell:
+        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} "
+        "--study-out {output.study} --compare {output.compare} --data-size {output.table3} > {log} 2>&1"
+
+
+# one rule per figure, each with its own caption
+for _figure in TIERED_FIGURES:
+
+    rule:
+        name:
+            f"tiered_{_figure}"
+        input:
+            table=rules.tiered_report.output.study,
+        output:
+            png=report(f"results/tiered/{_figure}.png", caption=f"../report/tiered_{_figure}.rst", category="TM-Training"),
+            pdf=f"results/tiered/{_figure}.pdf",
+        params:
+            figure=_figure,
+            # only the settings this figure uses, so that changing another one does not re-draw it
+            settings=tiered_figure_settings(_figure),
+        log:
+            f"results/logs/tiered_{_figure}.log",
+        shell:
+            "traincost plot-tiered --figure {params.figure} {params.settings} --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
