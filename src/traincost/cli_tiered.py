@@ -56,7 +56,7 @@ def _cmd_study(args: argparse.Namespace) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
-    from traincost.analysis.tiered_compare import compare_with_paper
+    from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
     from traincost.analysis.tiered_workloads import workload_table
     from traincost.workload import read_table, write_table
 
@@ -72,8 +72,13 @@ def _cmd_report(args: argparse.Namespace) -> None:
         compare.to_csv(tmp, index=False, float_format="%.6g")
     with atomic_path(args.data_size) as tmp:
         workloads.to_csv(tmp, index=False, float_format="%.6g")
+    ordering = ordering_agreement(study)
+    with atomic_path(args.ordering) as tmp:
+        ordering.to_csv(tmp, index=False, float_format="%.6g")
     checked = compare["agrees"].dropna()
     print(f"{int(checked.sum())} of {len(checked)} checks agree with the paper's direction; {args.compare}")
+    ordered = ordering["agrees"].dropna()
+    print(f"TM-Training above Sentinel, AutoTM and DeepTM in {int(ordered.sum())} of {len(ordered)} settings; {args.ordering}")
 
 
 def _cmd_plot(args: argparse.Namespace) -> None:
@@ -150,6 +155,12 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours, with whether the direction agrees (CSV)")
     cmd.add_argument(
         "--data-size", type=Path, required=True, help="output: Table 3 beside ours, data size per iteration in bytes (CSV)"
+    )
+    cmd.add_argument(
+        "--ordering",
+        type=Path,
+        required=True,
+        help="output: per workload, variant and ratio, whether TM-Training leads the prior work (CSV)",
     )
 
     cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table")

@@ -36,11 +36,12 @@ def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
     assert baseline["energy_efficiency_vs_hbm"] == 1.0 and baseline["migrated_bytes"] == 0.0
     assert (table["energy_j"] > 0).all() and (table["iteration_s"] > 0).all()
 
-    paths = {name: tmp_path / name for name in ("all.parquet", "compare.csv", "table3.csv")}
+    paths = {name: tmp_path / name for name in ("all.parquet", "compare.csv", "table3.csv", "ordering.csv")}
     result = traincost(
         "tiered-report", "--study", study,
         "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
         "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
+        "--ordering", paths["ordering.csv"],
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "checks agree with the paper's direction" in result.stdout
@@ -48,6 +49,8 @@ def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
     assert {"paper", "ours", "agrees"} <= set(compare.columns)
     table3 = pd.read_csv(paths["table3.csv"])
     assert list(table3["workload"]) == ["bert_large"] and table3["layout_matches_table3"].all()
+    ordering = pd.read_csv(paths["ordering.csv"])
+    assert list(ordering["workload"]) == ["bert_large"] and "agrees" in ordering.columns
 
     result = traincost(
         "plot-tiered", "--figure", "fig8", "--in", paths["all.parquet"], "--out", tmp_path / "f.png", tmp_path / "f.pdf"

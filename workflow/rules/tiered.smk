@@ -17,7 +17,7 @@ wildcard_constraints:
 
 def tiered_outputs():
     outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
-    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv"]
+    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
     return outputs
 
 
@@ -83,11 +83,13 @@ rule tiered_report:
         study="results/tiered/study.parquet",
         compare=report("results/tiered/compare.csv", caption="../report/tiered_compare.rst", category="TM-Training"),
         table3=report("results/tiered/table3.csv", caption="../report/tiered_table3.rst", category="TM-Training"),
+        ordering=report("results/tiered/ordering.csv", caption="../report/tiered_ordering.rst", category="TM-Training"),
     log:
         "results/logs/tiered_report.log",
     shell:
         "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} "
-        "--study-out {output.study} --compare {output.compare} --data-size {output.table3} > {log} 2>&1"
+        "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
+        "--ordering {output.ordering} > {log} 2>&1"
 
 
 # one rule per figure, each with its own caption

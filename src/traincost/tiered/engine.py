@@ -312,7 +312,7 @@ class Simulator:
 
     def _write(self, k: int, tensor: int, nbytes: float, start_s: float) -> None:
         size = self.trace.size_bytes[tensor]
-        share = 1.0 if self.policy.vertical else float(np.clip(self.policy.store_fraction(self, k, tensor), 0.0, 1.0))
+        share = 1.0 if self.policy.vertical else min(1.0, max(0.0, float(self.policy.store_fraction(self, k, tensor))))
         want = share * size
         if want > self.resident[tensor]:
             want = self.resident[tensor] + min(want - self.resident[tensor], self.make_room(want - self.resident[tensor], k))

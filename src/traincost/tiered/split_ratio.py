@@ -34,7 +34,7 @@ def approximate_ratio(t_req_s: float, data_bytes: float, bw1_bytes_per_s: float,
         return 0.0
     t_min = data_bytes / (bw1_bytes_per_s + bw2_bytes_per_s)
     if t_req_s >= t_min:
-        return float(np.clip(1.0 - t_req_s * bw2_bytes_per_s / data_bytes, 0.0, 1.0))
+        return min(1.0, max(0.0, 1.0 - t_req_s * bw2_bytes_per_s / data_bytes))
     return bw1_bytes_per_s / (bw1_bytes_per_s + bw2_bytes_per_s)
 
 
@@ -65,12 +65,13 @@ class DataCost:
     bw2_bytes_per_s: float
     static_w: float
 
-    def runtime_overhead_s(self, ratio: float) -> float:
-        """Algorithm 3's RUNTIMEOVERHEAD: how long Tier 2 outlasts the prefetch window."""
-        share2 = 1.0 if self.evicted else 1.0 - ratio
-        return max(0.0, self.next_read_bytes * share2 / self.bw2_bytes_per_s - self.t_req_s)
+    def runtime_overhead_s(self, ratio: float | np.ndarray) -> float | np.ndarray:
+        """Algorithm 3's RUNTIMEOVERHEAD: how long Tier 2 outlasts the prefetch window (a ratio or an array of them)."""
+        share2 = np.ones_like(ratio) if self.evicted else 1.0 - ratio
+        return np.maximum(0.0, self.next_read_bytes * share2 / self.bw2_bytes_per_s - self.t_req_s)
 
-    def energy_pj(self, ratio: float) -> float:
+    def energy_pj(self, ratio: float | np.ndarray) -> float | np.ndarray:
+        """Energy of storing the data with Tier 1 share ``ratio`` (a ratio or an array of them)."""
         s, r = self.size_bytes, ratio
         store = r * s * self.w1_pj + (1 - r) * s * self.w2_pj
         if self.evicted:
@@ -81,26 +82,24 @@ class DataCost:
 
 
 def adjust_ratio(start: float, seq_len: int, cost: DataCost) -> float:
-    """Algorithm 3: step ``start`` by 1/seq_len in the direction that lowers energy, until it stops lowering it."""
+    """Algorithm 3: step ``start`` by 1/seq_len in the direction that lowers energy, until it stops lowering it.
+
+    The walk is evaluated at once along each direction (ratios clipped to [0, 1]): it stops before the
+    first step that does not lower the energy.
+    """
     step = 1.0 / max(1, seq_len)
-    best, best_energy = start, cost.energy_pj(start)
     for direction in (-1.0, 1.0):
-        ratio = start
-        while True:
-            candidate = float(np.clip(ratio + direction * step, 0.0, 1.0))
-            if candidate == ratio:
-                break
-            energy = cost.energy_pj(candidate)
-            if energy >= best_energy:
-                break
-            best, best_energy, ratio = candidate, energy, candidate
-        if best != start:
-            break
-    return best
+        path = np.unique(np.clip(start + direction * step * np.arange(seq_len + 1), 0.0, 1.0))
+        path = path[::-1] if direction < 0 else path  # from start outwards
+        energy = cost.energy_pj(path)
+        falls = np.flatnonzero(np.diff(energy) >= 0)
+        stop = int(falls[0]) if len(falls) else len(path) - 1
+        if stop > 0:
+            return float(path[stop])
+    return start
 
 
 def best_ratio(cost: DataCost, *, resolution: int) -> float:
     """The ideal system's ratio: the lowest-energy one on a grid of ``resolution`` + 1 points in [0, 1]."""
     grid = np.linspace(0.0, 1.0, resolution + 1)
-    energies = [cost.energy_pj(float(r)) for r in grid]
-    return float(grid[int(np.argmin(energies))])
+    return float(grid[int(np.argmin(cost.energy_pj(grid)))])
