@@ -218,52 +218,50 @@ def _migration_vs_tm_training(study: _Study, row: pd.Series, *, subject: str) ->
     )
 
 
-def _throughput_vs_prior(study: _Study, row: pd.Series, *, pick: Callable[[Sequence[float]], float]) -> _Ours:
-    """Figure 12: the geometric mean over workloads of TM-Training's samples/s over each prior work's; min or max of those."""
+def _per_prior(study: _Study, row: pd.Series, column: str, subject: str | None) -> tuple[dict[str, float], str]:
+    """Per prior work, the geometric mean over workloads of ``column`` of ``subject`` over the prior work's
+    (``subject`` None: of the prior work over HBM-only's); and how the mean was taken."""
     variant, ratio = _variant(row), _ratio(row)
-    per_prior = {}
-    notes = []
+    per_prior, how = {}, ""
     for prior in PRIOR_WORK:
-        value, how = _over_workloads(
+        numerator, denominator = (subject, prior) if subject else (prior, "hbm_only")
+        per_prior[prior], how = _over_workloads(
             study,
             row,
             variant,
             ratio,
-            lambda w, p=prior: _policy_ratio(study, "samples_per_s", "tm_training", p, workload=w, variant=variant, ratio=ratio),
+            lambda w, a=numerator, b=denominator: _policy_ratio(study, column, a, b, workload=w, variant=variant, ratio=ratio),
         )
-        per_prior[prior] = value
-        notes.append(how)
+    return per_prior, how
+
+
+def _picked(per_prior: dict[str, float], pick: Callable[[Sequence[float]], float]) -> tuple[float, str]:
+    """The value ``pick`` chooses, and a note listing every prior work's and which was chosen."""
     chosen = pick(per_prior.values())
     which = next(p for p, v in per_prior.items() if v == chosen)
     shown = ", ".join(f"{p}: {v:.3g}" for p, v in per_prior.items())
+    return chosen, f"per prior work {shown}; {pick.__name__} is {which}"
+
+
+def _throughput_vs_prior(study: _Study, row: pd.Series, *, pick: Callable[[Sequence[float]], float]) -> _Ours:
+    """Figure 12: the geometric mean over workloads of TM-Training's samples/s over each prior work's; min or max of those."""
+    per_prior, how = _per_prior(study, row, "samples_per_s", "tm_training")
+    chosen, shown = _picked(per_prior, pick)
     return _Ours(
         chosen,
         f"TM-Training's throughput above prior work's (> 1; {pick.__name__} over Sentinel, AutoTM, DeepTM)",
-        f"samples/s(tm_training) / samples/s(prior), {notes[0]}; per prior work {shown}; {pick.__name__} is {which}",
+        f"samples/s(tm_training) / samples/s(prior), {how}; {shown}",
     )
 
 
 def _prior_reduction_vs_hbm(study: _Study, row: pd.Series, *, pick: Callable[[Sequence[float]], float]) -> _Ours:
     """Figure 13: 1 - energy efficiency of each prior work over HBM-only (geometric mean over workloads); min or max."""
-    variant, ratio = _variant(row), _ratio(row)
-    per_prior = {}
-    how = ""
-    for prior in PRIOR_WORK:
-        value, how = _over_workloads(
-            study,
-            row,
-            variant,
-            ratio,
-            lambda w, p=prior: _policy_ratio(study, "samples_per_j", p, "hbm_only", workload=w, variant=variant, ratio=ratio),
-        )
-        per_prior[prior] = 1.0 - value
-    chosen = pick(per_prior.values())
-    which = next(p for p, v in per_prior.items() if v == chosen)
-    shown = ", ".join(f"{p}: {v:.3g}" for p, v in per_prior.items())
+    per_prior, how = _per_prior(study, row, "samples_per_j", None)
+    chosen, shown = _picked({p: 1.0 - v for p, v in per_prior.items()}, pick)
     return _Ours(
         chosen,
         f"prior work less energy-efficient than HBM-only (> 0; {pick.__name__} over Sentinel, AutoTM, DeepTM)",
-        f"1 - samples/J(prior) / samples/J(hbm_only), {how}; per prior work {shown}; {pick.__name__} is {which}",
+        f"1 - samples/J(prior) / samples/J(hbm_only), {how}; {shown}",
         pivot=0.0,
     )
 

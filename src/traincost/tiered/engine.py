@@ -205,13 +205,10 @@ class Simulator:
         got = min(want, self.make_room(want, k))
         if got <= 0:
             return issue_s
-        tier1, tier2 = self.system.tier1, self.system.tier2
-        end2 = self.t2.serve(issue_s, got / tier2.read_bytes_per_s)
-        end1 = self.t1.serve(issue_s, got / tier1.write_bytes_per_s)
-        self._add("prom", got, got * (tier2.read_pj_per_byte + tier1.write_pj_per_byte), "e_mig")
+        done = self._tier2_to_tier1(got, issue_s)
         self._set_resident(tensor, self.resident[tensor] + got)
         self.promoted_unused.add(tensor)
-        return max(end1, end2)
+        return done
 
     def demote(self, tensor: int, nbytes: float, issue_s: float) -> None:
         """Move ``nbytes`` of ``tensor`` from Tier 1 to Tier 2 (write-back, for vertical tiering)."""
@@ -271,8 +268,10 @@ class Simulator:
 
     def stream_through(self, nbytes: float, issue_s: float) -> float:
         """Pass ``nbytes`` from Tier 2 through Tier 1 without keeping them (a cache too small to hold them)."""
-        if nbytes <= 0:
-            return issue_s
+        return self._tier2_to_tier1(nbytes, issue_s) if nbytes > 0 else issue_s
+
+    def _tier2_to_tier1(self, nbytes: float, issue_s: float) -> float:
+        """Move ``nbytes`` up (Tier 2 read, Tier 1 write, both channels busy); return when done."""
         tier1, tier2 = self.system.tier1, self.system.tier2
         end2 = self.t2.serve(issue_s, nbytes / tier2.read_bytes_per_s)
         end1 = self.t1.serve(issue_s, nbytes / tier1.write_bytes_per_s)
