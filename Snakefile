@@ -18,6 +18,7 @@ include: "workflow/rules/frontend.smk"
 include: "workflow/rules/monet.smk"
 include: "workflow/rules/mtrain.smk"
 include: "workflow/rules/tiered.smk"
+include: "workflow/rules/report.smk"
 
 
 report: "workflow/report/workflow.rst"

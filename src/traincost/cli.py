@@ -21,9 +21,11 @@ import pandas as pd
 
 from traincost import __version__
 from traincost.cli_mtrain import mtrain_commands
+from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
 from traincost.errors import ConfigError, TraincostError
 from traincost.io import atomic_path
+from traincost.progress import set_quiet
 
 if TYPE_CHECKING:
     from traincost.frontend.optimizer import OptimizerSpec
@@ -271,7 +273,7 @@ def _cmd_claims(args: argparse.Namespace) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="traincost", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"traincost {__version__}")
-    parser.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+    parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
@@ -331,7 +333,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands, tiered_commands):
+    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands, tiered_commands, summary_commands):
         add(command)
     return parser
 
@@ -625,6 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the traincost command line; returns the exit status."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    set_quiet(args.quiet)
     try:
         args.handler(args)
     except TraincostError as err:

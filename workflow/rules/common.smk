@@ -102,6 +102,8 @@ FUSION_TYPES = (
     else ["typed"]
 )
 STEPS = ["inference", "training"]
+# the report's category of each study's figures and tables
+STUDY_CATEGORIES = {"monet": "MONET", "mtrain": "MTrain", "tiered": "TM-Training"}
 
 
 wildcard_constraints:
@@ -163,4 +165,5 @@ def get_final_output():
         outputs.append("results/monet/checkpoint/milp.parquet")
         if "nsga" in config["monet_checkpoint"]:
             outputs += expand("results/monet/figure12.{ext}", ext=["png", "pdf"])
+    outputs += agreement_outputs()
     return outputs

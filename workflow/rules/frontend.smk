@@ -1,4 +1,12 @@
 # torch model → ONNX → training step → primitive graph → Workload IR → memory.
+#
+# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
+# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
+# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
+# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
+# Memory grows with the model: the quick config's largest is ResNet-50 (batch 1). The full config's VGG-16,
+# ResNet-50 at batch 8 and GPT-2 124M need more (not measured here); raise mem_mb with set-resources
+# (profiles/README.md).
 
 
 rule export:
@@ -10,8 +18,12 @@ rule export:
         options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
         seed=config["seed"],
     threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
+    resources:
+        mem_mb=2200,  # peak 1,426 MB: ResNet-50
     log:
         "results/logs/export/{workload}.log",
+    benchmark:
+        "results/benchmarks/export/{workload}.tsv",
     shell:
         "traincost export --model {params.model} --batch {params.batch} --options {params.options:q} "
         "--seed {params.seed} --out {output.onnx} > {log} 2>&1"
@@ -26,8 +38,12 @@ rule train_graph:
         optimizer=optimizer_flags,
         seed=config["seed"],
     threads: workflow.cores
+    resources:
+        mem_mb=3600,  # peak 2,368 MB: ResNet-50 with Adam
     log:
         "results/logs/train_graph/{workload}.log",
+    benchmark:
+        "results/benchmarks/train_graph/{workload}.tsv",
     shell:
         "traincost train-graph --in {input.onnx} {params.optimizer} --seed {params.seed} --out {output.onnx} > {log} 2>&1"
 
@@ -42,8 +58,12 @@ rule decompose:
         seed=config["seed"],
         verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
     threads: workflow.cores
+    resources:
+        mem_mb=4400,  # peak 2,881 MB: ResNet-50 with Adam, verified by execution
     log:
         "results/logs/decompose/{workload}.log",
+    benchmark:
+        "results/benchmarks/decompose/{workload}.tsv",
     shell:
         "traincost decompose --in {input.onnx} --seed {params.seed} {params.verify} --histogram {output.histogram} "
         "--out {output.onnx} > {log} 2>&1"
@@ -55,8 +75,13 @@ rule lower:
     output:
         ops="results/workloads/{workload}/ops.parquet",
         tensors="results/workloads/{workload}/tensors.parquet",
+    threads: 1
+    resources:
+        mem_mb=900,  # peak 562 MB: ResNet-50
     log:
         "results/logs/lower/{workload}.log",
+    benchmark:
+        "results/benchmarks/lower/{workload}.tsv",
     shell:
         "traincost lower --in {input.onnx} --ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
 
@@ -67,7 +92,12 @@ rule memory:
         tensors=rules.lower.output.tensors,
     output:
         table="results/workloads/{workload}/memory.parquet",
+    threads: 1
+    resources:
+        mem_mb=300,  # peak 156 MB
     log:
         "results/logs/memory/{workload}.log",
+    benchmark:
+        "results/benchmarks/memory/{workload}.tsv",
     shell:
         "traincost memory --ops {input.ops} --tensors {input.tensors} --out {output.table} > {log} 2>&1"

@@ -1,4 +1,10 @@
 # MONET figures. Figure 3: peak memory breakdown of ResNet-50 training, checked against torch.
+#
+# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
+# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
+# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
+# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
+# The sweep, claims and Figure 1/8/9 rules were also measured on the full config's grids (10,000 and 2,560).
 
 
 rule measure_memory:
@@ -11,8 +17,12 @@ rule measure_memory:
         optimizer=optimizer_flags,
         seed=config["seed"],
     threads: workflow.cores
+    resources:
+        mem_mb=1300,  # peak 859 MB: ResNet-50 with Adam
     log:
         "results/logs/measure_memory/{workload}.log",
+    benchmark:
+        "results/benchmarks/measure_memory/{workload}.tsv",
     shell:
         "traincost measure-memory --model {params.model} --batch {params.batch} --options {params.options:q} "
         "{params.optimizer} --seed {params.seed} --out {output.table} > {log} 2>&1"
@@ -24,9 +34,19 @@ rule compare_memory:
         torch=expand(rules.measure_memory.output.table, workload=config["figure3"]["workloads"]),
     output:
         table="results/monet/figure3_memory_compare.parquet",
-        csv=report("results/monet/figure3_memory_compare.csv", caption="../report/figure3_compare.rst", category="MONET"),
+        csv=report(
+            "results/monet/figure3_memory_compare.csv",
+            caption="../report/figure3_compare.rst",
+            category="MONET",
+            subcategory="Tables",
+        ),
+    threads: 1
+    resources:
+        mem_mb=300,  # peak 134 MB
     log:
         "results/logs/compare_memory.log",
+    benchmark:
+        "results/benchmarks/compare_memory.tsv",
     shell:
         "traincost compare-memory --ours {input.ours} --torch {input.torch} --out {output.table} --csv {output.csv} > {log} 2>&1"
 
@@ -35,10 +55,20 @@ rule figure3:
     input:
         table=rules.compare_memory.output.table,
     output:
-        png=report("results/monet/figure3.png", caption="../report/figure3.rst", category="MONET"),
+        png=report(
+            "results/monet/figure3.png",
+            caption="../report/figure3.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure3.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 238 MB
     log:
         "results/logs/figure3.log",
+    benchmark:
+        "results/benchmarks/figure3.tsv",
     shell:
         "traincost plot-memory --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
 
@@ -72,8 +102,13 @@ rule hardware_sweep_shard:
         mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
         fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
         resident=lambda w: sweep(w).get("resident_fraction", 0.5),
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 249 MB: a full-config shard (2,500 Edge TPU configurations); quick 154 MB
     log:
         "results/logs/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.log",
+    benchmark:
+        "results/benchmarks/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.tsv",
     shell:
         "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
@@ -87,8 +122,13 @@ rule hardware_sweep_merge:
         table="results/monet/sweeps/{sweep}/{step}.parquet",
     params:
         shards=sweep_shards,
+    threads: 1
+    resources:
+        mem_mb=200,  # peak 132 MB
     log:
         "results/logs/hardware_sweep/{sweep}/{step}.log",
+    benchmark:
+        "results/benchmarks/hardware_sweep/{sweep}/{step}.tsv",
     shell:
         "traincost concat --in {params.shards} --out {output.table} > {log} 2>&1"
 
@@ -106,10 +146,20 @@ rule figure1:
         inference=lambda w: _edge("inference"),
         training=lambda w: _edge("training"),
     output:
-        png=report("results/monet/figure1.png", caption="../report/figure1.rst", category="MONET"),
+        png=report(
+            "results/monet/figure1.png",
+            caption="../report/figure1.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure1.pdf",
+    threads: 1
+    resources:
+        mem_mb=500,  # peak 269 MB on the full config's 10,000 configurations; quick 264 MB
     log:
         "results/logs/figure1.log",
+    benchmark:
+        "results/benchmarks/figure1.tsv",
     shell:
         "traincost plot-sweep --figure energy-latency-compute --in {input.inference} {input.training} "
         "--title 'ResNet-18 (3x32x32) on Edge TPU configurations' --out {output.png} {output.pdf} > {log} 2>&1"
@@ -120,10 +170,20 @@ rule figure8:
         inference=lambda w: _edge("inference"),
         training=lambda w: _edge("training"),
     output:
-        png=report("results/monet/figure8.png", caption="../report/figure8.rst", category="MONET"),
+        png=report(
+            "results/monet/figure8.png",
+            caption="../report/figure8.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure8.pdf",
+    threads: 1
+    resources:
+        mem_mb=500,  # peak 302 MB; full config 275 MB
     log:
         "results/logs/figure8.log",
+    benchmark:
+        "results/benchmarks/figure8.tsv",
     shell:
         "traincost plot-sweep --figure compute-resources --in {input.inference} {input.training} "
         "--title 'ResNet-18 on Edge TPU: energy and latency vs compute resources' --out {output.png} {output.pdf} > {log} 2>&1"
@@ -134,10 +194,20 @@ rule figure9:
         inference=lambda w: _fusemax("inference"),
         training=lambda w: _fusemax("training"),
     output:
-        png=report("results/monet/figure9.png", caption="../report/figure9.rst", category="MONET"),
+        png=report(
+            "results/monet/figure9.png",
+            caption="../report/figure9.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure9.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 263 MB; full config 246 MB
     log:
         "results/logs/figure9.log",
+    benchmark:
+        "results/benchmarks/figure9.tsv",
     shell:
         "traincost plot-sweep --figure energy-latency-bandwidth --in {input.inference} {input.training} "
         "--title 'Small GPT-2 on FuseMax configurations' --out {output.png} {output.pdf} > {log} 2>&1"
@@ -150,10 +220,20 @@ rule monet_claims:
         gpt_inference=lambda w: _fusemax("inference"),
         gpt_training=lambda w: _fusemax("training"),
     output:
-        csv=report("results/monet/claims.csv", caption="../report/claims.rst", category="MONET"),
+        csv=report(
+            "results/monet/claims.csv",
+            caption="../report/claims.rst",
+            category="MONET",
+            subcategory="Paper vs ours",
+        ),
         table="results/monet/claims.parquet",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 266 MB on the full config's sweeps; quick 223 MB
     log:
         "results/logs/monet_claims.log",
+    benchmark:
+        "results/benchmarks/monet_claims.tsv",
     shell:
         "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
         "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} --csv {output.csv} --out {output.table} > {log} 2>&1"
@@ -187,8 +267,12 @@ rule fuse:
         time_limit=lambda w: fusion("time_limit_s", 60),
         seed=config["seed"],
     threads: workflow.cores
+    resources:
+        mem_mb=300,  # peak 184 MB
     log:
         "results/logs/fuse/{step}/limit{limit}_{types}.log",
+    benchmark:
+        "results/benchmarks/fuse/{step}/limit{limit}_{types}.tsv",
     shell:
         "traincost fuse --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --step {wildcards.step} "
         "--max-length {wildcards.limit} {params.types} --objective {params.objective} --time-limit {params.time_limit} "
@@ -219,8 +303,13 @@ rule compare_fusion:
     params:
         strategies=lambda w: " ".join(f"--strategy {name}={path}" for name, path in fusion_strategies(w).items()),
         mode=lambda w: fusion("mode", "pipeline_tensor"),
+    threads: 1
+    resources:
+        mem_mb=300,  # peak 154 MB
     log:
         "results/logs/compare_fusion/{step}.log",
+    benchmark:
+        "results/benchmarks/compare_fusion/{step}.tsv",
     shell:
         "traincost compare-fusion --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --step {wildcards.step} "
         "--mode {params.mode} --strategy base= --strategy manual={input.manual} {params.strategies} --out {output.table} > {log} 2>&1"
@@ -231,8 +320,13 @@ rule fusion_solver_runs:
         lambda w: [path.replace(".json", ".parquet") for step in STEPS for path in fusion_groups(step).values()],
     output:
         table="results/monet/fusion/solver_runs.parquet",
+    threads: 1
+    resources:
+        mem_mb=200,  # peak 130 MB
     log:
         "results/logs/fusion_solver_runs.log",
+    benchmark:
+        "results/benchmarks/fusion_solver_runs.tsv",
     shell:
         "traincost concat --in {input} --out {output.table} > {log} 2>&1"
 
@@ -241,10 +335,20 @@ rule figure10:
     input:
         expand("results/monet/fusion/{step}/compare.parquet", step=STEPS),
     output:
-        png=report("results/monet/figure10.png", caption="../report/figure10.rst", category="MONET"),
+        png=report(
+            "results/monet/figure10.png",
+            caption="../report/figure10.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure10.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 261 MB
     log:
         "results/logs/figure10.log",
+    benchmark:
+        "results/benchmarks/figure10.tsv",
     shell:
         "traincost plot-fusion --in {input} --title 'ResNet-18 on the baseline Edge TPU: fusion strategies' "
         "--out {output.png} {output.pdf} > {log} 2>&1"
@@ -255,9 +359,19 @@ rule fused_graph_picture:
         unpack(fusion_workload_tables),
         groups="results/monet/fusion/{step}/limit{limit}_{types}.json",
     output:
-        png="results/monet/fusion/{step}/limit{limit}_{types}.png",
+        png=report(
+            "results/monet/fusion/{step}/limit{limit}_{types}.png",
+            caption="../report/fused_graph.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
+    threads: 1
+    resources:
+        mem_mb=500,  # peak 269 MB
     log:
         "results/logs/fused_graph/{step}/limit{limit}_{types}.log",
+    benchmark:
+        "results/benchmarks/fused_graph/{step}/limit{limit}_{types}.tsv",
     shell:
         "traincost plot-fused-graph --ops {input.ops} --tensors {input.tensors} --step {wildcards.step} --groups {input.groups} "
         "--title '{wildcards.step}, limit {wildcards.limit}' --out {output.png} > {log} 2>&1"
@@ -288,8 +402,13 @@ rule checkpoint_study:
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
         scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
+    threads: 1
+    resources:
+        mem_mb=1100,  # peak 729 MB
     log:
         "results/logs/checkpoint_study.log",
+    benchmark:
+        "results/benchmarks/checkpoint_study.tsv",
     shell:
         "traincost checkpoint-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
         "--fusion-length {params.length} --fusion-scope {params.scope} --budgets {params.budgets} --costs {output.costs} --additivity {output.additivity} "
@@ -300,10 +419,20 @@ rule figure11:
     input:
         table=rules.checkpoint_study.output.additivity,
     output:
-        png=report("results/monet/figure11.png", caption="../report/figure11.rst", category="MONET"),
+        png=report(
+            "results/monet/figure11.png",
+            caption="../report/figure11.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure11.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 237 MB
     log:
         "results/logs/figure11.log",
+    benchmark:
+        "results/benchmarks/figure11.tsv",
     shell:
         "traincost plot-checkpoint --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
 
@@ -323,8 +452,12 @@ rule checkpoint_nsga:
         tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
         seed=config["seed"],
     threads: 2  # worker processes evaluating each generation
+    resources:
+        mem_mb=900,  # peak 562 MB: main process and its 2 workers together
     log:
         "results/logs/checkpoint_nsga.log",
+    benchmark:
+        "results/benchmarks/checkpoint_nsga.tsv",
     shell:
         "traincost checkpoint-nsga --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
         "--fusion-length {params.length} --fusion-scope {params.scope} --workers {threads} --population {params.population} "
@@ -337,10 +470,20 @@ rule figure12:
         summary=rules.checkpoint_nsga.output.summary,
         milp=rules.checkpoint_study.output.milp,
     output:
-        png=report("results/monet/figure12.png", caption="../report/figure12.rst", category="MONET"),
+        png=report(
+            "results/monet/figure12.png",
+            caption="../report/figure12.rst",
+            category="MONET",
+            subcategory="Figures",
+        ),
         pdf="results/monet/figure12.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 243 MB
     log:
         "results/logs/figure12.log",
+    benchmark:
+        "results/benchmarks/figure12.tsv",
     shell:
         "traincost plot-pareto --nsga {input.nsga} --milp {input.milp} --summary {input.summary} "
         "--title 'Activation checkpointing, ResNet-18 training on the Edge TPU' --out {output.png} {output.pdf} > {log} 2>&1"

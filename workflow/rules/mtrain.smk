@@ -1,5 +1,11 @@
 # MTrain (multi-FPGA training): Figure 8 (steps), Figures 9-11 (against Alpa, HAP, single FPGAs),
 # Table III (MTrain-Converting against the DFS optimum), Figure 12 (scaling) and compare.csv.
+#
+# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
+# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
+# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
+# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
+# Measured on ResNet-18 (the quick config's one MTrain model) on clusters 1 and 2.
 
 MTRAIN = config.get("mtrain") or {}
 MTRAIN_MODELS = sorted(MTRAIN.get("workloads", {}))
@@ -39,8 +45,13 @@ rule mtrain_study:
     params:
         bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    threads: 1
+    resources:
+        mem_mb=300,  # peak 182 MB
     log:
         "results/logs/mtrain_study/{mmodel}/{cluster}.log",
+    benchmark:
+        "results/benchmarks/mtrain_study/{mmodel}/{cluster}.tsv",
     shell:
         "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
         "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --out {output.table} > {log} 2>&1"
@@ -56,8 +67,12 @@ rule mtrain_table3:
         bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 2
+    resources:
+        mem_mb=700,  # peak 418 MB: main process and its 2 workers together
     log:
         "results/logs/mtrain_table3/{mmodel}/{cluster}.log",
+    benchmark:
+        "results/benchmarks/mtrain_table3/{mmodel}/{cluster}.tsv",
     shell:
         "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
         "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
@@ -77,8 +92,12 @@ rule mtrain_scaling:
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
     threads: 2
+    resources:
+        mem_mb=700,  # peak 416 MB: main process and its 2 workers together
     log:
         "results/logs/mtrain_scaling.log",
+    benchmark:
+        "results/benchmarks/mtrain_scaling.tsv",
     shell:
         "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
         "--label {params.model} --pairs {params.pairs} --bandwidths {params.bandwidths} --step {params.step} "
@@ -94,11 +113,26 @@ rule mtrain_report:
     output:
         study="results/mtrain/study.parquet",
         table3="results/mtrain/table3.parquet",
-        table3_csv=report("results/mtrain/table3.csv", caption="../report/mtrain_table3.rst", category="MTrain"),
+        table3_csv=report(
+            "results/mtrain/table3.csv",
+            caption="../report/mtrain_table3.rst",
+            category="MTrain",
+            subcategory="Tables",
+        ),
         table3_md="results/mtrain/table3.md",
-        compare=report("results/mtrain/compare.csv", caption="../report/mtrain_compare.rst", category="MTrain"),
+        compare=report(
+            "results/mtrain/compare.csv",
+            caption="../report/mtrain_compare.rst",
+            category="MTrain",
+            subcategory="Paper vs ours",
+        ),
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 224 MB
     log:
         "results/logs/mtrain_report.log",
+    benchmark:
+        "results/benchmarks/mtrain_report.tsv",
     shell:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
         "--study-out {output.study} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
@@ -109,10 +143,20 @@ rule mtrain_figure8:
     input:
         table=rules.mtrain_report.output.study,
     output:
-        png=report("results/mtrain/figure8.png", caption="../report/mtrain_figure8.rst", category="MTrain"),
+        png=report(
+            "results/mtrain/figure8.png",
+            caption="../report/mtrain_figure8.rst",
+            category="MTrain",
+            subcategory="Figures",
+        ),
         pdf="results/mtrain/figure8.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 237 MB
     log:
         "results/logs/mtrain_figure8.log",
+    benchmark:
+        "results/benchmarks/mtrain_figure8.tsv",
     shell:
         "traincost plot-mtrain --figure steps --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
 
@@ -125,11 +169,16 @@ rule mtrain_figure9_11:
             "results/mtrain/figure9_11_{cluster}.png",
             caption="../report/mtrain_figure9_11.rst",
             category="MTrain",
-            subcategory="{cluster}",
+            subcategory="Figures",
         ),
         pdf="results/mtrain/figure9_11_{cluster}.pdf",
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 240 MB
     log:
         "results/logs/mtrain_figure9_11/{cluster}.log",
+    benchmark:
+        "results/benchmarks/mtrain_figure9_11/{cluster}.tsv",
     shell:
         "traincost plot-mtrain --figure methods --cluster {wildcards.cluster} --in {input.table} "
         "--out {output.png} {output.pdf} > {log} 2>&1"
@@ -139,12 +188,22 @@ rule mtrain_figure12:
     input:
         table=rules.mtrain_scaling.output.table,
     output:
-        png=report("results/mtrain/figure12.png", caption="../report/mtrain_figure12.rst", category="MTrain"),
+        png=report(
+            "results/mtrain/figure12.png",
+            caption="../report/mtrain_figure12.rst",
+            category="MTrain",
+            subcategory="Figures",
+        ),
         pdf="results/mtrain/figure12.pdf",
     params:
         bandwidth=MTRAIN.get("scaling", {}).get("search_bandwidth_gb_per_s", 3),
+    threads: 1
+    resources:
+        mem_mb=400,  # peak 242 MB
     log:
         "results/logs/mtrain_figure12.log",
+    benchmark:
+        "results/benchmarks/mtrain_figure12.tsv",
     shell:
         "traincost plot-mtrain --figure scaling --search-bandwidth {params.bandwidth} --in {input.table} "
         "--out {output.png} {output.pdf} > {log} 2>&1"

@@ -1,6 +1,12 @@
 # TM-Training (tiered-memory training): the Table 3 workloads as analytic training steps, every placement
 # policy at every Tier 1 size (Figures 2-4, 8-12), the doubled batch (Figure 13), replacement variants
 # (Figure 14), half the Tier 2 bandwidth (Figure 15), compare.csv and Table 3.
+#
+# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
+# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
+# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
+# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
+# Measured on BERT-Large and PaLM (the largest of Table 3).
 
 TIERED = config.get("tiered") or {}
 TIERED_VARIANTS = {"base": TIERED.get("ratios", []), **TIERED.get("variant_ratios", {})}
@@ -44,10 +50,13 @@ rule tiered_workload:
     output:
         ops="results/tiered/workloads/{tworkload}/batch{factor}/ops.parquet",
         tensors="results/tiered/workloads/{tworkload}/batch{factor}/tensors.parquet",
+    threads: 1
+    resources:
+        mem_mb=600,  # peak 337 MB: PaLM
     log:
         "results/logs/tiered_workload/{tworkload}/batch{factor}.log",
-    resources:
-        mem_mb=1000,
+    benchmark:
+        "results/benchmarks/tiered_workload/{tworkload}/batch{factor}.tsv",
     shell:
         "traincost tiered-workload --workload {wildcards.tworkload} --batch-factor {wildcards.factor} "
         "--ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
@@ -63,10 +72,13 @@ rule tiered_study:
         ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
         policies=" ".join(TIERED.get("policies", [])),
         time_limit=TIERED.get("autotm_time_limit_s", 30),
+    threads: 1
+    resources:
+        mem_mb=700,  # peak 443 MB: PaLM
     log:
         "results/logs/tiered_study/{tworkload}/{variant}.log",
-    resources:
-        mem_mb=2000,
+    benchmark:
+        "results/benchmarks/tiered_study/{tworkload}/{variant}.tsv",
     shell:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--variant {wildcards.variant} --ratios {params.ratios} "
@@ -81,11 +93,31 @@ rule tiered_report:
         table3="data/paper/tm_training_table3.csv",
     output:
         study="results/tiered/study.parquet",
-        compare=report("results/tiered/compare.csv", caption="../report/tiered_compare.rst", category="TM-Training"),
-        table3=report("results/tiered/table3.csv", caption="../report/tiered_table3.rst", category="TM-Training"),
-        ordering=report("results/tiered/ordering.csv", caption="../report/tiered_ordering.rst", category="TM-Training"),
+        compare=report(
+            "results/tiered/compare.csv",
+            caption="../report/tiered_compare.rst",
+            category="TM-Training",
+            subcategory="Paper vs ours",
+        ),
+        table3=report(
+            "results/tiered/table3.csv",
+            caption="../report/tiered_table3.rst",
+            category="TM-Training",
+            subcategory="Tables",
+        ),
+        ordering=report(
+            "results/tiered/ordering.csv",
+            caption="../report/tiered_ordering.rst",
+            category="TM-Training",
+            subcategory="Tables",
+        ),
+    threads: 1
+    resources:
+        mem_mb=700,  # peak 437 MB
     log:
         "results/logs/tiered_report.log",
+    benchmark:
+        "results/benchmarks/tiered_report.tsv",
     shell:
         "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
@@ -101,13 +133,23 @@ for _figure in TIERED_FIGURES:
         input:
             table=rules.tiered_report.output.study,
         output:
-            png=report(f"results/tiered/{_figure}.png", caption=f"../report/tiered_{_figure}.rst", category="TM-Training"),
+            png=report(
+                f"results/tiered/{_figure}.png",
+                caption=f"../report/tiered_{_figure}.rst",
+                category="TM-Training",
+                subcategory="Figures",
+            ),
             pdf=f"results/tiered/{_figure}.pdf",
         params:
             figure=_figure,
             # only the settings this figure uses, so that changing another one does not re-draw it
             settings=tiered_figure_settings(_figure),
+        threads: 1
+        resources:
+            mem_mb=400,  # peak 245 MB over the eleven figures
         log:
             f"results/logs/tiered_{_figure}.log",
+        benchmark:
+            f"results/benchmarks/tiered_{_figure}.tsv",
         shell:
             "traincost plot-tiered --figure {params.figure} {params.settings} --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"

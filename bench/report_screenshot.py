@@ -1,0 +1,220 @@
+"""Open the Snakemake report in headless Chromium and check that its figures really load.
+
+    python bench/report_screenshot.py results/report.html [--out results/report_check] [--show results/monet/figure1.png]
+
+Checks, each printed with its count:
+
+1. static: the report's ``results`` table parses; every image result is a data URI (self-contained, no
+   file links) that decodes to a PNG/SVG with a size; every result has a caption and no caption holds
+   unrendered Jinja (``{{``, ``{%``); the agreement pages (``agreement.html``) carry coloured rows.
+2. in Chromium: a copy of the report with a probe script appended loads every image data URI into an
+   ``Image`` (``naturalWidth`` > 0 proves the browser decoded it), then asks the report's own app to
+   show one figure with its caption. ``--dump-dom`` of that page must contain the probe's verdict and
+   the report's ``<img>`` with a ``data:image`` source.
+3. screenshots, to look at: ``<out>/report.png`` (a figure with its caption, ``--show`` picks which)
+   and ``<out>/report_agreement.png`` (the last agreement page, as the report shows it).
+
+Needs Chromium (Debian: ``apt-get install -y chromium``); CI has none, so this is a bench script.
+Exit status 1 if any check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROBE = """
+<script id="bench-probe">
+window.addEventListener("load", function () {
+  const paths = Object.keys(results);
+  const images = paths.filter(p => (results[p].mime_type || "").startsWith("image/"));
+  const checks = images.map(p => new Promise(function (resolve) {
+    const img = new Image();
+    img.onload = () => resolve({path: p, ok: img.naturalWidth > 0, width: img.naturalWidth, height: img.naturalHeight});
+    img.onerror = () => resolve({path: p, ok: false, width: 0, height: 0});
+    img.src = results[p].data_uri;
+  }));
+  Promise.all(checks).then(function (loaded) {
+    const pre = document.createElement("pre");
+    pre.id = "bench-probe-result";
+    pre.style.display = "none";
+    pre.textContent = JSON.stringify(loaded);
+    document.body.appendChild(pre);
+    const show = SHOW_PATH;
+    const target = show && results[show] ? show : images[0];
+    if (target) {
+      const kind = results[target].mime_type === "text/html" ? "html" : "img";
+      app.setView({content: kind, contentPath: results[target].data_uri, resultPath: target, navbarMode: "resultinfo"});
+    }
+  });
+});
+</script>
+"""
+
+ROW_CLASS = re.compile(r'<tr class="(agree|disagree|unchecked)">')
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("no Chromium found: apt-get install -y chromium")
+
+
+def _run_chromium(chromium: str, url: str, *args: str, budget_ms: int) -> subprocess.CompletedProcess[str]:
+    command = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--virtual-time-budget={budget_ms}",
+        *args,
+        url,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _results_table(text: str) -> dict[str, dict]:
+    match = re.search(r'<script id="results">\s*var results = (.*?);\s*</script>', text, re.S)
+    if not match:
+        raise SystemExit("no `var results = ...` in the report: not a Snakemake 8+ report?")
+    return json.loads(match.group(1))
+
+
+def _decode(data_uri: str) -> tuple[str, bytes]:
+    header, _, payload = data_uri.partition(",")
+    mime = header.removeprefix("data:").split(";")[0]
+    return mime, base64.b64decode(payload) if ";base64" in header else payload.encode()
+
+
+def _png_size(data: bytes) -> tuple[int, int] | None:
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+class Checks:
+    """Collects named checks; prints each as it is made."""
+
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+
+    def check(self, ok: bool, what: str) -> None:
+        print(f"  [{'ok' if ok else 'FAIL'}] {what}")
+        if not ok:
+            self.failed.append(what)
+
+
+def static_checks(results: dict[str, dict], checks: Checks) -> tuple[list[str], list[str]]:
+    """Data URIs, image headers, captions and agreement pages; returns (image paths, agreement pages)."""
+    images = [p for p, r in results.items() if (r.get("mime_type") or "").startswith("image/")]
+    pages = [p for p in results if p.endswith("agreement.html")]
+    by_kind: dict[str, int] = {}
+    for entry in results.values():
+        by_kind[entry.get("mime_type") or "?"] = by_kind.get(entry.get("mime_type") or "?", 0) + 1
+    print("results in the report: " + ", ".join(f"{n} {kind}" for kind, n in sorted(by_kind.items())))
+    not_embedded = [p for p, r in results.items() if not str(r.get("data_uri", "")).startswith("data:")]
+    embedded = len(results) - len(not_embedded)
+    checks.check(not not_embedded, f"every result is embedded as a data URI ({embedded} of {len(results)})")
+    bad = []
+    for path in images:
+        mime, data = _decode(results[path]["data_uri"])
+        size = _png_size(data) if mime == "image/png" else ((1, 1) if b"<svg" in data[:2000] else None)
+        if not size or min(size) == 0:
+            bad.append(path)
+    decoded = len(images) - len(bad)
+    checks.check(not bad and bool(images), f"{decoded} of {len(images)} figures decode to an image with a size {bad or ''}")
+    no_caption = [p for p, r in results.items() if not re.sub(r"<[^>]+>", "", r.get("caption") or "").strip()]
+    checks.check(not no_caption, f"every result has a caption {no_caption or ''}")
+    raw_jinja = [p for p, r in results.items() if "{{" in (r.get("caption") or "") or "{%" in (r.get("caption") or "")]
+    checks.check(not raw_jinja, f"no caption holds unrendered Jinja {raw_jinja or ''}")
+    with_config = [p for p, r in results.items() if "This run" in (r.get("caption") or "")]
+    print(f"  captions stating this run's config values: {len(with_config)} of {len(results)}")
+    naming = [p for p in images if re.search(r"(Figure|Table) \w+", results[p].get("caption") or "")]
+    checks.check(len(naming) == len(images), f"{len(naming)} of {len(images)} figure captions name a paper figure or table")
+    for page in pages:
+        _, data = _decode(results[page]["data_uri"])
+        rows = ROW_CLASS.findall(data.decode("utf-8"))
+        summary = re.search(r"<b>(\d+ of \d+ checks agree)</b>", data.decode("utf-8"))
+        counts = {kind: rows.count(kind) for kind in ("agree", "disagree", "unchecked")}
+        agree = summary.group(1) if summary else "no summary line"
+        checks.check(bool(rows) and summary is not None, f"{page}: {agree}; rows coloured {counts}")
+    return images, pages
+
+
+def _probe_page(text: str, folder: Path, show: str) -> str:
+    """A copy of the report with the probe appended, showing ``show``; returns its file URL."""
+    end = text.rfind("</body>")  # the last one: bundled scripts hold "</body>" in strings
+    page = folder / f"probe{abs(hash(show))}.html"
+    page.write_text(text[:end] + PROBE.replace("SHOW_PATH", json.dumps(show)) + text[end:], encoding="utf-8")
+    return page.as_uri()
+
+
+def browser_checks(
+    text: str, images: list[str], pages: list[str], checks: Checks, *, out: Path, show: str, budget_ms: int
+) -> None:
+    """Load the report in headless Chromium: decode every figure, show one figure and one agreement page, screenshot both."""
+    chromium = _chromium()
+    out.mkdir(parents=True, exist_ok=True)
+    version = subprocess.run([chromium, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    print(f"in Chromium ({version}):")
+    with tempfile.TemporaryDirectory() as tmp:
+        url = _probe_page(text, Path(tmp), show)
+        dom = _run_chromium(chromium, url, "--dump-dom", budget_ms=budget_ms).stdout
+        verdict = re.search(r'<pre id="bench-probe-result"[^>]*>(.*?)</pre>', dom, re.S)
+        loaded = json.loads(html.unescape(verdict.group(1))) if verdict else []
+        good = [item for item in loaded if item["ok"]]
+        checks.check(bool(verdict), "the probe ran in the page (its verdict is in the dumped DOM)")
+        decoded = f"{len(good)} of {len(images)} figures decoded by Chromium (naturalWidth > 0)"
+        checks.check(len(good) == len(images) and bool(images), decoded)
+        for item in loaded:
+            print(f"      {item['width']:>5} x {item['height']:<5} {'ok' if item['ok'] else 'BROKEN'}  {item['path']}")
+        shown = re.findall(r'<img[^>]+src="data:image/[^"]{100,}', dom)
+        checks.check(bool(shown), f"the report's own view shows the figure as <img src=data:image/...> ({len(shown)} in the DOM)")
+        menu = [name for name in ("MONET", "MTrain", "TM-Training") if f">{name}<" in dom]
+        checks.check(bool(menu), f"the report's app rendered its menu (categories in the DOM: {', '.join(menu) or 'none'})")
+        shot = out / "report.png"
+        _run_chromium(chromium, url, f"--screenshot={shot}", "--window-size=1600,1000", budget_ms=budget_ms)
+        checks.check(shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot}")
+        if pages:
+            url = _probe_page(text, Path(tmp), pages[-1])
+            dom = _run_chromium(chromium, url, "--dump-dom", budget_ms=budget_ms).stdout
+            framed = re.findall(r'<iframe[^>]+src="data:text/html[^"]{100,}', dom)
+            checks.check(bool(framed), f"the report shows {pages[-1]} in its own view (<iframe src=data:text/html...>)")
+            shot = out / "report_agreement.png"
+            _run_chromium(chromium, url, f"--screenshot={shot}", "--window-size=1600,1000", budget_ms=budget_ms)
+            checks.check(shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("report", type=Path, help="the report HTML (snakemake --report results/report.html)")
+    parser.add_argument("--out", type=Path, default=Path("results/report_check"), help="folder for the screenshots")
+    parser.add_argument("--show", default="", help="result path to show in the screenshot (default: the first figure)")
+    parser.add_argument("--budget-ms", type=int, default=20000, help="Chromium's virtual time budget")
+    args = parser.parse_args()
+    text = args.report.read_text(encoding="utf-8")
+    checks = Checks()
+    print(f"{args.report} ({args.report.stat().st_size / 1e6:.1f} MB)")
+    print("static checks:")
+    images, pages = static_checks(_results_table(text), checks)
+    browser_checks(text, images, pages, checks, out=args.out, show=args.show, budget_ms=args.budget_ms)
+    if checks.failed:
+        print(f"{len(checks.failed)} check(s) failed")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()

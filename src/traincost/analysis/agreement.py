@@ -1,0 +1,350 @@
+"""The paper-versus-ours tables of the three studies, read back for the terminal and the report.
+
+Every study writes one CSV in which each row checks one number or claim of its paper:
+MONET's ``monet/claims.csv`` (``claim``, ``paper_says``, ``value``, ``holds``), MTrain's
+``mtrain/compare.csv`` and TM-Training's ``tiered/compare.csv`` (``claim``, ``paper``, ``ours``,
+``agrees``). :func:`read_comparison` brings them to one shape, ``claim``, ``check``, ``paper``,
+``ours``, ``agrees`` (nullable: a row without a check only sets values side by side), plus the
+study's context columns; :func:`summary_text` and :func:`agreement_html` render that shape.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from traincost.errors import ConfigError
+
+__all__ = [
+    "STUDIES",
+    "Agreement",
+    "Study",
+    "agreement_html",
+    "count_agreement",
+    "find_comparisons",
+    "read_comparison",
+    "summary_text",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Study:
+    """Where one study's comparison lives and what its columns are called.
+
+    Attributes:
+        key: short name (``monet``, ``mtrain``, ``tiered``), also the results subfolder.
+        title: the paper, as the report and the terminal name it.
+        path: the CSV, relative to the results folder.
+        claim: column naming the claim.
+        paper: column with the paper's value or statement.
+        ours: column with our value.
+        agrees: column saying whether ours agrees (True, False or empty).
+        check: column saying what is checked.
+        context: columns that tell rows of one claim apart (model, cluster, metric, ...).
+        note: optional column with remarks, shown in the report only.
+    """
+
+    key: str
+    title: str
+    path: str
+    claim: str
+    paper: str
+    ours: str
+    agrees: str
+    check: str
+    context: tuple[str, ...]
+    note: str | None = None
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Every column the CSV must have."""
+        return (self.claim, self.paper, self.ours, self.agrees, self.check, *self.context)
+
+
+STUDIES: dict[str, Study] = {
+    "monet": Study(
+        key="monet",
+        title="MONET",
+        path="monet/claims.csv",
+        claim="claim",
+        paper="paper_says",
+        ours="value",
+        agrees="holds",
+        check="check",
+        context=("figure",),
+    ),
+    "mtrain": Study(
+        key="mtrain",
+        title="MTrain",
+        path="mtrain/compare.csv",
+        claim="claim",
+        paper="paper",
+        ours="ours",
+        agrees="agrees",
+        check="check",
+        context=("model", "cluster", "bandwidth_gb_per_s", "metric"),
+        note="source",
+    ),
+    "tiered": Study(
+        key="tiered",
+        title="TM-Training",
+        path="tiered/compare.csv",
+        claim="claim",
+        paper="paper",
+        ours="ours",
+        agrees="agrees",
+        check="check",
+        context=("figure", "workload", "ratio", "metric"),
+        note="note",
+    ),
+}
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """How many rows of one comparison agree.
+
+    Attributes:
+        agree: rows whose check holds.
+        checked: rows with a check (agree or not).
+        rows: every row, including those that only set values side by side.
+    """
+
+    agree: int
+    checked: int
+    rows: int
+
+
+def find_comparisons(results: Path) -> list[tuple[Study, Path]]:
+    """The comparison CSVs present under ``results``, in the order of :data:`STUDIES`.
+
+    Raises:
+        ConfigError: ``results`` is not a folder, or holds none of the three CSVs.
+    """
+    if not results.is_dir():
+        raise ConfigError(f"{results}: no such results folder (run the workflow first, or pass --results)")
+    found = [(study, results / study.path) for study in STUDIES.values() if (results / study.path).is_file()]
+    if not found:
+        looked = ", ".join(str(results / study.path) for study in STUDIES.values())
+        raise ConfigError(f"{results}: no paper-vs-ours table found (looked for {looked})")
+    return found
+
+
+def _flag(value: object, path: Path, row: int, column: str) -> bool | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text == "":
+        return None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(f"{path}: row {row + 2}, column {column!r}: expected True, False or empty, got {value!r}")
+
+
+def _label(frame: pd.DataFrame, study: Study) -> pd.Series:
+    """The claim, followed by the context values that differ between rows of the same claim."""
+    labels = frame[study.claim].astype(str).copy()
+    for _, group in frame.groupby(study.claim, sort=False, dropna=False):
+        varying = [c for c in study.context if group[c].astype(str).nunique(dropna=False) > 1]
+        for index, row in group.iterrows():
+            parts = [str(row[study.claim])]
+            parts += [_text(row[c]) for c in varying if _text(row[c])]
+            labels[index] = " ".join(parts)
+    return labels
+
+
+def read_comparison(path: Path, study: Study) -> pd.DataFrame:
+    """One study's comparison CSV, in the common shape.
+
+    Args:
+        path: the CSV a study's report step wrote.
+        study: which study it is (its column names).
+
+    Returns:
+        One row per check: ``claim`` (the claim plus the context that tells its rows apart),
+        ``claim_name`` (the claim alone), ``check``, ``paper``, ``ours``, ``agrees`` (pandas nullable
+        boolean), ``note`` (or empty), then the study's context columns.
+
+    Raises:
+        ConfigError: the file is missing or not a CSV, a column is missing, or ``agrees`` holds
+            something other than True, False or empty. The message names the file.
+    """
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file (the {study.title} comparison)")
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=object)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a readable CSV ({err})") from err
+    missing = [c for c in study.required if c not in frame.columns]
+    if missing:
+        raise ConfigError(
+            f"{path}: missing column(s) {', '.join(missing)} (the {study.title} comparison needs {', '.join(study.required)})"
+        )
+    frame = frame.reset_index(drop=True)
+    out = pd.DataFrame(
+        {
+            "claim": _label(frame, study),
+            "claim_name": frame[study.claim].map(_text),
+            "check": frame[study.check].map(_text),
+            "paper": frame[study.paper].map(_value),
+            "ours": frame[study.ours].map(_value),
+            "agrees": pd.array([_flag(v, path, i, study.agrees) for i, v in enumerate(frame[study.agrees])], dtype="boolean"),
+            "note": frame[study.note].map(_text) if study.note and study.note in frame.columns else "",
+        }
+    )
+    for column in study.context:
+        out[column] = frame[column].map(_text)
+    return out
+
+
+def count_agreement(frame: pd.DataFrame) -> Agreement:
+    """Rows that agree, rows with a check, and all rows of a table from :func:`read_comparison`."""
+    checked = frame["agrees"].dropna()
+    return Agreement(agree=int(checked.sum()), checked=len(checked), rows=len(frame))
+
+
+def _value(value: object) -> float | str | None:
+    """A number where the cell holds one, else the text as written (MONET states its claims in words); None if empty."""
+    if value is None or value is pd.NA:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    return None if math.isnan(number) else number
+
+
+def _text(value: object) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def _show(value: object, width: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _verdict(flag: object) -> str:
+    if flag is pd.NA or flag is None:
+        return "-"
+    return "yes" if flag else "NO"
+
+
+def summary_text(study: Study, path: Path, frame: pd.DataFrame, *, width: int = 60, only_disagreeing: bool = False) -> str:
+    """The terminal summary of one study: the agreement count, then claim, paper, ours, agrees per row.
+
+    Args:
+        study: which study.
+        path: the CSV it came from (printed in the heading).
+        frame: from :func:`read_comparison`.
+        width: characters kept of the claim and of the paper's statement.
+        only_disagreeing: list only the rows whose check fails.
+    """
+    count = count_agreement(frame)
+    unchecked = count.rows - count.checked
+    heading = f"{study.title} ({path}): {count.agree} of {count.checked} checks agree"
+    heading += f", {unchecked} row(s) without a check" if unchecked else ""
+    rows = frame[frame["agrees"].eq(False).fillna(False)] if only_disagreeing else frame
+    if rows.empty:
+        return heading + ("\n(no row disagrees)" if only_disagreeing else "")
+    columns = {
+        "claim": [_show(v, width) for v in rows["claim"]],
+        "paper": [_show(v, width) for v in rows["paper"]],
+        "ours": [_show(v, width) for v in rows["ours"]],
+        "agrees": [_verdict(v) for v in rows["agrees"]],
+    }
+    numeric = {name: all(isinstance(v, float) or v is None for v in rows[name]) for name in ("paper", "ours")}
+    widths = {name: max(len(name), *(len(v) for v in values)) for name, values in columns.items()}
+
+    def line(cells: dict[str, str]) -> str:
+        parts = [cells[n].rjust(widths[n]) if numeric.get(n) else cells[n].ljust(widths[n]) for n in columns]
+        return "  ".join(parts).rstrip()
+
+    lines = [line({n: n for n in columns})]
+    lines += [line({n: columns[n][i] for n in columns}) for i in range(len(rows))]
+    return "\n".join([heading, *lines])
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; font-size: 13px; margin: 12px; color: #1e293b; }
+h1 { font-size: 16px; margin: 0 0 4px 0; }
+p.summary { margin: 0 0 10px 0; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border: 1px solid #cbd5e1; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #e2e8f0; position: sticky; top: 0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.agree { background: #dcfce7; }
+tr.disagree { background: #fee2e2; }
+tr.unchecked { background: #f1f5f9; color: #475569; }
+td.verdict { font-weight: 600; white-space: nowrap; }
+td { max-width: 36em; }
+.legend span { padding: 1px 6px; margin-right: 6px; border: 1px solid #cbd5e1; }
+"""
+
+
+# row class and verdict cell, by the value of ``agrees``
+_ROW_KINDS = {True: ("agree", "✔ agrees"), False: ("disagree", "✘ differs"), None: ("unchecked", "– no check")}
+
+
+def _cell(value: object) -> str:
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return "<td></td>"
+    if isinstance(value, float):
+        return f'<td class="num">{value:.4g}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
+    """A standalone HTML page of one comparison, every row coloured by whether it agrees.
+
+    Args:
+        study: which study.
+        frame: from :func:`read_comparison`.
+        source: the CSV's path, named under the heading.
+    """
+    count = count_agreement(frame)
+    context = [c for c in study.context if frame[c].astype(bool).any()]
+    has_note = bool(frame["note"].astype(bool).any())
+    columns: Sequence[str] = ["agrees", "claim_name", *context, "paper", "ours", "check", *(["note"] if has_note else [])]
+    head = "".join(f"<th>{html.escape(c.removesuffix('_name'))}</th>" for c in columns)
+    body = []
+    for _, row in frame.iterrows():
+        flag = row["agrees"]
+        kind, verdict = _ROW_KINDS[None if flag is pd.NA else bool(flag)]
+        cells = [f'<td class="verdict">{verdict}</td>']
+        cells += [_cell(row[c]) for c in columns[1:]]
+        body.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
+    unchecked = count.rows - count.checked
+    side_by_side = f"; {unchecked} row(s) only set values side by side" if unchecked else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(study.title)}: paper vs ours</title>
+<style>{_STYLE}</style></head>
+<body>
+<h1>{html.escape(study.title)}: the paper's numbers beside ours</h1>
+<p class="summary"><b>{count.agree} of {count.checked} checks agree</b>{side_by_side}.
+Source: <code>{html.escape(source)}</code>.
+<span class="legend"><span style="background:#dcfce7">agrees</span><span style="background:#fee2e2">differs</span>\
+<span style="background:#f1f5f9">no check</span></span></p>
+<table><thead><tr>{head}</tr></thead>
+<tbody>
+{chr(10).join(body)}
+</tbody></table>
+</body></html>
+"""

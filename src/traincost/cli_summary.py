@@ -1,0 +1,56 @@
+"""``traincost`` subcommands that read the studies' paper-vs-ours tables back: in the terminal and for the report."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from traincost.analysis.agreement import (
+    STUDIES,
+    agreement_html,
+    count_agreement,
+    find_comparisons,
+    read_comparison,
+    summary_text,
+)
+from traincost.io import atomic_path
+
+__all__ = ["summary_commands"]
+
+Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+
+
+def _cmd_summary(args: argparse.Namespace) -> None:
+    found = find_comparisons(args.results)
+    if args.study:
+        found = [(study, path) for study, path in found if study.key in args.study]
+    counts = []
+    for study, path in found:
+        frame = read_comparison(path, study)
+        print(summary_text(study, path, frame, width=args.width, only_disagreeing=args.disagreeing))
+        print()
+        counts.append(count_agreement(frame))
+    names = ", ".join(study.title for study, _ in found)
+    print(f"{sum(c.agree for c in counts)} of {sum(c.checked for c in counts)} checks agree over {names}")
+
+
+def _cmd_report_table(args: argparse.Namespace) -> None:
+    study = STUDIES[args.study]
+    frame = read_comparison(args.input, study)
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(agreement_html(study, frame, source=str(args.input)), encoding="utf-8")
+
+
+def summary_commands(command: Command) -> None:
+    """The paper-vs-ours summary (terminal) and its HTML table (report)."""
+    cmd = command("summary", _cmd_summary, "per study found under --results: how many of the paper's checks agree, and the table")
+    cmd.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder (default: results)")
+    cmd.add_argument("--study", nargs="+", choices=sorted(STUDIES), help="only these studies (default: every one found)")
+    cmd.add_argument("--disagreeing", action="store_true", help="list only the rows whose check fails")
+    cmd.add_argument("--width", type=int, default=60, help="characters kept of each claim and statement (default: 60)")
+
+    cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")
+    cmd.add_argument("--study", required=True, choices=sorted(STUDIES), help="which study's CSV")
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="claims.csv (monet) or compare.csv (mtrain, tiered)")
+    cmd.add_argument("--out", type=Path, required=True, help="output HTML page")
