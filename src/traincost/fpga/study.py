@@ -20,6 +20,7 @@ from traincost.fpga.evaluator import Schedule
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
 from traincost.fpga.sharding import ShardedStep, alpa_sharding, hap_sharding
 from traincost.fpga.training_dag import TrainingDag
+from traincost.progress import progress
 
 __all__ = ["study_rows", "table3_row", "scaling_rows", "scaled_cluster", "strongest_device"]
 
@@ -73,7 +74,7 @@ def study_rows(dag: TrainingDag, cluster: Cluster, bandwidths: Sequence[float], 
         ip = size_ip(name, cluster.devices[strongest])
         singles[name] = single_device(dag, [ip], cluster.batch, 0).schedule, ip
     rows = []
-    for bandwidth in bandwidths:
+    for bandwidth in progress(bandwidths, desc=f"MTrain {cluster.name}", unit="bandwidth"):
         base = {"cluster": cluster.name, "batch": cluster.batch, "bandwidth_gb_per_s": float(bandwidth)}
         search = mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, workers=workers)
         schedules = [*search.initial.steps.values(), search.mapping.schedule]
@@ -147,7 +148,7 @@ def scaling_rows(
 ) -> pd.DataFrame:
     """Figure 12: MTrain's throughput per bandwidth and its search time as the cluster grows."""
     rows = []
-    for pairs in pair_counts:
+    for pairs in progress(pair_counts, desc=f"MTrain scaling {base.name}", unit="size"):
         cluster = scaled_cluster(base, pairs)
         accelerators = select_accelerators(dag, cluster)
         for bandwidth in bandwidths:

@@ -21,6 +21,7 @@ from pymoo.optimize import minimize
 
 from traincost.errors import ConfigError
 from traincost.optimize.checkpoint_search import CheckpointEvaluator
+from traincost.progress import progress_bar
 
 __all__ = ["CheckpointProblem", "run_nsga2", "largest_saving"]
 
@@ -60,9 +61,9 @@ def run_nsga2(evaluator: CheckpointEvaluator, *, population: int, generations: i
         mutation=BitflipMutation(),
         eliminate_duplicates=True,
     )
-    with evaluator.worker_pool(workers) as pool:
+    with evaluator.worker_pool(workers) as pool, progress_bar(total=generations, desc="NSGA-II", unit="generation") as bar:
         problem = CheckpointProblem(evaluator, pool)
-        result = minimize(problem, algorithm, ("n_gen", generations), seed=seed, verbose=False)
+        result = minimize(problem, algorithm, ("n_gen", generations), seed=seed, verbose=False, callback=lambda _: bar.update(1))
     names = evaluator.candidates["name"].to_numpy()
     front = {tuple(np.asarray(x, dtype=bool)) for x in np.atleast_2d(result.X)}
     rows = []

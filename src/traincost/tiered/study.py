@@ -25,6 +25,7 @@ import pandas as pd
 
 from traincost.errors import ConfigError
 from traincost.models.transformer import tm_training_workload
+from traincost.progress import progress
 from traincost.tiered.autotm import AutoTMPlan, plan_autotm
 from traincost.tiered.engine import Outcome, simulate, tier1_bytes_for_ratio
 from traincost.tiered.policies import POLICIES, make_policy
@@ -144,7 +145,7 @@ def study_runs(
     model_bytes = model_bytes_per_chip(workload, word_bytes=system.hardware.word_bytes)
     baseline = _timed(trace, system, BASELINE, None, system.capacity_bytes)
     rows = []
-    for ratio in ratios:
+    for ratio in progress(ratios, desc=f"{trace.name} {variant}", unit="ratio"):
         tier1 = tier1_bytes_for_ratio(ratio, model_bytes, system.capacity_bytes)
         plan = _plan(trace, system, tier1, autotm_time_limit_s) if any(p in _PLANNED for p in policies) else None
         for policy in policies:
