@@ -88,6 +88,8 @@ TENSOR_KINDS = (
 )
 
 _META_KEY = b"traincost"
+# the tensors columns the cost model, the liveness analysis and the studies read
+_TENSOR_COLUMNS = ("tensor", "name", "kind", "dtype_bytes", "bytes", "producer", "consumers", "updates")
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, str] | None = None) -> None:
@@ -137,6 +139,9 @@ class Workload:
         missing = [c for c in ("op", "kind", "phase", "macs", "inputs", "outputs") if c not in ops.columns]
         if missing:
             raise GraphError(f"{ops_path}: not a Workload ops table (missing columns {missing})")
+        missing = [c for c in _TENSOR_COLUMNS if c not in tensors.columns]
+        if missing:
+            raise GraphError(f"{tensors_path}: not a Workload tensors table (missing columns {missing})")
         return cls(ops=ops, tensors=tensors, meta=meta)
 
     def phase(self, *phases: str) -> pd.DataFrame:

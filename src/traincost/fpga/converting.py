@@ -69,6 +69,16 @@ def select_accelerators(dag: TrainingDag, cluster: Cluster) -> tuple[TrainingIp,
     return tuple(chosen)
 
 
+def _check_search(batch: int, bandwidth_gb_per_s: float, step: int) -> None:
+    """The arguments every ratio search shares, checked before any mapping."""
+    if not bandwidth_gb_per_s > 0 or not np.isfinite(bandwidth_gb_per_s):
+        raise ConfigError(f"P2P bandwidth {bandwidth_gb_per_s:g} GB/s: expected a finite number > 0")
+    if step < 1:
+        raise ConfigError(f"ratio step {step}: expected an integer >= 1 (samples moved per re-partition move)")
+    if batch < 1:
+        raise ConfigError(f"batch {batch}: expected an integer >= 1")
+
+
 def initial_ratio(accelerators: Sequence[TrainingIp], batch: int, step: int = 1) -> tuple[int, ...]:
     """Samples per accelerator in proportion to its processing elements, in multiples of ``step``
     (largest remainders; the last accelerator takes what the step leaves over, as in ``ratios``)."""
@@ -187,8 +197,9 @@ def mtrain_converting(
     """Algorithm 1 from the PE-based ratio (``workers`` processes map each move's candidates).
 
     Raises:
-        ConfigError: the DRAM cannot hold the initial ratio.
+        ConfigError: the DRAM cannot hold the initial ratio, or the bandwidth, step or batch is out of range.
     """
+    _check_search(batch, bandwidth_gb_per_s, step)
     began = time.perf_counter()
     ratio = start = initial_ratio(accelerators, batch, step)
     with RatioMapper(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, workers=workers) as mapper:
@@ -251,8 +262,9 @@ def dfs_optimum(
     """The best throughput over every ratio (Table III's DFS; ``workers`` processes map the ratios).
 
     Raises:
-        ConfigError: no ratio fits the cluster's DRAM.
+        ConfigError: no ratio fits the cluster's DRAM, or the bandwidth, step or batch is out of range.
     """
+    _check_search(batch, bandwidth_gb_per_s, step)
     began = time.perf_counter()
     candidates = ratios(batch, len(accelerators), step)
     with RatioMapper(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, workers=workers) as mapper:

@@ -20,8 +20,9 @@ from onnx import helper, numpy_helper
 from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.execute import example_feeds, max_relative_error, record_shapes, run
 from traincost.frontend.gradient_rules import COMPOSITE_STANDARD_OPS, RULES, RuleContext
-from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, initializer_map, set_model_meta
+from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, check_node_order, initializer_map, set_model_meta
 from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.progress import progress
 
 __all__ = [
     "decompose",
@@ -65,8 +66,10 @@ def decompose(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto:
 
     Raises:
         UnsupportedOpError: naming every op type without a rule and its nodes.
+        GraphError: the nodes are not in topological order (a cycle) or a tensor has two writers.
     """
     graph = model.graph
+    check_node_order(graph)
     missing: dict[str, list[str]] = {}
     for node in graph.node:
         if not is_primitive(node) and (node.domain, node.op_type) not in RULES:
@@ -141,7 +144,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     constants = initializer_map(before.graph)
     per_rule: dict[str, float] = {}
     # A slice of nodes at a time, so that the reference tensors of one slice are in memory at once.
-    for first in range(0, len(composite), _CHECK_CHUNK):
+    for first in progress(range(0, len(composite), _CHECK_CHUNK), desc="checking rewritten nodes", unit="chunk"):
         nodes = composite[first : first + _CHECK_CHUNK]
         wanted = sorted({name for node in nodes for name in [*node.input, *node.output] if name and name not in constants})
         reference = run(before, feeds, wanted) | constants

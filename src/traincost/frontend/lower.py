@@ -13,7 +13,7 @@ from onnx import helper
 
 from traincost.errors import GraphError
 from traincost.frontend.decompose import is_primitive
-from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, model_meta, node_meta
+from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
 from traincost.frontend.shapes import TensorType, tensor_types
 from traincost.workload import LOOP_DIMS, Workload
 
@@ -79,9 +79,11 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
     """The Workload of a decomposed training graph with recorded shapes.
 
     Raises:
-        GraphError: if a node is not primitive, lacks its phase annotation, or a tensor has no shape.
+        GraphError: if a node is not primitive, lacks its phase annotation, or a tensor has no shape;
+            or if the nodes are not in topological order (a cycle) or a tensor has two writers.
     """
     graph = model.graph
+    check_node_order(graph)
     types = tensor_types(graph)
     meta = model_meta(model)
     params = set(json.loads(meta.get("parameters", "[]")))

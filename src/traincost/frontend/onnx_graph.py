@@ -35,6 +35,7 @@ __all__ = [
     "NodeFactory",
     "producers",
     "consumers",
+    "check_node_order",
     "initializer_map",
     "model_meta",
     "set_model_meta",
@@ -114,6 +115,39 @@ def set_model_meta(target: onnx.ModelProto, /, **values: str) -> None:
 def producers(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
     """Tensor name → the node that writes it."""
     return {out: node for node in graph.node for out in node.output if out}
+
+
+def check_node_order(graph: onnx.GraphProto) -> None:
+    """Check that each tensor has one writer and that every node comes after the writers of its inputs.
+
+    ONNX requires the nodes of a graph in topological order, so a node that reads a tensor written
+    by a later node means a cycle (or a graph edited out of order).
+
+    Raises:
+        GraphError: naming the graph, the node and the tensor at fault.
+    """
+    sources = {v.name for v in graph.input} | {i.name for i in graph.initializer}
+    writer: dict[str, onnx.NodeProto] = {}
+    for node in graph.node:
+        for name in node.output:
+            if not name:
+                continue
+            if name in writer or name in sources:
+                first = f"node {writer[name].name!r}" if name in writer else "a graph input or initializer"
+                raise GraphError(
+                    f"graph {graph.name!r}: node {node.name!r} writes {name!r}, already written by {first}; "
+                    "expected one writer per tensor"
+                )
+            writer[name] = node
+    written = set(sources)
+    for node in graph.node:
+        for name in node.input:
+            if name and name not in written and name in writer:
+                raise GraphError(
+                    f"graph {graph.name!r}: node {node.name!r} reads {name!r} before node {writer[name].name!r} writes it; "
+                    "expected nodes in topological order (the graph has a cycle or is out of order)"
+                )
+        written.update(node.output)
 
 
 def consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
+from numbers import Real
 
 import pandas as pd
 
@@ -27,14 +29,20 @@ def expand_grid(hardware: str, defaults: Mapping[str, float], sweep: Mapping[str
     template and sweep always give the same table.
 
     Raises:
-        ConfigError: a swept name is not a parameter of the template, or its list is empty.
+        ConfigError: a swept name is not a parameter of the template, or its values are not a
+            non-empty list of finite numbers.
     """
     sweep = dict(sweep or {})
     for name, values in sweep.items():
         if name not in defaults:
             raise ConfigError(f"sweep of {hardware}: {name!r} is not a parameter (parameters: {', '.join(defaults)})")
+        if isinstance(values, str | bytes | Mapping) or not hasattr(values, "__len__"):
+            raise ConfigError(f"sweep of {hardware}: {name!r} is {values!r}; expected a list of numbers")
         if len(values) == 0:
             raise ConfigError(f"sweep of {hardware}: {name!r} has no values")
+        wrong = [v for v in values if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(v)]
+        if wrong:
+            raise ConfigError(f"sweep of {hardware}: {name!r} has {wrong[0]!r}; expected a list of finite numbers")
     names = list(defaults)
     axes = [list(sweep.get(name, [defaults[name]])) for name in names]
     rows = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes)]

@@ -67,8 +67,11 @@ def solve_checkpoint_milp(costs: pd.DataFrame, *, budget_bytes: float, time_limi
     """Equation 6 with OR-Tools CP-SAT: the activations to recompute under a memory budget.
 
     Raises:
-        ConfigError: the budget is negative (no choice fits), or the solver finds nothing in time.
+        ConfigError: the budget is not a number, is negative (no choice fits), or the solver finds
+            nothing in time.
     """
+    if not np.isfinite(budget_bytes):
+        raise ConfigError(f"checkpoint budget {budget_bytes:g} bytes: expected a finite number of bytes >= 0")
     if budget_bytes < 0:
         raise ConfigError(
             f"checkpoint budget {budget_bytes:g} bytes: no choice fits a negative budget (smallest: 0, all recomputed)"

@@ -45,7 +45,7 @@ __all__ = ["Outcome", "Policy", "Simulator", "simulate", "tier1_bytes_for_ratio"
 
 def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: float) -> float:
     """Tier 1 size for a ratio of Tier 1 to model (parameter) size, capped at the chip's address space."""
-    if ratio <= 0:
+    if not ratio > 0:  # also rejects NaN
         raise ConfigError(f"Tier 1 ratio {ratio}: expected > 0 (Tier 1 size / model size)")
     return min(ratio * parameter_bytes, capacity_bytes)
 

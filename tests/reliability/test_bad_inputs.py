@@ -1,0 +1,429 @@
+"""Bad input to every stage: exit status 2, one ``traincost: error:`` line naming what is wrong, no output left.
+
+Each case builds its bad input in ``tmp_path`` from small pieces (the tiny GPT-2 chain, the shipped
+hardware and FPGA YAMLs, one chip's BERT-Large step) and runs one ``traincost`` command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import helper
+
+from tests.integration.test_cli import assert_clean_failure, traincost
+from tests.integration.test_workflow import _config, snakemake
+from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, TPUV4_TIERED, cli, edited_yaml
+from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+
+
+@dataclass(frozen=True)
+class Case:
+    """A command, the words its error line must contain, and the outputs it must not leave."""
+
+    args: tuple[object, ...]
+    words: tuple[str, ...]
+    outputs: tuple[Path, ...]
+
+
+class Inputs:
+    """What the cases build on; the session fixtures are only built when a case asks for them."""
+
+    def __init__(self, tmp: Path, request: pytest.FixtureRequest) -> None:
+        self.tmp = tmp
+        self._request = request
+
+    @property
+    def graphs(self) -> Path:
+        return self._request.getfixturevalue("tiny_gpt2") / "graphs/first"
+
+    @property
+    def workload(self) -> tuple[object, ...]:
+        ops, tensors = self._request.getfixturevalue("tiny_tables")
+        return ("--ops", ops, "--tensors", tensors)
+
+    @property
+    def bert(self) -> tuple[object, ...]:
+        ops, tensors = self._request.getfixturevalue("bert_large")
+        return ("--ops", ops, "--tensors", tensors)
+
+    def out(self, name: str) -> Path:
+        return self.tmp / "out" / name
+
+
+CASES: dict[str, Callable[[Inputs], Case]] = {}
+
+
+def case(build: Callable[[Inputs], Case]) -> Callable[[Inputs], Case]:
+    CASES[build.__name__] = build
+    return build
+
+
+# --- the ONNX front end ------------------------------------------------------------------------
+
+
+def _lower(source: Path, io: Inputs) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    ops, tensors = io.out("ops.parquet"), io.out("tensors.parquet")
+    return ("lower", "--in", source, "--ops", ops, "--tensors", tensors), (ops, tensors)
+
+
+def _decompose(source: Path, io: Inputs) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    out, histogram = io.out("d.onnx"), io.out("hist.parquet")
+    return ("decompose", "--in", source, "--histogram", histogram, "--out", out), (out, histogram)
+
+
+@case
+def truncated_onnx(io: Inputs) -> Case:
+    whole = (io.graphs / "train_step.decomposed.onnx").read_bytes()
+    truncated = io.tmp / "truncated.onnx"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    args, outputs = _lower(truncated, io)
+    return Case(args, (str(truncated), "not a readable ONNX model"), outputs)
+
+
+def _with_node(source: Path, target: Path, node: onnx.NodeProto, phase: str) -> Path:
+    model = onnx.load(str(source))
+    set_node_meta(node, phase=phase, layer="extra")
+    model.graph.node.append(node)
+    save_onnx(model, target)
+    return target
+
+
+@case
+def op_without_a_decomposition_rule(io: Inputs) -> Case:
+    node = helper.make_node("QuickGeluGrad", ["loss", "loss"], ["gelu_grad"], name="gelu_grad_node", domain="com.microsoft")
+    source = _with_node(io.graphs / "train_step.onnx", io.tmp / "unknown_grad.onnx", node, "backward")
+    args, outputs = _decompose(source, io)
+    return Case(args, ("no decomposition rule", "com.microsoft::QuickGeluGrad", "gelu_grad_node"), outputs)
+
+
+@case
+def op_without_a_lowering_rule(io: Inputs) -> Case:
+    decomposed = io.graphs / "train_step.decomposed.onnx"
+    first_output = onnx.load(str(decomposed)).graph.node[0].output[0]
+    node = helper.make_node("Frobnicate", [first_output], ["frobnicated"], name="frob_node", domain="com.example")
+    source = _with_node(decomposed, io.tmp / "custom_op.onnx", node, "forward")
+    args, outputs = _lower(source, io)
+    return Case(args, ("frob_node", "com.example::Frobnicate", "not primitive"), outputs)
+
+
+def _with_cycle(source: Path, target: Path) -> tuple[str, str]:
+    """Make the first node that reads another node's output read a later node's output instead: a cycle
+    (the later node depends on it). Returns the rewired node's name and the tensor it now reads."""
+    model = onnx.load(str(source))
+    nodes = model.graph.node
+    writer = {name: i for i, node in enumerate(nodes) for name in node.output}
+    first = next(i for i, node in enumerate(nodes) if any(name in writer for name in node.input))
+    later = next(j for j in range(first + 1, len(nodes)) if set(nodes[j].input) & set(nodes[first].output))
+    slot = next(k for k, name in enumerate(nodes[first].input) if name in writer)
+    nodes[first].input[slot] = nodes[later].output[0]
+    save_onnx(model, target)
+    return nodes[first].name, nodes[later].output[0]
+
+
+@case
+def graph_with_a_cycle_lowered(io: Inputs) -> Case:
+    source = io.tmp / "cycle.decomposed.onnx"
+    node, tensor = _with_cycle(io.graphs / "train_step.decomposed.onnx", source)
+    args, outputs = _lower(source, io)
+    return Case(args, (repr(node), repr(tensor), "cycle"), outputs)
+
+
+@case
+def graph_with_a_cycle_decomposed(io: Inputs) -> Case:
+    source = io.tmp / "cycle.onnx"
+    node, tensor = _with_cycle(io.graphs / "train_step.onnx", source)
+    args, outputs = _decompose(source, io)
+    return Case(args, (repr(node), repr(tensor), "cycle"), outputs)
+
+
+@case
+def tensor_with_two_writers(io: Inputs) -> Case:
+    decomposed = io.graphs / "train_step.decomposed.onnx"
+    graph = onnx.load(str(decomposed)).graph
+    taken = graph.node[1].output[0]
+    node = helper.make_node("Relu", [graph.node[0].output[0]], [taken], name="second_writer")
+    source = _with_node(decomposed, io.tmp / "two_writers.onnx", node, "forward")
+    args, outputs = _lower(source, io)
+    return Case(args, ("second_writer", repr(taken), "one writer per tensor"), outputs)
+
+
+@case
+def unknown_zoo_model(io: Inputs) -> Case:
+    out = io.out("model.onnx")
+    return Case(("export", "--model", "resnet19", "--batch", 1, "--out", out), ("'resnet19'", "resnet18_cifar"), (out,))
+
+
+@case
+def unknown_model_option(io: Inputs) -> Case:
+    out = io.out("model.onnx")
+    args = ("export", "--model", "gpt2", "--batch", 1, "--options", '{"n_layers": 1}', "--out", out)
+    return Case(args, ("'n_layers'", "gpt2", "n_layer"), (out,))
+
+
+# --- Workload tables ---------------------------------------------------------------------------
+
+
+@case
+def missing_input_file(io: Inputs) -> Case:
+    missing, out = io.tmp / "nowhere/ops.parquet", io.out("memory.parquet")
+    args = ("memory", "--ops", missing, "--tensors", io.workload[3], "--out", out)
+    return Case(args, (str(missing), "no such"), (out,))
+
+
+@case
+def parquet_that_is_not_an_ops_table(io: Inputs) -> Case:
+    histogram, out = io.graphs / "op_histogram.parquet", io.out("memory.parquet")
+    args = ("memory", "--ops", histogram, "--tensors", io.workload[3], "--out", out)
+    return Case(args, (str(histogram), "not a Workload ops table", "'op'"), (out,))
+
+
+@case
+def parquet_that_is_not_a_tensors_table(io: Inputs) -> Case:
+    histogram, out = io.graphs / "op_histogram.parquet", io.out("sweep.parquet")
+    args = ("sweep", "--ops", io.workload[1], "--tensors", histogram, "--hardware", EDGE_TPU, "--step", "training", "--out", out)
+    return Case(args, (str(histogram), "not a Workload tensors table", "'tensor'"), (out,))
+
+
+@case
+def text_file_named_parquet(io: Inputs) -> Case:
+    text, out = io.tmp / "ops.parquet", io.out("memory.parquet")
+    text.write_text("op,kind\n0,conv\n")
+    args = ("memory", "--ops", text, "--tensors", io.workload[3], "--out", out)
+    return Case(args, (str(text), "not a readable Parquet file"), (out,))
+
+
+@case
+def tables_with_different_columns_concatenated(io: Inputs) -> Case:
+    out = io.out("merged.parquet")
+    ops, tensors = io.workload[1], io.workload[3]
+    return Case(("concat", "--in", ops, tensors, "--out", out), (str(tensors), "columns differ", str(ops)), (out,))
+
+
+# --- hardware YAML (read by `traincost sweep`) --------------------------------------------------
+
+
+def _sweep_with(io: Inputs, hardware: Path, *extra: object) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    out = io.out("sweep.parquet")
+    return ("sweep", *io.workload, "--hardware", hardware, *extra, "--step", "training", "--out", out), (out,)
+
+
+def _edge(io: Inputs, change: Callable[[dict], object]) -> Path:
+    return edited_yaml(EDGE_TPU, io.tmp / "edge_tpu.yaml", change)
+
+
+@case
+def core_level_missing_from_memories(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["cores"][0]["memory"].append({"level": "l2_cache", "operands": ["W"]}))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "cores[0].memory[2].level", "'l2_cache'", "not a key of memories"), outputs)
+
+
+@case
+def negative_memory_bandwidth(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["memories"]["simd_memory"].update(read_bandwidth_bytes_per_cycle=-64))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "memories.simd_memory.read_bandwidth_bytes_per_cycle", "expected > 0"), outputs)
+
+
+@case
+def offchip_bandwidth_negative_by_expression(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["offchip"].update(bandwidth_bytes_per_cycle="32 - x_pes * 16"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "offchip.bandwidth_bytes_per_cycle", "= -32", "x_pes=4", "expected > 0"), outputs)
+
+
+@case
+def pe_axis_on_an_unknown_loop_dimension(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["cores"][0]["pe_array"][0].update(dim="Q"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "cores[0].pe_array[0].dim", "'Q'", "'OX'"), outputs)
+
+
+@case
+def expression_over_an_unknown_parameter(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["memories"]["simd_memory"].update(size_bytes="simd_kb * KiB"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "memories.simd_memory.size_bytes", "['simd_kb']", "local_memory_mb"), outputs)
+
+
+@case
+def op_kind_that_no_core_runs(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["cores"][1]["runs"].remove("eltwise"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, ("no core runs op kind 'eltwise'", "Workload op"), outputs)
+
+
+# --- sweep grids -------------------------------------------------------------------------------
+
+
+@case
+def grid_value_that_is_not_a_list(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", '{"x_pes": "four"}')
+    return Case(args, ("edge_tpu", "'x_pes'", "'four'", "expected a list of numbers"), outputs)
+
+
+@case
+def grid_value_that_is_not_a_number(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", '{"lanes": [1, null]}')
+    return Case(args, ("'lanes'", "None", "finite numbers"), outputs)
+
+
+@case
+def empty_grid(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", '{"x_pes": [1, 2], "lanes": []}')
+    return Case(args, ("'lanes'", "has no values"), outputs)
+
+
+@case
+def shard_out_of_range(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", '{"x_pes": [1, 2]}', "--shard", "4/4")
+    return Case(args, ("shard 4 of 4", "0 <= index < count"), outputs)
+
+
+# --- activation checkpointing (MILP) -----------------------------------------------------------
+
+
+def _checkpoint(io: Inputs, budget: str) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    outputs = (io.out("costs.parquet"), io.out("additivity.parquet"), io.out("milp.parquet"))
+    args = ("checkpoint-study", *io.workload, "--hardware", EDGE_TPU, "--fusion-length", 2, "--budgets", 0.5, budget)
+    return (*args, "--costs", outputs[0], "--additivity", outputs[1], "--milp", outputs[2]), outputs
+
+
+@case
+def infeasible_checkpoint_budget(io: Inputs) -> Case:
+    args, outputs = _checkpoint(io, "-0.25")
+    return Case(args, ("checkpoint budget -", "no choice fits a negative budget"), outputs)
+
+
+@case
+def checkpoint_budget_not_a_number(io: Inputs) -> Case:
+    args, outputs = _checkpoint(io, "nan")
+    return Case(args, ("checkpoint budget nan", "finite number of bytes"), outputs)
+
+
+# --- tiered memory (TM-Training) ---------------------------------------------------------------
+
+
+def _tiered(io: Inputs, hardware: Path, *ratios: object) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    out = io.out("study.parquet")
+    args = ("tiered-study", *io.bert, "--hardware", hardware, "--ratios", *ratios, "--policies", "tm_training", "--out", out)
+    return args, (out,)
+
+
+@case
+def tiered_workload_larger_than_memory(io: Inputs) -> Case:
+    small = edited_yaml(TPUV4_TIERED, io.tmp / "small.yaml", lambda d: d["tiered_memory"].update(capacity_per_chip_gib=2))
+    args, outputs = _tiered(io, small, 25)
+    return Case(args, ("workload bert_large", "does not fit in 2 GiB"), outputs)
+
+
+@case
+def negative_tier_bandwidth(io: Inputs) -> Case:
+    hardware = edited_yaml(
+        TPUV4_TIERED, io.tmp / "tiers.yaml", lambda d: d["tiered_memory"]["tier2"].update(read_bandwidth_gb_per_s=-15)
+    )
+    args, outputs = _tiered(io, hardware, 25)
+    return Case(args, (str(hardware), "tiered_memory.tier2.read_bandwidth_gb_per_s", "-15"), outputs)
+
+
+@case
+def tier1_ratio_not_a_number(io: Inputs) -> Case:
+    args, outputs = _tiered(io, TPUV4_TIERED, 25, "nan")
+    return Case(args, ("Tier 1 ratio nan", "expected > 0"), outputs)
+
+
+# --- FPGA clusters (MTrain) --------------------------------------------------------------------
+
+
+def _mtrain(io: Inputs, devices: Path, *extra: object) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    out = io.out("mtrain.parquet")
+    args = ("mtrain-study", *io.workload, "--devices", devices, "--cluster", "cluster1", "--batch", 4, *extra, "--out", out)
+    return args, (out,)
+
+
+@case
+def fpga_dram_cannot_hold_the_model(io: Inputs) -> Case:
+    def shrink(data: dict) -> None:
+        for name in ("U50LV", "U30"):
+            data["devices"][name]["dram_gb"] = 1e-6  # 1 KiB
+
+    devices = edited_yaml(FPGA_DEVICES, io.tmp / "devices.yaml", shrink)
+    args, outputs = _mtrain(io, devices, "--bandwidths", 3)
+    return Case(args, ("DRAM cannot hold the training step", "U50LV", "MiB short"), outputs)
+
+
+@case
+def cluster_with_an_unknown_device(io: Inputs) -> Case:
+    devices = edited_yaml(FPGA_DEVICES, io.tmp / "devices.yaml", lambda d: d["clusters"]["cluster1"]["devices"].append("U55C"))
+    args, outputs = _mtrain(io, devices, "--bandwidths", 3)
+    return Case(args, (str(devices), "clusters.cluster1.devices", "'U55C'", "U50LV"), outputs)
+
+
+@case
+def zero_p2p_bandwidth(io: Inputs) -> Case:
+    args, outputs = _mtrain(io, FPGA_DEVICES, "--bandwidths", 3, 0)
+    return Case(args, ("P2P bandwidth 0 GB/s", "> 0"), outputs)
+
+
+@case
+def zero_ratio_step(io: Inputs) -> Case:
+    args, outputs = _mtrain(io, FPGA_DEVICES, "--bandwidths", 3, "--step", 0)
+    return Case(args, ("ratio step 0", ">= 1"), outputs)
+
+
+def assert_nothing_left(*outputs: Path) -> None:
+    for path in outputs:
+        assert not path.exists(), path
+        if path.parent.is_dir():
+            assert not list(path.parent.glob(f".{path.name}*")), f"a temporary file of {path.name} was left behind"
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input_fails_cleanly(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    bad = CASES[name](Inputs(tmp_path, request))
+    result = cli(*bad.args)
+    assert_clean_failure(result, *bad.words, left=bad.outputs[0])
+    assert_nothing_left(*bad.outputs)
+
+
+def test_the_console_script_exits_2_too(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
+    """One case through the real process: the exit status and stderr a shell sees."""
+    ops, tensors = tiny_tables
+    out = tmp_path / "sweep.parquet"
+    result = traincost(
+        "sweep", "--ops", ops, "--tensors", tensors, "--hardware", EDGE_TPU, "--grid", json.dumps({"x_pes": "four"}),
+        "--step", "training", "--out", out,
+    )  # fmt: skip
+    assert_clean_failure(result, "'x_pes'", "expected a list of numbers", left=out)
+    assert "Traceback" not in result.stderr
+
+
+def test_the_in_process_runner_reports_a_crash_as_status_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cli()`` must not hide a traceback that the console script would show."""
+
+    def crash(_: object) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setattr("traincost.cli._cmd_models", crash)
+    result = cli("models")
+    assert result.returncode == 1 and "KeyError: 'boom'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("grid", "words"),
+    [({"x_pes": "four"}, ["grid", "x_pes", "'four'"]), ({"x_pes": [1, 2], "lanes": []}, ["grid", "lanes"])],
+    ids=["grid_value_of_the_wrong_type", "empty_grid"],
+)
+def test_bad_sweep_grid_in_the_config_fails_before_any_job(tmp_path: Path, grid: dict, words: list[str]) -> None:
+    config = _config()
+    config["hardware_sweeps"]["edge"]["grid"] = grid
+    result = snakemake(tmp_path, config)
+    assert result.returncode != 0
+    for word in words:
+        assert word in result.stderr, (word, result.stderr[-1500:])
+    assert not (tmp_path / "results").exists()
