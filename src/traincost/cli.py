@@ -271,7 +271,11 @@ def _cmd_claims(args: argparse.Namespace) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="traincost", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="traincost",
+        description="Model what training a network costs on an accelerator (cycles, energy, memory, data moved): "
+        "one subcommand per stage of the workflow. Every subcommand's --help gives its inputs and outputs with units.",
+    )
     parser.add_argument("--version", action="version", version=f"traincost {__version__}")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -611,7 +615,12 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
     cmd.add_argument("--generations", type=int, default=100, help="NSGA-II generations")
     cmd.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same front")
     cmd.add_argument("--workers", type=int, default=1, help="processes evaluating each generation (same front)")
-    cmd.add_argument("--tolerance", type=float, default=0.04, help="latency and energy increase allowed for the saving reported")
+    cmd.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.04,
+        help="latency and energy increase allowed for the saving reported (fraction: 0.04 = 4 %%)",
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output: every evaluated choice, front flagged (Parquet)")
     cmd.add_argument("--summary", type=Path, required=True, help="output: the largest saving within the tolerance (Parquet)")
 
