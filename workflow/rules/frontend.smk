@@ -4,9 +4,10 @@
 # config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
 # of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
 # (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
-# Memory grows with the model: the quick config's largest is ResNet-50 (batch 1). The full config's VGG-16,
-# ResNet-50 at batch 8 and GPT-2 124M need more (not measured here); raise mem_mb with set-resources
-# (profiles/README.md).
+# Memory grows with the model: the quick config's largest is ResNet-50 (batch 1). The full config's GPT-2 124M,
+# VGG-16, AlexNet and ResNet-50 at batch 8 were measured on their own (FRONTEND_PEAK_MB in common.smk, e.g.
+# 14.6 GB for GPT-2 124M's training graph). Not measured: ResNet-18, ResNet-56, Tiny-YOLOv3 and the CIFAR
+# VGG-16-BN, which have fewer parameters than ResNet-50 and are expected within its values.
 
 
 rule export:
@@ -19,7 +20,7 @@ rule export:
         seed=config["seed"],
     threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
     resources:
-        mem_mb=2200,  # peak 1,426 MB: ResNet-50
+        mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
     log:
         "results/logs/export/{workload}.log",
     benchmark:
@@ -39,7 +40,7 @@ rule train_graph:
         seed=config["seed"],
     threads: workflow.cores
     resources:
-        mem_mb=3600,  # peak 2,368 MB: ResNet-50 with Adam
+        mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: common.smk
     log:
         "results/logs/train_graph/{workload}.log",
     benchmark:
@@ -59,7 +60,7 @@ rule decompose:
         verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
     threads: workflow.cores
     resources:
-        mem_mb=4400,  # peak 2,881 MB: ResNet-50 with Adam, verified by execution
+        mem_mb=frontend_mem_mb("decompose", 4400),  # peak 2,881 MB: ResNet-50 with Adam, verified by execution; larger models: common.smk
     log:
         "results/logs/decompose/{workload}.log",
     benchmark:
@@ -77,7 +78,7 @@ rule lower:
         tensors="results/workloads/{workload}/tensors.parquet",
     threads: 1
     resources:
-        mem_mb=900,  # peak 562 MB: ResNet-50
+        mem_mb=frontend_mem_mb("lower", 900),  # peak 562 MB: ResNet-50; larger models: common.smk
     log:
         "results/logs/lower/{workload}.log",
     benchmark:

@@ -18,7 +18,7 @@ rule measure_memory:
         seed=config["seed"],
     threads: workflow.cores
     resources:
-        mem_mb=1300,  # peak 859 MB: ResNet-50 with Adam
+        mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: common.smk
     log:
         "results/logs/measure_memory/{workload}.log",
     benchmark:
