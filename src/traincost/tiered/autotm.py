@@ -95,8 +95,9 @@ def plan_autotm(trace: Trace, system: TieredSystem, *, tier1_bytes: float, time_
         for coef, var in busy:  # the tie-break: Tier 2 time whether or not it stalls
             objective.SetCoefficient(var, objective.GetCoefficient(var) + count[s] * coef * _TIE_BREAK * _US)
     objective.SetMinimization()
-    rows = _peak_rows(trace, producer_class, index)
-    fits = _class_peaks(trace, producer_class, index) <= tier1_bytes  # a class that alone outgrows Tier 1 stays in Tier 2
+    intervals = _class_intervals(trace, producer_class, index)
+    rows = _peak_rows(trace, intervals, len(index))
+    fits = _class_peaks(trace, intervals, len(index)) <= tier1_bytes  # a class that alone outgrows Tier 1 stays in Tier 2
     for row in rows:
         solver.Add(sum(float(bytes_) * w[i] for i, bytes_ in row.items()) <= tier1_bytes)
     for i in np.flatnonzero(~fits):
@@ -181,33 +182,36 @@ def _tensor_classes(trace: Trace) -> dict[int, tuple[int, ...]]:
     return classes
 
 
-def _class_peaks(trace: Trace, classes: dict[int, tuple[int, ...]], index: dict[tuple[int, ...], int]) -> np.ndarray:
+_Intervals = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # class index, bytes, first and last live op
+
+
+def _class_intervals(trace: Trace, classes: dict[int, tuple[int, ...]], index: dict[tuple[int, ...], int]) -> _Intervals:
+    """Of every classed tensor: its class index, size and first and last live op (``Trace.live_intervals``)."""
+    tensors, start, end = trace.live_intervals()
+    keep = np.array([int(t) in classes for t in tensors], dtype=bool)
+    tensors, start, end = tensors[keep], start[keep], end[keep]
+    cls = np.array([index[classes[int(t)]] for t in tensors], dtype=np.int64)
+    return cls, trace.size_bytes[tensors], start, end
+
+
+def _class_peaks(trace: Trace, intervals: _Intervals, n_classes: int) -> np.ndarray:
     """Per class, the most bytes of it ever live at once."""
-    n = len(trace)
-    delta = np.zeros((len(index), n + 1))
-    for t, uses in enumerate(trace.accesses):
-        if uses and t in classes:
-            start, end = (0, n - 1) if trace.persistent[t] else (uses[0], uses[-1])
-            delta[index[classes[t]], start] += trace.size_bytes[t]
-            delta[index[classes[t]], end + 1] -= trace.size_bytes[t]
+    cls, size, start, end = intervals
+    delta = np.zeros((n_classes, len(trace) + 1))
+    np.add.at(delta, (cls, start), size)
+    np.add.at(delta, (cls, end + 1), -size)
     return np.cumsum(delta, axis=1).max(axis=1)
 
 
-def _peak_rows(trace: Trace, classes: dict[int, tuple[int, ...]], index: dict[tuple[int, ...], int]) -> list[dict[int, float]]:
+def _peak_rows(trace: Trace, intervals: _Intervals, n_classes: int) -> list[dict[int, float]]:
     """Live bytes per class at the peak op of every run of ``PEAK_STRIDE`` ops."""
     n = len(trace)
-    tensors = np.array([t for t in range(len(trace.size_bytes)) if trace.accesses[t] and t in classes], dtype=np.int64)
-    first = np.array([trace.accesses[t][0] for t in tensors], dtype=np.int64)
-    last = np.array([trace.accesses[t][-1] for t in tensors], dtype=np.int64)
-    persistent = trace.persistent[tensors]
-    start, end = np.where(persistent, 0, first), np.where(persistent, n - 1, last)
-    cls = np.array([index[classes[int(t)]] for t in tensors], dtype=np.int64)
-    size = trace.size_bytes[tensors]
+    cls, size, start, end = intervals
     live = trace.live_bytes()
     rows = []
     for begin in range(0, n, PEAK_STRIDE):
         k = begin + int(np.argmax(live[begin : begin + PEAK_STRIDE]))
         mask = (start <= k) & (end >= k)
-        per_class = np.bincount(cls[mask], weights=size[mask], minlength=len(index))
+        per_class = np.bincount(cls[mask], weights=size[mask], minlength=n_classes)
         rows.append({int(c): float(per_class[c]) for c in np.flatnonzero(per_class)})
     return rows

@@ -140,7 +140,6 @@ class Simulator:
         self.trace = trace.repeated(iterations)
         self.system = system
         self.policy = policy
-        self.iterations = iterations
         self.tier1_capacity = float(tier1_bytes)
         self.resident = np.zeros(len(self.trace.size_bytes))
         self.dirty = np.zeros(len(self.trace.size_bytes), dtype=bool)
@@ -182,23 +181,15 @@ class Simulator:
         """Read ``nbytes`` of ``tensor`` to SRAM from where it is; return when done."""
         size = self.trace.size_bytes[tensor]
         share = 1.0 if self.policy.vertical else (self.resident[tensor] / size if size > 0 else 1.0)
-        b1, b2 = nbytes * share, nbytes * (1.0 - share)
-        tier1, tier2 = self.system.tier1, self.system.tier2
-        done = issue_s
-        if b1 > 0:
-            done = max(done, self.t1.serve(issue_s, b1 / tier1.read_bytes_per_s))
-            self._add("t1r", b1, b1 * tier1.read_pj_per_byte, "e_sram")
-        if b2 > 0:
-            done = max(done, self.t2.serve(issue_s, b2 / tier2.read_bytes_per_s))
-            self._add("t2r", b2, b2 * tier2.read_pj_per_byte, "e_sram")
+        done = self._to_or_from_sram(nbytes * share, nbytes * (1.0 - share), issue_s, write=False)
         self._touch(tensor)
         self.promoted_unused.discard(tensor)
         return done
 
-    def promote(self, tensor: int, issue_s: float, k: int, *, fraction: float = 1.0) -> float:
-        """Move ``tensor``'s Tier 2 bytes (up to ``fraction`` of it in Tier 1) to Tier 1; return when done."""
+    def promote(self, tensor: int, issue_s: float, k: int) -> float:
+        """Move ``tensor``'s Tier 2 bytes to Tier 1 (as many as room can be made for); return when done."""
         size = self.trace.size_bytes[tensor]
-        want = min(fraction * size, size) - self.resident[tensor]
+        want = size - self.resident[tensor]
         if want <= 0:
             return issue_s
         want = self._pages(want, size - self.resident[tensor])
@@ -316,20 +307,30 @@ class Simulator:
         if want > self.resident[tensor]:
             want = self.resident[tensor] + min(want - self.resident[tensor], self.make_room(want - self.resident[tensor], k))
         self._set_resident(tensor, want)
-        tier1, tier2 = self.system.tier1, self.system.tier2
         if self.policy.vertical:
             b1, b2 = nbytes, 0.0
             self.dirty[tensor] = True
         else:
             frac = want / size if size > 0 else 1.0
             b1, b2 = nbytes * frac, nbytes * (1.0 - frac)
-        if b1 > 0:
-            self.t1.serve(start_s, b1 / tier1.write_bytes_per_s)
-            self._add("t1w", b1, b1 * tier1.write_pj_per_byte, "e_sram")
-        if b2 > 0:
-            self.t2.serve(start_s, b2 / tier2.write_bytes_per_s)
-            self._add("t2w", b2, b2 * tier2.write_pj_per_byte, "e_sram")
+        self._to_or_from_sram(b1, b2, start_s, write=True)
         self._touch(tensor)
+
+    def _to_or_from_sram(self, tier1_bytes: float, tier2_bytes: float, start_s: float, *, write: bool) -> float:
+        """Move bytes between the tiers and SRAM, each tier on its own channel; return when both are done."""
+        done = start_s
+        for key, tier, channel, nbytes in (
+            ("t1", self.system.tier1, self.t1, tier1_bytes),
+            ("t2", self.system.tier2, self.t2, tier2_bytes),
+        ):
+            if nbytes <= 0:
+                continue
+            bandwidth, energy = (
+                (tier.write_bytes_per_s, tier.write_pj_per_byte) if write else (tier.read_bytes_per_s, tier.read_pj_per_byte)
+            )
+            done = max(done, channel.serve(start_s, nbytes / bandwidth))
+            self._add(key + ("w" if write else "r"), nbytes, nbytes * energy, "e_sram")
+        return done
 
     def _release(self, k: int) -> None:
         for t in {t for t, _ in self.trace.reads[k]} | {t for t, _ in self.trace.writes[k]}:

@@ -274,12 +274,10 @@ class TMTraining(_Policy):
         trace = sim.trace
         self.live = trace.live_bytes()
         self.written = np.concatenate([[0.0], np.cumsum([sum(trace.size_bytes[t] for t, _ in pairs) for pairs in trace.writes])])
-        self.read_bytes = np.zeros(len(trace.size_bytes))
-        # per tensor, the bytes still to be read from each of its reads on (to tell hot data)
+        # per tensor, the bytes still to be read from each of its reads on (to tell hot data; the first is all)
         readers: dict[int, list[tuple[int, float]]] = {}
         for k, pairs in enumerate(trace.reads):
             for t, b in pairs:
-                self.read_bytes[t] += b
                 readers.setdefault(t, []).append((k, b))
         self.remaining = {t: ([k for k, _ in r], np.cumsum([b for _, b in r][::-1])[::-1]) for t, r in readers.items()}
         super().start(sim)
@@ -321,7 +319,7 @@ class TMTraining(_Policy):
         capacity2 = system.capacity_bytes - sim.tier1_capacity
         cost = DataCost(
             size_bytes=float(trace.size_bytes[tensor]),
-            read_bytes=float(self.read_bytes[tensor]),
+            read_bytes=float(self.remaining[tensor][1][0]) if tensor in self.remaining else 0.0,
             next_read_bytes=float(sum(b for t, b in trace.reads[read_at] if t == tensor)),
             t_req_s=sim.window_s(read_at),
             evicted=self._evicted(sim, k, read_at),
@@ -346,9 +344,6 @@ class TMTraining(_Policy):
         outgrows Tier 1 in between, and more new data than Tier 1 holds is written meanwhile."""
         room = sim.tier1_capacity * (1 - HEADROOM)
         return bool(self.live[after:use].max() > room and self.written[use] - self.written[after + 1] > room)
-
-    def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
-        return -float(sim.next_use(tensor, k)) if self.belady else float(sim.last_access[tensor])
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
         return tensor not in sim.promoted_unused

@@ -91,16 +91,23 @@ class Trace:
         uses = self.accesses[tensor]
         return uses[-1] if uses else -1
 
+    def live_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The tensors any op touches, and the first and last op position each is live at (persistent
+        tensors: the whole trace)."""
+        n = len(self)
+        tensors = np.array([t for t, uses in enumerate(self.accesses) if uses], dtype=np.int64)
+        first = np.array([self.accesses[t][0] for t in tensors], dtype=np.int64)
+        last = np.array([self.accesses[t][-1] for t in tensors], dtype=np.int64)
+        persistent = self.persistent[tensors]
+        return tensors, np.where(persistent, 0, first), np.where(persistent, n - 1, last)
+
     def live_bytes(self) -> np.ndarray:
         """Per op, the bytes of live tensors (persistent tensors always live): what a memory must hold."""
         n = len(self)
+        tensors, start, end = self.live_intervals()
         delta = np.zeros(n + 1)
-        for t, uses in enumerate(self.accesses):
-            if not uses:
-                continue
-            start, end = (0, n - 1) if self.persistent[t] else (uses[0], uses[-1])
-            delta[start] += self.size_bytes[t]
-            delta[end + 1] -= self.size_bytes[t]
+        np.add.at(delta, start, self.size_bytes[tensors])
+        np.add.at(delta, end + 1, -self.size_bytes[tensors])
         return np.cumsum(delta[:n])
 
     def live_peak_bytes(self) -> float:
