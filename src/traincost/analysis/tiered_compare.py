@@ -402,7 +402,7 @@ def _constrained_share(study: _Study, row: pd.Series, *, workload: str) -> _Ours
     policy, value = max(shares.items(), key=lambda item: item[1])
     return _Ours(
         value,
-        "off-chip memory's share of the energy rises above HBM-only's (the paper: 0.433 > 0.276)",
+        "off-chip memory's share of the energy rises above HBM-only's",
         f"max over Hor/Ver x On/Off of off-chip / total energy at the smallest ratio {_ratio_text(ratio)} ({policy}); "
         f"HBM-only's share {baseline:.3g}; {wl}",
         agrees=bool(value > baseline),
