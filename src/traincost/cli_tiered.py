@@ -142,7 +142,12 @@ def tiered_commands(command: Command) -> None:
         default=["hor_off", "hor_on", "ver_off", "ver_on", "sentinel", "autotm", "deeptm", "tm_training", "tm_training_off"],
         help="placement policies (hbm_only and ideal always run)",
     )
-    cmd.add_argument("--autotm-time-limit", type=float, default=30.0, help="seconds for AutoTM's MIP per Tier 1 size")
+    cmd.add_argument(
+        "--autotm-time-limit",
+        type=float,
+        default=30.0,
+        help="AutoTM's CP-SAT limit per Tier 1 size, deterministic s (work, not clock time)",
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
 
     cmd = command(

@@ -58,8 +58,9 @@ def test_mtrain_study(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
     assert_identical(first, second)
 
 
-@pytest.mark.parametrize("policies", [("sentinel", "tm_training")])
+@pytest.mark.parametrize("policies", [("sentinel", "autotm", "deeptm", "tm_training")])
 def test_tiered_study(bert_large: tuple[Path, Path], tmp_path: Path, policies: tuple[str, ...]) -> None:
+    """The heuristic policies and the two that follow AutoTM's CP-SAT plan."""
     ops, tensors = bert_large
     first, second = run_twice(
         tmp_path,

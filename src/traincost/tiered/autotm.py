@@ -2,7 +2,7 @@
 
 AutoTM weighs, for each op, the four combinations of where its inputs are read from and where its
 outputs are written (Tier 1 or Tier 2) and picks the combination that runs fastest within Tier 1's
-capacity. We write that choice as a MIP (OR-Tools, SCIP) over op *types*: ops of the same kind,
+capacity. We write that choice as an integer program (OR-Tools CP-SAT) over op *types*: ops of the same kind,
 phase and loop dims (the repeated layers of a transformer) share one choice, which keeps the
 program a few hundred variables for PaLM's 7,000 ops.
 
@@ -21,7 +21,10 @@ Capacity: at the peaks of live bytes (the largest within every run of ``PEAK_STR
 Tier 1 classes' live bytes fit in Tier 1, and a class that alone outgrows Tier 1 stays in Tier 2.
 Promoted copies are transient and not counted; the simulator evicts (LRU) if the plan overflows.
 After the solve, every class left in Tier 2 that still fits is moved to Tier 1 (which never slows a plan
-down), so the solver's default optimality gap costs nothing.
+down), so a plan stopped before it is proved optimal loses nothing there.
+
+CP-SAT runs on one worker with a fixed seed and a limit on deterministic time, so the same trace gives
+the same plan on every run. Its coefficients are integers: Tier 2 times in nanoseconds, sizes in bytes.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from ortools.linear_solver import pywraplp
+from ortools.sat.python import cp_model
 
 from traincost.errors import ConfigError
 from traincost.tiered.system import TieredSystem
@@ -40,8 +43,8 @@ __all__ = ["AutoTMPlan", "plan_autotm", "PEAK_STRIDE"]
 
 PEAK_STRIDE = 32
 """Capacity is enforced at the op of largest live bytes within every run of this many ops."""
-_TIE_BREAK = 1e-3
-_US = 1e6  # the objective in microseconds, so that the tie-break is not lost in the solver's tolerances
+_NS_PER_S = 1e9  # CP-SAT needs integers: times in whole nanoseconds, sizes in bytes
+_STALL_WEIGHT = 1000  # a nanosecond of stall weighs as much as a microsecond of Tier 2 time (the tie-break)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,63 +64,71 @@ class AutoTMPlan:
 def plan_autotm(trace: Trace, system: TieredSystem, *, tier1_bytes: float, time_limit_s: float = 30.0) -> AutoTMPlan:
     """Solve AutoTM's placement for one iteration of ``trace`` with ``tier1_bytes`` of Tier 1.
 
+    ``time_limit_s`` bounds CP-SAT's deterministic time (close to seconds on one core): a limit on work,
+    not on the clock, so a plan stopped by it is the same on every run and machine.
+
     Raises:
-        ConfigError: the solver finds no feasible plan (cannot happen: all-Tier-2 is feasible) or is missing.
+        ConfigError: the solver finds no feasible plan (cannot happen: all-Tier-2 is feasible).
     """
     producer_class = _tensor_classes(trace)
     classes = sorted(set(producer_class.values()))
     index = {c: i for i, c in enumerate(classes)}
     reads, writes, window, count = _per_op_type(trace, producer_class)
-    op_types = sorted(count)
-    solver = pywraplp.Solver.CreateSolver("SCIP")
-    if solver is None:
-        raise ConfigError("AutoTM: OR-Tools has no SCIP solver in this installation")
-    solver.SetTimeLimit(int(time_limit_s * 1000))
-    w = [solver.BoolVar(f"w{i}") for i in range(len(classes))]
-    a = {s: solver.BoolVar(f"a{s}") for s in op_types}
+    model = cp_model.CpModel()
+    w = [model.new_bool_var(f"w{i}") for i in range(len(classes))]
+    a = {s: model.new_bool_var(f"a{s}") for s in sorted(count)}
     tier2 = system.tier2
-    objective = solver.Objective()
-    for s in op_types:
-        busy = []  # (seconds of Tier 2 per op of this type, variable)
-        constant = 0.0
+    objective = []
+    for s, a_s in a.items():
+        busy = []  # (ns of Tier 2 per op of this type, variable)
+        constant_ns = 0
         for c, (read_bytes, size_bytes) in reads[s].items():
-            d = solver.NumVar(0, 1, f"d{s}_{index[c]}")
-            p = solver.NumVar(0, 1, f"p{s}_{index[c]}")
-            solver.Add(d >= 1 - a[s] - w[index[c]])
-            solver.Add(p >= a[s] - w[index[c]])
-            busy += [(read_bytes / tier2.read_bytes_per_s, d), (size_bytes / tier2.read_bytes_per_s, p)]
+            d = model.new_bool_var(f"d{s}_{index[c]}")
+            p = model.new_bool_var(f"p{s}_{index[c]}")
+            model.add(d + a_s + w[index[c]] >= 1)
+            model.add(p + w[index[c]] >= a_s)
+            busy += [(_ns(read_bytes / tier2.read_bytes_per_s), d), (_ns(size_bytes / tier2.read_bytes_per_s), p)]
         for c, written in writes[s].items():
-            constant += written / tier2.write_bytes_per_s
-            busy.append((-written / tier2.write_bytes_per_s, w[index[c]]))
-        stall = solver.NumVar(0, solver.infinity(), f"stall{s}")
-        solver.Add(stall >= sum(coef * var for coef, var in busy) + constant - window[s])
-        objective.SetCoefficient(stall, float(count[s]) * _US)
-        for coef, var in busy:  # the tie-break: Tier 2 time whether or not it stalls
-            objective.SetCoefficient(var, objective.GetCoefficient(var) + count[s] * coef * _TIE_BREAK * _US)
-    objective.SetMinimization()
+            constant_ns += _ns(written / tier2.write_bytes_per_s)
+            busy.append((-_ns(written / tier2.write_bytes_per_s), w[index[c]]))
+        excess_ns = constant_ns - _ns(window[s])
+        stall = model.new_int_var(0, max(0, excess_ns + sum(coef for coef, _ in busy if coef > 0)), f"stall{s}")
+        model.add(stall >= sum(coef * var for coef, var in busy) + excess_ns)
+        objective.append(count[s] * _STALL_WEIGHT * stall)
+        objective += [count[s] * coef * var for coef, var in busy]  # the tie-break: Tier 2 time whether or not it stalls
+    model.minimize(sum(objective))
     intervals = _class_intervals(trace, producer_class, index)
     rows = _peak_rows(trace, intervals, len(index))
     fits = _class_peaks(trace, intervals, len(index)) <= tier1_bytes  # a class that alone outgrows Tier 1 stays in Tier 2
     for row in rows:
-        solver.Add(sum(float(bytes_) * w[i] for i, bytes_ in row.items()) <= tier1_bytes)
+        model.add(sum(bytes_ * w[i] for i, bytes_ in row.items()) <= int(tier1_bytes))
     for i in np.flatnonzero(~fits):
-        solver.Add(w[int(i)] == 0)
-    status = solver.Solve()
-    if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
-        raise ConfigError(f"AutoTM on {trace.name}: the solver found no plan (status {status})")
-    chosen = _polish(np.array([v.solution_value() > 0.5 for v in w]), rows, fits, tier1_bytes)
+        model.add(w[int(i)] == 0)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_deterministic_time = time_limit_s
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.linearization_level = 2  # the full LP relaxation: proves most plans optimal in seconds
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise ConfigError(f"AutoTM on {trace.name}: the solver found no plan ({solver.status_name(status)})")
+    chosen = _polish(np.array([solver.boolean_value(v) for v in w]), rows, fits, tier1_bytes)
     tier1 = np.array([chosen[index[producer_class[t]]] if t in producer_class else False for t in range(len(trace.size_bytes))])
-    promote = np.array([a[int(s)].solution_value() > 0.5 for s in trace.signature])
+    promote = np.array([solver.boolean_value(a[int(s)]) for s in trace.signature])
     return AutoTMPlan(
         tier1=tier1,
         promote=promote,
-        status="optimal" if status == pywraplp.Solver.OPTIMAL else "feasible",
-        objective_s=float(objective.Value()) / _US,
-        variables=solver.NumVariables(),
+        status="optimal" if status == cp_model.OPTIMAL else "feasible",
+        objective_s=float(solver.objective_value) / (_STALL_WEIGHT * _NS_PER_S),
+        variables=len(model.proto.variables),
     )
 
 
-def _polish(chosen: np.ndarray, rows: list[dict[int, float]], fits: np.ndarray, tier1_bytes: float) -> np.ndarray:
+def _ns(seconds: float) -> int:
+    return round(seconds * _NS_PER_S)
+
+
+def _polish(chosen: np.ndarray, rows: list[dict[int, int]], fits: np.ndarray, tier1_bytes: float) -> np.ndarray:
     """Put in Tier 1 every class the solver left out that still fits: no stall or Tier 2 time grows when a
     class moves to Tier 1, so this only removes what the solver's optimality gap let through."""
     matrix = np.zeros((len(rows), len(chosen)))
@@ -203,7 +214,7 @@ def _class_peaks(trace: Trace, intervals: _Intervals, n_classes: int) -> np.ndar
     return np.cumsum(delta, axis=1).max(axis=1)
 
 
-def _peak_rows(trace: Trace, intervals: _Intervals, n_classes: int) -> list[dict[int, float]]:
+def _peak_rows(trace: Trace, intervals: _Intervals, n_classes: int) -> list[dict[int, int]]:
     """Live bytes per class at the peak op of every run of ``PEAK_STRIDE`` ops."""
     n = len(trace)
     cls, size, start, end = intervals
@@ -213,5 +224,5 @@ def _peak_rows(trace: Trace, intervals: _Intervals, n_classes: int) -> list[dict
         k = begin + int(np.argmax(live[begin : begin + PEAK_STRIDE]))
         mask = (start <= k) & (end >= k)
         per_class = np.bincount(cls[mask], weights=size[mask], minlength=n_classes)
-        rows.append({int(c): float(per_class[c]) for c in np.flatnonzero(per_class)})
+        rows.append({int(c): int(per_class[c]) for c in np.flatnonzero(per_class)})
     return rows

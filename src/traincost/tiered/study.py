@@ -82,7 +82,7 @@ def run_study(
         ratios: per variant (keys of ``VARIANTS``), the Tier 1 : model ratios to run.
         policies: policy names; ``hbm_only`` (the normalisation baseline) and ``ideal`` (the
             migration reference) are always run.
-        autotm_time_limit_s: the MIP solver's limit per plan.
+        autotm_time_limit_s: CP-SAT's deterministic time limit per AutoTM plan (about seconds on one core).
 
     Returns:
         One row per (variant, policy, ratio); columns in ``study_runs``'s docstring.
@@ -130,7 +130,7 @@ def study_runs(
     ``tier1_share`` (of the address space), the fields of ``engine.Outcome`` (seconds, joules, bytes),
     ``energy_j``, ``migrated_bytes``, ``samples_per_j``, ``model_bytes`` (per chip), ``data_bytes``
     (every tensor one iteration touches), ``energy_efficiency_vs_hbm``, ``throughput_vs_hbm``,
-    ``migration_vs_ideal``, ``migration_vs_data``, and ``plan_status`` (AutoTM / DeepTM: the MIP's).
+    ``migration_vs_ideal``, ``migration_vs_data``, and ``plan_status`` (AutoTM / DeepTM: the solve's, optimal or feasible).
     ``hbm_only`` is simulated once and repeated at every ratio.
     """
     if not ratios:
