@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+import traincost.plots.mtrain as plots
 from traincost.analysis.mtrain_compare import mtrain_comparison
 from traincost.errors import ConfigError
 from traincost.fpga.converting import (
@@ -184,7 +186,32 @@ def test_comparison_judges_directions_not_absolute_numbers() -> None:
     assert compare.loc["speedup_vs_alpa", "agrees"] and compare.loc["single_beats_sharding_at_low_bandwidth", "agrees"]
     assert not compare.loc["converting_near_dfs", "agrees"]  # 90 % of the optimum is below the 95 % bar
     assert compare.loc["dfs_ratio_count", "agrees"]  # 33 ratios on cluster 1, as in the paper
+    assert compare.loc["bandwidth_gain_0.125_to_15", "ours"] == pytest.approx(200 / 150)
+    assert compare.loc["bandwidth_gain_0.125_to_15", "agrees"]
+    low_only = mtrain_comparison(paper, study[study["bandwidth_gb_per_s"] < 1], table3, scaling)
+    assert "bandwidth_gain_0.125_to_15" not in set(low_only["claim"])  # not studied at 15 GB/s: no row, not a disagreement
     gains = compare.loc["scaling_gain"].set_index("bandwidth_gb_per_s")
     assert not gains.loc[0.5, "agrees"] and gains.loc[15.0, "agrees"]  # doubling at 0.5 GB/s contradicts the paper
     with pytest.raises(ConfigError, match="missing columns"):
         mtrain_comparison(paper.drop(columns=["value"]), study, table3, scaling)
+
+
+def test_one_panel_figure_keeps_its_whole_title(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick config's Figures 9-11 have one model, so one narrow panel: the title wraps, it is not cut."""
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, outputs: drawn.append(fig))
+    study = pd.DataFrame(
+        [
+            {"method": m, "step": 4 if m == "MTrain" else 0, "cluster": "cluster2", "model": "resnet18"}
+            | {"bandwidth_gb_per_s": bw, "throughput_gflops": 10.0 * bw}
+            for m in ("MTrain", "HAP", "Alpa")
+            for bw in (0.125, 15.0)
+        ]
+    )
+    plots.plot_methods(study, [], cluster="cluster2", title="")
+    fig = drawn[0]
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    title, page = fig._suptitle.get_window_extent(renderer), fig.bbox
+    assert page.x0 <= title.x0 and title.x1 <= page.x1, (title, page)
+    assert "single FPGAs" in fig._suptitle.get_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from traincost.plots.hardware_sweeps import require_columns, save_figure
 __all__ = ["plot_steps", "plot_methods", "plot_scaling", "table3_markdown"]
 
 _METHOD_ORDER = ("MTrain", "HAP", "Alpa", "single DarkFPGA", "single EF-Train")
+_TITLE_CHARS_PER_IN = 10  # of a suptitle, with margin: a one-panel figure wraps its title instead of cutting it
 
 
 def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -36,6 +38,10 @@ def _line_panels(data: pd.DataFrame, *, by: str, width_in: float, line: dict[str
     return fig
 
 
+def _suptitle(fig: Figure, title: str) -> None:
+    fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * _TITLE_CHARS_PER_IN)))
+
+
 def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> None:
     """Figure 8: MTrain's throughput after each step, one panel per cluster, one line per model and bandwidth."""
     _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figure 8 table")
@@ -49,7 +55,7 @@ def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> N
         line={"x": "step", "y": "throughput_gflops", "hue": "model", "style": "P2P GB/s"},
         axes_set={"xlabel": "after step", "ylabel": "throughput (GFLOPS)", "xticks": [1, 2, 3, 4]},
     )
-    fig.suptitle(title or "MTrain: throughput after each optimisation step")
+    _suptitle(fig, title or "MTrain: throughput after each optimisation step")
     save_figure(fig, outputs)
 
 
@@ -75,7 +81,7 @@ def plot_methods(study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, 
         },
         axes_set={"xscale": "log", "xlabel": "P2P bandwidth (GB/s)", "ylabel": "throughput (GFLOPS)"},
     )
-    fig.suptitle(title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
+    _suptitle(fig, title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
     save_figure(fig, outputs)
 
 
