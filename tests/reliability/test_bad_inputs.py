@@ -416,8 +416,12 @@ def test_the_in_process_runner_reports_a_crash_as_status_1(monkeypatch: pytest.M
 
 @pytest.mark.parametrize(
     ("grid", "words"),
-    [({"x_pes": "four"}, ["grid", "x_pes", "'four'"]), ({"x_pes": [1, 2], "lanes": []}, ["grid", "lanes"])],
-    ids=["grid_value_of_the_wrong_type", "empty_grid"],
+    [
+        ({"x_pes": "four"}, ["grid", "x_pes", "'four'"]),
+        ({"x_pes": [1, 2], "lanes": []}, ["grid", "lanes"]),
+        ({"x_pe": [1, 2]}, ["hardware_sweeps.edge.grid.x_pe", "not a parameter", "x_pes"]),
+    ],
+    ids=["grid_value_of_the_wrong_type", "empty_grid", "grid_key_not_a_parameter"],
 )
 def test_bad_sweep_grid_in_the_config_fails_before_any_job(tmp_path: Path, grid: dict, words: list[str]) -> None:
     config = _config()

@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 
@@ -22,6 +23,8 @@ def _check_references():
         for key in ("hardware", "fusion"):
             if key in sweep and not Path(sweep[key]).is_file():
                 problems.append(f"hardware_sweeps.{name}.{key}: no such file {sweep[key]!r}")
+        if Path(sweep["hardware"]).is_file():
+            problems += _grid_problems(name, sweep)
     for key, name in config["monet_hardware"].items():
         if name is not None and name not in config["hardware_sweeps"]:
             problems.append(f"monet_hardware.{key}: {name!r} is not a key of hardware_sweeps")
@@ -45,6 +48,16 @@ def _check_references():
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))
+
+
+def _grid_problems(name, sweep):
+    """Swept names that are not parameters of the template: caught here, not in a shard job."""
+    parameters = (yaml.safe_load(Path(sweep["hardware"]).read_text()) or {}).get("parameters") or {}
+    return [
+        f"hardware_sweeps.{name}.grid.{key}: not a parameter of {sweep['hardware']} (parameters: {', '.join(parameters)})"
+        for key in sweep["grid"]
+        if key not in parameters
+    ]
 
 
 def _mtrain_problems():
