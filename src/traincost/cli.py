@@ -23,7 +23,7 @@ from traincost import __version__
 from traincost.cli_mtrain import mtrain_commands
 from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
-from traincost.errors import ConfigError, TraincostError
+from traincost.errors import ConfigError, TraincostError, in_file
 from traincost.io import atomic_path
 from traincost.progress import set_quiet
 
@@ -96,7 +96,8 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
     from traincost.workload import write_table
 
     before = load_onnx(args.input)
-    after = decompose(before, seed=args.seed)
+    with in_file(args.input):
+        after = decompose(before, seed=args.seed)
     hist_before, hist_after = op_histogram(before), op_histogram(after)
     ops = sorted(set(hist_before) | set(hist_after), key=lambda op: (-hist_before.get(op, 0), op))
     table = pd.DataFrame(
@@ -119,7 +120,9 @@ def _cmd_lower(args: argparse.Namespace) -> None:
     from traincost.frontend.lower import lower
     from traincost.frontend.onnx_graph import load_onnx
 
-    workload = lower(load_onnx(args.input), source=str(args.input))
+    model = load_onnx(args.input)
+    with in_file(args.input):
+        workload = lower(model, source=str(args.input))
     workload.write(args.ops, args.tensors)
     summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
     summary["ops"] = workload.ops.groupby("phase").size()

@@ -6,7 +6,11 @@ line and exits non-zero.
 
 from __future__ import annotations
 
-__all__ = ["TraincostError", "UnknownModelError", "GraphError", "UnsupportedOpError", "ConfigError"]
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["TraincostError", "UnknownModelError", "GraphError", "UnsupportedOpError", "ConfigError", "in_file"]
 
 
 class TraincostError(Exception):
@@ -27,3 +31,15 @@ class GraphError(TraincostError):
 
 class UnsupportedOpError(GraphError):
     """Operators that a graph pass has no rule for."""
+
+
+@contextmanager
+def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Name ``path`` in a TraincostError raised within, unless the message names it already (a graph
+    pass knows the graph and node at fault, not the file they came from)."""
+    try:
+        yield
+    except TraincostError as err:
+        if str(path) in str(err):
+            raise
+        raise type(err)(f"{path}: {err}") from err

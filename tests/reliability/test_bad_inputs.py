@@ -98,7 +98,7 @@ def op_without_a_decomposition_rule(io: Inputs) -> Case:
     node = helper.make_node("QuickGeluGrad", ["loss", "loss"], ["gelu_grad"], name="gelu_grad_node", domain="com.microsoft")
     source = _with_node(io.graphs / "train_step.onnx", io.tmp / "unknown_grad.onnx", node, "backward")
     args, outputs = _decompose(source, io)
-    return Case(args, ("no decomposition rule", "com.microsoft::QuickGeluGrad", "gelu_grad_node"), outputs)
+    return Case(args, (str(source), "no decomposition rule", "com.microsoft::QuickGeluGrad", "gelu_grad_node"), outputs)
 
 
 @case
@@ -130,7 +130,7 @@ def graph_with_a_cycle_lowered(io: Inputs) -> Case:
     source = io.tmp / "cycle.decomposed.onnx"
     node, tensor = _with_cycle(io.graphs / "train_step.decomposed.onnx", source)
     args, outputs = _lower(source, io)
-    return Case(args, (repr(node), repr(tensor), "cycle"), outputs)
+    return Case(args, (str(source), repr(node), repr(tensor), "cycle"), outputs)
 
 
 @case
@@ -138,7 +138,7 @@ def graph_with_a_cycle_decomposed(io: Inputs) -> Case:
     source = io.tmp / "cycle.onnx"
     node, tensor = _with_cycle(io.graphs / "train_step.onnx", source)
     args, outputs = _decompose(source, io)
-    return Case(args, (repr(node), repr(tensor), "cycle"), outputs)
+    return Case(args, (str(source), repr(node), repr(tensor), "cycle"), outputs)
 
 
 @case
@@ -149,7 +149,7 @@ def tensor_with_two_writers(io: Inputs) -> Case:
     node = helper.make_node("Relu", [graph.node[0].output[0]], [taken], name="second_writer")
     source = _with_node(decomposed, io.tmp / "two_writers.onnx", node, "forward")
     args, outputs = _lower(source, io)
-    return Case(args, ("second_writer", repr(taken), "one writer per tensor"), outputs)
+    return Case(args, (str(source), "second_writer", repr(taken), "one writer per tensor"), outputs)
 
 
 @case
