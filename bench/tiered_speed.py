@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from traincost.models.transformer import tm_training_workload
+from traincost.models.tm_training_workloads import tm_training_workload
 from traincost.tiered.autotm import plan_autotm
 from traincost.tiered.engine import simulate, tier1_bytes_for_ratio
 from traincost.tiered.policies import POLICIES, make_policy

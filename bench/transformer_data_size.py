@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from traincost.analysis.tiered_workloads import workload_table
-from traincost.models.transformer import TM_TRAINING_WORKLOADS, tm_training_workload
+from traincost.models.tm_training_workloads import TM_TRAINING_WORKLOADS, tm_training_workload
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ FIGURES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "f
 
 
 def _cmd_workload(args: argparse.Namespace) -> None:
-    from traincost.models.transformer import tm_training_workload
+    from traincost.models.tm_training_workloads import tm_training_workload
 
     workload = tm_training_workload(args.workload, batch_factor=args.batch_factor)
     workload.write(args.ops, args.tensors)

@@ -13,14 +13,12 @@ from traincost.cost.optable import op_table
 from traincost.errors import ConfigError, UnknownModelError
 from traincost.memory.liveness import memory_profile
 from traincost.models.gpt2 import GPT2_SMALL
+from traincost.models.tm_training_workloads import TM_TRAINING_WORKLOADS, data_size_per_iteration, tm_training_workload
 from traincost.models.transformer import (
-    TM_TRAINING_WORKLOADS,
     Parallelism,
     TransformerConfig,
-    data_size_per_iteration,
     gpt2_transformer_config,
     parameter_count,
-    tm_training_workload,
     transformer_workload,
 )
 from traincost.workload import Workload

@@ -1,6 +1,6 @@
 """TM-Training Table 3 beside our workloads: layout, parameters and data size per iteration.
 
-Our data size is :func:`traincost.models.transformer.data_size_per_iteration` at the presets' precision
+Our data size is :func:`traincost.models.tm_training_workloads.data_size_per_iteration` at the presets' precision
 (bf16 tensors; mixed-precision Adam with fp32 master weights and moments), see
 ``docs/tiered/workloads.md``. Per chip: the step the tiered study simulates (ops, peak live bytes,
 parameter bytes, MACs).
@@ -14,7 +14,8 @@ import pandas as pd
 
 from traincost.errors import ConfigError
 from traincost.memory.liveness import memory_profile
-from traincost.models.transformer import TM_TRAINING_WORKLOADS, data_size_per_iteration, parameter_count, tm_training_workload
+from traincost.models.tm_training_workloads import TM_TRAINING_WORKLOADS, data_size_per_iteration, tm_training_workload
+from traincost.models.transformer import parameter_count
 
 __all__ = ["workload_table", "OPTIMIZER_STATE_BYTES"]
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from traincost.errors import ConfigError
-from traincost.models.transformer import tm_training_workload
+from traincost.models.tm_training_workloads import tm_training_workload
 from traincost.progress import progress
 from traincost.tiered.autotm import AutoTMPlan, plan_autotm
 from traincost.tiered.engine import Outcome, simulate, tier1_bytes_for_ratio
@@ -77,7 +77,7 @@ def run_study(
     """Simulate ``workload`` (a TM-Training preset) under every policy, variant and ratio.
 
     Args:
-        workload: a key of ``traincost.models.transformer.TM_TRAINING_WORKLOADS``.
+        workload: a key of ``traincost.models.tm_training_workloads.TM_TRAINING_WORKLOADS``.
         system: the chip and its tiered memory.
         ratios: per variant (keys of ``VARIANTS``), the Tier 1 : model ratios to run.
         policies: policy names; ``hbm_only`` (the normalisation baseline) and ``ideal`` (the
