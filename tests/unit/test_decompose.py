@@ -6,13 +6,18 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from torch import nn
 
+from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, op_histogram, rewrite_node, verify_decomposition
 from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.export import export_model
 from traincost.frontend.gradient_rules import RULES
 from traincost.frontend.onnx_graph import set_node_meta
+from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.shapes import tensor_types
+from traincost.frontend.train_graph import build_train_step
 
 # Every zoo architecture at a small batch (VGG-16 and GPT-2 124M are covered by their smaller
 # siblings here and run whole in the default workflow; see bench/frontend.py).
@@ -148,6 +153,26 @@ def test_convgrad_rule_on_strided_dilated_padded_convolutions() -> None:
         actual = run(replaced, {"dy": dy, "x": x, "w": w})
         for name in ("dx", "dw", "db"):
             assert max_relative_error(expected[name], actual[name]) < 1e-5, (case, name)
+
+
+def test_bias_gradient_before_batchnorm_is_checked_at_rounding_level(monkeypatch) -> None:
+    """A convolution's bias gradient before training-mode BatchNorm is 0 exactly; float32 leaves about
+    one ulp of Σ|dY| in ORT's ConvGrad and in the rewrite alike (VGG-16-BN's last blocks, batch 1)."""
+
+    def conv_bn() -> nn.Module:
+        return nn.Sequential(
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64, 10)
+        )
+
+    sample = models.SampleSpec(shape=(8, 4, 4), rows=1, num_classes=10)
+    arch = models.Architecture("conv_bn", "3x3 conv and BatchNorm on 4x4 maps", conv_bn, "image", {}, lambda: sample)
+    monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, "conv_bn": arch})
+    train = build_train_step(export_model("conv_bn", batch=1, seed=0), OptimizerSpec(kind="sgd", lr=0.1))
+    bias_grad = run(train, example_feeds(train, seed=0, states="random"), ["0.bias_grad"])["0.bias_grad"]
+    assert np.max(np.abs(bias_grad)) < 1e-6  # rounding noise, so a relative comparison of it means nothing
+    check = verify_decomposition(train, decompose(train))
+    assert check.per_rule["ConvGrad"] <= TOLERANCE
+    assert check.end_to_end["0.bias_grad"] <= TOLERANCE
 
 
 def test_example_feeds_come_from_the_zoo(chain) -> None:

@@ -114,13 +114,17 @@ def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> No
     graph.value_info.extend(typed.values())
 
 
-def max_relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
-    """max |actual - expected| / max(max |expected|, tiny): a scale-aware error of a whole tensor."""
+def max_relative_error(expected: np.ndarray, actual: np.ndarray, *, magnitude: float = 0.0) -> float:
+    """max |actual - expected| / max(max |expected|, magnitude, tiny): a scale-aware error of a whole tensor.
+
+    ``magnitude`` is the size float32 rounding scales with when it exceeds the values themselves,
+    e.g. the largest sum of absolute terms for a tensor of sums that cancel.
+    """
     expected = np.asarray(expected, dtype=np.float64)
     actual = np.asarray(actual, dtype=np.float64)
     if expected.shape != actual.shape:
         return float("inf")
     if expected.size == 0:
         return 0.0
-    scale = max(float(np.max(np.abs(expected))), 1e-12)
+    scale = max(float(np.max(np.abs(expected))), magnitude, 1e-12)
     return float(np.max(np.abs(actual - expected)) / scale)
