@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import onnx
 import pytest
@@ -13,7 +15,7 @@ from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, op_histogram, rewrite_node, verify_decomposition
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
-from traincost.frontend.gradient_rules import RULES
+from traincost.frontend.gradient_rules import RULES, Rule, RuleContext
 from traincost.frontend.onnx_graph import set_node_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.shapes import tensor_types
@@ -155,6 +157,14 @@ def test_convgrad_rule_on_strided_dilated_padded_convolutions() -> None:
             assert max_relative_error(expected[name], actual[name]) < 1e-5, (case, name)
 
 
+def _train_step(monkeypatch, build: Callable[[], nn.Module], shape: tuple[int, ...]) -> onnx.ModelProto:
+    """The SGD train step at batch 1 of the model ``build`` makes, for inputs of ``shape``."""
+    sample = models.SampleSpec(shape=shape, rows=1, num_classes=10)
+    arch = models.Architecture("tiny", "a test model", build, "image", {}, lambda: sample)
+    monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, "tiny": arch})
+    return build_train_step(export_model("tiny", batch=1, seed=0), OptimizerSpec(kind="sgd", lr=0.1))
+
+
 def test_bias_gradient_before_batchnorm_is_checked_at_rounding_level(monkeypatch) -> None:
     """A convolution's bias gradient before training-mode BatchNorm is 0 exactly; float32 leaves about
     one ulp of Σ|dY| in ORT's ConvGrad and in the rewrite alike (VGG-16-BN's last blocks, batch 1)."""
@@ -164,15 +174,58 @@ def test_bias_gradient_before_batchnorm_is_checked_at_rounding_level(monkeypatch
             nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64, 10)
         )
 
-    sample = models.SampleSpec(shape=(8, 4, 4), rows=1, num_classes=10)
-    arch = models.Architecture("conv_bn", "3x3 conv and BatchNorm on 4x4 maps", conv_bn, "image", {}, lambda: sample)
-    monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, "conv_bn": arch})
-    train = build_train_step(export_model("conv_bn", batch=1, seed=0), OptimizerSpec(kind="sgd", lr=0.1))
+    train = _train_step(monkeypatch, conv_bn, (8, 4, 4))
     bias_grad = run(train, example_feeds(train, seed=0, states="random"), ["0.bias_grad"])["0.bias_grad"]
     assert np.max(np.abs(bias_grad)) < 1e-6  # rounding noise, so a relative comparison of it means nothing
     check = verify_decomposition(train, decompose(train))
     assert check.per_rule["ConvGrad"] <= TOLERANCE
     assert check.end_to_end["0.bias_grad"] <= TOLERANCE
+
+
+def _two_batchnorms() -> nn.Module:
+    """Two 1x1 convolutions, each followed by BatchNorm with no ReLU between."""
+    return nn.Sequential(
+        nn.Conv2d(8, 16, 1), nn.BatchNorm2d(16), nn.Conv2d(16, 16, 1), nn.BatchNorm2d(16), nn.Flatten(), nn.Linear(64, 10)
+    )
+
+
+def test_end_to_end_tolerance_grows_with_what_rounding_moves(monkeypatch) -> None:
+    """The first BatchNorm's bias gradient sums the second conv's input gradient, which the second
+    BatchNorm makes sum to 0 per channel: it is 0 exactly, and float32 leaves rounding noise in it
+    that differs between two correct graphs. A fixed tolerance would reject the rewrite."""
+    train = _train_step(monkeypatch, _two_batchnorms, (8, 2, 2))
+    check = verify_decomposition(train, decompose(train))
+    assert check.end_to_end["1.bias_grad"] > 100 * TOLERANCE
+    assert check.sensitivity["1.bias_grad"] > 100 * TOLERANCE
+    # The graph's other tensors stay held to TOLERANCE.
+    assert check.sensitivity["loss"] < TOLERANCE / 100 and check.sensitivity["0.weight_grad"] < TOLERANCE / 100
+
+
+def _scaled(rule: Rule, factor: float) -> Rule:
+    """``rule`` with its first output multiplied by ``factor``."""
+
+    def scaled(ctx: RuleContext) -> None:
+        rule(ctx)
+        # The node that wrote the output now writes an intermediate, which a Mul scales into it.
+        exact = ctx.make.fresh("exact")
+        producer = next(node for node in ctx.make.nodes if ctx.output(0) in node.output)
+        producer.output[list(producer.output).index(ctx.output(0))] = exact
+        ctx.make.op("Mul", [exact, ctx.make.const(np.float32(factor))], outputs=[ctx.output(0)])
+
+    return scaled
+
+
+def test_a_rule_off_by_a_thousandth_is_caught_end_to_end(monkeypatch) -> None:
+    """The graph is built with a BatchNormalizationGrad rule 0.1 % off and checked node by node with
+    the right one: only the end-to-end check can see it, in the graph whose rounding noise the test
+    above lets through."""
+    train = _train_step(monkeypatch, _two_batchnorms, (8, 2, 2))
+    key = ("com.microsoft", "BatchNormalizationGrad")
+    with monkeypatch.context() as patch:
+        patch.setitem(RULES, key, _scaled(RULES[key], 1.001))
+        wrong = decompose(train)
+    with pytest.raises(GraphError, match="decomposed graph differs"):
+        verify_decomposition(train, wrong)
 
 
 def test_example_feeds_come_from_the_zoo(chain) -> None:

@@ -4,7 +4,7 @@ A node is primitive when it is a standard ONNX operator (``onnx.defs``) that is 
 ``gradient_rules.COMPOSITE_STANDARD_OPS``. Every other node needs a rule in
 ``gradient_rules.RULES``; if any has none, the pass stops with one error that names every such op
 type and node. The rewritten graph is checked by execution: loss, every gradient and every updated
-tensor must match the original.
+tensor must match the original to within what float32 rounding can move them.
 """
 
 from __future__ import annotations
@@ -36,8 +36,22 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Largest relative difference allowed between the graphs before and after the pass.
+# Largest relative difference allowed between the graphs before and after the pass, unless float32
+# rounding alone moves a tensor further (see verify_decomposition).
 TOLERANCE = 1e-4
+# Relative size of the random nudge given to every float input to measure how far rounding moves
+# each tensor of the original graph: one to two ulps.
+_NUDGE = 2.0**-23
+# Nudged executions; a tensor's sensitivity is its largest change over them. One can miss a tensor
+# whose largest change sits in one element (an Adam update where the second moment is near 0): on
+# VGG-16-BN (CIFAR) with Adam an error end to end was 8 times one nudge's change, at most 2.4 times
+# the larger of two.
+_NUDGES = 2
+# How many times its sensitivity a tensor may differ end to end. Measured on VGG-16-BN (CIFAR),
+# ResNet-18 (CIFAR, ImageNet), AlexNet and GPT-2 with SGD and Adam, 4 to 12 seeds each, errors above
+# 1e-6 were at most 4 times their sensitivity (those above TOLERANCE at most 2.4 times). A rewrite
+# 0.1 % off is still caught in every tensor that rounding moves by less than 1e-4.
+_SENSITIVITY_FACTOR = 10
 # Composite nodes checked per execution of the original graph.
 _CHECK_CHUNK = 100
 # Ops whose gradient jumps at a kink (checked for rounding-induced branch flips).
@@ -114,12 +128,15 @@ class DecompositionCheck:
             replacement runs on the very tensors the original node read.
         end_to_end: for the loss, every gradient and every updated tensor, the error between the
             two whole graphs run on the same batch and states.
+        sensitivity: for the same tensors, how far float32 rounding moves them in the original
+            graph: their largest change when its float inputs are nudged by one ulp.
         branch_flips: elements of ReLU, LeakyReLU and MaxPool outputs that took the other branch in
             the rewritten graph because their input was within rounding of the kink.
     """
 
     per_rule: dict[str, float]
     end_to_end: dict[str, float]
+    sensitivity: dict[str, float]
     branch_flips: int
 
     @property
@@ -131,18 +148,25 @@ class DecompositionCheck:
 def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int = 0) -> DecompositionCheck:
     """Check a decomposition by execution, node by node and end to end.
 
-    Node by node: each rewritten node's replacement runs on the tensors the original node read in
-    an execution of ``before``; every output must match within ``TOLERANCE``. End to end: both
-    graphs run on the same batch and random optimizer states; the loss must match within
-    ``TOLERANCE``, and so must every gradient and updated tensor unless a ReLU or max-pool element
-    took the other branch: an input within float32 rounding of a kink makes the gradient jump, which
-    says nothing about the rewrite (ImageNet-sized CNNs have about one such element per image).
-    Then only the loss is held to the tolerance end to end, the flips are counted and logged, and
-    the node-by-node check carries the proof. Errors are relative to a tensor's largest value, or
-    for a ConvGrad output to its largest sum of absolute products if that is larger.
+    Node by node: each rewritten node's replacement runs on the tensors the original node read in an
+    execution of ``before``; every output must match within ``TOLERANCE``. End to end: both graphs
+    run on the same batch and random optimizer states, and each tensor must match within
+    ``TOLERANCE`` or, if larger, ``_SENSITIVITY_FACTOR`` times its sensitivity: its largest change
+    over ``_NUDGES`` executions of ``before`` with every float input (batch, optimizer states)
+    nudged by a relative ``_NUDGE`` with random signs. The two graphs round differently, and the
+    differences add up through the layers; where a graph amplifies them, e.g. BatchNorm over the 4
+    values per channel of VGG-16-BN's 2x2 maps at batch 1, they reach 1e-4 (1e-6 in ResNet-18), and
+    nudging the inputs moves those tensors as far. Elsewhere the limit stays ``TOLERANCE``, so a
+    rewrite 0.1 % off is still caught. This holds for the loss, and for every gradient and updated
+    tensor unless a ReLU or max-pool element took the other branch: an input within float32 rounding
+    of a kink makes the gradient jump, which says nothing about the rewrite (ImageNet-sized CNNs
+    have about one such element per image). Then only the loss is held end to end, the flips are
+    counted and logged, and the node-by-node check carries the proof. Errors are relative to a
+    tensor's largest value, or for a ConvGrad output to its largest sum of absolute products if that
+    is larger.
 
     Raises:
-        GraphError: naming the node or tensor that differs by more than ``TOLERANCE``.
+        GraphError: naming the node or tensor that differs by more than allowed.
     """
     feeds = example_feeds(before, seed=seed, states="random")
     types = tensor_types(before.graph)
@@ -179,18 +203,64 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     }
     expected = run(before, feeds, names + list(branches))
     actual = run(after, feeds, names + list(branches))
-    flips = sum(int(np.count_nonzero(_branch(expected[n], op) != _branch(actual[n], op))) for n, op in branches.items())
+    flips = _flips(expected, actual, branches)
     end_to_end = {name: max_relative_error(expected[name], actual[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
+    del actual  # a whole execution's tensors fewer in memory while the nudged ones run
+    sensitivity = _sensitivity(before, feeds, expected, names=names, branches=branches, magnitudes=magnitudes, seed=seed)
+    limits = {name: max(TOLERANCE, _SENSITIVITY_FACTOR * sensitivity[name]) for name in names}
     loss = before.graph.output[0].name
     failed = [loss] if flips else names
-    worst = max(failed, key=end_to_end.__getitem__)
-    if not end_to_end[worst] <= TOLERANCE:
+    worst = max(failed, key=lambda name: end_to_end[name] / limits[name])
+    if not end_to_end[worst] <= limits[worst]:
         raise GraphError(
-            f"graph {before.graph.name!r}: decomposed graph differs at {worst!r} by {end_to_end[worst]:.2e} (> {TOLERANCE})"
+            f"graph {before.graph.name!r}: decomposed graph differs at {worst!r} by {end_to_end[worst]:.2e} "
+            f"(> {limits[worst]:.2e}, the larger of {TOLERANCE} and {_SENSITIVITY_FACTOR} times "
+            f"the {sensitivity[worst]:.2e} that one-ulp nudges of the inputs move it)"
         )
     if flips:
         log.warning("%d ReLU/max-pool elements took the other branch after rounding; gradients compared node by node only", flips)
-    return DecompositionCheck(per_rule=per_rule, end_to_end=end_to_end, branch_flips=flips)
+    return DecompositionCheck(per_rule=per_rule, end_to_end=end_to_end, sensitivity=sensitivity, branch_flips=flips)
+
+
+def _sensitivity(
+    model: onnx.ModelProto,
+    feeds: dict[str, np.ndarray],
+    expected: dict[str, np.ndarray],
+    *,
+    names: list[str],
+    branches: dict[str, str],
+    magnitudes: dict[str, float],
+    seed: int,
+) -> dict[str, float]:
+    """How far float32 rounding moves each of ``names`` in ``expected``, the values of ``model`` on ``feeds``.
+
+    The largest relative change over ``_NUDGES`` executions on nudged feeds. An execution in which a
+    ReLU or max-pool element took the other branch is left out: its gradients jump at the kink, by
+    far more than rounding moves them elsewhere. 0 if every execution was left out.
+    """
+    rng = np.random.default_rng(seed)
+    sensitivity = dict.fromkeys(names, 0.0)
+    for _ in range(_NUDGES):
+        nudged = run(model, {name: _nudged(value, rng) for name, value in feeds.items()}, names + list(branches))
+        if _flips(expected, nudged, branches):
+            continue
+        for name in names:
+            change = max_relative_error(expected[name], nudged[name], magnitude=magnitudes.get(name, 0.0))
+            sensitivity[name] = max(sensitivity[name], change)
+    return sensitivity
+
+
+def _nudged(value: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A float tensor times 1 ± ``_NUDGE`` per element, the sign at random; labels and token ids unchanged."""
+    if not np.issubdtype(value.dtype, np.floating):
+        return value
+    factors = rng.choice(np.array([1 - _NUDGE, 1 + _NUDGE], dtype=value.dtype), size=value.shape)
+    return np.asarray(value * factors)
+
+
+def _flips(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray], branches: dict[str, str]) -> int:
+    """Elements of the ReLU, LeakyReLU and max-pool outputs ``branches`` that took another branch in ``actual``."""
+    return sum(int(np.count_nonzero(_branch(expected[n], op) != _branch(actual[n], op))) for n, op in branches.items())
 
 
 def _branch(values: np.ndarray, op_type: str) -> np.ndarray:
