@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -274,14 +275,9 @@ def _magnitudes(
     """Largest value of each output of ``node`` (of ``model``) run on the absolute values of its inputs."""
     inputs = [name for name in dict.fromkeys(node.input) if name]
     outputs = [name for name in node.output if name]
-    graph = helper.make_graph(
-        [node],
-        f"{node.name}_magnitude",
-        [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in inputs],
-        [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in outputs],
+    single = _standalone(
+        f"{node.name}_magnitude", [node], inputs, outputs, types, opset_imports=model.opset_import, ir_version=model.ir_version
     )
-    single = helper.make_model(graph, opset_imports=model.opset_import)
-    single.ir_version = model.ir_version
     absolute = run(single, {name: np.abs(values[name]) for name in inputs}, outputs)
     return {name: float(np.max(absolute[name])) for name in outputs}
 
@@ -295,13 +291,35 @@ def _isolated(
 ) -> onnx.ModelProto:
     """A model made of ``node``'s replacement alone, reading the node's inputs as graph inputs."""
     inputs = [name for name in dict.fromkeys(node.input) if name]
-    graph = helper.make_graph(
-        make.nodes,
+    return _standalone(
         f"{node.name}_decomposed",
-        [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in inputs if n not in constants],
-        [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in outputs],
+        make.nodes,
+        [n for n in inputs if n not in constants],
+        outputs,
+        types,
         initializer=[*make.initializers, *(numpy_helper.from_array(constants[n], n) for n in inputs if n in constants)],
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        ir_version=IR_VERSION,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = IR_VERSION
+
+
+def _standalone(
+    name: str,
+    nodes: Sequence[onnx.NodeProto],
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    types: dict[str, TensorType],
+    *,
+    opset_imports: Sequence[onnx.OperatorSetIdProto],
+    ir_version: int,
+    initializer: Sequence[onnx.TensorProto] = (),
+) -> onnx.ModelProto:
+    """A model of ``nodes`` alone, reading ``inputs`` as graph inputs and returning ``outputs``."""
+
+    def typed(names: Sequence[str]) -> list[onnx.ValueInfoProto]:
+        return [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in names]
+
+    graph = helper.make_graph(list(nodes), name, typed(inputs), typed(outputs), initializer=list(initializer))
+    model = helper.make_model(graph, opset_imports=list(opset_imports))
+    model.ir_version = ir_version
     return model

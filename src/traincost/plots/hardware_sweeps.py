@@ -7,6 +7,7 @@ orders of magnitude of compute.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +20,14 @@ from matplotlib.figure import Figure
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
-__all__ = ["plot_energy_latency", "plot_compute_resources", "edge_tpu_resources", "require_columns", "save_figure"]
+__all__ = [
+    "plot_energy_latency",
+    "plot_compute_resources",
+    "edge_tpu_resources",
+    "require_columns",
+    "save_figure",
+    "wrapped_suptitle",
+]
 
 
 def edge_tpu_resources(table: pd.DataFrame) -> pd.DataFrame:
@@ -88,6 +96,15 @@ def require_columns(table: pd.DataFrame, columns: Sequence[str], what: str) -> N
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ConfigError(f"{what}: missing columns {missing}")
+
+
+_TITLE_CHARS_PER_IN = {"medium": 12.5, "large": 10.0}  # characters of a suptitle per inch of figure, with margin
+
+
+def wrapped_suptitle(fig: Figure, title: str, *, fontsize: str = "large") -> None:
+    """``title`` over the figure, wrapped to its width: a narrow figure wraps a long title instead of cutting it."""
+    width = int(fig.get_figwidth() * _TITLE_CHARS_PER_IN[fontsize])
+    fig.suptitle(textwrap.fill(title, width=width, break_on_hyphens=False), fontsize=fontsize)
 
 
 def save_figure(fig: Figure, outputs: Sequence[Path]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,12 +10,11 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from traincost.errors import ConfigError
-from traincost.plots.hardware_sweeps import require_columns, save_figure
+from traincost.plots.hardware_sweeps import require_columns, save_figure, wrapped_suptitle
 
 __all__ = ["plot_steps", "plot_methods", "plot_scaling", "table3_markdown"]
 
 _METHOD_ORDER = ("MTrain", "HAP", "Alpa", "single DarkFPGA", "single EF-Train")
-_TITLE_CHARS_PER_IN = 10  # of a suptitle, with margin: a one-panel figure wraps its title instead of cutting it
 
 
 def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -38,10 +36,6 @@ def _line_panels(data: pd.DataFrame, *, by: str, width_in: float, line: dict[str
     return fig
 
 
-def _suptitle(fig: Figure, title: str) -> None:
-    fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * _TITLE_CHARS_PER_IN)))
-
-
 def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> None:
     """Figure 8: MTrain's throughput after each step, one panel per cluster, one line per model and bandwidth."""
     _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figure 8 table")
@@ -55,7 +49,7 @@ def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> N
         line={"x": "step", "y": "throughput_gflops", "hue": "model", "style": "P2P GB/s"},
         axes_set={"xlabel": "after step", "ylabel": "throughput (GFLOPS)", "xticks": [1, 2, 3, 4]},
     )
-    _suptitle(fig, title or "MTrain: throughput after each optimisation step")
+    wrapped_suptitle(fig, title or "MTrain: throughput after each optimisation step")
     save_figure(fig, outputs)
 
 
@@ -81,7 +75,7 @@ def plot_methods(study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, 
         },
         axes_set={"xscale": "log", "xlabel": "P2P bandwidth (GB/s)", "ylabel": "throughput (GFLOPS)"},
     )
-    _suptitle(fig, title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
+    wrapped_suptitle(fig, title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
     save_figure(fig, outputs)
 
 

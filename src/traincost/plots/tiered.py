@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from traincost.errors import ConfigError
-from traincost.plots.hardware_sweeps import require_columns, save_figure
+from traincost.plots.hardware_sweeps import require_columns, save_figure, wrapped_suptitle
 
 __all__ = [
     "WORKLOAD_NAMES",
@@ -180,14 +180,9 @@ def _reference_line(ax: Axes, label: str) -> None:
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1.0, label=label, zorder=0)
 
 
-def _title(fig: Figure, title: str) -> None:
-    width_in = fig.get_figwidth()
-    fig.suptitle(textwrap.fill(title, width=int(width_in * 12.5), break_on_hyphens=False), fontsize="medium")
-
-
 def _finish(fig: Figure, ax: Axes, title: str, notes: Sequence[str], outputs: Sequence[Path], *, legend_title: str) -> None:
     ax.legend(title=legend_title, fontsize="small", title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    _title(fig, title)
+    wrapped_suptitle(fig, title, fontsize="medium")
     if notes:
         width = int(fig.get_figwidth() * 17)
         fig.supxlabel(
@@ -361,10 +356,11 @@ def plot_motivation_energy_breakdown(table: pd.DataFrame, outputs: Sequence[Path
         ax.set_visible(False)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles[::-1], labels[::-1], fontsize="small", loc="outside lower center", ncols=len(handles))
-    _title(
+    wrapped_suptitle(
         fig,
         f"{figure}: {_workload_name(workload)}, off-chip memory energy (tier-to-tier, tier-to-SRAM, static) "
         f"normalised to HBM-only's ({reference:.3g} J per iteration = 1)",
+        fontsize="medium",
     )
     save_figure(fig, outputs)
 

@@ -89,8 +89,9 @@ def plan_autotm(trace: Trace, system: TieredSystem, *, tier1_bytes: float, time_
             model.add(p + w[index[c]] >= a_s)
             busy += [(_ns(read_bytes / tier2.read_bytes_per_s), d), (_ns(size_bytes / tier2.read_bytes_per_s), p)]
         for c, written in writes[s].items():
-            constant_ns += _ns(written / tier2.write_bytes_per_s)
-            busy.append((-_ns(written / tier2.write_bytes_per_s), w[index[c]]))
+            write_ns = _ns(written / tier2.write_bytes_per_s)
+            constant_ns += write_ns
+            busy.append((-write_ns, w[index[c]]))
         excess_ns = constant_ns - _ns(window[s])
         stall = model.new_int_var(0, max(0, excess_ns + sum(coef for coef, _ in busy if coef > 0)), f"stall{s}")
         model.add(stall >= sum(coef * var for coef, var in busy) + excess_ns)
