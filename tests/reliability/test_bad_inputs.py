@@ -125,20 +125,22 @@ def _with_cycle(source: Path, target: Path) -> tuple[str, str]:
     return nodes[first].name, nodes[later].output[0]
 
 
+def _cycle_case(io: Inputs, graph: str, stage: Callable[[Path, Inputs], tuple[tuple[object, ...], tuple[Path, ...]]]) -> Case:
+    """``stage`` on ``graph`` (a file of ``io.graphs``) with a cycle in it: the error names the file, node and tensor."""
+    source = io.tmp / f"cycle.{graph}"
+    node, tensor = _with_cycle(io.graphs / graph, source)
+    args, outputs = stage(source, io)
+    return Case(args, (str(source), repr(node), repr(tensor), "cycle"), outputs)
+
+
 @case
 def graph_with_a_cycle_lowered(io: Inputs) -> Case:
-    source = io.tmp / "cycle.decomposed.onnx"
-    node, tensor = _with_cycle(io.graphs / "train_step.decomposed.onnx", source)
-    args, outputs = _lower(source, io)
-    return Case(args, (str(source), repr(node), repr(tensor), "cycle"), outputs)
+    return _cycle_case(io, "train_step.decomposed.onnx", _lower)
 
 
 @case
 def graph_with_a_cycle_decomposed(io: Inputs) -> Case:
-    source = io.tmp / "cycle.onnx"
-    node, tensor = _with_cycle(io.graphs / "train_step.onnx", source)
-    args, outputs = _decompose(source, io)
-    return Case(args, (str(source), repr(node), repr(tensor), "cycle"), outputs)
+    return _cycle_case(io, "train_step.onnx", _decompose)
 
 
 @case
