@@ -22,9 +22,9 @@ import pandas as pd
 import yaml
 
 from traincost.cost import mac_cost, op_table
-from traincost.cost.evaluate import evaluate_sweep
 from traincost.hardware import load_hardware
 from traincost.schedule import SchedulePlan
+from traincost.schedule.evaluate import evaluate_sweep
 from traincost.schedule.manual_fusion import read_manual_fusion
 from traincost.workload import Workload
 

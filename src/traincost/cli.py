@@ -188,8 +188,8 @@ def _json_object(text: str, flag: str) -> dict[str, object]:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> None:
-    from traincost.cost.evaluate import evaluate_sweep
     from traincost.schedule import SchedulePlan
+    from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table
 
@@ -237,7 +237,8 @@ def _read_steps(paths: Sequence[Path]) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _cmd_plot_sweep(args: argparse.Namespace) -> None:
-    from traincost.plots.hardware_sweeps import edge_tpu_resources, plot_compute_resources, plot_energy_latency
+    from traincost.analysis.edge_tpu import edge_tpu_resources
+    from traincost.plots.hardware_sweeps import plot_compute_resources, plot_energy_latency
 
     steps = _read_steps(args.inputs)
     outputs = [Path(p) for p in args.out]
@@ -346,11 +347,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_fuse(args: argparse.Namespace) -> None:
-    from traincost.cost.evaluate import STEP_PHASES
     from traincost.cost.optable import op_table
     from traincost.hardware import load_hardware
     from traincost.optimize.fusion import FusionProblem, fusion_report, solve_fusion
-    from traincost.workload import Workload, write_table
+    from traincost.workload import STEP_PHASES, Workload, write_table
 
     workload = Workload.read(args.ops, args.tensors)
     table = op_table(workload, phases=STEP_PHASES[args.step])
@@ -375,8 +375,8 @@ def _cmd_fuse(args: argparse.Namespace) -> None:
 
 
 def _cmd_compare_fusion(args: argparse.Namespace) -> None:
-    from traincost.cost.evaluate import evaluate_sweep
     from traincost.schedule import SchedulePlan, read_fused_groups
+    from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table
 
@@ -412,11 +412,10 @@ def _cmd_plot_fusion(args: argparse.Namespace) -> None:
 
 
 def _cmd_plot_fused_graph(args: argparse.Namespace) -> None:
-    from traincost.cost.evaluate import STEP_PHASES
     from traincost.cost.optable import op_table
     from traincost.plots.fusion import plot_fused_graph
     from traincost.schedule import read_fused_groups
-    from traincost.workload import Workload
+    from traincost.workload import STEP_PHASES, Workload
 
     workload = Workload.read(args.ops, args.tensors)
     table = op_table(workload, phases=STEP_PHASES[args.step])

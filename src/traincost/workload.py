@@ -53,6 +53,7 @@ __all__ = [
     "LOOP_DIMS",
     "OP_KINDS",
     "PHASES",
+    "STEP_PHASES",
     "TENSOR_KINDS",
     "write_table",
     "read_table",
@@ -74,6 +75,8 @@ OP_KINDS = (
     "layout",
 )
 PHASES = ("forward", "backward", "optimizer", "recompute")
+# inference = the forward ops of a Workload; training = the whole step with its optimizer
+STEP_PHASES = {"inference": ("forward",), "training": PHASES}
 TENSOR_KINDS = (
     "input",
     "activation",

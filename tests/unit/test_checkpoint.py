@@ -9,7 +9,6 @@ import pytest
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from traincost.cost.evaluate import STEP_PHASES
 from traincost.cost.optable import op_table
 from traincost.errors import GraphError
 from traincost.frontend.execute import example_feeds, run
@@ -26,6 +25,7 @@ from traincost.optimize.checkpoint import (
     saved_activations,
 )
 from traincost.optimize.recompute_table import RecomputeTables
+from traincost.workload import STEP_PHASES
 
 GPT2_TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from traincost.cost.evaluate import STEP_PHASES
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
 from traincost.optimize.checkpoint import onnx_nodes, saved_activations
@@ -21,7 +20,7 @@ from traincost.optimize.checkpoint_search import (
 )
 from traincost.optimize.fusion import FusionProblem, candidate_subgraphs
 from traincost.optimize.recompute_table import RecomputeTables
-from traincost.workload import Workload
+from traincost.workload import STEP_PHASES, Workload
 
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
 TOY = pd.DataFrame({"name": ["a", "b", "c"], "bytes": [4, 3, 2], "recompute_flops": [10, 6, 5]})

@@ -10,10 +10,10 @@ import yaml
 
 from tests.workloads import conv_relu_workload
 from traincost.cost import op_table
-from traincost.cost.evaluate import STEP_PHASES
 from traincost.hardware import HardwareError, load_hardware
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.manual_fusion import read_manual_fusion
+from traincost.workload import STEP_PHASES
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests/fixtures/hardware/tiny.yaml"

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.analysis.pareto import pareto_mask
-from traincost.plots.hardware_sweeps import edge_tpu_resources
 
 __all__ = ["Claim", "monet_hardware_claims"]
 

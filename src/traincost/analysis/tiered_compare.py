@@ -18,8 +18,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from traincost.analysis.summary_stats import geometric_mean
 from traincost.errors import ConfigError
-from traincost.plots.tiered import POLICY_NAMES, WORKLOAD_NAMES, geometric_mean
+from traincost.tiered.labels import POLICY_NAMES, WORKLOAD_NAMES
 
 __all__ = ["compare_with_paper", "ordering_agreement", "PAPER_COLUMNS", "PRIOR_WORK", "SECTION2_WORKLOAD"]
 

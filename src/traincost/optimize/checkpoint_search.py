@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 from ortools.sat.python import cp_model
 
-from traincost.cost.evaluate import STEP_PHASES
 from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError, GraphError
 from traincost.hardware.spec import HardwareSpec
@@ -30,7 +29,7 @@ from traincost.optimize.checkpoint import plan_recompute, saved_activations, wor
 from traincost.optimize.fusion import FusionProblem, FusionResult, solve_fusion
 from traincost.optimize.recompute_table import RecomputeTables, Rewrite
 from traincost.schedule import SchedulePlan, schedule
-from traincost.workload import Workload
+from traincost.workload import STEP_PHASES, Workload
 
 __all__ = [
     "activation_costs",

@@ -17,24 +17,16 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from traincost.errors import ConfigError
+from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.io import atomic_path
+from traincost.tables import require_columns
 
 __all__ = [
     "plot_energy_latency",
     "plot_compute_resources",
-    "edge_tpu_resources",
-    "require_columns",
     "save_figure",
     "wrapped_suptitle",
 ]
-
-
-def edge_tpu_resources(table: pd.DataFrame) -> pd.DataFrame:
-    """Add the Edge TPU's compute measures of MONET Fig. 8: ``pe_compute`` = U·L and ``total_compute`` = U·L·n_PEs."""
-    require_columns(table, ["simd_units", "lanes", "x_pes", "y_pes"], "an Edge TPU sweep")
-    pe = table["simd_units"] * table["lanes"]
-    return table.assign(pe_compute=pe, total_compute=pe * table["x_pes"] * table["y_pes"])
 
 
 def plot_energy_latency(
@@ -90,12 +82,6 @@ def _scatter(ax: Axes, table: pd.DataFrame, *, x: str, y: str, hue: str, norm: L
     sns.scatterplot(
         data=table, x=x, y=y, hue=hue, hue_norm=norm, palette=palette, s=6, linewidth=0, alpha=0.6, ax=ax, rasterized=True
     )
-
-
-def require_columns(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ConfigError(f"{what}: missing columns {missing}")
 
 
 _TITLE_CHARS_PER_IN = {"medium": 12.5, "large": 10.0}  # characters of a suptitle per inch of figure, with margin

@@ -10,7 +10,8 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from traincost.errors import ConfigError
-from traincost.plots.hardware_sweeps import require_columns, save_figure, wrapped_suptitle
+from traincost.plots.hardware_sweeps import save_figure, wrapped_suptitle
+from traincost.tables import require_columns
 
 __all__ = ["plot_steps", "plot_methods", "plot_scaling", "table3_markdown"]
 

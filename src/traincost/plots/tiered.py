@@ -19,12 +19,13 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from traincost.analysis.summary_stats import geometric_mean
 from traincost.errors import ConfigError
-from traincost.plots.hardware_sweeps import require_columns, save_figure, wrapped_suptitle
+from traincost.plots.hardware_sweeps import save_figure, wrapped_suptitle
+from traincost.tables import require_columns
+from traincost.tiered.labels import POLICY_NAMES, WORKLOAD_NAMES
 
 __all__ = [
-    "WORKLOAD_NAMES",
-    "POLICY_NAMES",
     "plot_motivation_efficiency",
     "plot_motivation_migration",
     "plot_motivation_energy_breakdown",
@@ -33,29 +34,8 @@ __all__ = [
     "plot_efficiency_vs_ratio",
     "plot_migration_vs_ratio",
     "plot_throughput_vs_ratio",
-    "geometric_mean",
 ]
 
-WORKLOAD_NAMES = {
-    "bert_large": "BERT-Large",
-    "t5_11b": "T5",
-    "chinchilla_70b": "Chinchilla",
-    "gpt3_175b": "GPT-3",
-    "palm_540b": "PaLM",
-}
-POLICY_NAMES = {
-    "hbm_only": "HBM-only",
-    "hor_off": "Hor_Off",
-    "hor_on": "Hor_On",
-    "ver_off": "Ver_Off",
-    "ver_on": "Ver_On",
-    "sentinel": "Sentinel",
-    "autotm": "AutoTM",
-    "deeptm": "DeepTM",
-    "tm_training": "TM-Training",
-    "tm_training_off": "TM-Training_Off",
-    "ideal": "Ideal",
-}
 _COLOURS = {
     "HBM-only": "#000000",
     "Hor_Off": "#4e79a7",
@@ -77,13 +57,6 @@ _GEOMEAN = "Geomean"
 _KEYS = ("workload", "variant", "policy", "ratio")
 _LOG_SPAN = 30.0
 """Positive values spanning more than this factor are drawn on a logarithmic axis."""
-
-
-def geometric_mean(values: pd.Series | np.ndarray | Sequence[float]) -> float:
-    """The geometric mean of the positive, finite values; NaN if there are none."""
-    array = np.asarray(values, dtype=float)
-    array = array[np.isfinite(array) & (array > 0)]
-    return float(np.exp(np.log(array).mean())) if array.size else np.nan
 
 
 def _ratio_label(ratio: float) -> str:

@@ -12,16 +12,13 @@ import pandas as pd
 from traincost.cost.optable import op_table
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware, shard_rows
-from traincost.schedule import SchedulePlan, schedule
-from traincost.workload import Workload
+from traincost.schedule.plan import SchedulePlan
+from traincost.schedule.scheduler import schedule
+from traincost.workload import STEP_PHASES, Workload
 
-__all__ = ["evaluate_sweep", "STEP_PHASES"]
+__all__ = ["evaluate_sweep"]
 
 log = logging.getLogger(__name__)
-
-# inference = the forward ops of the same Workload; training = the whole step with its optimizer
-STEP_PHASES = {"inference": ("forward",), "training": ("forward", "backward", "optimizer", "recompute")}
-
 
 def evaluate_sweep(
     workload: Workload,
