@@ -215,6 +215,7 @@ def _with_paper(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # 50 s; tests/integration/test_cli_tiered.py runs the same stages without Snakemake
 def test_tiered_study_runs_and_a_figure_setting_reruns_only_the_figures(tmp_path: Path) -> None:
     workdir = _with_paper(tmp_path)
     result = snakemake(workdir, _tiered_config(), *TIERED_TARGETS)

@@ -22,20 +22,21 @@ from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 
 # Every zoo architecture at a small batch (VGG-16 and GPT-2 124M are covered by their smaller
-# siblings here and run whole in the default workflow; see bench/frontend.py).
+# siblings here and run whole in the default workflow; see bench/frontend.py). The three largest
+# (20-100 s each) run with `-m slow`: their op types are all in resnet18 / resnet18_cifar.
 ZOO = [
-    ("resnet18_cifar", 2, None),
-    ("resnet18", 1, None),
-    ("resnet56", 2, None),
-    ("resnet50", 1, None),
-    ("alexnet", 1, {"dropout": 0.5}),
-    ("tiny_yolov3", 1, None),
-    ("gpt2_small", 2, None),
-    ("gpt2", 1, {"n_layer": 1, "d_model": 64, "n_head": 2, "seq_len": 32, "vocab_size": 257}),
+    pytest.param("resnet18_cifar", 2, None, id="resnet18_cifar"),
+    pytest.param("resnet18", 1, None, id="resnet18"),
+    pytest.param("resnet56", 2, None, id="resnet56", marks=pytest.mark.slow),
+    pytest.param("resnet50", 1, None, id="resnet50", marks=pytest.mark.slow),
+    pytest.param("alexnet", 1, {"dropout": 0.5}, id="alexnet", marks=pytest.mark.slow),
+    pytest.param("tiny_yolov3", 1, None, id="tiny_yolov3"),
+    pytest.param("gpt2_small", 2, None, id="gpt2_small"),
+    pytest.param("gpt2", 1, {"n_layer": 1, "d_model": 64, "n_head": 2, "seq_len": 32, "vocab_size": 257}, id="gpt2"),
 ]
 
 
-@pytest.mark.parametrize(("name", "batch", "options"), ZOO, ids=[z[0] for z in ZOO])
+@pytest.mark.parametrize(("name", "batch", "options"), ZOO)
 def test_decomposed_graph_is_primitive_and_equivalent(chain, name: str, batch: int, options) -> None:
     built = chain(name, batch, "adam", options)
     before, after = built.train_step, built.decomposed

@@ -7,6 +7,9 @@ from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml")
 
+# Every rule's conda environment (relative to workflow/rules/; see workflow/envs/traincost.yaml).
+TRAINCOST_ENV = "../envs/traincost.yaml"
+
 
 def _check_references():
     """Cross-checks the schema cannot express; every problem names its key."""
@@ -202,3 +205,131 @@ def get_final_output():
             outputs += expand("results/monet/figure12.{ext}", ext=["png", "pdf"])
     outputs += agreement_outputs()
     return outputs
+
+
+# ---------------------------------------------------------------- MONET (monet.smk)
+def _sweep_inputs(wildcards):
+    """The workload tables and hardware/fusion files a sweep reads (so editing them re-runs it)."""
+    spec = sweep(wildcards)
+    files = {
+        "ops": f"results/workloads/{spec['workload']}/ops.parquet",
+        "tensors": f"results/workloads/{spec['workload']}/tensors.parquet",
+        "hardware": spec["hardware"],
+    }
+    if "fusion" in spec:
+        files["fusion"] = spec["fusion"]
+    return files
+
+
+def _edge(step):
+    return sweep_table(config["monet_hardware"]["edge_tpu"], step)
+
+
+def _fusemax(step):
+    return sweep_table(config["monet_hardware"]["fusemax"], step)
+
+
+def fusion(key, default=None):
+    return config["monet_fusion"].get(key, default)
+
+
+def fusion_workload_tables(wildcards):
+    name = fusion("workload")
+    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
+
+
+def fusion_groups(step):
+    """Strategy name -> fused groups file of every solve of one step."""
+    return {
+        f"limit{limit}{'' if types == 'typed' else '_free'}": f"results/monet/fusion/{step}/limit{limit}_{types}.json"
+        for limit in fusion("limits")
+        for types in FUSION_TYPES
+    }
+
+
+def fusion_strategies(wildcards):
+    return fusion_groups(wildcards.step)
+
+
+def checkpoint_inputs(wildcards):
+    study = config["monet_checkpoint"]
+    name = study["workload"]
+    return {
+        "ops": f"results/workloads/{name}/ops.parquet",
+        "tensors": f"results/workloads/{name}/tensors.parquet",
+        "hardware": study["hardware"],
+    }
+
+
+# ---------------------------------------------------------------- MTrain (mtrain.smk)
+MTRAIN = config.get("mtrain") or {}
+MTRAIN_MODELS = sorted(MTRAIN.get("workloads", {}))
+MTRAIN_CLUSTERS = sorted(MTRAIN.get("clusters", []))
+MTRAIN_TABLE3 = [(c, m) for c, models in sorted(MTRAIN.get("table3", {}).get("cells", {}).items()) for m in models]
+
+
+def mtrain_tables(model):
+    """The Workload IR tables of an MTrain model (its batch-1 training step)."""
+    name = MTRAIN["workloads"][model]
+    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
+
+
+def mtrain_workload(wildcards):
+    return mtrain_tables(wildcards.mmodel)
+
+
+def mtrain_outputs():
+    outputs = expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
+    outputs += expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=MTRAIN_CLUSTERS, ext=["png", "pdf"])
+    outputs += expand("results/mtrain/figure12.{ext}", ext=["png", "pdf"])
+    outputs += ["results/mtrain/compare.csv", "results/mtrain/table3.csv", "results/mtrain/table3.md"]
+    return outputs
+
+
+# ---------------------------------------------------------------- TM-Training (tiered.smk)
+TIERED = config.get("tiered") or {}
+TIERED_VARIANTS = {"base": TIERED.get("ratios", []), **TIERED.get("variant_ratios", {})}
+TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
+TIERED_FIGURES = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig14"] if TIERED else []
+
+
+def tiered_outputs():
+    outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
+    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
+    return outputs
+
+
+def tiered_figure_settings(figure):
+    """The plot-tiered flags of one figure: the workload of Figures 2-4, 10, 11; the ratio of Figures 8, 9, 13-15."""
+    if figure in ("fig2", "fig3", "fig4"):
+        return f"--workload {TIERED['motivation_workload']}"
+    if figure in ("fig10", "fig11"):
+        return f"--workload {TIERED['ratio_workload']}"
+    if figure == "fig12":
+        return ""
+    return f"--ratio {TIERED['figure_ratio']}"
+
+
+def tiered_workload(wildcards):
+    factor = TIERED_BATCH[wildcards.variant]
+    return {
+        "ops": f"results/tiered/workloads/{wildcards.tworkload}/batch{factor}/ops.parquet",
+        "tensors": f"results/tiered/workloads/{wildcards.tworkload}/batch{factor}/tensors.parquet",
+    }
+
+
+# ---------------------------------------------------------------- the report (report.smk)
+def comparison_csvs():
+    """Study -> its paper-vs-ours CSV, for the studies the config runs."""
+    csvs = {}
+    if config["monet_hardware"]["edge_tpu"] and config["monet_hardware"]["fusemax"]:
+        csvs["monet"] = rules.monet_claims.output.csv
+    if config.get("mtrain") is not None:
+        csvs["mtrain"] = rules.mtrain_report.output.compare
+    if config.get("tiered") is not None:
+        csvs["tiered"] = rules.tiered_report.output.compare
+    return csvs
+
+
+def agreement_outputs():
+    return expand("results/{study}/agreement.html", study=sorted(comparison_csvs()))

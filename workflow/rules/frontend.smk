@@ -11,6 +11,8 @@
 
 
 rule export:
+    conda:
+        TRAINCOST_ENV
     output:
         onnx="results/graphs/{workload}/model.onnx",
     params:
@@ -31,6 +33,8 @@ rule export:
 
 
 rule train_graph:
+    conda:
+        TRAINCOST_ENV
     input:
         onnx=rules.export.output.onnx,
     output:
@@ -50,6 +54,8 @@ rule train_graph:
 
 
 rule decompose:
+    conda:
+        TRAINCOST_ENV
     input:
         onnx=rules.train_graph.output.onnx,
     output:
@@ -71,6 +77,8 @@ rule decompose:
 
 
 rule lower:
+    conda:
+        TRAINCOST_ENV
     input:
         onnx=rules.decompose.output.onnx,
     output:
@@ -88,6 +96,8 @@ rule lower:
 
 
 rule memory:
+    conda:
+        TRAINCOST_ENV
     input:
         ops=rules.lower.output.ops,
         tensors=rules.lower.output.tensors,

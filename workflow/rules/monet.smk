@@ -8,6 +8,8 @@
 
 
 rule measure_memory:
+    conda:
+        TRAINCOST_ENV
     output:
         table="results/monet/torch_memory/{workload}.parquet",
     params:
@@ -29,6 +31,8 @@ rule measure_memory:
 
 
 rule compare_memory:
+    conda:
+        TRAINCOST_ENV
     input:
         ours=expand(rules.memory.output.table, workload=config["figure3"]["workloads"]),
         torch=expand(rules.measure_memory.output.table, workload=config["figure3"]["workloads"]),
@@ -52,6 +56,8 @@ rule compare_memory:
 
 
 rule figure3:
+    conda:
+        TRAINCOST_ENV
     input:
         table=rules.compare_memory.output.table,
     output:
@@ -76,20 +82,9 @@ rule figure3:
 # MONET section IV: hardware sweeps (inference and training) and Figures 1, 8, 9 with claims.csv.
 
 
-def _sweep_inputs(wildcards):
-    """The workload tables and hardware/fusion files a sweep reads (so editing them re-runs it)."""
-    spec = sweep(wildcards)
-    files = {
-        "ops": f"results/workloads/{spec['workload']}/ops.parquet",
-        "tensors": f"results/workloads/{spec['workload']}/tensors.parquet",
-        "hardware": spec["hardware"],
-    }
-    if "fusion" in spec:
-        files["fusion"] = spec["fusion"]
-    return files
-
-
 rule hardware_sweep_shard:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(_sweep_inputs),
     output:
@@ -116,6 +111,8 @@ rule hardware_sweep_shard:
 
 
 rule hardware_sweep_merge:
+    conda:
+        TRAINCOST_ENV
     input:
         sweep_shards,
     output:
@@ -133,15 +130,9 @@ rule hardware_sweep_merge:
         "traincost concat --in {params.shards} --out {output.table} > {log} 2>&1"
 
 
-def _edge(step):
-    return sweep_table(config["monet_hardware"]["edge_tpu"], step)
-
-
-def _fusemax(step):
-    return sweep_table(config["monet_hardware"]["fusemax"], step)
-
-
 rule figure1:
+    conda:
+        TRAINCOST_ENV
     input:
         inference=lambda w: _edge("inference"),
         training=lambda w: _edge("training"),
@@ -166,6 +157,8 @@ rule figure1:
 
 
 rule figure8:
+    conda:
+        TRAINCOST_ENV
     input:
         inference=lambda w: _edge("inference"),
         training=lambda w: _edge("training"),
@@ -190,6 +183,8 @@ rule figure8:
 
 
 rule figure9:
+    conda:
+        TRAINCOST_ENV
     input:
         inference=lambda w: _fusemax("inference"),
         training=lambda w: _fusemax("training"),
@@ -214,6 +209,8 @@ rule figure9:
 
 
 rule monet_claims:
+    conda:
+        TRAINCOST_ENV
     input:
         edge_inference=lambda w: _edge("inference"),
         edge_training=lambda w: _edge("training"),
@@ -242,16 +239,9 @@ rule monet_claims:
 # MONET Figure 10: layer-fusion solver (CP-SAT) vs no fusion and the manual fusion.
 
 
-def fusion(key, default=None):
-    return config["monet_fusion"].get(key, default)
-
-
-def fusion_workload_tables(wildcards):
-    name = fusion("workload")
-    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
-
-
 rule fuse:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(fusion_workload_tables),
         hardware=lambda w: fusion("hardware"),
@@ -279,20 +269,9 @@ rule fuse:
         "--seed {params.seed} --out {output.groups} --report {output.report} > {log} 2>&1"
 
 
-def fusion_groups(step):
-    """Strategy name -> fused groups file of every solve of one step."""
-    return {
-        f"limit{limit}{'' if types == 'typed' else '_free'}": f"results/monet/fusion/{step}/limit{limit}_{types}.json"
-        for limit in fusion("limits")
-        for types in FUSION_TYPES
-    }
-
-
-def fusion_strategies(wildcards):
-    return fusion_groups(wildcards.step)
-
-
 rule compare_fusion:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(fusion_workload_tables),
         hardware=lambda w: fusion("hardware"),
@@ -316,6 +295,8 @@ rule compare_fusion:
 
 
 rule fusion_solver_runs:
+    conda:
+        TRAINCOST_ENV
     input:
         lambda w: [path.replace(".json", ".parquet") for step in STEPS for path in fusion_groups(step).values()],
     output:
@@ -332,6 +313,8 @@ rule fusion_solver_runs:
 
 
 rule figure10:
+    conda:
+        TRAINCOST_ENV
     input:
         expand("results/monet/fusion/{step}/compare.parquet", step=STEPS),
     output:
@@ -355,6 +338,8 @@ rule figure10:
 
 
 rule fused_graph_picture:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(fusion_workload_tables),
         groups="results/monet/fusion/{step}/limit{limit}_{types}.json",
@@ -380,17 +365,9 @@ rule fused_graph_picture:
 # MONET Figure 11 and the MILP of equation 6: activation checkpointing on the baseline Edge TPU.
 
 
-def checkpoint_inputs(wildcards):
-    study = config["monet_checkpoint"]
-    name = study["workload"]
-    return {
-        "ops": f"results/workloads/{name}/ops.parquet",
-        "tensors": f"results/workloads/{name}/tensors.parquet",
-        "hardware": study["hardware"],
-    }
-
-
 rule checkpoint_study:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(checkpoint_inputs),
     output:
@@ -416,6 +393,8 @@ rule checkpoint_study:
 
 
 rule figure11:
+    conda:
+        TRAINCOST_ENV
     input:
         table=rules.checkpoint_study.output.additivity,
     output:
@@ -438,6 +417,8 @@ rule figure11:
 
 
 rule checkpoint_nsga:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(checkpoint_inputs),
     output:
@@ -465,6 +446,8 @@ rule checkpoint_nsga:
 
 
 rule figure12:
+    conda:
+        TRAINCOST_ENV
     input:
         nsga=rules.checkpoint_nsga.output.table,
         summary=rules.checkpoint_nsga.output.summary,

@@ -7,36 +7,14 @@
 # (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
 # Measured on ResNet-18 (the quick config's one MTrain model) on clusters 1 and 2.
 
-MTRAIN = config.get("mtrain") or {}
-MTRAIN_MODELS = sorted(MTRAIN.get("workloads", {}))
-MTRAIN_CLUSTERS = sorted(MTRAIN.get("clusters", []))
-MTRAIN_TABLE3 = [(c, m) for c, models in sorted(MTRAIN.get("table3", {}).get("cells", {}).items()) for m in models]
-
-
 wildcard_constraints:
     mmodel="|".join(MTRAIN_MODELS) or "NONE",
     cluster=r"cluster\w*",
 
 
-def mtrain_tables(model):
-    """The Workload IR tables of an MTrain model (its batch-1 training step)."""
-    name = MTRAIN["workloads"][model]
-    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
-
-
-def mtrain_workload(wildcards):
-    return mtrain_tables(wildcards.mmodel)
-
-
-def mtrain_outputs():
-    outputs = expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
-    outputs += expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=MTRAIN_CLUSTERS, ext=["png", "pdf"])
-    outputs += expand("results/mtrain/figure12.{ext}", ext=["png", "pdf"])
-    outputs += ["results/mtrain/compare.csv", "results/mtrain/table3.csv", "results/mtrain/table3.md"]
-    return outputs
-
-
 rule mtrain_study:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
@@ -58,6 +36,8 @@ rule mtrain_study:
 
 
 rule mtrain_table3:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
@@ -80,6 +60,8 @@ rule mtrain_table3:
 
 
 rule mtrain_scaling:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
         devices=MTRAIN.get("devices", []),
@@ -105,6 +87,8 @@ rule mtrain_scaling:
 
 
 rule mtrain_report:
+    conda:
+        TRAINCOST_ENV
     input:
         study=expand("results/mtrain/study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
         table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
@@ -140,6 +124,8 @@ rule mtrain_report:
 
 
 rule mtrain_figure8:
+    conda:
+        TRAINCOST_ENV
     input:
         table=rules.mtrain_report.output.study,
     output:
@@ -162,6 +148,8 @@ rule mtrain_figure8:
 
 
 rule mtrain_figure9_11:
+    conda:
+        TRAINCOST_ENV
     input:
         table=rules.mtrain_report.output.study,
     output:
@@ -185,6 +173,8 @@ rule mtrain_figure9_11:
 
 
 rule mtrain_figure12:
+    conda:
+        TRAINCOST_ENV
     input:
         table=rules.mtrain_scaling.output.table,
     output:

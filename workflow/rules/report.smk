@@ -7,23 +7,9 @@
 # (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
 
 
-def comparison_csvs():
-    """Study -> its paper-vs-ours CSV, for the studies the config runs."""
-    csvs = {}
-    if config["monet_hardware"]["edge_tpu"] and config["monet_hardware"]["fusemax"]:
-        csvs["monet"] = rules.monet_claims.output.csv
-    if config.get("mtrain") is not None:
-        csvs["mtrain"] = rules.mtrain_report.output.compare
-    if config.get("tiered") is not None:
-        csvs["tiered"] = rules.tiered_report.output.compare
-    return csvs
-
-
-def agreement_outputs():
-    return expand("results/{study}/agreement.html", study=sorted(comparison_csvs()))
-
-
 rule agreement_table:
+    conda:
+        TRAINCOST_ENV
     input:
         csv=lambda w: comparison_csvs()[w.study],
     output:

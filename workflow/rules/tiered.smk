@@ -8,10 +8,6 @@
 # (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
 # Measured on BERT-Large and PaLM (the largest of Table 3).
 
-TIERED = config.get("tiered") or {}
-TIERED_VARIANTS = {"base": TIERED.get("ratios", []), **TIERED.get("variant_ratios", {})}
-TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
-TIERED_FIGURES = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig14"] if TIERED else []
 TIERED_FIGURES += [fig for fig, variant in (("fig13", "double_batch"), ("fig15", "half_tier2_bandwidth")) if variant in TIERED_VARIANTS]
 
 
@@ -21,32 +17,9 @@ wildcard_constraints:
     factor=r"\d+",
 
 
-def tiered_outputs():
-    outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
-    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
-    return outputs
-
-
-def tiered_figure_settings(figure):
-    """The plot-tiered flags of one figure: the workload of Figures 2-4, 10, 11; the ratio of Figures 8, 9, 13-15."""
-    if figure in ("fig2", "fig3", "fig4"):
-        return f"--workload {TIERED['motivation_workload']}"
-    if figure in ("fig10", "fig11"):
-        return f"--workload {TIERED['ratio_workload']}"
-    if figure == "fig12":
-        return ""
-    return f"--ratio {TIERED['figure_ratio']}"
-
-
-def tiered_workload(wildcards):
-    factor = TIERED_BATCH[wildcards.variant]
-    return {
-        "ops": f"results/tiered/workloads/{wildcards.tworkload}/batch{factor}/ops.parquet",
-        "tensors": f"results/tiered/workloads/{wildcards.tworkload}/batch{factor}/tensors.parquet",
-    }
-
-
 rule tiered_workload:
+    conda:
+        TRAINCOST_ENV
     output:
         ops="results/tiered/workloads/{tworkload}/batch{factor}/ops.parquet",
         tensors="results/tiered/workloads/{tworkload}/batch{factor}/tensors.parquet",
@@ -63,6 +36,8 @@ rule tiered_workload:
 
 
 rule tiered_study:
+    conda:
+        TRAINCOST_ENV
     input:
         unpack(tiered_workload),
         hardware=TIERED.get("hardware", []),
@@ -87,6 +62,8 @@ rule tiered_study:
 
 
 rule tiered_report:
+    conda:
+        TRAINCOST_ENV
     input:
         study=expand("results/tiered/study/{tworkload}/{variant}.parquet", tworkload=TIERED.get("workloads", []), variant=list(TIERED_VARIANTS)),
         paper="data/paper/tm_training.csv",
@@ -130,6 +107,8 @@ for _figure in TIERED_FIGURES:
     rule:
         name:
             f"tiered_{_figure}"
+        conda:
+            TRAINCOST_ENV
         input:
             table=rules.tiered_report.output.study,
         output:
