@@ -94,6 +94,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     study, table3, scaling = _concat(args.study), _concat(args.table3), _concat(args.scaling)
     compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling)
     write_table(study, args.study_out)
+    write_table(scaling, args.scaling_out)
     write_table(table3, args.table3_parquet)
     with atomic_path(args.table3_csv) as tmp:
         table3.to_csv(tmp, index=False, float_format="%.6g")
@@ -159,6 +160,7 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--scaling", type=Path, nargs="+", required=True, help="mtrain-scaling tables")
     cmd.add_argument("--paper", type=Path, required=True, help="the paper's numbers (data/paper/mtrain.csv)")
     cmd.add_argument("--study-out", type=Path, required=True, help="output: every study table in one (Parquet)")
+    cmd.add_argument("--scaling-out", type=Path, required=True, help="output: every scaling table in one (Parquet)")
     cmd.add_argument("--table3-parquet", type=Path, required=True, help="output: Table III (Parquet)")
     cmd.add_argument("--table3-csv", type=Path, required=True, help="output: Table III (CSV)")
     cmd.add_argument("--table3-md", type=Path, required=True, help="output: Table III rendered (Markdown)")

@@ -321,20 +321,24 @@ def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_pat
     assert table3.returncode == 0, table3.stderr
     row = pd.read_parquet(tmp_path / "t3.parquet").iloc[0]
     assert row["dfs_ratios_mapped"] == 3 and row["dfs_gflops"] >= row["converting_gflops"]  # 4 samples in steps of 2
-    scaling = traincost(
-        "mtrain-scaling", *inputs, "--cluster", "cluster1", "--pairs", 1, 2, "--bandwidths", 15, "--out", tmp_path / "x.parquet"
-    )
-    assert scaling.returncode == 0, scaling.stderr
-    assert list(pd.read_parquet(tmp_path / "x.parquet")["fpgas"]) == [2, 4]
+    sizes = []  # one job per cluster size, as the workflow runs them
+    for pairs in (1, 2):
+        sizes.append(tmp_path / f"x{pairs}.parquet")
+        scaling = traincost(
+            "mtrain-scaling", *inputs, "--cluster", "cluster1", "--pairs", pairs, "--bandwidths", 15, "--out", sizes[-1]
+        )
+        assert scaling.returncode == 0, scaling.stderr
     paper = Path(__file__).resolve().parents[2] / "data/paper/mtrain.csv"
-    outs = {name: tmp_path / name for name in ("all.parquet", "t3all.parquet", "t3.csv", "t3.md", "compare.csv")}
+    outs = {name: tmp_path / name for name in ("all.parquet", "x.parquet", "t3all.parquet", "t3.csv", "t3.md", "compare.csv")}
     report = traincost(
         "mtrain-report",
-        *("--study", tmp_path / "s.parquet", "--table3", tmp_path / "t3.parquet", "--scaling", tmp_path / "x.parquet"),
-        *("--paper", paper, "--study-out", outs["all.parquet"], "--table3-parquet", outs["t3all.parquet"]),
-        *("--table3-csv", outs["t3.csv"], "--table3-md", outs["t3.md"], "--compare", outs["compare.csv"]),
+        *("--study", tmp_path / "s.parquet", "--table3", tmp_path / "t3.parquet", "--scaling", *sizes),
+        *("--paper", paper, "--study-out", outs["all.parquet"], "--scaling-out", outs["x.parquet"]),
+        *("--table3-parquet", outs["t3all.parquet"], "--table3-csv", outs["t3.csv"], "--table3-md", outs["t3.md"]),
+        *("--compare", outs["compare.csv"]),
     )
     assert report.returncode == 0, report.stderr
+    assert list(pd.read_parquet(outs["x.parquet"])["fpgas"]) == [2, 4]
     compare = pd.read_csv(outs["compare.csv"])
     assert {"speedup_vs_hap", "speedup_vs_alpa", "scaling_gain", "dfs_ratio_count"} <= set(compare["claim"])
     assert outs["t3.md"].read_text().startswith("| Model | Cluster |")

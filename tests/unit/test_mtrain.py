@@ -23,8 +23,10 @@ from traincost.fpga.converting import (
     single_device,
 )
 from traincost.fpga.devices import Device, load_fpga_catalog
+from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import OpCosts, TrainingIp
 from traincost.fpga.sharding import alpa_sharding, hap_sharding
+from traincost.fpga.subops import partition
 from traincost.fpga.training_dag import TrainingDag, training_dag
 
 DEVICES = Path(__file__).resolve().parents[2] / "config/hardware/fpga/devices.yaml"
@@ -215,3 +217,22 @@ def test_one_panel_figure_keeps_its_whole_title(monkeypatch: pytest.MonkeyPatch)
     title, page = fig._suptitle.get_window_extent(renderer), fig.bbox
     assert page.x0 <= title.x0 and title.x1 <= page.x1, (title, page)
     assert "single FPGAs" in fig._suptitle.get_text()
+
+
+def test_re_mapping_ends_at_a_fixed_point(chain) -> None:
+    """Algorithm 2 repeats its locality step "until no move helps": no sub-operation moved to an
+    accelerator of a neighbour gives a shorter schedule that fits the DRAM."""
+    dag = training_dag(chain("resnet18_cifar", 1, "sgd").workload)
+    accelerators = select_accelerators(dag, load_fpga_catalog(DEVICES).clusters["cluster2"])
+    ratio = initial_ratio(accelerators, 4)
+    graph = partition(dag, ratio, accelerators)
+    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
+    mapped = map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=0.5)
+    assign, latency_s = mapped.assign, mapped.schedule.latency_s
+    for k in range(len(graph)):
+        near = {assign[p] for p, _ in graph.preds[k]} | {assign[s] for s in graph.succs[k]}
+        for device in near - {assign[k]}:
+            trial = assign.copy()
+            trial[k] = device
+            moved = evaluate_mapping(graph, trial, bandwidth_bytes_per_s=0.5e9)
+            assert not (moved.latency_s < latency_s * (1 - 1e-12) and moved.fits(capacity)), (k, device)

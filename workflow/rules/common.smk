@@ -265,6 +265,7 @@ def checkpoint_inputs(wildcards):
 MTRAIN = config.get("mtrain") or {}
 MTRAIN_MODELS = sorted(MTRAIN.get("workloads", {}))
 MTRAIN_CLUSTERS = sorted(MTRAIN.get("clusters", []))
+MTRAIN_SCALING_PAIRS = MTRAIN.get("scaling", {}).get("pairs", [])  # Figure 12: one job per cluster size
 MTRAIN_TABLE3 = [(c, m) for c, models in sorted(MTRAIN.get("table3", {}).get("cells", {}).items()) for m in models]
 
 

@@ -66,23 +66,22 @@ rule mtrain_scaling:
         unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
         devices=MTRAIN.get("devices", []),
     output:
-        table="results/mtrain/scaling.parquet",
+        table="results/mtrain/scaling/pairs{pairs}.parquet",
     params:
         model=MTRAIN.get("scaling", {}).get("model", ""),
         cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
-        pairs=" ".join(str(p) for p in MTRAIN.get("scaling", {}).get("pairs", [])),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
     threads: 2
     resources:
         mem_mb=700,  # peak 416 MB: main process and its 2 workers together
     log:
-        "results/logs/mtrain_scaling.log",
+        "results/logs/mtrain_scaling/pairs{pairs}.log",
     benchmark:
-        "results/benchmarks/mtrain_scaling.tsv",
+        "results/benchmarks/mtrain_scaling/pairs{pairs}.tsv",
     shell:
         "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
-        "--label {params.model} --pairs {params.pairs} --bandwidths {params.bandwidths} --step {params.step} "
+        "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
         "--workers {threads} --out {output.table} > {log} 2>&1"
 
 
@@ -92,10 +91,11 @@ rule mtrain_report:
     input:
         study=expand("results/mtrain/study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
         table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
-        scaling=rules.mtrain_scaling.output.table,
+        scaling=expand("results/mtrain/scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
         paper="data/paper/mtrain.csv",
     output:
         study="results/mtrain/study.parquet",
+        scaling="results/mtrain/scaling.parquet",
         table3="results/mtrain/table3.parquet",
         table3_csv=report(
             "results/mtrain/table3.csv",
@@ -119,7 +119,7 @@ rule mtrain_report:
         "results/benchmarks/mtrain_report.tsv",
     shell:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
-        "--study-out {output.study} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
+        "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
         "--table3-md {output.table3_md} --compare {output.compare} > {log} 2>&1"
 
 
@@ -176,7 +176,7 @@ rule mtrain_figure12:
     conda:
         TRAINCOST_ENV
     input:
-        table=rules.mtrain_scaling.output.table,
+        table=rules.mtrain_report.output.scaling,
     output:
         png=report(
             "results/mtrain/figure12.png",

@@ -27,7 +27,6 @@ from traincost.fpga.subops import SubOpGraph
 __all__ = ["MappingResult", "mtrain_mapping", "MAX_COMBINATIONS"]
 
 MAX_COMBINATIONS = 243
-_MAX_PASSES = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +53,13 @@ class _Mapper:
 
     def better(self, plan: Replanner, k: int, device: int, beat_s: float) -> Schedule | None:
         """The schedule with sub-operation ``k`` moved to ``device`` if it is shorter than ``beat_s`` and fits every DRAM."""
-        if plan.latency_if_moved(k, device, beat_s * (1 - 1e-12)) is None:
+        beat_s *= 1 - 1e-12  # strictly shorter, so re-mapping can never cycle
+        if plan.latency_if_moved(k, device, beat_s) is None:
             return None
         trial = plan.assign.copy()
         trial[k] = device
         full = self.schedule(trial)
-        return full if full.fits(self.capacity) else None
+        return full if full.latency_s < beat_s and full.fits(self.capacity) else None
 
     def dram_aware(self) -> np.ndarray:
         graph, n_acc = self.graph, len(self.capacity)
@@ -141,21 +141,21 @@ class _Mapper:
     def balance(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
         balanced = np.where(self.graph.branch >= 0, self.graph.branch, assign)
         plan = Replanner(self.graph, assign, bandwidth_bytes_per_s=self.bandwidth)
-        for _ in range(_MAX_PASSES):
+        moved = True
+        while moved:  # every accepted move shortens the schedule, so no assignment repeats: a fixed point is reached
             moved = False
             for k in np.flatnonzero(plan.assign != balanced):
                 schedule = self.better(plan, int(k), int(balanced[k]), current.latency_s)
                 if schedule is not None:
                     plan.move(int(k), int(balanced[k]))
                     current, moved = schedule, True
-            if not moved:
-                break
         return plan.assign, current
 
     def locality(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
         graph = self.graph
         plan = Replanner(graph, assign, bandwidth_bytes_per_s=self.bandwidth)
-        for _ in range(_MAX_PASSES):
+        moved = True
+        while moved:  # as in balance: strictly shorter at every move, so it ends at a fixed point
             moved = False
             for k in range(len(graph)):
                 now = plan.assign
@@ -168,8 +168,6 @@ class _Mapper:
                 if best is not None:
                     plan.move(k, best[0])
                     current, moved = best[1], True
-            if not moved:
-                break
         return plan.assign, current
 
 
