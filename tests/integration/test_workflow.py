@@ -91,6 +91,7 @@ def workdir(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
 def test_a_full_run_writes_every_workload(workdir: Path) -> None:
     for name in ("first", "second"):
         for file in ("graphs/{}/train_step.decomposed.onnx", "workloads/{}/ops.parquet", "workloads/{}/memory.parquet"):
@@ -112,12 +113,14 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         assert (workdir / "results/monet" / file).is_file(), file
 
 
+@pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
 def test_nothing_to_do_after_a_run(workdir: Path) -> None:
     result = snakemake(workdir, _config(), "-n")
     assert result.returncode == 0
     assert planned_jobs(result) == set()
 
 
+@pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
 def test_changing_one_batch_reruns_only_that_workload(workdir: Path) -> None:
     result = snakemake(workdir, _config(workloads__second__batch=3), "-n")
     assert result.returncode == 0, result.stderr
@@ -126,6 +129,7 @@ def test_changing_one_batch_reruns_only_that_workload(workdir: Path) -> None:
     assert not [job for job in jobs if job[1] == "first"]
 
 
+@pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
 def test_changing_a_sweep_grid_reruns_only_that_sweep(workdir: Path) -> None:
     config = _config()
     config["hardware_sweeps"]["edge"]["grid"]["lanes"] = [1, 8]
@@ -137,6 +141,7 @@ def test_changing_a_sweep_grid_reruns_only_that_sweep(workdir: Path) -> None:
     assert not {"figure9", "fuse", "figure10", "checkpoint_study"} & {rule for rule, _ in jobs}
 
 
+@pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
 def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> None:
     config = _config()
     config["optimizers"]["adam"]["lr"] = 0.01

@@ -236,3 +236,4 @@ def test_re_mapping_ends_at_a_fixed_point(chain) -> None:
             trial[k] = device
             moved = evaluate_mapping(graph, trial, bandwidth_bytes_per_s=0.5e9)
             assert not (moved.latency_s < latency_s * (1 - 1e-12) and moved.fits(capacity)), (k, device)
+
