@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -111,6 +112,25 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "checkpoint/milp.parquet",
     ):
         assert (workdir / "results/monet" / file).is_file(), file
+
+
+@pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
+def test_no_job_used_more_memory_than_its_rule_declares(workdir: Path) -> None:
+    """Every job's benchmark (Snakemake's max_rss of its process tree) is within the rule's mem_mb,
+    so a cluster that enforces mem_mb does not kill it."""
+    plan = snakemake(workdir, _config(), "-n", "--forceall")
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    declared = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", plan.stdout):
+        benchmark = re.search(r"benchmark: (\S+)", block)
+        memory = re.search(r"\bmem_mb=(\d+)", block)
+        if benchmark:
+            assert memory, f"{benchmark.group(1)}: the job declares no mem_mb"
+            declared[benchmark.group(1)] = int(memory.group(1))
+    assert len(declared) > 20
+    for path, mem_mb in declared.items():
+        max_rss_mb = pd.read_csv(workdir / path, sep="\t")["max_rss"].max()
+        assert max_rss_mb <= mem_mb, f"{path}: max_rss {max_rss_mb:.0f} MB > mem_mb {mem_mb}"
 
 
 @pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
