@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from traincost.errors import GraphError
 from traincost.io import atomic_path
+from traincost.workload_check import check_tables
 
 __all__ = [
     "Workload",
@@ -136,7 +137,7 @@ class Workload:
 
     @classmethod
     def read(cls, ops_path: str | os.PathLike[str], tensors_path: str | os.PathLike[str]) -> Workload:
-        """Read a Workload written by ``write``."""
+        """Read a Workload written by ``write``, checked value by value (``traincost.workload_check``)."""
         ops, meta = read_table(ops_path)
         tensors, _ = read_table(tensors_path)
         missing = [c for c in ("op", "kind", "phase", "macs", "inputs", "outputs") if c not in ops.columns]
@@ -145,6 +146,14 @@ class Workload:
         missing = [c for c in _TENSOR_COLUMNS if c not in tensors.columns]
         if missing:
             raise GraphError(f"{tensors_path}: not a Workload tensors table (missing columns {missing})")
+        check_tables(
+            ops,
+            tensors,
+            ops_path=ops_path,
+            tensors_path=tensors_path,
+            vocabularies={"op_kind": OP_KINDS, "phase": PHASES, "tensor_kind": TENSOR_KINDS},
+            loop_dims=LOOP_DIMS,
+        )
         return cls(ops=ops, tensors=tensors, meta=meta)
 
     def phase(self, *phases: str) -> pd.DataFrame:

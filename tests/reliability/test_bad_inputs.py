@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
+import pandas as pd
 import pytest
 from onnx import helper
 
@@ -19,6 +20,7 @@ from tests.integration.test_cli import assert_clean_failure, traincost
 from tests.integration.test_workflow import _config, snakemake
 from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, TPUV4_TIERED, cli, edited_yaml
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+from traincost.workload import read_table, write_table
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,87 @@ def tables_with_different_columns_concatenated(io: Inputs) -> Case:
     out = io.out("merged.parquet")
     ops, tensors = io.workload[1], io.workload[3]
     return Case(("concat", "--in", ops, tensors, "--out", out), (str(tensors), "columns differ", str(ops)), (out,))
+
+
+def _corrupted(io: Inputs, which: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> Path:
+    """A copy of the tiny workload's ``ops`` or ``tensors`` table, with its metadata, as ``change`` returns it."""
+    source = io.workload[1] if which == "ops" else io.workload[3]
+    frame, meta = read_table(source)
+    frame = change(frame)
+    target = io.tmp / f"corrupted_{which}.parquet"
+    write_table(frame, target, meta)
+    return target
+
+
+def _ir_case(io: Inputs, which: str, change: Callable[[pd.DataFrame], pd.DataFrame], *words: str) -> Case:
+    """``sweep`` (ops) or ``memory`` (tensors) on a corrupted table: the error names file, column and row."""
+    bad = _corrupted(io, which, change)
+    if which == "ops":
+        out = io.out("sweep.parquet")
+        args = ("sweep", "--ops", bad, "--tensors", io.workload[3], "--hardware", EDGE_TPU, "--step", "training", "--out", out)
+    else:
+        out = io.out("memory.parquet")
+        args = ("memory", "--ops", io.workload[1], "--tensors", bad, "--out", out)
+    return Case(args, (str(bad), *words), (out,))
+
+
+def _set(column: str, row: int, value: object) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    def change(frame: pd.DataFrame) -> pd.DataFrame:
+        if isinstance(value, float):
+            frame[column] = frame[column].astype(float)
+        frame.loc[row, column] = value
+        return frame
+
+    return change
+
+
+@case
+def nan_macs_in_the_ops_table(io: Inputs) -> Case:
+    return _ir_case(io, "ops", _set("macs", 3, float("nan")), "'macs'", "row 3", "integer")
+
+
+@case
+def infinite_bytes_in_the_tensors_table(io: Inputs) -> Case:
+    return _ir_case(io, "tensors", _set("bytes", 2, float("inf")), "'bytes'", "row 2", "integer")
+
+
+@case
+def negative_tensor_bytes(io: Inputs) -> Case:
+    return _ir_case(io, "tensors", _set("bytes", 2, -4096), "'bytes'", "row 2", "-4096", "bytes ≥ 0")
+
+
+@case
+def zero_loop_dimension(io: Inputs) -> Case:
+    return _ir_case(io, "ops", _set("K", 0, 0), "'K'", "row 0", "loop dimension ≥ 1")
+
+
+@case
+def op_reading_a_tensor_that_does_not_exist(io: Inputs) -> Case:
+    def dangling(frame: pd.DataFrame) -> pd.DataFrame:
+        frame.at[1, "inputs"] = [*frame.at[1, "inputs"], 10**6]
+        return frame
+
+    return _ir_case(io, "ops", dangling, "'inputs'", "row 1", "1000000", "tensor id")
+
+
+@case
+def duplicate_op_ids(io: Inputs) -> Case:
+    return _ir_case(io, "ops", _set("op", 4, 3), "'op'", "row 4", "unique")
+
+
+@case
+def empty_ops_table(io: Inputs) -> Case:
+    return _ir_case(io, "ops", lambda frame: frame.iloc[:0], "no rows")
+
+
+@case
+def unknown_phase(io: Inputs) -> Case:
+    return _ir_case(io, "ops", _set("phase", 0, "sideways"), "'phase'", "row 0", "'sideways'", "forward")
+
+
+@case
+def producer_out_of_range(io: Inputs) -> Case:
+    return _ir_case(io, "tensors", _set("producer", 5, 99999), "'producer'", "row 5", "op id")
 
 
 # --- hardware YAML (read by `traincost sweep`) --------------------------------------------------

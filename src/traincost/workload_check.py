@@ -1,0 +1,125 @@
+"""The Workload IR checked on read: every number and reference a stage will trust.
+
+``check_tables`` is what ``Workload.read`` runs after the column check. It fails on the first problem
+with one line naming the file, the column, the first offending row and what was expected: empty
+tables, ids that are not ``0 … n-1`` in order, integer columns stored as another dtype (a NaN turns an
+integer column into floats), negative counts or bytes, loop dimensions below 1, a kind or phase
+outside the vocabulary, and op or tensor references that point nowhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from traincost.errors import GraphError
+
+__all__ = ["check_tables"]
+
+_INTEGER_COLUMNS = {
+    "ops": ("op", "B", "K", "C", "OY", "OX", "FY", "FX", "G", "macs", "elementwise_ops"),
+    "tensors": ("tensor", "dtype_bytes", "bytes", "producer", "updates"),
+}
+
+
+def check_tables(
+    ops: pd.DataFrame,
+    tensors: pd.DataFrame,
+    *,
+    ops_path: str | os.PathLike[str],
+    tensors_path: str | os.PathLike[str],
+    vocabularies: dict[str, Sequence[str]],
+    loop_dims: Sequence[str],
+) -> None:
+    """Raise ``GraphError`` on the first value of ``ops`` / ``tensors`` the IR does not allow.
+
+    Args:
+        vocabularies: the allowed values of ``ops.kind``, ``ops.phase`` and ``tensors.kind``, keyed
+            ``op_kind``, ``phase`` and ``tensor_kind``.
+        loop_dims: the loop-dimension columns (each ≥ 1 where present).
+    """
+    op_table, tensor_table = _Table(ops, ops_path, "ops", "op"), _Table(tensors, tensors_path, "tensors", "tensor")
+    for table in (op_table, tensor_table):
+        table.check_shape()
+    for column in loop_dims:
+        op_table.at_least(column, 1, "a loop dimension ≥ 1")
+    for column in ("macs", "elementwise_ops"):
+        op_table.at_least(column, 0, "a count ≥ 0")
+    tensor_table.at_least("bytes", 0, "bytes ≥ 0")
+    tensor_table.at_least("dtype_bytes", 1, "bytes per element ≥ 1")
+    op_table.within("kind", vocabularies["op_kind"])
+    op_table.within("phase", vocabularies["phase"])
+    tensor_table.within("kind", vocabularies["tensor_kind"])
+    n_ops, n_tensors = len(ops), len(tensors)
+    for column in ("inputs", "outputs"):
+        op_table.ids_in(column, (0, n_tensors), f"a tensor id of {tensors_path} (0 … {n_tensors - 1})")
+    tensor_table.ids_in("consumers", (0, n_ops), f"an op id of {ops_path} (0 … {n_ops - 1})")
+    tensor_table.ids_in("producer", (-1, n_ops), f"-1 or an op id of {ops_path} (0 … {n_ops - 1})")
+    tensor_table.ids_in("updates", (-1, n_tensors), f"-1 or a tensor id (0 … {n_tensors - 1})")
+
+
+class _Table:
+    """One table of the IR and its file, with the checks that fail naming both."""
+
+    def __init__(self, frame: pd.DataFrame, path: str | os.PathLike[str], what: str, id_column: str) -> None:
+        self.frame, self.path, self.what, self.id_column = frame, path, what, id_column
+
+    def fail(self, column: str, row: int, value: object, expected: str) -> None:
+        name = self.frame["name"].iloc[row] if "name" in self.frame.columns else None
+        label = f"row {row}" + (f" ({name!r})" if isinstance(name, str) else "")
+        raise GraphError(f"{self.path}: column {column!r}, {label}: {value!r}; expected {expected}")
+
+    def fail_first(self, column: str, bad: np.ndarray, values: np.ndarray, expected: str) -> None:
+        if bad.any():
+            row = int(np.argmax(bad))
+            self.fail(column, row, values[row], expected)
+
+    def check_shape(self) -> None:
+        """Rows, integer dtypes and ids ``0 … n-1`` in order."""
+        if self.frame.empty:
+            raise GraphError(f"{self.path}: the {self.what} table has no rows; a Workload has at least one op and one tensor")
+        for column in _INTEGER_COLUMNS[self.what]:
+            if column in self.frame.columns:
+                self.integer(column)
+        ids = self.frame[self.id_column].to_numpy()
+        self.fail_first(self.id_column, ids != np.arange(len(ids)), ids, f"ids unique and numbering the rows 0 … {len(ids) - 1}")
+
+    def integer(self, column: str) -> None:
+        values = self.frame[column]
+        if pd.api.types.is_integer_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+            return
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+        row = int(np.argmax(bad)) if bad.any() else 0
+        self.fail(column, row, values.iloc[row], f"an integer (the column is {values.dtype}; the schema says int64)")
+
+    def at_least(self, column: str, low: int, expected: str) -> None:
+        if column in self.frame.columns:
+            values = self.frame[column].to_numpy()
+            self.fail_first(column, values < low, values, expected)
+
+    def within(self, column: str, allowed: Sequence[str]) -> None:
+        values = self.frame[column]
+        self.fail_first(column, ~values.isin(allowed).to_numpy(), values.to_numpy(), f"one of {', '.join(allowed)}")
+
+    def ids_in(self, column: str, bounds: tuple[int, int], expected: str) -> None:
+        """Every id of ``column`` (an int column, or a column of id lists) in ``[low, high)``."""
+        low, high = bounds
+        cells = self.frame[column].to_numpy()
+        if cells.dtype != object:
+            self.fail_first(column, (cells < low) | (cells >= high), cells, expected)
+            return
+        lengths = np.fromiter((len(ids) for ids in cells), dtype=np.int64, count=len(cells))
+        if not lengths.sum():
+            return
+        rows = np.repeat(np.arange(len(cells)), lengths)
+        flat = np.concatenate([np.asarray(ids) for ids in cells if len(ids)])
+        if not np.issubdtype(flat.dtype, np.integer):
+            self.fail(column, int(rows[0]), list(cells[rows[0]]), "a list of integer ids")
+        bad = (flat < low) | (flat >= high)
+        if bad.any():
+            position = int(np.argmax(bad))
+            self.fail(column, int(rows[position]), int(flat[position]), expected)
