@@ -178,10 +178,9 @@ def _cmd_plot_memory(args: argparse.Namespace) -> None:
 
 
 def _json_object(text: str, flag: str) -> dict[str, object]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{flag}: not JSON ({err})") from err
+    from traincost.config_files import parse_json
+
+    value = parse_json(text, flag)
     if not isinstance(value, dict):
         raise ConfigError(f"{flag}: expected a JSON object, got {text!r}")
     return value
@@ -211,6 +210,9 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         "step": args.step,
     }
     write_table(table, args.out, meta)
+    if table.empty:
+        print(f"shard {args.shard}: no configurations (the grid has fewer than its shards); wrote an empty table")
+        return
     best = table.nsmallest(1, "latency_cycles").iloc[0]
     print(f"{len(table)} configurations; fastest {best.config_id}: {best.latency_cycles:.4g} cycles, {best.energy_pj:.4g} pJ")
 

@@ -211,6 +211,42 @@ def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: li
     assert not (tmp_path / "results").exists()
 
 
+def _run_config_text(workdir: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """A dry run of the workflow on a config file written as ``text`` (what a YAML dump cannot write)."""
+    (workdir / "config.yaml").write_text(text)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    command += ["--configfile", str(workdir / "config.yaml"), "--cores", "2", "-n"]
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+
+
+def test_a_duplicate_key_in_the_config_is_an_error_naming_both_lines(tmp_path: Path) -> None:
+    text = "seed: 1\n" + yaml.safe_dump(_config(), sort_keys=False)  # the dump's own `seed: 0` comes later
+    result = _run_config_text(tmp_path, text)
+    assert result.returncode != 0
+    said = result.stdout + result.stderr  # a dry run reports on stdout
+    assert "duplicate key 'seed'" in said and "first at line 1" in said, said[-1500:]
+
+
+def test_an_unknown_config_key_is_named_in_one_short_message(tmp_path: Path) -> None:
+    result = snakemake(tmp_path, {**_config(), "hardware_sweep": {}}, "-n")
+    assert result.returncode != 0
+    said = result.stdout + result.stderr
+    assert "'hardware_sweep' was unexpected" in said, said[-1500:]
+    assert len(said) < 3000, "the schema must not be dumped into the message"
+
+
+def test_an_mtrain_model_that_is_not_in_the_paper_fails_before_any_job(tmp_path: Path) -> None:
+    config = yaml.safe_load((REPO / "config/quick.yaml").read_text())
+    config["mtrain"]["workloads"] = {"resnet-18": "mtrain_resnet18"}
+    config["mtrain"]["table3"]["cells"] = {"cluster1": ["resnet-18"]}
+    config["mtrain"]["scaling"]["model"] = "resnet-18"
+    result = snakemake(tmp_path, config, "-n")
+    assert result.returncode != 0
+    said = result.stdout + result.stderr
+    assert "mtrain.workloads.resnet-18: not a model of the paper's tables" in said, said[-1500:]
+
+
 def _tiered_config(**changes: object) -> dict:
     config = _config(**{path: value for path, value in changes.items() if not path.startswith("tiered__")})
     config["tiered"] = {

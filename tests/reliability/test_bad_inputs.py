@@ -343,6 +343,55 @@ def op_kind_that_no_core_runs(io: Inputs) -> Case:
     return Case(args, ("no core runs op kind 'eltwise'", "Workload op"), outputs)
 
 
+def _edited_text(source: Path, target: Path, old: str, new: str) -> Path:
+    """A copy of ``source`` with the first ``old`` replaced by ``new`` (edits a YAML loader would lose)."""
+    text = source.read_text()
+    assert old in text, old
+    target.write_text(text.replace(old, new, 1))
+    return target
+
+
+@case
+def duplicate_key_in_a_hardware_yaml(io: Inputs) -> Case:
+    hardware = _edited_text(EDGE_TPU, io.tmp / "dup.yaml", "\nmemories:", "\nword_bytes: 4\nmemories:")
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "duplicate key 'word_bytes'", "first at line"), outputs)
+
+
+@case
+def yaml_alias_in_a_hardware_yaml(io: Inputs) -> Case:
+    hardware = _edited_text(EDGE_TPU, io.tmp / "alias.yaml", "\nmemories:", "\nx: &big [1, 2]\ny: [*big, *big]\nmemories:")
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "alias *big is not allowed"), outputs)
+
+
+@case
+def nan_in_a_hardware_yaml(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["offchip"].update(bandwidth_bytes_per_cycle=float("nan")))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "offchip.bandwidth_bytes_per_cycle is nan", "finite number"), outputs)
+
+
+@case
+def hardware_yaml_larger_than_a_config_may_be(io: Inputs) -> Case:
+    hardware = io.tmp / "huge.yaml"
+    hardware.write_text(EDGE_TPU.read_text() + "#" * (9 * 2**20) + "\n")
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "MAX_FILE_BYTES"), outputs)
+
+
+@case
+def duplicate_key_in_grid_json(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", '{"x_pes": [1, 2], "x_pes": [4]}')
+    return Case(args, ("--grid", "duplicate key 'x_pes'"), outputs)
+
+
+@case
+def nan_in_grid_json(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", '{"x_pes": [NaN]}')
+    return Case(args, ("--grid", "NaN is not a number"), outputs)
+
+
 # --- sweep grids -------------------------------------------------------------------------------
 
 
@@ -417,6 +466,15 @@ def negative_tier_bandwidth(io: Inputs) -> Case:
 
 
 @case
+def nan_tier2_bandwidth(io: Inputs) -> Case:
+    hardware = edited_yaml(
+        TPUV4_TIERED, io.tmp / "tiers.yaml", lambda d: d["tiered_memory"]["tier2"].update(read_bandwidth_gb_per_s=float("nan"))
+    )
+    args, outputs = _tiered(io, hardware, 25)
+    return Case(args, (str(hardware), "tiered_memory.tier2.read_bandwidth_gb_per_s is nan"), outputs)
+
+
+@case
 def tier1_ratio_not_a_number(io: Inputs) -> Case:
     args, outputs = _tiered(io, TPUV4_TIERED, 25, "nan")
     return Case(args, ("Tier 1 ratio nan", "expected > 0"), outputs)
@@ -447,6 +505,22 @@ def cluster_with_an_unknown_device(io: Inputs) -> Case:
     devices = edited_yaml(FPGA_DEVICES, io.tmp / "devices.yaml", lambda d: d["clusters"]["cluster1"]["devices"].append("U55C"))
     args, outputs = _mtrain(io, devices, "--bandwidths", 3)
     return Case(args, (str(devices), "clusters.cluster1.devices", "'U55C'", "U50LV"), outputs)
+
+
+@case
+def nan_fpga_dram_bandwidth(io: Inputs) -> Case:
+    devices = edited_yaml(
+        FPGA_DEVICES, io.tmp / "devices.yaml", lambda d: d["devices"]["U50LV"].update(dram_bandwidth_gb_per_s=float("nan"))
+    )
+    args, outputs = _mtrain(io, devices, "--bandwidths", 3)
+    return Case(args, (str(devices), "devices.U50LV.dram_bandwidth_gb_per_s is nan"), outputs)
+
+
+@case
+def cluster_with_no_devices(io: Inputs) -> Case:
+    devices = edited_yaml(FPGA_DEVICES, io.tmp / "devices.yaml", lambda d: d["clusters"]["cluster2"].update(devices=[]))
+    args, outputs = _mtrain(io, devices, "--bandwidths", 3)
+    return Case(args, (str(devices), "clusters.cluster2.devices", "at least one device"), outputs)
 
 
 @case

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -12,6 +13,7 @@ from tests.workloads import conv_relu_workload
 from traincost.cost import op_table
 from traincost.hardware import HardwareError, load_hardware
 from traincost.schedule import SchedulePlan, schedule
+from traincost.schedule.evaluate import evaluate_sweep
 from traincost.schedule.manual_fusion import read_manual_fusion
 from traincost.workload import STEP_PHASES
 
@@ -157,3 +159,17 @@ def test_every_op_but_views_costs_time_and_energy(chain) -> None:
         mine = ops["kind"] == kind
         macs = table.macs[np.isin(table.op, ops.loc[mine, "op"])]
         assert mine.sum() >= 19 and (ops.loc[mine, "latency_cycles"].to_numpy() >= macs / pes).all(), kind
+
+
+def test_more_shards_than_configurations_leave_some_empty_and_concat_to_the_grid() -> None:
+    """A workflow may ask for more shards than its grid has configurations: the extra shards are empty
+    tables with the sweep's columns, and the shards still concatenate to the unsharded sweep."""
+    workload, grid = conv_relu_workload(), {"x_pes": [1, 2, 4]}
+    whole = evaluate_sweep(workload, EDGE_TPU, grid=grid, step="training", plan=SchedulePlan())
+    parts = [
+        evaluate_sweep(workload, EDGE_TPU, grid=grid, step="training", plan=SchedulePlan(), shard_index=i, shard_count=5)
+        for i in range(5)
+    ]
+    assert [len(part) for part in parts] == [0, 1, 0, 1, 1]
+    assert all(list(part.columns) == list(whole.columns) for part in parts)
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)

@@ -1,11 +1,31 @@
 import json
 from pathlib import Path
 
-import yaml
+import jsonschema
+import pandas as pd
 from snakemake.utils import validate
 
+from traincost.config_files import read_yaml, shorten
+from traincost.fpga.devices import load_fpga_catalog
 
-validate(config, schema="../schemas/config.schema.yaml")
+
+def _check_config():
+    """The config files read strictly (duplicate keys, aliases, NaN/inf, size), then the schema with one
+    short line per problem; snakemake's validate then fills in the schema's defaults."""
+    for configfile in workflow.configfiles:
+        read_yaml(configfile)
+    schema = read_yaml(Path(workflow.current_basedir) / "../schemas/config.schema.yaml")
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        raise ValueError(
+            "invalid config: "
+            + "; ".join(f"{'.'.join(map(str, e.absolute_path)) or 'config'}: {shorten(e.message, 200)}" for e in errors[:5])
+        )
+    validate(config, schema="../schemas/config.schema.yaml")
+
+
+_check_config()
 
 # Every rule's conda environment (relative to workflow/rules/; see workflow/envs/traincost.yaml).
 TRAINCOST_ENV = "../envs/traincost.yaml"
@@ -55,7 +75,7 @@ def _check_references():
 
 def _grid_problems(name, sweep):
     """Swept names that are not parameters of the template: caught here, not in a shard job."""
-    parameters = (yaml.safe_load(Path(sweep["hardware"]).read_text()) or {}).get("parameters") or {}
+    parameters = (read_yaml(sweep["hardware"]) or {}).get("parameters") or {}
     return [
         f"hardware_sweeps.{name}.grid.{key}: not a parameter of {sweep['hardware']} (parameters: {', '.join(parameters)})"
         for key in sweep["grid"]
@@ -70,12 +90,22 @@ def _mtrain_problems():
     problems = []
     if not Path(study["devices"]).is_file():
         problems.append(f"mtrain.devices: no such file {study['devices']!r}")
+        clusters = None
+    else:
+        clusters = load_fpga_catalog(study["devices"]).clusters  # raises on an invalid catalog, naming the key
+    paper_models = set(pd.read_csv(Path(workflow.basedir, "data/paper/mtrain.csv"))["model"].dropna())
     for model, name in study["workloads"].items():
         if name not in config["workloads"]:
             problems.append(f"mtrain.workloads.{model}: {name!r} is not a key of workloads")
+        if model not in paper_models:
+            problems.append(
+                f"mtrain.workloads.{model}: not a model of the paper's tables (data/paper/mtrain.csv: {', '.join(sorted(paper_models))})"
+            )
     for cluster in study["clusters"]:
         if cluster not in study["ratio_step"]:
             problems.append(f"mtrain.ratio_step: no step for cluster {cluster!r}")
+        if clusters is not None and cluster not in clusters:
+            problems.append(f"mtrain.clusters: {cluster!r} is not a cluster of {study['devices']} ({', '.join(sorted(clusters))})")
     for cluster, models in study["table3"]["cells"].items():
         if cluster not in study["ratio_step"]:
             problems.append(f"mtrain.ratio_step: no step for cluster {cluster!r} (mtrain.table3.cells)")

@@ -6,8 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from traincost.config_files import read_yaml
 from traincost.errors import ConfigError
 
 __all__ = ["Device", "Cluster", "FpgaCatalog", "load_fpga_catalog"]
@@ -63,10 +62,7 @@ def load_fpga_catalog(path: str | os.PathLike[str]) -> FpgaCatalog:
             batch smaller than its cluster (every problem is listed with its key path).
     """
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"{file}: cannot read the FPGA devices YAML ({error})") from error
+    data = read_yaml(file)
     problems: list[str] = []
     devices = {}
     for name, entry in (data or {}).get("devices", {}).items():
@@ -78,13 +74,16 @@ def load_fpga_catalog(path: str | os.PathLike[str]) -> FpgaCatalog:
             devices[name] = Device(name=name, **{key: entry[key] for key in _NUMBERS})
     clusters = {}
     for name, entry in (data or {}).get("clusters", {}).items():
-        members = entry.get("devices", [])
+        members = entry.get("devices") or []
+        if not members:
+            problems.append(f"clusters.{name}.devices: a cluster needs at least one device")
+            continue
         unknown = [m for m in members if m not in devices]
         problems += [f"clusters.{name}.devices: unknown device {m!r} (known: {sorted(devices)})" for m in unknown]
         batch = entry.get("batch")
         if not isinstance(batch, int) or batch < max(1, len(members)):
             problems.append(f"clusters.{name}.batch: {batch!r} must be an integer of at least {max(1, len(members))}")
-        elif not unknown and members:
+        elif not unknown:
             clusters[name] = Cluster(name=name, devices=tuple(devices[m] for m in members), batch=batch)
     bandwidths = (data or {}).get("p2p_bandwidths_gb_per_s", [])
     if not bandwidths or any(not isinstance(b, int | float) or b <= 0 for b in bandwidths):

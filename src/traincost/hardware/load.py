@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from traincost.config_files import read_yaml, shorten
 from traincost.errors import TraincostError
 from traincost.hardware.expressions import ExpressionError, evaluate, names_in
 from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, Link, MemoryLevel, PEAxis
@@ -50,14 +51,9 @@ def _schema() -> dict[str, Any]:
 def read_hardware_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a hardware YAML (schema and cross-checks), without evaluating it."""
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text())
-    except OSError as err:
-        raise HardwareError(f"{file}: cannot read ({err.strerror})") from err
-    except yaml.YAMLError as err:
-        raise HardwareError(f"{file}: not valid YAML ({err})") from err
+    data = read_yaml(file, error=HardwareError)
     validator = jsonschema.Draft202012Validator(_schema())
-    problems = [f"{_path(error.absolute_path)}: {error.message}" for error in validator.iter_errors(data)]
+    problems = [f"{_path(error.absolute_path)}: {shorten(error.message)}" for error in validator.iter_errors(data)]
     if not problems:
         problems = _cross_check(data)
     if problems:

@@ -39,10 +39,14 @@ def evaluate_sweep(
     if step not in STEP_PHASES:
         raise ConfigError(f"step {step!r}: expected one of {', '.join(STEP_PHASES)}")
     spec = load_hardware(hardware, sweep=grid)
-    spec = spec.take(shard_rows(spec.n_configs, shard_index, shard_count))
+    rows = shard_rows(spec.n_configs, shard_index, shard_count)
+    empty = rows.start == rows.stop  # more shards than configurations: this one has none
+    spec = spec.take(slice(0, 1) if empty else rows)
     table = op_table(workload, phases=STEP_PHASES[step])
     began = time.perf_counter()
     result = schedule(table, spec, plan).summary
+    if empty:
+        result = result.iloc[:0]  # the columns of a sweep, no rows
     log.info(
         "%s %s on %s: %d configurations x %d ops in %.2f s",
         workload.meta.get("model", "?"),

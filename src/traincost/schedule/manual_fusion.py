@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from traincost.config_files import read_yaml
 from traincost.errors import ConfigError
 from traincost.workload import PHASES
 
@@ -51,10 +51,7 @@ def read_manual_fusion(path: str | os.PathLike[str], ops: pd.DataFrame) -> tuple
         ConfigError: the file is unreadable, malformed, or a prefix matches no op.
     """
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"{file}: cannot read fusion file ({err})") from err
+    data = read_yaml(file)
     if not isinstance(data, dict) or set(data) != {"phases", "prefixes"}:
         raise ConfigError(f"{file}: expected exactly the keys 'phases' and 'prefixes'")
     phases, prefixes = data["phases"], data["prefixes"]

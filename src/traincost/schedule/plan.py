@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from traincost.config_files import read_json
 from traincost.errors import ConfigError
 
 __all__ = ["SchedulePlan", "read_fused_groups", "MODES"]
@@ -63,10 +63,7 @@ class SchedulePlan:
 def read_fused_groups(path: str | os.PathLike[str]) -> tuple[tuple[int, ...], ...]:
     """Fused groups from a JSON file: ``{"groups": [[op, op, …], …]}`` (Workload op ids)."""
     file = Path(path)
-    try:
-        data = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ConfigError(f"{file}: cannot read fused groups ({err})") from err
+    data = read_json(file)
     groups = data.get("groups") if isinstance(data, dict) else None
     if not isinstance(groups, list) or not all(isinstance(g, list) and all(isinstance(o, int) for o in g) for g in groups):
         raise ConfigError(f'{file}: expected {{"groups": [[op id, ...], ...]}}')

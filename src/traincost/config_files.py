@@ -1,0 +1,155 @@
+"""Reading the YAML and JSON a user writes: strict, bounded and finite.
+
+Every configuration file of traincost (hardware and FPGA descriptions, manual fusion groups, the
+workflow config, ``--grid`` JSON, schedule plans) is read through here, so the same limits hold
+everywhere and each is named in its error:
+
+* a file larger than ``MAX_FILE_BYTES`` is refused before it is parsed;
+* a key given twice in one mapping is an error naming the key and both lines (YAML and JSON both
+  let the last one win silently);
+* YAML aliases (``*name``) are refused: a few lines of nested aliases expand to billions of values
+  for whatever walks the data (the schema validator, an error message);
+* a number that is NaN or infinite (YAML ``.nan`` / ``.inf``, JSON ``NaN`` / ``Infinity``) is an
+  error naming its key path: NaN passes every ``<= 0`` check;
+* messages that quote a value are cut to ``MAX_MESSAGE_CHARS``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from traincost.errors import ConfigError, TraincostError
+
+__all__ = ["MAX_FILE_BYTES", "MAX_MESSAGE_CHARS", "check_finite", "parse_json", "read_json", "read_yaml", "shorten"]
+
+MAX_FILE_BYTES = 8 * 2**20
+"""Largest YAML or JSON configuration file read (8 MiB; the shipped ones are under 10 KiB)."""
+MAX_MESSAGE_CHARS = 300
+"""Longest quoted value in an error message."""
+
+
+class _StrictnessError(Exception):
+    """A strictness rule broken while parsing; the caller adds the file."""
+
+
+def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters with the number cut said."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(flat) - limit} more characters)"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases and without duplicate keys."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _StrictnessError(
+                f"line {event.start_mark.line + 1}: the alias *{event.anchor} is not allowed "
+                "(aliases can expand without bound; write the value out)"
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.setdefault(key, line)
+            except TypeError:  # an unhashable key: the safe loader reports it
+                break
+            if first != line:
+                raise _StrictnessError(f"duplicate key {shorten(repr(key))} at line {line} (first at line {first}); keep one")
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_size(file: Path, error: type[TraincostError]) -> None:
+    try:
+        size = file.stat().st_size
+    except OSError as err:
+        raise error(f"{file}: cannot read ({err.strerror})") from err
+    if size > MAX_FILE_BYTES:
+        raise error(
+            f"{file}: {size / 2**20:.1f} MiB is larger than a configuration file may be "
+            f"(traincost.config_files.MAX_FILE_BYTES = {MAX_FILE_BYTES // 2**20} MiB)"
+        )
+
+
+def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> Any:
+    """The data of a YAML file, read strictly (see the module docstring); problems raise ``error``."""
+    file = Path(path)
+    _check_size(file, error)
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
+    loader = _StrictLoader(text)
+    try:
+        data = loader.get_single_data()
+    except _StrictnessError as err:
+        raise error(f"{file}: {err}") from err
+    except yaml.YAMLError as err:
+        raise error(f"{file}: not valid YAML ({shorten(str(err))})") from err
+    except RecursionError as err:
+        raise error(f"{file}: nested deeper than the YAML reader can follow") from err
+    finally:
+        loader.dispose()
+    check_finite(data, str(file), error=error)
+    return data
+
+
+def read_json(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> Any:
+    """The data of a JSON file, read strictly (see ``parse_json``); problems raise ``error``."""
+    file = Path(path)
+    _check_size(file, error)
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
+    return parse_json(text, str(file), error=error)
+
+
+def parse_json(text: str, where: str, *, error: type[TraincostError] = ConfigError) -> Any:
+    """The data of JSON ``text`` (``where`` names it in errors): no duplicate keys, no NaN or Infinity."""
+    if len(text) > MAX_FILE_BYTES:
+        raise error(f"{where}: {len(text)} characters of JSON is more than the {MAX_FILE_BYTES // 2**20} MiB allowed")
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for key, value in items:
+            if key in data:
+                raise _StrictnessError(f"duplicate key {shorten(repr(key))}; keep one")
+            data[key] = value
+        return data
+
+    def constant(name: str) -> float:
+        raise _StrictnessError(f"{name} is not a number; expected a finite number")
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    except RecursionError as err:
+        raise error(f"{where}: JSON nested deeper than the reader can follow") from err
+    except _StrictnessError as err:
+        raise error(f"{where}: {err}") from err
+    except json.JSONDecodeError as err:
+        raise error(f"{where}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from err
+
+
+def check_finite(data: Any, where: str, *, error: type[TraincostError] = ConfigError) -> None:
+    """Raise ``error`` naming the key path of the first NaN or infinite number in ``data``."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise error(f"{where}: {path or 'the value'} is {value}; expected a finite number")
+        if isinstance(value, dict):
+            stack += [(f"{path}.{key}" if path else str(key), item) for key, item in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{index}]", item) for index, item in reversed(list(enumerate(value)))]
