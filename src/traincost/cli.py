@@ -195,12 +195,21 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
     index, _, count = args.shard.partition("/")
     if not (index.isdigit() and count.isdigit()):
         raise ConfigError(f"--shard: expected INDEX/COUNT such as 0/4, got {args.shard!r}")
+    if args.max_configs is not None and args.max_configs < 1:
+        raise ConfigError(f"--max-configs: {args.max_configs}; expected an integer >= 1")
     workload = Workload.read(args.ops, args.tensors)
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
     plan = SchedulePlan.from_mode(args.mode, fused=fused, resident_fraction=args.resident_fraction)
     grid = _json_object(args.grid, "--grid")
     table = evaluate_sweep(
-        workload, args.hardware, grid=grid, step=args.step, plan=plan, shard_index=int(index), shard_count=int(count)
+        workload,
+        args.hardware,
+        grid=grid,
+        step=args.step,
+        plan=plan,
+        shard_index=int(index),
+        shard_count=int(count),
+        **({} if args.max_configs is None else {"max_configs": args.max_configs}),
     )
     meta = {
         **workload.meta,
@@ -510,6 +519,7 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
     cmd.add_argument("--resident-fraction", type=float, default=0.5, help="share of a core's top memory that keeps tensors")
     cmd.add_argument("--shard", default="0/1", help="INDEX/COUNT: evaluate one contiguous slice of the grid")
+    cmd.add_argument("--max-configs", type=int, help="refuse a grid of more configurations than this (default 1,000,000)")
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")
 
     cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)")

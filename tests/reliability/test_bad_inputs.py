@@ -392,7 +392,29 @@ def nan_in_grid_json(io: Inputs) -> Case:
     return Case(args, ("--grid", "NaN is not a number"), outputs)
 
 
+@case
+def power_tower_in_a_hardware_expression(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["offchip"].update(bandwidth_bytes_per_cycle="9 ** 9 ** 9 ** 9"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "offchip.bandwidth_bytes_per_cycle", "MAX_EXPONENT"), outputs)
+
+
+@case
+def hardware_expression_of_fifty_thousand_terms(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["offchip"].update(bandwidth_bytes_per_cycle="1 + " * 50_000 + "1"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "offchip.bandwidth_bytes_per_cycle", "MAX_EXPRESSION_CHARS"), outputs)
+
+
 # --- sweep grids -------------------------------------------------------------------------------
+
+
+@case
+def grid_of_a_billion_configurations(io: Inputs) -> Case:
+    values = list(range(1, 1001))
+    grid = json.dumps({"x_pes": values, "y_pes": values, "lanes": values})
+    args, outputs = _sweep_with(io, EDGE_TPU, "--grid", grid)
+    return Case(args, ("1,000,000,000 configurations", "limit of 1,000,000", "--max-configs"), outputs)
 
 
 @case

@@ -135,3 +135,11 @@ def test_missing_file_and_invalid_yaml(tmp_path: Path) -> None:
     bad.write_text("name: [unclosed")
     with pytest.raises(HardwareError, match="not valid YAML"):
         load_hardware(bad)
+
+
+def test_the_grid_limit_is_checked_before_expansion_and_can_be_raised() -> None:
+    defaults = {"a": 1.0, "b": 1.0}
+    grid = {"a": [1, 2], "b": [1, 2, 3]}
+    with pytest.raises(ConfigError, match="6 configurations .* limit of 5"):
+        expand_grid("t", defaults, grid, max_configs=5)
+    assert len(expand_grid("t", defaults, grid, max_configs=6)) == 6

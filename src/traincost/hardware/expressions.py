@@ -7,6 +7,11 @@ calls to anything but those three functions), so a YAML file cannot run code.
 
 Parameters may be numpy arrays (one value per configuration of a sweep); the expression is then
 evaluated once for the whole sweep.
+
+Limits keep a hostile file from hanging the evaluator: an expression is at most
+``MAX_EXPRESSION_CHARS`` characters, an exponent at most ``MAX_EXPONENT`` in magnitude, and powers are
+taken in floating point (a result too large for a float becomes inf, which the loader rejects as out
+of range) instead of as exact integers, whose ``**`` chains can take hours and all the memory.
 """
 
 from __future__ import annotations
@@ -18,9 +23,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["evaluate", "names_in", "ExpressionError", "CONSTANTS"]
+__all__ = ["evaluate", "names_in", "ExpressionError", "CONSTANTS", "MAX_EXPRESSION_CHARS", "MAX_EXPONENT"]
 
 CONSTANTS = {"KiB": 1024, "MiB": 1024 * 1024}
+MAX_EXPRESSION_CHARS = 1000
+"""Longest expression evaluated (the shipped hardware files use under 60)."""
+MAX_EXPONENT = 64
+"""Largest exponent magnitude of ``**``."""
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -28,7 +37,6 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mult: operator.mul,
     ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv,
-    ast.Pow: operator.pow,
     ast.Mod: operator.mod,
 }
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"min": np.minimum, "max": np.maximum, "sqrt": np.sqrt}
@@ -59,10 +67,28 @@ def evaluate(value: float | str, parameters: Mapping[str, Any]) -> Any:
 
 
 def _parse(text: str) -> ast.Expression:
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError(
+            f"{text[:60]!r}… has {len(text)} characters; an expression may have at most "
+            f"{MAX_EXPRESSION_CHARS} (traincost.hardware.expressions.MAX_EXPRESSION_CHARS)"
+        )
     try:
         return ast.parse(text, mode="eval")
     except SyntaxError as err:
         raise ExpressionError(f"{text!r} is not an arithmetic expression ({err.msg})") from err
+    except (RecursionError, MemoryError) as err:
+        raise ExpressionError(f"{text[:60]!r}… is nested too deeply to evaluate") from err
+
+
+def _power(base: Any, exponent: Any, text: str) -> Any:
+    """``base ** exponent`` in floating point, refusing exponents beyond ``MAX_EXPONENT``."""
+    if np.any(np.abs(exponent) > MAX_EXPONENT):
+        raise ExpressionError(
+            f"{text!r}: an exponent of {np.max(np.abs(exponent)):g} is beyond the limit of {MAX_EXPONENT} "
+            "(traincost.hardware.expressions.MAX_EXPONENT)"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.power(np.asarray(base, dtype=np.float64), exponent)
 
 
 def _eval(node: ast.AST, scope: Mapping[str, Any], text: str) -> Any:
@@ -74,6 +100,8 @@ def _eval(node: ast.AST, scope: Mapping[str, Any], text: str) -> Any:
                 known = ", ".join(sorted(set(scope) - set(CONSTANTS))) or "none"
                 raise ExpressionError(f"{text!r}: unknown parameter {name!r} (parameters: {known})")
             return scope[name]
+        case ast.BinOp(left=left, op=ast.Pow(), right=right):
+            return _power(_eval(left, scope, text), _eval(right, scope, text), text)
         case ast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
             return _BINARY[type(op)](_eval(left, scope, text), _eval(right, scope, text))
         case ast.UnaryOp(op=ast.USub(), operand=operand):

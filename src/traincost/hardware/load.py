@@ -22,7 +22,7 @@ from traincost.config_files import read_yaml, shorten
 from traincost.errors import TraincostError
 from traincost.hardware.expressions import ExpressionError, evaluate, names_in
 from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, Link, MemoryLevel, PEAxis
-from traincost.hardware.sweep import expand_grid
+from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
 
 __all__ = ["load_hardware", "read_hardware_yaml", "HardwareError"]
 
@@ -66,6 +66,7 @@ def load_hardware(
     *,
     sweep: Mapping[str, Sequence[float]] | None = None,
     configs: pd.DataFrame | None = None,
+    max_configs: int = MAX_CONFIGS,
 ) -> HardwareSpec:
     """Load a hardware template evaluated at every configuration.
 
@@ -75,6 +76,7 @@ def load_hardware(
             parameters keep their default. Ignored when ``configs`` is given.
         configs: configurations already expanded (e.g. one shard of a sweep), as made by
             ``expand_grid``.
+        max_configs: the largest grid ``sweep`` may expand to.
 
     Raises:
         HardwareError: the file fails the schema or a cross-check, or a value is out of range in
@@ -84,7 +86,7 @@ def load_hardware(
     data = read_hardware_yaml(file)
     defaults = {name: float(entry["default"]) for name, entry in data["parameters"].items()}
     if configs is None:
-        configs = expand_grid(data["name"], defaults, sweep)
+        configs = expand_grid(data["name"], defaults, sweep, max_configs=max_configs)
     missing = [name for name in defaults if name not in configs.columns]
     if missing:
         raise HardwareError(f"{file}: configurations lack parameters {missing}")

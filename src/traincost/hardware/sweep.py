@@ -13,7 +13,11 @@ import pandas as pd
 
 from traincost.errors import ConfigError
 
-__all__ = ["expand_grid", "config_id", "shard", "shard_rows"]
+__all__ = ["expand_grid", "config_id", "shard", "shard_rows", "MAX_CONFIGS"]
+
+MAX_CONFIGS = 1_000_000
+"""Default largest grid expanded (the full config's largest is 10,000); raise it per sweep with
+``hardware_sweeps.<name>.max_configs`` in the workflow config or ``traincost sweep --max-configs``."""
 
 
 def config_id(hardware: str, parameters: Mapping[str, float]) -> str:
@@ -22,15 +26,22 @@ def config_id(hardware: str, parameters: Mapping[str, float]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def expand_grid(hardware: str, defaults: Mapping[str, float], sweep: Mapping[str, Sequence[float]] | None = None) -> pd.DataFrame:
+def expand_grid(
+    hardware: str,
+    defaults: Mapping[str, float],
+    sweep: Mapping[str, Sequence[float]] | None = None,
+    *,
+    max_configs: int = MAX_CONFIGS,
+) -> pd.DataFrame:
     """Every combination of the swept values; unswept parameters keep their default.
 
     Rows are in ``itertools.product`` order over the parameters in declaration order, so the same
     template and sweep always give the same table.
 
     Raises:
-        ConfigError: a swept name is not a parameter of the template, or its values are not a
-            non-empty list of finite numbers.
+        ConfigError: a swept name is not a parameter of the template, its values are not a
+            non-empty list of finite numbers, or the grid has more than ``max_configs``
+            configurations (checked from the list lengths, before anything is built).
     """
     sweep = dict(sweep or {})
     for name, values in sweep.items():
@@ -43,6 +54,13 @@ def expand_grid(hardware: str, defaults: Mapping[str, float], sweep: Mapping[str
         wrong = [v for v in values if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(v)]
         if wrong:
             raise ConfigError(f"sweep of {hardware}: {name!r} has {wrong[0]!r}; expected a list of finite numbers")
+    size = math.prod(len(values) for values in sweep.values())
+    if size > max_configs:
+        raise ConfigError(
+            f"sweep of {hardware}: {size:,} configurations "
+            f"({' x '.join(f'{len(v)} {k}' for k, v in sweep.items())}) is more than the limit of {max_configs:,}; "
+            "raise it with hardware_sweeps.<name>.max_configs (workflow) or --max-configs (traincost sweep)"
+        )
     names = list(defaults)
     axes = [list(sweep.get(name, [defaults[name]])) for name in names]
     rows = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes)]

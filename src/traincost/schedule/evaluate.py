@@ -12,6 +12,7 @@ import pandas as pd
 from traincost.cost.optable import op_table
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware, shard_rows
+from traincost.hardware.sweep import MAX_CONFIGS
 from traincost.schedule.plan import SchedulePlan
 from traincost.schedule.scheduler import schedule
 from traincost.workload import STEP_PHASES, Workload
@@ -29,6 +30,7 @@ def evaluate_sweep(
     plan: SchedulePlan,
     shard_index: int = 0,
     shard_count: int = 1,
+    max_configs: int = MAX_CONFIGS,
 ) -> pd.DataFrame:
     """Latency, energy and memory of ``workload`` on one shard of a hardware grid.
 
@@ -38,7 +40,7 @@ def evaluate_sweep(
     """
     if step not in STEP_PHASES:
         raise ConfigError(f"step {step!r}: expected one of {', '.join(STEP_PHASES)}")
-    spec = load_hardware(hardware, sweep=grid)
+    spec = load_hardware(hardware, sweep=grid, max_configs=max_configs)
     rows = shard_rows(spec.n_configs, shard_index, shard_count)
     empty = rows.start == rows.stop  # more shards than configurations: this one has none
     spec = spec.take(slice(0, 1) if empty else rows)
