@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -354,7 +357,29 @@ def _parser() -> argparse.ArgumentParser:
 
     for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands, tiered_commands, summary_commands):
         add(command)
+    for cmd in sub.choices.values():  # the options that name files a command writes, checked before it runs
+        cmd.set_defaults(output_options=[a for a in cmd._actions if (a.help or "").startswith(("output", "also write"))])
     return parser
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output path can be written, before any work: not a directory, in a directory we may create and write."""
+    for action in args.output_options:
+        value = getattr(args, action.dest)
+        for path in value if isinstance(value, list) else [value]:
+            if path is None:
+                continue
+            flag = action.option_strings[0]
+            if path.is_dir():
+                raise ConfigError(f"{flag} {path}: is a directory; expected a file path")
+            parent = next(p for p in (path.absolute().parent, *path.absolute().parents) if p.exists())
+            if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(f"{flag} {path}: cannot write in {parent} (permission denied or not a directory)")
+
+
+def _on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM (timeout, SLURM, Snakemake) unwinds like Ctrl-C: temporary files are removed on the way out."""
+    raise SystemExit(128 + signum)
 
 
 def _cmd_fuse(args: argparse.Namespace) -> None:
@@ -651,11 +676,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     set_quiet(args.quiet)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
+        _check_outputs(args)
         args.handler(args)
     except TraincostError as err:
         print(f"traincost: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # disk full, permissions, a path that vanished: one line naming the path
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"traincost: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 2
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return 0
 
 

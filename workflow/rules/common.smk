@@ -16,7 +16,12 @@ def _check_config():
         read_yaml(configfile)
     schema = read_yaml(Path(workflow.current_basedir) / "../schemas/config.schema.yaml")
     validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = []
+    for error in validator.iter_errors(config):
+        while error.context:  # "not valid under any of the given schemas": the deepest reason why
+            error = max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type"))
+        errors.append(error)
+    errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         raise ValueError(
             "invalid config: "

@@ -14,10 +14,12 @@ from pathlib import Path
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from traincost.analysis.edge_tpu import edge_tpu_resources
+from traincost.errors import ConfigError
 from traincost.io import atomic_path
 from traincost.tables import require_columns
 
@@ -94,7 +96,15 @@ def wrapped_suptitle(fig: Figure, title: str, *, fontsize: str = "large") -> Non
 
 
 def save_figure(fig: Figure, outputs: Sequence[Path]) -> None:
-    """Write ``fig`` to every path, atomically, in the format its suffix names."""
+    """Write ``fig`` to every path, atomically, in the format its suffix names.
+
+    Raises:
+        ConfigError: a suffix that is not a figure format matplotlib writes (checked before any file is written).
+    """
+    formats = FigureCanvasBase.get_supported_filetypes()
+    for path in outputs:
+        if Path(path).suffix.lstrip(".").lower() not in formats:
+            raise ConfigError(f"{path}: {Path(path).suffix or 'no suffix'} is not a figure format ({', '.join(sorted(formats))})")
     for path in outputs:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=200)

@@ -1,0 +1,103 @@
+"""Operating-system trouble: unwritable outputs refused before any work, OS errors as one line, SIGTERM
+and killed runs leave no temporary files behind."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from matplotlib.figure import Figure
+
+from tests.reliability.conftest import EDGE_TPU, cli
+from traincost.errors import ConfigError
+from traincost.io import atomic_path
+from traincost.plots.hardware_sweeps import save_figure
+
+
+def _sweep(tiny_tables: tuple[Path, Path], out: Path) -> subprocess.CompletedProcess[str]:
+    ops, tensors = tiny_tables
+    return cli("sweep", "--ops", ops, "--tensors", tensors, "--hardware", EDGE_TPU, "--step", "training", "--out", out)
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traincost: error: "), result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def test_an_output_that_is_a_directory_is_refused(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
+    _one_error_line(_sweep(tiny_tables, tmp_path), "--out", str(tmp_path), "is a directory")
+
+
+def test_an_output_under_a_file_is_refused_before_any_work(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("")
+    _one_error_line(_sweep(tiny_tables, blocker / "sweep.parquet"), "--out", "cannot write in", str(blocker))
+
+
+def test_a_full_disk_is_one_line_naming_the_file(
+    tiny_tables: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(_table: object, where: object, *_: object, **__: object) -> None:
+        Path(where).write_bytes(b"PAR1")  # a partial file, as a real short write leaves
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(where))
+
+    monkeypatch.setattr(pq, "write_table", full)
+    out = tmp_path / "sweep.parquet"
+    _one_error_line(_sweep(tiny_tables, out), "No space left on device", ".sweep.parquet.")
+    assert not out.exists() and not list(tmp_path.glob(".sweep.parquet.*")), list(tmp_path.iterdir())
+
+
+def test_an_unknown_figure_format_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"figure\.xyz: \.xyz is not a figure format"):
+        save_figure(Figure(), [tmp_path / "figure.png", tmp_path / "figure.xyz"])
+    assert not list(tmp_path.iterdir())
+
+
+def test_sigterm_removes_the_temporary_file_of_an_output_being_written(tmp_path: Path) -> None:
+    """What `timeout`, SLURM and Snakemake send: the command exits 143 and leaves neither output nor temporary."""
+    out = tmp_path / "model.onnx"
+    program = f"""
+import sys, time
+from traincost import cli
+from traincost.io import atomic_path
+
+def slow_export(args):
+    with atomic_path(args.out) as tmp:
+        tmp.write_text("half")
+        print("writing", flush=True)
+        time.sleep(60)
+
+cli._cmd_export = slow_export
+sys.exit(cli.main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
+"""
+    process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "writing", process.stderr.read()
+        assert list(tmp_path.glob(".model.onnx.*.tmp"))
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        process.kill()
+        process.wait()
+    assert not out.exists() and not list(tmp_path.iterdir()), list(tmp_path.iterdir())
+
+
+def test_a_stale_temporary_of_the_same_output_is_removed_on_the_next_write(tmp_path: Path) -> None:
+    """SIGKILL runs no clean-up: the next write of the same output sweeps up what the killed one left."""
+    stale = tmp_path / ".table.parquet.k1ll3d.tmp"
+    stale.write_text("half")
+    other = tmp_path / ".other.parquet.abc.tmp"
+    other.write_text("another output's")
+    with atomic_path(tmp_path / "table.parquet") as tmp:
+        tmp.write_text("whole")
+    assert (tmp_path / "table.parquet").read_text() == "whole"
+    assert not stale.exists() and other.exists()
