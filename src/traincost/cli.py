@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pandas as pd
 
@@ -26,6 +26,7 @@ from traincost import __version__
 from traincost.cli_mtrain import mtrain_commands
 from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
+from traincost.cli_types import fraction, non_negative_number, positive_int, positive_number, unit_interval_open
 from traincost.errors import ConfigError, TraincostError, in_file
 from traincost.io import atomic_path
 from traincost.progress import set_quiet
@@ -45,12 +46,12 @@ def _options(text: str) -> dict[str, object]:
 def _optimizer_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("optimizer (torch.optim semantics)")
     group.add_argument("--optimizer", required=True, choices=["sgd", "sgd_momentum", "adam", "adamw"], help="optimizer kind")
-    group.add_argument("--lr", type=float, required=True, help="learning rate")
-    group.add_argument("--momentum", type=float, default=0.9, help="momentum coefficient (sgd_momentum)")
-    group.add_argument("--beta1", type=float, default=0.9, help="first-moment decay (adam, adamw)")
-    group.add_argument("--beta2", type=float, default=0.999, help="second-moment decay (adam, adamw)")
-    group.add_argument("--eps", type=float, default=1e-8, help="denominator term (adam, adamw)")
-    group.add_argument("--weight-decay", type=float, default=0.0, help="L2 penalty (decoupled for adamw)")
+    group.add_argument("--lr", type=positive_number, required=True, help="learning rate")
+    group.add_argument("--momentum", type=unit_interval_open, default=0.9, help="momentum coefficient (sgd_momentum)")
+    group.add_argument("--beta1", type=unit_interval_open, default=0.9, help="first-moment decay (adam, adamw)")
+    group.add_argument("--beta2", type=unit_interval_open, default=0.999, help="second-moment decay (adam, adamw)")
+    group.add_argument("--eps", type=positive_number, default=1e-8, help="denominator term (adam, adamw)")
+    group.add_argument("--weight-decay", type=non_negative_number, default=0.0, help="L2 penalty (decoupled for adamw)")
 
 
 def _optimizer_spec(args: argparse.Namespace) -> OptimizerSpec:
@@ -198,8 +199,6 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
     index, _, count = args.shard.partition("/")
     if not (index.isdigit() and count.isdigit()):
         raise ConfigError(f"--shard: expected INDEX/COUNT such as 0/4, got {args.shard!r}")
-    if args.max_configs is not None and args.max_configs < 1:
-        raise ConfigError(f"--max-configs: {args.max_configs}; expected an integer >= 1")
     workload = Workload.read(args.ops, args.tensors)
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
     plan = SchedulePlan.from_mode(args.mode, fused=fused, resident_fraction=args.resident_fraction)
@@ -288,8 +287,15 @@ def _cmd_claims(args: argparse.Namespace) -> None:
         write_table(claims, args.out)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on the one ``traincost: error:`` line every other error uses."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"traincost: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="traincost",
         description="Model what training a network costs on an accelerator (cycles, energy, memory, data moved): "
         "one subcommand per stage of the workflow. Every subcommand's --help gives its inputs and outputs with units.",
@@ -307,7 +313,7 @@ def _parser() -> argparse.ArgumentParser:
 
     cmd = command("export", _cmd_export, "export a zoo model to ONNX (training mode, fixed batch), checked against torch")
     cmd.add_argument("--model", required=True, help="zoo name (see `traincost models`)")
-    cmd.add_argument("--batch", type=int, required=True, help="batch size (samples)")
+    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
     cmd.add_argument("--options", default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")
     cmd.add_argument("--out", type=Path, required=True, help="output model.onnx")
@@ -339,7 +345,7 @@ def _parser() -> argparse.ArgumentParser:
 
     cmd = command("measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU")
     cmd.add_argument("--model", required=True, help="zoo name")
-    cmd.add_argument("--batch", type=int, required=True, help="batch size (samples)")
+    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
     cmd.add_argument("--options", default="{}", help="builder options as a JSON object")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
     _optimizer_args(cmd)
@@ -542,9 +548,9 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
-    cmd.add_argument("--resident-fraction", type=float, default=0.5, help="share of a core's top memory that keeps tensors")
+    cmd.add_argument("--resident-fraction", type=fraction, default=0.5, help="share of a core's top memory that keeps tensors")
     cmd.add_argument("--shard", default="0/1", help="INDEX/COUNT: evaluate one contiguous slice of the grid")
-    cmd.add_argument("--max-configs", type=int, help="refuse a grid of more configurations than this (default 1,000,000)")
+    cmd.add_argument("--max-configs", type=positive_int, help="refuse a grid of more configurations (default 1,000,000)")
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")
 
     cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)")
@@ -580,10 +586,10 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (its defaults set the memory limits)")
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
-    cmd.add_argument("--max-length", type=int, required=True, help="largest subgraph (nodes)")
+    cmd.add_argument("--max-length", type=positive_int, required=True, help="largest subgraph (nodes)")
     cmd.add_argument("--no-type-limits", dest="type_limits", action="store_false", help="drop the 3 conv / 2 GEMM limit")
     cmd.add_argument("--objective", default="subgraphs", choices=["subgraphs", "boundary_bytes"], help="what CP-SAT minimises")
-    cmd.add_argument("--time-limit", type=float, default=60.0, help="CP-SAT time limit (s)")
+    cmd.add_argument("--time-limit", type=positive_number, default=60.0, help="CP-SAT time limit (s)")
     cmd.add_argument("--seed", type=int, default=0, help="CP-SAT random seed")
     cmd.add_argument("--out", type=Path, required=True, help='output fused groups (JSON {"groups": [[op, ...], ...]})')
     cmd.add_argument("--report", type=Path, required=True, help="output solve report (Parquet, one row)")
@@ -621,7 +627,7 @@ def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
     """The arguments every checkpointing command takes: the step, the hardware and how it is scheduled."""
     _workload_and_hardware(cmd)
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
-    cmd.add_argument("--fusion-length", type=int, default=4, help="fusion solver limit applied after every rewrite")
+    cmd.add_argument("--fusion-length", type=positive_int, default=4, help="fusion solver limit applied after every rewrite")
     cmd.add_argument(
         "--fusion-scope",
         default="local",
@@ -635,7 +641,7 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
     cmd = command("checkpoint-study", _cmd_checkpoint_study, "activation recomputation: AC00/10/01/11 and the MILP of equation 6")
     _checkpoint_inputs(cmd)
     cmd.add_argument(
-        "--budgets", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0], help="MILP budgets, fractions of all"
+        "--budgets", type=fraction, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0], help="MILP budgets, fractions of all"
     )
     cmd.add_argument("--costs", type=Path, required=True, help="output per-activation bytes and recompute FLOPs (Parquet)")
     cmd.add_argument("--additivity", type=Path, required=True, help="output AC00/AC10/AC01/AC11 table (Parquet)")
@@ -650,13 +656,13 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
 
     cmd = command("checkpoint-nsga", _cmd_checkpoint_nsga, "NSGA-II over recompute choices: latency, energy, activation memory")
     _checkpoint_inputs(cmd)
-    cmd.add_argument("--population", type=int, default=50, help="NSGA-II population")
-    cmd.add_argument("--generations", type=int, default=100, help="NSGA-II generations")
+    cmd.add_argument("--population", type=positive_int, default=50, help="NSGA-II population")
+    cmd.add_argument("--generations", type=positive_int, default=100, help="NSGA-II generations")
     cmd.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same front")
-    cmd.add_argument("--workers", type=int, default=1, help="processes evaluating each generation (same front)")
+    cmd.add_argument("--workers", type=positive_int, default=1, help="processes evaluating each generation (same front)")
     cmd.add_argument(
         "--tolerance",
-        type=float,
+        type=non_negative_number,
         default=0.04,
         help="latency and energy increase allowed for the saving reported (fraction: 0.04 = 4 %%)",
     )

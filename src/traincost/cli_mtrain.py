@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from traincost.cli_types import positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -130,8 +131,8 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--cluster", required=True, help="a cluster of the devices YAML")
     cmd.add_argument("--label", default="", help="model name in the output (default: the workload's model)")
     cmd.add_argument("--batch", type=int, default=0, help="samples per step (default: the cluster's)")
-    cmd.add_argument("--step", type=int, default=1, help="samples moved per re-partition move and the DFS's ratio grid")
-    cmd.add_argument("--workers", type=int, default=1, help="processes mapping candidate ratios (same results)")
+    cmd.add_argument("--step", type=positive_int, default=1, help="samples moved per re-partition move and the DFS's ratio grid")
+    cmd.add_argument("--workers", type=positive_int, default=1, help="processes mapping candidate ratios (same results)")
 
 
 def mtrain_commands(command: Command) -> None:
@@ -143,12 +144,12 @@ def mtrain_commands(command: Command) -> None:
 
     cmd = command("mtrain-table3", _cmd_table3, "MTrain-Converting against the DFS optimum over ratios (Table III)")
     _search_args(cmd)
-    cmd.add_argument("--bandwidth", type=float, default=3.0, help="P2P bandwidth in GB/s (Table III: 3)")
+    cmd.add_argument("--bandwidth", type=positive_number, default=3.0, help="P2P bandwidth in GB/s (Table III: 3)")
     cmd.add_argument("--out", type=Path, required=True, help="output: one row, throughput (GFLOPS) and search time (s) (Parquet)")
 
     cmd = command("mtrain-scaling", _cmd_scaling, "MTrain on 1 to N copies of a cluster's devices (Figure 12)")
     _search_args(cmd)
-    cmd.add_argument("--pairs", type=int, nargs="+", required=True, help="copies of the cluster's devices, e.g. 1 2 3 4")
+    cmd.add_argument("--pairs", type=positive_int, nargs="+", required=True, help="copies of the cluster's devices, e.g. 1 2 3 4")
     cmd.add_argument("--bandwidths", type=float, nargs="+", help="P2P bandwidths in GB/s (default: the YAML's sweep)")
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per size and bandwidth (Parquet)")
 
@@ -170,6 +171,8 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--figure", required=True, choices=["steps", "methods", "scaling"])
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table (steps, methods) or scaling table")
     cmd.add_argument("--cluster", default="", help="the cluster of a methods figure")
-    cmd.add_argument("--search-bandwidth", type=float, default=3.0, help="bandwidth (GB/s) of the scaling figure's search times")
+    cmd.add_argument(
+        "--search-bandwidth", type=positive_number, default=3.0, help="bandwidth (GB/s) of the scaling figure's search times"
+    )
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")

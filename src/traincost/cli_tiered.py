@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from traincost.cli_types import positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -120,7 +121,7 @@ def tiered_commands(command: Command) -> None:
     """Subcommands of the tiered-memory study (TM-Training)."""
     cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
     cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
-    cmd.add_argument("--batch-factor", type=int, default=1, help="multiply the global batch (Figure 13: 2)")
+    cmd.add_argument("--batch-factor", type=positive_int, default=1, help="multiply the global batch (Figure 13: 2)")
     cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
     cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
 
@@ -144,7 +145,7 @@ def tiered_commands(command: Command) -> None:
     )
     cmd.add_argument(
         "--autotm-time-limit",
-        type=float,
+        type=positive_number,
         default=30.0,
         help="AutoTM's CP-SAT limit per Tier 1 size, deterministic s (work, not clock time)",
     )
@@ -172,5 +173,5 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--figure", required=True, choices=FIGURES)
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
     cmd.add_argument("--workload", default="palm_540b", help="workload of Figures 2-4, 10, 11")
-    cmd.add_argument("--ratio", type=float, default=25.0, help="Tier 1 : model ratio of Figures 8, 9, 13-15")
+    cmd.add_argument("--ratio", type=positive_number, default=25.0, help="Tier 1 : model ratio of Figures 8, 9, 13-15")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")

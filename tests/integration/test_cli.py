@@ -301,7 +301,7 @@ def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> 
     failed = traincost(
         *common, "--budgets", "-0.5", "--costs", bad / "c.parquet", "--additivity", bad / "a.parquet", "--milp", bad / "m.parquet"
     )
-    assert_clean_failure(failed, "negative budget", left=bad / "m.parquet")
+    assert_clean_failure(failed, "argument --budgets", "'-0.5'", left=bad / "m.parquet")
 
 
 def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_path: Path) -> None:

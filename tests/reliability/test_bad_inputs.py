@@ -451,15 +451,22 @@ def _checkpoint(io: Inputs, budget: str) -> tuple[tuple[object, ...], tuple[Path
 
 
 @case
-def infeasible_checkpoint_budget(io: Inputs) -> Case:
+def negative_checkpoint_budget(io: Inputs) -> Case:
     args, outputs = _checkpoint(io, "-0.25")
-    return Case(args, ("checkpoint budget -", "no choice fits a negative budget"), outputs)
+    return Case(args, ("argument --budgets", "'-0.25'", "a fraction in [0, 1]"), outputs)
+
+
+@case
+def checkpoint_budget_above_the_schema_range(io: Inputs) -> Case:
+    """The workflow schema allows budgets in [0, 1]; the command line allowed 5 until both were one range."""
+    args, outputs = _checkpoint(io, "5")
+    return Case(args, ("argument --budgets", "'5'", "a fraction in [0, 1]"), outputs)
 
 
 @case
 def checkpoint_budget_not_a_number(io: Inputs) -> Case:
     args, outputs = _checkpoint(io, "nan")
-    return Case(args, ("checkpoint budget nan", "finite number of bytes"), outputs)
+    return Case(args, ("argument --budgets", "'nan'", "a finite number"), outputs)
 
 
 # --- tiered memory (TM-Training) ---------------------------------------------------------------
@@ -554,7 +561,15 @@ def zero_p2p_bandwidth(io: Inputs) -> Case:
 @case
 def zero_ratio_step(io: Inputs) -> Case:
     args, outputs = _mtrain(io, FPGA_DEVICES, "--bandwidths", 3, "--step", 0)
-    return Case(args, ("ratio step 0", ">= 1"), outputs)
+    return Case(args, ("argument --step", "'0'", "an integer >= 1"), outputs)
+
+
+@case
+def negative_autotm_time_limit(io: Inputs) -> Case:
+    """A negative limit used to reach CP-SAT and come back as MODEL_INVALID."""
+    out = io.out("study.parquet")
+    args = ("tiered-study", *io.bert, "--hardware", TPUV4_TIERED, "--ratios", 25, "--autotm-time-limit", -5, "--out", out)
+    return Case(args, ("argument --autotm-time-limit", "'-5'", "a number > 0"), (out,))
 
 
 def assert_nothing_left(*outputs: Path) -> None:
