@@ -4,7 +4,8 @@
 with one line naming the file, the column, the first offending row and what was expected: empty
 tables, ids that are not ``0 … n-1`` in order, integer columns stored as another dtype (a NaN turns an
 integer column into floats), negative counts or bytes, loop dimensions below 1, a kind or phase
-outside the vocabulary, and op or tensor references that point nowhere.
+outside the vocabulary, MACs that are not the product of the loop dimensions, and op or tensor
+references that point nowhere.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def check_tables(
         op_table.at_least(column, 1, "a loop dimension ≥ 1")
     for column in ("macs", "elementwise_ops"):
         op_table.at_least(column, 0, "a count ≥ 0")
+    if all(column in ops.columns for column in loop_dims):
+        op_table.macs_match(loop_dims)
     tensor_table.at_least("bytes", 0, "bytes ≥ 0")
     tensor_table.at_least("dtype_bytes", 1, "bytes per element ≥ 1")
     op_table.within("kind", vocabularies["op_kind"])
@@ -100,6 +103,14 @@ class _Table:
         if column in self.frame.columns:
             values = self.frame[column].to_numpy()
             self.fail_first(column, values < low, values, expected)
+
+    def macs_match(self, loop_dims: Sequence[str]) -> None:
+        """``macs`` is the product of the loop dimensions (exact integers), or 0 with every dimension 1."""
+        product = np.prod(self.frame[list(loop_dims)].to_numpy(dtype=object), axis=1)
+        macs = self.frame["macs"].to_numpy(dtype=object)
+        bad = ~(((macs > 0) & (product == macs)) | ((macs == 0) & (product == 1)))
+        expected = f"the product of {'·'.join(loop_dims)} (0 for an op whose dimensions are all 1)"
+        self.fail_first("macs", bad.astype(bool), macs, expected)
 
     def within(self, column: str, allowed: Sequence[str]) -> None:
         values = self.frame[column]

@@ -270,6 +270,11 @@ def op_reading_a_tensor_that_does_not_exist(io: Inputs) -> Case:
 
 
 @case
+def loop_dimensions_that_do_not_multiply_to_the_macs(io: Inputs) -> Case:
+    return _ir_case(io, "ops", _set("FY", 2, 2**62), "'macs'", "row 2", "the product of B·K·C·OY·OX·FY·FX·G")
+
+
+@case
 def duplicate_op_ids(io: Inputs) -> Case:
     return _ir_case(io, "ops", _set("op", 4, 3), "'op'", "row 4", "unique")
 
@@ -397,6 +402,13 @@ def power_tower_in_a_hardware_expression(io: Inputs) -> Case:
     hardware = _edge(io, lambda d: d["offchip"].update(bandwidth_bytes_per_cycle="9 ** 9 ** 9 ** 9"))
     args, outputs = _sweep_with(io, hardware)
     return Case(args, (str(hardware), "offchip.bandwidth_bytes_per_cycle", "MAX_EXPONENT"), outputs)
+
+
+@case
+def division_by_zero_in_a_hardware_expression(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["offchip"].update(bandwidth_bytes_per_cycle="32 / (x_pes - x_pes)"))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "offchip.bandwidth_bytes_per_cycle"), outputs)
 
 
 @case

@@ -63,7 +63,11 @@ def evaluate(value: float | str, parameters: Mapping[str, Any]) -> Any:
         raise ExpressionError(f"expected a number or an arithmetic expression, got {value!r}")
     if isinstance(value, int | float):
         return value
-    return _eval(_parse(value).body, {**CONSTANTS, **parameters}, value)
+    try:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # inf and NaN are refused by the loader
+            return _eval(_parse(value).body, {**CONSTANTS, **parameters}, value)
+    except (ZeroDivisionError, OverflowError) as err:  # Python numbers; numpy arrays give inf, which the loader refuses
+        raise ExpressionError(f"{value!r}: {err}") from err
 
 
 def _parse(text: str) -> ast.Expression:
@@ -87,8 +91,7 @@ def _power(base: Any, exponent: Any, text: str) -> Any:
             f"{text!r}: an exponent of {np.max(np.abs(exponent)):g} is beyond the limit of {MAX_EXPONENT} "
             "(traincost.hardware.expressions.MAX_EXPONENT)"
         )
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.power(np.asarray(base, dtype=np.float64), exponent)
+    return np.power(np.asarray(base, dtype=np.float64), exponent)
 
 
 def _eval(node: ast.AST, scope: Mapping[str, Any], text: str) -> Any:
