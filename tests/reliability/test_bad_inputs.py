@@ -639,3 +639,8 @@ def test_bad_sweep_grid_in_the_config_fails_before_any_job(tmp_path: Path, grid:
     for word in words:
         assert word in result.stderr, (word, result.stderr[-1500:])
     assert not (tmp_path / "results").exists()
+
+
+def test_the_readme_states_the_number_of_cases() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"**{len(CASES)} bad-input cases**" in readme, "update the count in README.md's reliability section"
