@@ -228,6 +228,16 @@ def test_a_duplicate_key_in_the_config_is_an_error_naming_both_lines(tmp_path: P
     assert "duplicate key 'seed'" in said and "first at line 1" in said, said[-1500:]
 
 
+def test_yaml_aliases_in_the_config_are_refused_before_they_can_expand(tmp_path: Path) -> None:
+    """Nine levels of ten aliases are a billion values to whatever walks them (a validator, a hash)."""
+    laughs = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    laughs += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    text = yaml.safe_dump(_config(), sort_keys=False) + "\n".join(laughs) + "\n"
+    result = _run_config_text(tmp_path, text)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "the alias *a0 is not allowed" in said, said[-1500:]
+
+
 def test_an_unknown_config_key_is_named_in_one_short_message(tmp_path: Path) -> None:
     result = snakemake(tmp_path, {**_config(), "hardware_sweep": {}}, "-n")
     assert result.returncode != 0
