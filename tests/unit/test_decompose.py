@@ -16,6 +16,7 @@ from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, op_
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
 from traincost.frontend.gradient_rules import RULES, Rule, RuleContext
+from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import set_node_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.shapes import tensor_types
@@ -156,6 +157,90 @@ def test_convgrad_rule_on_strided_dilated_padded_convolutions() -> None:
         actual = run(replaced, {"dy": dy, "x": x, "w": w})
         for name in ("dx", "dw", "db"):
             assert max_relative_error(expected[name], actual[name]) < 1e-5, (case, name)
+
+
+@pytest.mark.parametrize(
+    ("channels", "kernels", "group", "attrs"),
+    [
+        (6, 6, 6, dict(strides=[1, 1], pads=[1, 1, 1, 1], dilations=[1, 1])),  # depthwise 3x3, MobileNet
+        (6, 6, 6, dict(strides=[2, 2], pads=[1, 1, 1, 1], dilations=[1, 1])),  # depthwise, strided
+        (4, 8, 4, dict(strides=[2, 1], pads=[0, 2, 1, 0], dilations=[1, 2])),  # depth multiplier 2, dilated
+        (6, 4, 2, dict(strides=[1, 1], pads=[0, 0, 0, 0], dilations=[1, 1])),  # two groups (ResNeXt-style)
+    ],
+)
+def test_convgrad_rule_on_grouped_and_depthwise_convolutions(channels: int, kernels: int, group: int, attrs: dict) -> None:
+    """Grouped ConvGrad rewritten against ORT's own kernel: input, weight and bias gradients."""
+    rng = np.random.default_rng(group)
+    x = rng.standard_normal((2, channels, 9, 10)).astype(np.float32)
+    w = rng.standard_normal((kernels, channels // group, 3, 3)).astype(np.float32)
+    forward = _standalone(helper.make_node("Conv", ["x", "w"], ["y"], group=group, **attrs), {"x": x, "w": w}, ["y"])
+    y = run(forward, {"x": x, "w": w})["y"]
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    grad = helper.make_node(
+        "ConvGrad", ["dy", "x", "w"], ["dx", "dw", "db"], name="g", domain="com.microsoft", group=group, **attrs
+    )
+    model = _standalone(grad, {"dy": dy, "x": x, "w": w}, ["dx", "dw", "db"], shapes={"dx": x, "dw": w, "db": w[:, 0, 0, 0]})
+    expected = run(model, {"dy": dy, "x": x, "w": w})
+    make = rewrite_node(grad, tensor_types(model.graph), {})
+    assert {n.op_type for n in make.nodes} >= {"ConvTranspose", "Conv", "ReduceSum"}
+    outputs = {"dx": x, "dw": w, "db": w[:, 0, 0, 0]}
+    replaced = _standalone(make.nodes, {"dy": dy, "x": x, "w": w}, list(outputs), shapes=outputs)
+    replaced.graph.initializer.extend(make.initializers)
+    actual = run(replaced, {"dy": dy, "x": x, "w": w})
+    for name in ("dx", "dw", "db"):
+        assert max_relative_error(expected[name], actual[name]) < 1e-5, name
+
+
+def _standalone(
+    nodes: onnx.NodeProto | list[onnx.NodeProto],
+    inputs: dict[str, np.ndarray],
+    outputs: list[str],
+    *,
+    shapes: dict[str, np.ndarray] | None = None,
+) -> onnx.ModelProto:
+    """A model of ``nodes`` over float ``inputs`` (opset 17 and com.microsoft)."""
+    shapes = shapes or {}
+    graph = helper.make_graph(
+        nodes if isinstance(nodes, list) else [nodes],
+        "standalone",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n].shape if n in shapes else None) for n in outputs],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 10
+    return model
+
+
+def _depthwise_separable() -> nn.Module:
+    """MobileNet's block: pointwise 1x1, depthwise 3x3 (stride 2), BatchNorm, SiLU, pointwise 1x1, then a GELU head."""
+    return nn.Sequential(
+        nn.Conv2d(4, 8, 1),
+        nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8, bias=False),
+        nn.BatchNorm2d(8),
+        nn.SiLU(),
+        nn.Conv2d(8, 16, 1),
+        nn.Flatten(),
+        nn.Linear(16 * 3 * 3, 32),
+        nn.GELU(),
+        nn.Linear(32, 10),
+    )
+
+
+def test_a_depthwise_separable_block_with_silu_and_gelu_decomposes_and_verifies(monkeypatch) -> None:
+    """Grouped ConvGrad, QuickGelu (SiLU) and Gelu (torch's exact nn.GELU) end to end: ORT's training
+    graph, rewritten to standard ops, checked by execution; the MACs of all three convolution passes
+    are the forward convolution's."""
+    train = _train_step(monkeypatch, _depthwise_separable, (4, 6, 6))
+    composites = {n.op_type for n in train.graph.node if n.domain == "com.microsoft"}
+    assert {"ConvGrad", "QuickGelu", "QuickGeluGrad", "Gelu", "GeluGrad"} <= composites
+    after = decompose(train)
+    assert all(is_primitive(n) for n in after.graph.node)
+    check = verify_decomposition(train, after)
+    assert all(error <= TOLERANCE for error in check.per_rule.values()), check.per_rule
+    ops = lower(after).ops
+    depthwise = ops[ops["kind"].isin(["conv", "conv_dgrad", "conv_wgrad"]) & (ops["G"] == 8)]
+    assert sorted(depthwise["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
+    assert set(depthwise["macs"]) == {8 * 3 * 3 * 3 * 3}  # B=1 · G=8 · K/G=C/G=1 · OY·OX 3x3 · FY·FX 3x3
 
 
 def _train_step(monkeypatch, build: Callable[[], nn.Module], shape: tuple[int, ...]) -> onnx.ModelProto:

@@ -100,14 +100,17 @@ def _out(ctx: RuleContext, i: int) -> list[str] | None:
 
 @rule(MS, "ConvGrad")
 def conv_grad(ctx: RuleContext) -> None:
-    """ConvGrad(dY, X, W) → dX = ConvTranspose(dY, W), dW = Conv(Xᵀ, dYᵀ) with dilation = stride, dB = ΣdY."""
+    """ConvGrad(dY, X, W) → dX = ConvTranspose(dY, W), dW = Conv(Xᵀ, dYᵀ) with dilation = stride, dB = ΣdY.
+
+    Grouped and depthwise convolutions (``group`` g > 1) keep the group on both: the ConvTranspose
+    takes ``group`` = g, and the weight gradient convolves X laid out as C/g × (g·N) × H × W with dYᵀ
+    (K × N × OY × OX) in g groups, so each output channel of group j meets only group j's inputs.
+    """
     make = ctx.make
     d_y, x, w = ctx.input(0), ctx.input(1), ctx.input(2)
     x_t, w_t, dy_t = ctx.type_of(x), ctx.type_of(w), ctx.type_of(d_y)
     spatial = x_t.rank - 2
     group = int(ctx.attr("group", 1))
-    if group != 1:
-        raise ctx.unsupported(f"grouped convolution (group={group}) has no decomposition rule")
     if ctx.attr("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
         raise ctx.unsupported("auto_pad is not supported; export with explicit pads")
     strides = list(ctx.attr("strides", [1] * spatial))
@@ -129,6 +132,7 @@ def conv_grad(ctx: RuleContext) -> None:
             dilations=dilations,
             pads=pads,
             output_padding=output_padding,
+            **({"group": group} if group > 1 else {}),
         )
     if ctx.output(1):
         # dW[k, c, f] = Σ_{n, o} X[n, c, o·s + f·d − p] · dY[n, k, o]: a Conv of Xᵀ (C×N×H×W) with dYᵀ
@@ -148,13 +152,21 @@ def conv_grad(ctx: RuleContext) -> None:
         if crop != list(x_t.shape[2:]):
             axes = list(range(2, 2 + spatial))
             x_used = make.op("Slice", [x, _i64(make, [0] * spatial, "starts"), _i64(make, crop, "ends"), _i64(make, axes)])
+        if group == 1:
+            x_rows = make.op("Transpose", [x_used], perm=swap)
+        else:  # N × C × S → N × g × C/g × S → C/g × g × N × S → C/g × (g·N) × S
+            n, c = x_t.shape[0], x_t.shape[1]
+            split = make.op("Reshape", [x_used, _i64(make, [n, group, c // group, *crop], "shape")])
+            moved = make.op("Transpose", [split], perm=[2, 1, 0, *range(3, 3 + spatial)])
+            x_rows = make.op("Reshape", [moved, _i64(make, [c // group, group * n, *crop], "shape")])
         d_w = make.op(
             "Conv",
-            [make.op("Transpose", [x_used], perm=swap), make.op("Transpose", [d_y], perm=swap)],
+            [x_rows, make.op("Transpose", [d_y], perm=swap)],
             kind="conv_wgrad",
             strides=dilations,
             dilations=strides,
             pads=wgrad_pads,
+            **({"group": group} if group > 1 else {}),
         )
         make.op("Transpose", [d_w], outputs=[ctx.output(1)], perm=swap)
     if ctx.output(2):
@@ -301,6 +313,41 @@ def gelu_grad(ctx: RuleContext) -> None:
         ],
     )
     make.op("Mul", [d_y, make.op("Add", [cdf, make.op("Mul", [x, pdf])])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "Gelu", "BiasGelu")
+def gelu(ctx: RuleContext) -> None:
+    """Exact GELU (torch's default ``nn.GELU``): Y = X·Φ(X) = ½·X·(1 + erf(X/√2)), X plus the bias for BiasGelu."""
+    make = ctx.make
+    x = ctx.input(0)
+    elem = ctx.type_of(x).elem_type
+    if ctx.input(1):
+        x = make.op("Add", [x, ctx.input(1)])
+    erf = make.op("Erf", [make.op("Mul", [x, _f(make, 1 / math.sqrt(2), elem)])])
+    half_x = make.op("Mul", [x, _f(make, 0.5, elem, "half")])
+    make.op("Mul", [half_x, make.op("Add", [erf, _f(make, 1.0, elem, "one")])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "QuickGelu")
+def quick_gelu(ctx: RuleContext) -> None:
+    """Y = X·σ(α·X): ONNX Runtime's fusion of SiLU / Swish (α = 1) and of the sigmoid GELU (α = 1.702)."""
+    make = ctx.make
+    x = ctx.input(0)
+    alpha = float(ctx.attr("alpha", 1.702))
+    sigmoid = make.op("Sigmoid", [make.op("Mul", [x, _f(make, alpha, ctx.type_of(x).elem_type, "alpha")])])
+    make.op("Mul", [x, sigmoid], outputs=[ctx.output(0)])
+
+
+@rule(MS, "QuickGeluGrad")
+def quick_gelu_grad(ctx: RuleContext) -> None:
+    """dX = dY·(s + α·X·s·(1 − s)), s = σ(α·X)."""
+    make = ctx.make
+    d_y, x = ctx.input(0), ctx.input(1)
+    elem = ctx.type_of(x).elem_type
+    alpha_x = make.op("Mul", [x, _f(make, float(ctx.attr("alpha", 1.702)), elem, "alpha")])
+    s = make.op("Sigmoid", [alpha_x])
+    slope = make.op("Mul", [make.op("Mul", [alpha_x, s]), make.op("Sub", [_f(make, 1.0, elem, "one"), s])])
+    make.op("Mul", [d_y, make.op("Add", [s, slope])], outputs=[ctx.output(0)])
 
 
 def _softmax_axis(ctx: RuleContext) -> int:

@@ -230,14 +230,16 @@ def _loops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> 
             dims |= {"B": x[0], "K": y[1] // group, "C": w[1], "G": group}
             dims |= _spatial(y[2:], w[2:])
         case "conv_wgrad":
-            # Conv(Xᵀ: C×N×H×W, dYᵀ: K×N×OY×OX) → C×K×FY×FX, the forward loop nest re-read.
+            # Conv(Xᵀ: C/g×(g·N)×H×W, dYᵀ: K×N×OY×OX, g groups) → C/g×K×FY×FX, the forward loop nest re-read.
             xt, dyt, out = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
-            dims |= {"B": xt[1], "K": dyt[0], "C": xt[0]}
+            group = _attr(node, "group", 1)
+            dims |= {"B": dyt[1], "K": dyt[0] // group, "C": xt[0], "G": group}
             dims |= _spatial(dyt[2:], out[2:])
         case "conv_dgrad":
-            # ConvTranspose(dY: N×K×OY×OX, W: K×C×FY×FX) → N×C×H×W.
+            # ConvTranspose(dY: N×K×OY×OX, W: K×C/g×FY×FX, g groups) → N×C×H×W.
             dy, w = shape[node.input[0]], shape[node.input[1]]
-            dims |= {"B": dy[0], "K": w[0], "C": w[1]}
+            group = _attr(node, "group", 1)
+            dims |= {"B": dy[0], "K": w[0] // group, "C": w[1], "G": group}
             dims |= _spatial(dy[2:], w[2:])
         case "gemm":
             a, b = shape[node.input[0]], shape[node.input[1]]
