@@ -499,16 +499,30 @@ def max_pool_grad(ctx: RuleContext) -> None:
 
 @rule(MS, "GatherGrad")
 def gather_grad(ctx: RuleContext) -> None:
-    """dW = scatter-add of dY rows into zeros(shape) at the gathered indices."""
+    """dW = scatter-add of dY rows into zeros(shape) at the gathered indices.
+
+    Over another axis a (a ViT's class token, ``x[:, 0]``), the scatter runs with a moved to the front:
+    dY's index dimensions first, the result moved back.
+    """
     make = ctx.make
     shape, indices, d_y = ctx.input(0), ctx.input(1), ctx.input(2)
-    axis = int(ctx.attr("axis", 0))
-    if axis != 0:
-        raise ctx.unsupported(f"GatherGrad over axis {axis} is not decomposed (axis 0 only)")
     out_t = ctx.type_of(ctx.output(0))
-    zeros = make.op("ConstantOfShape", [shape], value=helper.make_tensor("zero", out_t.elem_type, [1], [0]))
+    rank = out_t.rank
+    axis = int(ctx.attr("axis", 0)) % rank
+    zero = helper.make_tensor("zero", out_t.elem_type, [1], [0])
     index = make.op("Unsqueeze", [make.op("Cast", [indices], to=onnx.TensorProto.INT64), _i64(make, [-1])])
-    make.op("ScatterND", [zeros, index, d_y], outputs=[ctx.output(0)], reduction="add")
+    if axis == 0:
+        zeros = make.op("ConstantOfShape", [shape], value=zero)
+        make.op("ScatterND", [zeros, index, d_y], outputs=[ctx.output(0)], reduction="add")
+        return
+    index_rank = ctx.type_of(indices).rank
+    front = [axis, *range(axis), *range(axis + 1, rank)]  # the gathered axis first
+    moved_shape = [out_t.shape[i] for i in front]
+    zeros = make.op("ConstantOfShape", [_i64(make, moved_shape, "shape")], value=zero)
+    dy_front = [*range(axis, axis + index_rank), *range(axis), *range(axis + index_rank, ctx.type_of(d_y).rank)]
+    d_y_moved = make.op("Transpose", [d_y], perm=dy_front)
+    scattered = make.op("ScatterND", [zeros, index, d_y_moved], reduction="add")
+    make.op("Transpose", [scattered], outputs=[ctx.output(0)], perm=[front.index(i) for i in range(rank)])
 
 
 @rule(MS, "GatherElementsGrad")

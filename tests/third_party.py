@@ -1,0 +1,113 @@
+"""Networks no one here wrote: torchvision and timm models (random weights, nothing downloaded) and a
+BERT-style encoder from ``torch.nn.TransformerEncoder``, registered as zoo entries for a test.
+
+torchvision 0.28.0 and timm import its compiled operators at import time; beside the CPU build of
+torch 2.13.0 the wheel's ``torchvision::nms`` cannot load and the import fails. Declaring the two
+operator schemas first lets the import finish; none of these networks calls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
+
+from traincost import models
+
+_library = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live as long as it does
+_library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+_library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+
+import timm  # noqa: E402 (after the schemas above)
+import torchvision  # noqa: E402
+
+CLASSES = 10
+
+
+@register_flop_formula(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
+def _cpu_attention_flops(query: tuple[int, ...], key: tuple[int, ...], value: tuple[int, ...], *_: object, **__: object) -> int:
+    """torch's FLOP counter knows the GPU attention kernels only; the CPU one does the same two matmuls."""
+    return sdpa_flop_count(query, key, value)
+
+
+class _TokenEncoder(nn.Module):
+    """Token embedding, learned positions, ``nn.TransformerEncoder`` (GELU, pre-norm), a per-token head."""
+
+    def __init__(self, vocab: int, seq: int, d_model: int, heads: int, layers: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.position = nn.Parameter(torch.randn(1, seq, d_model) * 0.02)
+        layer = nn.TransformerEncoderLayer(
+            d_model, heads, dim_feedforward=4 * d_model, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, CLASSES)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(self.embed(tokens) + self.position)).reshape(-1, CLASSES)
+
+
+@dataclass(frozen=True)
+class Network:
+    """A third-party network at its test size, and what was scaled down to get there."""
+
+    name: str
+    build: Callable[[], nn.Module]
+    shape: tuple[int, ...]
+    input_kind: str = "image"
+    rows: int = 1
+    scaled: str = ""
+
+
+NETWORKS = {
+    net.name: net
+    for net in (
+        Network(
+            "mobilenet_v2",
+            lambda: torchvision.models.mobilenet_v2(num_classes=CLASSES, width_mult=0.35, dropout=0.0),
+            (3, 96, 96),
+            scaled="width 0.35, 96x96 input (3x3 maps in the last stage: BatchNorm over fewer values at batch 2 "
+            "turns float32 rounding into differences near 1e-4); classifier dropout off (random draws differ)",
+        ),
+        Network(
+            "efficientnet_b0",
+            lambda: torchvision.models.efficientnet_b0(num_classes=CLASSES, stochastic_depth_prob=0.0, dropout=0.0),
+            (3, 64, 64),
+            scaled="64x64 input; stochastic depth and dropout off (random draws differ between torch and ORT)",
+        ),
+        Network(
+            "convnext_atto",
+            lambda: timm.create_model("convnext_atto", num_classes=CLASSES, pretrained=False),
+            (3, 64, 64),
+            scaled="ConvNeXt-Atto (timm's smallest ConvNeXt), 64x64 input",
+        ),
+        Network(
+            "vit_tiny",
+            lambda: timm.create_model(
+                "vit_tiny_patch16_224", num_classes=CLASSES, pretrained=False, img_size=32, patch_size=8, depth=2
+            ),
+            (3, 32, 32),
+            scaled="ViT-Tiny width, 2 blocks, 32x32 input in 8x8 patches",
+        ),
+        Network(
+            "bert_encoder",
+            lambda: _TokenEncoder(vocab=CLASSES, seq=16, d_model=32, heads=2, layers=2),
+            (16,),
+            input_kind="tokens",
+            rows=16,
+            scaled="2 layers, width 32, 16 tokens, vocabulary 10",
+        ),
+    )
+}
+
+
+def register(monkeypatch: pytest.MonkeyPatch, network: Network) -> str:
+    """Make ``network`` a zoo entry for the rest of the test; returns its name."""
+    sample = models.SampleSpec(shape=network.shape, rows=network.rows, num_classes=CLASSES)
+    arch = models.Architecture(network.name, network.scaled, network.build, network.input_kind, {}, lambda: sample)
+    monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, network.name: arch})
+    return network.name
