@@ -269,3 +269,24 @@ def test_a_grid_has_one_row_and_one_id_per_combination(grid: dict[str, list[int]
     assert frame["config_id"].is_unique
     again = expand_grid("hw", {"a": 1.0, "b": 2.0, "c": 3.0}, grid)
     assert list(again["config_id"]) == list(frame["config_id"])
+
+
+@PROPERTY
+@given(
+    layer=layers,
+    values=hardware_values,
+    dataflow=dataflows,
+    mode=st.sampled_from(["layer_by_layer", "pipeline", "tensor", "pipeline_tensor", "fused"]),
+    cores=st.integers(1, 20),
+)
+def test_mac_energy_is_the_macs_times_their_energy_in_every_mode(templates, layer, values, dataflow, mode, cores) -> None:  # noqa: PLR0917
+    """Splitting K output channels over more cores than K leaves the extra cores idle: they are not charged.
+    Every mode and core count spends exactly MACs x MAC energy (plus the vector core's element ops)."""
+    hw = _hardware(templates[dataflow], {**values, "pe_cores": cores})
+    workload = conv_chain_workload(**layer)
+    plan = SchedulePlan(fused=((0, 1, 2),)) if mode == "fused" else SchedulePlan.from_mode(mode)
+    row = schedule(op_table(workload), hw, plan).summary.iloc[0]
+    ops = workload.ops
+    mac_ops, vector_ops = ops[ops["macs"] > 0], ops[ops["macs"] == 0]
+    expected = mac_ops["macs"].sum() * values["e_mac"] + vector_ops["elementwise_ops"].sum() * values["e_mac"] / 10
+    assert row["energy_mac_pj"] == pytest.approx(expected, rel=1e-9)

@@ -51,6 +51,7 @@ class CoreOpCost:
     energy_level_pj: dict[str, np.ndarray]
     ext_in_bytes: dict[str, np.ndarray]  # into the top level from outside, per operand W, I, O (partial sums back)
     ext_write_bytes: np.ndarray  # out of the top level: outputs and partial sums
+    core_shares: np.ndarray  # the op's work in units of one core's share: D / ceil(D / split), at most split
 
 
 class _Levels:
@@ -93,6 +94,7 @@ class _Gemm:
     o_elems: np.ndarray
     x_unique: np.ndarray
     window: np.ndarray
+    core_shares: np.ndarray  # D / ceil(D / split): how many shares the split dimension fills
 
     @classmethod
     def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray) -> _Gemm:
@@ -100,11 +102,13 @@ class _Gemm:
         kinds = table.kind[index]
         dims = {d: np.broadcast_to(table.dims[d][index].astype(np.float64), shape).copy() for d in table.dims}
         share = np.ones(shape)  # each core takes ceil(D/split) of the output-channel dim
+        busy = np.ones(shape)
         for kind, dim in SPLIT_DIM.items():
             mask = kinds == kind
             if mask.any():
                 part = np.ceil(dims[dim][:, mask] / split[:, None])
                 share[:, mask] = part / dims[dim][:, mask]
+                busy[:, mask] = dims[dim][:, mask] / part
                 dims[dim][:, mask] = part
         groups = table.groups[index][None, :]
         full = (
@@ -121,6 +125,7 @@ class _Gemm:
             o_elems=table.o_elems[index][None, :] * share / groups,
             x_unique=table.x_elems[index][None, :] / groups,
             window=table.window[index][None, :],
+            core_shares=busy,
         )
 
 
@@ -133,7 +138,9 @@ def mac_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int, 
         index: positions in ``table`` of MAC ops.
         word_bytes: bytes per tensor element.
         split: per configuration, the number of cores the op's output channels are split over
-            (tensor parallelism); the cost is that of one of those cores. Default 1.
+            (tensor parallelism); the cost is that of one of those cores (the largest share), and
+            ``core_shares`` says how many such shares the op's work fills (D / ceil(D / split): fewer
+            than ``split`` when D is smaller, fractional when it does not divide evenly). Default 1.
     """
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
@@ -175,6 +182,7 @@ def mac_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int, 
         energy_level_pj=levels.energy_pj(),
         ext_in_bytes=ext_in,
         ext_write_bytes=ext_write,
+        core_shares=gemm.core_shares,
     )
 
 
@@ -265,4 +273,5 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int)
         energy_level_pj=levels.energy_pj(),
         ext_in_bytes={"I": in_bytes.copy()},
         ext_write_bytes=out_bytes.copy(),
+        core_shares=np.ones(shape),
     )

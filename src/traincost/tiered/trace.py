@@ -181,8 +181,9 @@ def build_trace(workload: Workload, system: TieredSystem, *, seq_len: int | None
         else:
             cost = mac_cost(core, table, index, word_bytes=word, split=np.array([count]))
             compute_cycles[index] = cost.latency_cycles[0]
-            energy[index] = count * (cost.energy_mac_pj[0] + sum(e[0] for e in cost.energy_level_pj.values()))
-            traffic.mac(index, count, cost.ext_in_bytes, cost.ext_write_bytes[0])
+            busy = cost.core_shares[0]  # the op's work in core shares: fewer than `count` when the split dimension is smaller
+            energy[index] = busy * (cost.energy_mac_pj[0] + sum(e[0] for e in cost.energy_level_pj.values()))
+            traffic.mac(index, busy, cost.ext_in_bytes, cost.ext_write_bytes[0])
     unplaced = [str(k) for k in sorted(set(table.kind) - {k for c in hw.cores for k in c.runs})]
     if unplaced:
         raise HardwareError(f"{hw.source}: no core runs op kinds {unplaced} of workload {name}")
@@ -231,19 +232,20 @@ class _Traffic:
             self._share(i, self.table.inputs[i], float(in_bytes[j]), self.reads)
             self._share(i, self.table.outputs[i], float(out_bytes[j]), self.writes)
 
-    def mac(self, index: np.ndarray, cores: float, ext_in: dict[str, np.ndarray], ext_write: np.ndarray) -> None:
+    def mac(self, index: np.ndarray, cores: np.ndarray, ext_in: dict[str, np.ndarray], ext_write: np.ndarray) -> None:
+        """Traffic of MAC ops ``index``, each filling ``cores[j]`` cores' shares."""
         table = self.table
         for j, i in enumerate(index):
             x, s = int(table.x_tensor[i]), int(table.s_tensor[i])
             if s >= 0:
-                self.reads[i][s] = self.reads[i].get(s, 0.0) + cores * float(ext_in["W"][0][j])
+                self.reads[i][s] = self.reads[i].get(s, 0.0) + cores[j] * float(ext_in["W"][0][j])
             if x >= 0:  # CMEM is shared: the streamed operand comes in once for both cores
                 self.reads[i][x] = self.reads[i].get(x, 0.0) + float(ext_in["I"][0][j])
             others = tuple(t for t in table.inputs[i] if t not in (x, s))
             for t in others:
                 self.reads[i][t] = self.reads[i].get(t, 0.0) + float(table.tensor_elems[t] * self.word)
             # partial sums that went off chip come back from the output's tier: count them as output traffic
-            written = cores * (float(ext_write[j]) + float(ext_in.get("O", np.zeros((1, len(index))))[0][j]))
+            written = cores[j] * (float(ext_write[j]) + float(ext_in.get("O", np.zeros((1, len(index))))[0][j]))
             self._share(i, table.outputs[i], written, self.writes)
 
     def forward_on_chip(self, limit_bytes: float) -> tuple[tuple[tuple[tuple[int, float], ...], ...], ...]:
