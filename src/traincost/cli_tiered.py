@@ -56,6 +56,7 @@ def _cmd_study(args: argparse.Namespace) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.agreement import count_agreement
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
     from traincost.analysis.tiered_workloads import workload_table
     from traincost.workload import read_table, write_table
@@ -75,8 +76,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     ordering = ordering_agreement(study)
     with atomic_path(args.ordering) as tmp:
         ordering.to_csv(tmp, index=False, float_format="%.6g")
-    checked = compare["agrees"].dropna()
-    print(f"{int(checked.sum())} of {len(checked)} checks agree with the paper's direction; {args.compare}")
+    print(f"{count_agreement(compare).text()}; {args.compare}")
     ordered = ordering["agrees"].dropna()
     print(f"TM-Training above Sentinel, AutoTM and DeepTM in {int(ordered.sum())} of {len(ordered)} settings; {args.ordering}")
 

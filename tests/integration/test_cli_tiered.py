@@ -44,9 +44,9 @@ def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
         "--ordering", paths["ordering.csv"],
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "checks agree with the paper's direction" in result.stdout
+    assert "claims agree in direction" in result.stdout and "in magnitude" in result.stdout
     compare = pd.read_csv(paths["compare.csv"])
-    assert {"paper", "ours", "agrees"} <= set(compare.columns)
+    assert {"paper", "ours", "agrees", "kind", "magnitude"} <= set(compare.columns)
     table3 = pd.read_csv(paths["table3.csv"])
     assert list(table3["workload"]) == ["bert_large"] and table3["layout_matches_table3"].all()
     ordering = pd.read_csv(paths["ordering.csv"])

@@ -28,6 +28,9 @@ class Claim:
     check: str
     value: float
     holds: bool
+    kind: str = "claim"
+    magnitude: bool | None = None
+    """MONET states these claims in words, so there is no paper number to weigh ours against."""
 
 
 def monet_hardware_claims(

@@ -6,7 +6,9 @@ we judge is direction: ours on the same side of the pivot as the paper's, 1 for 
 how ours was computed. The paper's "on average" over its workloads is taken as the geometric mean of
 the per-workload ratios (reductions: 1 - geometric mean of the ratios), its "up to" as the maximum
 over the ratios run, "regardless of the Tier 1 size" as holding at every ratio run. A row the study
-cannot compute keeps ``ours`` = NaN and ``agrees`` = NA, with the reason in ``note``.
+cannot compute keeps ``ours`` = NaN and ``agrees`` = NA, with the reason in ``note``. Every row is a
+``claim`` (:mod:`traincost.analysis.verdicts`) and, beside its direction, gets a magnitude verdict: ours
+/ paper within the fixed band, so that 1.04x where the paper has 1.71x no longer passes unremarked.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from traincost.analysis.verdicts import add_magnitude
 from traincost.errors import ConfigError
 from traincost.plots.tiered import POLICY_NAMES, WORKLOAD_NAMES, geometric_mean
 
@@ -32,7 +35,7 @@ MAIN_RATIO = 25.0
 """Section 5.2's Tier 1 : model ratio (Tier 1 = 12.5 % of the memory), for claims that state none."""
 _OFFCHIP = ("energy_tier_sram_j", "energy_migration_j", "energy_static_j")
 _VARIANT_OF_FIGURE = {"Figure 13": "double_batch", "Figure 15": "half_tier2_bandwidth"}
-_OUTPUT = ("claim", "figure", "workload", "ratio", "metric", "paper", "ours", "check", "agrees", "note")
+_OUTPUT = ("claim", "kind", "figure", "workload", "ratio", "metric", "paper", "ours", "check", "agrees", "note")
 
 
 class _UnavailableError(Exception):
@@ -499,8 +502,9 @@ def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_wor
 
     Returns:
         Columns ``claim``, ``figure``, ``workload``, ``ratio``, ``metric``, ``paper``, ``ours``, ``check``,
-        ``agrees`` (nullable boolean: ours on the paper's side of the pivot; NA where not computed) and
-        ``note`` (how ours was computed, or why it could not be).
+        ``agrees`` (nullable boolean: ours on the paper's side of the pivot; NA where not computed),
+        ``note`` (how ours was computed, or why it could not be), ``kind`` (``claim``) and ``magnitude``
+        (ours / paper in :data:`traincost.analysis.verdicts.MAGNITUDE_BAND`; NA where either is missing).
 
     Raises:
         ConfigError: ``paper`` or ``study`` lacks a required column.
@@ -516,6 +520,7 @@ def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_wor
         paper_value = float(reported["value"])
         out = {
             "claim": reported["claim"],
+            "kind": "claim",
             "figure": reported["figure"],
             "workload": "" if pd.isna(reported["workload"]) else reported["workload"],
             "ratio": float(reported["ratio"]) if pd.notna(reported["ratio"]) else np.nan,
@@ -544,7 +549,7 @@ def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_wor
         rows.append(out | {"ours": float(ours.value), "check": ours.check, "agrees": bool(agrees), "note": note})
     frame = pd.DataFrame(rows, columns=list(_OUTPUT))
     frame["agrees"] = frame["agrees"].astype("boolean")
-    return frame
+    return add_magnitude(frame, ours="ours", paper="paper")
 
 
 def _ordering(spj: pd.Series, rtol: float) -> str:
