@@ -213,8 +213,29 @@ rule figure9:
         "--title 'Small GPT-2 on FuseMax configurations' --out {output.png} {output.pdf} > {log} 2>&1"
 
 
+def _section5_inputs(wildcards):
+    """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12."""
+    files = {"paper": "data/paper/monet.csv"}
+    if config["monet_fusion"] is not None:
+        files["fusion"] = expand("results/monet/fusion/{step}/compare.parquet", step=STEPS)
+    if config["monet_checkpoint"] is not None:
+        files["additivity"] = "results/monet/checkpoint/additivity.parquet"
+        files["nsga_summary"] = "results/monet/checkpoint/nsga_summary.parquet"
+    return files
+
+
+def _section5_flags(wildcards, input):
+    flags = [f"--paper {input.paper}"]
+    if "fusion" in input.keys():
+        flags.append("--fusion-compare " + " ".join(input.fusion))
+    if "additivity" in input.keys():
+        flags += [f"--additivity {input.additivity}", f"--nsga-summary {input.nsga_summary}"]
+    return " ".join(flags)
+
+
 rule monet_claims:
     input:
+        unpack(_section5_inputs),
         edge_inference=lambda w: _edge("inference"),
         edge_training=lambda w: _edge("training"),
         gpt_inference=lambda w: _fusemax("inference"),
@@ -227,6 +248,8 @@ rule monet_claims:
             subcategory="Paper vs ours",
         ),
         table="results/monet/claims.parquet",
+    params:
+        section5=_section5_flags,
     threads: 1
     resources:
         mem_mb=400,  # peak 266 MB on the full config's sweeps; quick 223 MB
@@ -236,7 +259,8 @@ rule monet_claims:
         "results/benchmarks/monet_claims.tsv",
     shell:
         "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
-        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} --csv {output.csv} --out {output.table} > {log} 2>&1"
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5} "
+        "--csv {output.csv} --out {output.table} > {log} 2>&1"
 
 
 # MONET Figure 10: layer-fusion solver (CP-SAT) vs no fusion and the manual fusion.
