@@ -408,7 +408,8 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
         result = evaluate_sweep(workload, args.hardware, grid={}, step=args.step, plan=plan)
         rows.append(result.assign(strategy=name, fused_groups=len(fused)))
     table = pd.concat(rows, ignore_index=True)
-    print(table[["strategy", "step", "fused_groups", "latency_cycles", "energy_pj", "offchip_bytes"]].to_string(index=False))
+    columns = ["strategy", "step", "fused_groups", "fusion_fits", "latency_cycles", "energy_pj", "offchip_bytes"]
+    print(table[columns].to_string(index=False))
     write_table(table, args.out, {**workload.meta, "step": args.step, "mode": args.mode})
 
 

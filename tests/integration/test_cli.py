@@ -271,6 +271,7 @@ def test_fuse_compare_and_plot(built: Path, tmp_path: Path) -> None:
     assert compare.returncode == 0, compare.stderr
     table = pd.read_parquet(tmp_path / "compare.parquet").set_index("strategy")
     assert table.loc["limit4", "offchip_bytes"] <= table.loc["base", "offchip_bytes"]
+    assert table["fusion_fits"].all()  # the solver's groups fit by the scheduler's check too (one memory model)
     for command, extra in (
         ("plot-fusion", ("--in", tmp_path / "compare.parquet")),
         ("plot-fused-graph", (*common, "--step", "training", "--groups", tmp_path / "groups.json")),
