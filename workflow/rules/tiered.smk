@@ -24,6 +24,7 @@ wildcard_constraints:
 def tiered_outputs():
     outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
     outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
+    outputs.append("results/tiered/calibration.parquet")
     return outputs
 
 
@@ -62,10 +63,46 @@ rule tiered_workload:
         "--ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
 
 
+def tiered_calibration():
+    """calibrate: true/false and the accelerator energy target (the paper's off-chip share of HBM-only energy)."""
+    section = TIERED.get("calibration") or {}
+    target = section.get("accelerator_energy_scale") or {
+        "target": "sec2_offchip_energy_share_hbm_only",
+        "also_pins": ["sec2_accelerator_vs_offchip_energy_hbm_only"],
+    }
+    return section.get("calibrate", True), target
+
+
+rule tiered_calibrate:
+    input:
+        ops=expand("results/tiered/workloads/{tworkload}/batch1/ops.parquet", tworkload=TIERED.get("workloads", [])),
+        tensors=expand("results/tiered/workloads/{tworkload}/batch1/tensors.parquet", tworkload=TIERED.get("workloads", [])),
+        hardware=TIERED.get("hardware", []),
+        paper="data/paper/tm_training.csv",
+    output:
+        table="results/tiered/calibration.parquet",
+    params:
+        calibrate=lambda w: "--calibrate" if tiered_calibration()[0] else "--no-calibrate",
+        target=lambda w: tiered_calibration()[1]["target"],
+        also=lambda w: " ".join(tiered_calibration()[1].get("also_pins", [])),
+    threads: 1
+    resources:
+        mem_mb=700,  # one HBM-only simulation per workload, as a study's first run
+    log:
+        "results/logs/tiered_calibrate.log",
+    benchmark:
+        "results/benchmarks/tiered_calibrate.tsv",
+    shell:
+        "traincost calibrate --study tiered --hardware {input.hardware} --ops {input.ops} --tensors {input.tensors} "
+        "--paper {input.paper} --target {params.target} --also-pins {params.also} {params.calibrate} "
+        "--out {output.table} > {log} 2>&1"
+
+
 rule tiered_study:
     input:
         unpack(tiered_workload),
         hardware=TIERED.get("hardware", []),
+        calibration="results/tiered/calibration.parquet",
     output:
         table="results/tiered/study/{tworkload}/{variant}.parquet",
     params:
@@ -81,7 +118,7 @@ rule tiered_study:
         "results/benchmarks/tiered_study/{tworkload}/{variant}.tsv",
     shell:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
-        "--variant {wildcards.variant} --ratios {params.ratios} "
+        "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
         "--autotm-time-limit {params.time_limit} --out {output.table} > {log} 2>&1"
 
@@ -91,6 +128,7 @@ rule tiered_report:
         study=expand("results/tiered/study/{tworkload}/{variant}.parquet", tworkload=TIERED.get("workloads", []), variant=list(TIERED_VARIANTS)),
         paper="data/paper/tm_training.csv",
         table3="data/paper/tm_training_table3.csv",
+        calibration="results/tiered/calibration.parquet",
     output:
         study="results/tiered/study.parquet",
         compare=report(
@@ -119,7 +157,7 @@ rule tiered_report:
     benchmark:
         "results/benchmarks/tiered_report.tsv",
     shell:
-        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} "
+        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
         "--ordering {output.ordering} > {log} 2>&1"
 

@@ -13,7 +13,7 @@ cannot compute keeps ``ours`` = NaN and ``agrees`` = NA, with the reason in ``no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -492,13 +492,21 @@ def _side(value: float, pivot: float) -> int:
     return 0 if abs(value - pivot) <= TIE_RTOL * max(1.0, abs(pivot)) else int(np.sign(value - pivot))
 
 
-def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_workload: str = SECTION2_WORKLOAD) -> pd.DataFrame:
+def compare_with_paper(
+    study: pd.DataFrame,
+    paper: pd.DataFrame,
+    *,
+    section2_workload: str = SECTION2_WORKLOAD,
+    calibrated: Collection[str] = (),
+) -> pd.DataFrame:
     """One row per number of ``paper``: the paper's value, ours, what is checked and whether the direction agrees.
 
     Args:
         study: the tiered study table (``traincost.tiered.study``), every workload and variant in one.
         paper: ``data/paper/tm_training.csv``.
         section2_workload: the workload section 2.1's numbers (Figures 2-4) are compared on.
+        calibrated: claims a constant was fitted to (``traincost calibrate``): their rows are ``calibrated``,
+            shown and never counted.
 
     Returns:
         Columns ``claim``, ``figure``, ``workload``, ``ratio``, ``metric``, ``paper``, ``ours``, ``check``,
@@ -520,7 +528,7 @@ def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_wor
         paper_value = float(reported["value"])
         out = {
             "claim": reported["claim"],
-            "kind": "claim",
+            "kind": "calibrated" if reported["claim"] in calibrated else "claim",
             "figure": reported["figure"],
             "workload": "" if pd.isna(reported["workload"]) else reported["workload"],
             "ratio": float(reported["ratio"]) if pd.notna(reported["ratio"]) else np.nan,
