@@ -215,7 +215,8 @@ rule figure9:
 
 def _section5_inputs(wildcards):
     """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12."""
-    files = {"paper": "data/paper/monet.csv"}
+    # the repository's copy, so that a run in another --directory needs none of its own
+    files = {"paper": str(Path(workflow.main_snakefile).parent / "data/paper/monet.csv")}
     if config["monet_fusion"] is not None:
         files["fusion"] = expand("results/monet/fusion/{step}/compare.parquet", step=STEPS)
     if config["monet_checkpoint"] is not None:
