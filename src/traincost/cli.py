@@ -273,11 +273,20 @@ def _cmd_plot_sweep(args: argparse.Namespace) -> None:
 
 
 def _cmd_claims(args: argparse.Namespace) -> None:
-    from traincost.analysis.monet_claims import monet_hardware_claims
+    from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
     from traincost.workload import read_table, write_table
 
     tables = [read_table(path)[0] for path in (args.edge_inference, args.edge_training, args.gpt_inference, args.gpt_training)]
     claims = monet_hardware_claims(*tables)
+    section5 = (args.fusion_compare or [], args.additivity, args.nsga_summary)
+    if any(section5):
+        if args.paper is None or not args.paper.is_file():
+            raise ConfigError(f"--paper {args.paper}: no such file (MONET's numbers, data/paper/monet.csv, for section V)")
+        fusion = [read_table(path)[0] for path in section5[0]]
+        additivity, summary = (read_table(path)[0] if path else None for path in section5[1:])
+        claims = pd.concat(
+            [claims, monet_section5_claims(fusion, additivity, summary, pd.read_csv(args.paper))], ignore_index=True
+        )
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(claims[["figure", "claim", "value", "holds"]].to_string(index=False))
     print(f"{int(claims['holds'].sum())} of {len(claims)} claims hold on our model")
@@ -441,7 +450,8 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
         result = evaluate_sweep(workload, args.hardware, grid={}, step=args.step, plan=plan)
         rows.append(result.assign(strategy=name, fused_groups=len(fused)))
     table = pd.concat(rows, ignore_index=True)
-    print(table[["strategy", "step", "fused_groups", "latency_cycles", "energy_pj", "offchip_bytes"]].to_string(index=False))
+    columns = ["strategy", "step", "fused_groups", "fusion_fits", "latency_cycles", "energy_pj", "offchip_bytes"]
+    print(table[columns].to_string(index=False))
     write_table(table, args.out, {**workload.meta, "step": args.step, "mode": args.mode})
 
 
@@ -566,11 +576,19 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    cmd = command("claims", _cmd_claims, "MONET section IV claims checked on the Edge TPU and FuseMax sweeps")
+    cmd = command(
+        "claims",
+        _cmd_claims,
+        "MONET's claims: section IV on the Edge TPU and FuseMax sweeps, section V on fusion, checkpointing",
+    )
     cmd.add_argument("--edge-inference", type=Path, required=True, help="ResNet-18 on Edge TPU, inference sweep")
     cmd.add_argument("--edge-training", type=Path, required=True, help="ResNet-18 on Edge TPU, training sweep")
     cmd.add_argument("--gpt-inference", type=Path, required=True, help="GPT-2 on FuseMax, inference sweep")
     cmd.add_argument("--gpt-training", type=Path, required=True, help="GPT-2 on FuseMax, training sweep")
+    cmd.add_argument("--fusion-compare", type=Path, nargs="+", help="section V, Figure 10: compare-fusion tables (one per step)")
+    cmd.add_argument("--additivity", type=Path, help="section V, Figure 11: checkpoint-study's additivity table")
+    cmd.add_argument("--nsga-summary", type=Path, help="section V, Figure 12: checkpoint-nsga's summary")
+    cmd.add_argument("--paper", type=Path, help="MONET's numbers (data/paper/monet.csv), needed with any section V input")
     cmd.add_argument("--csv", type=Path, required=True, help="output claims.csv")
     cmd.add_argument("--out", type=Path, help="also write the claims as Parquet")
 

@@ -86,6 +86,7 @@ def _concat(paths: list[Path]) -> pd.DataFrame:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison
     from traincost.plots.mtrain import table3_markdown
     from traincost.workload import write_table
@@ -103,8 +104,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
         tmp.write_text(table3_markdown(table3))
     with atomic_path(args.compare) as tmp:
         compare.to_csv(tmp, index=False, float_format="%.6g")
-    checked = compare["agrees"].dropna()
-    print(f"{int(checked.sum())} of {len(checked)} checks agree with the paper; {args.compare}")
+    print(f"{count_agreement(compare).text()}; {args.compare}")
 
 
 def _cmd_plot(args: argparse.Namespace) -> None:

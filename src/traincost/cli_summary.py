@@ -32,7 +32,9 @@ def _cmd_summary(args: argparse.Namespace) -> None:
         print()
         counts.append(count_agreement(frame))
     names = ", ".join(study.title for study, _ in found)
-    print(f"{sum(c.agree for c in counts)} of {sum(c.checked for c in counts)} checks agree over {names}")
+    agree, checked = sum(c.agree for c in counts), sum(c.checked for c in counts)
+    magnitude, weighed = sum(c.magnitude_agree for c in counts), sum(c.magnitude_checked for c in counts)
+    print(f"{agree} of {checked} claims agree in direction, {magnitude} of {weighed} in magnitude, over {names}")
 
 
 def _cmd_report_table(args: argparse.Namespace) -> None:

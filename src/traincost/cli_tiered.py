@@ -43,6 +43,7 @@ def _cmd_study(args: argparse.Namespace) -> None:
             f"{args.ops}: a workload at batch factor {batch}, but variant {variant.name} needs {variant.batch_factor}"
         )
     system = variant_system(load_tiered_system(args.hardware), variant)
+    system = system.with_accelerator_energy_scale(read_accelerator_energy_scale(args.calibration))
     table = study_runs(
         workload,
         system,
@@ -56,7 +57,79 @@ def _cmd_study(args: argparse.Namespace) -> None:
     write_table(table, args.out, {**workload.meta, "variant": variant.name, "hardware": str(args.hardware)})
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> None:
+    from traincost.tiered.calibration import CALIBRATION_COLUMNS, energy_parts, fit_accelerator_energy_scale, offchip_share
+    from traincost.tiered.study import hbm_only_outcome
+    from traincost.tiered.system import load_tiered_system
+    from traincost.workload import Workload, write_table
+
+    if len(args.ops) != len(args.tensors):
+        raise ConfigError(f"--ops and --tensors: {len(args.ops)} ops tables but {len(args.tensors)} tensors tables")
+    if not args.paper.is_file():
+        raise ConfigError(f"{args.paper}: no such file (the paper's numbers)")
+    paper = pd.read_csv(args.paper)
+    target = paper[paper["claim"] == args.target]
+    if target.empty:
+        raise ConfigError(f"{args.paper}: no claim {args.target!r} to calibrate to")
+    missing = [c for c in args.also_pins if c not in set(paper["claim"])]
+    if missing:
+        raise ConfigError(f"{args.paper}: --also-pins {missing}: no such claims")
+    system = load_tiered_system(args.hardware)
+    rows, names = [], []
+    for ops, tensors in zip(args.ops, args.tensors, strict=True):
+        workload = Workload.read(ops, tensors)
+        rows.append(energy_parts(hbm_only_outcome(workload, system), accelerator_static_w=system.accelerator_static_w, scale=1.0))
+        names.append(str(workload.meta.get("model", ops.parent.name)))
+    parts = pd.DataFrame(rows, index=names)
+    share = float(target["value"].iloc[0])
+    scale = fit_accelerator_energy_scale(parts, share) if args.calibrate else 1.0
+    table = pd.DataFrame(
+        [
+            {
+                "study": "tiered",
+                "constant": "accelerator_energy_scale",
+                "value": scale,
+                "fitted": bool(args.calibrate),
+                "target_claim": args.target,
+                "pins": "|".join([args.target, *args.also_pins]),
+                "target": share,
+                "source": str(target["source"].iloc[0]),
+                "achieved": float(offchip_share(parts, scale)[0]),
+                "uncalibrated": float(offchip_share(parts, 1.0)[0]),
+                "over": ", ".join(names),
+            }
+        ],
+        columns=list(CALIBRATION_COLUMNS),
+    )
+    print(table.drop(columns="source").to_string(index=False))
+    write_table(table, args.out)
+
+
+def read_accelerator_energy_scale(path: Path | None) -> float:
+    """The fitted accelerator energy scale of a calibration table (1 without one)."""
+    from traincost.workload import read_table
+
+    if path is None:
+        return 1.0
+    table = read_table(path)[0]
+    row = table[table["constant"] == "accelerator_energy_scale"]
+    if row.empty:
+        raise ConfigError(f"{path}: no row for constant 'accelerator_energy_scale'")
+    return float(row["value"].iloc[0])
+
+
+def _calibrated_claims(path: Path | None) -> set[str]:
+    """Claims a calibration table fitted a constant to (none if it did not fit one)."""
+    from traincost.workload import read_table
+
+    if path is None:
+        return set()
+    table = read_table(path)[0]
+    return {claim for pins in table.loc[table["fitted"].astype(bool), "pins"] for claim in str(pins).split("|") if claim}
+
+
 def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.agreement import count_agreement
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
     from traincost.analysis.tiered_workloads import workload_table
     from traincost.workload import read_table, write_table
@@ -66,7 +139,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
             raise ConfigError(f"{path}: no such file (the paper's numbers)")
     study = pd.concat([read_table(p)[0] for p in args.study], ignore_index=True)
     study = study.sort_values(["workload", "variant", "ratio", "policy"], kind="stable").reset_index(drop=True)
-    compare = compare_with_paper(study, pd.read_csv(args.paper))
+    compare = compare_with_paper(study, pd.read_csv(args.paper), calibrated=_calibrated_claims(args.calibration))
     workloads = workload_table(pd.read_csv(args.table3), sorted(study["workload"].unique()))
     write_table(study, args.study_out)
     with atomic_path(args.compare) as tmp:
@@ -76,8 +149,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     ordering = ordering_agreement(study)
     with atomic_path(args.ordering) as tmp:
         ordering.to_csv(tmp, index=False, float_format="%.6g")
-    checked = compare["agrees"].dropna()
-    print(f"{int(checked.sum())} of {len(checked)} checks agree with the paper's direction; {args.compare}")
+    print(f"{count_agreement(compare).text()}; {args.compare}")
     ordered = ordering["agrees"].dropna()
     print(f"TM-Training above Sentinel, AutoTM and DeepTM in {int(ordered.sum())} of {len(ordered)} settings; {args.ordering}")
 
@@ -119,6 +191,26 @@ def _cmd_plot(args: argparse.Namespace) -> None:
 
 def tiered_commands(command: Command) -> None:
     """Subcommands of the tiered-memory study (TM-Training)."""
+    cmd = command(
+        "calibrate",
+        _cmd_calibrate,
+        "TM-Training: fit the accelerator's MAC and SRAM energy scale to the paper's off-chip share of HBM-only energy",
+    )
+    cmd.add_argument("--study", choices=["tiered"], default="tiered", help="the study to calibrate (tiered only, so far)")
+    cmd.add_argument("--hardware", type=Path, required=True, help="the tiered hardware YAML (config/hardware/tpuv4_tiered.yaml)")
+    cmd.add_argument("--ops", type=Path, nargs="+", required=True, help="ops.parquet of each workload averaged over")
+    cmd.add_argument("--tensors", type=Path, nargs="+", required=True, help="tensors.parquet of each, in the same order")
+    cmd.add_argument("--paper", type=Path, required=True, help="data/paper/tm_training.csv")
+    cmd.add_argument("--target", required=True, help="the claim whose value is fitted to (an off-chip energy share)")
+    cmd.add_argument("--also-pins", nargs="*", default=[], help="other claims the same statement fixes (also 'calibrated')")
+    cmd.add_argument(
+        "--calibrate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit the scale (default); --no-calibrate keeps 1 and only reports the share it gives",
+    )
+    cmd.add_argument("--out", type=Path, required=True, help="output: results/tiered/calibration.parquet")
+
     cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
     cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
     cmd.add_argument("--batch-factor", type=positive_int, default=1, help="multiply the global batch (Figure 13: 2)")
@@ -149,12 +241,16 @@ def tiered_commands(command: Command) -> None:
         default=30.0,
         help="AutoTM's CP-SAT limit per Tier 1 size, deterministic s (work, not clock time)",
     )
+    cmd.add_argument(
+        "--calibration", type=Path, help="results/tiered/calibration.parquet: its fitted accelerator energy scale (default 1)"
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
 
     cmd = command(
         "tiered-report", _cmd_report, "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3"
     )
     cmd.add_argument("--study", type=Path, nargs="+", required=True, help="tiered-study tables")
+    cmd.add_argument("--calibration", type=Path, help="calibration.parquet: the claims it fitted to become 'calibrated' rows")
     cmd.add_argument("--paper", type=Path, required=True, help="the paper's headline numbers (data/paper/tm_training.csv)")
     cmd.add_argument("--table3", type=Path, required=True, help="the paper's Table 3 (data/paper/tm_training_table3.csv)")
     cmd.add_argument("--study-out", type=Path, required=True, help="output: every study table in one (Parquet)")

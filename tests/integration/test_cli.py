@@ -152,7 +152,8 @@ def test_help_and_version() -> None:
 
 
 FPGA_DEVICES = Path(__file__).resolve().parents[2] / "config/hardware/fpga/devices.yaml"
-EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
+REPO = Path(__file__).resolve().parents[2]
+EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
 FUSEMAX = Path(__file__).resolve().parents[2] / "config/hardware/fusemax.yaml"
 
 
@@ -224,8 +225,19 @@ def test_sweep_figures_and_claims(built: Path, tmp_path: Path) -> None:
     )
     assert claims.returncode == 0, claims.stderr
     text = (tmp_path / "claims.csv").read_text()
-    assert text.startswith("claim,figure,paper_says,check,value,holds")
+    assert text.startswith("claim,figure,paper_says,check,value,holds,kind,magnitude")
     assert "training_latency_front_has_no_largest_pe" in text
+    # section V: Figure 12's summary is judged against data/paper/monet.csv, which must then be given
+    summary = tmp_path / "nsga_summary.parquet"
+    row = {"tolerance": 0.04, "saved_bytes": 2e6, "saved_fraction": 0.2, "baseline_activation_bytes": 10e6}
+    pd.DataFrame([row]).to_parquet(summary)
+    sweeps = [f"--{name}-{step}={tables[name, step]}" for name in ("edge", "gpt") for step in ("inference", "training")]
+    out = tmp_path / "claims5.csv"
+    result = traincost("claims", *sweeps, "--nsga-summary", summary, "--csv", out)
+    assert_clean_failure(result, "--paper", "data/paper/monet.csv", left=out)
+    result = traincost("claims", *sweeps, "--nsga-summary", summary, "--paper", REPO / "data/paper/monet.csv", "--csv", out)
+    assert result.returncode == 0, result.stderr
+    assert "checkpoint_saving_within_tolerance" in out.read_text()
 
 
 def test_sweep_errors_name_what_is_wrong(built: Path, tmp_path: Path) -> None:
@@ -259,6 +271,7 @@ def test_fuse_compare_and_plot(built: Path, tmp_path: Path) -> None:
     assert compare.returncode == 0, compare.stderr
     table = pd.read_parquet(tmp_path / "compare.parquet").set_index("strategy")
     assert table.loc["limit4", "offchip_bytes"] <= table.loc["base", "offchip_bytes"]
+    assert table["fusion_fits"].all()  # the solver's groups fit by the scheduler's check too (one memory model)
     for command, extra in (
         ("plot-fusion", ("--in", tmp_path / "compare.parquet")),
         ("plot-fused-graph", (*common, "--step", "training", "--groups", tmp_path / "groups.json")),

@@ -8,15 +8,17 @@ import pytest
 
 from tests.integration.test_cli import assert_clean_failure, traincost
 
-MONET = """claim,figure,paper_says,check,value,holds
-rankings_differ,1,inference and training rankings differ,Spearman rho < 0.9,0.95,False
-training_costs_more,1,a training step costs more than inference,share of configurations = 1,1.0,True
+MONET = """claim,figure,paper_says,check,value,holds,kind,magnitude
+rankings_differ,1,inference and training rankings differ,Spearman rho < 0.9,0.95,False,claim,
+training_costs_more,1,a training step costs more than inference,share of configurations = 1,1.0,True,claim,
 """
 
-MTRAIN = """claim,model,cluster,bandwidth_gb_per_s,metric,paper,ours,check,agrees,source
-table3,resnet18,cluster1,3,dfs_s,905.9,3.6,ours faster than the paper's,True,Table III
-table3,resnet18,cluster1,3,dfs_gflops,527,306.7,values side by side,,Table III
-speedup_vs_hap,resnet18,cluster2,15,speedup,,0.89,MTrain at least as fast as HAP (>= 1),False,
+MTRAIN = """claim,kind,model,cluster,bandwidth_gb_per_s,metric,paper,ours,check,agrees,magnitude,source
+table3,timing,resnet18,cluster1,3,dfs_s,905.9,3.6,timing: not counted,,,Table III
+table3,claim,resnet18,cluster1,3,dfs_gflops,527,306.7,values side by side,,False,Table III
+dfs_time_over_converting_time,claim,resnet18,cluster1,3,time_ratio,3.6,2.0,DFS slower than Converting (> 1),True,True,
+step4_vs_step1,invariant,resnet18,cluster1,3,speedup,1.2,1.1,>= 1 by construction,True,,
+speedup_vs_hap,claim,resnet18,cluster2,15,speedup,,0.89,MTrain at least as fast as HAP (>= 1),False,,
 """
 
 
@@ -39,16 +41,19 @@ def test_summary_counts_and_lists_every_check(results: Path) -> None:
     result = traincost("summary", "--results", results)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert f"MONET ({results / 'monet/claims.csv'}): 1 of 2 checks agree" in out
-    assert f"MTrain ({results / 'mtrain/compare.csv'}): 1 of 2 checks agree, 1 row(s) without a check" in out
+    assert f"MONET ({results / 'monet/claims.csv'}): 1 of 2 claims agree in direction, 0 of 0 in magnitude" in out
+    # the timing and invariant rows are shown but not counted; their "agrees" never enters the count
+    mtrain = f"MTrain ({results / 'mtrain/compare.csv'}): 1 of 2 claims agree in direction, 1 of 2 in magnitude"
+    assert mtrain + " (ours / paper in 0.67-1.5x); not counted: 1 invariant, 1 timing" in out
     assert "TM-Training" not in out
-    assert out.strip().splitlines()[-1] == "2 of 4 checks agree over MONET, MTrain"
-    assert "claim" in out and "paper" in out and "ours" in out and "agrees" in out
+    assert out.strip().splitlines()[-1] == "2 of 4 claims agree in direction, 1 of 2 in magnitude, over MONET, MTrain"
+    assert "claim" in out and "paper" in out and "ours" in out and "agrees" in out and "magnitude" in out
     # the rows of one claim are told apart by the context that differs (here the metric)
-    assert _row(out, "table3 dfs_s") == ["table3", "dfs_s", "905.9", "3.6", "yes"]
-    assert _row(out, "table3 dfs_gflops") == ["table3", "dfs_gflops", "527", "306.7", "-"]
-    assert _row(out, "speedup_vs_hap")[-2:] == ["0.89", "NO"]
-    assert _row(out, "rankings_differ")[-2:] == ["0.95", "NO"]
+    assert _row(out, "table3 dfs_s") == ["table3", "dfs_s", "905.9", "3.6", "timing", "-", "-"]
+    assert _row(out, "table3 dfs_gflops") == ["table3", "dfs_gflops", "527", "306.7", "claim", "-", "NO"]
+    assert _row(out, "step4_vs_step1")[-3:] == ["invariant", "-", "-"]
+    assert _row(out, "speedup_vs_hap")[-4:] == ["0.89", "claim", "NO", "-"]
+    assert _row(out, "rankings_differ")[-4:] == ["0.95", "claim", "NO", "-"]
     assert "inference and training rankings differ" in out
 
 
@@ -56,8 +61,11 @@ def test_summary_filters_by_study_and_verdict(results: Path) -> None:
     result = traincost("summary", "--results", results, "--study", "mtrain", "--disagreeing")
     assert result.returncode == 0, result.stderr
     assert "MONET" not in result.stdout
-    assert "speedup_vs_hap" in result.stdout and "table3" not in result.stdout.split("\n", 1)[1]
-    assert result.stdout.strip().splitlines()[-1] == "1 of 2 checks agree over MTrain"
+    listed = result.stdout.split("\n", 1)[1]
+    # disagreeing: a failed direction or a failed magnitude, of a claim
+    assert "speedup_vs_hap" in listed and "table3 dfs_gflops" in listed
+    assert "dfs_s" not in listed and "step4_vs_step1" not in listed and "dfs_time_over" not in listed
+    assert result.stdout.strip().splitlines()[-1] == "1 of 2 claims agree in direction, 1 of 2 in magnitude, over MTrain"
 
 
 def test_report_table_colours_every_row(results: Path) -> None:
@@ -65,8 +73,8 @@ def test_report_table_colours_every_row(results: Path) -> None:
     result = traincost("report-table", "--study", "mtrain", "--in", results / "mtrain/compare.csv", "--out", out)
     assert result.returncode == 0, result.stderr
     page = out.read_text()
-    assert "<b>1 of 2 checks agree</b>" in page
-    assert [page.count(f'<tr class="{kind}">') for kind in ("agree", "disagree", "unchecked")] == [1, 1, 1]
+    assert "<b>1 of 2 claims agree in direction, 1 of 2 in magnitude" in page
+    assert [page.count(f'<tr class="{kind}">') for kind in ("agree", "disagree", "unchecked")] == [1, 1, 3]
     assert "MTrain at least as fast as HAP (&gt;= 1)" in page  # escaped
 
 
@@ -88,5 +96,11 @@ def test_a_missing_column_names_the_file_and_column(results: Path) -> None:
 
 def test_a_bad_agreement_value_names_the_row(results: Path) -> None:
     bad = results / "mtrain/compare.csv"
-    bad.write_text(MTRAIN.replace(",True,Table III", ",maybe,Table III"))
-    assert_clean_failure(traincost("summary", "--results", results), str(bad), "row 2", "'agrees'", "maybe")
+    bad.write_text(MTRAIN.replace("(> 1),True,True", "(> 1),maybe,True"))
+    assert_clean_failure(traincost("summary", "--results", results), str(bad), "row 4", "'agrees'", "maybe")
+
+
+def test_a_bad_kind_names_the_row_and_the_kinds(results: Path) -> None:
+    bad = results / "mtrain/compare.csv"
+    bad.write_text(MTRAIN.replace("step4_vs_step1,invariant", "step4_vs_step1,obvious"))
+    assert_clean_failure(traincost("summary", "--results", results), str(bad), "row 5", "'kind'", "claim, invariant", "obvious")

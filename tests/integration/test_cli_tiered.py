@@ -44,9 +44,9 @@ def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
         "--ordering", paths["ordering.csv"],
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "checks agree with the paper's direction" in result.stdout
+    assert "claims agree in direction" in result.stdout and "in magnitude" in result.stdout
     compare = pd.read_csv(paths["compare.csv"])
-    assert {"paper", "ours", "agrees"} <= set(compare.columns)
+    assert {"paper", "ours", "agrees", "kind", "magnitude"} <= set(compare.columns)
     table3 = pd.read_csv(paths["table3.csv"])
     assert list(table3["workload"]) == ["bert_large"] and table3["layout_matches_table3"].all()
     ordering = pd.read_csv(paths["ordering.csv"])
@@ -85,3 +85,44 @@ def test_errors_name_what_is_wrong(bert: Path, tmp_path: Path) -> None:
     assert_clean_failure(result, "lfu", left=out)
     result = traincost("tiered-study", "--hardware", HARDWARE, "--variant", "half", *common)
     assert_clean_failure(result, "--variant 'half'", left=out)
+
+
+def test_calibrate_fits_the_offchip_share_and_the_study_and_report_use_it(bert: Path, tmp_path: Path) -> None:
+    workload = ("--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--hardware", HARDWARE)
+    target = ("--paper", "data/paper/tm_training.csv", "--target", "sec2_offchip_energy_share_hbm_only")
+    pins = ("--also-pins", "sec2_accelerator_vs_offchip_energy_hbm_only")
+    fitted, kept = tmp_path / "fitted.parquet", tmp_path / "kept.parquet"
+    result = traincost("calibrate", *workload, *target, *pins, "--out", fitted)
+    assert result.returncode == 0, result.stderr
+    row = pd.read_parquet(fitted).iloc[0]
+    assert row["fitted"] and row["target"] == 0.276 and row["achieved"] == pytest.approx(0.276, abs=1e-9)
+    assert row["value"] != 1.0 and row["uncalibrated"] != pytest.approx(0.276, abs=1e-3)
+    result = traincost("calibrate", *workload, *target, "--no-calibrate", "--out", kept)
+    assert result.returncode == 0, result.stderr
+    row_kept = pd.read_parquet(kept).iloc[0]
+    assert not row_kept["fitted"] and row_kept["value"] == 1.0 and row_kept["achieved"] == row["uncalibrated"]
+
+    # the study run at the fitted scale gives HBM-only the target share on this one workload
+    study = tmp_path / "study.parquet"
+    result = traincost("tiered-study", *workload, "--ratios", 25, "--policies", "ideal", "--calibration", fitted, "--out", study)
+    assert result.returncode == 0, result.stderr
+    hbm = pd.read_parquet(study).query("policy == 'hbm_only'").iloc[0]
+    offchip = hbm["energy_tier_sram_j"] + hbm["energy_migration_j"] + hbm["energy_static_j"]
+    assert offchip / hbm["energy_j"] == pytest.approx(0.276, rel=1e-6)
+    paths = {name: tmp_path / name for name in ("all.parquet", "compare.csv", "table3.csv", "ordering.csv")}
+    result = traincost(
+        "tiered-report", "--study", study, "--calibration", fitted,
+        "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
+        "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
+        "--ordering", paths["ordering.csv"],
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    compare = pd.read_csv(paths["compare.csv"]).set_index("claim")
+    assert set(compare.index[compare["kind"] == "calibrated"]) == {
+        "sec2_offchip_energy_share_hbm_only",
+        "sec2_accelerator_vs_offchip_energy_hbm_only",
+    }
+    assert "1 calibrated" not in result.stdout and "2 calibrated" in result.stdout  # shown, not counted
+
+    assert_clean_failure(traincost("calibrate", *workload, "--paper", "data/paper/tm_training.csv", "--target", "nope",
+                                   "--out", tmp_path / "x.parquet"), "nope", left=tmp_path / "x.parquet")  # fmt: skip

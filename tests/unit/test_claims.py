@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from traincost.analysis.monet_claims import monet_hardware_claims
+from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
 from traincost.analysis.pareto import pareto_mask
+from traincost.errors import ConfigError
+
+PAPER = pd.DataFrame(
+    {
+        "claim": ["checkpoint_saving_within_tolerance"] * 2,
+        "figure": [12, 12],
+        "metric": ["saved_mb", "tolerance"],
+        "value": [13, 0.04],
+    }
+)
 
 
 def test_pareto_front_by_hand() -> None:
@@ -54,3 +65,44 @@ def test_claims_report_values_and_verdicts() -> None:
     # median training latency 2.1 at 8192 B/cycle, 1.05 at 16384: ratio 0.5
     assert claims.loc["gpt2_buffer_bandwidth_lowers_training_latency", "value"] == 0.5
     assert set(claims["holds"].map(type)) == {bool}
+    assert (claims["kind"] == "claim").all() and claims["magnitude"].isna().all()  # stated in words: no magnitude
+
+
+def _fusion(step: str, manual: tuple[float, float], limits: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    rows = [("manual", *manual)] + [(name, *values) for name, values in limits.items()]
+    return pd.DataFrame([{"strategy": n, "step": step, "latency_cycles": lat, "energy_pj": e} for n, lat, e in rows])
+
+
+def test_section5_claims_by_hand() -> None:
+    # Figure 10: limit6 has the lowest latency (90 of manual's 100), limit4 the lowest energy (12 of manual's 10)
+    fusion = _fusion("inference", (100.0, 10.0), {"limit4": (120.0, 12.0), "limit6": (90.0, 13.0)})
+    # Figure 11: latency changes 1 and 2 alone, 3 together (additive); energy 1 and 1 alone, 4 together (not)
+    additivity = pd.DataFrame(
+        {"scenario": ["AC00", "AC10", "AC01", "AC11"], "latency_cycles": [10.0, 11, 12, 13], "energy_pj": [5.0, 6, 6, 9]}
+    )
+    summary = pd.DataFrame([{"tolerance": 0.04, "saved_bytes": 12e6, "saved_fraction": 0.4, "baseline_activation_bytes": 30e6}])
+    claims = monet_section5_claims([fusion], additivity, summary, PAPER).set_index("claim")
+    assert claims.loc["fusion_solver_beats_manual_inference_latency", "value"] == pytest.approx(0.9)
+    assert claims.loc["fusion_solver_beats_manual_inference_latency", "holds"]
+    assert claims.loc["fusion_solver_beats_manual_inference_energy", "value"] == pytest.approx(1.2)
+    assert not claims.loc["fusion_solver_beats_manual_inference_energy", "holds"]
+    assert (
+        claims.loc["recomputation_not_additive_latency", "value"] == 0
+        and not claims.loc["recomputation_not_additive_latency", "holds"]
+    )
+    assert claims.loc["recomputation_not_additive_energy", "value"] == pytest.approx(0.5)  # |4 - 2| / 4
+    assert claims.loc["recomputation_not_additive_energy", "holds"]
+    saving = claims.loc["checkpoint_saving_within_tolerance"]
+    assert saving["value"] == pytest.approx(12.0) and saving["holds"] and saving["magnitude"]  # 12 / 13 in the band
+    assert "0.67-1.5x" in saving["check"] and "exceeds" not in saving["check"]
+    small = summary.assign(saved_bytes=2e6, baseline_activation_bytes=5e6)
+    saving = monet_section5_claims([], None, small, PAPER).iloc[0]
+    assert not saving["magnitude"] and "exceeds that whole total" in saving["check"]  # 13 MB > our 5 MB of activations
+    assert monet_section5_claims([], None, None, PAPER).empty
+
+
+def test_section5_claims_name_what_is_missing() -> None:
+    with pytest.raises(ConfigError, match="'manual'"):
+        monet_section5_claims([_fusion("training", (1.0, 1.0), {}).iloc[:1].assign(strategy="base")], None, None, PAPER)
+    with pytest.raises(ConfigError, match="AC11"):
+        monet_section5_claims([], pd.DataFrame({"scenario": ["AC00", "AC10", "AC01"], "latency_cycles": 1.0}), None, PAPER)

@@ -201,6 +201,7 @@ def test_compare_leaves_what_the_study_cannot_compute_as_nan_with_a_note() -> No
     rows = compare_with_paper(study(variants=("base",)), paper)
     assert len(rows) == 4 and rows.columns.tolist() == [
         "claim",
+        "kind",
         "figure",
         "workload",
         "ratio",
@@ -210,8 +211,10 @@ def test_compare_leaves_what_the_study_cannot_compute_as_nan_with_a_note() -> No
         "check",
         "agrees",
         "note",
+        "magnitude",
     ]
     missing = rows.iloc[1:]
+    assert missing["magnitude"].isna().all() and (rows["kind"] == "claim").all()
     assert missing["ours"].isna().all() and missing["agrees"].isna().all()
     assert missing["note"].str.startswith("not computed").all()
     assert "double_batch" in missing.iloc[0]["note"] and "two-tier" in missing.iloc[1]["note"]

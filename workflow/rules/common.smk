@@ -296,6 +296,27 @@ def checkpoint_inputs(wildcards):
     }
 
 
+def _section5_inputs(wildcards):
+    """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12."""
+    # the repository's copy, so that a run in another --directory needs none of its own
+    files = {"paper": str(Path(workflow.main_snakefile).parent / "data/paper/monet.csv")}
+    if config["monet_fusion"] is not None:
+        files["fusion"] = expand("results/monet/fusion/{step}/compare.parquet", step=STEPS)
+    if config["monet_checkpoint"] is not None:
+        files["additivity"] = "results/monet/checkpoint/additivity.parquet"
+        files["nsga_summary"] = "results/monet/checkpoint/nsga_summary.parquet"
+    return files
+
+
+def _section5_flags(wildcards, input):
+    flags = [f"--paper {input.paper}"]
+    if "fusion" in input.keys():
+        flags.append("--fusion-compare " + " ".join(input.fusion))
+    if "additivity" in input.keys():
+        flags += [f"--additivity {input.additivity}", f"--nsga-summary {input.nsga_summary}"]
+    return " ".join(flags)
+
+
 # ---------------------------------------------------------------- MTrain (mtrain.smk)
 MTRAIN = config.get("mtrain") or {}
 MTRAIN_MODELS = sorted(MTRAIN.get("workloads", {}))
@@ -332,6 +353,7 @@ TIERED_FIGURES = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig
 def tiered_outputs():
     outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
     outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
+    outputs.append("results/tiered/calibration.parquet")
     return outputs
 
 
@@ -369,3 +391,13 @@ def comparison_csvs():
 
 def agreement_outputs():
     return expand("results/{study}/agreement.html", study=sorted(comparison_csvs()))
+
+
+def tiered_calibration():
+    """calibrate: true/false and the accelerator energy target (the paper's off-chip share of HBM-only energy)."""
+    section = TIERED.get("calibration") or {}
+    target = section.get("accelerator_energy_scale") or {
+        "target": "sec2_offchip_energy_share_hbm_only",
+        "also_pins": ["sec2_accelerator_vs_offchip_energy_hbm_only"],
+    }
+    return section.get("calibrate", True), target

@@ -214,6 +214,7 @@ rule monet_claims:
     conda:
         TRAINCOST_ENV
     input:
+        unpack(_section5_inputs),
         edge_inference=lambda w: _edge("inference"),
         edge_training=lambda w: _edge("training"),
         gpt_inference=lambda w: _fusemax("inference"),
@@ -226,6 +227,8 @@ rule monet_claims:
             subcategory="Paper vs ours",
         ),
         table="results/monet/claims.parquet",
+    params:
+        section5=_section5_flags,
     threads: 1
     resources:
         mem_mb=400,  # peak 266 MB on the full config's sweeps; quick 223 MB
@@ -235,7 +238,8 @@ rule monet_claims:
         "results/benchmarks/monet_claims.tsv",
     shell:
         "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
-        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} --csv {output.csv} --out {output.table} > {log} 2>&1"
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5} "
+        "--csv {output.csv} --out {output.table} > {log} 2>&1"
 
 
 # MONET Figure 10: layer-fusion solver (CP-SAT) vs no fusion and the manual fusion.

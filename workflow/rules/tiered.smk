@@ -35,12 +35,40 @@ rule tiered_workload:
         "--ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
 
 
+rule tiered_calibrate:
+    conda:
+        TRAINCOST_ENV
+    input:
+        ops=expand("results/tiered/workloads/{tworkload}/batch1/ops.parquet", tworkload=TIERED.get("workloads", [])),
+        tensors=expand("results/tiered/workloads/{tworkload}/batch1/tensors.parquet", tworkload=TIERED.get("workloads", [])),
+        hardware=TIERED.get("hardware", []),
+        paper="data/paper/tm_training.csv",
+    output:
+        table="results/tiered/calibration.parquet",
+    params:
+        calibrate=lambda w: "--calibrate" if tiered_calibration()[0] else "--no-calibrate",
+        target=lambda w: tiered_calibration()[1]["target"],
+        also=lambda w: " ".join(tiered_calibration()[1].get("also_pins", [])),
+    threads: 1
+    resources:
+        mem_mb=700,  # one HBM-only simulation per workload, as a study's first run
+    log:
+        "results/logs/tiered_calibrate.log",
+    benchmark:
+        "results/benchmarks/tiered_calibrate.tsv",
+    shell:
+        "traincost calibrate --study tiered --hardware {input.hardware} --ops {input.ops} --tensors {input.tensors} "
+        "--paper {input.paper} --target {params.target} --also-pins {params.also} {params.calibrate} "
+        "--out {output.table} > {log} 2>&1"
+
+
 rule tiered_study:
     conda:
         TRAINCOST_ENV
     input:
         unpack(tiered_workload),
         hardware=TIERED.get("hardware", []),
+        calibration="results/tiered/calibration.parquet",
     output:
         table="results/tiered/study/{tworkload}/{variant}.parquet",
     params:
@@ -56,7 +84,7 @@ rule tiered_study:
         "results/benchmarks/tiered_study/{tworkload}/{variant}.tsv",
     shell:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
-        "--variant {wildcards.variant} --ratios {params.ratios} "
+        "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
         "--autotm-time-limit {params.time_limit} --out {output.table} > {log} 2>&1"
 
@@ -68,6 +96,7 @@ rule tiered_report:
         study=expand("results/tiered/study/{tworkload}/{variant}.parquet", tworkload=TIERED.get("workloads", []), variant=list(TIERED_VARIANTS)),
         paper="data/paper/tm_training.csv",
         table3="data/paper/tm_training_table3.csv",
+        calibration="results/tiered/calibration.parquet",
     output:
         study="results/tiered/study.parquet",
         compare=report(
@@ -96,7 +125,7 @@ rule tiered_report:
     benchmark:
         "results/benchmarks/tiered_report.tsv",
     shell:
-        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} "
+        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
         "--ordering {output.ordering} > {log} 2>&1"
 

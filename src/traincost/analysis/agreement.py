@@ -4,8 +4,10 @@ Every study writes one CSV in which each row checks one number or claim of its p
 MONET's ``monet/claims.csv`` (``claim``, ``paper_says``, ``value``, ``holds``), MTrain's
 ``mtrain/compare.csv`` and TM-Training's ``tiered/compare.csv`` (``claim``, ``paper``, ``ours``,
 ``agrees``). :func:`read_comparison` brings them to one shape, ``claim``, ``check``, ``paper``,
-``ours``, ``agrees`` (nullable: a row without a check only sets values side by side), plus the
-study's context columns; :func:`summary_text` and :func:`agreement_html` render that shape.
+``ours``, ``agrees`` (nullable: a row without a check only sets values side by side), ``kind``
+(claim, invariant, timing, calibrated: :mod:`traincost.analysis.verdicts`) and ``magnitude`` (ours /
+paper within the fixed band, nullable), plus the study's context columns. Only ``claim`` rows are
+counted as agreement; :func:`summary_text` and :func:`agreement_html` render that shape.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from traincost.analysis.verdicts import KINDS, MAGNITUDE_TEXT
 from traincost.errors import ConfigError
 
 __all__ = [
@@ -47,6 +50,8 @@ class Study:
         check: column saying what is checked.
         context: columns that tell rows of one claim apart (model, cluster, metric, ...).
         note: optional column with remarks, shown in the report only.
+        kind: column saying what kind of row it is (:data:`traincost.analysis.verdicts.KINDS`).
+        magnitude: column saying whether ours / paper lies in the magnitude band (True, False or empty).
     """
 
     key: str
@@ -59,11 +64,13 @@ class Study:
     check: str
     context: tuple[str, ...]
     note: str | None = None
+    kind: str = "kind"
+    magnitude: str = "magnitude"
 
     @property
     def required(self) -> tuple[str, ...]:
         """Every column the CSV must have."""
-        return (self.claim, self.paper, self.ours, self.agrees, self.check, *self.context)
+        return (self.claim, self.paper, self.ours, self.agrees, self.check, self.kind, self.magnitude, *self.context)
 
 
 STUDIES: dict[str, Study] = {
@@ -110,17 +117,31 @@ _FALSE = {"false", "0", "no"}
 
 @dataclass(frozen=True, slots=True)
 class Agreement:
-    """How many rows of one comparison agree.
+    """How many ``claim`` rows of one comparison agree, in direction and in magnitude.
 
     Attributes:
-        agree: rows whose check holds.
-        checked: rows with a check (agree or not).
-        rows: every row, including those that only set values side by side.
+        agree: claim rows whose direction check holds.
+        checked: claim rows with a direction check (agree or not).
+        rows: every row, of every kind, including those that only set values side by side.
+        magnitude_agree: claim rows whose ours / paper lies in the magnitude band.
+        magnitude_checked: claim rows with a magnitude verdict.
+        not_counted: rows by kind other than ``claim`` (invariant, timing, calibrated), as (kind, count).
     """
 
     agree: int
     checked: int
     rows: int
+    magnitude_agree: int = 0
+    magnitude_checked: int = 0
+    not_counted: tuple[tuple[str, int], ...] = ()
+
+    def text(self) -> str:
+        """``a of b claims agree in direction, c of d in magnitude (band); n invariant, m timing not counted``."""
+        out = f"{self.agree} of {self.checked} claims agree in direction"
+        out += f", {self.magnitude_agree} of {self.magnitude_checked} in magnitude"
+        out += f" ({MAGNITUDE_TEXT.removeprefix('magnitude: ')})"
+        others = ", ".join(f"{n} {kind}" for kind, n in self.not_counted if n)
+        return out + (f"; not counted: {others}" if others else "")
 
 
 def find_comparisons(results: Path) -> list[tuple[Study, Path]]:
@@ -202,6 +223,10 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
             "ours": frame[study.ours].map(_value),
             "agrees": pd.array([_flag(v, path, i, study.agrees) for i, v in enumerate(frame[study.agrees])], dtype="boolean"),
             "note": frame[study.note].map(_text) if study.note and study.note in frame.columns else "",
+            "kind": [_kind(v, path, i, study.kind) for i, v in enumerate(frame[study.kind])],
+            "magnitude": pd.array(
+                [_flag(v, path, i, study.magnitude) for i, v in enumerate(frame[study.magnitude])], dtype="boolean"
+            ),
         }
     )
     for column in study.context:
@@ -209,10 +234,27 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
     return out
 
 
+def _kind(value: object, path: Path, row: int, column: str) -> str:
+    text = _text(value).strip()
+    if text not in KINDS:
+        raise ConfigError(f"{path}: row {row + 2}, column {column!r}: expected one of {', '.join(KINDS)}, got {value!r}")
+    return text
+
+
 def count_agreement(frame: pd.DataFrame) -> Agreement:
-    """Rows that agree, rows with a check, and all rows of a table from :func:`read_comparison`."""
-    checked = frame["agrees"].dropna()
-    return Agreement(agree=int(checked.sum()), checked=len(checked), rows=len(frame))
+    """Claim rows that agree (direction, magnitude), claim rows with a check, all rows, and the rows not counted."""
+    claims = frame[frame["kind"] == "claim"]
+    checked = claims["agrees"].dropna()
+    magnitude = claims["magnitude"].dropna()
+    others = tuple((kind, int((frame["kind"] == kind).sum())) for kind in KINDS if kind != "claim")
+    return Agreement(
+        agree=int(checked.sum()),
+        checked=len(checked),
+        rows=len(frame),
+        magnitude_agree=int(magnitude.sum()),
+        magnitude_checked=len(magnitude),
+        not_counted=others,
+    )
 
 
 def _value(value: object) -> float | str | None:
@@ -258,17 +300,18 @@ def summary_text(study: Study, path: Path, frame: pd.DataFrame, *, width: int = 
         only_disagreeing: list only the rows whose check fails.
     """
     count = count_agreement(frame)
-    unchecked = count.rows - count.checked
-    heading = f"{study.title} ({path}): {count.agree} of {count.checked} checks agree"
-    heading += f", {unchecked} row(s) without a check" if unchecked else ""
-    rows = frame[frame["agrees"].eq(False).fillna(False)] if only_disagreeing else frame
+    heading = f"{study.title} ({path}): {count.text()}"
+    disagree = (frame["kind"] == "claim") & (frame["agrees"].eq(False).fillna(False) | frame["magnitude"].eq(False).fillna(False))
+    rows = frame[disagree] if only_disagreeing else frame
     if rows.empty:
         return heading + ("\n(no row disagrees)" if only_disagreeing else "")
     columns = {
         "claim": [_show(v, width) for v in rows["claim"]],
         "paper": [_show(v, width) for v in rows["paper"]],
         "ours": [_show(v, width) for v in rows["ours"]],
-        "agrees": [_verdict(v) for v in rows["agrees"]],
+        "kind": list(rows["kind"]),
+        "agrees": [_verdict(v) if k == "claim" else "-" for v, k in zip(rows["agrees"], rows["kind"], strict=True)],
+        "magnitude": [_verdict(v) for v in rows["magnitude"]],
     }
     numeric = {name: all(isinstance(v, float) or v is None for v in rows[name]) for name in ("paper", "ours")}
     widths = {name: max(len(name), *(len(v) for v in values)) for name, values in columns.items()}
@@ -322,26 +365,34 @@ def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
     count = count_agreement(frame)
     context = [c for c in study.context if frame[c].astype(bool).any()]
     has_note = bool(frame["note"].astype(bool).any())
-    columns: Sequence[str] = ["agrees", "claim_name", *context, "paper", "ours", "check", *(["note"] if has_note else [])]
+    columns: Sequence[str] = [
+        "agrees",
+        "kind",
+        "claim_name",
+        *context,
+        "paper",
+        "ours",
+        "magnitude",
+        "check",
+        *(["note"] if has_note else []),
+    ]
     head = "".join(f"<th>{html.escape(c.removesuffix('_name'))}</th>" for c in columns)
     body = []
     for _, row in frame.iterrows():
-        flag = row["agrees"]
+        flag = row["agrees"] if row["kind"] == "claim" else pd.NA
         kind, verdict = _ROW_KINDS[None if flag is pd.NA else bool(flag)]
         cells = [f'<td class="verdict">{verdict}</td>']
-        cells += [_cell(row[c]) for c in columns[1:]]
+        cells += [_cell(_verdict(row[c]) if c == "magnitude" else row[c]) for c in columns[1:]]
         body.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
-    unchecked = count.rows - count.checked
-    side_by_side = f"; {unchecked} row(s) only set values side by side" if unchecked else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(study.title)}: paper vs ours</title>
 <style>{_STYLE}</style></head>
 <body>
 <h1>{html.escape(study.title)}: the paper's numbers beside ours</h1>
-<p class="summary"><b>{count.agree} of {count.checked} checks agree</b>{side_by_side}.
+<p class="summary"><b>{html.escape(count.text())}</b>. Rows other than claims are shown, never counted.
 Source: <code>{html.escape(source)}</code>.
 <span class="legend"><span style="background:#dcfce7">agrees</span><span style="background:#fee2e2">differs</span>\
-<span style="background:#f1f5f9">no check</span></span></p>
+<span style="background:#f1f5f9">no check, or not a claim</span></span></p>
 <table><thead><tr>{head}</tr></thead>
 <tbody>
 {chr(10).join(body)}

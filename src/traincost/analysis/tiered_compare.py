@@ -6,12 +6,14 @@ we judge is direction: ours on the same side of the pivot as the paper's, 1 for 
 how ours was computed. The paper's "on average" over its workloads is taken as the geometric mean of
 the per-workload ratios (reductions: 1 - geometric mean of the ratios), its "up to" as the maximum
 over the ratios run, "regardless of the Tier 1 size" as holding at every ratio run. A row the study
-cannot compute keeps ``ours`` = NaN and ``agrees`` = NA, with the reason in ``note``.
+cannot compute keeps ``ours`` = NaN and ``agrees`` = NA, with the reason in ``note``. Every row is a
+``claim`` (:mod:`traincost.analysis.verdicts`) and, beside its direction, gets a magnitude verdict: ours
+/ paper within the fixed band, so that 1.04x where the paper has 1.71x no longer passes unremarked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -19,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from traincost.analysis.summary_stats import geometric_mean
+from traincost.analysis.verdicts import add_magnitude
 from traincost.errors import ConfigError
 from traincost.tiered.labels import POLICY_NAMES, WORKLOAD_NAMES
 
@@ -33,7 +36,7 @@ MAIN_RATIO = 25.0
 """Section 5.2's Tier 1 : model ratio (Tier 1 = 12.5 % of the memory), for claims that state none."""
 _OFFCHIP = ("energy_tier_sram_j", "energy_migration_j", "energy_static_j")
 _VARIANT_OF_FIGURE = {"Figure 13": "double_batch", "Figure 15": "half_tier2_bandwidth"}
-_OUTPUT = ("claim", "figure", "workload", "ratio", "metric", "paper", "ours", "check", "agrees", "note")
+_OUTPUT = ("claim", "kind", "figure", "workload", "ratio", "metric", "paper", "ours", "check", "agrees", "note")
 
 
 class _UnavailableError(Exception):
@@ -490,18 +493,27 @@ def _side(value: float, pivot: float) -> int:
     return 0 if abs(value - pivot) <= TIE_RTOL * max(1.0, abs(pivot)) else int(np.sign(value - pivot))
 
 
-def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_workload: str = SECTION2_WORKLOAD) -> pd.DataFrame:
+def compare_with_paper(
+    study: pd.DataFrame,
+    paper: pd.DataFrame,
+    *,
+    section2_workload: str = SECTION2_WORKLOAD,
+    calibrated: Collection[str] = (),
+) -> pd.DataFrame:
     """One row per number of ``paper``: the paper's value, ours, what is checked and whether the direction agrees.
 
     Args:
         study: the tiered study table (``traincost.tiered.study``), every workload and variant in one.
         paper: ``data/paper/tm_training.csv``.
         section2_workload: the workload section 2.1's numbers (Figures 2-4) are compared on.
+        calibrated: claims a constant was fitted to (``traincost calibrate``): their rows are ``calibrated``,
+            shown and never counted.
 
     Returns:
         Columns ``claim``, ``figure``, ``workload``, ``ratio``, ``metric``, ``paper``, ``ours``, ``check``,
-        ``agrees`` (nullable boolean: ours on the paper's side of the pivot; NA where not computed) and
-        ``note`` (how ours was computed, or why it could not be).
+        ``agrees`` (nullable boolean: ours on the paper's side of the pivot; NA where not computed),
+        ``note`` (how ours was computed, or why it could not be), ``kind`` (``claim``) and ``magnitude``
+        (ours / paper in :data:`traincost.analysis.verdicts.MAGNITUDE_BAND`; NA where either is missing).
 
     Raises:
         ConfigError: ``paper`` or ``study`` lacks a required column.
@@ -517,6 +529,7 @@ def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_wor
         paper_value = float(reported["value"])
         out = {
             "claim": reported["claim"],
+            "kind": "calibrated" if reported["claim"] in calibrated else "claim",
             "figure": reported["figure"],
             "workload": "" if pd.isna(reported["workload"]) else reported["workload"],
             "ratio": float(reported["ratio"]) if pd.notna(reported["ratio"]) else np.nan,
@@ -545,7 +558,7 @@ def compare_with_paper(study: pd.DataFrame, paper: pd.DataFrame, *, section2_wor
         rows.append(out | {"ours": float(ours.value), "check": ours.check, "agrees": bool(agrees), "note": note})
     frame = pd.DataFrame(rows, columns=list(_OUTPUT))
     frame["agrees"] = frame["agrees"].astype("boolean")
-    return frame
+    return add_magnitude(frame, ours="ours", paper="paper")
 
 
 def _ordering(spj: pd.Series, rtol: float) -> str:

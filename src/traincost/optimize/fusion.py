@@ -7,7 +7,8 @@
    more nodes fails, or when the nodes still needed to leave a single exit exceed the length limit:
 
    * memory: per core, the nodes' weights plus one tile (a row) of each node's output fit in the
-     core's local memory (capacity × instances);
+     core's local memory (capacity × instances): :mod:`traincost.schedule.fusion_memory`, the model
+     the scheduler also checks every fused group of a plan with;
    * tiling: the nodes' intra-core tiling factors (output rows) divide one another pairwise;
    * operator types (optional): at most 3 convolutions (forward or gradient) and 2 GEMMs.
 
@@ -28,9 +29,10 @@ from typing import Literal
 import numpy as np
 from ortools.sat.python import cp_model
 
-from traincost.cost.optable import MAC_KINDS, OpTable
+from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
 from traincost.hardware.spec import HardwareSpec
+from traincost.schedule.fusion_memory import core_capacity_bytes, fused_op_bytes, op_tiling
 from traincost.schedule.scheduler import place_ops
 
 __all__ = ["FusionProblem", "FusionResult", "candidate_subgraphs", "solve_fusion", "fusion_report", "boundary_bytes", "Objective"]
@@ -68,25 +70,16 @@ class FusionProblem:
                     successors[producer[t]].add(j)
                     bytes_in[j] += table.tensor_elems[t] * word
         core = place_ops(table, hardware)
-        capacity = np.array(
-            [c.top.size_bytes[config] * (1 if c.top.shared else c.count[config]) for c in hardware.cores], dtype=np.float64
-        )
-        tiling = np.maximum(1, table.dims["OY"]).astype(np.int64)
-        for i, outs in enumerate(table.outputs):
-            if table.kind[i] not in MAC_KINDS and outs:
-                tiling[i] = table.tensor_rows[outs[0]]
         out_bytes = table.sum_over_outputs(table.tensor_elems) * word
-        weights = np.where(np.isin(table.kind, MAC_KINDS), table.s_elems * word, 0.0)
-        memory = weights + out_bytes / tiling  # its weights and one tile of its output stay on its core
         leaves = table.sum_over_outputs(table.tensor_step_output) > 0
         return cls(
             n_nodes=len(table),
             successors=tuple(frozenset(s) for s in successors),
             leaves_graph=leaves,
-            memory_bytes=memory,
+            memory_bytes=fused_op_bytes(table, hardware),
             core=core,
-            capacity_bytes=capacity,
-            tiling=tiling,
+            capacity_bytes=core_capacity_bytes(hardware)[config],
+            tiling=op_tiling(table),
             kind=table.kind,
             tensor_bytes_out=out_bytes,
             tensor_bytes_in=bytes_in,

@@ -18,10 +18,15 @@ __all__ = ["plot_fusion_strategies", "plot_fused_graph"]
 
 
 def plot_fusion_strategies(table: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> None:
-    """Latency (left) and energy (right) per strategy, one bar colour per step (inference, training)."""
+    """Latency (left) and energy (right) per strategy, one bar colour per step (inference, training).
+
+    A strategy whose fused groups do not fit on-chip memory (``fusion_fits`` False, the model the solver
+    admits groups by) is labelled so, with the steps where it does not fit.
+    """
     sns.set_theme(style="whitegrid", context="paper")
     fig = Figure(figsize=(11, 4), layout="constrained")
     axes = fig.subplots(1, 2)
+    table = table.assign(strategy=_fit_labels(table))
     order = list(dict.fromkeys(table["strategy"]))
     for ax, (metric, label) in zip(axes, (("latency_cycles", "latency (cycles)"), ("energy_pj", "energy (pJ)")), strict=True):
         sns.barplot(data=table, x="strategy", y=metric, hue="step", order=order, ax=ax)
@@ -30,6 +35,14 @@ def plot_fusion_strategies(table: pd.DataFrame, outputs: Sequence[Path], *, titl
         sns.move_legend(ax, "upper left", bbox_to_anchor=(1, 1), title="step", fontsize=7)
     fig.suptitle(title)
     save_figure(fig, outputs)
+
+
+def _fit_labels(table: pd.DataFrame) -> pd.Series:
+    """Each row's strategy, with "does not fit (steps)" appended where a step's groups overflow on-chip memory."""
+    if "fusion_fits" not in table.columns:
+        return table["strategy"]
+    overflow = table[~table["fusion_fits"].astype(bool)].groupby("strategy")["step"].unique()
+    return table["strategy"].map(lambda s: f"{s}\ndoes not fit:\n{', '.join(sorted(overflow[s]))}" if s in overflow.index else s)
 
 
 def plot_fused_graph(table: OpTable, groups: Sequence[Sequence[int]], outputs: Sequence[Path], *, title: str) -> None:

@@ -16,7 +16,10 @@ Ops are visited once, in program order (a topological order), and for every conf
    its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth. Inside
    a fused group a consumer starts on its producer's first tile (rows / tiles) and ends no earlier
    than one tile after it; intermediates of the group never leave the chip, and the group's weights
-   are fetched once per tile if they do not fit on chip.
+   are fetched once per tile if they do not fit on chip. ``fusion_fits`` says per configuration
+   whether every group fits the one memory model of fusion (:mod:`traincost.schedule.fusion_memory`,
+   which the fusion solver also admits groups by); a group that does not fit is still costed, and
+   reported so.
 4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
    bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column); the memory timeline keeps
    the peak of resident on-chip bytes and of live off-chip bytes.
@@ -37,6 +40,7 @@ from traincost.cost.core_cost import mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
+from traincost.schedule.fusion_memory import groups_fit
 from traincost.schedule.plan import SchedulePlan
 
 __all__ = ["schedule", "StepCost", "place_ops"]
@@ -359,6 +363,7 @@ def _run(
         "peak_offchip_bytes": memory.peak_offchip,
         "mac_pes": mac_pes,
         "utilization": table.macs.sum() / (latency * mac_pes),
+        "fusion_fits": groups_fit(table, hw, static.core_of, static.group_of),
     }
     summary = pd.concat([hw.configs, pd.DataFrame(columns, index=hw.configs.index)], axis=1)
     if not per_op:

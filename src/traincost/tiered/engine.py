@@ -377,7 +377,8 @@ class Simulator:
             stall_s=c["stall"],
             compute_s=c["compute"],
             samples_per_s=self.trace.samples / iteration_s if iteration_s > 0 else 0.0,
-            energy_accelerator_j=c["accel"] * 1e-12 + self.system.accelerator_static_w * iteration_s,
+            energy_accelerator_j=c["accel"] * self.system.accelerator_energy_scale * 1e-12
+            + self.system.accelerator_static_w * iteration_s,
             energy_tier_sram_j=c["e_sram"] * 1e-12,
             energy_migration_j=c["e_mig"] * 1e-12,
             energy_static_j=static_w * iteration_s,

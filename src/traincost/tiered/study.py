@@ -115,6 +115,11 @@ def variant_system(system: TieredSystem, variant: Variant) -> TieredSystem:
     return system.with_capacity(system.capacity_bytes * variant.batch_factor).with_tier2_bandwidth(variant.tier2_bandwidth_factor)
 
 
+def hbm_only_outcome(workload: Workload, system: TieredSystem) -> Outcome:
+    """One HBM-only simulation of ``workload`` (what calibration needs: its energy split)."""
+    return _timed(build_trace(workload, system), system, BASELINE, None, system.capacity_bytes)
+
+
 def study_runs(
     workload: Workload,
     system: TieredSystem,

@@ -7,11 +7,13 @@ converted once here to bytes per second, pJ per byte, watts per byte of capacity
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware, read_hardware_yaml
 
 __all__ = ["Tier", "TieredSystem", "load_tiered_system", "GIB"]
@@ -48,6 +50,8 @@ class TieredSystem:
         page_bytes: migration granularity.
         iommu_entries: translation entries (recorded; the model charges no translation misses).
         tier1, tier2: HBM and NAND flash.
+        accelerator_energy_scale: multiplies the per-MAC and per-SRAM-access energies of the cost model
+            (1: as the hardware file gives them; ``traincost calibrate`` fits it, see ``tiered.calibration``).
     """
 
     hardware: HardwareSpec
@@ -58,6 +62,7 @@ class TieredSystem:
     iommu_entries: int
     tier1: Tier
     tier2: Tier
+    accelerator_energy_scale: float = 1.0
 
     @property
     def onchip_bytes(self) -> float:
@@ -72,6 +77,12 @@ class TieredSystem:
             write_bytes_per_s=self.tier2.write_bytes_per_s * factor,
         )
         return replace(self, tier2=tier2)
+
+    def with_accelerator_energy_scale(self, scale: float) -> TieredSystem:
+        """The same system with the accelerator's dynamic (MAC and SRAM access) energy multiplied by ``scale``."""
+        if not (math.isfinite(scale) and scale > 0):
+            raise ConfigError(f"accelerator energy scale {scale!r}: expected a finite number > 0")
+        return replace(self, accelerator_energy_scale=float(scale))
 
     def with_capacity(self, capacity_bytes: float) -> TieredSystem:
         """The same system with another address space per chip (Figure 13 grows Tier 2 only)."""
