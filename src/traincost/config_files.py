@@ -62,11 +62,13 @@ class _StrictLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             try:
-                first = seen.setdefault(key, line)
+                first = seen.get(key)
             except TypeError:  # an unhashable key: the safe loader reports it
                 break
-            if first != line:
-                raise _StrictnessError(f"duplicate key {shorten(repr(key))} at line {line} (first at line {first}); keep one")
+            if first is not None:
+                where = f"twice on line {line}" if first == line else f"at line {line} (first at line {first})"
+                raise _StrictnessError(f"duplicate key {shorten(repr(key))} {where}; keep one")
+            seen[key] = line
         return super().construct_mapping(node, deep=deep)
 
 
@@ -137,9 +139,23 @@ def parse_json(text: str, where: str, *, error: type[TraincostError] = ConfigErr
     except RecursionError as err:
         raise error(f"{where}: JSON nested deeper than the reader can follow") from err
     except _StrictnessError as err:
-        raise error(f"{where}: {err}") from err
+        raise error(f"{where}: {_with_lines(text) or err}") from err
     except json.JSONDecodeError as err:
         raise error(f"{where}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from err
+
+
+def _with_lines(text: str) -> str | None:
+    """The YAML reader's account of a duplicate key in JSON ``text`` (JSON is YAML), with both lines."""
+    loader = _StrictLoader(text)
+    try:
+        loader.get_single_data()
+    except _StrictnessError as err:
+        return str(err)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    return None
 
 
 def check_finite(data: Any, where: str, *, error: type[TraincostError] = ConfigError) -> None:
