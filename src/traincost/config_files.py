@@ -72,27 +72,24 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _check_size(file: Path, error: type[TraincostError]) -> None:
+def _read_text(file: Path, error: type[TraincostError]) -> str:
+    """The text of ``file``, once its size is known to be within ``MAX_FILE_BYTES``."""
     try:
         size = file.stat().st_size
-    except OSError as err:
-        raise error(f"{file}: cannot read ({err.strerror})") from err
-    if size > MAX_FILE_BYTES:
-        raise error(
-            f"{file}: {size / 2**20:.1f} MiB is larger than a configuration file may be "
-            f"(traincost.config_files.MAX_FILE_BYTES = {MAX_FILE_BYTES // 2**20} MiB)"
-        )
+        if size > MAX_FILE_BYTES:
+            raise error(
+                f"{file}: {size / 2**20:.1f} MiB is larger than a configuration file may be "
+                f"(traincost.config_files.MAX_FILE_BYTES = {MAX_FILE_BYTES // 2**20} MiB)"
+            )
+        return file.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
 
 
 def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> Any:
     """The data of a YAML file, read strictly (see the module docstring); problems raise ``error``."""
     file = Path(path)
-    _check_size(file, error)
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
-    loader = _StrictLoader(text)
+    loader = _StrictLoader(_read_text(file, error))
     try:
         data = loader.get_single_data()
     except _StrictnessError as err:
@@ -110,12 +107,7 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = Con
 def read_json(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> Any:
     """The data of a JSON file, read strictly (see ``parse_json``); problems raise ``error``."""
     file = Path(path)
-    _check_size(file, error)
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
-    return parse_json(text, str(file), error=error)
+    return parse_json(_read_text(file, error), str(file), error=error)
 
 
 def parse_json(text: str, where: str, *, error: type[TraincostError] = ConfigError) -> Any:
