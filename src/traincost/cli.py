@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 import pandas as pd
 
 from traincost import __version__
+from traincost.cli_cost import cost_commands
 from traincost.cli_mtrain import mtrain_commands
 from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
@@ -370,16 +371,20 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    for add in (_cost_commands, _optimize_commands, _checkpoint_commands, mtrain_commands, tiered_commands, summary_commands):
+    groups = (_cost_commands, _optimize_commands, _checkpoint_commands, cost_commands, mtrain_commands, tiered_commands)
+    for add in (*groups, summary_commands):
         add(command)
-    for cmd in sub.choices.values():  # the options that name files a command writes, checked before it runs
-        cmd.set_defaults(output_options=[a for a in cmd._actions if (a.help or "").startswith(("output", "also write"))])
     return parser
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Every output path can be written, before any work: not a directory, in a directory we may create and write."""
-    for action in args.output_options:
+def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every output path can be written, before any work: not a directory, in a directory we may create and write.
+
+    The outputs of a command are its options whose help starts "output" or "also write".
+    """
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    outputs = [a for a in commands.choices[args.command]._actions if (a.help or "").startswith(("output", "also write"))]
+    for action in outputs:
         value = getattr(args, action.dest)
         for path in value if isinstance(value, list) else [value]:
             if path is None:
@@ -697,13 +702,14 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the traincost command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     set_quiet(args.quiet)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
-        _check_outputs(args)
+        _check_outputs(parser, args)
         args.handler(args)
     except TraincostError as err:
         print(f"traincost: error: {err}", file=sys.stderr)

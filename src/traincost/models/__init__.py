@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
@@ -47,6 +48,7 @@ __all__ = [
     "input_shape",
     "make_batch",
     "parameter_count",
+    "register_factory",
 ]
 
 
@@ -242,6 +244,51 @@ ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType(
 """Every zoo architecture by registry name."""
 
 
+_USER_ARCHITECTURES: dict[str, Architecture] = {}
+
+
+def register_factory(path: str, *, input_shape: tuple[int, ...], num_classes: int) -> str:
+    """Make a user's torch module an architecture of this process, from a factory path.
+
+    Args:
+        path: ``package.module:function``; the function takes no argument and returns an ``nn.Module``
+            mapping a float batch of ``input_shape`` samples to ``num_classes`` logits per sample.
+        input_shape: one sample's shape, without the batch dimension.
+        num_classes: classes of the logits (the labels of the random batch are drawn below it).
+
+    Returns:
+        The registry name: the function's name.
+
+    Raises:
+        ConfigError: the path is malformed, does not import, or names no callable; the shape or classes are invalid.
+    """
+    module_name, _, function_name = path.partition(":")
+    if not module_name or not function_name.isidentifier():
+        raise ConfigError(f"model {path!r}: expected a zoo name or a factory path package.module:function")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as err:  # a user's module may fail to import in any way: report it on one line
+        raise ConfigError(f"model {path!r}: importing {module_name!r} failed ({type(err).__name__}: {err})") from err
+    factory = getattr(module, function_name, None)
+    if factory is None:
+        raise ConfigError(f"model {path!r}: module {module_name!r} has no {function_name!r}")
+    if not callable(factory):
+        raise ConfigError(f"model {path!r}: {function_name!r} is not callable")
+    if not input_shape or min(input_shape) < 1 or num_classes < 1:
+        raise ConfigError(f"model {path!r}: input shape {input_shape} and classes {num_classes} must be positive")
+
+    def build() -> nn.Module:
+        model = factory()
+        if not isinstance(model, nn.Module):
+            raise ConfigError(f"model {path!r}: {function_name}() returned {type(model).__name__}, not a torch nn.Module")
+        return model
+
+    sample = SampleSpec(shape=tuple(input_shape), rows=1, num_classes=num_classes)
+    description = f"{path}, input {'x'.join(map(str, input_shape))}, {num_classes} classes"
+    _USER_ARCHITECTURES[function_name] = Architecture(function_name, description, build, "image", _NO_OPTIONS, lambda: sample)
+    return function_name
+
+
 def get_architecture(name: str) -> Architecture:
     """Look up an architecture by registry name.
 
@@ -255,7 +302,7 @@ def get_architecture(name: str) -> Architecture:
         UnknownModelError: ``name`` is not in the zoo; the message lists the known names.
     """
     try:
-        return ARCHITECTURES[name]
+        return ARCHITECTURES[name] if name in ARCHITECTURES else _USER_ARCHITECTURES[name]
     except KeyError:
         known = ", ".join(sorted(ARCHITECTURES))
         raise UnknownModelError(f"unknown model {name!r}; expected one of: {known}") from None

@@ -1,0 +1,88 @@
+"""``traincost cost``: one command from a model (a zoo name or a user's torch module) to its training cost."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from traincost.cli_types import positive_int, positive_number
+from traincost.errors import ConfigError
+
+__all__ = ["cost_commands"]
+
+Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected sizes separated by commas, e.g. 3,224,224") from None
+    if not shape or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected positive sizes, e.g. 3,224,224")
+    return shape
+
+
+def _cmd_cost(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from traincost import models
+    from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.model_cost import cost_model, energy_by_level
+    from traincost.workload import write_table
+
+    out: Path = args.out_dir
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out-dir {out}: is a file; expected a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out-dir {out}: cannot write in it")
+    name = args.model
+    if ":" in name:
+        if args.input_shape is None:
+            raise ConfigError(f"--input-shape: required for the factory path {name!r} (one sample's shape, e.g. 3,224,224)")
+        name = models.register_factory(args.model, input_shape=args.input_shape, num_classes=args.classes)
+    elif args.input_shape is not None:
+        raise ConfigError(f"--input-shape: only for a factory path; the zoo model {name!r} knows its input")
+    spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
+    result = cost_model(name, args.hardware, batch=args.batch, optimizer=spec, seed=args.seed, verify=not args.no_verify)
+    row = result.summary.iloc[0]
+    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
+        print(f"{name}, batch {args.batch}, {args.optimizer}, on {args.hardware}:")
+        energy_uj, peak_mb = row.energy_pj / 1e6, result.peak_bytes / 1e6
+        print(f"  latency {row.latency_cycles:.4g} cycles, energy {energy_uj:.4g} uJ, peak memory {peak_mb:.4g} MB")
+        print("\nper phase:")
+        print(result.phases.assign(energy_uj=result.phases.energy_pj / 1e6).drop(columns="energy_pj").to_string(index=False))
+        print("\nenergy by where it is spent (uJ):")
+        print((energy_by_level(result.summary) / 1e6).to_string())
+        print("\npeak memory by tensor category (MB):")
+        memory = result.memory.assign(at_peak_mb=result.memory.at_peak_bytes / 1e6, total_mb=result.memory.total_bytes / 1e6)
+        print(memory[["category", "at_peak_mb", "total_mb"]].to_string(index=False))
+    meta = {**result.workload.meta, "hardware": str(args.hardware), "peak_bytes": str(result.peak_bytes)}
+    result.workload.write(out / "ops.parquet", out / "tensors.parquet")
+    write_table(result.summary, out / "cost.parquet", meta)
+    write_table(result.phases, out / "phases.parquet", meta)
+    write_table(result.memory, out / "memory.parquet", meta)
+    print(f"\nwrote ops, tensors, cost, phases and memory tables (Parquet) to {out}")
+
+
+def cost_commands(command: Command) -> None:
+    """Add ``cost`` to the ``traincost`` parser."""
+    cmd = command(
+        "cost",
+        _cmd_cost,
+        "one command from a model to its training cost: export, training graph, decomposition checked by "
+        "execution, lowering, memory and the schedule on one hardware description",
+    )
+    cmd.add_argument("model", help="a zoo name (`traincost models`) or a factory path package.module:function")
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML, costed at its defaults (config/hardware/)")
+    cmd.add_argument("--batch", type=positive_int, default=1, help="batch size (samples; default 1)")
+    cmd.add_argument("--optimizer", choices=["sgd", "sgd_momentum", "adam", "adamw"], default="sgd", help="default sgd")
+    cmd.add_argument("--lr", type=positive_number, default=0.01, help="learning rate (default 0.01)")
+    cmd.add_argument("--input-shape", type=_shape, help="a factory model's sample shape without the batch, e.g. 3,224,224")
+    cmd.add_argument("--classes", type=positive_int, default=1000, help="a factory model's output classes (default 1000)")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
+    cmd.add_argument("--no-verify", action="store_true", help="skip checking the decomposition by execution")
+    cmd.add_argument("--out-dir", type=Path, required=True, help="directory for the tables it writes (created if missing)")

@@ -1,0 +1,108 @@
+"""A model's training step costed in one call: export, training graph, decomposition (checked by
+execution), lowering, memory and the schedule on one hardware description.
+
+This is what ``traincost cost`` runs for a user: each stage of the workflow, in one process, on a zoo
+name or a model registered with ``traincost.models.register_factory``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from traincost.cost import op_table
+from traincost.frontend.decompose import decompose, verify_decomposition
+from traincost.frontend.export import export_model
+from traincost.frontend.lower import lower
+from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.train_graph import build_train_step
+from traincost.hardware import load_hardware
+from traincost.memory.liveness import memory_profile
+from traincost.progress import progress
+from traincost.schedule import SchedulePlan, schedule
+from traincost.workload import PHASES, STEP_PHASES, Workload
+
+__all__ = ["ModelCost", "cost_model", "energy_by_level"]
+
+_STAGES = ("export", "training graph", "decompose", "verify", "lower", "memory", "schedule")
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """One training step of a model on one hardware configuration (the description's defaults).
+
+    Attributes:
+        workload: the lowered training step.
+        summary: the schedule's one row: latency (cycles), energy (pJ) in total, per phase and per
+            memory level, bytes moved, peak memory on and off chip.
+        phases: per phase, its ops' span of the schedule (cycles) and energy (pJ).
+        memory: per tensor category, bytes at the step's peak and in total (liveness analysis).
+        peak_bytes: the step's peak memory.
+    """
+
+    workload: Workload
+    summary: pd.DataFrame
+    phases: pd.DataFrame
+    memory: pd.DataFrame
+    peak_bytes: int
+
+
+def cost_model(
+    name: str,
+    hardware: str | os.PathLike[str],
+    *,
+    batch: int,
+    optimizer: OptimizerSpec,
+    seed: int = 0,
+    verify: bool = True,
+) -> ModelCost:
+    """Cost one training step of architecture ``name`` at ``batch`` on ``hardware``.
+
+    Raises:
+        TraincostError: any stage's error, naming the node, field or file at fault.
+    """
+    for stage in progress(_STAGES, desc=f"cost {name}", unit="stage"):
+        match stage:
+            case "export":
+                model = export_model(name, batch=batch, seed=seed)
+            case "training graph":
+                train = build_train_step(model, optimizer, seed=seed)
+            case "decompose":
+                decomposed = decompose(train)
+            case "verify" if verify:
+                verify_decomposition(train, decomposed, seed=seed)
+            case "lower":
+                workload = lower(decomposed, source=name)
+            case "memory":
+                profile = memory_profile(workload)
+            case "schedule":
+                table = op_table(workload, phases=STEP_PHASES["training"])
+                step = schedule(table, load_hardware(hardware), SchedulePlan(), per_op=True)
+    phases = [
+        {
+            "phase": phase,
+            "ops": len(rows),
+            "span_cycles": float(rows["end_cycles"].max() - rows["start_cycles"].min()),
+            "energy_pj": float(rows["energy_pj"].sum()),
+        }
+        for phase in PHASES
+        if len(rows := step.ops[step.ops["phase"] == phase])
+    ]
+    return ModelCost(
+        workload=workload,
+        summary=step.summary,
+        phases=pd.DataFrame(phases),
+        memory=profile.table(),
+        peak_bytes=int(profile.peak_bytes),
+    )
+
+
+def energy_by_level(summary: pd.DataFrame) -> pd.Series:
+    """The summary's energy (pJ) in MACs, each memory level, the bus and off chip, largest first."""
+    row = summary.iloc[0]
+    where = [c for c in summary.columns if c.startswith("energy_") and c.endswith("_pj")]
+    parts = {c[len("energy_") : -len("_pj")]: float(row[c]) for c in where}
+    return pd.Series({k: v for k, v in parts.items() if k and k not in PHASES}, dtype=np.float64).sort_values(ascending=False)
