@@ -27,7 +27,15 @@ from traincost.cli_cost import cost_commands
 from traincost.cli_mtrain import mtrain_commands
 from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
-from traincost.cli_types import fraction, non_negative_number, positive_int, positive_number, unit_interval_open
+from traincost.cli_types import (
+    add_model_args,
+    fraction,
+    non_negative_number,
+    positive_int,
+    positive_number,
+    resolve_model,
+    unit_interval_open,
+)
 from traincost.errors import ConfigError, TraincostError, in_file
 from traincost.io import atomic_path
 from traincost.progress import set_quiet
@@ -80,7 +88,8 @@ def _cmd_export(args: argparse.Namespace) -> None:
     from traincost.frontend.export import export_model
     from traincost.frontend.onnx_graph import save_onnx
 
-    model = export_model(args.model, batch=args.batch, seed=args.seed, options=_options(args.options))
+    name = resolve_model(args)  # a user's module: its sample is recorded in the graph for the later stages
+    model = export_model(name, batch=args.batch, seed=args.seed, options=_options(args.options))
     save_onnx(model, args.out)
     log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
 
@@ -322,7 +331,7 @@ def _parser() -> argparse.ArgumentParser:
     command("models", _cmd_models, "list the model zoo")
 
     cmd = command("export", _cmd_export, "export a zoo model to ONNX (training mode, fixed batch), checked against torch")
-    cmd.add_argument("--model", required=True, help="zoo name (see `traincost models`)")
+    add_model_args(cmd, flag="--model")
     cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
     cmd.add_argument("--options", default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from traincost.cli_types import positive_int, positive_number
+from traincost.cli_types import add_model_args, positive_int, positive_number, resolve_model
 from traincost.errors import ConfigError
 
 __all__ = ["cost_commands"]
@@ -15,20 +15,9 @@ __all__ = ["cost_commands"]
 Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
-def _shape(text: str) -> tuple[int, ...]:
-    try:
-        shape = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected sizes separated by commas, e.g. 3,224,224") from None
-    if not shape or min(shape) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected positive sizes, e.g. 3,224,224")
-    return shape
-
-
 def _cmd_cost(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost import models
     from traincost.frontend.optimizer import OptimizerSpec
     from traincost.model_cost import cost_model, energy_by_level
     from traincost.workload import write_table
@@ -39,13 +28,7 @@ def _cmd_cost(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if not os.access(out, os.W_OK | os.X_OK):
         raise ConfigError(f"--out-dir {out}: cannot write in it")
-    name = args.model
-    if ":" in name:
-        if args.input_shape is None:
-            raise ConfigError(f"--input-shape: required for the factory path {name!r} (one sample's shape, e.g. 3,224,224)")
-        name = models.register_factory(args.model, input_shape=args.input_shape, num_classes=args.classes)
-    elif args.input_shape is not None:
-        raise ConfigError(f"--input-shape: only for a factory path; the zoo model {name!r} knows its input")
+    name = resolve_model(args)
     spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
     result = cost_model(name, args.hardware, batch=args.batch, optimizer=spec, seed=args.seed, verify=not args.no_verify)
     row = result.summary.iloc[0]
@@ -76,13 +59,11 @@ def cost_commands(command: Command) -> None:
         "one command from a model to its training cost: export, training graph, decomposition checked by "
         "execution, lowering, memory and the schedule on one hardware description",
     )
-    cmd.add_argument("model", help="a zoo name (`traincost models`) or a factory path package.module:function")
+    add_model_args(cmd, flag="model")
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML, costed at its defaults (config/hardware/)")
     cmd.add_argument("--batch", type=positive_int, default=1, help="batch size (samples; default 1)")
     cmd.add_argument("--optimizer", choices=["sgd", "sgd_momentum", "adam", "adamw"], default="sgd", help="default sgd")
     cmd.add_argument("--lr", type=positive_number, default=0.01, help="learning rate (default 0.01)")
-    cmd.add_argument("--input-shape", type=_shape, help="a factory model's sample shape without the batch, e.g. 3,224,224")
-    cmd.add_argument("--classes", type=positive_int, default=1000, help="a factory model's output classes (default 1000)")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
     cmd.add_argument("--no-verify", action="store_true", help="skip checking the decomposition by execution")
     cmd.add_argument("--out-dir", type=Path, required=True, help="directory for the tables it writes (created if missing)")

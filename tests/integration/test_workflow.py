@@ -315,3 +315,41 @@ def test_bad_tiered_config_fails_before_any_job(tmp_path: Path, change: dict, wo
     for word in words:
         assert word in result.stderr, (word, result.stderr[-1500:])
     assert not (tmp_path / "results").exists()
+
+
+USER_NETS = """
+from torch import nn
+
+def tiny_cnn():
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.SiLU(),
+        nn.Conv2d(8, 8, 3, padding=1, groups=8), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 10),
+    )
+"""
+
+
+@pytest.mark.slow  # 20 s: the whole front end through Snakemake
+def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A factory path in `workloads.*.model` goes through export, train-graph, decompose (verified), lower and
+    memory; every stage after the export draws its batches from what the export recorded, not from the zoo."""
+    (tmp_path / "user_nets.py").write_text(USER_NETS)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    config = _config()
+    config["workloads"]["mine"] = {
+        "model": "user_nets:tiny_cnn", "input_shape": [3, 8, 8], "classes": 10, "batch": 2, "optimizer": "sgd",
+    }  # fmt: skip
+    work = tmp_path / "run"
+    work.mkdir()
+    result = snakemake(work, config, "results/workloads/mine/memory.parquet")
+    assert result.returncode == 0, result.stderr[-3000:]
+    ops = pd.read_parquet(work / "results/workloads/mine/ops.parquet")
+    assert sorted(ops[ops["G"] == 8]["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
+    assert "tiny_cnn" in (work / "results/logs/export/mine.log").read_text()
+
+
+def test_a_factory_model_without_its_input_shape_fails_before_any_job(tmp_path: Path) -> None:
+    config = _config()
+    config["workloads"]["mine"] = {"model": "user_nets:tiny_cnn", "batch": 2, "optimizer": "sgd"}
+    result = snakemake(tmp_path, config, "-n")
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "workloads.mine" in said and "input_shape" in said, said[-1500:]

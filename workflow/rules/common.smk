@@ -40,6 +40,9 @@ def _check_references():
     """Cross-checks the schema cannot express; every problem names its key."""
     problems = []
     for name, workload in config["workloads"].items():
+        missing = [key for key in ("input_shape", "classes") if key not in workload]
+        if ":" in workload["model"] and missing:
+            problems.append(f"workloads.{name}: the factory model {workload['model']!r} needs {' and '.join(missing)}")
         if workload["optimizer"] not in config["optimizers"]:
             problems.append(
                 f"workloads.{name}.optimizer: {workload['optimizer']!r} is not a key of optimizers "
@@ -176,6 +179,14 @@ FRONTEND_PEAK_MB = {
     ("resnet50", 8): {"export": 1700, "train_graph": 3600, "decompose": 6800, "measure_memory": 1500},  # with Adam
     ("alexnet", 1): {"export": 2900, "train_graph": 3200, "decompose": 5000},
 }
+
+
+def factory_flags(wildcards):
+    """A user's model (a factory path package.module:function) needs its sample described to `traincost export`."""
+    spec = workload(wildcards)
+    if ":" not in spec["model"]:
+        return ""
+    return f"--input-shape {','.join(map(str, spec['input_shape']))} --classes {spec['classes']}"
 
 
 def frontend_mem_mb(stage, quick_mb):

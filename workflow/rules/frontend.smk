@@ -20,6 +20,7 @@ rule export:
         batch=lambda w: workload(w)["batch"],
         options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
         seed=config["seed"],
+        factory=factory_flags,
     threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
@@ -29,7 +30,7 @@ rule export:
         "results/benchmarks/export/{workload}.tsv",
     shell:
         "traincost export --model {params.model} --batch {params.batch} --options {params.options:q} "
-        "--seed {params.seed} --out {output.onnx} > {log} 2>&1"
+        "--seed {params.seed} {params.factory} --out {output.onnx} > {log} 2>&1"
 
 
 rule train_graph:

@@ -56,7 +56,7 @@ def run(
 
 
 def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -> dict[str, np.ndarray]:
-    """A batch and optimizer states for a traincost graph, from the zoo entry it was exported from.
+    """A batch and optimizer states for a traincost graph, drawn as its export recorded (or from its zoo entry).
 
     Parameters keep the values stored in the graph. Optimizer states are zeros (the first step, as
     ``torch.optim`` starts) or, with ``states="random"``, uniform in [0, 1) so that a rewrite
@@ -70,9 +70,14 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
     meta = model_meta(model)
     if "model" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.model metadata; was it written by traincost export?")
-    inputs, labels = models.make_batch(
-        meta["model"], batch=int(meta["batch"]), seed=seed, options=json.loads(meta.get("options", "{}"))
-    )
+    if "sample" in meta:  # recorded at export: no zoo entry needed (a user's model, registered in another process)
+        sample = json.loads(meta["sample"])
+        spec = models.SampleSpec(shape=tuple(sample["shape"]), rows=sample["rows"], num_classes=sample["num_classes"])
+        inputs, labels = models.draw_batch(sample["input_kind"], spec, batch=int(meta["batch"]), seed=seed)
+    else:
+        inputs, labels = models.make_batch(
+            meta["model"], batch=int(meta["batch"]), seed=seed, options=json.loads(meta.get("options", "{}"))
+        )
     feeds: dict[str, np.ndarray] = {"input": inputs.numpy(), "labels": labels.numpy()}
     initialized = set(initializer_map(model.graph))
     rng = np.random.default_rng(seed)

@@ -83,6 +83,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
         options=json.dumps(options, sort_keys=True),
         parameters=json.dumps(params),
         input_shape=json.dumps(list(inputs.shape)),
+        sample=json.dumps(_sample_meta(name, options)),
         stage="model",
     )
     model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
@@ -90,6 +91,12 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     _check_against_torch(model, reference, inputs, name)
     log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
     return model
+
+
+def _sample_meta(name: str, options: dict[str, object]) -> dict[str, object]:
+    """What later stages need to draw this graph's batches without the zoo entry it came from."""
+    kind, spec = models.sample_spec(name, options=options)
+    return {"input_kind": kind, "shape": list(spec.shape), "rows": spec.rows, "num_classes": spec.num_classes}
 
 
 def _check_against_torch(model: onnx.ModelProto, reference: torch.nn.Module, inputs: torch.Tensor, name: str) -> None:

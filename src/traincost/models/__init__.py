@@ -44,11 +44,13 @@ __all__ = [
     "Architecture",
     "SampleSpec",
     "build_model",
+    "draw_batch",
     "get_architecture",
     "input_shape",
     "make_batch",
     "parameter_count",
     "register_factory",
+    "sample_spec",
 ]
 
 
@@ -390,13 +392,27 @@ def make_batch(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"'seed' must be a non-negative int, got {seed!r}")
     arch, _, spec = _resolve(name, options)
+    return draw_batch(arch.input_kind, spec, batch=batch, seed=seed)
+
+
+def sample_spec(name: str, *, options: Mapping[str, object] | None = None) -> tuple[str, SampleSpec]:
+    """The input kind and sample of architecture ``name`` (what an exported graph records, so that
+    later stages draw its batches without the zoo)."""
+    arch, _, spec = _resolve(name, options)
+    return arch.input_kind, spec
+
+
+def draw_batch(input_kind: str, spec: SampleSpec, *, batch: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch of ``make_batch`` from an input kind and a sample description."""
     generator = torch.Generator().manual_seed(seed)
     shape = (batch, *spec.shape)
-    match arch.input_kind:
+    match input_kind:
         case "tokens":
             inputs = torch.randint(0, spec.num_classes, shape, generator=generator, dtype=torch.int64)
         case "image":
             inputs = torch.randn(shape, generator=generator, dtype=torch.float32)
+        case _:
+            raise ConfigError(f"input kind {input_kind!r}: expected 'image' or 'tokens'")
     labels = torch.randint(0, spec.num_classes, (batch * spec.rows,), generator=generator, dtype=torch.int64)
     return inputs, labels
 
