@@ -14,9 +14,11 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 
 
-def test_schema_model_names_are_the_zoo() -> None:
-    names = SCHEMA["properties"]["workloads"]["additionalProperties"]["properties"]["model"]["enum"]
-    assert sorted(names) == sorted(models.ARCHITECTURES)
+def test_schema_model_names_are_the_zoo_or_a_factory_path() -> None:
+    zoo, factory = SCHEMA["properties"]["workloads"]["additionalProperties"]["properties"]["model"]["anyOf"]
+    assert sorted(zoo["enum"]) == sorted(models.ARCHITECTURES)
+    assert jsonschema.Draft202012Validator(factory).is_valid("my_pkg.nets:mobile_net")
+    assert not jsonschema.Draft202012Validator(factory).is_valid("resnet-18")
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "quick.yaml"])
