@@ -201,6 +201,7 @@ def _json_object(text: str, flag: str) -> dict[str, object]:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> None:
+    from traincost.hardware.sweep import MAX_CONFIGS
     from traincost.schedule import SchedulePlan
     from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
@@ -221,7 +222,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         plan=plan,
         shard_index=int(index),
         shard_count=int(count),
-        **({} if args.max_configs is None else {"max_configs": args.max_configs}),
+        max_configs=args.max_configs or MAX_CONFIGS,
     )
     meta = {
         **workload.meta,

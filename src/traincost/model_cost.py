@@ -21,13 +21,13 @@ from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
-from traincost.progress import progress
+from traincost.progress import progress_bar
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import PHASES, STEP_PHASES, Workload
 
 __all__ = ["ModelCost", "cost_model", "energy_by_level"]
 
-_STAGES = ("export", "training graph", "decompose", "verify", "lower", "memory", "schedule")
+_STEPS = 4  # training graph (export first), decomposition (and its check), workload and memory, schedule
 
 
 @dataclass(frozen=True)
@@ -64,23 +64,19 @@ def cost_model(
     Raises:
         TraincostError: any stage's error, naming the node, field or file at fault.
     """
-    for stage in progress(_STAGES, desc=f"cost {name}", unit="stage"):
-        match stage:
-            case "export":
-                model = export_model(name, batch=batch, seed=seed)
-            case "training graph":
-                train = build_train_step(model, optimizer, seed=seed)
-            case "decompose":
-                decomposed = decompose(train)
-            case "verify" if verify:
-                verify_decomposition(train, decomposed, seed=seed)
-            case "lower":
-                workload = lower(decomposed, source=name)
-            case "memory":
-                profile = memory_profile(workload)
-            case "schedule":
-                table = op_table(workload, phases=STEP_PHASES["training"])
-                step = schedule(table, load_hardware(hardware), SchedulePlan(), per_op=True)
+    with progress_bar(total=_STEPS, desc=f"cost {name}", unit="stage") as bar:
+        train = build_train_step(export_model(name, batch=batch, seed=seed), optimizer, seed=seed)
+        bar.update(1)
+        decomposed = decompose(train)
+        if verify:
+            verify_decomposition(train, decomposed, seed=seed)
+        bar.update(1)
+        workload = lower(decomposed, source=name)
+        profile = memory_profile(workload)
+        bar.update(1)
+        table = op_table(workload, phases=STEP_PHASES["training"])
+        step = schedule(table, load_hardware(hardware), SchedulePlan(), per_op=True)
+        bar.update(1)
     phases = [
         {
             "phase": phase,

@@ -102,13 +102,11 @@ class _Gemm:
         kinds = table.kind[index]
         dims = {d: np.broadcast_to(table.dims[d][index].astype(np.float64), shape).copy() for d in table.dims}
         share = np.ones(shape)  # each core takes ceil(D/split) of the output-channel dim
-        busy = np.ones(shape)
         for kind, dim in SPLIT_DIM.items():
             mask = kinds == kind
             if mask.any():
                 part = np.ceil(dims[dim][:, mask] / split[:, None])
                 share[:, mask] = part / dims[dim][:, mask]
-                busy[:, mask] = dims[dim][:, mask] / part
                 dims[dim][:, mask] = part
         groups = table.groups[index][None, :]
         full = (
@@ -125,7 +123,7 @@ class _Gemm:
             o_elems=table.o_elems[index][None, :] * share / groups,
             x_unique=table.x_elems[index][None, :] / groups,
             window=table.window[index][None, :],
-            core_shares=busy,
+            core_shares=1 / share,
         )
 
 

@@ -182,24 +182,24 @@ class _OpCosts:
                     cost = mac_cost(core, table, index, word_bytes=hardware.word_bytes, split=split)
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
-                    busy = cost.core_shares
-                    self.in_w[:, index] = cost.ext_in_bytes.get("W", 0) * busy
+                    shares = cost.core_shares
+                    self.in_w[:, index] = cost.ext_in_bytes.get("W", 0) * shares
                     # the streamed operand is multicast: fetched once, written into every busy core's top memory
                     self.in_i[:, index] = cost.ext_in_bytes.get("I", 0)
-                    copies = self.in_i[:, index] * (np.ceil(busy) - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
-                    self.psum[:, index] = cost.ext_in_bytes.get("O", 0) * busy
+                    copies = self.in_i[:, index] * (np.ceil(shares) - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
+                    self.psum[:, index] = cost.ext_in_bytes.get("O", 0) * shares
                 else:
                     cost = simd_cost(core, table, index, word_bytes=hardware.word_bytes)
-                    busy = cost.core_shares
-                self.out[:, index] = cost.ext_write_bytes * busy
+                    shares = cost.core_shares
+                self.out[:, index] = cost.ext_write_bytes * shares
                 self.latency[:, index] = cost.latency_cycles
                 internal = cost.energy_mac_pj.copy()
                 for name, energy in cost.energy_level_pj.items():
                     internal += energy
-                    self.level_energy[name] = self.level_energy.get(name, 0) + (energy * busy).sum(axis=1)
-                self.energy[:, index] = internal * busy + copies
+                    self.level_energy[name] = self.level_energy.get(name, 0) + (energy * shares).sum(axis=1)
+                self.energy[:, index] = internal * shares + copies
                 self.level_energy[core.top.name] = self.level_energy.get(core.top.name, 0) + np.sum(copies, axis=1)
-                self.mac_energy += (cost.energy_mac_pj * busy).sum(axis=1)
+                self.mac_energy += (cost.energy_mac_pj * shares).sum(axis=1)
 
 
 class _Memory:
