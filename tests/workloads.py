@@ -6,7 +6,7 @@ import pandas as pd
 
 from traincost.workload import LOOP_DIMS, Workload
 
-__all__ = ["conv_relu_workload"]
+__all__ = ["conv_relu_workload", "conv_workload"]
 
 
 def conv_relu_workload(*, relu: bool = True) -> Workload:
@@ -46,3 +46,39 @@ def conv_relu_workload(*, relu: bool = True) -> Workload:
         )
     frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv_relu"})
+
+
+def conv_workload(
+    *, batch: int, channels_in: int, channels_out: int, input_hw: int, kernel: int = 1, stride: int = 1, dilation: int = 1
+) -> Workload:
+    """One square convolution on 1-byte elements, no padding: tensors 0 input, 1 weight, 2 output (the step's)."""
+    out_hw = (input_hw - dilation * (kernel - 1) - 1) // stride + 1
+    dims = {"B": batch, "K": channels_out, "C": channels_in, "OY": out_hw, "OX": out_hw, "FY": kernel, "FX": kernel, "G": 1}
+    window = {"stride_y": stride, "stride_x": stride, "dilation_y": dilation, "dilation_x": dilation}
+    macs = batch * channels_out * channels_in * out_hw * out_hw * kernel * kernel
+    ops = [
+        {"op": 0, "name": "conv", "op_type": "Conv", "kind": "conv", "phase": "forward", "layer": "conv"}
+        | dims
+        | window
+        | {"macs": macs, "elementwise_ops": 0, "inputs": [0, 1], "outputs": [2]}
+    ]
+    shapes = {
+        "x": [batch, channels_in, input_hw, input_hw],
+        "w": [channels_out, channels_in, kernel, kernel],
+        "y": [batch, channels_out, out_hw, out_hw],
+    }
+    kinds = {"x": "input", "w": "weight", "y": "output"}
+    tensors = [
+        {
+            "tensor": t,
+            "name": name,
+            "kind": kinds[name],
+            "shape": shape,
+            "bytes": int(pd.Series(shape).prod()),
+            "producer": 0 if name == "y" else -1,
+            "consumers": [] if name == "y" else [0],
+        }
+        for t, (name, shape) in enumerate(shapes.items())
+    ]
+    frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
+    return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv"})

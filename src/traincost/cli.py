@@ -213,7 +213,9 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         raise ConfigError(f"--shard: expected INDEX/COUNT such as 0/4, got {args.shard!r}")
     workload = Workload.read(args.ops, args.tensors)
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
-    plan = SchedulePlan.from_mode(args.mode, fused=fused, resident_fraction=args.resident_fraction)
+    plan = SchedulePlan.from_mode(
+        args.mode, fused=fused, resident_fraction=args.resident_fraction, mapping_objective=args.mapping_objective
+    )
     grid = _json_object(args.grid, "--grid")
     table = evaluate_sweep(
         workload,
@@ -583,6 +585,12 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
     cmd.add_argument("--resident-fraction", type=fraction, default=0.5, help="share of a core's top memory that keeps tensors")
+    cmd.add_argument(
+        "--mapping-objective",
+        default="edp",
+        choices=["latency", "energy", "edp"],
+        help="what the per-op choice of loop order at a core's top memory minimises",
+    )
     cmd.add_argument("--shard", default="0/1", help="INDEX/COUNT: evaluate one contiguous slice of the grid")
     cmd.add_argument("--max-configs", type=positive_int, help="refuse a grid of more configurations (default 1,000,000)")
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")

@@ -17,6 +17,10 @@ B K C OY OX FY FX G  loop dimensions in ZigZag naming. Convolutions and their gr
                    the loop nest of the forward convolution they compute or differentiate
                    (so MACs = B·K·C·OY·OX·FY·FX·G for all three); a GEMM (M×C)·(C×N) with
                    batch count b is B=b, OY=M, K=N, C=C. Other ops: all 1.
+stride_y stride_x  the convolution's window geometry (optional; 1 where absent): input pixel
+dilation_y         ``stride · o + dilation · f`` feeds output pixel ``o`` through filter tap ``f``,
+dilation_x         so a strided or dilated window touches fewer distinct input pixels. Carried by
+                   conv, conv_dgrad and conv_wgrad as by their forward convolution; 1 elsewhere
 macs               multiply-accumulates
 elementwise_ops    non-MAC arithmetic (one per element per elementary operation)
 inputs, outputs    tensor ids
@@ -52,6 +56,7 @@ from traincost.workload_check import check_tables
 __all__ = [
     "Workload",
     "LOOP_DIMS",
+    "WINDOW_COLUMNS",
     "OP_KINDS",
     "PHASES",
     "STEP_PHASES",
@@ -61,6 +66,7 @@ __all__ = [
 ]
 
 LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
+WINDOW_COLUMNS = ("stride_y", "stride_x", "dilation_y", "dilation_x")
 OP_KINDS = (
     "conv",
     "conv_dgrad",
@@ -153,6 +159,7 @@ class Workload:
             tensors_path=tensors_path,
             vocabularies={"op_kind": OP_KINDS, "phase": PHASES, "tensor_kind": TENSOR_KINDS},
             loop_dims=LOOP_DIMS,
+            window_columns=WINDOW_COLUMNS,
         )
         return cls(ops=ops, tensors=tensors, meta=meta)
 

@@ -21,7 +21,10 @@ from traincost.errors import GraphError
 __all__ = ["check_tables"]
 
 _INTEGER_COLUMNS = {
-    "ops": ("op", "B", "K", "C", "OY", "OX", "FY", "FX", "G", "macs", "elementwise_ops"),
+    "ops": (
+        *("op", "B", "K", "C", "OY", "OX", "FY", "FX", "G", "macs", "elementwise_ops"),
+        *("stride_y", "stride_x", "dilation_y", "dilation_x"),
+    ),
     "tensors": ("tensor", "dtype_bytes", "bytes", "producer", "updates"),
 }
 
@@ -34,6 +37,7 @@ def check_tables(
     tensors_path: str | os.PathLike[str],
     vocabularies: dict[str, Sequence[str]],
     loop_dims: Sequence[str],
+    window_columns: Sequence[str] = (),
 ) -> None:
     """Raise ``GraphError`` on the first value of ``ops`` / ``tensors`` the IR does not allow.
 
@@ -41,12 +45,15 @@ def check_tables(
         vocabularies: the allowed values of ``ops.kind``, ``ops.phase`` and ``tensors.kind``, keyed
             ``op_kind``, ``phase`` and ``tensor_kind``.
         loop_dims: the loop-dimension columns (each ≥ 1 where present).
+        window_columns: the optional stride and dilation columns (each ≥ 1 where present).
     """
     op_table, tensor_table = _Table(ops, ops_path, "ops", "op"), _Table(tensors, tensors_path, "tensors", "tensor")
     for table in (op_table, tensor_table):
         table.check_shape()
     for column in loop_dims:
         op_table.at_least(column, 1, "a loop dimension ≥ 1")
+    for column in window_columns:
+        op_table.at_least(column, 1, "a stride or dilation ≥ 1")
     for column in ("macs", "elementwise_ops"):
         op_table.at_least(column, 0, "a count ≥ 0")
     if all(column in ops.columns for column in loop_dims):

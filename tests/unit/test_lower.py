@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from traincost.cost import op_table
 from traincost.frontend.lower import lower
 from traincost.workload import LOOP_DIMS, OP_KINDS, PHASES, TENSOR_KINDS, Workload
 
@@ -111,3 +112,20 @@ def test_training_graph_size(chain) -> None:
     counts = ops["phase"].value_counts()
     assert 400 <= counts["forward"] + counts["backward"] <= 1200
     assert counts["optimizer"] == 62 * 2  # SGD: Mul and Sub per parameter
+
+
+def test_strided_convolutions_carry_their_stride_through_all_three_passes(chain) -> None:
+    workload = chain("resnet18_cifar", 2).workload
+    ops = workload.ops
+    shortcut = ops[(ops["layer"] == "stages/stages.1/stages.1.0/shortcut/shortcut.0/Conv") & ops["kind"].str.startswith("conv")]
+    assert sorted(shortcut["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
+    assert (shortcut[["stride_y", "stride_x"]] == 2).all().all() and (shortcut[["dilation_y", "dilation_x"]] == 1).all().all()
+    plain = ops[ops["kind"].isin(["gemm", "eltwise"])]
+    assert (plain[["stride_y", "stride_x", "dilation_y", "dilation_x"]] == 1).all().all()
+    # the 1x1 stride-2 shortcut reads a quarter of its 2x64x32x32 input, forward and in its weight gradient;
+    # the data gradient reads all of dY (2x128x16x16)
+    table = op_table(workload)
+    rows = {table.kind[i]: i for i in np.flatnonzero(np.isin(table.op, shortcut["op"].to_numpy()))}
+    assert table.x_elems[rows["conv"]] == 2 * 64 * 16 * 16
+    assert table.x_elems[rows["conv_wgrad"]] == 2 * 64 * 16 * 16
+    assert table.x_elems[rows["conv_dgrad"]] == 2 * 128 * 16 * 16

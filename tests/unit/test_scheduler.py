@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.workloads import conv_relu_workload
+from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import op_table
+from traincost.cost.core_cost import MAPPINGS
+from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, load_hardware
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.evaluate import evaluate_sweep
@@ -34,11 +36,14 @@ def test_hand_computed_conv_then_relu_layer_by_layer() -> None:
     assert row.latency_cycles == pytest.approx(69 + 16)
     assert row.offchip_bytes == 16 + 64 + 64
     assert row.bus_bytes == 80 + 64 + 64
-    # energy: conv internal 1248, relu internal 1056; moving x,w in: 80 B x (8 pJ off chip + 0.5 bus + 2 local write);
-    # y over the bus into the vector memory: 64 B x (0.5 + 4); z out: 64 B x (8 + 0.5 + 4 read from vector memory)
-    assert row.energy_pj == pytest.approx(1248 + 1056 + 80 * 10.5 + 64 * 4.5 + 64 * 12.5)
+    # energy: conv internal 256 MACs + 32 rf + 672 local = 960, relu internal 32 + 512 = 544 (test_core_cost);
+    # moving x,w in: 80 B x (8 pJ off chip + 0.5 bus + 2 local write); y out of the local memory, over the bus,
+    # into the vector memory: 64 B x (2 + 0.5 + 4); z out: 64 B x (4 read from vector memory + 0.5 + 8)
+    assert row.energy_pj == pytest.approx(960 + 544 + 80 * 10.5 + 64 * 6.5 + 64 * 12.5)
     assert row.energy_offchip_pj == 144 * 8 and row.energy_bus_pj == 208 * 0.5
-    assert row.energy_local_pj == pytest.approx(960 + 80 * 2)  # the conv's accesses plus writing x and w in
+    # each access once: the conv's own, x and w written in, y read out for the relu
+    assert row.energy_local_pj == pytest.approx(672 + 80 * 2 + 64 * 2)
+    assert row.energy_vector_memory_pj == pytest.approx(512 + 64 * 4 + 64 * 4)
     ops = cost.ops.set_index("op")
     assert ops.loc[1, "start_cycles"] == ops.loc[0, "end_cycles"] == pytest.approx(69)
 
@@ -173,3 +178,14 @@ def test_more_shards_than_configurations_leave_some_empty_and_concat_to_the_grid
     assert [len(part) for part in parts] == [0, 1, 0, 1, 1]
     assert all(list(part.columns) == list(whole.columns) for part in parts)
     pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+
+
+def test_the_per_op_table_records_each_mac_ops_mapping() -> None:
+    hw = load_hardware(TINY)
+    cost = schedule(op_table(conv_relu_workload()), hw, SchedulePlan(), per_op=True).ops.set_index("op")
+    assert cost.loc[0, "mapping"] in MAPPINGS and cost.loc[1, "mapping"] == ""
+    # a conv whose weights do not fit the local memory's share but whose input does keeps the input resident
+    wide = conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=2)
+    assert schedule(op_table(wide), hw, SchedulePlan(), per_op=True).ops["mapping"].iloc[0] == "input_resident"
+    with pytest.raises(ConfigError, match="mapping objective"):
+        SchedulePlan(mapping_objective="throughput")

@@ -97,6 +97,7 @@ rule hardware_sweep_shard:
         mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
         fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
         resident=lambda w: sweep(w).get("resident_fraction", 0.5),
+        objective=lambda w: sweep(w).get("mapping_objective", "edp"),
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
@@ -108,7 +109,7 @@ rule hardware_sweep_shard:
     shell:
         "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
-        "--resident-fraction {params.resident} --shard {wildcards.index}/{wildcards.shards} {params.max_configs} "
+        "--resident-fraction {params.resident} --mapping-objective {params.objective} --shard {wildcards.index}/{wildcards.shards} {params.max_configs} "
         "--out {output.table} > {log} 2>&1"
 
 

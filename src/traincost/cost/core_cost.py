@@ -10,17 +10,31 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    operand (S for weight-stationary, O for output-stationary) grows the tile to fill its share of
    the level (capacity / operands kept there): weight-stationary first takes all of R (so no partial
    sums), then as much of N as fits; output-stationary takes a square-ish M×N block.
-3. **Traffic at each boundary** (child tile → parent), in elements per group:
-   weight-stationary: S once; X once per N-tile; O written once per R-tile and read back (partial
-   sums) one time fewer. Output-stationary: O once; S once per M-tile; X once per N-tile. The
-   streamed operand is counted as its im2col (M·R) at the PE array and as the unique tensor above
-   it (a tile that holds the whole filter window reuses the overlap).
-4. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write).
-5. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
+3. **A mapping per op at the core's top memory.** Below the top memory the loop order is the core's
+   dataflow. At the top memory (when it keeps W, I and O) the outer loop order is chosen per op and
+   per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
+   stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
+   tile stays while every input row streams past it), ``input_resident`` (an input block, all of R,
+   stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
+   M×N output block stays until complete: no partial sums leave). Each candidate's tile grows to the
+   top memory's share for its resident operand; the best by the objective (latency, energy or EDP of
+   the op with its external bytes fetched from off chip, ``ExternalPath``) is kept and recorded in
+   ``CoreOpCost.mapping``.
+4. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
+   at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
+   back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
+   O resident, O once, S once per M-tile, X once per N-tile. The streamed operand is counted as its
+   im2col (M·R) at the PE array and as the input pixels its windows touch above it (a tile that
+   holds the whole filter window reuses the overlap; a strided window skips pixels,
+   ``optable.window_span``).
+5. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write).
+6. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load).
 
 The outermost boundary (core ↔ bus/off-chip, or a tensor already resident in the core) is returned
-as traffic, not costed: where the data comes from is the scheduler's business.
+as traffic (``ext_in_bytes``, ``ext_write_bytes``) and not costed here, not even its write into or
+read out of the top memory: where the data comes from is the scheduler's business, and the scheduler
+charges each byte that crosses it once, at the top memory, the bus and off chip.
 
 Element-wise ops on a SIMD core (``simd_cost``): ``ceil(elementwise_ops / lanes)`` cycles, every
 input and output element passes each level that keeps it once (no reuse), ``e_op`` per operation.
@@ -33,11 +47,46 @@ from dataclasses import dataclass
 import numpy as np
 
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
-from traincost.hardware.spec import Core
+from traincost.errors import ConfigError
+from traincost.hardware.spec import Core, HardwareSpec
 
-__all__ = ["CoreOpCost", "mac_cost", "simd_cost"]
+__all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
 _BITS = 8.0
+# the outer loop order at a core's top memory: which operand stays resident there
+MAPPINGS = ("weight_resident", "input_resident", "output_resident")
+_RESIDENT = {"weight_resident": "W", "input_resident": "I", "output_resident": "O"}
+OBJECTIVES = ("latency", "energy", "edp")
+_TIE = 1e-9  # candidates within this relative margin of the best are tied; the secondary metric decides
+
+
+def check_objective(objective: str) -> str:
+    """``objective`` if it is one of ``OBJECTIVES``.
+
+    Raises:
+        ConfigError: any other value.
+    """
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"mapping objective {objective!r}: expected one of {', '.join(OBJECTIVES)}")
+    return objective
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalPath:
+    """What a byte from outside a core costs on its way in, per configuration: the mapping choice's price of
+    external traffic (off chip, over the bus, written into the core's top memory)."""
+
+    bandwidth_bytes_per_cycle: np.ndarray
+    energy_pj_per_bit: np.ndarray
+
+    @classmethod
+    def of(cls, hardware: HardwareSpec, core: Core) -> ExternalPath:
+        """Off-chip memory over the bus into ``core``'s top memory."""
+        offchip, bus = hardware.offchip, hardware.bus
+        return cls(
+            bandwidth_bytes_per_cycle=np.minimum(offchip.bandwidth_bytes_per_cycle, bus.bandwidth_bytes_per_cycle),
+            energy_pj_per_bit=offchip.energy_pj_per_bit + bus.energy_pj_per_bit + core.top.write_energy_pj_per_bit,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +101,9 @@ class CoreOpCost:
     ext_in_bytes: dict[str, np.ndarray]  # into the top level from outside, per operand W, I, O (partial sums back)
     ext_write_bytes: np.ndarray  # out of the top level: outputs and partial sums
     core_shares: np.ndarray  # the op's work in units of one core's share: D / ceil(D / split), at most split
+    mapping: np.ndarray  # index into MAPPINGS of the loop order chosen at the top memory (-1: not a MAC op)
+    level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
+    level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
 
 
 class _Levels:
@@ -61,6 +113,16 @@ class _Levels:
         self.core = core
         self.reads = [np.zeros(shape) for _ in core.levels]
         self.writes = [np.zeros(shape) for _ in core.levels]
+
+    def bytes_by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Bytes read from and written into each memory (levels sharing a memory added up)."""
+        reads: dict[str, np.ndarray] = {}
+        writes: dict[str, np.ndarray] = {}
+        for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
+            name = level.memory.name
+            reads[name] = reads.get(name, 0) + rd
+            writes[name] = writes.get(name, 0) + wr
+        return reads, writes
 
     def energy_pj(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -127,7 +189,16 @@ class _Gemm:
         )
 
 
-def mac_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int, split: np.ndarray | None = None) -> CoreOpCost:
+def mac_cost(
+    core: Core,
+    table: OpTable,
+    index: np.ndarray,
+    *,
+    word_bytes: int,
+    split: np.ndarray | None = None,
+    external: ExternalPath | None = None,
+    objective: str = "edp",
+) -> CoreOpCost:
     """Cost of the MAC ops ``index`` of ``table`` on one instance of ``core``.
 
     Args:
@@ -139,7 +210,12 @@ def mac_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int, 
             (tensor parallelism); the cost is that of one of those cores (the largest share), and
             ``core_shares`` says how many such shares the op's work fills (D / ceil(D / split): fewer
             than ``split`` when D is smaller, fractional when it does not divide evenly). Default 1.
+        external: the price of a byte from outside; with it, the loop order at the top memory is chosen
+            per op among ``MAPPINGS`` (when the top memory keeps every operand); without it, the core's
+            dataflow decides.
+        objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
     """
+    check_objective(objective)
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     gemm = _Gemm.of(table, index, split)
@@ -150,38 +226,123 @@ def mac_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int, 
 
     tiles = _tiles(core, gemm, table.kind[index], unroll, word_bytes)
     levels = _Levels(core, compute.shape)
-    ext_in: dict[str, np.ndarray] = {}
-    ext_write = np.zeros_like(compute)
+    outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
+        outermost[operand] = holders[-1] if holders else None
         child = None  # None = the PE array
-        for parent in [*holders, None]:
+        for parent in holders:
             tile = tiles[0 if child is None else child + 1]
             down, up = (
-                v * gemm.groups * word_bytes for v in _traffic(core.dataflow, gemm, operand, tile, at_array=child is None)
+                v * gemm.groups * word_bytes
+                for v in _traffic(_NATIVE[core.dataflow], gemm, operand, tile, at_array=child is None)
             )
             if child is not None:
                 levels.writes[child] += down
                 levels.reads[child] += up
-            if parent is None:
-                ext_in[operand] = np.broadcast_to(down, compute.shape).copy()
-                ext_write += up
-            else:
-                levels.reads[parent] += down
-                levels.writes[parent] += up
+            levels.reads[parent] += down
+            levels.writes[parent] += up
             child = parent
+
+    latency = np.maximum(compute, levels.cycles())
     stationary = "O" if core.dataflow == "output_stationary" else "W"
-    fill = sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], word_bytes, stationary)
+    latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], word_bytes, stationary)
+    level_energy = levels.energy_pj()
+    internal_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_energy.values())
+    candidates = _external_traffic(core, gemm, tiles, outermost, word_bytes, choose=external is not None)
+    names = list(candidates)
+    pick = np.zeros(compute.shape, dtype=np.int64)
+    if len(names) > 1 and external is not None:
+        pick = _best(
+            [sum(candidates[name][0].values()) + candidates[name][1] for name in names],
+            latency=latency,
+            energy_pj=internal_pj,
+            external=external,
+            objective=objective,
+        )
+    ext_in = {op: _choose([candidates[name][0][op] for name in names], pick) for op in ("W", "I", "O")}
+    ext_write = _choose([candidates[name][1] for name in names], pick)
+    reads, writes = levels.bytes_by_memory()
     return CoreOpCost(
-        latency_cycles=np.maximum(compute, levels.cycles()) + fill,
+        latency_cycles=latency,
         compute_cycles=compute,
         utilization=gemm.macs / (compute * core.pes[:, None]),
         energy_mac_pj=gemm.macs * core.mac_energy_pj[:, None],
-        energy_level_pj=levels.energy_pj(),
+        energy_level_pj=level_energy,
         ext_in_bytes=ext_in,
         ext_write_bytes=ext_write,
         core_shares=gemm.core_shares,
+        mapping=np.asarray([MAPPINGS.index(name) for name in names])[pick],
+        level_read_bytes=reads,
+        level_write_bytes=writes,
     )
+
+
+_NATIVE = {"weight_stationary": "weight_resident", "output_stationary": "output_resident", "simd": "weight_resident"}
+_Traffic = tuple[dict[str, np.ndarray], np.ndarray]  # bytes into the core per operand, bytes out of it
+
+
+def _external_traffic(
+    core: Core, gemm: _Gemm, tiles: list[_Tile], outermost: dict[str, int | None], word_bytes: int, *, choose: bool
+) -> dict[str, _Traffic]:
+    """Per candidate mapping, the bytes that cross the core's outer boundary (the native mapping first).
+
+    An operand crosses it at its outermost holder, with that level's tile, in the loop order of the
+    mapping when the holder is the top memory. The candidates other than the dataflow's own are tried only
+    when the top memory keeps all three operands (then their resident tile can grow there)."""
+    top = len(core.levels) - 1
+    native = _NATIVE[core.dataflow]
+    names = [native]
+    if choose and all(outermost[op] == top for op in ("W", "I", "O")):
+        names += [name for name in MAPPINGS if name != native]
+    out: dict[str, _Traffic] = {}
+    for name in names:
+        top_tile = tiles[-1] if name == native else _resident_tile(core, gemm, tiles[-2], _RESIDENT[name], word_bytes)
+        ext_in: dict[str, np.ndarray] = {}
+        ext_write = np.zeros_like(gemm.macs)
+        for operand, holder in outermost.items():
+            at_top = holder == top
+            tile = tiles[0] if holder is None else (top_tile if at_top else tiles[holder + 1])
+            order = name if at_top else native
+            down, up = (v * gemm.groups * word_bytes for v in _traffic(order, gemm, operand, tile, at_array=holder is None))
+            ext_in[operand] = np.broadcast_to(down, gemm.macs.shape).copy()
+            ext_write = ext_write + up
+        out[name] = (ext_in, ext_write)
+    return out
+
+
+def _best(
+    ext_bytes: list[np.ndarray], *, latency: np.ndarray, energy_pj: np.ndarray, external: ExternalPath, objective: str
+) -> np.ndarray:
+    """Per (configuration, op): the position in ``ext_bytes`` of the best candidate by ``objective``, its
+    external bytes fetched over ``external``; ties go to the secondary metric, then to the first candidate."""
+    moved = np.stack(ext_bytes)
+    cycles = np.maximum(latency[None], moved / external.bandwidth_bytes_per_cycle[None, :, None])
+    energy = energy_pj[None] + moved * _BITS * external.energy_pj_per_bit[None, :, None]
+    primary, secondary = {"latency": (cycles, energy), "energy": (energy, cycles), "edp": (cycles * energy, energy)}[objective]
+    tied = primary <= primary.min(axis=0) * (1 + _TIE)
+    return np.where(tied, secondary, np.inf).argmin(axis=0)
+
+
+def _choose(arrays: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
+    """Elementwise ``arrays[pick]``."""
+    return np.take_along_axis(np.stack(arrays), pick[None], axis=0)[0]
+
+
+def _resident_tile(core: Core, gemm: _Gemm, inner: _Tile, operand: str, word_bytes: int) -> _Tile:
+    """The top memory's tile when ``operand`` stays resident there, grown from the inner tile to the operand's
+    share of the top memory (its capacity over the operands it keeps)."""
+    level = core.levels[-1]
+    capacity = level.memory.size_bytes[:, None] / len(level.operands) / word_bytes
+    match operand:
+        case "W":
+            return _grow("weight_stationary", capacity, inner, gemm.full)
+        case "O":
+            return _grow("output_stationary", capacity, inner, gemm.full)
+    # an input block: all of R (so the window overlap is reused and no partial sums leave), as many rows
+    # of M as the share holds at the input elements per row the op reads
+    (m_t, n_t, _), (m, _, r) = inner, gemm.full
+    return np.clip(np.floor(capacity * m / gemm.x_unique), m_t, m), n_t, r
 
 
 def _tiles(core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray], word_bytes: int) -> list[_Tile]:
@@ -217,20 +378,23 @@ def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Til
     return m_t, n_new, r_new
 
 
-def _traffic(dataflow: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Elements per group over one boundary: (down = parent to child, up = child to parent)."""
+def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
+    child, up = child to parent)."""
     (tm, tn, tr), (m, n, r) = tile, gemm.full
     x_full = m * r  # the streamed operand as its im2col
     x = x_full if at_array else np.where(tr >= gemm.window, gemm.x_unique, x_full)
     zero = np.zeros_like(m)
-    if dataflow == "output_stationary":
-        return {"W": (gemm.s_elems * np.ceil(m / tm), zero), "I": (x * np.ceil(n / tn), zero), "O": (zero, gemm.o_elems)}[operand]
     r_tiles = np.ceil(r / tr)
-    return {
-        "W": (gemm.s_elems + zero, zero),
-        "I": (x * np.ceil(n / tn), zero),
-        "O": (gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles),
-    }[operand]
+    partial_sums = (gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles)
+    weights_per_row_tile = (gemm.s_elems * np.ceil(m / tm), zero)
+    inputs_per_column_tile = (x * np.ceil(n / tn), zero)
+    match order:
+        case "output_resident":
+            return {"W": weights_per_row_tile, "I": inputs_per_column_tile, "O": (zero, gemm.o_elems)}[operand]
+        case "input_resident":
+            return {"W": weights_per_row_tile, "I": (x + zero, zero), "O": partial_sums}[operand]
+    return {"W": (gemm.s_elems + zero, zero), "I": inputs_per_column_tile, "O": partial_sums}[operand]
 
 
 def _first_tile_cycles(core: Core, tile: _Tile, word_bytes: int, operand: str) -> np.ndarray:
@@ -259,10 +423,13 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int)
     for operand, moved in (("I", in_bytes), ("O", out_bytes)):
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
         for i in holders:
-            levels.reads[i] += moved
-            levels.writes[i] += moved
+            # inputs are read towards the lanes, outputs written from them; the outermost holder's write of
+            # an arriving input and read of a leaving output are the scheduler's (module docstring)
+            levels.reads[i] += moved * (operand == "I" or i != holders[-1])
+            levels.writes[i] += moved * (operand == "O" or i != holders[-1])
     latency = np.maximum(compute, levels.cycles())
     busy = np.divide(ops, compute * lanes, out=np.zeros(shape), where=compute > 0)
+    reads, writes = levels.bytes_by_memory()
     return CoreOpCost(
         latency_cycles=latency,
         compute_cycles=compute,
@@ -272,4 +439,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int)
         ext_in_bytes={"I": in_bytes.copy()},
         ext_write_bytes=out_bytes.copy(),
         core_shares=np.ones(shape),
+        mapping=np.full(shape, -1),
+        level_read_bytes=reads,
+        level_write_bytes=writes,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "ROLES",
     "VIEW_OP_TYPES",
     "SPLIT_DIM",
+    "window_span",
 ]
 
 MAC_KINDS = ("conv", "conv_dgrad", "conv_wgrad", "gemm", "matmul")
@@ -67,7 +69,7 @@ class OpTable:
     groups: np.ndarray
     window: np.ndarray  # filter taps FY·FX that the streamed operand slides over (1 for GEMMs)
     s_elems: np.ndarray  # stationary-like operand (input 1) elements
-    x_elems: np.ndarray  # streamed operand (input 0) elements
+    x_elems: np.ndarray  # streamed operand (input 0) elements the op reads: the pixels its windows touch
     o_elems: np.ndarray  # output elements
     in_elems: np.ndarray  # all inputs that are not constants (element-wise ops)
     x_tensor: np.ndarray  # tensor id of the streamed operand (MAC ops), -1 if none
@@ -122,6 +124,9 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
     constant = kinds == "constant"
     rows = np.ones(n_tensors, dtype=np.int64)
     rows[tensors.index.to_numpy()] = [_row_extent(list(shape)) for shape in tensors["shape"]]
+    shapes: list[tuple[int, ...]] = [()] * n_tensors
+    for t, shape in zip(tensors.index.to_numpy(), tensors["shape"], strict=True):
+        shapes[t] = tuple(int(v) for v in shape)
 
     alias = np.arange(n_tensors)
     rows_in_phase = list(ops.itertuples(index=False))
@@ -132,7 +137,7 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
     dims = {d: np.array([getattr(row, d) for row in keep_rows], dtype=np.int64) for d in LOOP_DIMS}
     macs = np.array([row.macs for row in keep_rows], dtype=np.float64)
 
-    gemm = _gemm_views(keep_rows, dims=dims, macs=macs, elems=elems, alias=alias, constant=constant)
+    gemm = _gemm_views(keep_rows, dims=dims, macs=macs, elems=elems, shapes=shapes, alias=alias, constant=constant)
     in_elems = np.array([sum(elems[t] for t in ids) for ids in inputs], dtype=np.float64)
     o_elems = np.where(np.isin(kind, MAC_KINDS), gemm["o_elems"], [sum(elems[t] for t in ids) for ids in outputs])
 
@@ -198,7 +203,14 @@ def last_uses(inputs: Sequence[Sequence[int]], n_tensors: int) -> np.ndarray:
 
 
 def _gemm_views(
-    rows: list, *, dims: dict[str, np.ndarray], macs: np.ndarray, elems: np.ndarray, alias: np.ndarray, constant: np.ndarray
+    rows: list,
+    *,
+    dims: dict[str, np.ndarray],
+    macs: np.ndarray,
+    elems: np.ndarray,
+    shapes: Sequence[tuple[int, ...]],
+    alias: np.ndarray,
+    constant: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """M, N, R, groups, window and operand sizes of every MAC op (1 and 0 for the others)."""
     size = len(rows)
@@ -217,11 +229,42 @@ def _gemm_views(
         groups = max(1.0, round(s_elems / (n * r)))
         out["n"][i], out["r"][i], out["groups"][i], out["s_elems"][i] = n, r, groups, s_elems
         out["m"][i] = max(1.0, macs[i] / (n * r * groups))
-        out["x_elems"][i] = elems[ins[0]]
+        out["x_elems"][i] = _touched_elems(row, int(elems[ins[0]]), shapes[ins[0]], dims, i)
         out["o_elems"][i] = elems[row.outputs[0]]
         out["window"][i] = dims["FY"][i] * dims["FX"][i] if row.kind in ("conv", "conv_dgrad") else 1
         out["x_tensor"][i], out["s_tensor"][i] = operand_tensors(ins, alias, constant)
     return out
+
+
+def window_span(stride: int, outputs: int, dilation: int, taps: int) -> int:
+    """Distinct input positions ``stride · o + dilation · f`` for ``o < outputs``, ``f < taps``.
+
+    The size of a partially relevant dimension, which ZigZag's ``calc_pr_dimension_size`` gives in closed
+    form (that form over-counts when windows do not overlap, e.g. one output of a dilated filter); counted
+    exactly here, once per op. A 1×1 convolution of stride 2 over 56 rows touches 28 of them.
+    """
+    positions = stride * np.arange(outputs)[:, None] + dilation * np.arange(taps)[None, :]
+    touched = np.zeros(stride * (outputs - 1) + dilation * (taps - 1) + 1, dtype=bool)
+    touched[positions.ravel()] = True
+    return int(touched.sum())
+
+
+def _touched_elems(row: Any, elems: int, shape: tuple[int, ...], dims: dict[str, np.ndarray], i: int) -> int:
+    """The elements of a convolution's streamed input (``elems`` of ``shape``, N×C×H×W or N×C×L) its windows read.
+
+    The forward convolution and its weight gradient read the input pixels the strided, dilated windows
+    touch (at most the tensor's: padding is not read); the data gradient streams dY, all of which it reads.
+    """
+    if row.kind not in ("conv", "conv_wgrad") or len(shape) < 3:
+        return elems
+    extent = (1, *shape[2:]) if len(shape) == 3 else shape[2:4]
+    touched = 1
+    for axis, size in zip("YX", extent, strict=True):
+        out, taps = int(dims[f"O{axis}"][i]), int(dims[f"F{axis}"][i])
+        lower = axis.lower()
+        span = window_span(int(getattr(row, f"stride_{lower}", 1)), out, int(getattr(row, f"dilation_{lower}", 1)), taps)
+        touched *= min(size, span)
+    return elems // max(1, extent[0] * extent[1]) * touched
 
 
 def operand_tensors(ins: Sequence[int], alias: np.ndarray, constant: np.ndarray) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from traincost.errors import GraphError
 from traincost.frontend.decompose import is_primitive
 from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
 from traincost.frontend.shapes import TensorType, tensor_types
-from traincost.workload import LOOP_DIMS, Workload
+from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload
 
 __all__ = ["lower", "op_kind"]
 
@@ -133,6 +133,7 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
                 "phase": phase,
                 "layer": node_meta(node, LAYER_KEY) or "",
                 **dims,
+                **_window(node, kind),
                 "macs": macs,
                 "elementwise_ops": _elementwise_ops(node, kind, types),
                 "inputs": ins,
@@ -141,7 +142,7 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
         )
         phase_of_op.append(phase)
     ops = pd.DataFrame(rows)
-    ops = ops.astype({d: "int64" for d in (*LOOP_DIMS, "macs", "elementwise_ops")})
+    ops = ops.astype({d: "int64" for d in (*LOOP_DIMS, *WINDOW_COLUMNS, "macs", "elementwise_ops")})
 
     outputs = {v.name for v in graph.output}
     names = sorted(tensor_ids, key=tensor_ids.__getitem__)
@@ -254,6 +255,24 @@ def _loops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> 
         case _:
             return dims, 0
     return dims, math.prod(dims.values())
+
+
+def _window(node: onnx.NodeProto, kind: str) -> dict[str, int]:
+    """Stride and dilation of the forward convolution a conv op computes or differentiates (1 elsewhere).
+
+    The weight gradient is lowered from the Conv of Xᵀ with dYᵀ whose dilations are the forward strides
+    and whose strides are the forward dilations (``gradient_rules``); the data gradient is a
+    ConvTranspose with the forward strides and dilations.
+    """
+    strides, dilations = _ints(node, "strides"), _ints(node, "dilations")
+    if kind == "conv_wgrad":
+        strides, dilations = dilations, strides
+    if kind not in ("conv", "conv_dgrad", "conv_wgrad"):
+        strides, dilations = [1], [1]
+    # a 1-D convolution runs along x (``_spatial``); an absent attribute is 1 on every axis
+    stride_y, stride_x = ([1, *strides] if len(strides) == 1 else strides)[:2]
+    dilation_y, dilation_x = ([1, *dilations] if len(dilations) == 1 else dilations)[:2]
+    return {"stride_y": stride_y, "stride_x": stride_x, "dilation_y": dilation_y, "dilation_x": dilation_x}
 
 
 def _spatial(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traincost.config_files import read_json
+from traincost.cost.core_cost import check_objective
 from traincost.errors import ConfigError
 
 __all__ = ["SchedulePlan", "read_fused_groups", "MODES"]
@@ -28,14 +29,18 @@ class SchedulePlan:
             start on the first tile of their producer.
         resident_fraction: share of each core's top memory that may hold tensors between ops
             (the rest is working space for the tiles of the running op).
+        mapping_objective: what the per-op choice of loop order at a core's top memory minimises
+            (``latency``, ``energy`` or ``edp``; ``traincost.cost.core_cost``).
     """
 
     pipeline: bool = True
     tensor_parallel: bool = True
     fused: tuple[tuple[int, ...], ...] = ()
     resident_fraction: float = 0.5
+    mapping_objective: str = "edp"
 
     def __post_init__(self) -> None:
+        check_objective(self.mapping_objective)
         if not 0.0 <= self.resident_fraction <= 1.0:
             raise ConfigError(f"resident_fraction: {self.resident_fraction} is not in [0, 1]")
         seen: set[int] = set()
@@ -46,17 +51,25 @@ class SchedulePlan:
             seen.update(group)
 
     @classmethod
-    def from_mode(cls, mode: str, *, fused: tuple[tuple[int, ...], ...] = (), resident_fraction: float = 0.5) -> SchedulePlan:
+    def from_mode(
+        cls,
+        mode: str,
+        *,
+        fused: tuple[tuple[int, ...], ...] = (),
+        resident_fraction: float = 0.5,
+        mapping_objective: str = "edp",
+    ) -> SchedulePlan:
         """A plan by name: layer_by_layer, pipeline, tensor, pipeline_tensor."""
+        options = {"fused": fused, "resident_fraction": resident_fraction, "mapping_objective": mapping_objective}
         match mode:
             case "layer_by_layer":
-                return cls(pipeline=False, tensor_parallel=False, fused=fused, resident_fraction=resident_fraction)
+                return cls(pipeline=False, tensor_parallel=False, **options)
             case "pipeline":
-                return cls(pipeline=True, tensor_parallel=False, fused=fused, resident_fraction=resident_fraction)
+                return cls(pipeline=True, tensor_parallel=False, **options)
             case "tensor":
-                return cls(pipeline=False, tensor_parallel=True, fused=fused, resident_fraction=resident_fraction)
+                return cls(pipeline=False, tensor_parallel=True, **options)
             case "pipeline_tensor":
-                return cls(pipeline=True, tensor_parallel=True, fused=fused, resident_fraction=resident_fraction)
+                return cls(pipeline=True, tensor_parallel=True, **options)
         raise ConfigError(f"schedule mode {mode!r}: expected one of {', '.join(MODES)}")
 
 

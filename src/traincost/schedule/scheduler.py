@@ -10,7 +10,9 @@ Ops are visited once, in program order (a topological order), and for every conf
    core's top memory while they fit in its resident share; what does not fit spills off chip (and
    its partial sums with it). A tensor read from off chip stays cached if it fits and is read
    again. Updated parameters, optimizer states and the loss are always written off chip.
-   A tensor leaves memory after its last reader.
+   A tensor leaves memory after its last reader. Every byte that crosses a core's boundary is charged
+   here, once: written into the top memory it arrives in, read out of the top memory it leaves (another
+   core's, for a resident tensor sent over the bus); the per-op core cost charges only what moves inside.
 3. **Time.** An op starts when its inputs are ready and its core is free (in layer-by-layer mode,
    when the previous op has finished). Its duration is the longest of its core-internal latency,
    its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth. Inside
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from traincost.cost.core_cost import mac_cost, simd_cost
+from traincost.cost.core_cost import MAPPINGS, ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
@@ -109,6 +111,7 @@ class _Static:
 
     core_of: np.ndarray
     pool_of_core: tuple[int, ...]
+    pool_memory: dict[int, str]  # per pool: the name of the memory it is
     producer: np.ndarray  # per tensor: table index of the op that makes it, -1 for graph inputs
     group_of: np.ndarray  # per op: fused group index or -1
     tiles_of_group: np.ndarray
@@ -148,6 +151,7 @@ class _Static:
         return cls(
             core_of=core_of,
             pool_of_core=tuple(pool_of_core),
+            pool_memory={pool: hardware.cores[k].top.name for k, pool in enumerate(pool_of_core)},
             producer=producer,
             group_of=group_of,
             tiles_of_group=tiles,
@@ -168,6 +172,7 @@ class _OpCosts:
         self.psum = np.zeros(shape)
         self.out = np.zeros(shape)
         self.busy_pe_cycles = np.zeros(shape)
+        self.mapping = np.full(shape, -1)
         self.level_energy: dict[str, np.ndarray] = {}
         self.mac_energy = np.zeros(hardware.n_configs)
         mac = table.is_mac
@@ -179,7 +184,16 @@ class _OpCosts:
                 copies = np.zeros((hardware.n_configs, len(index)))
                 if is_mac:
                     split = core.count if plan.tensor_parallel else np.ones_like(core.count)
-                    cost = mac_cost(core, table, index, word_bytes=hardware.word_bytes, split=split)
+                    cost = mac_cost(
+                        core,
+                        table,
+                        index,
+                        word_bytes=hardware.word_bytes,
+                        split=split,
+                        external=ExternalPath.of(hardware, core),
+                        objective=plan.mapping_objective,
+                    )
+                    self.mapping[:, index] = cost.mapping
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
@@ -220,6 +234,9 @@ class _Memory:
         self.held = np.zeros((n_cfg, len(self.sizes)), dtype=np.float32)  # on-chip bytes a tensor occupies
         self.spilled = np.zeros((n_cfg, len(self.sizes)), dtype=np.float32)  # off-chip bytes of a live temporary
         self.occupancy = np.zeros((n_cfg, n_pools))
+        self.read_pj_per_bit = np.zeros((n_cfg, n_pools))  # reading a resident tensor out of a pool for another core
+        for k, core in enumerate(hw.cores):
+            self.read_pj_per_bit[:, static.pool_of_core[k]] = core.top.read_energy_pj_per_bit
         self.offchip_live = np.zeros(n_cfg)
         self.persistent_bytes = float(self.sizes[table.tensor_persistent].sum())
         self.peak_onchip = np.zeros(n_cfg)
@@ -255,13 +272,17 @@ class _Memory:
 
 
 class _Traffic:
-    """Bytes each op moves, per configuration: off chip, over the bus, read from and written to its core's top memory."""
+    """Bytes each op moves, per configuration: off chip, over the bus, read from and written to its core's top
+    memory; and the energy of reading its inputs out of other cores' top memories."""
 
-    def __init__(self, n_cfg: int, n_ops: int) -> None:
+    def __init__(self, n_cfg: int, n_ops: int, n_pools: int) -> None:
         self.offchip, self.bus, self.top_read, self.top_write = (np.zeros((n_cfg, n_ops)) for _ in range(4))
+        self.remote_read_pj = np.zeros((n_cfg, n_ops))
+        self.remote_read_pj_by_pool = np.zeros((n_cfg, n_pools))
 
-    def energy(self, hw: HardwareSpec, core_of: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def energy(self, hw: HardwareSpec, static: _Static) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Per op the energy of its data movement (pJ), and per place (offchip, bus, each memory) its total."""
+        core_of = static.core_of
         offchip = self.offchip * (_BITS * hw.offchip.energy_pj_per_bit)[:, None]
         bus = self.bus * (_BITS * hw.bus.energy_pj_per_bit)[:, None]
         read = np.stack([c.top.read_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
@@ -270,7 +291,9 @@ class _Traffic:
         totals = {"offchip": offchip.sum(axis=1), "bus": bus.sum(axis=1)} | {name: np.zeros(len(offchip)) for name in hw.memories}
         for k, core in enumerate(hw.cores):
             totals[core.top.name] = totals[core.top.name] + top[:, core_of == k].sum(axis=1)
-        return offchip + bus + top, totals
+        for pool, name in static.pool_memory.items():
+            totals[name] = totals[name] + self.remote_read_pj_by_pool[:, pool]
+        return offchip + bus + top + self.remote_read_pj, totals
 
 
 class _Clock:
@@ -326,7 +349,7 @@ def _run(
     costs = _OpCosts(table, hw, plan, static)
     memory = _Memory(table, hw, plan, static)
     clock = _Clock(table, hw, plan, static)
-    traffic = _Traffic(n_cfg, len(table))
+    traffic = _Traffic(n_cfg, len(table), memory.budget.shape[1])
     onchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
     offchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
     for i in range(len(table)):
@@ -343,7 +366,7 @@ def _run(
             memory.release(t)
 
     offchip_bytes, bus_bytes = traffic.offchip.sum(axis=1), traffic.bus.sum(axis=1)
-    energy_ext, moved_pj = traffic.energy(hw, static.core_of)
+    energy_ext, moved_pj = traffic.energy(hw, static)
     latency = np.maximum(
         clock.last,
         np.maximum(offchip_bytes / hw.offchip.bandwidth_bytes_per_cycle, bus_bytes / hw.bus.bandwidth_bytes_per_cycle),
@@ -380,6 +403,7 @@ def _run(
             "end_cycles": clock.end.ravel(),
             "latency_cycles": costs.latency.ravel(),
             "energy_pj": op_energy.ravel(),
+            "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             "onchip_bytes": onchip_timeline.ravel(),
             "offchip_bytes": offchip_timeline.ravel(),
         }
@@ -408,6 +432,12 @@ def _move_data(
         off_b += moved * away
         bus_b += moved * over_bus
         top_w += moved * over_bus
+        remote = ~away & over_bus  # read out of another core's top memory
+        if remote.any():
+            source = np.maximum(where, 0)
+            read_pj = moved * remote * _BITS * memory.read_pj_per_bit[memory.rows, source]
+            traffic.remote_read_pj[:, i] += read_pj
+            traffic.remote_read_pj_by_pool[memory.rows, source] += read_pj
         if table.last_use[t] > i:  # keep a fetched copy for later readers if it fits
             memory.keep(t, pool, away & memory.fits(t, pool), memory.sizes[t])
     for t in table.outputs[i]:
