@@ -228,3 +228,22 @@ def test_precisions_ports_instances_and_access_width_load(tmp_path: Path) -> Non
     one = hw.take(slice(1, 2))
     assert one.memories["local"].instances[0] == 6 and one.cores[0].precision_bits["partial_sums"].shape == (1,)
     assert one.memories["rf"].ports[0].bandwidth_bytes_per_cycle.shape == (1,)
+
+
+def test_every_hardware_schema_key_is_described() -> None:
+    schema = yaml.safe_load((REPO / "src/traincost/hardware/hardware.schema.yaml").read_text())
+    undocumented = []
+
+    def walk(node: object, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.get("properties", {}).items():
+                if "description" not in value:
+                    undocumented.append(f"{path}.{key}")
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path)
+
+    walk(schema, "")
+    assert not undocumented, undocumented
