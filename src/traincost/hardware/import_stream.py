@@ -103,9 +103,10 @@ def stream_hardware(
 def _core_path(file: Path, listed: object) -> Path:
     """A core file as Stream finds it: relative to the accelerator file, else in its ``cores`` folder."""
     beside = file.parent / str(listed)
-    return (
-        beside if beside.is_file() or not (file.parent / "cores" / str(listed)).is_file() else file.parent / "cores" / str(listed)
-    ).resolve()
+    in_cores = file.parent / "cores" / str(listed)
+    if not beside.is_file() and in_cores.is_file():
+        return in_cores.resolve()
+    return beside.resolve()
 
 
 def _compute_core(
