@@ -245,6 +245,31 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame
     )
 
 
+def hints(table: pd.DataFrame, *, band: float = 1.3) -> pd.Series:
+    """For a layer outside ``band`` on latency or energy, the measured differences that point at the cause."""
+
+    def one(row: pd.Series) -> str:
+        if max(abs(np.log(row.latency_ratio)), abs(np.log(row.energy_ratio))) <= np.log(band):
+            return ""
+        found = []
+        if row.G > 1:
+            found.append("depthwise/grouped")
+        dram = row.ours_dram_pj / row.zigzag_dram_pj if row.zigzag_dram_pj > 0 else np.inf
+        if abs(np.log(dram)) > np.log(band):
+            found.append(f"off-chip traffic ours/ZigZag {dram:.2f}")
+        serial = (row.zigzag_onloading_cycles + row.zigzag_offloading_cycles) / row.zigzag_cycles
+        if serial > 0.1:
+            found.append(f"ZigZag's serial first-tile load + last-tile store {serial:.0%} of its cycles")
+        if row.zigzag_spatial_utilization < 0.9 * row.ours_utilization:
+            found.append(
+                f"ZigZag unrolls less (spatial utilisation {row.zigzag_spatial_utilization:.2f} "
+                f"vs ours {row.ours_utilization:.2f})"
+            )
+        return "; ".join(found) or "none of the measured differences"
+
+    return table.apply(one, axis=1)
+
+
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per pair: median and worst layer ratio (worst as a factor either way) and the whole network's ratio."""
     rows = []
@@ -307,6 +332,7 @@ def main() -> None:
     table = pd.concat(parts, ignore_index=True)
     table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
     table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]
+    table["hint"] = hints(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(args.out)
     columns = [
@@ -317,7 +343,7 @@ def main() -> None:
         "latency_ratio",
         "energy_ratio",
         "ours_mapping",
-        "zigzag_spatial_utilization",
+        "hint",
     ]
     with pd.option_context("display.width", 220, "display.max_rows", 500, "display.float_format", "{:.3g}".format):
         print(table[columns].to_string(index=False))
