@@ -24,6 +24,7 @@ import pandas as pd
 
 from traincost import __version__
 from traincost.cli_cost import cost_commands
+from traincost.cli_hardware import hardware_commands
 from traincost.cli_mtrain import mtrain_commands
 from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
@@ -383,7 +384,15 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    groups = (_cost_commands, _optimize_commands, _checkpoint_commands, cost_commands, mtrain_commands, tiered_commands)
+    groups = (
+        _cost_commands,
+        _optimize_commands,
+        _checkpoint_commands,
+        cost_commands,
+        mtrain_commands,
+        tiered_commands,
+        hardware_commands,
+    )
     for add in (*groups, summary_commands):
         add(command)
     return parser

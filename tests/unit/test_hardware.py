@@ -110,6 +110,35 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["cores"][1]["runs"].append("conv"), ["cores[1].runs", "'conv'", "already run by core 'pe'"]),
         (lambda d: d["cores"][0].update(count=0.5), ["cores[0].count", "positive integer"]),
         (lambda d: d["cores"][0].update(memory=[]), ["cores[0].memory", "should be non-empty"]),
+        (
+            lambda d: d["memories"]["rf"].update(ports=[{"direction": "read", "bandwidth_bytes_per_cycle": 4}]),
+            ["memories.rf", "give ports or read_bandwidth_bytes_per_cycle", "not both"],
+        ),
+        (
+            lambda d: d["memories"]["rf"].pop("write_bandwidth_bytes_per_cycle"),
+            ["memories.rf", "write_bandwidth_bytes_per_cycle is missing"],
+        ),
+        (
+            lambda d: (
+                [d["memories"]["rf"].pop(k) for k in ("read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle")]
+                and d["memories"]["rf"].update(ports=[{"direction": "read", "bandwidth_bytes_per_cycle": 4}])
+            ),
+            ["memories.rf.ports", "no port can write"],
+        ),
+        (lambda d: d["memories"]["rf"].update(per_pe=True, instances=4), ["memories.rf", "instances or per_pe"]),
+        (lambda d: d["memories"]["rf"].update(instances=0), ["memories.rf.instances", "positive integer"]),
+        (lambda d: d["memories"]["rf"].update(min_access_bits=-8), ["memories.rf.min_access_bits", ">= 0"]),
+        (lambda d: d.update(precision_bits={"inputs": 8.5}), ["precision_bits.inputs", "positive integer"]),
+        (lambda d: d["cores"][0].update(precision_bits={"halves": 8}), ["cores[0].precision_bits", "halves"]),
+        (lambda d: d["offchip"].pop("energy_pj_per_bit"), ["offchip", "read_energy_pj_per_bit and write_energy_pj_per_bit"]),
+        (
+            lambda d: (
+                d["memories"]["vector_memory"].update(per_pe=True)
+                or d["cores"][0]["memory"].append({"level": "vector_memory", "operands": ["O"]})
+                or d["cores"][1]["pe_array"][0].update(size=8)
+            ),
+            ["memories.vector_memory.per_pe", "different numbers of PEs"],
+        ),
     ],
 )
 def test_bad_hardware_yaml_names_the_field(tmp_path: Path, edit, words: list[str]) -> None:
@@ -143,3 +172,78 @@ def test_the_grid_limit_is_checked_before_expansion_and_can_be_raised() -> None:
     with pytest.raises(ConfigError, match="6 configurations .* limit of 5"):
         expand_grid("t", defaults, grid, max_configs=5)
     assert len(expand_grid("t", defaults, grid, max_configs=6)) == 6
+
+
+def test_new_keys_default_to_todays_single_word_and_plain_ports() -> None:
+    hw = load_hardware(TINY)
+    pe, vector = hw.cores
+    for core in hw.cores:
+        assert {key: int(bits[0]) for key, bits in core.precision_bits.items()} == {
+            "inputs": 8,
+            "weights": 8,
+            "outputs": 8,
+            "partial_sums": 8,
+        }
+    rf = hw.memories["rf"]
+    assert rf.instances[0] == 1 and not rf.per_pe and rf.min_access_bits[0] == 0
+    assert [(port.direction, port.bandwidth_bytes_per_cycle[0]) for port in rf.ports] == [("read", 4), ("write", 4)]
+    assert hw.offchip.read_energy_pj_per_bit[0] == hw.offchip.write_energy_pj_per_bit[0] == hw.offchip.energy_pj_per_bit[0] == 1
+    assert pe.levels[0].memory is rf and vector.pes[0] == 4
+
+
+def test_precisions_ports_instances_and_access_width_load(tmp_path: Path) -> None:
+    def edit(d: dict) -> None:
+        d["precision_bits"] = {"inputs": 8, "weights": "2 * 4", "partial_sums": 32}
+        d["cores"][1]["precision_bits"] = {"inputs": 16, "outputs": 16}
+        rf = d["memories"]["rf"]
+        rf.pop("read_bandwidth_bytes_per_cycle")
+        rf.pop("write_bandwidth_bytes_per_cycle")
+        rf.update(
+            per_pe=True,
+            min_access_bits=64,
+            ports=[
+                {"name": "rw", "direction": "read_write", "bandwidth_bytes_per_cycle": 8, "operands": ["W"]},
+                {"direction": "read", "bandwidth_bytes_per_cycle": 2},
+            ],
+        )
+        d["memories"]["local"]["instances"] = "local_kb * 2"
+        d["offchip"] = {"bandwidth_bytes_per_cycle": 8, "read_energy_pj_per_bit": 10, "write_energy_pj_per_bit": 12}
+
+    hw = load_hardware(_broken(tmp_path, edit), sweep={"local_kb": [1, 3]})
+    pe, vector = hw.cores
+    assert {key: list(bits) for key, bits in pe.precision_bits.items()} == {
+        "inputs": [8, 8],
+        "weights": [8, 8],
+        "outputs": [8, 8],  # word_bytes 1 = 8 bits
+        "partial_sums": [32, 32],
+    }
+    assert vector.precision_bits["inputs"][0] == 16 and vector.precision_bits["partial_sums"][0] == 32
+    rf = hw.memories["rf"]
+    assert rf.per_pe and list(rf.instances) == [4, 4]  # the pe core's 2 x 2 PEs
+    assert list(rf.min_access_bits) == [64, 64]
+    assert rf.read_bandwidth_bytes_per_cycle[0] == 10 and rf.write_bandwidth_bytes_per_cycle[0] == 8
+    assert rf.ports[0].operands == frozenset({"W"}) and rf.ports[1].name == "port1"
+    assert list(hw.memories["local"].instances) == [2, 6]
+    assert hw.offchip.energy_pj_per_bit[0] == 11 and hw.offchip.write_energy_pj_per_bit[0] == 12
+    one = hw.take(slice(1, 2))
+    assert one.memories["local"].instances[0] == 6 and one.cores[0].precision_bits["partial_sums"].shape == (1,)
+    assert one.memories["rf"].ports[0].bandwidth_bytes_per_cycle.shape == (1,)
+
+
+def test_every_hardware_schema_key_is_described() -> None:
+    schema = yaml.safe_load((REPO / "src/traincost/hardware/hardware.schema.yaml").read_text())
+    undocumented = []
+
+    def walk(node: object, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.get("properties", {}).items():
+                if "description" not in value:
+                    undocumented.append(f"{path}.{key}")
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path)
+
+    walk(schema, "")
+    assert not undocumented, undocumented

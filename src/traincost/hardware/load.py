@@ -7,7 +7,7 @@ one ``HardwareError``; nothing after loading sees a raw dict.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -21,21 +21,20 @@ import yaml
 from traincost.config_files import read_yaml, shorten
 from traincost.errors import TraincostError
 from traincost.hardware.expressions import ExpressionError, evaluate, names_in
-from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, Link, MemoryLevel, PEAxis
+from traincost.hardware.spec import PRECISIONS, Core, CoreLevel, HardwareSpec, Link, MemoryLevel, MemoryPort, PEAxis
 from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
 
 __all__ = ["load_hardware", "read_hardware_yaml", "HardwareError"]
 
-_MEMORY_FIELDS = (
-    "size_bytes",
-    "read_bandwidth_bytes_per_cycle",
-    "write_bandwidth_bytes_per_cycle",
-    "read_energy_pj_per_bit",
-    "write_energy_pj_per_bit",
-)
-_LINK_FIELDS = ("bandwidth_bytes_per_cycle", "energy_pj_per_bit")
+_MEMORY_FIELDS = ("size_bytes", "read_energy_pj_per_bit", "write_energy_pj_per_bit")
+_BANDWIDTHS = ("read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle")
+_MEMORY_EXPRESSIONS = (*_MEMORY_FIELDS, *_BANDWIDTHS, "min_access_bits", "instances")
+_LINK_FIELDS = ("bandwidth_bytes_per_cycle", "energy_pj_per_bit", "read_energy_pj_per_bit", "write_energy_pj_per_bit")
 # fields that must be > 0; every other numeric field must be >= 0
 _POSITIVE = {"size_bytes", "read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle", "bandwidth_bytes_per_cycle"}
+# the port directions that read and that write
+_READS = {"read", "read_write"}
+_WRITES = {"write", "read_write"}
 
 
 class HardwareError(TraincostError):
@@ -92,19 +91,19 @@ def load_hardware(
         raise HardwareError(f"{file}: configurations lack parameters {missing}")
     params = {name: configs[name].to_numpy(dtype=np.float64) for name in defaults}
     build = _Builder(file, params, len(configs))
+    axes = [_pe_array(entry, f"cores[{i}]", build) for i, entry in enumerate(data["cores"])]
+    pes = [np.prod([axis.size for axis in core_axes], axis=0) for core_axes in axes]
     memories = {
-        name: MemoryLevel(
-            name=name,
-            shared=bool(entry.get("shared", False)),
-            **{key: build.number(entry[key], f"memories.{name}.{key}", key) for key in _MEMORY_FIELDS},
-        )
+        name: _memory(name, entry, _per_pe_instances(name, data["cores"], pes, build) if entry.get("per_pe") else None, build)
         for name, entry in data["memories"].items()
     }
-    cores = tuple(_core(entry, f"cores[{i}]", memories, build) for i, entry in enumerate(data["cores"]))
-    links = {
-        key: Link(**{field: build.number(data[key][field], f"{key}.{field}", field) for field in _LINK_FIELDS})
-        for key in ("bus", "offchip")
-    }
+    word_bits = 8 * int(data["word_bytes"])
+    precision = {key: data.get("precision_bits", {}).get(key, word_bits) for key in PRECISIONS}
+    cores = tuple(
+        _core(entry, f"cores[{i}]", axes=axes[i], memories=memories, precision=precision, build=build)
+        for i, entry in enumerate(data["cores"])
+    )
+    links = {key: _link(data[key], key, build) for key in ("bus", "offchip")}
     build.raise_problems()
     return HardwareSpec(
         name=data["name"],
@@ -118,9 +117,8 @@ def load_hardware(
     )
 
 
-def _core(entry: Mapping[str, Any], where: str, memories: Mapping[str, MemoryLevel], build: _Builder) -> Core:
-    count = build.number(entry["count"], f"{where}.count", "count", integer=True)
-    axes = tuple(
+def _pe_array(entry: Mapping[str, Any], where: str, build: _Builder) -> tuple[PEAxis, ...]:
+    return tuple(
         PEAxis(
             name=axis.get("name", f"{axis['dim']}{j}"),
             dim=axis["dim"],
@@ -128,14 +126,107 @@ def _core(entry: Mapping[str, Any], where: str, memories: Mapping[str, MemoryLev
         )
         for j, axis in enumerate(entry["pe_array"])
     )
+
+
+def _per_pe_instances(
+    name: str, cores: Sequence[Mapping[str, Any]], pes: Sequence[np.ndarray], build: _Builder
+) -> np.ndarray | None:
+    """The PEs of the cores that list memory ``name`` (None if none does); a problem if they differ."""
+    listing = [i for i, core in enumerate(cores) if any(level["level"] == name for level in core["memory"])]
+    if not listing:
+        return None
+    first = listing[0]
+    for i in listing[1:]:
+        if not np.array_equal(pes[i], pes[first]):
+            build.problems.append(
+                f"memories.{name}.per_pe: cores {cores[first]['name']!r} and {cores[i]['name']!r} list it but have "
+                f"different numbers of PEs; give instances instead"
+            )
+    return pes[first]
+
+
+def _memory(name: str, entry: Mapping[str, Any], core_pes: np.ndarray | None, build: _Builder) -> MemoryLevel:
+    where = f"memories.{name}"
+    numbers = {key: build.number(entry[key], f"{where}.{key}", key) for key in _MEMORY_FIELDS}
+    ports = tuple(
+        MemoryPort(
+            name=port.get("name", f"port{j}"),
+            direction=port["direction"],
+            bandwidth_bytes_per_cycle=build.number(
+                port["bandwidth_bytes_per_cycle"], f"{where}.ports[{j}].bandwidth_bytes_per_cycle", "bandwidth_bytes_per_cycle"
+            ),
+            operands=frozenset(port.get("operands", ())),
+        )
+        for j, port in enumerate(entry.get("ports", ()))
+    )
+    if ports:
+        read = sum(port.bandwidth_bytes_per_cycle for port in ports if port.direction in _READS)
+        write = sum(port.bandwidth_bytes_per_cycle for port in ports if port.direction in _WRITES)
+    else:
+        read, write = (build.number(entry[key], f"{where}.{key}", key) for key in _BANDWIDTHS)
+        ports = (
+            MemoryPort(name="read", direction="read", bandwidth_bytes_per_cycle=read, operands=frozenset()),
+            MemoryPort(name="write", direction="write", bandwidth_bytes_per_cycle=write, operands=frozenset()),
+        )
+    per_pe = bool(entry.get("per_pe", False))
+    if per_pe:
+        instances = core_pes if core_pes is not None else np.ones(build.n_configs)
+    else:
+        instances = build.number(entry.get("instances", 1), f"{where}.instances", "instances", integer=True)
+    return MemoryLevel(
+        name=name,
+        shared=bool(entry.get("shared", False)),
+        read_bandwidth_bytes_per_cycle=np.broadcast_to(read, (build.n_configs,)).copy(),
+        write_bandwidth_bytes_per_cycle=np.broadcast_to(write, (build.n_configs,)).copy(),
+        instances=instances,
+        per_pe=per_pe,
+        min_access_bits=build.number(entry.get("min_access_bits", 0), f"{where}.min_access_bits", "min_access_bits"),
+        ports=ports,
+        **numbers,
+    )
+
+
+def _core(
+    entry: Mapping[str, Any],
+    where: str,
+    *,
+    axes: tuple[PEAxis, ...],
+    memories: Mapping[str, MemoryLevel],
+    precision: Mapping[str, float | str],
+    build: _Builder,
+) -> Core:
+    own = entry.get("precision_bits", {})
     return Core(
         name=entry["name"],
-        count=count,
+        count=build.number(entry["count"], f"{where}.count", "count", integer=True),
         dataflow=entry["dataflow"],
         runs=tuple(entry["runs"]),
         pe_array=axes,
         mac_energy_pj=build.number(entry["mac_energy_pj"], f"{where}.mac_energy_pj", "mac_energy_pj"),
         levels=tuple(CoreLevel(memory=memories[lv["level"]], operands=frozenset(lv["operands"])) for lv in entry["memory"]),
+        precision_bits={
+            key: build.number(
+                own.get(key, precision[key]),
+                f"{where}.precision_bits.{key}" if key in own else f"precision_bits.{key}",
+                key,
+                integer=True,
+            )
+            for key in PRECISIONS
+        },
+    )
+
+
+def _link(entry: Mapping[str, Any], where: str, build: _Builder) -> Link:
+    number = {key: build.number(entry[key], f"{where}.{key}", key) for key in _LINK_FIELDS if key in entry}
+    read = number.get("read_energy_pj_per_bit", number.get("energy_pj_per_bit"))
+    write = number.get("write_energy_pj_per_bit", number.get("energy_pj_per_bit"))
+    if read is None or write is None:  # the cross-check has reported it
+        read = write = np.zeros(build.n_configs)
+    return Link(
+        bandwidth_bytes_per_cycle=number["bandwidth_bytes_per_cycle"],
+        energy_pj_per_bit=number.get("energy_pj_per_bit", (read + write) / 2),
+        read_energy_pj_per_bit=read,
+        write_energy_pj_per_bit=write,
     )
 
 
@@ -191,12 +282,12 @@ def _cross_check(data: Mapping[str, Any]) -> list[str]:
                     f"{where}: {value!r} uses unknown parameters {sorted(unknown)} (parameters: {sorted(parameters)})"
                 )
 
+    for key, value in data.get("precision_bits", {}).items():
+        check_expr(value, f"precision_bits.{key}")
     for name, entry in data["memories"].items():
-        for key in _MEMORY_FIELDS:
-            check_expr(entry[key], f"memories.{name}.{key}")
+        problems += _check_memory(name, entry, check_expr)
     for key in ("bus", "offchip"):
-        for field in _LINK_FIELDS:
-            check_expr(data[key][field], f"{key}.{field}")
+        problems += _check_link(data[key], key, check_expr)
     for i, core in enumerate(data["cores"]):
         where = f"cores[{i}]"
         if core["name"] in core_names:
@@ -204,6 +295,8 @@ def _cross_check(data: Mapping[str, Any]) -> list[str]:
         core_names.add(core["name"])
         for key in ("count", "mac_energy_pj"):
             check_expr(core[key], f"{where}.{key}")
+        for key, value in core.get("precision_bits", {}).items():
+            check_expr(value, f"{where}.precision_bits.{key}")
         for j, axis in enumerate(core["pe_array"]):
             check_expr(axis["size"], f"{where}.pe_array[{j}].size")
         for kind in core["runs"]:
@@ -213,6 +306,40 @@ def _cross_check(data: Mapping[str, Any]) -> list[str]:
         problems += _check_levels(core, where, memory_names, used_by)
     for name in sorted(memory_names - set(used_by)):
         problems.append(f"memories.{name}: no core lists it")
+    return problems
+
+
+def _check_link(entry: Mapping[str, Any], where: str, check_expr: Callable[[object, str], None]) -> list[str]:
+    for field in _LINK_FIELDS:
+        if field in entry:
+            check_expr(entry[field], f"{where}.{field}")
+    if "energy_pj_per_bit" not in entry and not {"read_energy_pj_per_bit", "write_energy_pj_per_bit"} <= set(entry):
+        return [f"{where}: give energy_pj_per_bit, or read_energy_pj_per_bit and write_energy_pj_per_bit"]
+    return []
+
+
+def _check_memory(name: str, entry: Mapping[str, Any], check_expr: Callable[[object, str], None]) -> list[str]:
+    """A memory's bandwidths (two keys or ports, not both) and its instance count (instances or per_pe)."""
+    where = f"memories.{name}"
+    problems = []
+    for key in _MEMORY_EXPRESSIONS:
+        if key in entry:
+            check_expr(entry[key], f"{where}.{key}")
+    for j, port in enumerate(entry.get("ports", ())):
+        check_expr(port["bandwidth_bytes_per_cycle"], f"{where}.ports[{j}].bandwidth_bytes_per_cycle")
+    given = [key for key in _BANDWIDTHS if key in entry]
+    if "ports" in entry and given:
+        problems.append(f"{where}: give ports or {' and '.join(_BANDWIDTHS)}, not both (found {given[0]})")
+    elif "ports" not in entry and len(given) < len(_BANDWIDTHS):
+        missing = [key for key in _BANDWIDTHS if key not in entry]
+        problems.append(f"{where}: {missing[0]} is missing (give {' and '.join(_BANDWIDTHS)}, or ports)")
+    if "ports" in entry:
+        directions = {port["direction"] for port in entry["ports"]}
+        for needed, label in ((_READS, "read"), (_WRITES, "write")):
+            if not directions & needed:
+                problems.append(f"{where}.ports: no port can {label}; expected a {label} or read_write port")
+    if entry.get("per_pe", False) and "instances" in entry:
+        problems.append(f"{where}: give instances or per_pe: true, not both")
     return problems
 
 

@@ -18,15 +18,49 @@ import pandas as pd
 
 _T = TypeVar("_T")
 
-__all__ = ["MemoryLevel", "CoreLevel", "PEAxis", "Core", "Link", "HardwareSpec", "DATAFLOWS", "OPERANDS"]
+__all__ = [
+    "MemoryPort",
+    "MemoryLevel",
+    "CoreLevel",
+    "PEAxis",
+    "Core",
+    "Link",
+    "HardwareSpec",
+    "DATAFLOWS",
+    "OPERANDS",
+    "PORT_DIRECTIONS",
+    "PRECISIONS",
+]
 
 DATAFLOWS = ("weight_stationary", "output_stationary", "simd")
 OPERANDS = ("W", "I", "O")
+PORT_DIRECTIONS = ("read", "write", "read_write")
+# the keys of Core.precision_bits: bits per element of each operand as the core stores and moves it
+PRECISIONS = ("inputs", "weights", "outputs", "partial_sums")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPort:
+    """One port of a memory instance: its direction, width per cycle and the operands it serves.
+
+    A ``read_write`` port carries reads and writes through the same ``bandwidth_bytes_per_cycle``.
+    """
+
+    name: str
+    direction: str
+    bandwidth_bytes_per_cycle: np.ndarray
+    operands: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryLevel:
-    """A memory: capacity, bandwidth and energy per bit, one value per configuration."""
+    """A memory: capacity, bandwidth and energy per bit, one value per configuration.
+
+    ``size_bytes``, the bandwidths and ``ports`` describe one instance; there are ``instances``
+    copies of it in each core that lists it (in the whole accelerator when ``shared``), e.g. one per
+    PE when ``per_pe``. The read and write bandwidths are the sums over the ports that can read and
+    the ports that can write. An access moves at least ``min_access_bits`` (0 = no minimum).
+    """
 
     name: str
     shared: bool
@@ -35,6 +69,10 @@ class MemoryLevel:
     write_bandwidth_bytes_per_cycle: np.ndarray
     read_energy_pj_per_bit: np.ndarray
     write_energy_pj_per_bit: np.ndarray
+    instances: np.ndarray
+    per_pe: bool
+    min_access_bits: np.ndarray
+    ports: tuple[MemoryPort, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +94,11 @@ class PEAxis:
 
 @dataclass(frozen=True, slots=True)
 class Core:
-    """``count`` identical cores with a dataflow, a PE array and a memory hierarchy (innermost first)."""
+    """``count`` identical cores with a dataflow, a PE array and a memory hierarchy (innermost first).
+
+    ``precision_bits`` maps each of ``PRECISIONS`` (inputs, weights, outputs, partial_sums) to the
+    bits per element of that operand on this core.
+    """
 
     name: str
     count: np.ndarray
@@ -65,6 +107,7 @@ class Core:
     pe_array: tuple[PEAxis, ...]
     mac_energy_pj: np.ndarray
     levels: tuple[CoreLevel, ...]
+    precision_bits: Mapping[str, np.ndarray]
 
     def unroll(self, dim: str) -> np.ndarray:
         """PEs along loop dimension ``dim`` (the product of the axes that unroll it; 1 if none)."""
@@ -90,10 +133,17 @@ class Core:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """The bus between cores, or the off-chip memory interface."""
+    """The bus between cores, or the off-chip memory interface.
+
+    ``energy_pj_per_bit`` is the energy per bit moved either way (the mean of the read and the write
+    energy when the description gives both); ``read_energy_pj_per_bit`` / ``write_energy_pj_per_bit``
+    are the energies per bit read from and written to the memory behind the link.
+    """
 
     bandwidth_bytes_per_cycle: np.ndarray
     energy_pj_per_bit: np.ndarray
+    read_energy_pj_per_bit: np.ndarray
+    write_energy_pj_per_bit: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +169,15 @@ class HardwareSpec:
 
     def take(self, rows: slice) -> HardwareSpec:
         """The same template at a contiguous slice of its configurations."""
-        memories = {name: _sliced(mem, rows) for name, mem in self.memories.items()}
+        memories = {
+            name: replace(_sliced(mem, rows), ports=tuple(_sliced(port, rows) for port in mem.ports))
+            for name, mem in self.memories.items()
+        }
         cores = tuple(
             replace(
                 _sliced(core, rows),
                 pe_array=tuple(_sliced(axis, rows) for axis in core.pe_array),
+                precision_bits={key: bits[rows] for key, bits in core.precision_bits.items()},
                 levels=tuple(CoreLevel(memory=memories[lv.memory.name], operands=lv.operands) for lv in core.levels),
             )
             for core in self.cores

@@ -1,0 +1,242 @@
+"""Translate a Stream (stream-dse 2.x) multi-core hardware description into a traincost hardware description.
+
+Stream's accelerator file lists its cores by id, each a ZigZag-style core file (relative to the
+accelerator file), names the off-chip core (``offchip_core_id``), and connects the cores by
+point-to-point links and buses (``core_connectivity``, bandwidths in bits per cycle, energy per bit
+``unit_energy_cost``). Core files add ``type`` (``zigzag.compute``/``compute`` or ``zigzag.offchip``),
+``operator_types`` (the ONNX operators a core runs) and ``operand_precision`` (``input``,
+``accumulator``: ``int8``, ``bf16``, ``fp32`` ...).
+
+The translation: cores listed from the same file become one traincost core with ``count`` = how
+many; each core file goes through the ZigZag translation (``import_zigzag.zigzag_core``), its memories
+prefixed by the file's stem; the off-chip core's memory is the ``offchip`` link; the first ``bus``
+entry of ``core_connectivity`` is the bus (else the widest link); ``core_memory_sharing`` makes the
+first core's top memory the shared top memory of the others. Each op kind goes to the core whose
+``operator_types`` name it; convolutions and matrix products go to the cores without
+``operator_types`` (Stream's compute arrays), and kinds no core names go to the element-wise core.
+Spatial unrolling is not in Stream's files (Stream generates it): ``unroll`` gives it, else each array
+unrolls K, C, OX, OY on its dimensions in order.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from traincost.hardware.import_zigzag import ALL_KINDS, MAC_KINDS, read_foreign_yaml, zigzag_core
+from traincost.hardware.load import HardwareError
+
+__all__ = ["stream_hardware"]
+
+_DEFAULT_UNROLL = ("K", "C", "OX", "OY")
+_COMPUTE_TYPES = {"zigzag.compute", "compute"}
+_OFFCHIP_TYPES = {"zigzag.offchip", "offchip"}
+_OPERATOR_KINDS = {
+    **dict.fromkeys(["Add", "Sub", "Mul", "Div", "Exp", "Pow", "Silu", "Sigmoid", "Gelu", "Tanh", "Relu", "Cast"], "eltwise"),
+    **dict.fromkeys(["ReduceMax", "ReduceSum", "ReduceMean"], "reduce"),
+    **dict.fromkeys(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"], "pool"),
+    "Softmax": "softmax",
+    "Conv": "conv",
+    "Gemm": "gemm",
+    "MatMul": "matmul",
+    "Einsum": "matmul",
+}
+
+
+def stream_hardware(
+    path: str | os.PathLike[str],
+    *,
+    unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None = None,
+    mac_energy_pj: float | None = None,
+) -> dict[str, Any]:
+    """Our hardware description (YAML data) of a Stream accelerator file and the core files it lists.
+
+    Args:
+        path: Stream's accelerator YAML (``cores``, ``offchip_core_id``, ``core_connectivity``).
+        unroll: the loop dimension(s) each array dimension of every compute core unrolls.
+        mac_energy_pj: pJ per MAC for cores that give no ``unit_energy``.
+
+    Raises:
+        HardwareError: a file is unreadable, a core type is not translated (memory cores, AIE tiles),
+            or a key the translation needs is missing (the message names the file and key).
+    """
+    file = Path(path)
+    data = read_foreign_yaml(file)
+    if not isinstance(data, dict) or not isinstance(data.get("cores"), dict):
+        raise HardwareError(f"{file}: cores: missing; expected a Stream accelerator (name, cores, offchip_core_id, ...)")
+    offchip_id = data.get("offchip_core_id")
+    if offchip_id not in data["cores"]:
+        raise HardwareError(f"{file}: offchip_core_id: {offchip_id!r} is not a key of cores ({sorted(data['cores'])})")
+    groups: dict[Path, list[int]] = {}
+    for core_id, core_path in data["cores"].items():
+        if core_id != offchip_id:
+            groups.setdefault(_core_path(file, core_path), []).append(core_id)
+    memories: dict[str, Any] = {}
+    cores: list[dict[str, Any]] = []
+    top_of: dict[int, str] = {}
+    for core_file, ids in groups.items():
+        core, core_memories = _compute_core(core_file, file, unroll=unroll, mac_energy_pj=mac_energy_pj)
+        core["count"] = len(ids)
+        memories.update(core_memories)
+        cores.append(core)
+        top_of.update(dict.fromkeys(ids, core["name"]))
+    _share_memories(data.get("core_memory_sharing") or [], file, cores, memories, top_of)
+    _assign_runs(cores, file)
+    offchip = _offchip(_core_path(file, data["cores"][offchip_id]), file)
+    precision = cores[0]["precision_bits"]
+    return {
+        "name": str(data.get("name", file.stem)),
+        "description": f"imported from Stream {file.name} by traincost hardware import stream",
+        "word_bytes": max(1, math.ceil(precision["inputs"] / 8)),
+        "parameters": {},
+        "memories": memories,
+        "cores": cores,
+        "bus": _bus(data, file, offchip),
+        "offchip": offchip,
+    }
+
+
+def _core_path(file: Path, listed: object) -> Path:
+    """A core file as Stream finds it: relative to the accelerator file, else in its ``cores`` folder."""
+    beside = file.parent / str(listed)
+    in_cores = file.parent / "cores" / str(listed)
+    if not beside.is_file() and in_cores.is_file():
+        return in_cores.resolve()
+    return beside.resolve()
+
+
+def _compute_core(
+    core_file: Path, file: Path, *, unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None, mac_energy_pj: float | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = read_foreign_yaml(core_file)
+    if not isinstance(data, dict):
+        raise HardwareError(f"{core_file}: expected a Stream core (name, type, memories, operational_array)")
+    kind = data.get("type", "zigzag.compute")
+    if kind not in _COMPUTE_TYPES:
+        raise HardwareError(
+            f"{core_file}: type: {kind!r} cores are not translated (only zigzag.compute and the off-chip core); "
+            f"listed in {file.name}"
+        )
+    dims = (data.get("operational_array") or {}).get("dimensions") or []
+    own_unroll = unroll if unroll is not None else {dim: [(loop, None)] for dim, loop in zip(dims, _DEFAULT_UNROLL, strict=False)}
+    prefix = f"{core_file.stem}_"
+    core, memories, dram = zigzag_core(
+        data,
+        core_file,
+        name=core_file.stem,
+        unroll=own_unroll,
+        links={"I1": "I", "I2": "W", "O": "O"},
+        offchip=None,
+        mac_energy_pj=mac_energy_pj,
+        prefix=prefix,
+        precision=_precision(data.get("operand_precision"), core_file),
+    )
+    if dram is not None:
+        raise HardwareError(
+            f"{core_file}: memories: an off-chip memory inside a compute core; Stream keeps it in the off-chip core"
+        )
+    core["operator_types"] = data.get("operator_types")
+    return core, memories
+
+
+def _precision(given: Any, core_file: Path) -> dict[str, int] | None:
+    """Stream's ``operand_precision: {input: int8, accumulator: int32}`` as our precision_bits."""
+    if given is None:
+        return None
+    bits = {}
+    for key in ("input", "accumulator"):
+        match = re.fullmatch(r"[a-z]*?(\d+)", str(given.get(key, "")))
+        if match is None:
+            raise HardwareError(f"{core_file}: operand_precision.{key}: {given.get(key)!r}; expected e.g. int8, bf16, fp32")
+        bits[key] = int(match.group(1))
+    return {"inputs": bits["input"], "weights": bits["input"], "outputs": bits["input"], "partial_sums": bits["accumulator"]}
+
+
+def _share_memories(
+    sharing: Sequence[Any], file: Path, cores: list[dict[str, Any]], memories: dict[str, Any], top_of: Mapping[int, str]
+) -> None:
+    """``core_memory_sharing: ["0, 1"]``: the first core's top memory is the others' top memory too, shared."""
+    by_name = {core["name"]: core for core in cores}
+    for j, group in enumerate(sharing):
+        ids = [int(part) for part in str(group).replace(" ", "").split(",") if part]
+        unknown = [i for i in ids if i not in top_of]
+        if unknown:
+            raise HardwareError(f"{file}: core_memory_sharing[{j}]: core {unknown[0]} is not a compute core")
+        owner = by_name[top_of[ids[0]]]
+        if any(by_name[top_of[i]]["count"] != 1 for i in ids):
+            raise HardwareError(
+                f"{file}: core_memory_sharing[{j}]: sharing between cores listed more than once is not translated "
+                "(traincost groups identical cores)"
+            )
+        top = owner["memory"][-1]
+        memories[top["level"]]["shared"] = True
+        for i in ids[1:]:
+            other = by_name[top_of[i]]
+            memories.pop(other["memory"][-1]["level"], None)
+            other["memory"][-1] = {"level": top["level"], "operands": top["operands"]}
+
+
+def _assign_runs(cores: list[dict[str, Any]], file: Path) -> None:
+    claimed: dict[str, str] = {}
+    for core in cores:
+        operators = core.pop("operator_types")
+        kinds = list(MAC_KINDS) if operators is None else [_OPERATOR_KINDS[o] for o in operators if o in _OPERATOR_KINDS]
+        if "conv" in kinds:
+            kinds += ["conv_dgrad", "conv_wgrad"]
+        core["runs"] = [kind for kind in dict.fromkeys(kinds) if kind not in claimed]
+        claimed.update(dict.fromkeys(core["runs"], core["name"]))
+    rest = [kind for kind in ALL_KINDS if kind not in claimed]
+    host = next((core for core in cores if "eltwise" in core["runs"]), cores[0])
+    host["runs"] += rest
+    for core in cores:
+        if not core["runs"]:
+            raise HardwareError(f"{file}: core {core['name']!r} runs no op kind that another core does not run already")
+        if not set(core["runs"]) & set(MAC_KINDS):
+            core["dataflow"] = "simd"
+
+
+def _offchip(core_file: Path, file: Path) -> dict[str, Any]:
+    data = read_foreign_yaml(core_file)
+    if not isinstance(data, dict) or data.get("type", "zigzag.offchip") not in _OFFCHIP_TYPES:
+        raise HardwareError(f"{core_file}: type: expected zigzag.offchip for the off-chip core of {file.name}")
+    return _offchip_memory(data, core_file)
+
+
+def _offchip_memory(data: Mapping[str, Any], core_file: Path) -> dict[str, Any]:
+    memories = data.get("memories") or {}
+    if len(memories) != 1:
+        raise HardwareError(f"{core_file}: memories: expected the one off-chip memory, found {len(memories)}")
+    ((name, entry),) = memories.items()
+    ports = entry.get("ports") or []
+    reads = [p["bandwidth_max"] for p in ports if p.get("type") in ("read", "read_write")]
+    writes = [p["bandwidth_max"] for p in ports if p.get("type") in ("write", "read_write")]
+    if not reads or not writes or entry.get("r_cost") is None or entry.get("w_cost") is None:
+        raise HardwareError(f"{core_file}: memories.{name}: expected r_cost, w_cost and read and write ports")
+    return {
+        "bandwidth_bytes_per_cycle": max(reads) / 8,
+        "read_energy_pj_per_bit": float(entry["r_cost"]) / max(reads),
+        "write_energy_pj_per_bit": float(entry["w_cost"]) / max(writes),
+        "source": f"{core_file.name} memories.{name}: r_cost {entry['r_cost']} / w_cost {entry['w_cost']} pJ per access",
+    }
+
+
+def _bus(data: Mapping[str, Any], file: Path, offchip: Mapping[str, Any]) -> dict[str, Any]:
+    connections = [c for c in data.get("core_connectivity") or [] if isinstance(c, Mapping)]
+    buses = [c for c in connections if c.get("type") == "bus"]
+    chosen = buses[0] if buses else max(connections, key=lambda c: c.get("bandwidth", 0), default=None)
+    if chosen is None or not chosen.get("bandwidth"):
+        return {
+            "bandwidth_bytes_per_cycle": offchip["bandwidth_bytes_per_cycle"],
+            "energy_pj_per_bit": 0,
+            "source": f"not in {file.name} (no core_connectivity): as wide as the off-chip link, free",
+        }
+    energy = chosen.get("unit_energy_cost", data.get("unit_energy_cost", 0)) or 0
+    return {
+        "bandwidth_bytes_per_cycle": chosen["bandwidth"] / 8,
+        "energy_pj_per_bit": float(energy),
+        "source": f"{file.name} core_connectivity {chosen.get('type')} between cores {chosen.get('cores')}",
+    }

@@ -1,0 +1,419 @@
+"""Translate a ZigZag (zigzag-dse 3.x) hardware description into a traincost hardware description.
+
+ZigZag describes one core: an operational array (dimensions D1..Dn with their sizes and the energy
+of one MAC), and memories listed innermost first, each with its size in bits, its energy per access
+(``r_cost``/``w_cost``, pJ), its ports (``bandwidth_max`` bits per cycle, ``bandwidth_min`` the
+narrowest access), the memory operands it keeps (I1, I2, O) and ``served_dimensions``, the array
+dimensions one instance is shared across. Which loop dimension each array dimension unrolls lives in
+a separate mapping file (``spatial_mapping`` of its ``default`` entry), as does which memory operand
+holds which layer operand (``memory_operand_links``: W → I2, I → I1 unless it says otherwise).
+
+The translation, field by field:
+
+- an array dimension becomes a ``pe_array`` axis per loop dimension the mapping unrolls on it, of the
+  mapping's factor (a hint without factors, or ``unroll``, takes the whole dimension);
+- ``size`` bits → ``size_bytes`` = size / 8; each port → a port of ``bandwidth_max / 8`` bytes per
+  cycle serving the operands of its ``allocation``; ``r_cost`` → ``read_energy_pj_per_bit`` =
+  r_cost / the widest read port's bits (``w_cost`` likewise); the narrowest ``bandwidth_min`` →
+  ``min_access_bits``;
+- ``served_dimensions`` → ``instances`` = the product of the dimensions not served (``per_pe`` when
+  it serves none);
+- the off-chip memory (named ``dram``, or ``offchip``) → the ``offchip`` link, with its read and write
+  energies per bit; the bus of a single core is not in ZigZag's file and costs nothing;
+- precisions: ZigZag's ONNX reader stores inputs, weights and final outputs in 8 bits and partial
+  sums in twice the input bits, unless the array's ``input_precision`` says [inputs, weights].
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from traincost.hardware.load import HardwareError
+
+__all__ = [
+    "LOOP_DIMS",
+    "MAC_KINDS",
+    "ALL_KINDS",
+    "hardware_yaml_text",
+    "read_foreign_yaml",
+    "zigzag_hardware",
+    "zigzag_core",
+    "parse_unroll",
+]
+
+LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
+MAC_KINDS = ("conv", "conv_dgrad", "conv_wgrad", "gemm", "matmul")
+ALL_KINDS = (*MAC_KINDS, "eltwise", "reduce", "pool", "norm", "softmax", "optimizer", "layout")
+_DEFAULT_LINKS = {"I1": "I", "I2": "W", "O": "O"}
+_OFFCHIP_NAME = re.compile(r"dram|offchip|off_chip|hbm", re.IGNORECASE)
+
+
+def read_foreign_yaml(path: str | os.PathLike[str]) -> Any:
+    """A ZigZag or Stream YAML file read as those tools read it (``yaml.safe_load``: a repeated key keeps its last value)."""
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise HardwareError(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise HardwareError(f"{file}: not valid YAML ({str(err).splitlines()[0]})") from err
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Writes every value out (no anchors and aliases, which traincost's strict reader refuses)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def hardware_yaml_text(data: Mapping[str, Any], *, header: str) -> str:
+    """Our hardware description as YAML text, after a ``#`` comment ``header`` (one line or more)."""
+    comment = "".join(f"# {line}\n" for line in header.splitlines())
+    return comment + yaml.dump(dict(data), Dumper=_PlainDumper, sort_keys=False, width=120)
+
+
+def parse_unroll(text: str) -> dict[str, list[tuple[str, int | None]]]:
+    """``D1=K,D2=C,D3=OX:4`` → which loop dimension each array dimension unrolls (``:N`` = over N PEs)."""
+    unroll: dict[str, list[tuple[str, int | None]]] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        match = re.fullmatch(r"(D\d+)=([A-Z]+)(?::(\d+))?", item)
+        if match is None or match.group(2) not in LOOP_DIMS:
+            raise HardwareError(f"--unroll {item!r}: expected Dn=DIM or Dn=DIM:PES with DIM one of {', '.join(LOOP_DIMS)}")
+        factor = int(match.group(3)) if match.group(3) else None
+        unroll.setdefault(match.group(1), []).append((match.group(2), factor))
+    return unroll
+
+
+def zigzag_hardware(
+    path: str | os.PathLike[str],
+    *,
+    mapping: str | os.PathLike[str] | None = None,
+    unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None = None,
+    offchip: str | None = None,
+    mac_energy_pj: float | None = None,
+) -> dict[str, Any]:
+    """Our hardware description (YAML data) of a ZigZag accelerator file.
+
+    Args:
+        path: the ZigZag hardware YAML.
+        mapping: ZigZag mapping YAML with the spatial unrolling; default the file of the same name
+            (or with ``_like``) in the ``mapping`` folder beside the hardware folder, as ZigZag bundles them.
+        unroll: the loop dimension(s) each array dimension unrolls, instead of a mapping file.
+        offchip: the memory that is off-chip DRAM; default the one named like dram.
+        mac_energy_pj: pJ per MAC, for arrays that do not give ``unit_energy`` (in-memory computing).
+
+    Raises:
+        HardwareError: a file is unreadable or lacks what the translation needs (the message names
+            the file and key).
+    """
+    file = Path(path)
+    data = _as_accelerator(read_foreign_yaml(file), file)
+    links = _DEFAULT_LINKS
+    if unroll is None and "dataflows" in data and mapping is None:
+        unroll = _unroll_entries(data["dataflows"], f"{file}: dataflows")
+    if unroll is None:
+        imc = bool(data["operational_array"].get("is_imc", False))
+        mapping_file, generic = (Path(mapping), False) if mapping is not None else _bundled_mapping(file, imc=imc)
+        if mapping_file is None:
+            raise HardwareError(
+                f"{file}: no spatial mapping (no dataflows key, no mapping folder beside it); pass --mapping or --unroll"
+            )
+        unroll, links = _mapping_default(mapping_file)
+        if generic:  # ZigZag's generic default names the loops each dimension unrolls; the array's sizes say how far
+            unroll = {dim: [(loop, None) for loop, _ in loops[:1]] for dim, loops in unroll.items()}
+    core, memories, dram = zigzag_core(
+        data, file, name=str(data["name"]), unroll=unroll, links=links, offchip=offchip, mac_energy_pj=mac_energy_pj
+    )
+    core["runs"] = list(ALL_KINDS)
+    precision = core.pop("precision_bits")
+    if dram is None:
+        top = memories[core["memory"][-1]["level"]]
+        dram = {
+            "bandwidth_bytes_per_cycle": max(port["bandwidth_bytes_per_cycle"] for port in top["ports"]),
+            "energy_pj_per_bit": 0,
+            "source": f"not in {file.name}: ZigZag starts and ends every layer in {core['memory'][-1]['level']}; "
+            "traincost needs an off-chip link, free here",
+        }
+    return {
+        "name": str(data["name"]),
+        "description": f"imported from ZigZag {file.name} by traincost hardware import zigzag",
+        "word_bytes": max(1, math.ceil(precision["inputs"] / 8)),
+        "precision_bits": precision,
+        "parameters": {},
+        "memories": memories,
+        "cores": [core],
+        "bus": {
+            "bandwidth_bytes_per_cycle": dram["bandwidth_bytes_per_cycle"],
+            "energy_pj_per_bit": 0,
+            "source": f"not in {file.name}: one core has no bus; as wide as the off-chip link, free",
+        },
+        "offchip": dram,
+    }
+
+
+def zigzag_core(
+    data: Mapping[str, Any],
+    file: Path,
+    *,
+    name: str,
+    unroll: Mapping[str, Sequence[tuple[str, int | None]]],
+    links: Mapping[str, str],
+    offchip: str | None,
+    mac_energy_pj: float | None,
+    prefix: str = "",
+    precision: Mapping[str, int] | None = None,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """One ZigZag core as (our core entry without ``runs``, its memories by name, its off-chip link or None).
+
+    Memory names get ``prefix``; ``precision`` overrides the array's (Stream's ``operand_precision``).
+    """
+    array = _required(data, "operational_array", file)
+    dims = [str(d) for d in _required(array, "dimensions", file, "operational_array")]
+    sizes = [int(s) for s in _required(array, "sizes", file, "operational_array")]
+    if len(dims) != len(sizes):
+        raise HardwareError(f"{file}: operational_array: {len(dims)} dimensions but {len(sizes)} sizes")
+    dim_size = dict(zip(dims, sizes, strict=True))
+    axes = _pe_axes(dim_size, unroll, file)
+    energy = array.get("unit_energy", mac_energy_pj) if mac_energy_pj is None else mac_energy_pj
+    if energy is None:
+        raise HardwareError(
+            f"{file}: operational_array.unit_energy: missing (an in-memory-computing array: ZigZag derives its energy "
+            "from its IMC model, which traincost does not have); pass --mac-energy-pj"
+        )
+    memories_data = _required(data, "memories", file)
+    dram_name = offchip if offchip is not None else _dram_name(memories_data)
+    if offchip is not None and offchip not in memories_data:
+        raise HardwareError(f"{file}: memories: no memory {offchip!r} (--offchip); memories: {sorted(memories_data)}")
+    memories: dict[str, dict[str, Any]] = {}
+    levels = []
+    dram = None
+    for mem_name, entry in memories_data.items():
+        where = f"memories.{mem_name}"
+        translated = _memory(entry, file, where, links, dim_size)
+        if mem_name == dram_name:
+            dram = _offchip_link(translated, f"{file.name} {where}")
+            continue
+        operands = translated.pop("operands")
+        memories[prefix + mem_name] = translated
+        levels.append({"level": prefix + mem_name, "operands": operands})
+    if not levels:
+        raise HardwareError(f"{file}: memories: no on-chip memory besides {dram_name!r}")
+    pes = math.prod(axis["size"] for axis in axes)
+    for level in levels:
+        memory = memories[level["level"]]
+        if memory.pop("serves_no_dimension") and memory["instances"] == pes:
+            memory.pop("instances")
+            memory["per_pe"] = True
+    bits = dict(precision) if precision is not None else _array_precision(array, file)
+    core = {
+        "name": name,
+        "count": 1,
+        "dataflow": _dataflow(levels, memories),
+        "pe_array": axes,
+        "mac_energy_pj": float(energy),
+        "mac_energy_source": f"{file.name} operational_array.unit_energy"
+        if mac_energy_pj is None
+        else "--mac-energy-pj (the file gives none)",
+        "memory": levels,
+        "precision_bits": bits,
+    }
+    return core, memories, dram
+
+
+def _as_accelerator(data: Any, file: Path) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise HardwareError(f"{file}: expected a ZigZag accelerator (a mapping with name, memories, operational_array)")
+    for key in ("name", "memories", "operational_array"):
+        _required(data, key, file)
+    return data
+
+
+def _required(data: Mapping[str, Any], key: str, file: Path, where: str = "") -> Any:
+    path = f"{where}.{key}" if where else key
+    if not isinstance(data, Mapping) or key not in data or data[key] is None:
+        raise HardwareError(f"{file}: {path}: missing")
+    return data[key]
+
+
+def _bundled_mapping(file: Path, *, imc: bool) -> tuple[Path | None, bool]:
+    """ZigZag's bundled mapping for a bundled hardware file, and whether it is the generic default.
+
+    ``../mapping/<stem>.yaml`` or ``<stem>_like.yaml``; else ZigZag's generic ``default.yaml``
+    (``default_imc.yaml`` for an in-memory-computing array), whose factors are not this array's.
+    """
+    folder = file.parent.parent / "mapping"
+    for stem in (file.stem, f"{file.stem}_like"):
+        candidate = folder / f"{stem}.yaml"
+        if candidate.is_file():
+            return candidate, False
+    generic = folder / ("default_imc.yaml" if imc else "default.yaml")
+    return (generic, True) if generic.is_file() else (None, False)
+
+
+def _mapping_default(file: Path) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str]]:
+    """The ``default`` entry of a ZigZag mapping file: its spatial unrolling and operand links."""
+    entries = read_foreign_yaml(file)
+    if not isinstance(entries, list):
+        raise HardwareError(f"{file}: expected a list of mapping entries (name, spatial_mapping, memory_operand_links)")
+    default = next((e for e in entries if isinstance(e, dict) and e.get("name") == "default"), None)
+    if default is None:
+        raise HardwareError(f"{file}: no entry named 'default'")
+    links = dict(_DEFAULT_LINKS)
+    for layer_operand, memory_operand in (default.get("memory_operand_links") or {}).items():
+        if layer_operand not in ("W", "I", "O"):
+            raise HardwareError(f"{file}: default.memory_operand_links.{layer_operand}: expected W, I or O")
+        links[str(memory_operand)] = layer_operand
+    if "spatial_mapping" in default:
+        return _unroll_entries(default["spatial_mapping"], f"{file}: default.spatial_mapping"), links
+    if "spatial_mapping_hint" in default:
+        hint = default["spatial_mapping_hint"]
+        unroll = {}
+        for dim, loops in hint.items():
+            loop = loops[0] if isinstance(loops, list) and loops else loops
+            _check_loop(loop, f"{file}: default.spatial_mapping_hint.{dim}")
+            unroll[str(dim)] = [(str(loop), None)]
+        return unroll, links
+    raise HardwareError(f"{file}: default: no spatial_mapping or spatial_mapping_hint")
+
+
+def _unroll_entries(spatial: Any, where: str) -> dict[str, list[tuple[str, int | None]]]:
+    """``{D1: ["K, 32"], ...}`` → ``{"D1": [("K", 32)]}``."""
+    if not isinstance(spatial, Mapping):
+        raise HardwareError(f"{where}: expected a mapping D1: ['K, 32'], ...")
+    unroll: dict[str, list[tuple[str, int | None]]] = {}
+    for dim, entries in spatial.items():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            match = re.fullmatch(r"\s*([A-Za-z0-9_]+)\s*,\s*(\d+)\s*", str(entry))
+            if match is None:
+                raise HardwareError(f"{where}.{dim}: {entry!r}; expected 'DIM, FACTOR'")
+            _check_loop(match.group(1), f"{where}.{dim}")
+            unroll.setdefault(str(dim), []).append((match.group(1), int(match.group(2))))
+    return unroll
+
+
+def _check_loop(loop: object, where: str) -> None:
+    if loop not in LOOP_DIMS:
+        raise HardwareError(
+            f"{where}: unrolls {loop!r}, which is not a traincost loop dimension ({', '.join(LOOP_DIMS)}); "
+            "pass --unroll D1=K,D2=C,..."
+        )
+
+
+def _pe_axes(
+    dim_size: Mapping[str, int], unroll: Mapping[str, Sequence[tuple[str, int | None]]], file: Path
+) -> list[dict[str, Any]]:
+    axes = []
+    for dim, loops in unroll.items():
+        if dim not in dim_size:
+            raise HardwareError(f"{file}: the mapping unrolls {dim}, which is not an array dimension ({', '.join(dim_size)})")
+        factors = [dim_size[dim] if factor is None else factor for _, factor in loops]
+        if math.prod(factors) > dim_size[dim]:
+            raise HardwareError(
+                f"{file}: the mapping unrolls {math.prod(factors)} PEs on {dim}, "
+                f"which has {dim_size[dim]} (operational_array.sizes)"
+            )
+        for (loop, _), factor in zip(loops, factors, strict=True):
+            if factor > 1:
+                axes.append({"name": f"{dim}_{loop}", "dim": loop, "size": factor})
+    if not axes:
+        raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE")
+    return axes
+
+
+def _dram_name(memories: Mapping[str, Any]) -> str | None:
+    for name, entry in memories.items():
+        if _OFFCHIP_NAME.search(name) or (isinstance(entry, Mapping) and entry.get("mem_type") == "dram"):
+            return name
+    return None
+
+
+def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_size: Mapping[str, int]) -> dict[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise HardwareError(f"{file}: {where}: expected a memory (size, r_cost, w_cost, operands, ports, served_dimensions)")
+    size_bits = _required(entry, "size", file, where)
+    ports = _required(entry, "ports", file, where)
+    if not isinstance(ports, list) or not ports:
+        raise HardwareError(f"{file}: {where}.ports: expected a list of ports")
+    operands = []
+    for operand in _required(entry, "operands", file, where):
+        if operand not in links:
+            raise HardwareError(f"{file}: {where}.operands: {operand!r} is not I1, I2 or O")
+        operands.append(links[operand])
+    our_ports = []
+    for j, port in enumerate(ports):
+        kind = port.get("type")
+        if kind not in ("read", "write", "read_write") or not isinstance(port.get("bandwidth_max"), int | float):
+            raise HardwareError(f"{file}: {where}.ports[{j}]: expected type read/write/read_write and bandwidth_max (bits)")
+        served = sorted(
+            {links[a.split(",")[0].strip()] for a in port.get("allocation") or [] if a.split(",")[0].strip() in links}
+        )
+        our_port = {
+            "name": str(port.get("name", f"port{j}")),
+            "direction": kind,
+            "bandwidth_bytes_per_cycle": port["bandwidth_max"] / 8,
+        }
+        if served:
+            our_port["operands"] = served
+        our_ports.append(our_port)
+    energies = {}
+    for cost, directions, label in (("r_cost", ("read", "read_write"), "read"), ("w_cost", ("write", "read_write"), "write")):
+        if entry.get(cost) is None:
+            raise HardwareError(
+                f"{file}: {where}.{cost}: missing (ZigZag's CACTI extraction is not reproduced; give pJ per access)"
+            )
+        widths = [p["bandwidth_max"] for p in ports if p.get("type") in directions]
+        if not widths:
+            raise HardwareError(f"{file}: {where}.ports: no {label} port")
+        energies[f"{label}_energy_pj_per_bit"] = float(entry[cost]) / max(widths)
+    served_dims = [str(d) for d in entry.get("served_dimensions") or []]
+    unknown = [d for d in served_dims if d not in dim_size]
+    if unknown:
+        raise HardwareError(f"{file}: {where}.served_dimensions: {unknown[0]} is not an array dimension ({', '.join(dim_size)})")
+    minimum = min(int(p.get("bandwidth_min", 0)) for p in ports)
+    return {
+        "size_bytes": size_bits / 8,
+        "ports": our_ports,
+        **energies,
+        "min_access_bits": minimum,
+        "instances": math.prod(max(1, size) for dim, size in dim_size.items() if dim not in served_dims),
+        "serves_no_dimension": not served_dims,
+        "operands": operands,
+        "source": f"{file.name} {where}: {size_bits} bits, r_cost {entry['r_cost']} / w_cost {entry['w_cost']} pJ per access",
+    }
+
+
+def _offchip_link(memory: Mapping[str, Any], source: str) -> dict[str, Any]:
+    reads = [p["bandwidth_bytes_per_cycle"] for p in memory["ports"] if p["direction"] in ("read", "read_write")]
+    return {
+        "bandwidth_bytes_per_cycle": max(reads),
+        "read_energy_pj_per_bit": memory["read_energy_pj_per_bit"],
+        "write_energy_pj_per_bit": memory["write_energy_pj_per_bit"],
+        "source": source,
+    }
+
+
+def _array_precision(array: Mapping[str, Any], file: Path) -> dict[str, int]:
+    given = array.get("input_precision") or [8, 8]
+    if not (isinstance(given, list) and len(given) == 2 and all(isinstance(b, int) and b > 0 for b in given)):
+        raise HardwareError(f"{file}: operational_array.input_precision: {given!r}; expected [input bits, weight bits]")
+    inputs, weights = given
+    return {"inputs": inputs, "weights": weights, "outputs": inputs, "partial_sums": 2 * inputs}
+
+
+def _dataflow(levels: Sequence[Mapping[str, Any]], memories: Mapping[str, Mapping[str, Any]]) -> str:
+    """Output-stationary when outputs have a register per PE and weights do not; else weight-stationary."""
+
+    def per_pe(operand: str) -> bool:
+        first = next((lv for lv in levels if operand in lv["operands"]), None)
+        return first is not None and bool(memories[first["level"]].get("per_pe"))
+
+    return "output_stationary" if per_pe("O") and not per_pe("W") else "weight_stationary"

@@ -1,0 +1,215 @@
+"""ZigZag's and Stream's hardware files as traincost hardware: every bundled one imports, loads and costs a workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tests.workloads import conv_relu_workload
+from traincost.cli import main
+from traincost.cost import op_table
+from traincost.hardware import HardwareError, HardwareSpec, load_hardware
+from traincost.hardware.import_stream import stream_hardware
+from traincost.hardware.import_zigzag import hardware_yaml_text, parse_unroll, zigzag_hardware
+from traincost.schedule import SchedulePlan, schedule
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/hardware"
+ZIGZAG = FIXTURES / "zigzag/hardware"
+STREAM = FIXTURES / "stream/hardware"
+# what a few bundled files need besides the file: gemm_l1's mapping unrolls ZigZag's GEMM loops D0..D2,
+# and the in-memory-computing arrays give no energy per MAC
+ZIGZAG_OPTIONS = {
+    "gemm_l1.yaml": {"unroll": parse_unroll("D1=K,D2=C,D3=OX")},
+    "gemm_l1_l3.yaml": {"unroll": parse_unroll("D1=K,D2=C,D3=OX")},
+    "aimc.yaml": {"mac_energy_pj": 0.01},
+    "dimc.yaml": {"mac_energy_pj": 0.01},
+}
+STREAM_UNSUPPORTED = {"tpu_v7_ironwood.yaml": "type: 'zigzag.memory' cores are not translated"}
+
+
+def _load(data: dict, tmp_path: Path) -> HardwareSpec:
+    path = tmp_path / "ours.yaml"
+    path.write_text(hardware_yaml_text(data, header="test"))
+    return load_hardware(path)
+
+
+def _costs_a_workload(hw: HardwareSpec) -> None:
+    cost = schedule(op_table(conv_relu_workload()), hw, SchedulePlan.from_mode("layer_by_layer"))
+    row = cost.summary.iloc[0]
+    assert np.isfinite(row.latency_cycles) and row.latency_cycles > 0
+    assert np.isfinite(row.energy_pj) and row.energy_pj > 0
+
+
+def test_every_bundled_zigzag_file_is_here() -> None:
+    assert len(list(ZIGZAG.glob("*.yaml"))) == 11  # zigzag-dse 3.9.1 zigzag/inputs/hardware/
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in ZIGZAG.glob("*.yaml")))
+def test_every_zigzag_file_imports_loads_and_costs(name: str, tmp_path: Path) -> None:
+    hw = _load(zigzag_hardware(ZIGZAG / name, **ZIGZAG_OPTIONS.get(name, {})), tmp_path)
+    (core,) = hw.cores
+    source = yaml.safe_load((ZIGZAG / name).read_text())
+    assert core.pes[0] <= np.prod(source["operational_array"]["sizes"])
+    assert len(core.levels) == len(source["memories"]) - ("dram" in source["memories"])
+    _costs_a_workload(hw)
+
+
+def test_edge_tpu_like_by_hand(tmp_path: Path) -> None:
+    hw = _load(zigzag_hardware(ZIGZAG / "edge_tpu_like.yaml"), tmp_path)
+    (core,) = hw.cores
+    assert [(a.dim, int(a.size[0])) for a in core.pe_array] == [("K", 8), ("C", 8), ("OX", 4), ("OY", 4)]
+    assert core.pes[0] == 1024 and core.mac_energy_pj[0] == 0.04
+    assert {k: int(v[0]) for k, v in core.precision_bits.items()} == {
+        "inputs": 8,
+        "weights": 8,
+        "outputs": 8,
+        "partial_sums": 16,
+    }
+    assert hw.word_bytes == 1
+    assert [(lv.memory.name, "".join(sorted(lv.operands))) for lv in core.levels] == [
+        ("rf_1B", "W"),
+        ("rf_2B", "O"),
+        ("sram_32KB", "W"),
+        ("sram_2MB", "IO"),
+    ]
+    sram = hw.memories["sram_2MB"]
+    assert sram.size_bytes[0] == 2 * 2**20
+    assert sram.read_energy_pj_per_bit[0] == pytest.approx(416.16 / 2048)  # r_cost per 2048-bit access
+    assert sram.write_energy_pj_per_bit[0] == pytest.approx(378.4 / 2048)
+    assert sram.read_bandwidth_bytes_per_cycle[0] == sram.write_bandwidth_bytes_per_cycle[0] == 256
+    assert sram.min_access_bits[0] == 64 and sram.instances[0] == 1
+    weights = hw.memories["sram_32KB"]
+    assert weights.read_energy_pj_per_bit[0] == pytest.approx(22.9 / 512)
+    assert weights.write_energy_pj_per_bit[0] == pytest.approx(52.01 / 512)
+    # served_dimensions: the weight register is shared over D3, D4 (8 x 8 copies), the output register over D2
+    assert hw.memories["rf_1B"].instances[0] == 64 and hw.memories["rf_2B"].instances[0] == 8 * 4 * 4
+    assert hw.offchip.bandwidth_bytes_per_cycle[0] == 8
+    assert hw.offchip.read_energy_pj_per_bit[0] == pytest.approx(700 / 64)
+    assert hw.offchip.write_energy_pj_per_bit[0] == pytest.approx(750 / 64)
+
+
+def test_tpu_like_repeated_key_and_per_pe_registers(tmp_path: Path) -> None:
+    # tpu_like.yaml gives sram_2MB `ports` twice; ZigZag's yaml.safe_load keeps the second, and so do we
+    hw = _load(zigzag_hardware(ZIGZAG / "tpu_like.yaml"), tmp_path)
+    sram = hw.memories["sram_2MB"]
+    assert [(p.direction, p.bandwidth_bytes_per_cycle[0]) for p in sram.ports] == [("read", 256), ("write", 256)]
+    weights = hw.memories["rf_128B"]  # served_dimensions: [] — one per multiplier
+    assert weights.per_pe and weights.instances[0] == 1024 and weights.size_bytes[0] == 128
+
+
+def test_zigzag_mapping_and_options(tmp_path: Path) -> None:
+    # eyeriss_like has no mapping of its own: ZigZag's generic default.yaml names the loops, the array the sizes
+    hw = _load(zigzag_hardware(ZIGZAG / "eyeriss_like.yaml"), tmp_path)
+    assert [(a.dim, int(a.size[0])) for a in hw.cores[0].pe_array] == [("K", 14), ("C", 12)]
+    hw = _load(zigzag_hardware(ZIGZAG / "eyeriss_like.yaml", unroll=parse_unroll("D1=OX,D2=FY:3")), tmp_path)
+    assert [(a.dim, int(a.size[0])) for a in hw.cores[0].pe_array] == [("OX", 14), ("FY", 3)]
+    hw = _load(zigzag_hardware(ZIGZAG / "tpu_like.yaml", mapping=FIXTURES / "zigzag/mapping/default.yaml"), tmp_path)
+    assert hw.cores[0].pes[0] == 1024
+    # gemm_l1 has no DRAM: its l1 stays on chip, and the off-chip link is marked as not in the file
+    data = zigzag_hardware(ZIGZAG / "gemm_l1.yaml", **ZIGZAG_OPTIONS["gemm_l1.yaml"])
+    assert "l1" in data["memories"] and "not in gemm_l1.yaml" in data["offchip"]["source"]
+    hw = _load(zigzag_hardware(ZIGZAG / "aimc.yaml", mac_energy_pj=0.02), tmp_path)
+    assert hw.cores[0].mac_energy_pj[0] == 0.02 and hw.memories["cells"].per_pe
+
+
+def test_every_stream_example_imports_loads_and_costs(tmp_path: Path) -> None:
+    names = sorted(p.name for p in STREAM.glob("*.yaml"))
+    assert len(names) == 9  # stream-dse 2.1.1 stream/inputs/examples/hardware/
+    for name in names:
+        if name in STREAM_UNSUPPORTED:
+            with pytest.raises(HardwareError, match=STREAM_UNSUPPORTED[name]):
+                stream_hardware(STREAM / name)
+            continue
+        hw = _load(stream_hardware(STREAM / name), tmp_path)
+        assert hw.cores[0].runs[:3] == ("conv", "conv_dgrad", "conv_wgrad"), name
+        _costs_a_workload(hw)
+
+
+def test_tpu_like_quad_core_by_hand(tmp_path: Path) -> None:
+    hw = _load(stream_hardware(STREAM / "tpu_like_quad_core.yaml"), tmp_path)
+    tpu, pooling, simd = hw.cores
+    assert (tpu.name, int(tpu.count[0]), int(tpu.pes[0]), tpu.dataflow) == ("tpu_like", 4, 1024, "weight_stationary")
+    assert tpu.precision_bits["inputs"][0] == 8 and tpu.precision_bits["partial_sums"][0] == 32  # int8, int32
+    assert pooling.runs == ("pool",) and pooling.dataflow == "simd"
+    assert simd.dataflow == "simd" and {"eltwise", "norm", "optimizer", "layout"} <= set(simd.runs)
+    assert simd.mac_energy_pj[0] == 0.1 and simd.pes[0] == 64
+    assert hw.bus.bandwidth_bytes_per_cycle[0] == 128 / 8 and hw.bus.energy_pj_per_bit[0] == 0
+    assert hw.offchip.bandwidth_bytes_per_cycle[0] == 8
+    assert hw.offchip.read_energy_pj_per_bit[0] == pytest.approx(1000 / 64)
+    assert "tpu_like_sram_2MB" in hw.memories and "simd_sram_128KB_2rw" in hw.memories
+
+
+def test_stream_memory_sharing_is_one_shared_memory(tmp_path: Path) -> None:
+    hw = _load(stream_hardware(STREAM / "fusemax.yaml"), tmp_path)
+    array, vector = hw.cores
+    assert array.top is vector.top and array.top.shared
+
+
+def _write(path: Path, data: object) -> Path:
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _edited(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load((ZIGZAG / "edge_tpu_like.yaml").read_text())
+    edit(data)
+    folder = tmp_path / "hardware"
+    folder.mkdir(exist_ok=True)
+    (tmp_path / "mapping").mkdir(exist_ok=True)
+    (tmp_path / "mapping/edge.yaml").write_text((FIXTURES / "zigzag/mapping/edge_tpu_like.yaml").read_text())
+    return _write(folder / "edge.yaml", data)
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: d.pop("operational_array"), ["operational_array: missing"]),
+        (lambda d: d["memories"]["sram_2MB"].pop("r_cost"), ["memories.sram_2MB.r_cost: missing"]),
+        (lambda d: d["memories"]["rf_1B"].update(served_dimensions=["D7"]), ["memories.rf_1B.served_dimensions", "D7"]),
+        (lambda d: d["memories"]["rf_1B"].update(operands=["I3"]), ["memories.rf_1B.operands", "'I3'"]),
+        (lambda d: d["memories"]["rf_1B"].update(ports=[]), ["memories.rf_1B.ports", "expected a list of ports"]),
+        (lambda d: d["operational_array"].pop("unit_energy"), ["operational_array.unit_energy", "--mac-energy-pj"]),
+        (lambda d: d["operational_array"].update(sizes=[8, 8, 2, 4]), ["unrolls 4 PEs on D3, which has 2"]),
+    ],
+)
+def test_bad_zigzag_file_names_file_and_key(tmp_path: Path, edit, words: list[str]) -> None:
+    path = _edited(tmp_path, edit)
+    with pytest.raises(HardwareError) as error:
+        zigzag_hardware(path)
+    message = str(error.value)
+    assert str(path) in message and "\n" not in message
+    for word in words:
+        assert word in message, message
+
+
+def test_bad_mapping_and_stream_files(tmp_path: Path) -> None:
+    with pytest.raises(HardwareError, match=r"gemm_l1.yaml: default.spatial_mapping.D1: unrolls 'D0'.*--unroll"):
+        zigzag_hardware(ZIGZAG / "gemm_l1.yaml")
+    with pytest.raises(HardwareError, match=r"--unroll 'D1=Q': expected"):
+        parse_unroll("D1=Q")
+    accelerator = yaml.safe_load((STREAM / "tpu_like_quad_core.yaml").read_text())
+    accelerator["offchip_core_id"] = 9
+    bad = _write(tmp_path / "quad.yaml", accelerator)
+    with pytest.raises(HardwareError, match=r"quad.yaml: offchip_core_id: 9 is not a key of cores"):
+        stream_hardware(bad)
+    with pytest.raises(HardwareError, match=r"cores: missing"):
+        stream_hardware(_write(tmp_path / "list.yaml", [1, 2]))
+
+
+def test_cli_writes_a_loadable_file_or_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ours.yaml"
+    assert main(["--quiet", "hardware", "import", "zigzag", str(ZIGZAG / "edge_tpu_like.yaml"), "--out", str(out)]) == 0
+    assert load_hardware(out).cores[0].pes[0] == 1024
+    assert out.read_text().startswith("# Written by `traincost hardware import zigzag")
+    out = tmp_path / "stream.yaml"
+    assert main(["--quiet", "hardware", "import", "stream", str(STREAM / "simba_small.yaml"), "--out", str(out)]) == 0
+    assert load_hardware(out).cores[0].count[0] == 4
+    capsys.readouterr()
+    out = tmp_path / "gemm.yaml"
+    assert main(["--quiet", "hardware", "import", "zigzag", str(ZIGZAG / "gemm_l1.yaml"), "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("traincost: error: ") and error.count("\n") == 1 and "gemm_l1.yaml" in error
+    assert not out.exists() and not list(tmp_path.glob(".gemm.yaml.*"))
