@@ -16,7 +16,7 @@ What each side counts
 ---------------------
 * Ours: ``load_hardware(config/hardware/tpuv4_tiered.yaml, sweep={"mxus_per_core": [1]})``, its
   ``tensorcore_mxu`` core (one 128x128 array, K on the rows and N on the columns; VMEM 16 MiB with
-  a 512 B/cycle port, then CMEM), ``mac_cost(core, table, index, word_bytes=2)``, split=None.
+  a 512 B/cycle port, then CMEM), ``mac_cost(core, table, index)``, split=None.
   ``ours_comp`` = M · ceil(K/128) · ceil(N/128): the folds stream back to back, the next
   fold's weights loading while the current one streams (double-buffered weights, as in a real
   MXU). ``ours_lat`` = max(compute, each memory level's read and write cycles) + one
@@ -209,7 +209,7 @@ def ours(gemms: list[Gemm]) -> pd.DataFrame:
     hw = load_hardware(HARDWARE, sweep={"mxus_per_core": [1]})
     (core,) = [c for c in hw.cores if c.name == "tensorcore_mxu"]
     table = op_table(gemm_workload(gemms), phases=("forward",))
-    cost = mac_cost(core, table, np.arange(len(gemms)), word_bytes=WORD_BYTES)
+    cost = mac_cost(core, table, np.arange(len(gemms)))
     return pd.DataFrame(
         {
             "ours_comp": cost.compute_cycles[0],

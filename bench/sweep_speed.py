@@ -83,7 +83,7 @@ def time_layers() -> pd.DataFrame:
         sweep=yaml.safe_load((REPO / "config/config.yaml").read_text())["hardware_sweeps"]["edge_tpu_resnet18"]["grid"],
     )
     began = time.perf_counter()
-    mac_cost(grid.cores[0], table, index, word_bytes=grid.word_bytes)
+    mac_cost(grid.cores[0], table, index)
     ours = (time.perf_counter() - began) / grid.n_configs
     rows = [{"tool": "traincost (vectorised over 10,000 configurations)", "seconds_per_layer": ours, "layers_per_s": 1 / ours}]
     if importlib.util.find_spec("zigzag") is not None:

@@ -223,7 +223,7 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame
     table = op_table(as_workload(layers), phases=("forward",))
     (core,) = hw.cores
     index = np.arange(len(layers))
-    cost = mac_cost(core, table, index, word_bytes=hw.word_bytes, external=ExternalPath.of(hw, core), objective=objective)
+    cost = mac_cost(core, table, index, external=ExternalPath.of(hw, core), objective=objective)
     inside = cost.energy_mac_pj + sum(cost.energy_level_pj.values())
     fetched = sum(cost.ext_in_bytes.values())
     written = cost.ext_write_bytes

@@ -151,7 +151,7 @@ def _hardware(path: Path, values: dict[str, float], **swept: list[float]):
 
 def _mac(hw, layer: dict[str, int]):
     table = op_table(conv_chain_workload(**layer))
-    return mac_cost(hw.cores[0], table, np.flatnonzero(table.is_mac), word_bytes=hw.word_bytes), table
+    return mac_cost(hw.cores[0], table, np.flatnonzero(table.is_mac)), table
 
 
 @PROPERTY
@@ -175,7 +175,7 @@ def test_doubling_every_bandwidth_never_slows_an_op(templates, layer, values, da
     hw = _hardware(templates[dataflow], values, bw=[1, 2])
     cost, table = _mac(hw, layer)
     assert (cost.latency_cycles[1] <= cost.latency_cycles[0] + 1e-9).all()
-    vector = simd_cost(hw.cores[1], table, np.flatnonzero(~table.is_mac), word_bytes=hw.word_bytes)
+    vector = simd_cost(hw.cores[1], table, np.flatnonzero(~table.is_mac))
     assert (vector.latency_cycles[1] <= vector.latency_cycles[0] + 1e-9).all()
     # bandwidth changes time, never energy or traffic
     assert np.allclose(sum(cost.energy_level_pj.values())[0], sum(cost.energy_level_pj.values())[1])
@@ -205,7 +205,7 @@ def test_simd_cost_invariants(templates, layer, values, dataflow) -> None:
     hw = _hardware(templates[dataflow], values)
     table = op_table(conv_chain_workload(**layer))
     index = np.flatnonzero(~table.is_mac)
-    cost = simd_cost(hw.cores[1], table, index, word_bytes=hw.word_bytes)
+    cost = simd_cost(hw.cores[1], table, index)
     ops = table.elementwise_ops[index][None, :]
     assert (cost.compute_cycles == np.ceil(ops / values["vec_lanes"])).all()
     assert (cost.latency_cycles >= cost.compute_cycles).all()

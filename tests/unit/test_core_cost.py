@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ def test_hand_computed_conv_on_a_2x2_weight_stationary_array() -> None:
     # 1x1 conv, K=C=4, 4x4 outputs: M=16, N=4, R=4, 256 MACs, 1-byte words. PE array K:2 x C:2.
     hw = load_hardware(TINY)
     table = op_table(conv_relu_workload(relu=False))
-    cost = mac_cost(hw.cores[0], table, np.array([0]), word_bytes=1)
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
     # compute: ceil(4/2) K-tiles x ceil(4/2) C-tiles x 16 output pixels = 64 cycles at 100 % use
     assert cost.compute_cycles[0, 0] == 64
     assert cost.utilization[0, 0] == 1.0
@@ -47,7 +48,7 @@ def test_hand_computed_conv_on_a_2x2_weight_stationary_array() -> None:
 def test_hand_computed_relu_on_the_vector_core() -> None:
     hw = load_hardware(TINY)
     table = op_table(conv_relu_workload())
-    cost = simd_cost(hw.cores[1], table, np.array([1]), word_bytes=1)
+    cost = simd_cost(hw.cores[1], table, np.array([1]))
     assert cost.compute_cycles[0, 0] == 16  # 64 ops on 4 lanes
     # 64 B in read towards the lanes, 64 B out written from them: 128 B at 4 pJ/B (writing the input in and
     # reading the output out are the scheduler's)
@@ -59,8 +60,8 @@ def test_hand_computed_relu_on_the_vector_core() -> None:
 def test_tensor_parallel_split_divides_the_output_channels() -> None:
     hw = load_hardware(TINY)
     table = op_table(conv_relu_workload(relu=False))
-    whole = mac_cost(hw.cores[0], table, np.array([0]), word_bytes=1)
-    half = mac_cost(hw.cores[0], table, np.array([0]), word_bytes=1, split=np.array([2.0]))
+    whole = mac_cost(hw.cores[0], table, np.array([0]))
+    half = mac_cost(hw.cores[0], table, np.array([0]), split=np.array([2.0]))
     assert half.compute_cycles[0, 0] == whole.compute_cycles[0, 0] / 2
     assert half.energy_mac_pj[0, 0] == whole.energy_mac_pj[0, 0] / 2
     assert half.ext_in_bytes["I"][0, 0] == whole.ext_in_bytes["I"][0, 0]  # every core needs every input
@@ -74,7 +75,7 @@ def test_smaller_memory_never_reduces_traffic(chain) -> None:
     )
     table = op_table(workload)
     mac = np.flatnonzero(table.is_mac)
-    cost = mac_cost(hw.cores[0], table, mac, word_bytes=hw.word_bytes)
+    cost = mac_cost(hw.cores[0], table, mac)
     outside = sum(cost.ext_in_bytes.values()) + cost.ext_write_bytes
     assert (np.diff(outside, axis=0) <= 1e-6).all()
     assert (cost.latency_cycles >= cost.compute_cycles).all()
@@ -96,7 +97,7 @@ def test_a_strided_or_dilated_conv_reads_only_the_pixels_its_windows_touch(
     workload = conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=8, kernel=kernel, stride=stride, dilation=dilation)
     table = op_table(workload)
     assert table.x_elems[0] == 4 * rows_read * rows_read
-    cost = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), word_bytes=1)
+    cost = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]))
     assert cost.ext_in_bytes["I"][0, 0] == 4 * rows_read * rows_read  # everything fits: the input comes in once
 
 
@@ -110,13 +111,13 @@ def _gemm_like_conv() -> tuple[object, object]:
 def test_the_input_stays_resident_when_the_weights_do_not_fit() -> None:
     hw, table = _gemm_like_conv()
     core = hw.cores[0]
-    native = mac_cost(core, table, np.array([0]), word_bytes=1)
+    native = mac_cost(core, table, np.array([0]))
     # weight-resident (the core's dataflow): a 341 B share holds 10 of 32 weight columns (all of R = 32 each),
     # so the input streams past 4 weight tiles: W 1,024 + X 4 x 128 in, Y 128 out
     assert native.mapping[0, 0] == MAPPINGS.index("weight_resident")
     assert native.ext_in_bytes["W"][0, 0] == 1024 and native.ext_in_bytes["I"][0, 0] == 512
     for objective in OBJECTIVES:
-        chosen = mac_cost(core, table, np.array([0]), word_bytes=1, external=ExternalPath.of(hw, core), objective=objective)
+        chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
         # input-resident: all 4 rows of X (128 B) stay, the weights stream past once: W 1,024 + X 128 in, Y 128 out
         # (output-resident would take a 18x18 output block: X twice, 1,408 B in all; the latency is the compute's,
         # 1,024 cycles, for all three, so every objective ranks them by energy)
@@ -130,7 +131,7 @@ def test_the_input_stays_resident_when_the_weights_do_not_fit() -> None:
 def test_an_unknown_mapping_objective_is_an_error() -> None:
     hw, table = _gemm_like_conv()
     with pytest.raises(ConfigError, match="mapping objective 'speed'"):
-        mac_cost(hw.cores[0], table, np.array([0]), word_bytes=1, external=ExternalPath.of(hw, hw.cores[0]), objective="speed")
+        mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="speed")
 
 
 def test_the_mapping_choice_never_loses_to_the_dataflow_order(chain) -> None:
@@ -147,10 +148,43 @@ def test_the_mapping_choice_never_loses_to_the_dataflow_order(chain) -> None:
         energy = cost.energy_mac_pj + sum(cost.energy_level_pj.values()) + moved * 8 * external.energy_pj_per_bit[:, None]
         return {"latency": cycles, "energy": energy, "edp": cycles * energy}
 
-    native = scores(mac_cost(core, table, mac, word_bytes=hw.word_bytes))
+    native = scores(mac_cost(core, table, mac))
     picked_some = False
     for objective in OBJECTIVES:
-        cost = mac_cost(core, table, mac, word_bytes=hw.word_bytes, external=external, objective=objective)
+        cost = mac_cost(core, table, mac, external=external, objective=objective)
         assert (scores(cost)[objective] <= native[objective] * (1 + 1e-9)).all()
         picked_some |= bool((cost.mapping != MAPPINGS.index("weight_resident")).any())
     assert picked_some  # at 256 KB the deep layers' weights no longer fit: another order wins somewhere
+
+
+def _tiny_variant(tmp_path: Path, change) -> object:
+    data = yaml.safe_load(TINY.read_text())
+    change(data)
+    path = tmp_path / "variant.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return load_hardware(path)
+
+
+def test_partial_sums_move_in_their_own_precision(tmp_path: Path) -> None:
+    # the hand-computed conv with 8-bit operands and 32-bit partial sums: the array's two C-tiles write 64
+    # partial sums (4 B) and 64 outputs (1 B) into the local memory and read the 64 partial sums back
+    hw = _tiny_variant(tmp_path, lambda d: d.update(precision_bits={"partial_sums": 32}))
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.level_read_bytes["local"][0, 0] == 16 + 128 + 64 * 4
+    assert cost.level_write_bytes["local"][0, 0] == 64 * 4 + 64
+    assert cost.ext_write_bytes[0, 0] == 64  # the finished outputs leave in 8 bits
+
+
+def test_per_pe_memories_pool_their_capacity_and_bandwidth(tmp_path: Path) -> None:
+    # four 16 B register files (one per PE) with 1 B/cycle ports tile and time like one 64 B file with a 4 B/cycle port
+    table = op_table(conv_relu_workload(relu=False))
+    pooled = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]))
+
+    def per_pe(data: dict) -> None:
+        bandwidths = {"read_bandwidth_bytes_per_cycle": 1, "write_bandwidth_bytes_per_cycle": 1}
+        data["memories"]["rf"].update(size_bytes=16, per_pe=True, **bandwidths)
+
+    split = mac_cost(_tiny_variant(tmp_path, per_pe).cores[0], table, np.array([0]))
+    assert split.level_read_bytes["rf"][0, 0] == pooled.level_read_bytes["rf"][0, 0]
+    assert split.ext_in_bytes["I"][0, 0] == pooled.ext_in_bytes["I"][0, 0]
+    assert split.latency_cycles[0, 0] == pooled.latency_cycles[0, 0]

@@ -48,7 +48,7 @@ import numpy as np
 
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
-from traincost.hardware.spec import Core, HardwareSpec
+from traincost.hardware.spec import Core, CoreLevel, HardwareSpec
 
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
@@ -136,12 +136,48 @@ class _Levels:
         worst = np.zeros_like(self.reads[0])
         for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
             mem = level.memory
-            worst = np.maximum(worst, rd / mem.read_bandwidth_bytes_per_cycle[:, None])
-            worst = np.maximum(worst, wr / mem.write_bandwidth_bytes_per_cycle[:, None])
+            worst = np.maximum(worst, rd / (mem.read_bandwidth_bytes_per_cycle * mem.instances)[:, None])
+            worst = np.maximum(worst, wr / (mem.write_bandwidth_bytes_per_cycle * mem.instances)[:, None])
         return worst
 
 
 _Tile = tuple[np.ndarray, np.ndarray, np.ndarray]  # (m, n, r) elements per group
+
+
+@dataclass(frozen=True, slots=True)
+class _Precision:
+    """Bytes per element of each operand on a core, arrays (configurations, 1): W weights, I inputs, O outputs, and
+    the partial sums an unfinished output is kept and moved in."""
+
+    final_bytes: dict[str, np.ndarray]  # W, I, O as stored once complete
+    partial_sum_bytes: np.ndarray
+
+    @classmethod
+    def of(cls, core: Core) -> _Precision:
+        bits = core.precision_bits
+        final = {"W": bits["weights"], "I": bits["inputs"], "O": bits["outputs"]}
+        return cls(
+            final_bytes={operand: (b / 8.0)[:, None] for operand, b in final.items()},
+            partial_sum_bytes=(bits["partial_sums"] / 8.0)[:, None],
+        )
+
+    @property
+    def tile_bytes(self) -> dict[str, np.ndarray]:
+        """What one element of a resident tile takes: an output block accumulates in partial-sum precision."""
+        return {"W": self.final_bytes["W"], "I": self.final_bytes["I"], "O": self.partial_sum_bytes}
+
+    def bytes(self, operand: str, down: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Elements over a boundary (``_traffic``) in bytes. Of an output's ``up`` elements, the first ``down`` (as
+        many as come back down) are partial sums; the rest are final outputs."""
+        if operand != "O":
+            return down * self.final_bytes[operand], up * self.final_bytes[operand]
+        return down * self.partial_sum_bytes, down * self.partial_sum_bytes + (up - down) * self.final_bytes["O"]
+
+
+def _share_elems(level: CoreLevel, element_bytes: np.ndarray) -> np.ndarray:
+    """Elements of one operand a level holds: its capacity over all instances, shared by the operands it keeps."""
+    memory = level.memory
+    return (memory.size_bytes * memory.instances)[:, None] / len(level.operands) / element_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +230,6 @@ def mac_cost(
     table: OpTable,
     index: np.ndarray,
     *,
-    word_bytes: int,
     split: np.ndarray | None = None,
     external: ExternalPath | None = None,
     objective: str = "edp",
@@ -205,7 +240,6 @@ def mac_cost(
         core: a core whose ``runs`` include these ops' kinds.
         table: the workload's op table.
         index: positions in ``table`` of MAC ops.
-        word_bytes: bytes per tensor element.
         split: per configuration, the number of cores the op's output channels are split over
             (tensor parallelism); the cost is that of one of those cores (the largest share), and
             ``core_shares`` says how many such shares the op's work fills (D / ceil(D / split): fewer
@@ -224,7 +258,8 @@ def mac_cost(
     for d, size in gemm.dims.items():
         compute = compute * np.ceil(size / unroll[d])
 
-    tiles = _tiles(core, gemm, table.kind[index], unroll, word_bytes)
+    precision = _Precision.of(core)
+    tiles = _tiles(core, gemm, table.kind[index], unroll, precision)
     levels = _Levels(core, compute.shape)
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
@@ -233,10 +268,8 @@ def mac_cost(
         child = None  # None = the PE array
         for parent in holders:
             tile = tiles[0 if child is None else child + 1]
-            down, up = (
-                v * gemm.groups * word_bytes
-                for v in _traffic(_NATIVE[core.dataflow], gemm, operand, tile, at_array=child is None)
-            )
+            down, up = precision.bytes(operand, *_traffic(_NATIVE[core.dataflow], gemm, operand, tile, at_array=child is None))
+            down, up = down * gemm.groups, up * gemm.groups
             if child is not None:
                 levels.writes[child] += down
                 levels.reads[child] += up
@@ -246,10 +279,10 @@ def mac_cost(
 
     latency = np.maximum(compute, levels.cycles())
     stationary = "O" if core.dataflow == "output_stationary" else "W"
-    latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], word_bytes, stationary)
+    latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], precision, stationary)
     level_energy = levels.energy_pj()
     internal_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_energy.values())
-    candidates = _external_traffic(core, gemm, tiles, outermost, word_bytes, choose=external is not None)
+    candidates = _external_traffic(core, gemm, tiles, outermost, precision, choose=external is not None)
     names = list(candidates)
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(names) > 1 and external is not None:
@@ -283,7 +316,7 @@ _Traffic = tuple[dict[str, np.ndarray], np.ndarray]  # bytes into the core per o
 
 
 def _external_traffic(
-    core: Core, gemm: _Gemm, tiles: list[_Tile], outermost: dict[str, int | None], word_bytes: int, *, choose: bool
+    core: Core, gemm: _Gemm, tiles: list[_Tile], outermost: dict[str, int | None], precision: _Precision, *, choose: bool
 ) -> dict[str, _Traffic]:
     """Per candidate mapping, the bytes that cross the core's outer boundary (the native mapping first).
 
@@ -297,14 +330,15 @@ def _external_traffic(
         names += [name for name in MAPPINGS if name != native]
     out: dict[str, _Traffic] = {}
     for name in names:
-        top_tile = tiles[-1] if name == native else _resident_tile(core, gemm, tiles[-2], _RESIDENT[name], word_bytes)
+        top_tile = tiles[-1] if name == native else _resident_tile(core, gemm, tiles[-2], _RESIDENT[name], precision)
         ext_in: dict[str, np.ndarray] = {}
         ext_write = np.zeros_like(gemm.macs)
         for operand, holder in outermost.items():
             at_top = holder == top
             tile = tiles[0] if holder is None else (top_tile if at_top else tiles[holder + 1])
             order = name if at_top else native
-            down, up = (v * gemm.groups * word_bytes for v in _traffic(order, gemm, operand, tile, at_array=holder is None))
+            down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=holder is None))
+            down, up = down * gemm.groups, up * gemm.groups
             ext_in[operand] = np.broadcast_to(down, gemm.macs.shape).copy()
             ext_write = ext_write + up
         out[name] = (ext_in, ext_write)
@@ -329,11 +363,11 @@ def _choose(arrays: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
     return np.take_along_axis(np.stack(arrays), pick[None], axis=0)[0]
 
 
-def _resident_tile(core: Core, gemm: _Gemm, inner: _Tile, operand: str, word_bytes: int) -> _Tile:
+def _resident_tile(core: Core, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> _Tile:
     """The top memory's tile when ``operand`` stays resident there, grown from the inner tile to the operand's
     share of the top memory (its capacity over the operands it keeps)."""
     level = core.levels[-1]
-    capacity = level.memory.size_bytes[:, None] / len(level.operands) / word_bytes
+    capacity = _share_elems(level, precision.tile_bytes[operand])
     match operand:
         case "W":
             return _grow("weight_stationary", capacity, inner, gemm.full)
@@ -345,7 +379,7 @@ def _resident_tile(core: Core, gemm: _Gemm, inner: _Tile, operand: str, word_byt
     return np.clip(np.floor(capacity * m / gemm.x_unique), m_t, m), n_t, r
 
 
-def _tiles(core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray], word_bytes: int) -> list[_Tile]:
+def _tiles(core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray], precision: _Precision) -> list[_Tile]:
     """The tile at the PE array, then at each memory level of ``core`` (innermost first)."""
     spatial = []
     for which in range(3):
@@ -360,7 +394,7 @@ def _tiles(core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndar
     stationary = "O" if core.dataflow == "output_stationary" else "W"
     for level in core.levels:
         if stationary in level.operands:
-            capacity = level.memory.size_bytes[:, None] / len(level.operands) / word_bytes
+            capacity = _share_elems(level, precision.tile_bytes[stationary])
             tile = _grow(core.dataflow, capacity, tile, gemm.full)
         tiles.append(tile)
     return tiles
@@ -397,7 +431,7 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
     return {"W": (gemm.s_elems + zero, zero), "I": inputs_per_column_tile, "O": partial_sums}[operand]
 
 
-def _first_tile_cycles(core: Core, tile: _Tile, word_bytes: int, operand: str) -> np.ndarray:
+def _first_tile_cycles(core: Core, tile: _Tile, precision: _Precision, operand: str) -> np.ndarray:
     """Cycles to load the first stationary array tile (weight-stationary) or drain the last (output-stationary)."""
     tm, tn, tr = tile
     elems = tm * tn if operand == "O" else tn * tr
@@ -406,17 +440,19 @@ def _first_tile_cycles(core: Core, tile: _Tile, word_bytes: int, operand: str) -
             bandwidth = (
                 level.memory.write_bandwidth_bytes_per_cycle if operand == "O" else level.memory.read_bandwidth_bytes_per_cycle
             )
-            return elems * word_bytes / bandwidth[:, None]
+            element_bytes = precision.final_bytes["O"] if operand == "O" else precision.final_bytes["W"]
+            return elems * element_bytes / (bandwidth * level.memory.instances)[:, None]
     return np.zeros_like(elems)
 
 
-def simd_cost(core: Core, table: OpTable, index: np.ndarray, *, word_bytes: int) -> CoreOpCost:
+def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
     """Cost of element-wise, reduction, normalisation, softmax, pooling, layout and optimizer ops."""
     n_cfg = core.count.shape[0]
     shape = (n_cfg, len(index))
     ops = table.elementwise_ops[index][None, :]
-    in_bytes = np.broadcast_to(table.in_elems[index][None, :] * word_bytes, shape)
-    out_bytes = np.broadcast_to(table.o_elems[index][None, :] * word_bytes, shape)
+    precision = _Precision.of(core)
+    in_bytes = np.broadcast_to(table.in_elems[index][None, :] * precision.final_bytes["I"], shape)
+    out_bytes = np.broadcast_to(table.o_elems[index][None, :] * precision.final_bytes["O"], shape)
     lanes = core.pes[:, None]
     compute = np.ceil(ops / lanes) * np.ones(shape)
     levels = _Levels(core, shape)

@@ -188,7 +188,6 @@ class _OpCosts:
                         core,
                         table,
                         index,
-                        word_bytes=hardware.word_bytes,
                         split=split,
                         external=ExternalPath.of(hardware, core),
                         objective=plan.mapping_objective,
@@ -203,7 +202,7 @@ class _OpCosts:
                     copies = self.in_i[:, index] * (np.ceil(shares) - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
                     self.psum[:, index] = cost.ext_in_bytes.get("O", 0) * shares
                 else:
-                    cost = simd_cost(core, table, index, word_bytes=hardware.word_bytes)
+                    cost = simd_cost(core, table, index)
                     shares = cost.core_shares
                 self.out[:, index] = cost.ext_write_bytes * shares
                 self.latency[:, index] = cost.latency_cycles

@@ -176,16 +176,14 @@ def build_trace(workload: Workload, system: TieredSystem, *, seq_len: int | None
         # the core's top memory is written by what arrives and read by what leaves (mac_cost leaves both to us)
         top_pj_per_byte = 8.0 * np.array([core.top.write_energy_pj_per_bit[0], core.top.read_energy_pj_per_bit[0]])
         if core.dataflow == "simd":
-            cost = simd_cost(core, table, index, word_bytes=word)
+            cost = simd_cost(core, table, index)
             compute_cycles[index] = cost.latency_cycles[0] / count
             arriving, leaving = cost.ext_in_bytes["I"][0], cost.ext_write_bytes[0]
             energy[index] = cost.energy_mac_pj[0] + sum(e[0] for e in cost.energy_level_pj.values())
             energy[index] += arriving * top_pj_per_byte[0] + leaving * top_pj_per_byte[1]
             traffic.simd(index, arriving, leaving)
         else:
-            cost = mac_cost(
-                core, table, index, word_bytes=word, split=np.array([count]), external=ExternalPath.of(hw, core), objective="edp"
-            )
+            cost = mac_cost(core, table, index, split=np.array([count]), external=ExternalPath.of(hw, core), objective="edp")
             compute_cycles[index] = cost.latency_cycles[0]
             busy = cost.core_shares[0]  # the op's work in core shares: fewer than `count` when the split dimension is smaller
             arriving = sum(b[0] for b in cost.ext_in_bytes.values())
