@@ -21,11 +21,12 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import UnsupportedOpError
-from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, verify_decomposition
+from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, rewrite_node, verify_decomposition
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
 from traincost.frontend.forward_rewrites import rewrite_forward
 from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 
 BATCH, LR, CLASSES = 2, 0.1, 10
@@ -207,9 +208,11 @@ def test_a_layer_trains_as_in_torch_and_decomposes(name: str, monkeypatch: pytes
     assert check.end_to_end["loss"] <= TOLERANCE
 
 
-def _single(node: onnx.NodeProto, inputs: dict[str, np.ndarray]) -> onnx.ModelProto:
+def _single(nodes: onnx.NodeProto | list[onnx.NodeProto], inputs: dict[str, np.ndarray]) -> onnx.ModelProto:
+    """A model of ``nodes`` over float ``inputs`` whose last node's first output is the graph output."""
+    node = nodes[-1] if isinstance(nodes, list) else nodes
     graph = helper.make_graph(
-        [node],
+        nodes if isinstance(nodes, list) else [nodes],
         "single",
         [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
         [helper.make_tensor_value_info(node.output[0], onnx.TensorProto.FLOAT, None)],
@@ -255,3 +258,39 @@ def test_a_transposed_convolution_it_cannot_rewrite_is_one_error_naming_the_node
     model = onnx.shape_inference.infer_shapes(model)
     with pytest.raises(UnsupportedOpError, match="'dilated_up' \\(ConvTranspose\\): dilated"):
         rewrite_forward(model)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "inputs"),
+    [
+        ("Gelu", ["x"]),
+        ("BiasGelu", ["x", "bias"]),
+        ("GeluGrad", ["dy", "x"]),
+        ("BiasGeluGrad_dX", ["dy", "x", "bias"]),
+        ("FastGelu", ["x"]),
+        ("FastGelu", ["x", "bias"]),
+        ("FastGeluGrad", ["dy", "x"]),
+        ("BiasFastGeluGrad_dX", ["dy", "x", "bias"]),
+        ("QuickGelu", ["x"]),
+        ("QuickGeluGrad", ["dy", "x"]),
+    ],
+)
+def test_a_gelu_rule_equals_the_onnx_runtime_kernel(op_type: str, inputs: list[str]) -> None:
+    """The fused GELUs ONNX Runtime's optimizer makes (FastGelu from the tanh form of a graph it fuses),
+    rewritten and run against ORT's own com.microsoft kernel, over the range where GELU bends."""
+    rng = np.random.default_rng(1)
+    values = {
+        "x": rng.uniform(-6, 6, (4, 16)).astype(np.float32),
+        "dy": rng.standard_normal((4, 16)).astype(np.float32),
+        "bias": rng.standard_normal(16).astype(np.float32),
+    }
+    node = helper.make_node(op_type, inputs, ["y"], name="fused", domain="com.microsoft")
+    model = _single(node, {name: values[name] for name in inputs})
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    feeds = {name: values[name] for name in inputs}
+    expected = run(model, feeds)["y"]
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, expected.shape))
+    make = rewrite_node(node, tensor_types(model.graph), {})
+    replaced = _single(make.nodes, feeds)
+    replaced.graph.initializer.extend(make.initializers)
+    assert max_relative_error(expected, run(replaced, feeds)["y"]) < 1e-5
