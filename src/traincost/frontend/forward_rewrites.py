@@ -19,6 +19,7 @@ from onnx import helper
 
 from traincost.errors import GraphError
 from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.gelu_fusion import fuse_tanh_gelu
 from traincost.frontend.gradient_rules import RuleContext
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, initializer_map, model_meta
 from traincost.frontend.shapes import TensorType, tensor_types
@@ -41,26 +42,28 @@ def _rewrite(op_type: str) -> Callable[[ForwardRewrite], ForwardRewrite]:
 
 
 def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto:
-    """A copy of the forward graph ``model`` in which every op of ``FORWARD_REWRITES`` is replaced.
+    """A copy of the forward graph ``model`` in which every op of ``FORWARD_REWRITES`` is replaced
+    and every exported tanh-approximate GELU is fused into one FastGelu (``gelu_fusion``).
 
     The copy is checked by execution: on a batch drawn with ``seed``, every output of a replaced
-    node must equal the original's within ``TOLERANCE``.
+    node or fused GELU must equal the original's within ``TOLERANCE``.
 
     Raises:
         UnsupportedOpError: for such an op with attributes a rewrite does not cover, naming the node.
         GraphError: a rewritten node's output differs from the original's, naming the node.
     """
-    graph = model.graph
+    fused, checked = fuse_tanh_gelu(model)
+    graph = fused.graph
     targets = [node for node in graph.node if node.domain in ("", "ai.onnx") and node.op_type in FORWARD_REWRITES]
-    if not targets:
+    if not targets and not checked:
         return model
     types = tensor_types(graph)
     constants = initializer_map(graph)
-    computed = _computed(model, targets, types)
+    computed = _computed(fused, targets, types)
     constants |= computed
     types |= {name: TensorType(value.shape, helper.np_dtype_to_tensor_dtype(value.dtype)) for name, value in computed.items()}
     result = onnx.ModelProto()
-    result.CopyFrom(model)
+    result.CopyFrom(fused)
     del result.graph.node[:]
     for node in graph.node:
         if node not in targets:
@@ -70,22 +73,21 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
         FORWARD_REWRITES[node.op_type](RuleContext(node=node, types=types, constants=constants, make=make))
         result.graph.node.extend(make.nodes)
         result.graph.initializer.extend(make.initializers)
-    _check(model, result, targets, seed=seed)
+    written_by = {name: node for node in graph.node for name in node.output if name}
+    replaced = [*checked, *(name for node in targets for name in node.output if name)]
+    _check(model, result, {name: written_by[name] for name in replaced}, seed=seed)
     return result
 
 
-def _check(before: onnx.ModelProto, after: onnx.ModelProto, targets: list[onnx.NodeProto], *, seed: int) -> None:
-    """Every output of the ``targets`` of ``before`` equals that of ``after`` on one batch."""
-    names = [name for node in targets for name in node.output if name]
+def _check(before: onnx.ModelProto, after: onnx.ModelProto, written_by: dict[str, onnx.NodeProto], *, seed: int) -> None:
+    """Each tensor of ``written_by`` equals in ``before`` and ``after`` on one batch; an error names its node."""
+    names = list(written_by)
     feeds = example_feeds(before, seed=seed) if "model" in model_meta(before) else _random_feeds(before, seed=seed)
     expected, actual = run(before, feeds, names), run(after, feeds, names)
-    for node in targets:
-        for name in (n for n in node.output if n):
-            error = max_relative_error(expected[name], actual[name])
-            if not error <= TOLERANCE:
-                raise GraphError(
-                    f"node {node.name!r} ({node.op_type}): its forward rewrite differs by {error:.2e} (> {TOLERANCE})"
-                )
+    for name, node in written_by.items():
+        error = max_relative_error(expected[name], actual[name])
+        if not error <= TOLERANCE:
+            raise GraphError(f"node {node.name!r} ({node.op_type}): its forward rewrite differs by {error:.2e} (> {TOLERANCE})")
 
 
 def _random_feeds(model: onnx.ModelProto, *, seed: int) -> dict[str, np.ndarray]:
