@@ -65,8 +65,9 @@ _NOTES = """## Cost notes
   convolution's when the stride divides the kernel (plus a border of ⌈k/s⌉ − 1 rows); otherwise the
   kernel is zero-padded to ⌈k/s⌉·s taps, e.g. 4/3 of the MACs for k = 3, s = 2. Dilated transposed
   convolutions are not rewritten (one error line naming the node).
-- **HardSwish, HardSigmoid, ELU** become two ReLUs and element-wise ops, whose outputs ONNX Runtime
-  keeps for the backward pass: more saved activations than torch's fused kernels keep (their input).
+- **HardSwish, HardSigmoid, ELU, SELU, CELU, Softplus (Mish), PReLU** become ReLUs and element-wise
+  ops, whose outputs ONNX Runtime keeps for the backward pass: more saved activations than torch's
+  fused kernels keep (their input).
 - **tanh-approximate GELU**: the exporter writes nine element-wise ops; they are fused back into one
   FastGelu before ONNX Runtime builds the gradient, so only its input is kept, as torch keeps it.
 """

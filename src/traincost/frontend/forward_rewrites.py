@@ -1,7 +1,8 @@
 """Forward ops rewritten into primitive ops before ONNX Runtime Training builds their gradients.
 
-ONNX Runtime 1.19's gradient builder has no gradient for ``HardSwish``, ``HardSigmoid``, ``Elu`` and
-``InstanceNormalization`` (which torch's ``GroupNorm`` exports), and the gradients it builds for
+ONNX Runtime 1.19's gradient builder has no gradient for ``HardSwish``, ``HardSigmoid``, ``Elu``,
+``Selu``, ``Celu``, ``Softplus`` (torch's ``Mish`` exports one), ``PRelu``, ``DepthToSpace`` (torch's
+``PixelShuffle``) and ``InstanceNormalization`` (which torch's ``GroupNorm`` exports), and the gradients it builds for
 ``ConvTranspose`` and ``Resize`` (``ConvTransposeGrad``, ``ResizeGrad``) have no CPU kernel, so the
 training graph could not be executed or checked. Each such forward node is replaced, under the same
 output names, by standard ops whose gradients ONNX Runtime builds and our rules decompose. Every
@@ -59,6 +60,7 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
         return model
     types = tensor_types(graph)
     constants = initializer_map(graph)
+    parameters = frozenset(constants)
     computed = _computed(fused, targets, types)
     constants |= computed
     types |= {name: TensorType(value.shape, helper.np_dtype_to_tensor_dtype(value.dtype)) for name, value in computed.items()}
@@ -70,7 +72,7 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
             result.graph.node.append(node)
             continue
         make = NodeFactory(node.name or node.output[0])
-        FORWARD_REWRITES[node.op_type](RuleContext(node=node, types=types, constants=constants, make=make))
+        FORWARD_REWRITES[node.op_type](RuleContext(node=node, types=types, constants=constants, make=make, parameters=parameters))
         result.graph.node.extend(make.nodes)
         result.graph.initializer.extend(make.initializers)
     written_by = {name: node for node in graph.node for name in node.output if name}
@@ -165,6 +167,54 @@ def elu(ctx: RuleContext) -> None:
     make.op("Add", [make.op("Relu", [x]), make.op("Mul", [decay, _f(make, alpha, elem, "alpha")])], outputs=[ctx.output(0)])
 
 
+def _exp_of_negative_part(make: NodeFactory, x: str, elem: int, scale: float) -> str:
+    """exp(min(X, 0)/scale) − 1, with min(X, 0) = −Relu(−X) (no overflow for large X)."""
+    negative_part = make.op("Neg", [make.op("Relu", [make.op("Neg", [x])])])
+    if scale != 1.0:
+        negative_part = make.op("Mul", [negative_part, _f(make, 1 / scale, elem, "inverse_alpha")])
+    return make.op("Sub", [make.op("Exp", [negative_part]), _f(make, 1.0, elem, "one")])
+
+
+@_rewrite("Selu")
+def selu(ctx: RuleContext) -> None:
+    """Y = γ·(max(X, 0) + α·(exp(min(X, 0)) − 1))."""
+    make, x = ctx.make, ctx.input(0)
+    elem = ctx.type_of(x).elem_type
+    alpha, gamma = float(ctx.attr("alpha", 1.67326319217681884765625)), float(ctx.attr("gamma", 1.05070102214813232421875))
+    decay = make.op("Mul", [_exp_of_negative_part(make, x, elem, 1.0), _f(make, alpha, elem, "alpha")])
+    inner = make.op("Add", [make.op("Relu", [x]), decay])
+    make.op("Mul", [inner, _f(make, gamma, elem, "gamma")], outputs=[ctx.output(0)])
+
+
+@_rewrite("Celu")
+def celu(ctx: RuleContext) -> None:
+    """Y = max(X, 0) + α·(exp(min(X, 0)/α) − 1)."""
+    make, x = ctx.make, ctx.input(0)
+    elem = ctx.type_of(x).elem_type
+    alpha = float(ctx.attr("alpha", 1.0))
+    decay = make.op("Mul", [_exp_of_negative_part(make, x, elem, alpha), _f(make, alpha, elem, "alpha")])
+    make.op("Add", [make.op("Relu", [x]), decay], outputs=[ctx.output(0)])
+
+
+@_rewrite("Softplus")
+def softplus(ctx: RuleContext) -> None:
+    """Y = max(X, 0) + log(1 + exp(−|X|)), |X| = Relu(X) + Relu(−X) (no overflow for large |X|)."""
+    make, x = ctx.make, ctx.input(0)
+    elem = ctx.type_of(x).elem_type
+    positive = make.op("Relu", [x])
+    magnitude = make.op("Add", [positive, make.op("Relu", [make.op("Neg", [x])])])
+    tail = make.op("Log", [make.op("Add", [make.op("Exp", [make.op("Neg", [magnitude])]), _f(make, 1.0, elem, "one")])])
+    make.op("Add", [positive, tail], outputs=[ctx.output(0)])
+
+
+@_rewrite("PRelu")
+def prelu(ctx: RuleContext) -> None:
+    """Y = Relu(X) − slope·Relu(−X) (the slope a learned tensor broadcast against X)."""
+    make, x, slope = ctx.make, ctx.input(0), ctx.input(1)
+    negative = make.op("Mul", [make.op("Relu", [make.op("Neg", [x])]), slope])
+    make.op("Sub", [make.op("Relu", [x]), negative], outputs=[ctx.output(0)])
+
+
 # --- normalisation ----------------------------------------------------------------------------
 
 
@@ -172,8 +222,9 @@ def elu(ctx: RuleContext) -> None:
 def instance_norm(ctx: RuleContext) -> None:
     """Y = LayerNormalization over the axes from 2 on (no affine), times the per-channel scale, plus bias.
 
-    torch's ``GroupNorm`` exports a Reshape to N × G × rest, InstanceNormalization with a scale of ones
-    and a bias of zeros, a Reshape back and its own affine: those constants are skipped. The
+    torch's ``GroupNorm`` exports a Reshape to N × G × rest, InstanceNormalization with a computed
+    scale of ones and bias of zeros, a Reshape back and its own affine: those constants are skipped
+    (an initializer is a parameter, kept even when it holds ones or zeros). The
     LayerNormalization keeps its mean and 1/σ as outputs, as torch keeps them for the backward pass.
     """
     make = ctx.make
@@ -184,8 +235,8 @@ def instance_norm(ctx: RuleContext) -> None:
     ones = _f(make, np.ones(normalized_shape), elem, "ones")
     zeros = _f(make, np.zeros(normalized_shape), elem, "zeros")
     scale_value, bias_value = ctx.constants.get(scale), ctx.constants.get(bias)
-    plain_scale = scale_value is not None and bool(np.all(scale_value == 1))
-    plain_bias = bias_value is not None and bool(np.all(bias_value == 0))
+    plain_scale = scale not in ctx.parameters and scale_value is not None and bool(np.all(scale_value == 1))
+    plain_bias = bias not in ctx.parameters and bias_value is not None and bool(np.all(bias_value == 0))
     stats = [make.fresh("mean"), make.fresh("inv_std_dev")]
     eps = float(ctx.attr("epsilon", 1e-5))
     if plain_scale and plain_bias:
@@ -291,6 +342,20 @@ def _interpolation_matrix(ctx: RuleContext, axis: int) -> np.ndarray:
 
 def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+@_rewrite("DepthToSpace")
+def depth_to_space(ctx: RuleContext) -> None:
+    """torch's ``PixelShuffle``: Reshape, Transpose, Reshape (DCR or CRD order, as the ``mode`` says)."""
+    make, x = ctx.make, ctx.input(0)
+    n, c, h, w = ctx.type_of(x).shape
+    b = int(ctx.attr("blocksize"))
+    if _text(ctx.attr("mode", b"DCR")) == "DCR":
+        split, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
+    else:
+        split, perm = [n, c // (b * b), b, b, h, w], [0, 1, 4, 2, 5, 3]
+    moved = make.op("Transpose", [make.op("Reshape", [x, _i64(make, split, "shape")])], perm=perm)
+    make.op("Reshape", [moved, _i64(make, [n, c // (b * b), h * b, w * b], "shape")], outputs=[ctx.output(0)])
 
 
 # --- transposed convolution --------------------------------------------------------------------

@@ -34,6 +34,7 @@ class RuleContext:
     types: Mapping[str, TensorType]
     constants: Mapping[str, np.ndarray]
     make: NodeFactory
+    parameters: frozenset[str] = frozenset()  # trainable tensors among ``constants`` (forward rewrites)
 
     def input(self, i: int) -> str:
         return self.node.input[i] if i < len(self.node.input) else ""
