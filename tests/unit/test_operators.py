@@ -136,6 +136,7 @@ LAYERS = {
         Layer("softplus", "nn.Softplus()", _conv_then(nn.Softplus())),
         Layer("mish", "nn.Mish()", _conv_then(nn.Mish())),
         Layer("prelu", "nn.PReLU(6)", _conv_then(nn.PReLU(6))),
+        Layer("softsign", "nn.Softsign()", _conv_then(nn.Softsign())),
         Layer("batchnorm", "nn.BatchNorm2d", _conv_then(nn.BatchNorm2d(6), nn.ReLU())),
         Layer("groupnorm", "nn.GroupNorm(3, 6)", _conv_then(nn.GroupNorm(3, 6))),
         Layer("instancenorm", "nn.InstanceNorm2d(6, affine=True)", _conv_then(nn.InstanceNorm2d(6, affine=True))),
@@ -345,3 +346,53 @@ def test_a_rule_equals_the_onnx_runtime_kernel(op_type: str, inputs: list[str], 
     replaced = _single(make.nodes, feeds)
     replaced.graph.initializer.extend(make.initializers)
     assert max_relative_error(expected, run(replaced, feeds)["y"]) < 1e-5
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((4, 16), (4, 16)), ((4, 16), (16,)), ((4, 16), (4, 1)), ((1, 16), (4, 16))])
+def test_the_div_gradient_rule_equals_the_onnx_runtime_kernel(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """DivGrad (a division by a tensor, as torch's Softsign or a normalisation by a computed norm) with
+    broadcasting on either side: both gradients summed back to their operand's shape, as ORT's kernel does."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.uniform(0.5, 2.0, b_shape).astype(np.float32) * rng.choice([-1, 1], b_shape).astype(np.float32)
+    dy = rng.standard_normal(np.broadcast_shapes(a_shape, b_shape)).astype(np.float32)
+    feeds = {"dy": dy, "a": a, "b": b}
+    node = helper.make_node("DivGrad", ["dy", "a", "b"], ["da", "db"], name="div", domain="com.microsoft")
+    graph = helper.make_graph(
+        [node],
+        "div",
+        [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, v.shape) for n, v in feeds.items()],
+        [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, v.shape) for n, v in (("da", a), ("db", b))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 10
+    expected = run(model, feeds)
+    make = rewrite_node(node, tensor_types(model.graph), {})
+    replaced = onnx.ModelProto()
+    replaced.CopyFrom(model)
+    del replaced.graph.node[:]
+    replaced.graph.node.extend(make.nodes)
+    replaced.graph.initializer.extend(make.initializers)
+    actual = run(replaced, feeds)
+    for name in ("da", "db"):
+        assert max_relative_error(expected[name], actual[name]) < 1e-5, name
+
+
+def test_a_forward_op_without_gradient_is_one_error_naming_op_and_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.floor exports Floor, which ONNX Runtime Training cannot differentiate and no rewrite replaces."""
+
+    class Floored(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv, self.head = nn.Conv2d(4, 6, 1), nn.Linear(216, CLASSES)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = self.conv(x)
+            return self.head((torch.floor(y) * y).flatten(1))
+
+    layer = Layer("floored", "torch.floor", Floored)
+    register(monkeypatch, layer)
+    with pytest.raises(UnsupportedOpError) as info:
+        build_train_step(export_model(layer.name, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=LR))
+    message = str(info.value)
+    assert "no gradient for Floor (node '/Floor')" in message and "\n" not in message

@@ -32,6 +32,7 @@ _OWN_TESTS = {
         "tests/unit/test_decompose.py::test_convgrad_rule_on_grouped_and_depthwise_convolutions",
     ],
     "ConvTranspose": ["tests/unit/test_operators.py::test_the_conv_transpose_rewrite_equals_the_operator"],
+    "div_grad": ["tests/unit/test_operators.py::test_the_div_gradient_rule_equals_the_onnx_runtime_kernel"],
 }
 _FUSED_GELU = "tanh-approximate GELU"
 
@@ -54,6 +55,9 @@ layer is checked by decomposition only) and its decomposition is verified by exe
 
 An op type with no rule stops `traincost decompose` with one error line that names every such op
 type and its nodes (`tests/unit/test_decompose.py::test_an_op_without_rule_names_every_such_op_and_node`).
+A forward op that ONNX Runtime Training cannot differentiate and no rewrite replaces (`torch.floor`,
+`torch.cumsum` …) stops `traincost train-graph` with one error line naming it and its node
+(`tests/unit/test_operators.py::test_a_forward_op_without_gradient_is_one_error_naming_op_and_node`).
 """
 
 _NOTES = """## Cost notes

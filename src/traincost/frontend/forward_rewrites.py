@@ -12,21 +12,24 @@ rewrite is checked by executing the forward graph before and after (``tests/unit
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import numpy as np
 import onnx
 from onnx import helper
 
-from traincost.errors import GraphError
+from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.gelu_fusion import fuse_tanh_gelu
 from traincost.frontend.gradient_rules import RuleContext
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, initializer_map, model_meta
 from traincost.frontend.shapes import TensorType, tensor_types
 
-__all__ = ["FORWARD_REWRITES", "TOLERANCE", "rewrite_forward"]
+__all__ = ["FORWARD_REWRITES", "TOLERANCE", "no_gradient_error", "rewrite_forward"]
 
+# How ONNX Runtime Training 1.19 reports a forward op it cannot differentiate.
+_NO_GRADIENT = re.compile(r"gradient builder has not been registered: (\S+) for node (\S+)")
 # Largest relative difference allowed between a rewritten node's outputs and the original's.
 TOLERANCE = 1e-5
 
@@ -79,6 +82,19 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
     replaced = [*checked, *(name for node in targets for name in node.output if name)]
     _check(model, result, {name: written_by[name] for name in replaced}, seed=seed)
     return result
+
+
+def no_gradient_error(graph_name: str, message: str) -> UnsupportedOpError | None:
+    """The one-line error for ONNX Runtime Training's failure ``message`` if it is a forward op with no
+    gradient builder (which neither ORT nor ``FORWARD_REWRITES`` covers), else None."""
+    found = _NO_GRADIENT.search(message)
+    if found is None:
+        return None
+    op_type, node = found.groups()
+    return UnsupportedOpError(
+        f"graph {graph_name!r}: ONNX Runtime Training has no gradient for {op_type} (node {node!r}) and no forward "
+        "rewrite replaces it; docs/operators.md lists the layers that train"
+    )
 
 
 def _check(before: onnx.ModelProto, after: onnx.ModelProto, written_by: dict[str, onnx.NodeProto], *, seed: int) -> None:

@@ -519,6 +519,32 @@ def fused_matmul(ctx: RuleContext) -> None:
         make.op("Mul", [product, _f(make, alpha, ctx.type_of(ctx.input(0)).elem_type, "alpha")], outputs=[ctx.output(0)])
 
 
+def _sum_to(ctx: RuleContext, value: str, full: tuple[int, ...], target: tuple[int, ...], output: str) -> None:
+    """Write ``value`` (of the broadcast shape ``full``) summed over the axes broadcasting added to
+    ``target`` into ``output``."""
+    make = ctx.make
+    lead = len(full) - len(target)
+    axes = [*range(lead), *(lead + i for i, d in enumerate(target) if d == 1 and full[lead + i] != 1)]
+    if not axes:
+        make.op("Identity", [value], outputs=[output])
+        return
+    summed = make.op("ReduceSum", [value, _i64(make, axes)], keepdims=1)
+    make.op("Reshape", [summed, _i64(make, list(target), "shape")], outputs=[output])
+
+
+@rule(MS, "DivGrad")
+def div_grad(ctx: RuleContext) -> None:
+    """Y = A/B: dA = dY/B, dB = −dY·A/B², each summed back over the axes broadcasting added."""
+    make = ctx.make
+    d_y, a, b = ctx.input(0), ctx.input(1), ctx.input(2)
+    full = ctx.type_of(d_y).shape
+    if ctx.output(0):
+        _sum_to(ctx, make.op("Div", [d_y, b]), full, ctx.type_of(a).shape, ctx.output(0))
+    if ctx.output(1):
+        ratio = make.op("Div", [make.op("Div", [a, b]), b])
+        _sum_to(ctx, make.op("Neg", [make.op("Mul", [d_y, ratio])]), full, ctx.type_of(b).shape, ctx.output(1))
+
+
 @rule("", "MaxPoolGrad")
 @rule(MS, "MaxPoolGrad")
 def max_pool_grad(ctx: RuleContext) -> None:
