@@ -3,7 +3,9 @@
 For each: the ONNX export equals torch (checked inside ``export_model``); one SGD step run in ONNX
 Runtime equals one ``torch.optim.SGD`` step (1e-4); the decomposition into standard ops is verified
 by execution; the forward MACs of the lowered Workload equal torch's own count (its FLOP counter, two
-FLOPs per MAC); and the training step is costed on the Edge TPU and FuseMax descriptions. The test
+FLOPs per MAC); the weights, gradients and optimizer states equal torch's and the saved activations
+are within 10 % of torch's ``saved_tensors_hooks`` measurement (``memory.compare.TOLERANCES``); and
+the training step is costed on the Edge TPU and FuseMax descriptions. The test
 sizes (``tests/third_party.py`` says what was scaled down) keep each under a minute; the ViT runs in
 the default suite, the others with ``-m slow``.
 """
@@ -30,6 +32,9 @@ from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
 from traincost.hardware import load_hardware
+from traincost.memory.compare import TOLERANCES
+from traincost.memory.liveness import memory_profile
+from traincost.memory.torch_measure import measure_torch_memory
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import STEP_PHASES
 
@@ -91,6 +96,10 @@ def test_a_third_party_network_goes_through_the_whole_chain(name: str, monkeypat
 
     workload = lower(after)
     assert workload.forward_macs == torch_macs
+    ours = memory_profile(workload).total_bytes
+    measured = measure_torch_memory(name, batch=BATCH, optimizer=OptimizerSpec(kind="sgd", lr=LR), seed=0)
+    for category, tolerance in TOLERANCES.items():
+        assert abs(ours[category] - measured[category]) <= tolerance * measured[category], (category, ours, measured)
     for hardware in ("edge_tpu.yaml", "fusemax.yaml"):
         spec = load_hardware(REPO / "config/hardware" / hardware)
         cost = schedule(op_table(workload, phases=STEP_PHASES["training"]), spec, SchedulePlan()).summary.iloc[0]

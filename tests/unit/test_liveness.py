@@ -78,15 +78,43 @@ def test_cnn_accounting_matches_torch(chain, name: str, batch: int, optimizer: s
     assert measured["saved_activations"] > 0
 
 
-def test_gpt2_parameters_match_torch_and_its_graph_keeps_more_activations(chain) -> None:
-    """The exported GPT-2 computes Linear as Transpose + MatMul and GELU as eight element-wise
-    ops, and ONNX Runtime keeps the transposed weights and GELU intermediates for the backward
-    pass: about twice the bytes torch's fused kernels keep. The IR reports what the graph keeps."""
+def test_gpt2_accounting_matches_torch(chain) -> None:
+    """GPT-2 computes Linear as Transpose(W) + MatMul and GELU (tanh) as nine element-wise ops in its
+    export. A transposed weight is a view of the weight, not a saved activation, and the GELU is
+    fused back into one FastGelu whose gradient reads its input alone, as torch's kernel keeps it:
+    the saved activations agree with torch's within the 10 % the CNNs are held to (they were +52 %)."""
     ours = memory_profile(chain("gpt2_small", 2, "sgd_momentum").workload).total_bytes
     measured = measure_torch_memory("gpt2_small", batch=2, optimizer=_SPECS["sgd_momentum"], seed=0)
-    for category in ("weights", "gradients", "optimizer_states"):
-        assert ours[category] == measured[category]
-    assert 1.5 * measured["saved_activations"] < ours["saved_activations"] < 3 * measured["saved_activations"]
+    for category, tolerance in TOLERANCES.items():
+        assert abs(ours[category] - measured[category]) <= tolerance * measured[category], (category, ours, measured)
+
+
+def _with_views() -> Workload:
+    """x (input, 16 B) → a (activation, 16 B) → v = Transpose(a) (a view) → loss; the backward reads
+    v; t = Transpose(w) (a view of the weight w, 64 B) is read by the backward too."""
+    tensors = pd.DataFrame(
+        [
+            # tensor, name, kind, bytes, producer, consumers, saved, updates, view_of
+            (0, "w", "weight", 64, -1, [2], False, -1, -1),
+            (1, "x", "input", 16, -1, [0], False, -1, -1),
+            (2, "a", "activation", 16, 0, [1], True, -1, -1),
+            (3, "v", "activation", 16, 1, [3, 4], False, -1, 2),
+            (4, "t", "activation", 64, 2, [4], False, -1, 0),
+            (5, "loss", "output", 4, 3, [], False, -1, -1),
+            (6, "g", "gradient", 16, 4, [], False, -1, -1),
+        ],
+        columns=["tensor", "name", "kind", "bytes", "producer", "consumers", "saved_for_backward", "updates", "view_of"],
+    )
+    ops = pd.DataFrame({"op": range(5), "name": list("abcde"), "phase": ["forward"] * 4 + ["backward"]})
+    return Workload(ops=ops, tensors=tensors)
+
+
+def test_a_view_adds_no_bytes_and_keeps_what_it_views_live() -> None:
+    profile = memory_profile(_with_views())
+    # live after each op: op0 w+x+a = 96; op1 w+a (+v, a view) = 80; op2 w+a (+t, a view of w) = 80;
+    # op3 w+a+loss = 84; op4 w+a+loss+g = 100: a stays live to op 4, the last reader of its view v
+    assert list(profile.live_bytes) == [96, 80, 80, 84, 100]
+    assert profile.total_bytes["saved_activations"] == 16
 
 
 def test_bigger_batch_needs_more_activation_memory_only(chain) -> None:

@@ -129,3 +129,23 @@ def test_strided_convolutions_carry_their_stride_through_all_three_passes(chain)
     assert table.x_elems[rows["conv"]] == 2 * 64 * 16 * 16
     assert table.x_elems[rows["conv_wgrad"]] == 2 * 64 * 16 * 16
     assert table.x_elems[rows["conv_dgrad"]] == 2 * 128 * 16 * 16
+
+
+def test_a_transposed_weight_is_a_view_not_a_saved_activation(chain) -> None:
+    """torch exports GPT-2's every Linear as Transpose(W) + MatMul, and ONNX Runtime's MatMul gradient
+    reads the transposed weight: that transpose is a view of the weight (torch's ``W.t()``), so it
+    saves nothing, and a view the backward reads saves the activation it views, once."""
+    workload = chain("gpt2_small", 2).workload
+    tensors, ops = workload.tensors, workload.ops
+    weights = set(tensors.loc[tensors["kind"] == "weight", "tensor"])
+    transposed = tensors[tensors["producer"].isin(ops.loc[ops["op_type"] == "Transpose", "op"])]
+    of_weights = transposed[transposed["view_of"].isin(weights)]
+    assert len(of_weights) >= 8  # QKV, projection, two MLP layers in each of GPT-2 small's two blocks
+    assert not of_weights["saved_for_backward"].any()
+    read_in_backward = of_weights["consumers"].map(lambda readers: any(ops.loc[r, "phase"] == "backward" for r in readers))
+    assert read_in_backward.all()
+    saved = tensors[tensors["saved_for_backward"]]
+    assert (saved["view_of"] == -1).all()  # storages, never views
+    assert set(saved["kind"]) <= {"input", "activation"}
+    views = tensors[tensors["view_of"] >= 0]
+    assert (tensors.loc[views["view_of"], "view_of"].to_numpy() == -1).all()  # chains end at a storage

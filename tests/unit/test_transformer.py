@@ -33,16 +33,11 @@ _MID = TransformerConfig(
 def _bytes_by_kind(workload: Workload) -> dict[str, int]:
     """Bytes of weights, weight gradients, optimizer states and saved activations.
 
-    On the ONNX side, torch exports ``nn.Linear`` as ``Transpose(W)`` + ``MatMul`` and ONNX Runtime keeps
-    the transposed weight for the backward pass: a weight-sized copy that counts as a saved activation.
-    The analytic generator reads W transposed in place (as cuBLAS and XLA do), so those copies are left out.
+    torch exports ``nn.Linear`` as ``Transpose(W)`` + ``MatMul``; the lowering counts that transpose as
+    a view of the weight, not as a saved activation, as the analytic generator reads W transposed in place.
     """
-    tensors, ops = workload.tensors, workload.ops
-    weights = set(tensors.loc[tensors["kind"] == "weight", "tensor"])
-    transposes = ops.loc[
-        (ops["op_type"] == "Transpose") & ops["inputs"].map(lambda ids: len(ids) == 1 and ids[0] in weights), "op"
-    ]
-    saved = tensors["saved_for_backward"] & ~tensors["producer"].isin(set(transposes))
+    tensors = workload.tensors
+    saved = tensors["saved_for_backward"]
     return {
         "weight": int(tensors.loc[tensors["kind"] == "weight", "bytes"].sum()),
         "weight_grad": int(tensors.loc[tensors["kind"] == "weight_grad", "bytes"].sum()),

@@ -34,6 +34,7 @@ class RuleContext:
     types: Mapping[str, TensorType]
     constants: Mapping[str, np.ndarray]
     make: NodeFactory
+    parameters: frozenset[str] = frozenset()  # trainable tensors among ``constants`` (forward rewrites)
 
     def input(self, i: int) -> str:
         return self.node.input[i] if i < len(self.node.input) else ""
@@ -350,6 +351,50 @@ def quick_gelu_grad(ctx: RuleContext) -> None:
     make.op("Mul", [d_y, make.op("Add", [s, slope])], outputs=[ctx.output(0)])
 
 
+# √(2/π) and the cubic coefficient of the tanh approximation of GELU (torch's approximate="tanh").
+_TANH_GELU_SCALE = math.sqrt(2 / math.pi)
+_TANH_GELU_CUBIC = 0.044715
+
+
+def _tanh_gelu_inner(ctx: RuleContext, x: str, elem: int) -> tuple[str, str]:
+    """x plus the optional bias input 2 (FastGelu: input 1), and tanh(√(2/π)·(x + 0.044715·x³))."""
+    make = ctx.make
+    cube = make.op("Mul", [make.op("Mul", [x, x]), x])
+    inner = make.op("Add", [x, make.op("Mul", [cube, _f(make, _TANH_GELU_CUBIC, elem, "cubic")])])
+    return x, make.op("Tanh", [make.op("Mul", [inner, _f(make, _TANH_GELU_SCALE, elem, "scale")])])
+
+
+@rule(MS, "FastGelu")
+def fast_gelu(ctx: RuleContext) -> None:
+    """Tanh-approximate GELU: Y = ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), x = X (+ bias)."""
+    make = ctx.make
+    x = ctx.input(0)
+    elem = ctx.type_of(x).elem_type
+    if ctx.input(1):
+        x = make.op("Add", [x, ctx.input(1)])
+    x, tanh = _tanh_gelu_inner(ctx, x, elem)
+    half_x = make.op("Mul", [x, _f(make, 0.5, elem, "half")])
+    make.op("Mul", [half_x, make.op("Add", [tanh, _f(make, 1.0, elem, "one")])], outputs=[ctx.output(0)])
+
+
+@rule(MS, "FastGeluGrad", "BiasFastGeluGrad_dX")
+def fast_gelu_grad(ctx: RuleContext) -> None:
+    """dX = dY·(½·(1 + t) + ½·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²)), t = tanh(…), x = X (+ bias)."""
+    make = ctx.make
+    d_y, x = ctx.input(0), ctx.input(1)
+    elem = ctx.type_of(x).elem_type
+    if ctx.input(2):
+        x = make.op("Add", [x, ctx.input(2)])
+    x, tanh = _tanh_gelu_inner(ctx, x, elem)
+    one = _f(make, 1.0, elem, "one")
+    half = _f(make, 0.5, elem, "half")
+    slope = make.op("Add", [one, make.op("Mul", [make.op("Mul", [x, x]), _f(make, 3 * _TANH_GELU_CUBIC, elem, "cubic3")])])
+    sech2 = make.op("Sub", [one, make.op("Mul", [tanh, tanh])])
+    d_tanh = make.op("Mul", [make.op("Mul", [sech2, slope]), _f(make, _TANH_GELU_SCALE, elem, "scale")])
+    derivative = make.op("Mul", [make.op("Add", [make.op("Add", [one, tanh]), make.op("Mul", [x, d_tanh])]), half])
+    make.op("Mul", [d_y, derivative], outputs=[ctx.output(0)])
+
+
 def _softmax_axis(ctx: RuleContext) -> int:
     """The non-negative axis of a (log-)softmax gradient. The opset-11 forms (no ``_13``) flatten
     to 2-D around the axis, which equals a plain reduction only for the last axis."""
@@ -472,6 +517,32 @@ def fused_matmul(ctx: RuleContext) -> None:
     else:
         product = make.op("MatMul", operands)
         make.op("Mul", [product, _f(make, alpha, ctx.type_of(ctx.input(0)).elem_type, "alpha")], outputs=[ctx.output(0)])
+
+
+def _sum_to(ctx: RuleContext, value: str, full: tuple[int, ...], target: tuple[int, ...], output: str) -> None:
+    """Write ``value`` (of the broadcast shape ``full``) summed over the axes broadcasting added to
+    ``target`` into ``output``."""
+    make = ctx.make
+    lead = len(full) - len(target)
+    axes = [*range(lead), *(lead + i for i, d in enumerate(target) if d == 1 and full[lead + i] != 1)]
+    if not axes:
+        make.op("Identity", [value], outputs=[output])
+        return
+    summed = make.op("ReduceSum", [value, _i64(make, axes)], keepdims=1)
+    make.op("Reshape", [summed, _i64(make, list(target), "shape")], outputs=[output])
+
+
+@rule(MS, "DivGrad")
+def div_grad(ctx: RuleContext) -> None:
+    """Y = A/B: dA = dY/B, dB = −dY·A/B², each summed back over the axes broadcasting added."""
+    make = ctx.make
+    d_y, a, b = ctx.input(0), ctx.input(1), ctx.input(2)
+    full = ctx.type_of(d_y).shape
+    if ctx.output(0):
+        _sum_to(ctx, make.op("Div", [d_y, b]), full, ctx.type_of(a).shape, ctx.output(0))
+    if ctx.output(1):
+        ratio = make.op("Div", [make.op("Div", [a, b]), b])
+        _sum_to(ctx, make.op("Neg", [make.op("Mul", [d_y, ratio])]), full, ctx.type_of(b).shape, ctx.output(1))
 
 
 @rule("", "MaxPoolGrad")

@@ -56,6 +56,11 @@ _LAYOUT_OPS = frozenset(
         "Range",
     }
 )
+# Layout ops whose output is a view of their first input's storage, as torch's reshape, flatten,
+# squeeze, unsqueeze, transpose and detach are: they allocate nothing.
+_VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity"})
+_VIEW_KINDS = frozenset({"activation", "gradient", "temporary"})
+_SHAPE_OPS = frozenset({"Shape", "Size"})
 # Elementary operations per element of the (largest) tensor an op reads or writes.
 _NORM_OPS_PER_ELEMENT = 7  # mean, centre, square, mean, normalise, scale, shift
 _SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide (log-softmax: log-subtract)
@@ -155,9 +160,6 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
         kind = _tensor_kind(
             name, made_by=made_by, phase_of_op=phase_of_op, params=params, buffers=buffers, fed=fed, outputs=outputs
         )
-        # recomputed tensors (phase recompute) are made just before use: they are not saved
-        made_in_forward = made_by < 0 or phase_of_op[made_by] == "forward"
-        saved = kind in ("input", "activation") and made_in_forward and any(phase_of_op[r] == "backward" for r in read_by)
         tensor_rows.append(
             {
                 "tensor": t,
@@ -168,13 +170,15 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
                 "bytes": ttype.numel * ttype.dtype_bytes,
                 "producer": made_by,
                 "consumers": read_by,
-                "saved_for_backward": saved,
+                "saved_for_backward": False,  # per storage, below
                 "updates": tensor_ids.get(name.removesuffix(".updated"), -1) if name.endswith(".updated") else -1,
             }
         )
     tensors = pd.DataFrame(tensor_rows).astype(
         {"dtype_bytes": "int64", "bytes": "int64", "producer": "int64", "updates": "int64"}
     )
+    tensors["view_of"] = _views(graph, tensor_ids, tensors["kind"].to_numpy())
+    tensors["saved_for_backward"] = _saved_for_backward(tensors, ops)
     precision = (
         "fp32"
         if types[names[0]].elem_type == onnx.TensorProto.FLOAT
@@ -182,6 +186,51 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
     )
     workload_meta = {**meta, "precision": precision, "source": source}
     return Workload(ops=ops, tensors=tensors, meta=workload_meta)
+
+
+def _views(graph: onnx.GraphProto, tensor_ids: Mapping[str, int], kinds: np.ndarray) -> np.ndarray:
+    """Per tensor id, the id of the tensor whose storage it views through chains of ``_VIEW_OPS``, or -1.
+
+    Only activations, gradients and temporaries are views: a weight gradient, an output or an
+    optimizer state is a buffer of its own even when a transpose writes it.
+    """
+    view_of = np.full(len(kinds), -1, dtype=np.int64)
+    for node in graph.node:
+        if node.op_type not in _VIEW_OPS or not node.output[0]:
+            continue
+        target = tensor_ids[node.output[0]]
+        if kinds[target] not in _VIEW_KINDS:
+            continue
+        source = tensor_ids[node.input[0]]
+        view_of[target] = view_of[source] if view_of[source] >= 0 else source
+    return view_of
+
+
+def _saved_for_backward(tensors: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
+    """Which storages the forward pass keeps for the backward pass, as torch's ``saved_tensors_hooks`` sees them.
+
+    A batch input or an activation made in the forward pass (a recomputed one is made just before
+    use) is saved if a backward op reads its data (a Shape or Size reads only its shape). A view
+    that the backward pass reads saves the tensor it views instead: that tensor if it is a batch
+    input or an activation, nothing if it is a weight (a transposed weight is the weight), and never
+    the view itself, so that a storage is counted once.
+    """
+    phase, op_type = ops["phase"].to_numpy(), ops["op_type"].to_numpy()
+    data_read = (phase == "backward") & ~np.isin(op_type, list(_SHAPE_OPS))
+    producer = tensors["producer"].to_numpy()
+    made_in_forward = (producer < 0) | (phase[producer] == "forward")
+    saved = (
+        tensors["kind"].isin(["input", "activation"]).to_numpy()
+        & made_in_forward
+        & np.array([bool(np.any(data_read[c])) if len(c) else False for c in tensors["consumers"]])
+    )
+    view_of = tensors["view_of"].to_numpy()
+    kind = tensors["kind"].to_numpy()
+    viewed = view_of >= 0
+    roots = view_of[viewed & saved]
+    saved[viewed] = False
+    saved[roots[np.isin(kind[roots], ("input", "activation"))]] = True
+    return pd.Series(saved, index=tensors.index)
 
 
 def _tensor_kind(

@@ -25,6 +25,7 @@ from onnxruntime.training import artifacts
 
 from traincost.errors import GraphError
 from traincost.frontend.execute import example_feeds, record_shapes
+from traincost.frontend.forward_rewrites import no_gradient_error, rewrite_forward
 from traincost.frontend.onnx_graph import (
     IR_VERSION,
     LAYER_KEY,
@@ -63,7 +64,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
     if "parameters" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.parameters metadata; write it with traincost export")
     params: list[str] = json.loads(meta["parameters"])
-    forward = _with_layernorm_stats(model)
+    forward = _with_layernorm_stats(rewrite_forward(model, seed=seed))
     initial = {init.name: init for init in forward.graph.initializer}
     frozen = [name for name in initial if name not in params]
     ort.set_default_logger_severity(3)
@@ -78,6 +79,9 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
                 artifact_directory=tmp,
             )
         except Exception as err:  # ORT raises its own exception classes from C++
+            unsupported = no_gradient_error(model.graph.name, str(err))
+            if unsupported is not None:
+                raise unsupported from err
             detail = log_file.read_text(errors="replace").strip().splitlines()[-3:]
             raise GraphError(f"graph {model.graph.name!r}: ONNX Runtime Training failed: {err} {' | '.join(detail)}") from err
         train = onnx.load(str(Path(tmp) / "training_model.onnx"))

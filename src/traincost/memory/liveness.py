@@ -3,7 +3,8 @@
 A tensor is live from the op that writes it (or the start, for inputs and persistent state) to its
 last reader; graph outputs stay live to the end; persistent state (weights, buffers, optimizer
 states, constants) is live throughout; an updated parameter or state overwrites its old value in
-place and adds nothing. The peak is the largest sum of live bytes over the ops.
+place and adds nothing; a view (``view_of``, a reshape or transpose) adds nothing and keeps the
+tensor it views live to its own last reader. The peak is the largest sum of live bytes over the ops.
 """
 
 from __future__ import annotations
@@ -62,6 +63,18 @@ def tensor_categories(tensors: pd.DataFrame) -> pd.Series:
     return pd.Series(category, index=tensors.index, name="category")
 
 
+def _fold_views(tensors: pd.DataFrame, start: np.ndarray, end: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Live ranges and sizes with every view's bytes and lifetime folded into the tensor it views."""
+    row_of = pd.Series(np.arange(len(tensors)), index=tensors["tensor"].to_numpy())
+    view_of = tensors["view_of"].to_numpy()
+    views = np.flatnonzero((view_of >= 0) & np.isin(view_of, row_of.index))
+    roots = row_of.loc[view_of[views]].to_numpy()
+    end, size = end.copy(), size.copy()
+    np.maximum.at(end, roots, np.maximum(end[views], start[roots]))
+    size[views] = 0
+    return end, size
+
+
 def memory_profile(workload: Workload) -> MemoryProfile:
     """Liveness analysis of ``workload`` (see the module docstring for the rules)."""
     tensors = workload.tensors
@@ -75,6 +88,8 @@ def memory_profile(workload: Workload) -> MemoryProfile:
     end = np.maximum(last_reader, start)
     end = np.where(persistent | (own["kind"] == "output").to_numpy(), n_ops - 1, end)
     size = own["bytes"].to_numpy(dtype=np.int64)
+    if "view_of" in own.columns:
+        end, size = _fold_views(own, start, end, size)
 
     live_by_category = {}
     for name in CATEGORIES:

@@ -46,8 +46,9 @@ Tensors
     outputs), ``weight`` and ``optimizer_state`` (persistent; the ``.updated`` copies carry
     ``updates``), ``weight_grad`` (the gradient the optimizer reads), ``output`` (the loss), and
     ``temporary`` for weights all-gathered from their shards. The GELU form ``"gelu_tanh"`` is the
-    tanh approximation as torch exports it to ONNX: its backward reads x, x², tanh(·) and
-    1 + tanh(·), so these are saved; ``"gelu"`` is a fused kernel whose backward reads its input.
+    tanh approximation computed op by op (as eager code that spells it out): its backward reads x,
+    x², tanh(·) and 1 + tanh(·), so these are saved; ``"gelu"`` is a fused kernel whose backward
+    reads its input, as torch's ``nn.GELU`` (either form) and the ONNX path's FastGelu do.
     When optimizer states are wider than ``dtype_bytes`` (mixed precision), every parameter also has
     a ``master`` state, which the optimizer updates and rounds into the parameter.
 

@@ -52,7 +52,7 @@ class TransformerConfig:
         batch: Global batch, sequences per iteration.
         gated_ffn: Gated MLP with three matrices (PaLM's SwiGLU).
         tied_embeddings: The head reuses the token embedding.
-        activation: ``gelu`` (fused kernel), ``gelu_tanh`` (as the ONNX path computes it), ``relu``
+        activation: ``gelu`` (fused kernel), ``gelu_tanh`` (computed op by op), ``relu``
             or ``swish``.
         n_kv_head: Key/value heads (``None``: ``n_head``; 1: multi-query attention); must divide
             ``n_head``.
@@ -268,7 +268,10 @@ def parameter_count(config: TransformerConfig) -> int:
     return sum(math.prod(shape) for group in groups for _, shape in group)
 
 def gpt2_transformer_config(config: GPT2Config, *, batch: int, name: str = "gpt2") -> TransformerConfig:
-    """The ``TransformerConfig`` of a zoo GPT-2, computing its GELU as the exported ONNX graph does.
+    """The ``TransformerConfig`` of a zoo GPT-2, its GELU (tanh) one fused kernel as in the ONNX path.
+
+    The ONNX path fuses the exported tanh GELU back into FastGelu, whose backward reads its input
+    alone, as torch's ``nn.GELU(approximate="tanh")`` does (``frontend/gelu_fusion.py``).
 
     Args:
         config: The GPT-2 hyper-parameters (e.g. ``traincost.models.gpt2.GPT2_SMALL``).
@@ -288,5 +291,5 @@ def gpt2_transformer_config(config: GPT2Config, *, batch: int, name: str = "gpt2
         vocab_size=config.vocab_size,
         seq_len=config.seq_len,
         batch=batch,
-        activation="gelu_tanh",
+        activation="gelu",
     )

@@ -27,6 +27,7 @@ class TensorRow:
     def elements(self) -> int:
         return math.prod(self.shape)
 
+
 @dataclass(frozen=True, slots=True)
 class OpRow:
     """One row of the ops table."""
@@ -41,6 +42,7 @@ class OpRow:
     elementwise_ops: int
     inputs: list[int]
     outputs: list[int]
+
 
 @dataclass(slots=True)
 class OpGraph:
@@ -119,6 +121,7 @@ class OpGraph:
                 "consumers": consumers,
                 "saved_for_backward": saved,
                 "updates": [t.updates for t in self.tensors],
+                "view_of": -1,  # every tensor is its own storage: weights are read transposed in place
             }
-        ).astype({"tensor": "int64", "dtype_bytes": "int64", "bytes": "int64", "producer": "int64", "updates": "int64"})
+        ).astype(dict.fromkeys(("tensor", "dtype_bytes", "bytes", "producer", "updates", "view_of"), "int64"))
         return Workload(ops=ops, tensors=tensors, meta=dict(meta))
