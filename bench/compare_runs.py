@@ -89,19 +89,25 @@ def main(argv: list[str] | None = None) -> int:
     if not files_a and not files_b:
         print(f"compare_runs: no Parquet file under {args.dir_a} or {args.dir_b} (expected a finished run)", file=sys.stderr)
         return 2
-    differing = 0
+    differing = byte_identical = 0
     for name in sorted(files_a.keys() | files_b.keys()):
         if name not in files_b or name not in files_a:
             side = args.dir_a if name in files_a else args.dir_b
             print(f"{name}: only in {side}")
             differing += 1
             continue
+        if files_a[name].read_bytes() == files_b[name].read_bytes():
+            byte_identical += 1
+            continue
         differences = table_differences(files_a[name], files_b[name])
         for difference in differences:
             print(f"{name}: {difference}")
         differing += bool(differences)
     total = len(files_a.keys() | files_b.keys())
-    print(f"{total - differing} of {total} Parquet files match (timing columns aside), {differing} differ")
+    print(
+        f"{total - differing} of {total} Parquet files match ({byte_identical} byte for byte, the others "
+        f"value for value with timing columns aside), {differing} differ"
+    )
     return 1 if differing else 0
 
 

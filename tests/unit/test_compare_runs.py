@@ -41,7 +41,7 @@ def test_runs_differing_only_in_timing_columns_match(compare_runs, tmp_path, cap
     a = write_run(tmp_path / "a", {"w/ops.parquet": table([1.0, float("nan")], [0.5, 0.7])})
     b = write_run(tmp_path / "b", {"w/ops.parquet": table([1.0, float("nan")], [9.0, 9.5])})
     assert compare_runs.main([str(a), str(b)]) == 0
-    assert "1 of 1 Parquet files match" in capsys.readouterr().out
+    assert "1 of 1 Parquet files match (0 byte for byte," in capsys.readouterr().out
 
 
 def test_a_differing_value_and_a_missing_file_are_reported(compare_runs, tmp_path, capsys):
