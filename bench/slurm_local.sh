@@ -13,7 +13,9 @@
 # the plugin warns that its status check is unreliable then. The price: MariaDB (about 100 MB) and 10 s more
 # at start.
 #
-# No cgroups: ProctrackType=proctrack/linuxproc, TaskPlugin=task/none, JobAcctGatherType=jobacct_gather/none.
+# No cgroups: ProctrackType=proctrack/linuxproc, TaskPlugin=task/none. JobAcctGatherType=jobacct_gather/linux
+# (it reads /proc, no cgroups either) with UsePss, so `sacct -o JobID,ReqMem,MaxRSS` shows each job's peak memory,
+# the Snakemake processes in it included; it does not enforce --mem (that would be OverMemoryKill).
 # The node advertises the machine's CPUs and its memory less 1 GB for the OS and the daemons
 # (SelectType=select/cons_tres with CR_Core_Memory); DefMemPerCPU keeps a job that asks no memory from
 # taking the whole node.
@@ -129,7 +131,9 @@ AuthType=auth/munge
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherParams=UsePss
+JobAcctGatherFrequency=task=2
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 JobCompType=jobcomp/none
@@ -203,8 +207,10 @@ stop() {
   stop_daemon slurmdbd "$SLURMDBD_PID"
   stop_daemon mariadbd "$MARIADB_PID"
   stop_daemon munged "$MUNGE_PID"
-  local left
-  left=$(pgrep -a -x 'slurmd|slurmctld|slurmdbd|slurmstepd|mariadbd|munged' || true)
+  local left="" name
+  for name in slurmd slurmctld slurmdbd slurmstepd mariadbd munged; do
+    left+=$(pgrep -a -x "$name" || true)
+  done
   [[ -z $left ]] || die "still running after stop: $left"
   say "stopped"
 }
