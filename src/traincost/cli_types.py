@@ -96,7 +96,7 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--model", help="a zoo name (`traincost models`) or a factory path package.module:function")
         group.add_argument("--module", dest="model", help="a factory path package.module:function returning a torch nn.Module")
-        group.add_argument("--onnx", type=Path, help="a forward graph exported for training (docs/own_model.md)")
+        group.add_argument("--onnx", type=Path, help="a forward graph exported for training (README: Cost your own model)")
     parser.add_argument("--name", help="the name every output carries (default: the function's or file's name)")
     parser.add_argument("--kwargs", type=json_object, default={}, help="a factory's keyword arguments, a JSON object")
     parser.add_argument(
