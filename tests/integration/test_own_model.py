@@ -166,7 +166,29 @@ def test_mse_and_two_named_inputs(own_nets: str, tmp_path: Path) -> None:
     assert [i.name for i in onnx.load(str(graph)).graph.input if i.name in inputs] == ["image", "side"]
 
 
-@pytest.mark.slow  # 60 s: ResNet-18 (64x64, batch 2: layer4 BatchNorm over 2x2x2 values) decomposed and verified
+def test_an_onnx_file_with_initializers_listed_as_inputs_and_dropout(tmp_path: Path) -> None:
+    """keep_initializers_as_inputs=True lists every parameter as a graph input too; they stay parameters."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.Dropout(0.1), torch.nn.Flatten(),
+        torch.nn.Linear(8 * 6 * 6, 10),
+    ).train()  # fmt: skip
+    source = tmp_path / "net.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            net, (torch.randn(2, 3, 8, 8),), str(source), dynamo=False, training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False, opset_version=17, input_names=["input"], keep_initializers_as_inputs=True,
+        )  # fmt: skip
+    out = tmp_path / "cost"
+    result = cli("cost", source, "--batch", 2, "--hardware", EDGE_TPU, "--out-dir", out)
+    assert result.returncode == 0, result.stderr
+    tensors, _ = read_table(out / "tensors.parquet")
+    weights = set(tensors[tensors["kind"] == "weight"]["name"])
+    assert {name for name, _ in net.named_parameters()} <= weights
+
+
+@pytest.mark.slow  # 90 s: ResNet-18 (64x64, batch 2: layer4 BatchNorm over 2x2x2 values) decomposed and verified
 def test_a_torchvision_resnet18_exported_to_onnx_is_costed(tmp_path: Path) -> None:
     torchvision = importlib.import_module("tests.third_party").torchvision  # importable after its operator schemas
 

@@ -340,7 +340,7 @@ def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monk
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
     config = _config()
     config["workloads"]["mine"] = {
-        "model": "user_nets:tiny_cnn", "input_shape": [3, 8, 8], "classes": 10, "batch": 2, "optimizer": "sgd",
+        "model": "user_nets:tiny_cnn", "input_shape": [3, 8, 8], "batch": 2, "optimizer": "sgd",
     }  # fmt: skip
     work = tmp_path / "run"
     work.mkdir()
@@ -351,7 +351,7 @@ def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monk
     assert meta["model"] == "mine"  # every output carries the workload's name
 
 
-@pytest.mark.slow  # 40 s: two transformer encoders through the whole front end
+@pytest.mark.slow  # 3 min on 2 shared cores: two transformer encoders, ten front-end jobs
 def test_a_module_with_inputs_and_loss_and_an_onnx_file_are_workloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`module:` with kwargs, int64 token inputs and the user's loss function, and `onnx:` with a user's export of
     the same torch.nn.TransformerEncoder network, each go through export, train-graph, decompose (verified),

@@ -88,6 +88,8 @@ def import_onnx(
     graph = model.graph
     initialized = {init.name for init in graph.initializer}
     fed = [value for value in graph.input if value.name not in initialized]
+    del graph.input[:]  # initializers listed as inputs too (keep_initializers_as_inputs=True) are initializers only
+    graph.input.extend(fed)
     if len(graph.output) != 1:
         raise GraphError(f"{file}: expected one graph output (the model's), found {[o.name for o in graph.output]}")
     specs = _input_specs(graph, fed, inputs, batch=batch, file=file)
@@ -140,7 +142,7 @@ def _load(file: Path) -> onnx.ModelProto:
 
 
 def _check_export_settings(model: onnx.ModelProto, file: Path) -> None:
-    """One error per wrong export setting, each naming the node or tensor that shows it."""
+    """One error per wrong export setting, each naming the node or tensor that shows it; an opset below 17 is converted."""
     graph = model.graph
     fix = f"export with {EXPORT_SETTINGS}"
     if model.producer_name == "pytorch" and any(
@@ -154,8 +156,11 @@ def _check_export_settings(model: onnx.ModelProto, file: Path) -> None:
     initialized = {init.name for init in graph.initializer}
     fed = {value.name for value in graph.input if value.name not in initialized}
     for node in graph.node:
-        training_mode = next((a.i for a in node.attribute if a.name == "training_mode"), 0)
-        if node.op_type == "BatchNormalization" and training_mode != 1:
+        # opset 14 on says training_mode; before, a training-mode BatchNormalization has its statistics outputs
+        training = next((a.i for a in node.attribute if a.name == "training_mode"), 0) == 1 or (
+            opset < 14 and len(node.output) > 1
+        )
+        if node.op_type == "BatchNormalization" and not training:
             raise GraphError(f"{file}: node {node.name!r}: BatchNormalization in inference mode (an eval-mode export); {fix}")
         for slot in _PARAMETER_SLOTS.get(node.op_type, ()):
             if slot >= len(node.input) or not node.input[slot]:
