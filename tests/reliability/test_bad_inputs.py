@@ -184,6 +184,9 @@ def net():
 def not_a_module():
     return 42
 
+def per_sample(output, labels):
+    return output.mean(-1)
+
 def pair():
     return Pair()
 
@@ -312,6 +315,20 @@ def module_loss_that_does_not_exist(io: Inputs) -> Case:
     module = _user_module(io)
     words = (f"loss '{module}:focal'", f"module '{module}' has no 'focal'")
     return _export(io, "--module", f"{module}:net", "--input-shape", "3,8,8", "--loss", f"{module}:focal", words=words)
+
+
+@case
+def module_loss_that_is_not_a_scalar(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = (f"loss '{module}:per_sample'", "returns shape [2]", "expected a scalar")
+    return _export(io, "--module", f"{module}:net", "--input-shape", "3,8,8", "--loss", f"{module}:per_sample", words=words)
+
+
+@case
+def factory_kwargs_it_does_not_take(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = (f"'{module}:net'", "net(**{'wings': 2}) raised TypeError")
+    return _export(io, "--module", f"{module}:net", "--kwargs", '{"wings": 2}', "--input-shape", "3,8,8", words=words)
 
 
 @case

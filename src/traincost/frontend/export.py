@@ -81,6 +81,9 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
         loss_fn = models.load_factory(arch.loss, what="loss")
         module, reference = _WithLoss(module, loss_fn), _WithLoss(reference, loss_fn)
         inputs[labels.name] = draw_tensors([*specs, labels], seed=seed)[labels.name]
+        value = _probe(copy.deepcopy(module), inputs, name)
+        if value.dim() != 0:
+            raise ConfigError(f"loss {arch.loss!r}: returns shape {list(value.shape)} for model {name!r}; expected a scalar")
     model = _export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
     if custom:
         _strip_prefix(model.graph, _WRAPPED)

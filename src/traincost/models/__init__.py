@@ -321,8 +321,8 @@ def register_factory(
     def build(**options: object) -> nn.Module:
         try:
             model = factory(**options)
-        except TypeError as err:
-            raise ConfigError(f"model {path!r}: {function_name}(**kwargs) failed ({err})") from err
+        except Exception as err:  # a user's factory may fail in any way: report it on one line
+            raise ConfigError(f"model {path!r}: {function_name}(**{dict(options)}) raised {type(err).__name__}: {err}") from err
         if not isinstance(model, nn.Module):
             raise ConfigError(f"model {path!r}: {function_name}() returned {type(model).__name__}, not a torch nn.Module")
         return model
