@@ -74,14 +74,14 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     module.train()
     reference = copy.deepcopy(module)
     inputs = draw_tensors(specs, seed=seed)
-    output = _probe(copy.deepcopy(module), inputs, name)
+    output = _probe(module, inputs, name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}")
     custom = arch.loss not in LOSSES
     if custom:
         loss_fn = models.load_factory(arch.loss, what="loss")
         module, reference = _WithLoss(module, loss_fn), _WithLoss(reference, loss_fn)
         inputs[labels.name] = draw_tensors([*specs, labels], seed=seed)[labels.name]
-        value = _probe(copy.deepcopy(module), inputs, name)
+        value = _probe(module, inputs, name)
         if value.dim() != 0:
             raise ConfigError(f"loss {arch.loss!r}: returns shape {list(value.shape)} for model {name!r}; expected a scalar")
     model = _export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
@@ -111,7 +111,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
 
 
 def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
-    """The module's output on ``inputs`` (a copy of the module: tracing must start from the same state)."""
+    """The module's output on ``inputs`` (it moves BatchNorm statistics, as tracing does: the export restores them)."""
     described = ", ".join(f"{k}: {v.dtype} {'x'.join(map(str, v.shape))}".replace("torch.", "") for k, v in inputs.items())
     try:
         with torch.no_grad():

@@ -312,7 +312,7 @@ def register_factory(
     function_name = path.partition(":")[2]
     name = name or function_name
     if name in ARCHITECTURES:
-        raise ConfigError(f"model {path!r}: the name {name!r} is a zoo model; give it another name")
+        raise ConfigError(f"model {path!r}: the name {name!r} is a zoo model's; name it otherwise (--name)")
     if not inputs:
         raise ConfigError(f"model {path!r}: no inputs; describe the forward's inputs (name, shape, dtype)")
     check_loss(loss, where=f"model {path!r}: loss")
