@@ -391,6 +391,7 @@ def test_every_workloads_model_is_checked_before_any_job(tmp_path: Path) -> None
                 "no_file": {"onnx": "no/such/model.onnx"},
                 "zoo_loss": {"model": "resnet18", "loss": "mse"},
                 "module_options": {"module": "user_nets:tiny_cnn", "inputs": {"x": {"shape": [3]}}, "options": {"a": 1}},
+                "token_range": {"module": "user_nets:lm", "inputs": {"ids": {"shape": [8], "dtype": "int64", "range": [5, 5]}}},
             }.items()
         }
     )
@@ -403,6 +404,7 @@ def test_every_workloads_model_is_checked_before_any_job(tmp_path: Path) -> None
         "workloads.no_file.onnx: no such file 'no/such/model.onnx'",
         "workloads.zoo_loss.loss: not for a zoo model",
         "workloads.module_options.options: not for a module model",
+        "workloads.token_range.inputs.ids.range: an int64 input needs [low, high] with low < high",
     ):
         assert words in said, (words, said[-1500:])
     assert not (tmp_path / "results").exists()

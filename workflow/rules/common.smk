@@ -98,6 +98,12 @@ def _model_problems(name, workload):
         problems.append(f"{at}: the module {workload['module']!r} needs inputs (name -> shape, dtype, range)")
     if kind == "onnx" and not Path(workload["onnx"]).is_file():
         problems.append(f"{at}.onnx: no such file {workload['onnx']!r}")
+    for input_name, spec in (workload.get("inputs") or {}).items():
+        int64, bounds = spec.get("dtype") == "int64", spec.get("range")
+        if int64 and (bounds is None or bounds[0] >= bounds[1]):
+            problems.append(f"{at}.inputs.{input_name}.range: an int64 input needs [low, high] with low < high")
+        if not int64 and bounds is not None:
+            problems.append(f"{at}.inputs.{input_name}.range: only int64 inputs take a range")
     if kind == "onnx" and ":" in workload.get("loss", ""):
         problems.append(f"{at}.loss: an ONNX file takes cross_entropy or mse (a loss function needs the torch module)")
     return problems
