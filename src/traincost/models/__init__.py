@@ -7,6 +7,10 @@ Every zoo model obeys one contract, which later stages rely on: ``model(x)`` ret
 :mod:`traincost.models.tiny_yolo` for that proxy loss). Activations are never in-place, and with
 ``dropout=0.0`` no Dropout module exists, so exported training graphs are deterministic.
 
+A user's torch module joins the same registry through :func:`register_factory` (a factory path with its
+keyword arguments, named inputs and loss); :func:`input_specs` gives any entry's inputs, and the export
+records them in the graph, so no later stage needs the registry.
+
 Options are keyword arguments of the builder. Each architecture lists the option keys it accepts
 with their default values; the GPT-2 presets ``gpt2_small`` and ``gpt2_124m`` take the same keys
 as ``gpt2`` with their own defaults. Building uses torch's global random state and never seeds it:
@@ -329,9 +333,8 @@ def register_factory(
 
     sample = SampleSpec(shape=inputs[0].shape, rows=1, num_classes=max(inputs[0].high, 1))
     description = f"{path}, inputs {', '.join(spec.describe() for spec in inputs)}, loss {loss}"
-    _USER_ARCHITECTURES[name] = Architecture(
-        name, description, build, "image", given, lambda **_: sample, inputs=inputs, loss=loss
-    )
+    kind = "tokens" if inputs[0].dtype == "int64" else "image"
+    _USER_ARCHITECTURES[name] = Architecture(name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss)
     return name
 
 
