@@ -351,7 +351,7 @@ def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monk
     assert meta["model"] == "mine"  # every output carries the workload's name
 
 
-@pytest.mark.slow  # 3 min on 2 shared cores: two transformer encoders, ten front-end jobs
+@pytest.mark.slow  # 46 s (3 min when the 2 cores are shared): two transformer encoders, ten front-end jobs
 def test_a_module_with_inputs_and_loss_and_an_onnx_file_are_workloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`module:` with kwargs, int64 token inputs and the user's loss function, and `onnx:` with a user's export of
     the same torch.nn.TransformerEncoder network, each go through export, train-graph, decompose (verified),
