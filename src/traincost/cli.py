@@ -30,11 +30,11 @@ from traincost.cli_summary import summary_commands
 from traincost.cli_tiered import tiered_commands
 from traincost.cli_types import (
     add_model_args,
+    forward_graph,
     fraction,
     non_negative_number,
     positive_int,
     positive_number,
-    resolve_model,
     unit_interval_open,
 )
 from traincost.errors import ConfigError, TraincostError, in_file
@@ -86,11 +86,10 @@ def _cmd_models(args: argparse.Namespace) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> None:
-    from traincost.frontend.export import export_model
     from traincost.frontend.onnx_graph import save_onnx
 
-    name = resolve_model(args)  # a user's module: its sample is recorded in the graph for the later stages
-    model = export_model(name, batch=args.batch, seed=args.seed, options=_options(args.options))
+    # inputs, labels, loss and parameters are recorded in the graph: no later stage needs the model's source
+    model = forward_graph(args, batch=args.batch, seed=args.seed, options=_options(args.options))
     save_onnx(model, args.out)
     log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
 
@@ -334,8 +333,13 @@ def _parser() -> argparse.ArgumentParser:
 
     command("models", _cmd_models, "list the model zoo")
 
-    cmd = command("export", _cmd_export, "export a zoo model to ONNX (training mode, fixed batch), checked against torch")
-    add_model_args(cmd, flag="--model")
+    cmd = command(
+        "export",
+        _cmd_export,
+        "the forward graph at a fixed batch, with its inputs, loss and parameters in its metadata: a zoo model or a user's "
+        "torch module exported (training mode, checked against torch), or a user's ONNX file checked",
+    )
+    add_model_args(cmd, positional=False)
     cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
     cmd.add_argument("--options", default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")

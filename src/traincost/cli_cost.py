@@ -1,4 +1,4 @@
-"""``traincost cost``: one command from a model (a zoo name or a user's torch module) to its training cost."""
+"""``traincost cost``: one command from a model (a zoo name, a user's torch module or ONNX file) to its training cost."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from traincost.cli_types import add_model_args, positive_int, positive_number, resolve_model
+from traincost.cli_types import add_model_args, forward_graph, positive_int, positive_number
 from traincost.errors import ConfigError
 
 __all__ = ["cost_commands"]
@@ -28,9 +28,10 @@ def _cmd_cost(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if not os.access(out, os.W_OK | os.X_OK):
         raise ConfigError(f"--out-dir {out}: cannot write in it")
-    name = resolve_model(args)
+    forward = forward_graph(args, batch=args.batch, seed=args.seed, options={})
     spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
-    result = cost_model(name, args.hardware, batch=args.batch, optimizer=spec, seed=args.seed, verify=not args.no_verify)
+    result = cost_model(forward, args.hardware, optimizer=spec, seed=args.seed, verify=not args.no_verify)
+    name = result.workload.meta["model"]
     row = result.summary.iloc[0]
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(f"{name}, batch {args.batch}, {args.optimizer}, on {args.hardware}:")
@@ -59,7 +60,7 @@ def cost_commands(command: Command) -> None:
         "one command from a model to its training cost: export, training graph, decomposition checked by "
         "execution, lowering, memory and the schedule on one hardware description",
     )
-    add_model_args(cmd, flag="model")
+    add_model_args(cmd, positional=True)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML, costed at its defaults (config/hardware/)")
     cmd.add_argument("--batch", type=positive_int, default=1, help="batch size (samples; default 1)")
     cmd.add_argument("--optimizer", choices=["sgd", "sgd_momentum", "adam", "adamw"], default="sgd", help="default sgd")

@@ -1,7 +1,7 @@
 """Argument types of the command line: each checks the range the workflow config's schema allows.
 
-Also the model arguments that ``export`` and ``cost`` share: a zoo name or a factory path, and a
-factory model's sample.
+Also the model arguments that ``export`` and ``cost`` share: a zoo name, a factory path (with its
+keyword arguments, inputs and loss) or an ONNX file.
 
 argparse reports a value these refuse as ``argument --flag: 'value': expected …``, naming the flag as
 the user typed it, before any work starts; the ranges are those of ``workflow/schemas/config.schema.yaml``
@@ -11,18 +11,25 @@ for the same setting, so a value the workflow refuses is refused here too.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from traincost.errors import ConfigError
 
+if TYPE_CHECKING:
+    import onnx
+
 __all__ = [
     "add_model_args",
+    "forward_graph",
     "fraction",
+    "json_object",
     "non_negative_number",
     "positive_int",
     "positive_number",
-    "resolve_model",
     "sample_shape",
     "unit_interval_open",
 ]
@@ -77,29 +84,76 @@ def sample_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-def add_model_args(parser: argparse.ArgumentParser, *, flag: str) -> None:
-    """The model (``flag``: ``--model``, or ``model`` for a positional) and a factory model's sample."""
-    help_text = "a zoo name (`traincost models`) or a factory path package.module:function"
-    if flag.startswith("--"):
-        parser.add_argument(flag, dest="model", required=True, help=help_text)
+def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None:
+    """The model and what a user's module or ONNX file needs said about it (shared by ``export`` and ``cost``).
+
+    ``positional``: the model is the positional ``model`` (a zoo name, a factory path or an ``.onnx`` file);
+    otherwise one of ``--model`` (a zoo name or a factory path), ``--module`` or ``--onnx``.
+    """
+    if positional:
+        parser.add_argument("model", help="a zoo name, a factory path package.module:function or an .onnx file")
     else:
-        parser.add_argument(flag, help=help_text)
-    parser.add_argument("--input-shape", type=sample_shape, help="a factory model's sample shape (no batch), e.g. 3,224,224")
-    parser.add_argument("--classes", type=positive_int, default=1000, help="a factory model's output classes (default 1000)")
+        group = parser.add_mutually_exclusive_group(required=True)
+        group.add_argument("--model", help="a zoo name (`traincost models`) or a factory path package.module:function")
+        group.add_argument("--module", dest="model", help="a factory path package.module:function returning a torch nn.Module")
+        group.add_argument("--onnx", type=Path, help="a forward graph exported for training (README: Cost your own model)")
+    parser.add_argument("--name", help="the name every output carries (default: the function's or file's name)")
+    parser.add_argument("--kwargs", type=json_object, default={}, help="a factory's keyword arguments, a JSON object")
+    parser.add_argument(
+        "--inputs",
+        type=json_object,
+        help='the forward\'s inputs, JSON: {"tokens": {"shape": [128], "dtype": "int64", "range": [0, 30522]}} (no batch)',
+    )
+    parser.add_argument("--input-shape", type=sample_shape, help="one float32 input named input, e.g. 3,224,224")
+    parser.add_argument("--loss", default="cross_entropy", help="cross_entropy (last axis), mse, or package.module:loss_fn")
 
 
-def resolve_model(args: argparse.Namespace) -> str:
-    """The architecture name of ``args.model``: a zoo name as it is, a factory path registered first.
+def json_object(text: str) -> dict[str, object]:
+    """A JSON object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a JSON object ({err.msg})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a JSON object")
+    return value
+
+
+def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: dict[str, object]) -> onnx.ModelProto:
+    """The forward graph ``args`` name, with the metadata every later stage reads.
+
+    A zoo name is exported with ``options``; a factory path is registered under ``--name`` with its
+    ``--kwargs``, ``--inputs`` (or ``--input-shape``) and ``--loss``, then exported; an ONNX file is checked
+    and imported (``--inputs`` optional).
 
     Raises:
-        ConfigError: a factory path without ``--input-shape``, or a zoo name with one.
+        ConfigError: a flag that does not fit the kind of model, or a missing one.
     """
     from traincost import models  # torch: only when a command runs
+    from traincost.frontend.export import export_model
+    from traincost.frontend.onnx_import import import_onnx
+    from traincost.models.signature import check_loss, parse_inputs
 
+    onnx_file = getattr(args, "onnx", None) or (Path(args.model) if args.model.endswith(".onnx") else None)
+    if args.inputs is not None and args.input_shape is not None:
+        raise ConfigError("--inputs and --input-shape: give one of them")
+    inputs = parse_inputs(args.inputs, where="--inputs") if args.inputs is not None else None
+    if args.input_shape is not None:
+        inputs = (models.InputSpec("input", args.input_shape, "float32"),)
+    loss = check_loss(args.loss, where="--loss")
+    if onnx_file is not None:
+        if args.kwargs or options:
+            raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
+        return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs)
     if ":" not in args.model:
-        if args.input_shape is not None:
-            raise ConfigError(f"--input-shape: only for a factory path; the zoo model {args.model!r} knows its input")
-        return args.model
-    if args.input_shape is None:
-        raise ConfigError(f"--input-shape: required for the factory path {args.model!r} (one sample's shape, e.g. 3,224,224)")
-    return models.register_factory(args.model, input_shape=args.input_shape, num_classes=args.classes)
+        given = {"--inputs": args.inputs, "--input-shape": args.input_shape, "--name": args.name, "--kwargs": args.kwargs}
+        extra = [flag for flag, value in given.items() if value] + (["--loss"] if loss != "cross_entropy" else [])
+        if extra:
+            raise ConfigError(f"{', '.join(extra)}: only for a factory path or an ONNX file; {args.model!r} is a zoo model")
+        return export_model(args.model, batch=batch, seed=seed, options=options)
+    if inputs is None:
+        raise ConfigError(f"--inputs or --input-shape: required for the factory path {args.model!r} (e.g. --input-shape 3,32,32)")
+    if options:
+        raise ConfigError(f"--options: for zoo models; give the factory path {args.model!r} its --kwargs")
+    name = models.register_factory(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name)
+    return export_model(name, batch=batch, seed=seed)

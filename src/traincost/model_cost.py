@@ -1,8 +1,8 @@
 """A model's training step costed in one call: export, training graph, decomposition (checked by
 execution), lowering, memory and the schedule on one hardware description.
 
-This is what ``traincost cost`` runs for a user: each stage of the workflow, in one process, on a zoo
-name or a model registered with ``traincost.models.register_factory``.
+This is what ``traincost cost`` runs for a user: each stage of the workflow, in one process, on the
+forward graph of a zoo model, a user's torch module or ONNX file (``cli_types.forward_graph``).
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+import onnx
 import pandas as pd
 
 from traincost.cost import op_table
 from traincost.frontend.decompose import decompose, verify_decomposition
-from traincost.frontend.export import export_model
 from traincost.frontend.lower import lower
+from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
 from traincost.hardware import load_hardware
@@ -27,7 +28,7 @@ from traincost.workload import PHASES, STEP_PHASES, Workload
 
 __all__ = ["ModelCost", "cost_model", "energy_by_level"]
 
-_STEPS = 4  # training graph (export first), decomposition (and its check), workload and memory, schedule
+_STEPS = 4  # training graph, decomposition (and its check), workload and memory, schedule
 
 
 @dataclass(frozen=True)
@@ -51,27 +52,27 @@ class ModelCost:
 
 
 def cost_model(
-    name: str,
+    forward: onnx.ModelProto,
     hardware: str | os.PathLike[str],
     *,
-    batch: int,
     optimizer: OptimizerSpec,
     seed: int = 0,
     verify: bool = True,
 ) -> ModelCost:
-    """Cost one training step of architecture ``name`` at ``batch`` on ``hardware``.
+    """Cost one training step of ``forward`` (a graph ``traincost export`` writes, at its batch) on ``hardware``.
 
     Raises:
         TraincostError: any stage's error, naming the node, field or file at fault.
     """
+    name = forward.graph.name
     with progress_bar(total=_STEPS, desc=f"cost {name}", unit="stage") as bar:
-        train = build_train_step(export_model(name, batch=batch, seed=seed), optimizer, seed=seed)
+        train = build_train_step(forward, optimizer, seed=seed)
         bar.update(1)
         decomposed = decompose(train)
         if verify:
             verify_decomposition(train, decomposed, seed=seed)
         bar.update(1)
-        workload = lower(decomposed, source=name)
+        workload = lower(decomposed, source=model_meta(forward).get("source", name))  # a user's ONNX file: its path
         profile = memory_profile(workload)
         bar.update(1)
         table = op_table(workload, phases=STEP_PHASES["training"])

@@ -38,7 +38,7 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_a_users_module_is_costed_in_one_command(user_module: str, tmp_path: Path) -> None:
     out = tmp_path / "cost"
-    args = ("--input-shape", "3,32,32", "--classes", 10, "--batch", 4, "--hardware", EDGE_TPU, "--out-dir", out)
+    args = ("--input-shape", "3,32,32", "--batch", 4, "--hardware", EDGE_TPU, "--out-dir", out)
     result = cli("cost", f"{user_module}:separable", *args)
     assert result.returncode == 0, result.stderr
     assert "per phase:" in result.stdout and "peak memory by tensor category" in result.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -11,6 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
+from tests.integration.test_own_model import OWN_NETS, TOKENS, export_encoder_onnx
+from traincost.workload import read_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -336,20 +340,80 @@ def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monk
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
     config = _config()
     config["workloads"]["mine"] = {
-        "model": "user_nets:tiny_cnn", "input_shape": [3, 8, 8], "classes": 10, "batch": 2, "optimizer": "sgd",
+        "model": "user_nets:tiny_cnn", "input_shape": [3, 8, 8], "batch": 2, "optimizer": "sgd",
     }  # fmt: skip
     work = tmp_path / "run"
     work.mkdir()
     result = snakemake(work, config, "results/workloads/mine/memory.parquet")
     assert result.returncode == 0, result.stderr[-3000:]
-    ops = pd.read_parquet(work / "results/workloads/mine/ops.parquet")
+    ops, meta = read_table(work / "results/workloads/mine/ops.parquet")
     assert sorted(ops[ops["G"] == 8]["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
-    assert "tiny_cnn" in (work / "results/logs/export/mine.log").read_text()
+    assert meta["model"] == "mine"  # every output carries the workload's name
 
 
-def test_a_factory_model_without_its_input_shape_fails_before_any_job(tmp_path: Path) -> None:
+@pytest.mark.slow  # 46 s (3 min when the 2 cores are shared): two transformer encoders, ten front-end jobs
+def test_a_module_with_inputs_and_loss_and_an_onnx_file_are_workloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`module:` with kwargs, int64 token inputs and the user's loss function, and `onnx:` with a user's export of
+    the same torch.nn.TransformerEncoder network, each go through export, train-graph, decompose (verified),
+    lower and memory under the workload's name."""
+    (tmp_path / "own_nets.py").write_text(OWN_NETS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "own_nets", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    export_encoder_onnx(tmp_path / "encoder.onnx")
     config = _config()
-    config["workloads"]["mine"] = {"model": "user_nets:tiny_cnn", "batch": 2, "optimizer": "sgd"}
+    config["workloads"]["from_module"] = {
+        "module": "own_nets:encoder", "kwargs": {"vocab": 40}, "inputs": TOKENS, "loss": "own_nets:z_loss",
+        "batch": 2, "optimizer": "adam",
+    }  # fmt: skip
+    config["workloads"]["from_onnx"] = {"onnx": str(tmp_path / "encoder.onnx"), "batch": 2, "optimizer": "sgd"}
+    work = tmp_path / "run"
+    work.mkdir()
+    targets = [f"results/workloads/{name}/memory.parquet" for name in ("from_module", "from_onnx")]
+    result = snakemake(work, config, *targets)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for name, tokens in (("from_module", 40), ("from_onnx", 50)):
+        tensors, meta = read_table(work / f"results/workloads/{name}/tensors.parquet")
+        assert meta["model"] == name
+        assert json.loads(meta["inputs"])[0] == {"name": "tokens", "shape": [2, 8], "dtype": "int64", "range": [0, tokens]}
+        assert "tokens" in set(tensors["name"])
+
+
+def test_every_workloads_model_is_checked_before_any_job(tmp_path: Path) -> None:
+    """What each kind of model needs beside it, and no key of another kind: every problem in one message."""
+    config = _config()
+    config["workloads"].update(
+        {
+            name: {**workload, "batch": 2, "optimizer": "sgd"}
+            for name, workload in {
+                "no_input_shape": {"model": "user_nets:tiny_cnn"},
+                "no_inputs": {"module": "user_nets:tiny_cnn"},
+                "no_file": {"onnx": "no/such/model.onnx"},
+                "zoo_loss": {"model": "resnet18", "loss": "mse"},
+                "module_options": {"module": "user_nets:tiny_cnn", "inputs": {"x": {"shape": [3]}}, "options": {"a": 1}},
+                "token_range": {"module": "user_nets:lm", "inputs": {"ids": {"shape": [8], "dtype": "int64", "range": [5, 5]}}},
+            }.items()
+        }
+    )
     result = snakemake(tmp_path, config, "-n")
     said = result.stdout + result.stderr
-    assert result.returncode != 0 and "workloads.mine" in said and "input_shape" in said, said[-1500:]
+    assert result.returncode != 0, said[-1500:]
+    for words in (
+        "workloads.no_input_shape: the factory model 'user_nets:tiny_cnn' needs input_shape",
+        "workloads.no_inputs: the module 'user_nets:tiny_cnn' needs inputs",
+        "workloads.no_file.onnx: no such file 'no/such/model.onnx'",
+        "workloads.zoo_loss.loss: not for a zoo model",
+        "workloads.module_options.options: not for a module model",
+        "workloads.token_range.inputs.ids.range: an int64 input needs [low, high] with low < high",
+    ):
+        assert words in said, (words, said[-1500:])
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_workload_names_one_kind_of_model(tmp_path: Path) -> None:
+    config = _config()
+    config["workloads"]["mine"] = {"model": "resnet18", "onnx": "model.onnx", "batch": 2, "optimizer": "sgd"}
+    result = snakemake(tmp_path, config, "-n")
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "workloads.mine" in said, said[-1500:]
+    assert not (tmp_path / "results").exists()

@@ -6,7 +6,10 @@ hardware and FPGA YAMLs, one chip's BERT-Large step) and runs one ``traincost`` 
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +17,7 @@ from pathlib import Path
 import onnx
 import pandas as pd
 import pytest
+import torch
 from onnx import helper
 
 from tests.integration.test_cli import assert_clean_failure, traincost
@@ -167,6 +171,171 @@ def unknown_model_option(io: Inputs) -> Case:
     out = io.out("model.onnx")
     args = ("export", "--model", "gpt2", "--batch", 1, "--options", '{"n_layers": 1}', "--out", out)
     return Case(args, ("'n_layers'", "gpt2", "n_layer"), (out,))
+
+
+# --- a user's model: torch module or ONNX file --------------------------------------------------
+
+USER_MODULE = """
+from torch import nn
+
+def net():
+    return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 10))
+
+def not_a_module():
+    return 42
+
+def per_sample(output, labels):
+    return output.mean(-1)
+
+def pair():
+    return Pair()
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.linear(x), x
+"""
+
+
+def _user_module(io: Inputs) -> str:
+    """The module above, importable as ``bad_nets`` for this case."""
+    (io.tmp / "bad_nets.py").write_text(USER_MODULE)
+    monkeypatch = io._request.getfixturevalue("monkeypatch")
+    monkeypatch.syspath_prepend(str(io.tmp))
+    monkeypatch.delitem(sys.modules, "bad_nets", raising=False)
+    return "bad_nets"
+
+
+def _user_onnx(io: Inputs, *, train: bool = True, fold: bool = False, params: bool = True, external: bool = False) -> Path:
+    """``bad_nets:net`` exported by a user with the given settings (the right ones by default)."""
+    net = importlib.import_module(_user_module(io)).net().train(train)
+    path = io.tmp / "user.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            net, (torch.randn(2, 3, 8, 8),), str(path), dynamo=False, opset_version=17, export_params=params,
+            training=torch.onnx.TrainingMode.TRAINING if train else torch.onnx.TrainingMode.EVAL,
+            do_constant_folding=fold, input_names=["input"], dynamic_axes={"input": {0: "batch"}},
+        )  # fmt: skip
+    if external:
+        onnx.save(onnx.load(str(path)), str(path), save_as_external_data=True, location="user.onnx.data", size_threshold=0)
+    return path
+
+
+def _export(io: Inputs, *model: object, words: tuple[str, ...]) -> Case:
+    out = io.out("model.onnx")
+    return Case(("export", *model, "--batch", 2, "--out", out), words, (out,))
+
+
+@case
+def onnx_exported_in_eval_mode(io: Inputs) -> Case:
+    path = _user_onnx(io, train=False)
+    return _export(io, "--onnx", path, words=(str(path), "'/1/BatchNormalization'", "inference mode", "TrainingMode.TRAINING"))
+
+
+@case
+def onnx_with_batchnorm_folded_into_conv(io: Inputs) -> Case:
+    path = _user_onnx(io, train=False, fold=True)
+    return _export(io, "--onnx", path, words=(str(path), "'/0/Conv'", "constant folding", "do_constant_folding=False"))
+
+
+@case
+def onnx_exported_by_dynamo(io: Inputs) -> Case:
+    path = _user_onnx(io)
+    model = onnx.load(str(path))
+    for node in model.graph.node:  # what torch's dynamo exporter stamps on every node
+        node.metadata_props.add(key="pkg.torch.onnx.stack_trace", value="")
+    onnx.save(model, str(path))
+    return _export(io, "--onnx", path, words=(str(path), "dynamo exporter", "dynamo=False"))
+
+
+@case
+def onnx_with_parameters_as_graph_inputs(io: Inputs) -> Case:
+    path = _user_onnx(io, params=False)
+    return _export(io, "--onnx", path, words=(str(path), "graph input '0.weight'", "export_params=True"))
+
+
+@case
+def onnx_without_its_external_weights(io: Inputs) -> Case:
+    path = _user_onnx(io, external=True)
+    (io.tmp / "user.onnx.data").unlink()
+    return _export(io, "--onnx", path, words=(str(path), "external data 'user.onnx.data'", "not beside the model"))
+
+
+@case
+def onnx_inputs_named_differently(io: Inputs) -> Case:
+    path = _user_onnx(io)
+    inputs = json.dumps({"pixels": {"shape": [3, 8, 8]}})
+    return _export(io, "--onnx", path, "--inputs", inputs, words=(str(path), "['pixels']", "do not match", "['input']"))
+
+
+@case
+def onnx_input_shape_that_does_not_fit(io: Inputs) -> Case:
+    path = _user_onnx(io)
+    words = (str(path), "input 'input'", "sample shape 3x8x8", "[3, 16, 16]")
+    return _export(io, "--onnx", path, "--input-shape", "3,16,16", words=words)
+
+
+@case
+def onnx_with_a_loss_function(io: Inputs) -> Case:
+    path = _user_onnx(io)
+    return _export(io, "--onnx", path, "--loss", "bad_nets:net", words=(str(path), "an ONNX file takes cross_entropy or mse"))
+
+
+@case
+def factory_that_does_not_import(io: Inputs) -> Case:
+    return _export(io, "--module", "no_such_nets:net", "--input-shape", "3,8,8", words=("'no_such_nets'", "ModuleNotFoundError"))
+
+
+@case
+def factory_that_returns_no_module(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = (f"'{module}:not_a_module'", "returned int, not a torch nn.Module")
+    return _export(io, "--module", f"{module}:not_a_module", "--input-shape", "3,8,8", words=words)
+
+
+@case
+def module_inputs_that_do_not_fit(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = ("'net'", "its forward fails on inputs (input: float32 2x3x9x9)", "RuntimeError")
+    return _export(io, "--module", f"{module}:net", "--input-shape", "3,9,9", words=words)
+
+
+@case
+def module_returning_a_tuple(io: Inputs) -> Case:
+    module = _user_module(io)
+    return _export(io, "--module", f"{module}:pair", "--input-shape", "4", words=("'pair'", "returns tuple; expected one tensor"))
+
+
+@case
+def module_loss_that_does_not_exist(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = (f"loss '{module}:focal'", f"module '{module}' has no 'focal'")
+    return _export(io, "--module", f"{module}:net", "--input-shape", "3,8,8", "--loss", f"{module}:focal", words=words)
+
+
+@case
+def module_loss_that_is_not_a_scalar(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = (f"loss '{module}:per_sample'", "returns shape [2]", "expected a scalar")
+    return _export(io, "--module", f"{module}:net", "--input-shape", "3,8,8", "--loss", f"{module}:per_sample", words=words)
+
+
+@case
+def factory_kwargs_it_does_not_take(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = (f"'{module}:net'", "net(**{'wings': 2}) raised TypeError")
+    return _export(io, "--module", f"{module}:net", "--kwargs", '{"wings": 2}', "--input-shape", "3,8,8", words=words)
+
+
+@case
+def module_inputs_without_a_token_range(io: Inputs) -> Case:
+    module = _user_module(io)
+    inputs = json.dumps({"tokens": {"shape": [8], "dtype": "int64"}})
+    return _export(io, "--module", f"{module}:net", "--inputs", inputs, words=("--inputs.tokens.range", "[low, high]"))
 
 
 # --- Workload tables ---------------------------------------------------------------------------

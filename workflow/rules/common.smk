@@ -1,4 +1,5 @@
 import json
+import shlex
 from pathlib import Path
 
 import jsonschema
@@ -40,9 +41,7 @@ def _check_references():
     """Cross-checks the schema cannot express; every problem names its key."""
     problems = []
     for name, workload in config["workloads"].items():
-        missing = [key for key in ("input_shape", "classes") if key not in workload]
-        if ":" in workload["model"] and missing:
-            problems.append(f"workloads.{name}: the factory model {workload['model']!r} needs {' and '.join(missing)}")
+        problems += _model_problems(name, workload)
         if workload["optimizer"] not in config["optimizers"]:
             problems.append(
                 f"workloads.{name}.optimizer: {workload['optimizer']!r} is not a key of optimizers "
@@ -77,8 +76,37 @@ def _check_references():
     for i, name in enumerate(config["figure3"]["workloads"]):
         if name not in config["workloads"]:
             problems.append(f"figure3.workloads[{i}]: {name!r} is not a key of workloads")
+        elif ":" in config["workloads"][name].get("model", ":"):
+            problems.append(f"figure3.workloads[{i}]: {name!r} is not a zoo model (torch's measurement builds it from the zoo)")
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))
+
+
+def _model_problems(name, workload):
+    """What a workload's model needs beside it: a factory model its input_shape, a module its inputs, an ONNX
+    file to exist; and no key that belongs to another kind of model."""
+    at = f"workloads.{name}"
+    model = workload.get("model", "")
+    kind = "onnx" if "onnx" in workload else "module" if "module" in workload else "factory" if ":" in model else "zoo"
+    allowed = {"zoo": {"options"}, "factory": {"input_shape"}, "module": {"kwargs", "inputs", "loss"}, "onnx": {"inputs", "loss"}}
+    given = {key for key in ("options", "input_shape", "kwargs", "inputs") if workload.get(key)}
+    given |= {"loss"} if workload.get("loss", "cross_entropy") != "cross_entropy" else set()
+    problems = [f"{at}.{key}: not for a {kind} model" for key in sorted(given - allowed[kind])]
+    if kind == "factory" and "input_shape" not in workload:
+        problems.append(f"{at}: the factory model {model!r} needs input_shape")
+    if kind == "module" and "inputs" not in workload:
+        problems.append(f"{at}: the module {workload['module']!r} needs inputs (name -> shape, dtype, range)")
+    if kind == "onnx" and not Path(workload["onnx"]).is_file():
+        problems.append(f"{at}.onnx: no such file {workload['onnx']!r}")
+    for input_name, spec in (workload.get("inputs") or {}).items():
+        int64, bounds = spec.get("dtype") == "int64", spec.get("range")
+        if int64 and (bounds is None or bounds[0] >= bounds[1]):
+            problems.append(f"{at}.inputs.{input_name}.range: an int64 input needs [low, high] with low < high")
+        if not int64 and bounds is not None:
+            problems.append(f"{at}.inputs.{input_name}.range: only int64 inputs take a range")
+    if kind == "onnx" and ":" in workload.get("loss", ""):
+        problems.append(f"{at}.loss: an ONNX file takes cross_entropy or mse (a loss function needs the torch module)")
+    return problems
 
 
 def _grid_problems(name, sweep):
@@ -181,12 +209,26 @@ FRONTEND_PEAK_MB = {
 }
 
 
-def factory_flags(wildcards):
-    """A user's model (a factory path package.module:function) needs its sample described to `traincost export`."""
+def model_flags(wildcards):
+    """The model of a workload as `traincost export` takes it: a zoo name with its options, or a user's module or
+    ONNX file under the workload's name with its kwargs, inputs and loss."""
     spec = workload(wildcards)
-    if ":" not in spec["model"]:
-        return ""
-    return f"--input-shape {','.join(map(str, spec['input_shape']))} --classes {spec['classes']}"
+    if "onnx" in spec:
+        flags = ["--onnx", spec["onnx"]]
+    elif "module" in spec:
+        flags = ["--module", spec["module"], "--kwargs", json.dumps(spec.get("kwargs", {}), sort_keys=True)]
+    elif ":" in spec["model"]:
+        return shlex.join(["--model", spec["model"], "--name", wildcards.workload, "--input-shape", ",".join(map(str, spec["input_shape"]))])
+    else:
+        return shlex.join(["--model", spec["model"], "--options", json.dumps(spec.get("options", {}), sort_keys=True)])
+    if "inputs" in spec:
+        flags += ["--inputs", json.dumps(spec["inputs"])]
+    return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", wildcards.workload])
+
+
+def model_files(wildcards):
+    """A workload's ONNX file, so that the export re-runs when it changes."""
+    return [workload(wildcards)["onnx"]] if "onnx" in workload(wildcards) else []
 
 
 def frontend_mem_mb(stage, quick_mb):
@@ -194,7 +236,7 @@ def frontend_mem_mb(stage, quick_mb):
 
     def mem_mb(wildcards):
         spec = workload(wildcards)
-        peak = FRONTEND_PEAK_MB.get((spec["model"], spec["batch"]), {}).get(stage)
+        peak = FRONTEND_PEAK_MB.get((spec.get("model"), spec["batch"]), {}).get(stage)
         return quick_mb if peak is None else max(quick_mb, -(-15 * peak // 1000) * 100)
 
     return mem_mb

@@ -13,14 +13,14 @@
 rule export:
     conda:
         TRAINCOST_ENV
+    input:
+        model_files,
     output:
         onnx="results/graphs/{workload}/model.onnx",
     params:
-        model=lambda w: workload(w)["model"],
+        model=model_flags,
         batch=lambda w: workload(w)["batch"],
-        options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
         seed=config["seed"],
-        factory=factory_flags,
     threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
@@ -29,8 +29,7 @@ rule export:
     benchmark:
         "results/benchmarks/export/{workload}.tsv",
     shell:
-        "traincost export --model {params.model} --batch {params.batch} --options {params.options:q} "
-        "--seed {params.seed} {params.factory} --out {output.onnx} > {log} 2>&1"
+        "traincost export {params.model} --batch {params.batch} --seed {params.seed} --out {output.onnx} > {log} 2>&1"
 
 
 rule train_graph:

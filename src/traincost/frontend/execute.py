@@ -10,9 +10,9 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from traincost import models
 from traincost.errors import GraphError
 from traincost.frontend.onnx_graph import initializer_map, model_meta
+from traincost.models.signature import InputSpec, draw_tensors
 
 __all__ = ["run", "example_feeds", "record_shapes", "max_relative_error"]
 
@@ -56,7 +56,7 @@ def run(
 
 
 def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -> dict[str, np.ndarray]:
-    """A batch and optimizer states for a traincost graph, drawn as its export recorded (or from its zoo entry).
+    """A batch and optimizer states for a traincost graph, drawn from the inputs and labels its export recorded.
 
     Parameters keep the values stored in the graph. Optimizer states are zeros (the first step, as
     ``torch.optim`` starts) or, with ``states="random"``, uniform in [0, 1) so that a rewrite
@@ -68,17 +68,11 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
         states: "zeros" or "random".
     """
     meta = model_meta(model)
-    if "model" not in meta:
-        raise GraphError(f"graph {model.graph.name!r}: no traincost.model metadata; was it written by traincost export?")
-    if "sample" in meta:  # recorded at export: no zoo entry needed (a user's model, registered in another process)
-        sample = json.loads(meta["sample"])
-        spec = models.SampleSpec(shape=tuple(sample["shape"]), rows=sample["rows"], num_classes=sample["num_classes"])
-        inputs, labels = models.draw_batch(sample["input_kind"], spec, batch=int(meta["batch"]), seed=seed)
-    else:
-        inputs, labels = models.make_batch(
-            meta["model"], batch=int(meta["batch"]), seed=seed, options=json.loads(meta.get("options", "{}"))
-        )
-    feeds: dict[str, np.ndarray] = {"input": inputs.numpy(), "labels": labels.numpy()}
+    if "inputs" not in meta or "labels" not in meta:
+        raise GraphError(f"graph {model.graph.name!r}: no traincost.inputs metadata; was it written by traincost export?")
+    specs = [InputSpec.from_json(spec) for spec in json.loads(meta["inputs"])]
+    drawn = draw_tensors([*specs, InputSpec.from_json(json.loads(meta["labels"]))], seed=seed)
+    feeds: dict[str, np.ndarray] = {name: tensor.numpy() for name, tensor in drawn.items()}
     initialized = set(initializer_map(model.graph))
     rng = np.random.default_rng(seed)
     for value in model.graph.input:

@@ -1,4 +1,9 @@
-"""torch → ONNX export of a zoo model, checked against torch before it is written."""
+"""torch → ONNX export of a registered model (the zoo's or a user's module), checked against torch.
+
+The exported forward graph carries in its metadata everything later stages need (see
+:func:`record_signature`): the model's name, its inputs (name, shape with the batch, dtype, value
+range), the labels the loss reads, the loss and the parameter list. No later stage looks the model up.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,9 @@ import copy
 import io
 import json
 import logging
+import math
 import warnings
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -14,65 +21,164 @@ import torch
 from onnx import helper, numpy_helper
 
 from traincost import models
-from traincost.errors import GraphError
+from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import max_relative_error, run
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
+from traincost.models.signature import LOSSES, InputSpec, draw_tensors
 
-__all__ = ["export_model", "EXPORT_TOLERANCE"]
+__all__ = ["EXPORT_TOLERANCE", "LOGITS", "export_model", "flatten_logits", "label_spec", "record_signature"]
 
 log = logging.getLogger(__name__)
 
 # Largest relative difference allowed between the ONNX and the torch output.
 EXPORT_TOLERANCE = 1e-4
+LOGITS = "logits"
+_WRAPPED = "model."  # prefix of the user's parameters inside the module that adds a custom loss
+
+
+class _WithLoss(torch.nn.Module):
+    """A model followed by a user's loss function: the exported graph's one output is the loss."""
+
+    def __init__(self, model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor]) -> None:
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+        *inputs, labels = tensors
+        return self.loss_fn(self.model(*inputs), labels)
 
 
 def export_model(name: str, *, batch: int, seed: int, options: dict[str, object] | None = None) -> onnx.ModelProto:
-    """Export zoo model ``name`` for training at a fixed batch size.
+    """Export registered model ``name`` for training at a fixed batch size.
 
-    The model is built under ``torch.manual_seed(seed)``, exported with the legacy exporter in
-    training mode (so BatchNorm stays a training-mode op), shape-inferred and checked with
-    ``onnx.checker``; its output on a batch made with ``seed`` must equal torch's within
-    ``EXPORT_TOLERANCE`` (Dropout is disabled in both for that check only).
+    The model is built under ``torch.manual_seed(seed)``, run on a batch drawn from its inputs, and
+    exported with the legacy exporter in training mode (so BatchNorm stays a training-mode op), without
+    constant folding, at opset 17; it is shape-inferred and checked with ``onnx.checker``; its output on
+    that batch must equal torch's within ``EXPORT_TOLERANCE`` (Dropout is disabled in both for that check only).
 
     Returns:
-        The forward graph: input ``input``, output ``logits``, parameters and buffers as
-        initializers with their initial values, and traincost metadata (model, batch, options,
-        seed, parameters, input_shape).
+        The forward graph: the model's inputs, output ``logits`` (cross-entropy: flattened to rows x classes
+        over the output's last axis; mse: the output) or ``loss`` (a user's loss function), parameters and
+        buffers as initializers with their initial values, and the metadata of :func:`record_signature`.
+
+    Raises:
+        ConfigError: the module's forward fails on its inputs, returns no single tensor, or the loss does
+            not fit its output.
     """
     options = dict(options or {})
+    arch = models.get_architecture(name)
+    specs = [spec.batched(batch) for spec in models.input_specs(name, options=options)]
     torch.manual_seed(seed)
     module = models.build_model(name, options=options)
     module.train()
     reference = copy.deepcopy(module)
-    inputs, _ = models.make_batch(name, batch=batch, seed=seed, options=options)
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            module,
-            (inputs,),
-            buffer,
-            dynamo=False,
-            training=torch.onnx.TrainingMode.TRAINING,
-            do_constant_folding=False,
-            opset_version=OPSET,
-            input_names=["input"],
-            output_names=["logits"],
-        )
-    model = onnx.load_from_string(buffer.getvalue())
+    inputs = draw_tensors(specs, seed=seed)
+    output = _probe(module, inputs, name)
+    labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}")
+    custom = arch.loss not in LOSSES
+    if custom:
+        loss_fn = models.load_factory(arch.loss, what="loss")
+        module, reference = _WithLoss(module, loss_fn), _WithLoss(reference, loss_fn)
+        inputs[labels.name] = draw_tensors([*specs, labels], seed=seed)[labels.name]
+        value = _probe(module, inputs, name)
+        if value.dim() != 0:
+            raise ConfigError(f"loss {arch.loss!r}: returns shape {list(value.shape)} for model {name!r}; expected a scalar")
+    model = _export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
+    if custom:
+        _strip_prefix(model.graph, _WRAPPED)
+    elif arch.loss == "cross_entropy" and output.dim() != 2:
+        flatten_logits(model.graph, LOGITS, classes=output.shape[-1])
     # Tracing ran the model in training mode and moved the BatchNorm statistics: restore them.
-    state = {k: v.detach().numpy() for k, v in reference.state_dict().items()}
+    state = {k.removeprefix(_WRAPPED): v.detach().numpy() for k, v in reference.state_dict().items()}
     for init in model.graph.initializer:
         if init.name in state:
             init.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(state[init.name]), init.name))
-    params = [n for n, _ in reference.named_parameters()]
+    params = [n.removeprefix(_WRAPPED) for n, _ in reference.named_parameters()]
     names = {init.name for init in model.graph.initializer}
     missing = [p for p in params if p not in names]
     if missing:
         raise GraphError(f"export of {name}: parameters {missing} are not initializers of the ONNX graph")
+    record_signature(
+        model, name=name, batch=batch, seed=seed, options=options, params=params, inputs=specs, labels=labels, loss=arch.loss
+    )
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    onnx.checker.check_model(model, full_check=True)
+    feeds = {k: v.numpy() for k, v in inputs.items()}
+    _check_against_torch(model, reference, feeds, name)
+    log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
+    return model
+
+
+def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """The module's output on ``inputs`` (it moves BatchNorm statistics, as tracing does: the export restores them)."""
+    described = ", ".join(f"{k}: {v.dtype} {'x'.join(map(str, v.shape))}".replace("torch.", "") for k, v in inputs.items())
+    try:
+        with torch.no_grad():
+            output = module(*inputs.values())
+    except Exception as err:  # a user's forward may fail in any way: report it on one line
+        detail = " ".join(str(err).split())[:300]
+        raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
+    if not isinstance(output, torch.Tensor):
+        raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
+    return output
+
+
+def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str) -> InputSpec:
+    """The labels ``loss`` reads for a model output of ``output_shape`` (batch included).
+
+    cross-entropy: int64 class ids, one per row of the output flattened over its last axis; mse: float32
+    targets shaped like the output; a user's loss function: int64 class ids shaped like the output without
+    its last axis.
+
+    Raises:
+        ConfigError: the output has no class axis for a cross-entropy.
+    """
+    if loss == "mse":
+        return InputSpec("target", output_shape, "float32")
+    if len(output_shape) < 2:
+        raise ConfigError(f"{where}: output shape {list(output_shape)} has no class axis; {loss!r} needs (batch, ..., classes)")
+    classes = output_shape[-1]
+    shape = (math.prod(output_shape[:-1]),) if loss == "cross_entropy" else output_shape[:-1]
+    return InputSpec("labels", shape, "int64", 0, classes)
+
+
+def flatten_logits(graph: onnx.GraphProto, output: str, *, classes: int) -> None:
+    """Replace graph output ``output`` by the graph output ``logits``: it reshaped to (rows, classes)."""
+    source = f"{LOGITS}.unflattened" if output == LOGITS else output
+    for node in graph.node:
+        node.output[:] = [source if o == output else o for o in node.output]
+        node.input[:] = [source if i == output else i for i in node.input]
+    shape = f"{LOGITS}.shape"
+    value = numpy_helper.from_array(np.array([-1, classes], dtype=np.int64))
+    graph.node.append(helper.make_node("Constant", [], [shape], name=f"/{LOGITS}/Constant", value=value))
+    graph.node.append(helper.make_node("Reshape", [source, shape], [LOGITS], name=f"/{LOGITS}/Reshape"))
+    del graph.output[:]
+    graph.output.append(helper.make_empty_tensor_value_info(LOGITS))
+
+
+def record_signature(
+    model: onnx.ModelProto,
+    *,
+    name: str,
+    batch: int,
+    seed: int,
+    options: dict[str, object],
+    params: Sequence[str],
+    inputs: Sequence[InputSpec],
+    labels: InputSpec,
+    loss: str,
+) -> None:
+    """Seed the Dropout nodes, stamp the IR version and name, and write the traincost metadata of a forward graph.
+
+    Metadata: ``model`` (the name every output carries), ``batch``, ``seed``, ``options``, ``parameters``,
+    ``inputs`` and ``labels`` (JSON specs, shapes with the batch), ``loss``, ``input_shape`` (the first
+    input's) and ``stage``.
+    """
     # A seeded Dropout draws the same mask in every session, so graphs can be compared by execution.
     for index, node in enumerate(n for n in model.graph.node if n.op_type == "Dropout"):
-        node.attribute.append(helper.make_attribute("seed", seed + index))
+        if not any(a.name == "seed" for a in node.attribute):
+            node.attribute.append(helper.make_attribute("seed", seed + index))
     model.ir_version = IR_VERSION
     model.graph.name = name
     set_model_meta(
@@ -81,36 +187,61 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
         batch=str(batch),
         seed=str(seed),
         options=json.dumps(options, sort_keys=True),
-        parameters=json.dumps(params),
-        input_shape=json.dumps(list(inputs.shape)),
-        sample=json.dumps(_sample_meta(name, options)),
+        parameters=json.dumps(list(params)),
+        inputs=json.dumps([spec.to_json() for spec in inputs]),
+        labels=json.dumps(labels.to_json()),
+        loss=loss,
+        input_shape=json.dumps(list(inputs[0].shape)),
         stage="model",
     )
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    onnx.checker.check_model(model, full_check=True)
-    _check_against_torch(model, reference, inputs, name)
-    log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
-    return model
 
 
-def _sample_meta(name: str, options: dict[str, object]) -> dict[str, object]:
-    """What later stages need to draw this graph's batches without the zoo entry it came from."""
-    kind, spec = models.sample_spec(name, options=options)
-    return {"input_kind": kind, "shape": list(spec.shape), "rows": spec.rows, "num_classes": spec.num_classes}
+def _export(module: torch.nn.Module, inputs: dict[str, torch.Tensor], *, output_name: str, name: str) -> onnx.ModelProto:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.onnx.export(
+                module,
+                tuple(inputs.values()),
+                buffer,
+                dynamo=False,
+                training=torch.onnx.TrainingMode.TRAINING,
+                do_constant_folding=False,
+                opset_version=OPSET,
+                input_names=list(inputs),
+                output_names=[output_name],
+            )
+        except Exception as err:  # the exporter raises many classes; its first line says what it cannot export
+            detail = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
+            raise GraphError(f"export of {name}: torch.onnx.export failed ({type(err).__name__}: {detail})") from err
+    return onnx.load_from_string(buffer.getvalue())
 
 
-def _check_against_torch(model: onnx.ModelProto, reference: torch.nn.Module, inputs: torch.Tensor, name: str) -> None:
+def _strip_prefix(graph: onnx.GraphProto, prefix: str) -> None:
+    """Rename every initializer ``prefix<name>`` to ``<name>`` (the user's own parameter names)."""
+    renamed = {i.name: i.name.removeprefix(prefix) for i in graph.initializer if i.name.startswith(prefix)}
+    for init in graph.initializer:
+        init.name = renamed.get(init.name, init.name)
+    for value in graph.input:
+        value.name = renamed.get(value.name, value.name)
+    for node in graph.node:
+        node.input[:] = [renamed.get(i, i) for i in node.input]
+
+
+def _check_against_torch(model: onnx.ModelProto, reference: torch.nn.Module, feeds: dict[str, np.ndarray], name: str) -> None:
     for sub in reference.modules():
         if isinstance(sub, torch.nn.Dropout):
             sub.eval()
     with torch.no_grad():
-        expected = reference(inputs).numpy()
+        expected = reference(*(torch.from_numpy(v) for v in feeds.values())).numpy()
     checked = onnx.ModelProto()
     checked.CopyFrom(model)
     for node in checked.graph.node:
         if node.op_type == "Dropout":
             del node.input[1:]
-    actual = run(checked, {"input": inputs.numpy()})["logits"]
-    error = max_relative_error(expected, actual)
+    output = checked.graph.output[0].name
+    actual = run(checked, feeds)[output]
+    error = max_relative_error(expected.reshape(actual.shape) if expected.size == actual.size else expected, actual)
     if error > EXPORT_TOLERANCE:
         raise GraphError(f"export of {name}: ONNX output differs from torch by {error:.2e} (> {EXPORT_TOLERANCE})")

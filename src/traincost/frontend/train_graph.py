@@ -1,7 +1,8 @@
 """Forward + backward + optimizer in one ONNX graph, from a model exported by ``export``.
 
-ONNX Runtime Training (``onnxruntime.training.artifacts``) builds the gradient graph with a
-cross-entropy loss. We then remove its gradient accumulators (``InPlaceAccumulatorV2``), keep the
+ONNX Runtime Training (``onnxruntime.training.artifacts``) builds the gradient graph with the loss
+the export recorded (cross-entropy or mean squared error; a user's loss function is in the graph
+already). We then remove its gradient accumulators (``InPlaceAccumulatorV2``), keep the
 raw gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer.py``), expose
 the updated BatchNorm running statistics, annotate every node with its phase and forward layer,
 and record every tensor's shape.
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 
 LOSS_OUTPUT = "loss"
 _ACCUMULATOR = "InPlaceAccumulatorV2"
+# The loss ORT appends for each built-in loss of the export's metadata (labels ``labels``, targets ``target``).
+_LOSSES = {"cross_entropy": artifacts.LossType.CrossEntropyLoss, "mse": artifacts.LossType.MSELoss}
 
 
 def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: int = 0) -> onnx.ModelProto:
@@ -74,7 +77,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
                 forward,
                 requires_grad=params,
                 frozen_params=frozen,
-                loss=artifacts.LossType.CrossEntropyLoss,
+                loss=_LOSSES.get(meta.get("loss", "cross_entropy")),  # None: the graph's output is the loss
                 optimizer=artifacts.OptimType.AdamW,
                 artifact_directory=tmp,
             )

@@ -7,6 +7,10 @@ Every zoo model obeys one contract, which later stages rely on: ``model(x)`` ret
 :mod:`traincost.models.tiny_yolo` for that proxy loss). Activations are never in-place, and with
 ``dropout=0.0`` no Dropout module exists, so exported training graphs are deterministic.
 
+A user's torch module joins the same registry through :func:`register_factory` (a factory path with its
+keyword arguments, named inputs and loss); :func:`input_specs` gives any entry's inputs, and the export
+records them in the graph, so no later stage needs the registry.
+
 Options are keyword arguments of the builder. Each architecture lists the option keys it accepts
 with their default values; the GPT-2 presets ``gpt2_small`` and ``gpt2_124m`` take the same keys
 as ``gpt2`` with their own defaults. Building uses torch's global random state and never seeds it:
@@ -36,6 +40,7 @@ from traincost.models.alexnet import alexnet
 from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
 from traincost.models.mlp import MLP_CLASSES, MLP_FEATURES, mlp
 from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
+from traincost.models.signature import InputSpec, check_loss, draw_tensors
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
 from traincost.models.vgg import vgg16, vgg16_bn, vgg16_bn_cifar
 
@@ -44,13 +49,14 @@ __all__ = [
     "Architecture",
     "SampleSpec",
     "build_model",
-    "draw_batch",
+    "InputSpec",
     "get_architecture",
     "input_shape",
+    "input_specs",
+    "load_factory",
     "make_batch",
     "parameter_count",
     "register_factory",
-    "sample_spec",
 ]
 
 
@@ -82,6 +88,8 @@ class Architecture:
         defaults: The option keys the architecture accepts, with their default values.
         sample: Called with the resolved options as keyword arguments; checks their values and
             returns the per-sample input shape, logit rows and class count.
+        inputs: the forward's named inputs (a user's module); empty for the zoo's one ``input``.
+        loss: ``cross_entropy``, ``mse`` or a factory path of a loss function.
     """
 
     name: str
@@ -90,6 +98,8 @@ class Architecture:
     input_kind: Literal["image", "tokens"]
     defaults: Mapping[str, object]
     sample: Callable[..., SampleSpec]
+    inputs: tuple[InputSpec, ...] = ()
+    loss: str = "cross_entropy"
 
 
 _IMAGENET = SampleSpec(shape=(3, 224, 224), rows=1, num_classes=1000)
@@ -249,46 +259,96 @@ ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType(
 _USER_ARCHITECTURES: dict[str, Architecture] = {}
 
 
-def register_factory(path: str, *, input_shape: tuple[int, ...], num_classes: int) -> str:
-    """Make a user's torch module an architecture of this process, from a factory path.
+def load_factory(path: str, *, what: str) -> Callable[..., object]:
+    """The callable a factory path ``package.module:function`` names.
 
     Args:
-        path: ``package.module:function``; the function takes no argument and returns an ``nn.Module``
-            mapping a float batch of ``input_shape`` samples to ``num_classes`` logits per sample.
-        input_shape: one sample's shape, without the batch dimension.
-        num_classes: classes of the logits (the labels of the random batch are drawn below it).
-
-    Returns:
-        The registry name: the function's name.
+        path: the factory path.
+        what: what to name in an error (``model``, ``loss``).
 
     Raises:
-        ConfigError: the path is malformed, does not import, or names no callable; the shape or classes are invalid.
+        ConfigError: the path is malformed, does not import, or names nothing callable.
     """
     module_name, _, function_name = path.partition(":")
     if not module_name or not function_name.isidentifier():
-        raise ConfigError(f"model {path!r}: expected a zoo name or a factory path package.module:function")
+        raise ConfigError(f"{what} {path!r}: expected a factory path package.module:function")
     try:
         module = importlib.import_module(module_name)
     except Exception as err:  # a user's module may fail to import in any way: report it on one line
-        raise ConfigError(f"model {path!r}: importing {module_name!r} failed ({type(err).__name__}: {err})") from err
+        raise ConfigError(f"{what} {path!r}: importing {module_name!r} failed ({type(err).__name__}: {err})") from err
     factory = getattr(module, function_name, None)
     if factory is None:
-        raise ConfigError(f"model {path!r}: module {module_name!r} has no {function_name!r}")
+        raise ConfigError(f"{what} {path!r}: module {module_name!r} has no {function_name!r}")
     if not callable(factory):
-        raise ConfigError(f"model {path!r}: {function_name!r} is not callable")
-    if not input_shape or min(input_shape) < 1 or num_classes < 1:
-        raise ConfigError(f"model {path!r}: input shape {input_shape} and classes {num_classes} must be positive")
+        raise ConfigError(f"{what} {path!r}: {function_name!r} is not callable")
+    return factory
 
-    def build() -> nn.Module:
-        model = factory()
+
+def register_factory(
+    path: str,
+    *,
+    inputs: tuple[InputSpec, ...],
+    kwargs: Mapping[str, object] | None = None,
+    loss: str = "cross_entropy",
+    name: str | None = None,
+) -> str:
+    """Make a user's torch module an architecture of this process, from a factory path.
+
+    The entry is an :class:`Architecture` like the zoo's: ``build(**kwargs)`` returns the module,
+    and the export reads its inputs and loss from the entry.
+
+    Args:
+        path: ``package.module:function``; ``function(**kwargs)`` returns an ``nn.Module`` whose forward
+            takes one tensor per entry of ``inputs``, in order, and returns one tensor.
+        inputs: the forward's inputs, shapes without the batch.
+        kwargs: keyword arguments of the factory.
+        loss: ``cross_entropy`` (over the output's last axis), ``mse`` or a factory path
+            ``package.module:function`` of ``loss_fn(output, labels) -> scalar`` (labels as for cross-entropy).
+        name: the registry name (a workload's name); default the function's name.
+
+    Returns:
+        The registry name.
+
+    Raises:
+        ConfigError: the path is malformed, does not import, or names no callable; ``name`` is a zoo name.
+    """
+    factory = load_factory(path, what="model")
+    function_name = path.partition(":")[2]
+    name = name or function_name
+    if name in ARCHITECTURES:
+        raise ConfigError(f"model {path!r}: the name {name!r} is a zoo model's; name it otherwise (--name)")
+    if not inputs:
+        raise ConfigError(f"model {path!r}: no inputs; describe the forward's inputs (name, shape, dtype)")
+    check_loss(loss, where=f"model {path!r}: loss")
+    given = MappingProxyType(dict(kwargs or {}))
+
+    def build(**options: object) -> nn.Module:
+        try:
+            model = factory(**options)
+        except Exception as err:  # a user's factory may fail in any way: report it on one line
+            raise ConfigError(f"model {path!r}: {function_name}(**{dict(options)}) raised {type(err).__name__}: {err}") from err
         if not isinstance(model, nn.Module):
             raise ConfigError(f"model {path!r}: {function_name}() returned {type(model).__name__}, not a torch nn.Module")
         return model
 
-    sample = SampleSpec(shape=tuple(input_shape), rows=1, num_classes=num_classes)
-    description = f"{path}, input {'x'.join(map(str, input_shape))}, {num_classes} classes"
-    _USER_ARCHITECTURES[function_name] = Architecture(function_name, description, build, "image", _NO_OPTIONS, lambda: sample)
-    return function_name
+    sample = SampleSpec(shape=inputs[0].shape, rows=1, num_classes=max(inputs[0].high, 1))
+    description = f"{path}, inputs {', '.join(spec.describe() for spec in inputs)}, loss {loss}"
+    kind = "tokens" if inputs[0].dtype == "int64" else "image"
+    _USER_ARCHITECTURES[name] = Architecture(name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss)
+    return name
+
+
+def input_specs(name: str, *, options: Mapping[str, object] | None = None) -> tuple[InputSpec, ...]:
+    """The inputs of architecture ``name``, one sample's shapes without the batch.
+
+    A zoo model reads one tensor ``input``: float32 images or int64 token ids below its vocabulary.
+    """
+    arch, _, spec = _resolve(name, options)
+    if arch.inputs:
+        return arch.inputs
+    if arch.input_kind == "tokens":
+        return (InputSpec("input", spec.shape, "int64", 0, spec.num_classes),)
+    return (InputSpec("input", spec.shape, "float32"),)
 
 
 def get_architecture(name: str) -> Architecture:
@@ -391,30 +451,11 @@ def make_batch(
     check_positive_int(batch, field="batch")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"'seed' must be a non-negative int, got {seed!r}")
-    arch, _, spec = _resolve(name, options)
-    return draw_batch(arch.input_kind, spec, batch=batch, seed=seed)
-
-
-def sample_spec(name: str, *, options: Mapping[str, object] | None = None) -> tuple[str, SampleSpec]:
-    """The input kind and sample of architecture ``name`` (what an exported graph records, so that
-    later stages draw its batches without the zoo)."""
-    arch, _, spec = _resolve(name, options)
-    return arch.input_kind, spec
-
-
-def draw_batch(input_kind: str, spec: SampleSpec, *, batch: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The batch of ``make_batch`` from an input kind and a sample description."""
-    generator = torch.Generator().manual_seed(seed)
-    shape = (batch, *spec.shape)
-    match input_kind:
-        case "tokens":
-            inputs = torch.randint(0, spec.num_classes, shape, generator=generator, dtype=torch.int64)
-        case "image":
-            inputs = torch.randn(shape, generator=generator, dtype=torch.float32)
-        case _:
-            raise ConfigError(f"input kind {input_kind!r}: expected 'image' or 'tokens'")
-    labels = torch.randint(0, spec.num_classes, (batch * spec.rows,), generator=generator, dtype=torch.int64)
-    return inputs, labels
+    _, _, spec = _resolve(name, options)
+    (inputs,) = input_specs(name, options=options)
+    labels = InputSpec("labels", (batch * spec.rows,), "int64", 0, spec.num_classes)
+    drawn = draw_tensors([inputs.batched(batch), labels], seed=seed)
+    return drawn["input"], drawn["labels"]
 
 
 def parameter_count(model: nn.Module) -> int:
