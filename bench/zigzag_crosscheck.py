@@ -32,10 +32,13 @@ Install (a venv of its own; the project first, then ZigZag: ``bench/requirements
     bench/.venv-zigzag/bin/pip install -r bench/requirements-zigzag.txt
     bench/.venv-zigzag/bin/python bench/zigzag_crosscheck.py --networks resnet18 --hardware tpu_like
 
-Measured on this project's 2-core machine (shared with other jobs), from a fresh venv: 8 min 27 s wall
-(1 min 42 s user) for the two installs, ``pip check`` clean (protobuf 6.33.6, ortools 9.15.6755, onnx
-1.23.2). ZigZag on ResNet-18 / ``tpu_like`` at ``--lpf-limit 4``: 75 s of CPU (332 s wall on the busy
-machine).
+Measured on this project's 2-core machine, from a fresh venv, the three commands above up to the
+run: 30 min 41 s wall, 1 min 56 s of user CPU, with the machine's load average at about 20 (other
+jobs); an earlier fresh install of the same packages at a load near 10 took 8 min 27 s wall, 1 min 42
+s user. ``pip check`` is clean; pip keeps the project's protobuf 6.33.6, ortools 9.15.6755 and onnx
+1.23.2. ZigZag on ResNet-18 / ``tpu_like`` at ``--lpf-limit 4``: 75 s of CPU (332 s wall on the busy
+machine); the whole table at ``--lpf-limit 3`` needs tens of minutes of CPU (``--jobs``, and the
+cache, help).
 """
 
 from __future__ import annotations
