@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.workloads import conv_relu_workload
+from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cli import main
-from traincost.cost import op_table
+from traincost.cost import mac_cost, op_table
+from traincost.cost.core_cost import MAPPINGS, ExternalPath
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
 from traincost.hardware.import_stream import stream_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, parse_unroll, zigzag_hardware
@@ -213,3 +214,19 @@ def test_cli_writes_a_loadable_file_or_one_error_line(tmp_path: Path, capsys: py
     error = capsys.readouterr().err
     assert error.startswith("traincost: error: ") and error.count("\n") == 1 and "gemm_l1.yaml" in error
     assert not out.exists() and not list(tmp_path.glob(".gemm.yaml.*"))
+
+
+def test_an_input_that_fits_zigzags_edge_tpu_sram_is_fetched_once(tmp_path: Path) -> None:
+    """MobileNetV2's 960 -> 320 pointwise convolution at 7x7 on ZigZag's own edge_tpu_like, imported as it is:
+    its 47 KB input fits the 2 MB input/output SRAM, its 307 KB of weights do not fit the 32 KB weight SRAM.
+    Streaming the input past each weight tile fetched it from DRAM about ten times; keeping it resident
+    fetches it once and the weights once, as ZigZag's mapping search does."""
+    hw = _load(zigzag_hardware(ZIGZAG / "edge_tpu_like.yaml"), tmp_path)
+    table = op_table(conv_workload(batch=1, channels_in=960, channels_out=320, input_hw=7))
+    core = hw.cores[0]
+    native = mac_cost(core, table, np.array([0]))
+    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    input_bytes, weight_bytes = 7 * 7 * 960, 960 * 320  # 8-bit operands
+    assert native.ext_in_bytes["I"][0, 0] >= 5 * input_bytes
+    assert MAPPINGS[chosen.mapping[0, 0]] == "input_resident"
+    assert chosen.ext_in_bytes["I"][0, 0] == input_bytes and chosen.ext_in_bytes["W"][0, 0] == weight_bytes

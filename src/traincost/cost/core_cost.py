@@ -10,15 +10,15 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    operand (S for weight-stationary, O for output-stationary) grows the tile to fill its share of
    the level (capacity / operands kept there): weight-stationary first takes all of R (so no partial
    sums), then as much of N as fits; output-stationary takes a square-ish M×N block.
-3. **A mapping per op at the core's top memory.** Below the top memory the loop order is the core's
-   dataflow. At the top memory (when it keeps W, I and O) the outer loop order is chosen per op and
-   per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
-   stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
-   tile stays while every input row streams past it), ``input_resident`` (an input block, all of R,
-   stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
-   M×N output block stays until complete: no partial sums leave). Each candidate's tile grows to the
-   top memory's share for its resident operand; the best by the objective (latency, energy or EDP of
-   the op with its external bytes fetched from off chip, ``ExternalPath``) is kept and recorded in
+3. **A mapping per op above the core.** Inside the core the loop order is the core's dataflow.
+   Around it, the outer loop order is chosen per op and per configuration among ``MAPPINGS``,
+   ZigZag's temporal-mapping search reduced to its three stationarities: ``weight_resident`` (the
+   dataflow's order for a weight-stationary core: a weight tile stays while every input row streams
+   past it), ``input_resident`` (an input block, all of R, stays while the weights stream past it:
+   the input is fetched once) and ``output_resident`` (an M×N output block stays until complete: no
+   partial sums leave). Each candidate's block grows to its resident operand's share of that
+   operand's outermost memory; the best by the objective (latency, energy or EDP of the op with its
+   external bytes fetched from off chip, ``ExternalPath``) is kept and recorded in
    ``CoreOpCost.mapping``.
 4. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
    at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
@@ -53,7 +53,7 @@ from traincost.hardware.spec import Core, CoreLevel, HardwareSpec
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
 _BITS = 8.0
-# the outer loop order at a core's top memory: which operand stays resident there
+# the loop order above a core: which operand stays resident in its outermost memory
 MAPPINGS = ("weight_resident", "input_resident", "output_resident")
 _RESIDENT = {"weight_resident": "W", "input_resident": "I", "output_resident": "O"}
 OBJECTIVES = ("latency", "energy", "edp")
@@ -101,7 +101,7 @@ class CoreOpCost:
     ext_in_bytes: dict[str, np.ndarray]  # into the top level from outside, per operand W, I, O (partial sums back)
     ext_write_bytes: np.ndarray  # out of the top level: outputs and partial sums
     core_shares: np.ndarray  # the op's work in units of one core's share: D / ceil(D / split), at most split
-    mapping: np.ndarray  # index into MAPPINGS of the loop order chosen at the top memory (-1: not a MAC op)
+    mapping: np.ndarray  # index into MAPPINGS of the loop order chosen above the core (-1: not a MAC op)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
 
@@ -244,9 +244,8 @@ def mac_cost(
             (tensor parallelism); the cost is that of one of those cores (the largest share), and
             ``core_shares`` says how many such shares the op's work fills (D / ceil(D / split): fewer
             than ``split`` when D is smaller, fractional when it does not divide evenly). Default 1.
-        external: the price of a byte from outside; with it, the loop order at the top memory is chosen
-            per op among ``MAPPINGS`` (when the top memory keeps every operand); without it, the core's
-            dataflow decides.
+        external: the price of a byte from outside; with it, the loop order above the core is chosen per op
+            among ``MAPPINGS``; without it, the core's dataflow decides.
         objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
     """
     check_objective(objective)
@@ -320,23 +319,28 @@ def _external_traffic(
 ) -> dict[str, _Traffic]:
     """Per candidate mapping, the bytes that cross the core's outer boundary (the native mapping first).
 
-    An operand crosses it at its outermost holder, with that level's tile, in the loop order of the
-    mapping when the holder is the top memory. The candidates other than the dataflow's own are tried only
-    when the top memory keeps all three operands (then their resident tile can grow there)."""
-    top = len(core.levels) - 1
+    In the native mapping each operand crosses at its outermost holder, with that level's tile, in the
+    dataflow's order. Another mapping keeps a block of its resident operand in that operand's outermost
+    memory (grown from the tile below it to the operand's share there), and every operand that has a memory
+    crosses in that mapping's order around the block: one loop nest above the core, whichever memory each
+    operand arrives in. It is tried when its resident operand has a memory."""
     native = _NATIVE[core.dataflow]
     names = [native]
-    if choose and all(outermost[op] == top for op in ("W", "I", "O")):
-        names += [name for name in MAPPINGS if name != native]
+    if choose:
+        names += [name for name in MAPPINGS if name != native and outermost[_RESIDENT[name]] is not None]
     out: dict[str, _Traffic] = {}
     for name in names:
-        top_tile = tiles[-1] if name == native else _resident_tile(core, gemm, tiles[-2], _RESIDENT[name], precision)
+        block = None
+        if name != native:
+            home = outermost[_RESIDENT[name]]
+            block = _resident_tile(core.levels[home], gemm, tiles[home], _RESIDENT[name], precision)
         ext_in: dict[str, np.ndarray] = {}
         ext_write = np.zeros_like(gemm.macs)
         for operand, holder in outermost.items():
-            at_top = holder == top
-            tile = tiles[0] if holder is None else (top_tile if at_top else tiles[holder + 1])
-            order = name if at_top else native
+            if holder is None:  # straight into the array
+                order, tile = native, tiles[0]
+            else:
+                order, tile = (native, tiles[holder + 1]) if block is None else (name, block)
             down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=holder is None))
             down, up = down * gemm.groups, up * gemm.groups
             ext_in[operand] = np.broadcast_to(down, gemm.macs.shape).copy()
@@ -363,10 +367,9 @@ def _choose(arrays: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
     return np.take_along_axis(np.stack(arrays), pick[None], axis=0)[0]
 
 
-def _resident_tile(core: Core, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> _Tile:
-    """The top memory's tile when ``operand`` stays resident there, grown from the inner tile to the operand's
-    share of the top memory (its capacity over the operands it keeps)."""
-    level = core.levels[-1]
+def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> _Tile:
+    """The tile ``level`` holds when ``operand`` stays resident there, grown from the inner tile to the operand's
+    share of the level (its capacity over the operands it keeps)."""
     capacity = _share_elems(level, precision.tile_bytes[operand])
     match operand:
         case "W":
