@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 import pandas as pd
 
 from traincost import __version__
+from traincost.cli_ablations import ablation_commands
 from traincost.cli_cost import cost_commands
 from traincost.cli_mtrain import mtrain_commands
 from traincost.cli_summary import summary_commands
@@ -382,7 +383,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
     groups = (_cost_commands, _optimize_commands, _checkpoint_commands, cost_commands, mtrain_commands, tiered_commands)
-    for add in (*groups, summary_commands):
+    for add in (*groups, summary_commands, ablation_commands):
         add(command)
     return parser
 

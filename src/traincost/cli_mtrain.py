@@ -86,6 +86,7 @@ def _concat(paths: list[Path]) -> pd.DataFrame:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison
     from traincost.plots.mtrain import table3_markdown
@@ -94,7 +95,9 @@ def _cmd_report(args: argparse.Namespace) -> None:
     if not args.paper.is_file():
         raise ConfigError(f"{args.paper}: no such file (the paper's numbers)")
     study, table3, scaling = _concat(args.study), _concat(args.table3), _concat(args.scaling)
-    compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling)
+    assumed = parse_assume("mtrain", args.assume)
+    rule = assumption_value("mtrain", assumed, "dfs_ratio_rule")
+    compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling, dfs_ratio_rule=rule)
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
     write_table(table3, args.table3_parquet)
@@ -166,6 +169,12 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--table3-csv", type=Path, required=True, help="output: Table III (CSV)")
     cmd.add_argument("--table3-md", type=Path, required=True, help="output: Table III rendered (Markdown)")
     cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours with checks (CSV)")
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="change a modelling assumption (an ablation): dfs_ratio_rule=all|positive|feasible",
+    )
 
     cmd = command("plot-mtrain", _cmd_plot, "MTrain Figure 8 (steps), 9-11 (methods, one cluster) or 12 (scaling)")
     cmd.add_argument("--figure", required=True, choices=["steps", "methods", "scaling"])

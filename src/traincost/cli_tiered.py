@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from traincost.cli_types import positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
+
+if TYPE_CHECKING:
+    from traincost.tiered.system import TieredSystem
 
 __all__ = ["tiered_commands"]
 
@@ -29,6 +34,7 @@ def _cmd_workload(args: argparse.Namespace) -> None:
 
 
 def _cmd_study(args: argparse.Namespace) -> None:
+    from traincost.analysis.ablations import parse_assume
     from traincost.tiered.study import VARIANTS, study_runs, variant_system
     from traincost.tiered.system import load_tiered_system
     from traincost.workload import Workload, write_table
@@ -44,6 +50,7 @@ def _cmd_study(args: argparse.Namespace) -> None:
         )
     system = variant_system(load_tiered_system(args.hardware), variant)
     system = system.with_accelerator_energy_scale(read_accelerator_energy_scale(args.calibration))
+    system = assumed_system(system, parse_assume("tiered", args.assume))
     table = study_runs(
         workload,
         system,
@@ -103,6 +110,17 @@ def _cmd_calibrate(args: argparse.Namespace) -> None:
     )
     print(table.drop(columns="source").to_string(index=False))
     write_table(table, args.out)
+
+
+def assumed_system(system: TieredSystem, assumed: Mapping[str, str]) -> TieredSystem:
+    """``system`` under the assumptions of ``tiered-study --assume`` (unnamed ones at their baseline)."""
+    from traincost.analysis.ablations import assumption_value
+
+    return replace(
+        system.with_tier2_energy(float(assumption_value("tiered", assumed, "tier2_energy_factor"))),
+        stall_static_power=assumption_value("tiered", assumed, "stall_static_power") == "true",
+        deeptm_eviction_costs_time=assumption_value("tiered", assumed, "deeptm_eviction_costs_time") == "true",
+    )
 
 
 def read_accelerator_energy_scale(path: Path | None) -> float:
@@ -243,6 +261,13 @@ def tiered_commands(command: Command) -> None:
     )
     cmd.add_argument(
         "--calibration", type=Path, help="results/tiered/calibration.parquet: its fitted accelerator energy scale (default 1)"
+    )
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="change a modelling assumption (an ablation): stall_static_power=true|false, "
+        "deeptm_eviction_costs_time=false|true, tier2_energy_factor=1|0.5|2",
     )
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
 

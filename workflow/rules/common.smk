@@ -412,3 +412,42 @@ def tiered_calibration():
         "also_pins": ["sec2_accelerator_vs_offchip_energy_hbm_only"],
     }
     return section.get("calibrate", True), target
+
+
+# ---------------------------------------------------------------- ablations (ablations.smk)
+ABLATIONS = config.get("ablations") or {}
+
+
+def _ablation_value(value):
+    """A config value as the --assume text: booleans lower-case, numbers as written."""
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def ablation_runs(study):
+    """(assumption, value) per ablation run of ``study`` the config asks for and the config runs the study of."""
+    if study not in comparison_csvs():
+        return []
+    return [(name, _ablation_value(v)) for name, values in ABLATIONS.get(study, {}).items() for v in values]
+
+
+def ablation_outputs():
+    """The `ablations` target: per study with runs, its ablation table, its comparison with `why`, its heat map."""
+    outputs = []
+    for study in sorted(comparison_csvs()):
+        if ablation_runs(study):
+            outputs += [f"results/{study}/ablations.parquet", f"results/{study}/compare_why.csv"]
+            outputs += expand("results/{study}/ablations.{ext}", study=study, ext=["png", "pdf"])
+    return outputs
+
+
+def ablation_table_inputs(wildcards):
+    runs = ablation_runs(wildcards.study)
+    return {
+        "baseline": comparison_csvs()[wildcards.study],
+        "runs": [f"results/ablations/{wildcards.study}/{a}/{v}/compare.csv" for a, v in runs],
+    }
+
+
+def ablation_run_flags(wildcards, input):
+    runs = ablation_runs(wildcards.study)
+    return " ".join(f"--run {a} {v} {path}" for (a, v), path in zip(runs, input.runs, strict=True))

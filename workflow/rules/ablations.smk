@@ -1,0 +1,130 @@
+# Ablations (`snakemake --cores 2 ablations`, not part of `all`): each study's comparison re-run with one modelling
+# assumption changed at a time (config `ablations:`), set beside the study's own comparison. Per study:
+# results/<study>/ablations.parquet, the comparison with a `why` column, and a heat map (assumptions x checks).
+# Every run re-uses the study's cached workloads, calibration and tables; only what the assumption changes re-runs.
+#
+# Resources: as the study rules they mirror (tiered-study, tiered-report, mtrain-report).
+
+
+wildcard_constraints:
+    assumption=r"[a-z0-9_]+",
+    value=r"[a-z0-9.]+",
+
+
+rule tiered_ablation_study:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(tiered_workload),
+        hardware=TIERED.get("hardware", []),
+        calibration="results/tiered/calibration.parquet",
+    output:
+        table="results/ablations/tiered/{assumption}/{value}/study/{tworkload}/{variant}.parquet",
+    params:
+        ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
+        policies=" ".join(TIERED.get("policies", [])),
+        time_limit=TIERED.get("autotm_time_limit_s", 30),
+    threads: 1
+    resources:
+        mem_mb=700,  # as tiered_study
+    log:
+        "results/logs/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.log",
+    benchmark:
+        "results/benchmarks/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.tsv",
+    shell:
+        "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
+        "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
+        "$(test -n '{params.policies}' && echo --policies {params.policies}) "
+        "--autotm-time-limit {params.time_limit} --assume {wildcards.assumption}={wildcards.value} "
+        "--out {output.table} > {log} 2>&1"
+
+
+rule tiered_ablation_report:
+    conda:
+        TRAINCOST_ENV
+    input:
+        study=lambda w: expand(
+            "results/ablations/tiered/{a}/{v}/study/{tworkload}/{variant}.parquet",
+            a=w.assumption,
+            v=w.value,
+            tworkload=TIERED.get("workloads", []),
+            variant=list(TIERED_VARIANTS),
+        ),
+        paper="data/paper/tm_training.csv",
+        table3="data/paper/tm_training_table3.csv",
+        calibration="results/tiered/calibration.parquet",
+    output:
+        compare="results/ablations/tiered/{assumption}/{value}/compare.csv",
+        study=temp("results/ablations/tiered/{assumption}/{value}/study.parquet"),
+        table3=temp("results/ablations/tiered/{assumption}/{value}/table3.csv"),
+        ordering=temp("results/ablations/tiered/{assumption}/{value}/ordering.csv"),
+    threads: 1
+    resources:
+        mem_mb=700,  # as tiered_report
+    log:
+        "results/logs/ablations/tiered/{assumption}/{value}/report.log",
+    benchmark:
+        "results/benchmarks/ablations/tiered/{assumption}/{value}/report.tsv",
+    shell:
+        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
+        "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
+        "--ordering {output.ordering} > {log} 2>&1"
+
+
+rule mtrain_ablation_report:
+    conda:
+        TRAINCOST_ENV
+    input:
+        study=expand("results/mtrain/study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
+        table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
+        scaling=expand("results/mtrain/scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
+        paper="data/paper/mtrain.csv",
+    output:
+        compare="results/ablations/mtrain/{assumption}/{value}/compare.csv",
+        study=temp("results/ablations/mtrain/{assumption}/{value}/study.parquet"),
+        scaling=temp("results/ablations/mtrain/{assumption}/{value}/scaling.parquet"),
+        table3=temp("results/ablations/mtrain/{assumption}/{value}/table3.parquet"),
+        table3_csv=temp("results/ablations/mtrain/{assumption}/{value}/table3.csv"),
+        table3_md=temp("results/ablations/mtrain/{assumption}/{value}/table3.md"),
+    threads: 1
+    resources:
+        mem_mb=400,  # as mtrain_report
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/report.tsv",
+    shell:
+        "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
+        "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
+        "--table3-md {output.table3_md} --compare {output.compare} --assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+
+
+rule ablation_table:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(ablation_table_inputs),
+    output:
+        table="results/{study}/ablations.parquet",
+        why="results/{study}/compare_why.csv",
+        png=report(
+            "results/{study}/ablations.png",
+            caption="../report/ablations.rst",
+            category=lambda w: STUDY_CATEGORIES[w.study],
+            subcategory="Ablations",
+        ),
+        pdf="results/{study}/ablations.pdf",
+    wildcard_constraints:
+        study="monet|mtrain|tiered",
+    params:
+        runs=ablation_run_flags,
+    threads: 1
+    resources:
+        mem_mb=400,
+    log:
+        "results/logs/ablation_table/{study}.log",
+    benchmark:
+        "results/benchmarks/ablation_table/{study}.tsv",
+    shell:
+        "traincost ablations --study {wildcards.study} --baseline {input.baseline} {params.runs} "
+        "--out {output.table} --why {output.why} --heatmap {output.png} {output.pdf} > {log} 2>&1"
