@@ -123,6 +123,11 @@ def _mtrain_problems():
         problems.append(f"mtrain.scaling.model: {scaling['model']!r} is not a key of mtrain.workloads")
     if scaling["cluster"] not in study["ratio_step"]:
         problems.append(f"mtrain.ratio_step: no step for cluster {scaling['cluster']!r} (mtrain.scaling)")
+    calibration = study.get("calibration") or {}
+    if "workload" in calibration and calibration["workload"] not in study["workloads"]:
+        problems.append(f"mtrain.calibration.workload: {calibration['workload']!r} is not a key of mtrain.workloads")
+    if "targets" in calibration and not Path(calibration["targets"]).is_file():
+        problems.append(f"mtrain.calibration.targets: no such file {calibration['targets']!r}")
     return problems
 
 
@@ -451,3 +456,14 @@ def ablation_table_inputs(wildcards):
 def ablation_run_flags(wildcards, input):
     runs = ablation_runs(wildcards.study)
     return " ".join(f"--run {a} {v} {path}" for (a, v), path in zip(runs, input.runs, strict=True))
+
+
+def mtrain_calibration():
+    """mtrain.calibration with its defaults: fit (calibrate), on which MTrain model, at which batch, to which targets."""
+    section = MTRAIN.get("calibration") or {}
+    return {
+        "calibrate": section.get("calibrate", True),
+        "workload": section.get("workload", MTRAIN.get("scaling", {}).get("model", (MTRAIN_MODELS or [""])[0])),
+        "batch": section.get("batch", 16),
+        "targets": section.get("targets", "data/paper/mtrain_ips.csv"),
+    }

@@ -19,7 +19,7 @@ import pandas as pd
 from traincost.analysis.verdicts import add_magnitude
 from traincost.errors import ConfigError
 
-__all__ = ["DFS_RATIO_RULES", "dfs_ratio_count", "mtrain_comparison", "PAPER_COLUMNS"]
+__all__ = ["DFS_RATIO_RULES", "calibration_rows", "dfs_ratio_count", "mtrain_comparison", "PAPER_COLUMNS"]
 
 PAPER_COLUMNS = ("claim", "model", "cluster", "bandwidth_gb_per_s", "metric", "value", "source")
 _TABLE3_CHECKS = {"dfs_gflops": "claim", "converting_gflops": "claim", "dfs_s": "timing", "converting_s": "timing"}
@@ -279,8 +279,35 @@ def _scaling_rows(paper: pd.DataFrame, scaling: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def calibration_rows(calibration: pd.DataFrame | None) -> list[dict]:
+    """The IPs' own published throughputs a DSP share was fitted to: ``calibrated`` rows, shown, never counted."""
+    if calibration is None:
+        return []
+    rows = []
+    for _, fit in calibration[calibration["status"] == "fitted"].iterrows():
+        row = _row(
+            "ip_own_board_gflops",
+            None,
+            fit["achieved"],
+            f"the {fit['ip']} IP alone on {fit['board']}: its dsp_share fitted to its own paper's throughput (not counted)",
+            None,
+            kind="calibrated",
+            model=fit["workload"],
+            cluster="",
+            metric=f"{fit['ip']} on {fit['board']} (GFLOPS)",
+        )
+        rows.append(row | {"paper": float(fit["target"]), "source": fit["source"]})
+    return rows
+
+
 def mtrain_comparison(
-    paper: pd.DataFrame, study: pd.DataFrame, table3: pd.DataFrame, scaling: pd.DataFrame, *, dfs_ratio_rule: str = "all"
+    paper: pd.DataFrame,
+    study: pd.DataFrame,
+    table3: pd.DataFrame,
+    scaling: pd.DataFrame,
+    *,
+    dfs_ratio_rule: str = "all",
+    calibration: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per reported number or checked claim: the paper's value, ours, the check and whether it holds.
 
@@ -288,6 +315,7 @@ def mtrain_comparison(
         paper: ``data/paper/mtrain.csv``.
         study, table3, scaling: the merged tables of ``mtrain-study``, ``mtrain-table3`` and ``mtrain-scaling``.
         dfs_ratio_rule: how Table III's ratios are counted (:func:`dfs_ratio_count`; an ablation switch).
+        calibration: ``traincost mtrain-calibrate``'s table; its fitted targets become ``calibrated`` rows.
 
     Raises:
         ConfigError: the paper table lacks one of ``PAPER_COLUMNS``, or an unknown ``dfs_ratio_rule``.
@@ -301,5 +329,6 @@ def mtrain_comparison(
         + _figure8_rows(paper, study)
         + _baseline_rows(paper, study)
         + _scaling_rows(paper, scaling)
+        + calibration_rows(calibration)
     )
     return add_magnitude(pd.DataFrame(rows), ours="ours", paper="paper")
