@@ -35,8 +35,15 @@ def _inputs(args: argparse.Namespace):
     cluster = replace(cluster, batch=args.batch or cluster.batch)
     workload = Workload.read(args.ops, args.tensors)
     label = args.label or str(workload.meta.get("model", ""))
-    _apply_calibration(args.calibration)
+    _apply_calibration(args.calibration if _calibrated(args) else None)
     return training_dag(workload), label, catalog, cluster, workload.meta
+
+
+def _calibrated(args: argparse.Namespace) -> bool:
+    """Whether ``--assume calibrated=false`` leaves the calibration out (the counts before calibration)."""
+    from traincost.analysis.ablations import assumption_value, parse_assume
+
+    return assumption_value("mtrain", parse_assume("mtrain", args.assume), "calibrated") == "true"
 
 
 def _apply_calibration(path: Path | None) -> pd.DataFrame | None:
@@ -147,7 +154,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     study, table3, scaling = _concat(args.study), _concat(args.table3), _concat(args.scaling)
     assumed = parse_assume("mtrain", args.assume)
     rule = assumption_value("mtrain", assumed, "dfs_ratio_rule")
-    calibration = _apply_calibration(args.calibration)
+    calibration = _apply_calibration(args.calibration if _calibrated(args) else None)
     compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling, dfs_ratio_rule=rule, calibration=calibration)
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
@@ -188,6 +195,7 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--step", type=positive_int, default=1, help="samples moved per re-partition move and the DFS's ratio grid")
     cmd.add_argument("--workers", type=positive_int, default=1, help="processes mapping candidate ratios (same results)")
     cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: the IPs' fitted DSP shares (default: today's)")
+    cmd.add_argument("--assume", nargs="+", metavar="NAME=VALUE", help="calibrated=false: run at today's constants (an ablation)")
 
 
 def mtrain_commands(command: Command) -> None:
@@ -242,7 +250,7 @@ def mtrain_commands(command: Command) -> None:
         "--assume",
         nargs="+",
         metavar="NAME=VALUE",
-        help="change a modelling assumption (an ablation): dfs_ratio_rule=all|positive|feasible",
+        help="change a modelling assumption (an ablation): calibrated=true|false, dfs_ratio_rule=all|positive|feasible",
     )
 
     cmd = command("plot-mtrain", _cmd_plot, "MTrain Figure 8 (steps), 9-11 (methods, one cluster) or 12 (scaling)")

@@ -32,6 +32,7 @@ def test_parse_assume_accepts_known_values_and_names_what_is_wrong() -> None:
         "tier2_energy_factor": "2",
     }
     assert parse_assume("mtrain", None) == {}
+    assert parse_assume("mtrain", ["calibrated=false"]) == {"calibrated": "false"}
     with pytest.raises(ConfigError, match="unknown tiered assumption 'stall'"):
         parse_assume("tiered", ["stall=false"])
     with pytest.raises(ConfigError, match=r"tier2_energy_factor='3': expected one of 1, 0.5, 2"):
@@ -132,14 +133,17 @@ def test_ablation_table_and_why_name_the_change_that_flips_a_check(tmp_path: Pat
     assert out[0].stat().st_size > 0
 
 
-def test_ablation_runs_of_another_config_are_refused(tmp_path: Path) -> None:
+def test_ablation_runs_must_judge_every_baseline_check_and_may_judge_more(tmp_path: Path) -> None:
     study = STUDIES["tiered"]
     base = read_comparison(_compare(tmp_path / "b.csv", [True, False, None], [None, None, None], [1, 0, 9]), study)
-    other = read_comparison(
-        _compare(tmp_path / "o.csv", [True, False, True, None], [None, None, None, None], [1, 0, 1, 9]), study
+    more = read_comparison(
+        _compare(tmp_path / "m.csv", [True, False, True, None], [None, None, None, None], [1, 0, 1, 9]), study
     )
-    with pytest.raises(ConfigError, match="ablation x=1 of TM-Training: the run has"):
-        ablation_table(study, base, [("x", "1", other)])
+    fewer = read_comparison(_compare(tmp_path / "f.csv", [True, None], [None, None], [1, 9]), study)
+    table = ablation_table(study, base, [("calibrated", "false", more)])  # an uncalibrated run judges a target too
+    assert sorted(table["check"]) == ["c w0", "c w1"]
+    with pytest.raises(ConfigError, match="ablation x=1 of TM-Training: the run misses"):
+        ablation_table(study, base, [("x", "1", fewer)])
 
 
 def test_positive_rule_is_the_binomial_count() -> None:

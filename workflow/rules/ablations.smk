@@ -68,17 +68,94 @@ rule tiered_ablation_report:
     shell:
         "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
-        "--ordering {output.ordering} > {log} 2>&1"
+        "--ordering {output.ordering} --assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+
+
+rule mtrain_ablation_study:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(mtrain_workload),
+        devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        table="results/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.parquet",
+    params:
+        bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
+        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    threads: 1
+    resources:
+        mem_mb=300,  # as mtrain_study
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.tsv",
+    shell:
+        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} "
+        "--assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
+
+
+rule mtrain_ablation_table3:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(mtrain_workload),
+        devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        table="results/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.parquet",
+    params:
+        bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
+        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    threads: 2
+    resources:
+        mem_mb=700,  # as mtrain_table3
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.tsv",
+    shell:
+        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
+        "--calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
+
+
+rule mtrain_ablation_scaling:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
+        devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        table="results/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.parquet",
+    params:
+        model=MTRAIN.get("scaling", {}).get("model", ""),
+        cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
+        bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
+        step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
+    threads: 2
+    resources:
+        mem_mb=700,  # as mtrain_scaling
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.tsv",
+    shell:
+        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
+        "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
+        "--workers {threads} --calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} "
+        "--out {output.table} > {log} 2>&1"
 
 
 rule mtrain_ablation_report:
     conda:
         TRAINCOST_ENV
     input:
-        study=expand("results/mtrain/study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
-        table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
-        scaling=expand("results/mtrain/scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
+        unpack(mtrain_ablation_tables),
         paper="data/paper/mtrain.csv",
+        calibration="results/mtrain/calibration.parquet",
     output:
         compare="results/ablations/mtrain/{assumption}/{value}/compare.csv",
         study=temp("results/ablations/mtrain/{assumption}/{value}/study.parquet"),
@@ -96,7 +173,8 @@ rule mtrain_ablation_report:
     shell:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
         "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
-        "--table3-md {output.table3_md} --compare {output.compare} --assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration} "
+        "--assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
 
 
 rule ablation_table:
@@ -128,3 +206,27 @@ rule ablation_table:
     shell:
         "traincost ablations --study {wildcards.study} --baseline {input.baseline} {params.runs} "
         "--out {output.table} --why {output.why} --heatmap {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule agreement_counts:
+    conda:
+        TRAINCOST_ENV
+    input:
+        after=lambda w: list(comparison_csvs().values()),
+        before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(comparison_csvs()) if ("calibrated", "false") in ablation_runs(s)],
+    output:
+        counts=report(
+            "results/agreement_counts.csv",
+            caption="../report/agreement_counts.rst",
+            category="Paper vs ours",
+            subcategory="Before and after calibration",
+        ),
+    threads: 1
+    resources:
+        mem_mb=200,  # as agreement_table
+    log:
+        "results/logs/agreement_counts.log",
+    benchmark:
+        "results/benchmarks/agreement_counts.tsv",
+    shell:
+        "traincost summary --results results --disagreeing --counts-out {output.counts} > {log} 2>&1"

@@ -442,6 +442,8 @@ def ablation_outputs():
         if ablation_runs(study):
             outputs += [f"results/{study}/ablations.parquet", f"results/{study}/compare_why.csv"]
             outputs += expand("results/{study}/ablations.{ext}", study=study, ext=["png", "pdf"])
+    if comparison_csvs():
+        outputs.append("results/agreement_counts.csv")
     return outputs
 
 
@@ -466,4 +468,19 @@ def mtrain_calibration():
         "workload": section.get("workload", MTRAIN.get("scaling", {}).get("model", (MTRAIN_MODELS or [""])[0])),
         "batch": section.get("batch", 16),
         "targets": section.get("targets", "data/paper/mtrain_ips.csv"),
+    }
+
+
+# MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
+MTRAIN_RERUN_ASSUMPTIONS = ("calibrated",)
+
+
+def mtrain_ablation_tables(wildcards):
+    """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
+    them, else the study's own."""
+    root = f"results/ablations/mtrain/{wildcards.assumption}/{wildcards.value}/" if wildcards.assumption in MTRAIN_RERUN_ASSUMPTIONS else "results/mtrain/"
+    return {
+        "study": expand(root + "study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
+        "table3": [f"{root}table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
+        "scaling": expand(root + "scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
     }

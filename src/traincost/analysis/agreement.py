@@ -32,6 +32,7 @@ __all__ = [
     "find_comparisons",
     "read_comparison",
     "summary_text",
+    "uncalibrated_path",
 ]
 
 
@@ -135,6 +136,16 @@ class Agreement:
     magnitude_checked: int = 0
     not_counted: tuple[tuple[str, int], ...] = ()
 
+    def numbers(self) -> dict[str, int]:
+        """The counts as columns: agree, checked, magnitude_agree, magnitude_checked, rows."""
+        return {
+            "agree": self.agree,
+            "checked": self.checked,
+            "magnitude_agree": self.magnitude_agree,
+            "magnitude_checked": self.magnitude_checked,
+            "rows": self.rows,
+        }
+
     def text(self) -> str:
         """``a of b claims agree in direction, c of d in magnitude (band); n invariant, m timing not counted``."""
         out = f"{self.agree} of {self.checked} claims agree in direction"
@@ -142,6 +153,11 @@ class Agreement:
         out += f" ({MAGNITUDE_TEXT.removeprefix('magnitude: ')})"
         others = ", ".join(f"{n} {kind}" for kind, n in self.not_counted if n)
         return out + (f"; not counted: {others}" if others else "")
+
+
+def uncalibrated_path(study: Study) -> Path:
+    """Where, under the results folder, ``snakemake ablations`` leaves the study's comparison before calibration."""
+    return Path("ablations") / study.key / "calibrated" / "false" / "compare.csv"
 
 
 def find_comparisons(results: Path) -> list[tuple[Study, Path]]:
