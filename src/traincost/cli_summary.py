@@ -16,6 +16,7 @@ from traincost.analysis.agreement import (
     read_comparison,
     summary_text,
     uncalibrated_path,
+    why_path,
 )
 from traincost.io import atomic_path
 
@@ -29,7 +30,10 @@ def _cmd_summary(args: argparse.Namespace) -> None:
     if args.study:
         found = [(study, path) for study, path in found if study.key in args.study]
     counts, rows = [], []
-    for study, path in found:
+    for study, own in found:
+        with_why = args.results / why_path(study)
+        # the same rows and a why column, if the ablations ran on this comparison
+        path = with_why if with_why.is_file() and with_why.stat().st_mtime >= own.stat().st_mtime else own
         frame = read_comparison(path, study)
         print(summary_text(study, path, frame, width=args.width, only_disagreeing=args.disagreeing))
         count = count_agreement(frame)

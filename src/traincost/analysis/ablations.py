@@ -7,8 +7,8 @@ one variant; :func:`ablation_table` sets every judged claim of those runs beside
 :func:`why_column` names, per check that disagrees, the assumption whose change makes it hold, or says
 that no single assumption does.
 
-A check *holds* when its direction agrees and its magnitude is not out of the band (a claim without a
-magnitude verdict is judged on direction alone), as the agreement counts judge it.
+A check *holds* when neither its direction nor its magnitude verdict fails (a claim with one verdict is judged
+on that one), as ``traincost summary --disagreeing`` lists the checks that do not.
 """
 
 from __future__ import annotations
@@ -158,10 +158,12 @@ def assumption_value(study: str, assumed: Mapping[str, str], name: str) -> str:
 def check_holds(frame: pd.DataFrame) -> pd.Series:
     """Per row of a comparison in the common shape: whether a judged claim holds (nullable boolean).
 
-    NA for rows that are not ``claim`` or have no direction check.
+    A ``claim`` row with a direction or a magnitude verdict is judged; it holds unless one of them fails (as
+    ``traincost summary --disagreeing`` lists it). NA for other rows.
     """
-    judged = (frame["kind"] == "claim") & frame["agrees"].notna()
-    holds = frame["agrees"].fillna(False).astype(bool) & ~frame["magnitude"].eq(False).fillna(False).astype(bool)
+    direction, magnitude = frame["agrees"], frame["magnitude"]
+    judged = (frame["kind"] == "claim") & (direction.notna() | magnitude.notna())
+    holds = ~direction.eq(False).fillna(False).astype(bool) & ~magnitude.eq(False).fillna(False).astype(bool)
     values = [bool(h) if j else None for h, j in zip(holds, judged, strict=True)]
     return pd.Series(pd.array(values, dtype="boolean"), index=frame.index)
 
