@@ -230,3 +230,55 @@ rule agreement_counts:
         "results/benchmarks/agreement_counts.tsv",
     shell:
         "traincost summary --results results --disagreeing --counts-out {output.counts} > {log} 2>&1"
+
+
+rule monet_ablation_sweep:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(_sweep_inputs),
+    output:
+        table="results/ablations/monet/resident_fraction/{value}/sweeps/{sweep}/{step}.parquet",
+    params:
+        grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
+        mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
+        fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
+        max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
+    threads: 1
+    resources:
+        mem_mb=400,  # as hardware_sweep_shard
+    log:
+        "results/logs/ablations/monet/resident_fraction/{value}/{sweep}/{step}.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/resident_fraction/{value}/{sweep}/{step}.tsv",
+    shell:
+        "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
+        "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
+        "--resident-fraction {wildcards.value} {params.max_configs} --out {output.table} > {log} 2>&1"
+
+
+rule monet_ablation_claims:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(_section5_inputs),
+        edge_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/inference.parquet",
+        edge_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/training.parquet",
+        gpt_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/inference.parquet",
+        gpt_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/training.parquet",
+    output:
+        compare="results/ablations/monet/{assumption}/{value}/compare.csv",
+        table=temp("results/ablations/monet/{assumption}/{value}/claims.parquet"),
+    params:
+        section5=_section5_flags,
+    threads: 1
+    resources:
+        mem_mb=400,  # as monet_claims
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/claims.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/claims.tsv",
+    shell:
+        "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5} "
+        "--csv {output.compare} --out {output.table} > {log} 2>&1"

@@ -120,7 +120,15 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "FPGA at least one step (positive), or only splits whose memory fits every FPGA's DRAM (feasible)",
         ),
     ),
-    "monet": (),
+    "monet": (
+        Assumption(
+            "resident_fraction",
+            "0.5",
+            ("0.25", "0.75"),
+            "the share of a core's top memory that keeps tensors between ops, in the hardware sweeps of section IV "
+            "(traincost sweep --resident-fraction); section V's fusion and checkpoint runs keep their own",
+        ),
+    ),
 }
 
 
