@@ -478,9 +478,10 @@ MTRAIN_RERUN_ASSUMPTIONS = ("calibrated",)
 def mtrain_ablation_tables(wildcards):
     """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
     them, else the study's own."""
-    root = f"results/ablations/mtrain/{wildcards.assumption}/{wildcards.value}/" if wildcards.assumption in MTRAIN_RERUN_ASSUMPTIONS else "results/mtrain/"
+    rerun = wildcards.assumption in MTRAIN_RERUN_ASSUMPTIONS
+    root = f"results/ablations/mtrain/{wildcards.assumption}/{wildcards.value}" if rerun else "results/mtrain"
     return {
-        "study": expand(root + "study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
-        "table3": [f"{root}table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
-        "scaling": expand(root + "scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
+        "study": [f"{root}/study/{m}/{c}.parquet" for m in MTRAIN_MODELS for c in MTRAIN_CLUSTERS],
+        "table3": [f"{root}/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
+        "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in MTRAIN_SCALING_PAIRS],
     }
