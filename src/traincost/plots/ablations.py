@@ -52,5 +52,5 @@ def plot_ablations(table: pd.DataFrame, outputs: Sequence[Path], *, title: str) 
                 ax.text(j, i, "✔" if value in (1, 3) else "✘", ha="center", va="center", fontsize="small")
         handles = [ax.scatter([], [], marker="s", color=c, label=label) for c, label in zip(_COLOURS, _LABELS, strict=True)]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
-    wrapped_suptitle(fig, f"{title} ({untouched} agreeing checks no change flips are not shown)")
+    wrapped_suptitle(fig, f"{title} (not shown: {untouched} checks that agree under every change)")
     save_figure(fig, outputs)
