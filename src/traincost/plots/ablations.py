@@ -34,7 +34,10 @@ def plot_ablations(table: pd.DataFrame, outputs: Sequence[Path], *, title: str) 
     broken = [c for c in data.loc[data["holds_baseline"] & data["flips"], "check"].unique() if c not in failing]
     rows = failing + broken
     untouched = data["check"].nunique() - len(rows)
-    fig = Figure(figsize=(3.0 + 0.9 * max(1, len(columns)), 1.6 + 0.28 * max(1, len(rows))), layout="constrained")
+    labels = [r if len(r) <= 70 else r[:69] + "…" for r in rows]
+    label_in = 0.075 * max((len(label) for label in labels), default=10)  # small font: about 0.075 in per character
+    width_in = label_in + 0.9 * max(1, len(columns)) + 2.6  # labels, cells, legend
+    fig = Figure(figsize=(width_in, 2.2 + 0.28 * max(1, len(rows))), layout="constrained")
     ax = fig.subplots()
     if not rows or not columns:
         ax.axis("off")
@@ -46,7 +49,7 @@ def plot_ablations(table: pd.DataFrame, outputs: Sequence[Path], *, title: str) 
         grid = grid.reindex(index=rows, columns=columns)
         ax.imshow(grid.to_numpy(dtype=float), cmap=ListedColormap(_COLOURS), vmin=-0.5, vmax=3.5, aspect="auto")
         ax.set_xticks(np.arange(len(columns)), columns, rotation=30, ha="right", fontsize="small")
-        ax.set_yticks(np.arange(len(rows)), [r if len(r) <= 70 else r[:69] + "…" for r in rows], fontsize="small")
+        ax.set_yticks(np.arange(len(rows)), labels, fontsize="small")
         for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
             if np.isfinite(value):
                 ax.text(j, i, "✔" if value in (1, 3) else "✘", ha="center", va="center", fontsize="small")
