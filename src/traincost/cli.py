@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 import pandas as pd
 
 from traincost import __version__
+from traincost.cli_ablations import ablation_commands
 from traincost.cli_cost import cost_commands
 from traincost.cli_hardware import hardware_commands
 from traincost.cli_mtrain import mtrain_commands
@@ -397,7 +398,7 @@ def _parser() -> argparse.ArgumentParser:
         tiered_commands,
         hardware_commands,
     )
-    for add in (*groups, summary_commands):
+    for add in (*groups, summary_commands, ablation_commands):
         add(command)
     return parser
 

@@ -35,7 +35,64 @@ def _inputs(args: argparse.Namespace):
     cluster = replace(cluster, batch=args.batch or cluster.batch)
     workload = Workload.read(args.ops, args.tensors)
     label = args.label or str(workload.meta.get("model", ""))
+    _apply_calibration(args.calibration if _calibrated(args) else None)
     return training_dag(workload), label, catalog, cluster, workload.meta
+
+
+def _calibrated(args: argparse.Namespace) -> bool:
+    """Whether ``--assume calibrated=false`` leaves the calibration out (the counts before calibration)."""
+    from traincost.analysis.ablations import assumption_value, parse_assume
+
+    return assumption_value("mtrain", parse_assume("mtrain", args.assume), "calibrated") == "true"
+
+
+def _apply_calibration(path: Path | None) -> pd.DataFrame | None:
+    """The IPs' DSP shares of ``mtrain-calibrate``'s table, put in place for this run (none: today's constants)."""
+    from traincost.fpga.calibration import apply_dsp_shares
+    from traincost.workload import read_table
+
+    if path is None:
+        return None
+    table = read_table(path)[0]
+    shares = apply_dsp_shares(table)
+    print("IP DSP shares: " + ", ".join(f"{name} {share:.4f}" for name, share in shares.items()))
+    return table
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> None:
+    from traincost.fpga import ip_models
+    from traincost.fpga.calibration import CALIBRATION_COLUMNS, TARGET_COLUMNS, fit_dsp_share
+    from traincost.fpga.devices import load_fpga_catalog
+    from traincost.fpga.training_dag import training_dag
+    from traincost.tables import require_columns
+    from traincost.workload import Workload, write_table
+
+    catalog = load_fpga_catalog(args.devices)
+    targets = pd.read_csv(args.targets, keep_default_na=False, na_values=[""])
+    require_columns(targets, TARGET_COLUMNS, str(args.targets))
+    workload = Workload.read(args.ops, args.tensors)
+    dag = training_dag(workload)
+    label = args.label or str(workload.meta.get("model", ""))
+    rows = []
+    for _, target in targets.iterrows():
+        name, board = str(target["ip"]), str(target["board"])
+        if name not in ip_models.DSP_SHARE:
+            raise ConfigError(f"{args.targets}: ip {name!r}, expected one of {', '.join(ip_models.DSP_SHARE)}")
+        today = ip_models.DSP_SHARE[name]
+        row = {"constant": "dsp_share", "ip": name, "value": today, "uncalibrated": today, "target": target["value"]}
+        row |= {"board": board, "source": target["source"], "achieved": float("nan"), "workload": label, "batch": args.batch}
+        if not args.calibrate:
+            row["status"] = "not calibrated (calibrate: false)"
+        elif pd.isna(target["value"]) or target["precision"] != "fp32" or target["metric"] != "training_gflops":
+            row["status"] = f"no FP32 training throughput on its own board ({target['precision']}): constant kept"
+        elif board not in catalog.devices:
+            raise ConfigError(f"{args.targets}: board {board!r} of {name} is not a device of {args.devices}")
+        else:
+            share, achieved = fit_dsp_share(dag, name, catalog.devices[board], args.batch, float(target["value"]))
+            row |= {"value": share, "achieved": achieved, "status": "fitted"}
+        print(f"{name} on {board}: dsp_share {row['value']:.4f} ({row['status']})")
+        rows.append(row)
+    write_table(pd.DataFrame(rows, columns=list(CALIBRATION_COLUMNS)), args.out, {"workload": label})
 
 
 def _cmd_study(args: argparse.Namespace) -> None:
@@ -86,6 +143,7 @@ def _concat(paths: list[Path]) -> pd.DataFrame:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison
     from traincost.plots.mtrain import table3_markdown
@@ -94,7 +152,10 @@ def _cmd_report(args: argparse.Namespace) -> None:
     if not args.paper.is_file():
         raise ConfigError(f"{args.paper}: no such file (the paper's numbers)")
     study, table3, scaling = _concat(args.study), _concat(args.table3), _concat(args.scaling)
-    compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling)
+    assumed = parse_assume("mtrain", args.assume)
+    rule = assumption_value("mtrain", assumed, "dfs_ratio_rule")
+    calibration = _apply_calibration(args.calibration if _calibrated(args) else None)
+    compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling, dfs_ratio_rule=rule, calibration=calibration)
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
     write_table(table3, args.table3_parquet)
@@ -133,6 +194,8 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--batch", type=int, default=0, help="samples per step (default: the cluster's)")
     cmd.add_argument("--step", type=positive_int, default=1, help="samples moved per re-partition move and the DFS's ratio grid")
     cmd.add_argument("--workers", type=positive_int, default=1, help="processes mapping candidate ratios (same results)")
+    cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: the IPs' fitted DSP shares (default: today's)")
+    cmd.add_argument("--assume", nargs="+", metavar="NAME=VALUE", help="calibrated=false: run at today's constants (an ablation)")
 
 
 def mtrain_commands(command: Command) -> None:
@@ -154,6 +217,22 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per size and bandwidth (Parquet)")
 
     cmd = command(
+        "mtrain-calibrate",
+        _cmd_calibrate,
+        "fit each training IP's DSP share to the throughput its own paper reports on its own board (never to MTrain's)",
+    )
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of the batch-1 training step the IPs are fitted on")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--devices", type=Path, required=True, help="FPGA devices and clusters YAML (config/hardware/fpga/)")
+    cmd.add_argument("--targets", type=Path, required=True, help="the IPs' own published throughputs (data/paper/mtrain_ips.csv)")
+    cmd.add_argument("--batch", type=positive_int, required=True, help="samples per training step of the fit")
+    cmd.add_argument("--label", default="", help="the workload's name in the table (default: its model)")
+    cmd.add_argument(
+        "--calibrate", action=argparse.BooleanOptionalAction, default=True, help="fit (default) or keep today's constants"
+    )
+    cmd.add_argument("--out", type=Path, required=True, help="output: results/mtrain/calibration.parquet")
+
+    cmd = command(
         "mtrain-report", _cmd_report, "MTrain tables: Table III (CSV, Markdown) and ours beside the paper (compare.csv)"
     )
     cmd.add_argument("--study", type=Path, nargs="+", required=True, help="mtrain-study tables")
@@ -166,6 +245,13 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--table3-csv", type=Path, required=True, help="output: Table III (CSV)")
     cmd.add_argument("--table3-md", type=Path, required=True, help="output: Table III rendered (Markdown)")
     cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours with checks (CSV)")
+    cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: its fitted targets become 'calibrated' rows")
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="change a modelling assumption (an ablation): calibrated=true|false, dfs_ratio_rule=all|positive|feasible",
+    )
 
     cmd = command("plot-mtrain", _cmd_plot, "MTrain Figure 8 (steps), 9-11 (methods, one cluster) or 12 (scaling)")
     cmd.add_argument("--figure", required=True, choices=["steps", "methods", "scaling"])

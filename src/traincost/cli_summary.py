@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
+
 from traincost.analysis.agreement import (
     STUDIES,
     agreement_html,
@@ -13,6 +15,8 @@ from traincost.analysis.agreement import (
     find_comparisons,
     read_comparison,
     summary_text,
+    uncalibrated_path,
+    why_path,
 )
 from traincost.io import atomic_path
 
@@ -25,12 +29,29 @@ def _cmd_summary(args: argparse.Namespace) -> None:
     found = find_comparisons(args.results)
     if args.study:
         found = [(study, path) for study, path in found if study.key in args.study]
-    counts = []
-    for study, path in found:
+    counts, rows = [], []
+    for study, own in found:
+        with_why = args.results / why_path(study)
+        # the same rows and a why column, if the ablations ran on this comparison
+        path = with_why if with_why.is_file() and with_why.stat().st_mtime >= own.stat().st_mtime else own
         frame = read_comparison(path, study)
         print(summary_text(study, path, frame, width=args.width, only_disagreeing=args.disagreeing))
+        count = count_agreement(frame)
+        rows.append({"study": study.key, "calibration": "after", "table": str(path)} | count.numbers())
+        before = args.results / uncalibrated_path(study)
+        if before.is_file():
+            uncalibrated = count_agreement(read_comparison(before, study))
+            print(f"before calibration ({before}): {uncalibrated.text()}")
+            rows.append({"study": study.key, "calibration": "before", "table": str(before)} | uncalibrated.numbers())
+        elif study.key == "monet":
+            print("before calibration: the same (MONET pins none of our constants; config monet_calibration)")
+        else:
+            print(f"before calibration: not run ({before} is made by `snakemake ablations`)")
         print()
-        counts.append(count_agreement(frame))
+        counts.append(count)
+    if args.counts_out:
+        with atomic_path(args.counts_out) as tmp:
+            pd.DataFrame(rows).to_csv(tmp, index=False)
     names = ", ".join(study.title for study, _ in found)
     agree, checked = sum(c.agree for c in counts), sum(c.checked for c in counts)
     magnitude, weighed = sum(c.magnitude_agree for c in counts), sum(c.magnitude_checked for c in counts)
@@ -51,6 +72,9 @@ def summary_commands(command: Command) -> None:
     cmd.add_argument("--study", nargs="+", choices=sorted(STUDIES), help="only these studies (default: every one found)")
     cmd.add_argument("--disagreeing", action="store_true", help="list only the rows whose check fails")
     cmd.add_argument("--width", type=int, default=60, help="characters kept of each claim and statement (default: 60)")
+    cmd.add_argument(
+        "--counts-out", type=Path, help="also write the counts per study, after and (where run) before calibration (CSV)"
+    )
 
     cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")
     cmd.add_argument("--study", required=True, choices=sorted(STUDIES), help="which study's CSV")

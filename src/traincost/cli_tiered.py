@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from traincost.cli_types import positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
+
+if TYPE_CHECKING:
+    from traincost.tiered.system import TieredSystem
 
 __all__ = ["tiered_commands"]
 
@@ -29,6 +34,7 @@ def _cmd_workload(args: argparse.Namespace) -> None:
 
 
 def _cmd_study(args: argparse.Namespace) -> None:
+    from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.tiered.study import VARIANTS, study_runs, variant_system
     from traincost.tiered.system import load_tiered_system
     from traincost.workload import Workload, write_table
@@ -43,7 +49,10 @@ def _cmd_study(args: argparse.Namespace) -> None:
             f"{args.ops}: a workload at batch factor {batch}, but variant {variant.name} needs {variant.batch_factor}"
         )
     system = variant_system(load_tiered_system(args.hardware), variant)
-    system = system.with_accelerator_energy_scale(read_accelerator_energy_scale(args.calibration))
+    assumed = parse_assume("tiered", args.assume)
+    if assumption_value("tiered", assumed, "calibrated") == "true":
+        system = system.with_accelerator_energy_scale(read_accelerator_energy_scale(args.calibration))
+    system = assumed_system(system, assumed)
     table = study_runs(
         workload,
         system,
@@ -105,6 +114,17 @@ def _cmd_calibrate(args: argparse.Namespace) -> None:
     write_table(table, args.out)
 
 
+def assumed_system(system: TieredSystem, assumed: Mapping[str, str]) -> TieredSystem:
+    """``system`` under the assumptions of ``tiered-study --assume`` (unnamed ones at their baseline)."""
+    from traincost.analysis.ablations import assumption_value
+
+    return replace(
+        system.with_tier2_energy(float(assumption_value("tiered", assumed, "tier2_energy_factor"))),
+        stall_static_power=assumption_value("tiered", assumed, "stall_static_power") == "true",
+        deeptm_eviction_costs_time=assumption_value("tiered", assumed, "deeptm_eviction_costs_time") == "true",
+    )
+
+
 def read_accelerator_energy_scale(path: Path | None) -> float:
     """The fitted accelerator energy scale of a calibration table (1 without one)."""
     from traincost.workload import read_table
@@ -129,6 +149,7 @@ def _calibrated_claims(path: Path | None) -> set[str]:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
     from traincost.analysis.tiered_workloads import workload_table
@@ -139,7 +160,9 @@ def _cmd_report(args: argparse.Namespace) -> None:
             raise ConfigError(f"{path}: no such file (the paper's numbers)")
     study = pd.concat([read_table(p)[0] for p in args.study], ignore_index=True)
     study = study.sort_values(["workload", "variant", "ratio", "policy"], kind="stable").reset_index(drop=True)
-    compare = compare_with_paper(study, pd.read_csv(args.paper), calibrated=_calibrated_claims(args.calibration))
+    calibrated = assumption_value("tiered", parse_assume("tiered", args.assume), "calibrated") == "true"
+    targets = _calibrated_claims(args.calibration) if calibrated else set()
+    compare = compare_with_paper(study, pd.read_csv(args.paper), calibrated=targets)
     workloads = workload_table(pd.read_csv(args.table3), sorted(study["workload"].unique()))
     write_table(study, args.study_out)
     with atomic_path(args.compare) as tmp:
@@ -244,6 +267,13 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument(
         "--calibration", type=Path, help="results/tiered/calibration.parquet: its fitted accelerator energy scale (default 1)"
     )
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="change a modelling assumption (an ablation): calibrated=true|false, stall_static_power=true|false, "
+        "deeptm_eviction_costs_time=false|true, tier2_energy_factor=1|0.5|2",
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
 
     cmd = command(
@@ -255,6 +285,12 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--table3", type=Path, required=True, help="the paper's Table 3 (data/paper/tm_training_table3.csv)")
     cmd.add_argument("--study-out", type=Path, required=True, help="output: every study table in one (Parquet)")
     cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours, with whether the direction agrees (CSV)")
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="calibrated=false: the study ran uncalibrated, so the calibration targets are judged as claims",
+    )
     cmd.add_argument(
         "--data-size", type=Path, required=True, help="output: Table 3 beside ours, data size per iteration in bytes (CSV)"
     )

@@ -104,3 +104,55 @@ def test_a_bad_kind_names_the_row_and_the_kinds(results: Path) -> None:
     bad = results / "mtrain/compare.csv"
     bad.write_text(MTRAIN.replace("step4_vs_step1,invariant", "step4_vs_step1,obvious"))
     assert_clean_failure(traincost("summary", "--results", results), str(bad), "row 5", "'kind'", "claim, invariant", "obvious")
+
+
+def test_ablations_then_summary_show_why_and_the_counts_before_calibration(results: Path) -> None:
+    # an ablation run in which MTrain beats HAP, and an uncalibrated run in which the GFLOPS magnitude holds too
+    flipped = MTRAIN.replace("0.89,MTrain at least as fast as HAP (>= 1),False", "1.1,MTrain at least as fast as HAP (>= 1),True")
+    (results / "run.csv").write_text(flipped)
+    before = results / "ablations/mtrain/calibrated/false/compare.csv"
+    before.parent.mkdir(parents=True)
+    before.write_text(MTRAIN.replace("306.7,values side by side,,False", "500,values side by side,,True"))
+    outputs = [results / "mtrain/ablations.parquet", results / "mtrain/compare_why.csv", results / "mtrain/ablations.png"]
+    args = ["--study", "mtrain", "--baseline", results / "mtrain/compare.csv", "--run", "dfs_ratio_rule", "positive"]
+    args += [results / "run.csv", "--run", "calibrated", "false", before]
+    result = traincost("ablations", *args, "--out", outputs[0], "--why", outputs[1], "--heatmap", outputs[2])
+    assert result.returncode == 0, result.stderr
+    assert "2 ablation runs, 3 judged checks, 2 flips" in result.stdout
+    counts = results / "counts.csv"
+    result = traincost("summary", "--results", results, "--study", "mtrain", "--disagreeing", "--counts-out", counts)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert f"MTrain ({results / 'mtrain/compare_why.csv'})" in out
+    assert _row(out, "speedup_vs_hap")[-1] == "dfs_ratio_rule=positive"
+    assert _row(out, "table3 dfs_gflops")[-1] == "calibrated=false"
+    assert f"before calibration ({before}): 1 of 2 claims agree in direction, 2 of 2 in magnitude" in out
+    table = counts.read_text().splitlines()
+    assert table[0] == "study,calibration,table,agree,checked,magnitude_agree,magnitude_checked,rows"
+    assert [line.split(",")[:2] + line.split(",")[3:5] for line in table[1:]] == [
+        ["mtrain", "after", "1", "2"],
+        ["mtrain", "before", "1", "2"],
+    ]
+
+
+def test_ablations_refuses_an_unknown_assumption_in_one_line(results: Path) -> None:
+    out = results / "mtrain/ablations.parquet"
+    result = traincost(
+        "ablations",
+        "--study",
+        "mtrain",
+        "--baseline",
+        results / "mtrain/compare.csv",
+        "--run",
+        "ip_speed",
+        "2",
+        results / "mtrain/compare.csv",
+        "--out",
+        out,
+        "--why",
+        results / "w.csv",
+        "--heatmap",
+        results / "h.png",
+    )
+    assert_clean_failure(result, "unknown mtrain assumption 'ip_speed' (known: calibrated, dfs_ratio_rule)")
+    assert not out.exists()

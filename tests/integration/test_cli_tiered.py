@@ -124,5 +124,25 @@ def test_calibrate_fits_the_offchip_share_and_the_study_and_report_use_it(bert: 
     }
     assert "1 calibrated" not in result.stdout and "2 calibrated" in result.stdout  # shown, not counted
 
+    # --assume calibrated=false (the ablation that gives the counts before calibration): the hardware file's
+    # energies, and the two targets judged as claims
+    before = tmp_path / "before.parquet"
+    uncalibrated = ("--calibration", fitted, "--assume", "calibrated=false")
+    result = traincost("tiered-study", *workload, "--ratios", 25, "--policies", "ideal", *uncalibrated, "--out", before)
+    assert result.returncode == 0, result.stderr
+    hbm = pd.read_parquet(before).query("policy == 'hbm_only'").iloc[0]
+    offchip = hbm["energy_tier_sram_j"] + hbm["energy_migration_j"] + hbm["energy_static_j"]
+    assert offchip / hbm["energy_j"] == pytest.approx(row["uncalibrated"], rel=1e-6)
+    result = traincost(
+        "tiered-report", "--study", before, *uncalibrated,
+        "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
+        "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
+        "--ordering", paths["ordering.csv"],
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    compare = pd.read_csv(paths["compare.csv"]).set_index("claim")
+    assert "calibrated" not in set(compare["kind"])
+    assert compare.loc["sec2_offchip_energy_share_hbm_only", "kind"] == "claim"
+
     assert_clean_failure(traincost("calibrate", *workload, "--paper", "data/paper/tm_training.csv", "--target", "nope",
                                    "--out", tmp_path / "x.parquet"), "nope", left=tmp_path / "x.parquet")  # fmt: skip

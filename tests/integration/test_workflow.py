@@ -189,6 +189,20 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     assert not (tmp_path / "results").exists()
 
 
+def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Path) -> None:
+    result = snakemake(tmp_path, _config(ablations={"monet": {"resident_fraction": [0.25, 0.75]}}), "-n", "ablations")
+    assert result.returncode == 0, result.stderr
+    jobs = planned_jobs(result)
+    rules = {rule for rule, _ in jobs}
+    assert {"monet_ablation_sweep", "monet_ablation_claims", "ablation_table", "agreement_counts", "ablations"} <= rules
+    # two values x two sweeps x two steps: each sweep re-run once per value and step
+    assert len(re.findall(r"rule monet_ablation_sweep:", result.stdout)) == 8
+    assert "results/ablations/monet/resident_fraction/0.25/sweeps/edge/training.parquet" in result.stdout
+    bad = snakemake(tmp_path, _config(ablations={"monet": {"resident_fraction": [0.3]}}), "-n", "ablations")
+    message = bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "ablations.monet.resident_fraction" in message and "0.3" in message
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [

@@ -151,6 +151,11 @@ def _mtrain_problems():
         problems.append(f"mtrain.scaling.model: {scaling['model']!r} is not a key of mtrain.workloads")
     if scaling["cluster"] not in study["ratio_step"]:
         problems.append(f"mtrain.ratio_step: no step for cluster {scaling['cluster']!r} (mtrain.scaling)")
+    calibration = study.get("calibration") or {}
+    if "workload" in calibration and calibration["workload"] not in study["workloads"]:
+        problems.append(f"mtrain.calibration.workload: {calibration['workload']!r} is not a key of mtrain.workloads")
+    if "targets" in calibration and not Path(calibration["targets"]).is_file():
+        problems.append(f"mtrain.calibration.targets: no such file {calibration['targets']!r}")
     return problems
 
 
@@ -454,3 +459,71 @@ def tiered_calibration():
         "also_pins": ["sec2_accelerator_vs_offchip_energy_hbm_only"],
     }
     return section.get("calibrate", True), target
+
+
+# ---------------------------------------------------------------- ablations (ablations.smk)
+ABLATIONS = config.get("ablations") or {}
+
+
+def _ablation_value(value):
+    """A config value as the --assume text: booleans lower-case, numbers as written."""
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def ablation_runs(study):
+    """(assumption, value) per ablation run of ``study`` the config asks for and the config runs the study of."""
+    if study not in comparison_csvs():
+        return []
+    return [(name, _ablation_value(v)) for name, values in ABLATIONS.get(study, {}).items() for v in values]
+
+
+def ablation_outputs():
+    """The `ablations` target: per study with runs, its ablation table, its comparison with `why`, its heat map."""
+    outputs = []
+    for study in sorted(comparison_csvs()):
+        if ablation_runs(study):
+            outputs += [f"results/{study}/ablations.parquet", f"results/{study}/compare_why.csv"]
+            outputs += expand("results/{study}/ablations.{ext}", study=study, ext=["png", "pdf"])
+    if comparison_csvs():
+        outputs.append("results/agreement_counts.csv")
+    return outputs
+
+
+def ablation_table_inputs(wildcards):
+    runs = ablation_runs(wildcards.study)
+    return {
+        "baseline": comparison_csvs()[wildcards.study],
+        "runs": [f"results/ablations/{wildcards.study}/{a}/{v}/compare.csv" for a, v in runs],
+    }
+
+
+def ablation_run_flags(wildcards, input):
+    runs = ablation_runs(wildcards.study)
+    return " ".join(f"--run {a} {v} {path}" for (a, v), path in zip(runs, input.runs, strict=True))
+
+
+def mtrain_calibration():
+    """mtrain.calibration with its defaults: fit (calibrate), on which MTrain model, at which batch, to which targets."""
+    section = MTRAIN.get("calibration") or {}
+    return {
+        "calibrate": section.get("calibrate", True),
+        "workload": section.get("workload", MTRAIN.get("scaling", {}).get("model", (MTRAIN_MODELS or [""])[0])),
+        "batch": section.get("batch", 16),
+        "targets": section.get("targets", "data/paper/mtrain_ips.csv"),
+    }
+
+
+# MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
+MTRAIN_RERUN_ASSUMPTIONS = ("calibrated",)
+
+
+def mtrain_ablation_tables(wildcards):
+    """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
+    them, else the study's own."""
+    rerun = wildcards.assumption in MTRAIN_RERUN_ASSUMPTIONS
+    root = f"results/ablations/mtrain/{wildcards.assumption}/{wildcards.value}" if rerun else "results/mtrain"
+    return {
+        "study": [f"{root}/study/{m}/{c}.parquet" for m in MTRAIN_MODELS for c in MTRAIN_CLUSTERS],
+        "table3": [f"{root}/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
+        "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in MTRAIN_SCALING_PAIRS],
+    }

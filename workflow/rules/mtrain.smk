@@ -12,12 +12,38 @@ wildcard_constraints:
     cluster=r"cluster\w*",
 
 
+rule mtrain_calibrate:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(lambda w: mtrain_tables(mtrain_calibration()["workload"])),
+        devices=MTRAIN.get("devices", []),
+        targets=lambda w: mtrain_calibration()["targets"],
+    output:
+        table="results/mtrain/calibration.parquet",
+    params:
+        calibrate=lambda w: "--calibrate" if mtrain_calibration()["calibrate"] else "--no-calibrate",
+        batch=lambda w: mtrain_calibration()["batch"],
+        label=lambda w: mtrain_calibration()["workload"],
+    threads: 1
+    resources:
+        mem_mb=300,  # one single-IP mapping per bisection step, as mtrain_study's
+    log:
+        "results/logs/mtrain_calibrate.log",
+    benchmark:
+        "results/benchmarks/mtrain_calibrate.tsv",
+    shell:
+        "traincost mtrain-calibrate --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --targets {input.targets} "
+        "--batch {params.batch} --label {params.label} {params.calibrate} --out {output.table} > {log} 2>&1"
+
+
 rule mtrain_study:
     conda:
         TRAINCOST_ENV
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/study/{mmodel}/{cluster}.parquet",
     params:
@@ -32,7 +58,7 @@ rule mtrain_study:
         "results/benchmarks/mtrain_study/{mmodel}/{cluster}.tsv",
     shell:
         "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --out {output.table} > {log} 2>&1"
+        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_table3:
@@ -41,6 +67,7 @@ rule mtrain_table3:
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/table3/{mmodel}/{cluster}.parquet",
     params:
@@ -55,7 +82,7 @@ rule mtrain_table3:
         "results/benchmarks/mtrain_table3/{mmodel}/{cluster}.tsv",
     shell:
         "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
+        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} --calibration {input.calibration} "
         "--out {output.table} > {log} 2>&1"
 
 
@@ -65,6 +92,7 @@ rule mtrain_scaling:
     input:
         unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
         devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/scaling/pairs{pairs}.parquet",
     params:
@@ -82,7 +110,7 @@ rule mtrain_scaling:
     shell:
         "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
         "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
-        "--workers {threads} --out {output.table} > {log} 2>&1"
+        "--workers {threads} --calibration {input.calibration} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_report:
@@ -93,6 +121,7 @@ rule mtrain_report:
         table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
         scaling=expand("results/mtrain/scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
         paper="data/paper/mtrain.csv",
+        calibration="results/mtrain/calibration.parquet",
     output:
         study="results/mtrain/study.parquet",
         scaling="results/mtrain/scaling.parquet",
@@ -120,7 +149,7 @@ rule mtrain_report:
     shell:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
         "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
-        "--table3-md {output.table3_md} --compare {output.compare} > {log} 2>&1"
+        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration} > {log} 2>&1"
 
 
 rule mtrain_figure8:

@@ -32,6 +32,8 @@ __all__ = [
     "find_comparisons",
     "read_comparison",
     "summary_text",
+    "uncalibrated_path",
+    "why_path",
 ]
 
 
@@ -135,6 +137,16 @@ class Agreement:
     magnitude_checked: int = 0
     not_counted: tuple[tuple[str, int], ...] = ()
 
+    def numbers(self) -> dict[str, int]:
+        """The counts as columns: agree, checked, magnitude_agree, magnitude_checked, rows."""
+        return {
+            "agree": self.agree,
+            "checked": self.checked,
+            "magnitude_agree": self.magnitude_agree,
+            "magnitude_checked": self.magnitude_checked,
+            "rows": self.rows,
+        }
+
     def text(self) -> str:
         """``a of b claims agree in direction, c of d in magnitude (band); n invariant, m timing not counted``."""
         out = f"{self.agree} of {self.checked} claims agree in direction"
@@ -142,6 +154,16 @@ class Agreement:
         out += f" ({MAGNITUDE_TEXT.removeprefix('magnitude: ')})"
         others = ", ".join(f"{n} {kind}" for kind, n in self.not_counted if n)
         return out + (f"; not counted: {others}" if others else "")
+
+
+def why_path(study: Study) -> Path:
+    """Where, under the results folder, ``snakemake ablations`` leaves the study's comparison with a ``why`` column."""
+    return Path(study.key) / "compare_why.csv"
+
+
+def uncalibrated_path(study: Study) -> Path:
+    """Where, under the results folder, ``snakemake ablations`` leaves the study's comparison before calibration."""
+    return Path("ablations") / study.key / "calibrated" / "false" / "compare.csv"
 
 
 def find_comparisons(results: Path) -> list[tuple[Study, Path]]:
@@ -196,7 +218,8 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
     Returns:
         One row per check: ``claim`` (the claim plus the context that tells its rows apart),
         ``claim_name`` (the claim alone), ``check``, ``paper``, ``ours``, ``agrees`` (pandas nullable
-        boolean), ``note`` (or empty), then the study's context columns.
+        boolean), ``note`` (or empty), then the study's context columns, and ``why`` where the CSV has one
+        (``compare_why.csv``, from ``traincost ablations``).
 
     Raises:
         ConfigError: the file is missing or not a CSV, a column is missing, or ``agrees`` holds
@@ -231,6 +254,8 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
     )
     for column in study.context:
         out[column] = frame[column].map(_text)
+    if "why" in frame.columns:  # compare_why.csv of `snakemake ablations`
+        out["why"] = frame["why"].map(_text)
     return out
 
 
@@ -313,6 +338,8 @@ def summary_text(study: Study, path: Path, frame: pd.DataFrame, *, width: int = 
         "agrees": [_verdict(v) if k == "claim" else "-" for v, k in zip(rows["agrees"], rows["kind"], strict=True)],
         "magnitude": [_verdict(v) for v in rows["magnitude"]],
     }
+    if "why" in rows.columns:
+        columns["why"] = list(rows["why"])
     numeric = {name: all(isinstance(v, float) or v is None for v in rows[name]) for name in ("paper", "ours")}
     widths = {name: max(len(name), *(len(v) for v in values)) for name, values in columns.items()}
 

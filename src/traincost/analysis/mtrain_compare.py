@@ -11,16 +11,23 @@ Converting time; steps 1 -> 4 only accept improvements, so "step 4 beats step 1"
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from traincost.analysis.verdicts import add_magnitude
 from traincost.errors import ConfigError
 
-__all__ = ["mtrain_comparison", "PAPER_COLUMNS"]
+__all__ = ["DFS_RATIO_RULES", "calibration_rows", "dfs_ratio_count", "mtrain_comparison", "PAPER_COLUMNS"]
 
 PAPER_COLUMNS = ("claim", "model", "cluster", "bandwidth_gb_per_s", "metric", "value", "source")
 _TABLE3_CHECKS = {"dfs_gflops": "claim", "converting_gflops": "claim", "dfs_s": "timing", "converting_s": "timing"}
+DFS_RATIO_RULES = {
+    "all": "every split mapped",
+    "feasible": "splits that fit the DRAM",
+    "positive": "splits giving every FPGA at least one step",
+}
 _TIMING = "timing: our seconds beside the paper's, on a different machine (not counted)"
 _INVARIANT_CLAIMS = {"step4_vs_step1": "steps 1 -> 4 only accept improvements, so >= 1 by construction (not counted)"}
 
@@ -60,7 +67,7 @@ def _throughput(study: pd.DataFrame, model: str, cluster: str, bandwidth: float,
     return float(rows["throughput_gflops"].iloc[0]) if len(rows) else np.nan
 
 
-def _table3_rows(paper: pd.DataFrame, table3: pd.DataFrame) -> list[dict]:
+def _table3_rows(paper: pd.DataFrame, table3: pd.DataFrame, dfs_ratio_rule: str) -> list[dict]:
     rows = []
     for _, ours in table3.iterrows():
         reported_s = {}
@@ -104,13 +111,35 @@ def _table3_rows(paper: pd.DataFrame, table3: pd.DataFrame) -> list[dict]:
                 metric="throughput_ratio",
             )
         )
-    for cluster, counts in table3.groupby("cluster")["dfs_ratios_mapped"]:
+    for cluster, cells in table3.groupby("cluster"):
         found = _paper(paper, "dfs_ratio_count", cluster=cluster)
         reported = found.iloc[0] if len(found) else None
-        ours = float(counts.iloc[0])
+        ours = dfs_ratio_count(cells.iloc[0], dfs_ratio_rule)
         agrees = None if reported is None else bool(ours == reported["value"])
-        rows.append(_row("dfs_ratio_count", reported, ours, "the same number of ratios", agrees, cluster=cluster, model=""))
+        check = f"the same number of ratios (counted: {DFS_RATIO_RULES[dfs_ratio_rule]})"
+        rows.append(_row("dfs_ratio_count", reported, ours, check, agrees, cluster=cluster, model=""))
     return rows
+
+
+def dfs_ratio_count(cell: pd.Series, rule: str) -> float:
+    """The number of ratios DFS weighs on one Table III cell, counted by ``rule`` (a key of ``DFS_RATIO_RULES``).
+
+    ``all``: every split the search mapped; ``feasible``: those whose memory fits; ``positive``: the splits of
+    the batch in steps of ``ratio_step`` that give every accelerator at least one step.
+
+    Raises:
+        ConfigError: an unknown rule.
+    """
+    match rule:
+        case "all":
+            return float(cell["dfs_ratios_mapped"])
+        case "feasible":
+            return float(cell["ratios_feasible"])
+        case "positive":
+            units = int(cell["batch"]) // int(cell["ratio_step"])
+            parts = len(str(cell["dfs_ratio"]).split("|"))
+            return float(math.comb(units - 1, parts - 1)) if units >= parts else 0.0
+    raise ConfigError(f"DFS ratio rule {rule!r}: expected one of {', '.join(DFS_RATIO_RULES)}")
 
 
 def _figure8_rows(paper: pd.DataFrame, study: pd.DataFrame) -> list[dict]:
@@ -250,17 +279,56 @@ def _scaling_rows(paper: pd.DataFrame, scaling: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def mtrain_comparison(paper: pd.DataFrame, study: pd.DataFrame, table3: pd.DataFrame, scaling: pd.DataFrame) -> pd.DataFrame:
+def calibration_rows(calibration: pd.DataFrame | None) -> list[dict]:
+    """The IPs' own published throughputs a DSP share was fitted to: ``calibrated`` rows, shown, never counted."""
+    if calibration is None:
+        return []
+    rows = []
+    for _, fit in calibration[calibration["status"] == "fitted"].iterrows():
+        row = _row(
+            "ip_own_board_gflops",
+            None,
+            fit["achieved"],
+            f"the {fit['ip']} IP alone on {fit['board']}: its dsp_share fitted to its own paper's throughput (not counted)",
+            None,
+            kind="calibrated",
+            model=fit["workload"],
+            cluster="",
+            metric=f"{fit['ip']} on {fit['board']} (GFLOPS)",
+        )
+        rows.append(row | {"paper": float(fit["target"]), "source": fit["source"]})
+    return rows
+
+
+def mtrain_comparison(
+    paper: pd.DataFrame,
+    study: pd.DataFrame,
+    table3: pd.DataFrame,
+    scaling: pd.DataFrame,
+    *,
+    dfs_ratio_rule: str = "all",
+    calibration: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """One row per reported number or checked claim: the paper's value, ours, the check and whether it holds.
 
+    Args:
+        paper: ``data/paper/mtrain.csv``.
+        study, table3, scaling: the merged tables of ``mtrain-study``, ``mtrain-table3`` and ``mtrain-scaling``.
+        dfs_ratio_rule: how Table III's ratios are counted (:func:`dfs_ratio_count`; an ablation switch).
+        calibration: ``traincost mtrain-calibrate``'s table; its fitted targets become ``calibrated`` rows.
+
     Raises:
-        ConfigError: the paper table lacks one of ``PAPER_COLUMNS``.
+        ConfigError: the paper table lacks one of ``PAPER_COLUMNS``, or an unknown ``dfs_ratio_rule``.
     """
     missing = [c for c in PAPER_COLUMNS if c not in paper.columns]
     if missing:
         raise ConfigError(f"paper numbers: missing columns {missing} (expected {list(PAPER_COLUMNS)})")
     paper = paper.fillna({"model": "", "cluster": ""})
     rows = (
-        _table3_rows(paper, table3) + _figure8_rows(paper, study) + _baseline_rows(paper, study) + _scaling_rows(paper, scaling)
+        _table3_rows(paper, table3, dfs_ratio_rule)
+        + _figure8_rows(paper, study)
+        + _baseline_rows(paper, study)
+        + _scaling_rows(paper, scaling)
+        + calibration_rows(calibration)
     )
     return add_magnitude(pd.DataFrame(rows), ours="ours", paper="paper")

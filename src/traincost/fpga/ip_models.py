@@ -6,8 +6,10 @@ largest instance that fits its resources, and for any training op the latency at
 * **Resources.** An FP32 multiply-accumulate lane uses ``FP32_MAC_DSP`` = 5 DSP slices (the Xilinx
   Floating-Point operator's full-DSP FP32 multiplier takes 3 and its adder 2); ``DSP_SHARE`` = 80 %
   of a device's DSPs go to the MAC array, the rest to the BN / pooling / update units and control
-  (our choice). On-chip buffers (input, weight and output tiles, double-buffered) must fit the
-  device's BRAM and URAM; the array shrinks until they do.
+  (our choice, per IP; ``traincost mtrain-calibrate`` fits it to the throughput an IP's own paper
+  reports on its own board, and the MTrain commands' ``--calibration`` puts the fitted share here).
+  On-chip buffers (input, weight and output tiles, double-buffered) must fit the device's BRAM and
+  URAM; the array shrinks until they do.
 * **EF-Train** (Tang et al., TODAES 2022) unrolls ``Tm`` output channels × ``Tn`` input channels
   (the reduction dimension) and runs the batch, rows and columns as outer loops; with data reshaping
   its backward and weight-update passes reuse the same array. An op of ``macs`` MACs per sample at
@@ -37,7 +39,8 @@ __all__ = ["TrainingIp", "IP_NAMES", "size_ip", "OpCosts"]
 IpName = Literal["EF-Train", "DarkFPGA"]
 IP_NAMES: tuple[IpName, ...] = ("EF-Train", "DarkFPGA")
 FP32_MAC_DSP = 5
-DSP_SHARE = 0.8
+DSP_SHARE: dict[str, float] = {"EF-Train": 0.8, "DarkFPGA": 0.8}
+"""Per IP, the share of a device's DSPs its MAC array gets."""
 WORD_BYTES = 4
 DARKFPGA_BATCH_LANES = 8
 _TILE_PIXELS = 28 * 28  # an output tile of the on-chip buffers (rows x columns)
@@ -69,7 +72,7 @@ def size_ip(name: IpName, device: Device) -> TrainingIp:
     Raises:
         ConfigError: an unknown IP, or a device too small for even a 1 x 1 array.
     """
-    lanes = int(DSP_SHARE * device.dsp // FP32_MAC_DSP)
+    lanes = int(DSP_SHARE.get(name, 0.0) * device.dsp // FP32_MAC_DSP)
     if name == "EF-Train":
         shapes = [(lanes // tn, tn) for tn in (64, 32, 16, 8, 4, 2, 1) if lanes // tn >= 1]
         shapes.sort(key=lambda s: (-s[0] * s[1], abs(s[0] - s[1])))  # most lanes, then the squarest

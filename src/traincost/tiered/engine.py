@@ -25,7 +25,8 @@ back when evicted.
 
 Reported for the last iteration (the steady one): its time, and energy as accelerator (MACs, SRAM
 accesses, SRAM static power over the iteration) + tier-to-SRAM traffic + tier-to-tier migration +
-static power of both tiers over the iteration.
+static power of both tiers over the iteration (over its compute time only when the system's
+``stall_static_power`` switch is off).
 """
 
 from __future__ import annotations
@@ -372,16 +373,17 @@ class Simulator:
             self.system.capacity_bytes if self.policy.vertical else max(0.0, self.system.capacity_bytes - self.tier1_capacity)
         )
         static_w = self.system.tier1.static_w(self.tier1_capacity) + self.system.tier2.static_w(capacity2)
+        static_s = iteration_s if self.system.stall_static_power else max(0.0, iteration_s - c["stall"])
         return Outcome(
             iteration_s=iteration_s,
             stall_s=c["stall"],
             compute_s=c["compute"],
             samples_per_s=self.trace.samples / iteration_s if iteration_s > 0 else 0.0,
             energy_accelerator_j=c["accel"] * self.system.accelerator_energy_scale * 1e-12
-            + self.system.accelerator_static_w * iteration_s,
+            + self.system.accelerator_static_w * static_s,
             energy_tier_sram_j=c["e_sram"] * 1e-12,
             energy_migration_j=c["e_mig"] * 1e-12,
-            energy_static_j=static_w * iteration_s,
+            energy_static_j=static_w * static_s,
             tier1_read_bytes=c["t1r"],
             tier1_write_bytes=c["t1w"],
             tier2_read_bytes=c["t2r"],

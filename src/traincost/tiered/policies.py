@@ -240,7 +240,7 @@ class DeepTM(AutoTM):
 
     def start(self, sim: Simulator) -> None:
         super().start(sim)
-        sim.free_evictions = True
+        sim.free_evictions = not sim.system.deeptm_eviction_costs_time
         self.first_layer_ops = _first_layer_ops(sim.trace.signature[: sim.trace.ops_per_iteration])
 
     def _planned(self, sim: Simulator, k: int) -> bool:

@@ -52,6 +52,11 @@ class TieredSystem:
         tier1, tier2: HBM and NAND flash.
         accelerator_energy_scale: multiplies the per-MAC and per-SRAM-access energies of the cost model
             (1: as the hardware file gives them; ``traincost calibrate`` fits it, see ``tiered.calibration``).
+        stall_static_power: whether static power (the chip's SRAM and both tiers) is charged while the
+            accelerator stalls (True: over the whole iteration; False: over its compute time only). An
+            ablation switch (``traincost tiered-study --assume``).
+        deeptm_eviction_costs_time: whether DeepTM's evictions occupy the tiers' channels (False: they are
+            free in time, as DeepTM's paper assumes; their energy is charged either way). An ablation switch.
     """
 
     hardware: HardwareSpec
@@ -63,6 +68,8 @@ class TieredSystem:
     tier1: Tier
     tier2: Tier
     accelerator_energy_scale: float = 1.0
+    stall_static_power: bool = True
+    deeptm_eviction_costs_time: bool = False
 
     @property
     def onchip_bytes(self) -> float:
@@ -75,6 +82,17 @@ class TieredSystem:
             self.tier2,
             read_bytes_per_s=self.tier2.read_bytes_per_s * factor,
             write_bytes_per_s=self.tier2.write_bytes_per_s * factor,
+        )
+        return replace(self, tier2=tier2)
+
+    def with_tier2_energy(self, factor: float) -> TieredSystem:
+        """The same system with Tier 2's read and write energy per byte multiplied by ``factor``."""
+        if not (math.isfinite(factor) and factor > 0):
+            raise ConfigError(f"Tier 2 energy factor {factor!r}: expected a finite number > 0")
+        tier2 = replace(
+            self.tier2,
+            read_pj_per_byte=self.tier2.read_pj_per_byte * factor,
+            write_pj_per_byte=self.tier2.write_pj_per_byte * factor,
         )
         return replace(self, tier2=tier2)
 

@@ -1,0 +1,259 @@
+"""Ablations: which single modelling assumption, changed, flips a paper check.
+
+Each study names the assumptions it can change (:data:`ASSUMPTIONS`), each with its baseline value and
+the variants an ablation may run; the value reaches the model through ``--assume NAME=VALUE`` of the
+study's command (:func:`parse_assume`). An ablation re-runs the study's comparison with one assumption at
+one variant; :func:`ablation_table` sets every judged claim of those runs beside the baseline's, and
+:func:`why_column` names, per check that disagrees, the assumption whose change makes it hold, or says
+that no single assumption does.
+
+A check *holds* when neither its direction nor its magnitude verdict fails (a claim with one verdict is judged
+on that one), as ``traincost summary --disagreeing`` lists the checks that do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from traincost.analysis.agreement import Study
+from traincost.errors import ConfigError
+
+__all__ = [
+    "ABLATION_COLUMNS",
+    "ASSUMPTIONS",
+    "NO_SINGLE",
+    "Assumption",
+    "ablation_table",
+    "assumption_value",
+    "check_holds",
+    "parse_assume",
+    "why_column",
+]
+
+NO_SINGLE = "no single assumption flips it"
+ABLATION_COLUMNS = (
+    "study",
+    "assumption",
+    "variant",
+    "check",
+    "claim",
+    "holds",
+    "holds_baseline",
+    "flips",
+    "agrees",
+    "magnitude",
+    "ours",
+    "ours_baseline",
+    "paper",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """One modelling assumption a study's command can change.
+
+    Attributes:
+        name: the key of ``--assume NAME=VALUE`` and of the config's ``ablations.<study>``.
+        baseline: the value the study runs with when nothing is assumed.
+        variants: the other values an ablation may run.
+        description: what the assumption is and what each value means.
+    """
+
+    name: str
+    baseline: str
+    variants: tuple[str, ...]
+    description: str
+
+    def parse(self, value: str, where: str) -> str:
+        """``value`` if it is the baseline or a variant, else a ConfigError naming ``where``."""
+        allowed = (self.baseline, *self.variants)
+        if value not in allowed:
+            raise ConfigError(f"{where}: {self.name}={value!r}: expected one of {', '.join(allowed)}")
+        return value
+
+
+ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
+    "tiered": (
+        Assumption(
+            "calibrated",
+            "true",
+            ("false",),
+            "the accelerator energy scale fitted in tiered.calibration (true) or the hardware file's energies (false: "
+            "the counts before calibration, whose target claims are then judged as claims)",
+        ),
+        Assumption(
+            "stall_static_power",
+            "true",
+            ("false",),
+            "static power (chip SRAM, both tiers) is charged while the accelerator stalls (true) "
+            "or over compute time only (false)",
+        ),
+        Assumption(
+            "deeptm_eviction_costs_time",
+            "false",
+            ("true",),
+            "DeepTM's evictions are free in time (false, DeepTM's own assumption) or occupy both tiers' channels (true)",
+        ),
+        Assumption(
+            "tier2_energy_factor",
+            "1",
+            ("0.5", "2"),
+            "Tier 2 (NAND flash) read and write energy per bit, times this factor",
+        ),
+    ),
+    "mtrain": (
+        Assumption(
+            "calibrated",
+            "true",
+            ("false",),
+            "the IPs' DSP shares fitted in mtrain.calibration (true) or today's constants (false: the counts before "
+            "calibration; the whole MTrain study re-runs)",
+        ),
+        Assumption(
+            "dfs_ratio_rule",
+            "all",
+            ("positive", "feasible"),
+            "the ratios DFS counts (Table III): every split of the batch in steps (all), only splits giving every "
+            "FPGA at least one step (positive), or only splits whose memory fits every FPGA's DRAM (feasible)",
+        ),
+    ),
+    "monet": (
+        Assumption(
+            "resident_fraction",
+            "0.5",
+            ("0.25", "0.75"),
+            "the share of a core's top memory that keeps tensors between ops, in the hardware sweeps of section IV "
+            "(traincost sweep --resident-fraction); section V's fusion and checkpoint runs keep their own",
+        ),
+    ),
+}
+
+
+def _assumption(study: str, name: str, where: str) -> Assumption:
+    known = {a.name: a for a in ASSUMPTIONS.get(study, ())}
+    if name not in known:
+        listed = ", ".join(known) or "none"
+        raise ConfigError(f"{where}: unknown {study} assumption {name!r} (known: {listed})")
+    return known[name]
+
+
+def parse_assume(study: str, items: Sequence[str] | None, *, where: str = "--assume") -> dict[str, str]:
+    """``NAME=VALUE`` items as ``{name: value}``, every name an assumption of ``study`` and every value allowed.
+
+    Raises:
+        ConfigError: an item without ``=``, an unknown name, a name given twice or a value not allowed.
+    """
+    out: dict[str, str] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"{where} {item!r}: expected NAME=VALUE")
+        assumption = _assumption(study, name.strip(), where)
+        if assumption.name in out:
+            raise ConfigError(f"{where}: {assumption.name} given twice")
+        out[assumption.name] = assumption.parse(value.strip(), where)
+    return out
+
+
+def assumption_value(study: str, assumed: Mapping[str, str], name: str) -> str:
+    """The value of assumption ``name``: the assumed one, else its baseline."""
+    return assumed.get(name, _assumption(study, name, "assumption").baseline)
+
+
+def check_holds(frame: pd.DataFrame) -> pd.Series:
+    """Per row of a comparison in the common shape: whether a judged claim holds (nullable boolean).
+
+    A ``claim`` row with a direction or a magnitude verdict is judged; it holds unless one of them fails (as
+    ``traincost summary --disagreeing`` lists it). NA for other rows.
+    """
+    direction, magnitude = frame["agrees"], frame["magnitude"]
+    judged = (frame["kind"] == "claim") & (direction.notna() | magnitude.notna())
+    holds = ~direction.eq(False).fillna(False).astype(bool) & ~magnitude.eq(False).fillna(False).astype(bool)
+    values = [bool(h) if j else None for h, j in zip(holds, judged, strict=True)]
+    return pd.Series(pd.array(values, dtype="boolean"), index=frame.index)
+
+
+def _keys(frame: pd.DataFrame, study: Study) -> pd.Series:
+    """A row's identity across runs: the claim and its context values (the check text may carry numbers)."""
+    parts = [frame["claim_name"].astype(str)] + [frame[c].astype(str) for c in study.context]
+    key = parts[0]
+    for part in parts[1:]:
+        key = key + " | " + part
+    return key
+
+
+def ablation_table(study: Study, baseline: pd.DataFrame, runs: Sequence[tuple[str, str, pd.DataFrame]]) -> pd.DataFrame:
+    """Every judged claim of every ablation run beside the baseline's verdict.
+
+    Args:
+        study: which study (its context columns identify a row across runs).
+        baseline: the study's comparison in the common shape (:func:`traincost.analysis.agreement.read_comparison`).
+        runs: (assumption, variant, comparison) per ablation run, each in the common shape.
+
+    Returns:
+        Columns :data:`ABLATION_COLUMNS`: ``check`` the row's label in the baseline table, ``claim`` the claim
+        alone, ``holds`` / ``holds_baseline`` its verdicts, ``flips`` whether they differ.
+
+    Only the baseline's judged claims are set side by side: a run may judge more (uncalibrated, a calibration
+    target is judged as a claim), and those rows are left out.
+
+    Raises:
+        ConfigError: a run misses a claim the baseline judges (the tables must come from the same configuration).
+    """
+    base = baseline.assign(key=_keys(baseline, study), holds=check_holds(baseline))
+    base = base[base["holds"].notna()]
+    frames = []
+    for assumption, variant, frame in runs:
+        run = frame.assign(key=_keys(frame, study), holds=check_holds(frame))
+        run = run[run["holds"].notna()]
+        missing = sorted(set(base["key"]) - set(run["key"]))
+        if missing:
+            raise ConfigError(
+                f"ablation {assumption}={variant} of {study.title}: the run misses {missing[:3]}; run both on one config"
+            )
+        merged = base.merge(run[["key", "holds", "agrees", "magnitude", "ours"]], on="key", suffixes=("_baseline", ""))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "study": study.key,
+                    "assumption": assumption,
+                    "variant": variant,
+                    "check": merged["claim"].astype(str),
+                    "claim": merged["claim_name"].astype(str),
+                    "holds": merged["holds"].astype(bool),
+                    "holds_baseline": merged["holds_baseline"].astype(bool),
+                    "agrees": merged["agrees"],
+                    "magnitude": merged["magnitude"],
+                    "ours": merged["ours"].map(_number),
+                    "ours_baseline": merged["ours_baseline"].map(_number),
+                    "paper": merged["paper"].map(_number),
+                }
+            )
+        )
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in ABLATION_COLUMNS})
+    out = pd.concat(frames, ignore_index=True)
+    out["flips"] = out["holds"] != out["holds_baseline"]
+    return out[list(ABLATION_COLUMNS)]
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else float("nan")
+
+
+def why_column(study: Study, baseline: pd.DataFrame, ablations: pd.DataFrame) -> pd.Series:
+    """Per row of ``baseline``: for a judged claim that does not hold, the ``assumption=variant`` changes that make it
+    hold (``; ``-joined) or :data:`NO_SINGLE`; empty for every other row."""
+    holds = check_holds(baseline)
+    flipped = ablations[ablations["flips"] & ~ablations["holds_baseline"]]
+    by_check = flipped.groupby("check", sort=False).apply(
+        lambda g: "; ".join(f"{a}={v}" for a, v in zip(g["assumption"], g["variant"], strict=True)), include_groups=False
+    )
+    why = [
+        (by_check.get(label, NO_SINGLE) if flag is False else "")
+        for label, flag in zip(baseline["claim"].astype(str), holds.astype(object).where(holds.notna(), None), strict=True)
+    ]
+    return pd.Series(why, index=baseline.index, dtype=object)

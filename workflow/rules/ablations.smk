@@ -1,0 +1,284 @@
+# Ablations (`snakemake --cores 2 ablations`, not part of `all`): each study's comparison re-run with one modelling
+# assumption changed at a time (config `ablations:`), set beside the study's own comparison. Per study:
+# results/<study>/ablations.parquet, the comparison with a `why` column, and a heat map (assumptions x checks).
+# Every run re-uses the study's cached workloads, calibration and tables; only what the assumption changes re-runs.
+#
+# Resources: as the study rules they mirror (tiered-study, tiered-report, mtrain-report).
+
+
+wildcard_constraints:
+    assumption=r"[a-z0-9_]+",
+    value=r"[a-z0-9.]+",
+
+
+rule tiered_ablation_study:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(tiered_workload),
+        hardware=TIERED.get("hardware", []),
+        calibration="results/tiered/calibration.parquet",
+    output:
+        table="results/ablations/tiered/{assumption}/{value}/study/{tworkload}/{variant}.parquet",
+    params:
+        ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
+        policies=" ".join(TIERED.get("policies", [])),
+        time_limit=TIERED.get("autotm_time_limit_s", 30),
+    threads: 1
+    resources:
+        mem_mb=700,  # as tiered_study
+    log:
+        "results/logs/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.log",
+    benchmark:
+        "results/benchmarks/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.tsv",
+    shell:
+        "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
+        "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
+        "$(test -n '{params.policies}' && echo --policies {params.policies}) "
+        "--autotm-time-limit {params.time_limit} --assume {wildcards.assumption}={wildcards.value} "
+        "--out {output.table} > {log} 2>&1"
+
+
+rule tiered_ablation_report:
+    conda:
+        TRAINCOST_ENV
+    input:
+        study=lambda w: expand(
+            "results/ablations/tiered/{a}/{v}/study/{tworkload}/{variant}.parquet",
+            a=w.assumption,
+            v=w.value,
+            tworkload=TIERED.get("workloads", []),
+            variant=list(TIERED_VARIANTS),
+        ),
+        paper="data/paper/tm_training.csv",
+        table3="data/paper/tm_training_table3.csv",
+        calibration="results/tiered/calibration.parquet",
+    output:
+        compare="results/ablations/tiered/{assumption}/{value}/compare.csv",
+        study=temp("results/ablations/tiered/{assumption}/{value}/study.parquet"),
+        table3=temp("results/ablations/tiered/{assumption}/{value}/table3.csv"),
+        ordering=temp("results/ablations/tiered/{assumption}/{value}/ordering.csv"),
+    threads: 1
+    resources:
+        mem_mb=700,  # as tiered_report
+    log:
+        "results/logs/ablations/tiered/{assumption}/{value}/report.log",
+    benchmark:
+        "results/benchmarks/ablations/tiered/{assumption}/{value}/report.tsv",
+    shell:
+        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
+        "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
+        "--ordering {output.ordering} --assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+
+
+rule mtrain_ablation_study:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(mtrain_workload),
+        devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        table="results/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.parquet",
+    params:
+        bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
+        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    threads: 1
+    resources:
+        mem_mb=300,  # as mtrain_study
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.tsv",
+    shell:
+        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} "
+        "--assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
+
+
+rule mtrain_ablation_table3:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(mtrain_workload),
+        devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        table="results/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.parquet",
+    params:
+        bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
+        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+    threads: 2
+    resources:
+        mem_mb=700,  # as mtrain_table3
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.tsv",
+    shell:
+        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
+        "--calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
+
+
+rule mtrain_ablation_scaling:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
+        devices=MTRAIN.get("devices", []),
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        table="results/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.parquet",
+    params:
+        model=MTRAIN.get("scaling", {}).get("model", ""),
+        cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
+        bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
+        step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
+    threads: 2
+    resources:
+        mem_mb=700,  # as mtrain_scaling
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.tsv",
+    shell:
+        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
+        "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
+        "--workers {threads} --calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} "
+        "--out {output.table} > {log} 2>&1"
+
+
+rule mtrain_ablation_report:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(mtrain_ablation_tables),
+        paper="data/paper/mtrain.csv",
+        calibration="results/mtrain/calibration.parquet",
+    output:
+        compare="results/ablations/mtrain/{assumption}/{value}/compare.csv",
+        study=temp("results/ablations/mtrain/{assumption}/{value}/study.parquet"),
+        scaling=temp("results/ablations/mtrain/{assumption}/{value}/scaling.parquet"),
+        table3=temp("results/ablations/mtrain/{assumption}/{value}/table3.parquet"),
+        table3_csv=temp("results/ablations/mtrain/{assumption}/{value}/table3.csv"),
+        table3_md=temp("results/ablations/mtrain/{assumption}/{value}/table3.md"),
+    threads: 1
+    resources:
+        mem_mb=400,  # as mtrain_report
+    log:
+        "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
+    benchmark:
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/report.tsv",
+    shell:
+        "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
+        "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
+        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration} "
+        "--assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+
+
+rule ablation_table:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(ablation_table_inputs),
+    output:
+        table="results/{study}/ablations.parquet",
+        why="results/{study}/compare_why.csv",
+        png=report(
+            "results/{study}/ablations.png",
+            caption="../report/ablations.rst",
+            category=lambda w: STUDY_CATEGORIES[w.study],
+            subcategory="Ablations",
+        ),
+        pdf="results/{study}/ablations.pdf",
+    wildcard_constraints:
+        study="monet|mtrain|tiered",
+    params:
+        runs=ablation_run_flags,
+    threads: 1
+    resources:
+        mem_mb=400,
+    log:
+        "results/logs/ablation_table/{study}.log",
+    benchmark:
+        "results/benchmarks/ablation_table/{study}.tsv",
+    shell:
+        "traincost ablations --study {wildcards.study} --baseline {input.baseline} {params.runs} "
+        "--out {output.table} --why {output.why} --heatmap {output.png} {output.pdf} > {log} 2>&1"
+
+
+rule agreement_counts:
+    conda:
+        TRAINCOST_ENV
+    input:
+        after=lambda w: list(comparison_csvs().values()),
+        before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(comparison_csvs()) if ("calibrated", "false") in ablation_runs(s)],
+    output:
+        counts=report(
+            "results/agreement_counts.csv",
+            caption="../report/agreement_counts.rst",
+            category="Paper vs ours",
+            subcategory="Before and after calibration",
+        ),
+    threads: 1
+    resources:
+        mem_mb=200,  # as agreement_table
+    log:
+        "results/logs/agreement_counts.log",
+    benchmark:
+        "results/benchmarks/agreement_counts.tsv",
+    shell:
+        "traincost summary --results results --disagreeing --counts-out {output.counts} > {log} 2>&1"
+
+
+rule monet_ablation_sweep:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(_sweep_inputs),
+    output:
+        table="results/ablations/monet/resident_fraction/{value}/sweeps/{sweep}/{step}.parquet",
+    params:
+        grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
+        mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
+        fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
+        max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
+    threads: 1
+    resources:
+        mem_mb=400,  # as hardware_sweep_shard
+    log:
+        "results/logs/ablations/monet/resident_fraction/{value}/{sweep}/{step}.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/resident_fraction/{value}/{sweep}/{step}.tsv",
+    shell:
+        "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
+        "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
+        "--resident-fraction {wildcards.value} {params.max_configs} --out {output.table} > {log} 2>&1"
+
+
+rule monet_ablation_claims:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(_section5_inputs),
+        edge_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/inference.parquet",
+        edge_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/training.parquet",
+        gpt_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/inference.parquet",
+        gpt_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/training.parquet",
+    output:
+        compare="results/ablations/monet/{assumption}/{value}/compare.csv",
+        table=temp("results/ablations/monet/{assumption}/{value}/claims.parquet"),
+    params:
+        section5=_section5_flags,
+    threads: 1
+    resources:
+        mem_mb=400,  # as monet_claims
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/claims.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/claims.tsv",
+    shell:
+        "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5} "
+        "--csv {output.compare} --out {output.table} > {log} 2>&1"
