@@ -62,6 +62,7 @@ rule decompose:
     output:
         onnx="results/graphs/{workload}/train_step.decomposed.onnx",
         histogram="results/graphs/{workload}/op_histogram.parquet",
+        verification="results/graphs/{workload}/verification.parquet",
     params:
         seed=config["seed"],
         verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
@@ -74,7 +75,7 @@ rule decompose:
         "results/benchmarks/decompose/{workload}.tsv",
     shell:
         "traincost decompose --in {input.onnx} --seed {params.seed} {params.verify} --histogram {output.histogram} "
-        "--out {output.onnx} > {log} 2>&1"
+        "--verification {output.verification} --out {output.onnx} > {log} 2>&1"
 
 
 rule lower:
