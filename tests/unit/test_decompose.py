@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from torch import nn
 
 from traincost import models
@@ -331,3 +331,63 @@ def test_example_feeds_come_from_the_zoo(chain) -> None:
     assert feeds["input"].shape == (2, 64) and feeds["input"].dtype == np.int64
     assert feeds["labels"].shape == (128,)
     assert np.array_equal(example_feeds(graph, seed=3)["input"], feeds["input"])
+
+
+def _conv_bn_relu() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.Flatten(), nn.Linear(256, 10))
+
+
+def _decomposed(monkeypatch) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    train = _train_step(monkeypatch, _conv_bn_relu, (8, 4, 4))
+    return train, decompose(train)
+
+
+def _with_a_flip(train: onnx.ModelProto, after: onnx.ModelProto) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """``train`` and ``after`` in which one input element of the ReLU lies a millionth of the
+    largest on either side of 0, as two graphs that round differently can leave an element within
+    rounding of the kink: it takes the other branch in ``after``, and nothing else changes."""
+    source = next(node for node in after.graph.node if node.op_type == "Relu").input[0]
+    value = run(train, example_feeds(train, seed=0, states="random"), [source])[source]
+    index = np.unravel_index(np.argmin(np.abs(value)), value.shape)
+    tiny = 1e-6 * float(np.max(np.abs(value)))
+    return _planted(train, source, index, tiny - value[index]), _planted(after, source, index, -tiny - value[index])
+
+
+def _planted(model: onnx.ModelProto, source: str, index: tuple[int, ...], shift: float) -> onnx.ModelProto:
+    """A copy of ``model`` in which element ``index`` of tensor ``source`` is moved by ``shift``."""
+    planted = onnx.ModelProto()
+    planted.CopyFrom(model)
+    writer = next(node for node in planted.graph.node if source in node.output)
+    writer.output[list(writer.output).index(source)] = "unshifted"
+    types = tensor_types(model.graph)
+    shifts = np.zeros(types[source].shape, dtype=np.float32)
+    shifts[index] = shift
+    planted.graph.initializer.append(numpy_helper.from_array(shifts, "planted_shift"))
+    planted.graph.value_info.append(helper.make_tensor_value_info("unshifted", TensorProto.FLOAT, shifts.shape))
+    position = list(planted.graph.node).index(writer) + 1
+    planted.graph.node.insert(position, helper.make_node("Add", ["unshifted", "planted_shift"], [source], name="plant"))
+    return planted
+
+
+def test_gradients_are_compared_where_a_relu_element_flips(monkeypatch) -> None:
+    """A ReLU element whose input the rewrite rounds to the other side of 0 makes the gradients jump
+    there. The check pins that ReLU's input to the original graph's value, so the gradients follow
+    the same branches and are compared as everywhere else, at most CAP apart."""
+    train, after = _with_a_flip(*_decomposed(monkeypatch))
+    check = verify_decomposition(train, after)
+    assert check.branch_flips == 1 and check.pinned == 1
+    tensors = {t.name: t for t in check.tensors}
+    for name in ("0.weight_grad", "1.weight_grad", "4.weight_grad", "0.weight.updated"):
+        assert tensors[name].held and tensors[name].error <= tensors[name].limit <= CAP
+
+
+def test_a_wrong_rule_is_caught_where_a_relu_element_flips(monkeypatch) -> None:
+    """Pinning the flipped ReLU does not hide a rewrite 0.1 % off elsewhere."""
+    train = _train_step(monkeypatch, _conv_bn_relu, (8, 4, 4))
+    key = ("com.microsoft", "BatchNormalizationGrad")
+    with monkeypatch.context() as patch:
+        patch.setitem(RULES, key, _scaled(RULES[key], 1.001))
+        wrong = decompose(train)
+    train, wrong = _with_a_flip(train, wrong)
+    with pytest.raises(GraphError, match="decomposed graph differs"):
+        verify_decomposition(train, wrong)

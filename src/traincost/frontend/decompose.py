@@ -306,21 +306,23 @@ def _check_nodes(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """The node-by-node check: worst error per rewritten op type, and the magnitudes of sum-of-products outputs.
 
-    The composite nodes are taken in slices whose tensors take at most ``_CHECK_BYTES``, each slice
-    fetched in one execution of the part of ``before`` it depends on.
+    The composite nodes are taken in slices whose inputs take at most ``_CHECK_BYTES``, fetched in
+    one execution of the part of ``before`` they depend on; each node's reference outputs come from
+    the node itself executed alone on them (the same kernel on the same tensors).
     """
     composite = [node for node in before.graph.node if not is_primitive(node)]
     constants = initializer_map(before.graph)
     per_rule: dict[str, float] = {}
     magnitudes: dict[str, float] = {}
     for nodes in progress(_slices(composite, types, constants), desc="checking rewritten nodes", unit="slice"):
-        wanted = sorted({name for node in nodes for name in [*node.input, *node.output] if name and name not in constants})
+        wanted = sorted({name for node in nodes for name in node.input if name and name not in constants})
         reference = original.run(feeds, wanted) | constants
         for node in nodes:
             make = rewrite_node(node, types, constants)
             outputs = [name for name in node.output if name]
-            local = _isolated(node, make, types, constants, outputs)
-            values = run(local, {name: reference[name] for name in node.input if name}, outputs)
+            inputs = {name: reference[name] for name in node.input if name}
+            reference |= run(_alone(node, before, types), inputs, outputs)
+            values = run(_isolated(node, make, types, constants, outputs), inputs, outputs)
             if node.op_type in _SUM_OF_PRODUCTS_OPS:
                 magnitudes |= _magnitudes(node, before, types, reference)
             error = max(
@@ -336,17 +338,17 @@ def _check_nodes(
 def _slices(
     nodes: list[onnx.NodeProto], types: dict[str, TensorType], constants: dict[str, np.ndarray]
 ) -> list[list[onnx.NodeProto]]:
-    """``nodes`` in order, cut into slices whose non-constant inputs and outputs take at most ``_CHECK_BYTES``."""
+    """``nodes`` in order, cut into slices whose non-constant inputs take at most ``_CHECK_BYTES``."""
     slices: list[list[onnx.NodeProto]] = [[]]
     seen: set[str] = set()
     size = 0
     for node in nodes:
-        tensors = {name for name in [*node.input, *node.output] if name and name not in constants and name not in seen}
+        tensors = {name for name in node.input if name and name not in constants and name not in seen}
         added = sum(types[name].numel * types[name].dtype_bytes for name in tensors if name in types)
         if slices[-1] and size + added > _CHECK_BYTES:
             slices.append([])
             seen, size = set(), 0
-            tensors = {name for name in [*node.input, *node.output] if name and name not in constants}
+            tensors = {name for name in node.input if name and name not in constants}
             added = sum(types[name].numel * types[name].dtype_bytes for name in tensors if name in types)
         slices[-1].append(node)
         seen |= tensors
@@ -395,10 +397,8 @@ def _pin_branches(
             if count:
                 source = writer[output].input[0]
                 pins[source] = f"{source}.pinned"
-        pinned = _pinned(rewritten, {writer[output].name for output in branches}, pins)
-        reference = original.run(feeds, list(pins))
-        pinned_feeds = {pins[name]: value for name, value in reference.items()}
-        del reference
+        pinned_feeds = {pins[name]: value for name, value in original.run(feeds, list(pins)).items()}
+        pinned = _pinned(rewritten, {writer[output].name for output in branches}, pins, pinned_feeds)
         values = pinned.run(feeds | pinned_feeds, list(branches))
         flipped = _flipped(expected, values, branches)
         if not any(flipped.values()):
@@ -409,21 +409,19 @@ def _pin_branches(
     )
 
 
-def _pinned(rewritten: Executable, readers: set[str], pins: dict[str, str]) -> Executable:
-    """A copy of ``rewritten`` in which the nodes ``readers`` read each tensor of ``pins`` from a graph input."""
+def _pinned(rewritten: Executable, readers: set[str], pins: dict[str, str], values: dict[str, np.ndarray]) -> Executable:
+    """A copy of ``rewritten`` in which the nodes ``readers`` read each tensor of ``pins`` from a graph
+    input, typed as its value in ``values``."""
     model = onnx.ModelProto()
     model.CopyFrom(rewritten.skeleton)
-    types = {value.name: value for value in [*model.graph.value_info, *model.graph.output]}
     for node in model.graph.node:
         if node.name in readers:
             for index, name in enumerate(node.input):
                 if name in pins:
                     node.input[index] = pins[name]
-    for source, pin in pins.items():
-        value = onnx.ValueInfoProto()
-        value.CopyFrom(types[source])
-        value.name = pin
-        model.graph.input.append(value)
+    for pin in pins.values():
+        elem = helper.np_dtype_to_tensor_dtype(values[pin].dtype)
+        model.graph.input.append(helper.make_tensor_value_info(pin, elem, values[pin].shape))
     return Executable(model, weights=rewritten.weights)
 
 
@@ -474,16 +472,21 @@ def _branch(values: np.ndarray, op_type: str) -> np.ndarray:
     return values if op_type == "MaxPool" else values > 0
 
 
+def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType]) -> onnx.ModelProto:
+    """``node`` of ``model`` as a model of its own, reading its inputs (constants included) as graph inputs."""
+    inputs = [name for name in dict.fromkeys(node.input) if name]
+    outputs = [name for name in node.output if name]
+    return _standalone(
+        f"{node.name}_alone", [node], inputs, outputs, types, opset_imports=model.opset_import, ir_version=model.ir_version
+    )
+
+
 def _magnitudes(
     node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType], values: dict[str, np.ndarray]
 ) -> dict[str, float]:
     """Largest value of each output of ``node`` (of ``model``) run on the absolute values of its inputs."""
-    inputs = [name for name in dict.fromkeys(node.input) if name]
     outputs = [name for name in node.output if name]
-    single = _standalone(
-        f"{node.name}_magnitude", [node], inputs, outputs, types, opset_imports=model.opset_import, ir_version=model.ir_version
-    )
-    absolute = run(single, {name: np.abs(values[name]) for name in inputs}, outputs)
+    absolute = run(_alone(node, model, types), {name: np.abs(values[name]) for name in node.input if name}, outputs)
     return {name: float(np.max(absolute[name])) for name in outputs}
 
 
