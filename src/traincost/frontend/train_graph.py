@@ -2,9 +2,9 @@
 
 ONNX Runtime Training (``onnxruntime.training.artifacts``) builds the gradient graph with a
 cross-entropy loss. We then remove its gradient accumulators (``InPlaceAccumulatorV2``), keep the
-raw gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer.py``), expose
-the updated BatchNorm running statistics, annotate every node with its phase and forward layer,
-and record every tensor's shape.
+raw gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer.py``, checked
+by execution against ``torch.optim``: ``optimizer_check.py``), expose the updated BatchNorm running
+statistics, annotate every node with its phase and forward layer, and record every tensor's shape.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from traincost.frontend.onnx_graph import (
     set_node_meta,
 )
 from traincost.frontend.optimizer import OptimizerSpec, append_optimizer, updated_name
+from traincost.frontend.optimizer_check import check_optimizer
 
 __all__ = ["build_train_step", "LOSS_OUTPUT", "forward_layer_name"]
 
@@ -112,6 +113,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
     )
     graph.name = f"{meta.get('model', 'model')}_train_step"
     record_shapes(train, example_feeds(train, seed=seed))
+    check_optimizer(train, optimizer, seed=seed)
     log.info("train step: %d nodes, %d parameters, optimizer %s", len(graph.node), len(params), optimizer.kind)
     return train
 
