@@ -208,7 +208,8 @@ class DecompositionCheck:
             }
             for t in self.tensors
         ]
-        return pd.DataFrame(nodes + tensors, columns=["check", "name", "error", "sensitivity", "limit", "held"])
+        columns = {"check": str, "name": str, "error": float, "sensitivity": float, "limit": float, "held": bool}
+        return pd.DataFrame(nodes + tensors, columns=list(columns)).astype(columns)
 
 
 def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int = 0) -> DecompositionCheck:
@@ -311,7 +312,7 @@ def _check_nodes(
     the node itself executed alone on them (the same kernel on the same tensors).
     """
     composite = [node for node in before.graph.node if not is_primitive(node)]
-    constants = initializer_map(before.graph)
+    constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
     per_rule: dict[str, float] = {}
     magnitudes: dict[str, float] = {}
     for nodes in progress(_slices(composite, types, constants), desc="checking rewritten nodes", unit="slice"):
@@ -358,8 +359,8 @@ def _slices(
 
 def _compared(model: onnx.ModelProto) -> list[str]:
     """The loss, every gradient and every updated parameter and BatchNorm statistic (not the optimizer states)."""
-    fed = {value.name for value in model.graph.input}
-    states = {updated_name(name) for name in fed if name not in initializer_map(model.graph)}
+    initialized = {init.name for init in model.graph.initializer}
+    states = {updated_name(value.name) for value in model.graph.input if value.name not in initialized}
     outputs = [o.name for o in model.graph.output if o.name not in states]
     grads = sorted({out for node in model.graph.node for out in node.output if out.endswith("_grad")})
     return outputs + [name for name in grads if name not in outputs]

@@ -184,7 +184,7 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
             meta["model"], batch=int(meta["batch"]), seed=seed, options=json.loads(meta.get("options", "{}"))
         )
     feeds: dict[str, np.ndarray] = {"input": inputs.numpy(), "labels": labels.numpy()}
-    initialized = set(initializer_map(model.graph))
+    initialized = {init.name for init in model.graph.initializer}
     rng = np.random.default_rng(seed)
     for value in model.graph.input:
         if value.name in feeds or value.name in initialized:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 
 import numpy as np
 import onnx
@@ -19,7 +20,7 @@ from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
 from traincost.frontend.execute import Executable, max_relative_error
-from traincost.frontend.onnx_graph import PHASE_KEY, initializer_map, model_meta, node_meta, producers
+from traincost.frontend.onnx_graph import PHASE_KEY, model_meta, node_meta, producers
 from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
 from traincost.frontend.shapes import tensor_types
 
@@ -63,13 +64,13 @@ def check_optimizer(train: onnx.ModelProto, spec: OptimizerSpec, *, seed: int) -
     """
     graph = train.graph
     params: list[str] = json.loads(model_meta(train)["parameters"])
-    values = initializer_map(graph)
+    values = {init.name: init for init in graph.initializer if init.name in set(params)}
     rng = np.random.default_rng(seed)
     worst = 0.0
     chunk: list[str] = []
     for index, param in enumerate(params):
         chunk.append(param)
-        if sum(values[p].size for p in chunk) >= _CHUNK_ELEMENTS or index == len(params) - 1:
+        if sum(math.prod(values[p].dims) for p in chunk) >= _CHUNK_ELEMENTS or index == len(params) - 1:
             worst = max(worst, _check_chunk(train, spec, chunk, values, rng))
             chunk = []
     log.info("optimizer step (%s) equals torch.optim's within %.1e", spec.kind, worst)
@@ -80,7 +81,7 @@ def _check_chunk(
     train: onnx.ModelProto,
     spec: OptimizerSpec,
     params: list[str],
-    values: dict[str, np.ndarray],
+    values: dict[str, onnx.TensorProto],
     rng: np.random.Generator,
 ) -> float:
     states = [state_input_name(p, s) for p in params for s in spec.states]
@@ -88,13 +89,11 @@ def _check_chunk(
     model = _optimizer_part(train, wanted)
     feeds: dict[str, np.ndarray] = {STEP_INPUT: np.array(_STEP, dtype=np.float32)}
     for param in params:
-        feeds[param] = values[param]
-        feeds[f"{param}_grad"] = (0.01 * rng.standard_normal(values[param].shape)).astype(np.float32)
+        feeds[param] = numpy_helper.to_array(values[param])
+        feeds[f"{param}_grad"] = (0.01 * rng.standard_normal(feeds[param].shape)).astype(np.float32)
         for state in spec.states:
             draw = (
-                rng.random(values[param].shape) * 1e-4
-                if state == "exp_avg_sq"
-                else 0.01 * rng.standard_normal(values[param].shape)
+                rng.random(feeds[param].shape) * 1e-4 if state == "exp_avg_sq" else 0.01 * rng.standard_normal(feeds[param].shape)
             )
             feeds[state_input_name(param, state)] = draw.astype(np.float32)
     actual = Executable(model).run(feeds, wanted)
@@ -126,8 +125,8 @@ def _optimizer_part(train: onnx.ModelProto, outputs: list[str]) -> onnx.ModelPro
         stack.extend(node.input)
     nodes = [node for node in graph.node if node.output and node.output[0] in needed]
     made = {out for node in nodes for out in node.output}
-    constants = initializer_map(graph)
     read = list(dict.fromkeys(name for node in nodes for name in node.input if name and name not in made))
+    constants = {init.name: init for init in graph.initializer if init.name in read}
     types = tensor_types(graph)
     fed = set(json.loads(model_meta(train)["parameters"]))
     inputs = [name for name in read if name not in constants or name in fed]
@@ -136,7 +135,7 @@ def _optimizer_part(train: onnx.ModelProto, outputs: list[str]) -> onnx.ModelPro
         f"{graph.name}_optimizer",
         [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in inputs],
         [helper.make_tensor_value_info(n, types[n].elem_type, types[n].shape) for n in outputs],
-        initializer=[numpy_helper.from_array(constants[n], n) for n in read if n not in inputs],
+        initializer=[constants[n] for n in read if n not in inputs],
     )
     model = helper.make_model(part, opset_imports=list(train.opset_import))
     model.ir_version = train.ir_version
