@@ -9,6 +9,7 @@ tensor must match the original to within what float32 rounding can move them.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from traincost.frontend.onnx_graph import (
     NodeFactory,
     check_node_order,
     initializer_map,
+    model_meta,
     producers,
     set_model_meta,
 )
@@ -217,8 +219,8 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
 
     Node by node: each rewritten node's replacement runs on the tensors the original node read in an
     execution of ``before``; every output must match within ``TOLERANCE``. End to end: both graphs
-    run on the same batch and random optimizer states; the loss, every gradient and every updated
-    parameter (and BatchNorm statistic) must match within ``TOLERANCE`` or, if larger,
+    run on the same batch and random optimizer states; the loss, every parameter's gradient and every
+    updated parameter (and BatchNorm statistic) must match within ``TOLERANCE`` or, if larger,
     ``_SENSITIVITY_FACTOR`` times its sensitivity, its largest change over ``_NUDGES`` executions of
     ``before`` with every float input nudged by a relative ``_NUDGE`` with random signs, and never
     more than ``CAP``. The two graphs round differently, and the differences add up through the
@@ -358,11 +360,13 @@ def _slices(
 
 
 def _compared(model: onnx.ModelProto) -> list[str]:
-    """The loss, every gradient and every updated parameter and BatchNorm statistic (not the optimizer states)."""
+    """The loss, every parameter's gradient, every updated parameter and BatchNorm statistic (not the
+    optimizer states, not the gradients of activations)."""
     initialized = {init.name for init in model.graph.initializer}
     states = {updated_name(value.name) for value in model.graph.input if value.name not in initialized}
     outputs = [o.name for o in model.graph.output if o.name not in states]
-    grads = sorted({out for node in model.graph.node for out in node.output if out.endswith("_grad")})
+    written = {out for node in model.graph.node for out in node.output}
+    grads = [f"{name}_grad" for name in json.loads(model_meta(model)["parameters"]) if f"{name}_grad" in written]
     return outputs + [name for name in grads if name not in outputs]
 
 
