@@ -106,7 +106,7 @@ def _cmd_train_graph(args: argparse.Namespace) -> None:
 
 
 def _cmd_decompose(args: argparse.Namespace) -> None:
-    from traincost.frontend.decompose import decompose, op_histogram, verify_decomposition
+    from traincost.frontend.decompose import DecompositionCheck, decompose, op_histogram, verify_decomposition
     from traincost.frontend.onnx_graph import load_onnx, save_onnx
     from traincost.workload import write_table
 
@@ -124,8 +124,20 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
         check = verify_decomposition(before, after, seed=args.seed)
         name, error = check.worst_end_to_end
         node_error = max(check.per_rule.values(), default=0.0)
+        noise = sum(not t.held for t in check.tensors)
         print(f"verified: worst node-level error {node_error:.1e}; end to end {error:.1e} at {name}")
-        print(f"branch flips (ReLU / max-pool inputs within rounding of the kink): {check.branch_flips}")
+        print(f"end to end: {len(check.tensors) - noise} tensors compared, {noise} float32 noise (node by node only)")
+        print(
+            f"branch flips (ReLU / max-pool inputs within rounding of the kink): {check.branch_flips}, ops pinned: {check.pinned}"
+        )
+        if args.verification:
+            write_table(check.table(), args.verification, {"graph": after.graph.name})
+    elif args.verification:  # no rows: not verified
+        write_table(
+            DecompositionCheck(per_rule={}, tensors=(), branch_flips=0, pinned=0).table(),
+            args.verification,
+            {"graph": after.graph.name},
+        )
     if args.histogram:
         write_table(table, args.histogram, {"graph": after.graph.name})
     save_onnx(after, args.out)
@@ -317,6 +329,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"traincost: error: {message} (see `{self.prog} --help`)\n")
 
 
+def _decompose_args(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.onnx")
+    cmd.add_argument("--out", type=Path, required=True, help="output train_step.decomposed.onnx")
+    cmd.add_argument("--histogram", type=Path, help="also write the op-type histogram before/after as Parquet")
+    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the execution check")
+    cmd.add_argument(
+        "--verification",
+        type=Path,
+        help="also write the execution check per op type and per tensor as Parquet (no rows with --no-verify)",
+    )
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the verification batch")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="traincost",
@@ -354,12 +379,9 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--seed", type=int, default=0, help="seed of the batch used to record tensor shapes")
     cmd.add_argument("--out", type=Path, required=True, help="output train_step.onnx")
 
-    cmd = command("decompose", _cmd_decompose, "replace composite gradient ops by primitive ONNX ops, verified by execution")
-    cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.onnx")
-    cmd.add_argument("--out", type=Path, required=True, help="output train_step.decomposed.onnx")
-    cmd.add_argument("--histogram", type=Path, help="also write the op-type histogram before/after as Parquet")
-    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the execution check")
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the verification batch")
+    _decompose_args(
+        command("decompose", _cmd_decompose, "replace composite gradient ops by primitive ONNX ops, verified by execution")
+    )
 
     cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")

@@ -41,6 +41,7 @@ CHAIN_FILES = (
     "graphs/{w}/train_step.onnx",
     "graphs/{w}/train_step.decomposed.onnx",
     "graphs/{w}/op_histogram.parquet",
+    "graphs/{w}/verification.parquet",
     "workloads/{w}/ops.parquet",
     "workloads/{w}/tensors.parquet",
 )
@@ -99,7 +100,7 @@ def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     run_ok(
         "decompose", "--in", graphs / "train_step.onnx", "--seed", 0, "--histogram", graphs / "op_histogram.parquet",
-        "--out", graphs / "train_step.decomposed.onnx",
+        "--verification", graphs / "verification.parquet", "--out", graphs / "train_step.decomposed.onnx",
     )  # fmt: skip
     run_ok(
         "lower", "--in", graphs / "train_step.decomposed.onnx", "--ops", tables / "ops.parquet",

@@ -11,10 +11,11 @@ import torch
 from onnx import numpy_helper
 
 from traincost import models
-from traincost.errors import ConfigError
+from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.memory.torch_measure import torch_optimizer
+from traincost.frontend.optimizer_check import TOLERANCE as OPTIMIZER_TOLERANCE
+from traincost.frontend.optimizer_check import check_optimizer, torch_optimizer
 
 from ..conftest import OPTIMIZERS
 
@@ -126,3 +127,19 @@ def test_spec_is_immutable() -> None:
     with pytest.raises(AttributeError):
         spec.lr = 0.2  # type: ignore[misc]
     assert copy.copy(spec) == spec
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "sgd_momentum", "adam", "adamw"])
+def test_the_optimizer_check_passes_on_every_optimizer(chain, optimizer: str) -> None:
+    spec = OPTIMIZERS[optimizer]
+    assert check_optimizer(chain("resnet18_cifar", 4, optimizer).train_step, spec, seed=1) <= OPTIMIZER_TOLERANCE
+
+
+def test_the_optimizer_check_catches_an_update_off_by_a_percent(chain) -> None:
+    """train-graph runs this check: one parameter's learning rate 1 % off fails it, naming the tensor."""
+    graph = onnx.ModelProto()
+    graph.CopyFrom(chain("resnet18_cifar", 4, "adam").train_step)
+    target = next(i for i in graph.graph.initializer if i.name.startswith("optimizer/fc.weight/") and "beta1" in i.name)
+    target.CopyFrom(numpy_helper.from_array(np.float32(numpy_helper.to_array(target) * 1.01), target.name))
+    with pytest.raises(GraphError, match="fc.weight"):
+        check_optimizer(graph, OPTIMIZERS["adam"], seed=1)

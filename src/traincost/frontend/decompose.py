@@ -9,6 +9,7 @@ tensor must match the original to within what float32 rounding can move them.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -16,13 +17,25 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
+import pandas as pd
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError, UnsupportedOpError
-from traincost.frontend.execute import example_feeds, max_relative_error, record_shapes, run
+from traincost.frontend.execute import Executable, example_feeds, max_relative_error, record_shapes, run
 from traincost.frontend.gradient_rules import COMPOSITE_STANDARD_OPS, RULES, RuleContext
-from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, check_node_order, initializer_map, set_model_meta
+from traincost.frontend.onnx_graph import (
+    IR_VERSION,
+    OPSET,
+    NodeFactory,
+    check_node_order,
+    initializer_map,
+    model_meta,
+    producers,
+    set_model_meta,
+)
+from traincost.frontend.optimizer import updated_name
 from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.frontend.train_graph import LOSS_OUTPUT as LOSS
 from traincost.progress import progress
 
 __all__ = [
@@ -33,6 +46,8 @@ __all__ = [
     "verify_decomposition",
     "DecompositionCheck",
     "TOLERANCE",
+    "CAP",
+    "TensorCheck",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,8 +68,12 @@ _NUDGES = 2
 # 1e-6 were at most 4 times their sensitivity (those above TOLERANCE at most 2.4 times). A rewrite
 # 0.1 % off is still caught in every tensor that rounding moves by less than 1e-4.
 _SENSITIVITY_FACTOR = 10
-# Composite nodes checked per execution of the original graph.
-_CHECK_CHUNK = 100
+# The largest error allowed end to end, whatever rounding moves a tensor by.
+CAP = 1e-3
+# Bytes of reference tensors fetched per execution of the original graph for the node-by-node check.
+_CHECK_BYTES = 1_000_000_000
+# Rounds of pinning branching ops that flipped (each can let ops downstream flip).
+_PIN_ROUNDS = 8
 # Ops whose gradient jumps at a kink (checked for rounding-induced branch flips).
 _BRANCHING_OPS = frozenset({"Relu", "LeakyRelu", "MaxPool"})
 # Ops whose outputs are sums of products (a convolution's dX, dW, dB). Float32 rounds a sum relative
@@ -121,29 +140,78 @@ def decompose(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto:
 
 
 @dataclass(frozen=True, slots=True)
+class TensorCheck:
+    """How one tensor of the step compared end to end.
+
+    Attributes:
+        name: the loss, a gradient ``<param>_grad`` or an updated parameter ``<param>.updated``.
+        error: largest relative difference between the two graphs (see ``max_relative_error``).
+        sensitivity: how far float32 rounding moves it in the original graph: its largest relative
+            change when the float inputs are nudged by one ulp.
+        limit: the error allowed, ``_SENSITIVITY_FACTOR`` times the sensitivity within
+            [``TOLERANCE``, ``CAP``].
+        held: False when rounding alone moves the tensor by more than ``CAP`` (its value is float32
+            noise, e.g. a sum that cancels to 0): reported, not compared; node by node it is.
+    """
+
+    name: str
+    error: float
+    sensitivity: float
+    limit: float
+    held: bool
+
+
+@dataclass(frozen=True, slots=True)
 class DecompositionCheck:
-    """Largest relative errors found by ``verify_decomposition``.
+    """What ``verify_decomposition`` found.
 
     Attributes:
         per_rule: for each rewritten op type, the worst error of any of its nodes' outputs when the
             replacement runs on the very tensors the original node read.
-        end_to_end: for the loss, every gradient and every updated tensor, the error between the
-            two whole graphs run on the same batch and states.
-        sensitivity: for the same tensors, how far float32 rounding moves them in the original
-            graph: their largest change when its float inputs are nudged by one ulp.
+        tensors: the end-to-end comparison of the loss, every gradient and every updated parameter.
         branch_flips: elements of ReLU, LeakyReLU and MaxPool outputs that took the other branch in
             the rewritten graph because their input was within rounding of the kink.
+        pinned: branching ops whose input the rewritten graph read from the original graph for the
+            gradients to follow the same branches (0 when no element flipped).
     """
 
     per_rule: dict[str, float]
-    end_to_end: dict[str, float]
-    sensitivity: dict[str, float]
+    tensors: tuple[TensorCheck, ...]
     branch_flips: int
+    pinned: int
+
+    @property
+    def end_to_end(self) -> dict[str, float]:
+        return {t.name: t.error for t in self.tensors}
+
+    @property
+    def sensitivity(self) -> dict[str, float]:
+        return {t.name: t.sensitivity for t in self.tensors}
 
     @property
     def worst_end_to_end(self) -> tuple[str, float]:
-        name = max(self.end_to_end, key=self.end_to_end.__getitem__)
-        return name, self.end_to_end[name]
+        worst = max((t for t in self.tensors if t.held), key=lambda t: t.error / t.limit)
+        return worst.name, worst.error
+
+    def table(self) -> pd.DataFrame:
+        """One row per rewritten op type (node by node) and per compared tensor (end to end)."""
+        nodes = [
+            {"check": "node", "name": op, "error": error, "sensitivity": np.nan, "limit": TOLERANCE, "held": True}
+            for op, error in sorted(self.per_rule.items())
+        ]
+        tensors = [
+            {
+                "check": "end_to_end",
+                "name": t.name,
+                "error": t.error,
+                "sensitivity": t.sensitivity,
+                "limit": t.limit,
+                "held": t.held,
+            }
+            for t in self.tensors
+        ]
+        columns = {"check": str, "name": str, "error": float, "sensitivity": float, "limit": float, "held": bool}
+        return pd.DataFrame(nodes + tensors, columns=list(columns)).astype(columns)
 
 
 def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int = 0) -> DecompositionCheck:
@@ -151,40 +219,113 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
 
     Node by node: each rewritten node's replacement runs on the tensors the original node read in an
     execution of ``before``; every output must match within ``TOLERANCE``. End to end: both graphs
-    run on the same batch and random optimizer states, and each tensor must match within
-    ``TOLERANCE`` or, if larger, ``_SENSITIVITY_FACTOR`` times its sensitivity: its largest change
-    over ``_NUDGES`` executions of ``before`` with every float input (batch, optimizer states)
-    nudged by a relative ``_NUDGE`` with random signs. The two graphs round differently, and the
-    differences add up through the layers; where a graph amplifies them, e.g. BatchNorm over the 4
-    values per channel of VGG-16-BN's 2x2 maps at batch 1, they reach 1e-4 (1e-6 in ResNet-18), and
-    nudging the inputs moves those tensors as far. Elsewhere the limit stays ``TOLERANCE``, so a
-    rewrite 0.1 % off is still caught. This holds for the loss, and for every gradient and updated
-    tensor unless a ReLU or max-pool element took the other branch: an input within float32 rounding
-    of a kink makes the gradient jump, which says nothing about the rewrite (ImageNet-sized CNNs
-    have about one such element per image). Then only the loss is held end to end, the flips are
-    counted and logged, and the node-by-node check carries the proof. Errors are relative to a
-    tensor's largest value, or for a ConvGrad output to its largest sum of absolute products if that
-    is larger.
+    run on the same batch and random optimizer states; the loss, every parameter's gradient and every
+    updated parameter (and BatchNorm statistic) must match within ``TOLERANCE`` or, if larger,
+    ``_SENSITIVITY_FACTOR`` times its sensitivity, its largest change over ``_NUDGES`` executions of
+    ``before`` with every float input nudged by a relative ``_NUDGE`` with random signs, and never
+    more than ``CAP``. The two graphs round differently, and the differences add up through the
+    layers; where a graph amplifies them, e.g. BatchNorm over the 4 values per channel of
+    VGG-16-BN's 2x2 maps at batch 1, they reach 1e-4, and nudging the inputs moves those tensors as
+    far. A tensor that rounding moves by more than ``CAP`` is float32 noise (a sum that cancels to
+    0): it is reported and left to the node-by-node check. Optimizer states are not compared: the
+    same primitive ops compute them from the gradients in both graphs.
+
+    A ReLU or max-pool element whose input lies within rounding of its kink may take the other
+    branch in ``after`` (ImageNet-sized CNNs have about one per image), and the gradients jump there,
+    which says nothing about the rewrite. The loss is compared as run; for the gradients and updated
+    tensors, every branching op that flipped reads its input from ``before`` (pinned), until no
+    element flips. Errors are relative to a tensor's largest value, or for a ConvGrad output to its
+    largest sum of absolute products if that is larger.
 
     Raises:
         GraphError: naming the node or tensor that differs by more than allowed.
     """
     feeds = example_feeds(before, seed=seed, states="random")
     types = tensor_types(before.graph)
+    original = Executable(before)
+    rewritten = Executable(after, weights=original.weights)
+    per_rule, magnitudes = _check_nodes(before, original, feeds, types)
+
+    names = _compared(before)
+    branches = {
+        node.output[-1] if node.op_type == "MaxPool" else node.output[0]: node.op_type
+        for node in before.graph.node
+        if node.op_type in _BRANCHING_OPS and node.output[-1]
+    }
+    expected = original.run(feeds, names + list(branches))
+    actual = rewritten.run(feeds, names + list(branches))
+    errors = {name: max_relative_error(expected[name], actual[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
+    flipped = _flipped(expected, actual, branches)
+    flips = sum(flipped.values())
+    del actual  # a whole execution's tensors fewer in memory while the others run
+    pins = _pin_branches(
+        after, rewritten=rewritten, original=original, feeds=feeds, expected=expected, branches=branches, flipped=flipped
+    )
+    if pins:
+        pinned, pinned_feeds = pins
+        values = pinned.run(feeds | pinned_feeds, names)
+        errors |= {
+            name: max_relative_error(expected[name], values[name], magnitude=magnitudes.get(name, 0.0))
+            for name in names
+            if name != LOSS
+        }
+        del values, pinned_feeds
+    sensitivity = _sensitivity(original, feeds, expected, names=names, branches=branches, magnitudes=magnitudes, seed=seed)
+    tensors = tuple(_judged(name, errors[name], sensitivity[name]) for name in names)
+    held = [t for t in tensors if t.held]
+    worst = max(held, key=lambda t: t.error, default=None)
+    log.info(
+        "end to end: %d tensors held (worst %s), %d float32 noise beyond %.0e; %d branch flips, %d branching ops pinned",
+        len(held),
+        f"{worst.error:.1e} at {worst.name}" if worst else "none",
+        len(tensors) - len(held),
+        CAP,
+        flips,
+        len(pins[1]) if pins else 0,
+    )
+    for t in tensors:
+        log.debug("%s: error %.2e, sensitivity %.2e, limit %.2e, held %s", t.name, t.error, t.sensitivity, t.limit, t.held)
+    failed = [t for t in tensors if t.held and not t.error <= t.limit]
+    loss = next(t for t in tensors if t.name == LOSS)
+    if not loss.held:
+        raise GraphError(
+            f"graph {before.graph.name!r}: float32 rounding moves the loss by {loss.sensitivity:.2e}; nothing to compare"
+        )
+    if failed:
+        worst = max(failed, key=lambda t: t.error / t.limit)
+        raise GraphError(
+            f"graph {before.graph.name!r}: decomposed graph differs at {worst.name!r} by {worst.error:.2e} "
+            f"(> {worst.limit:.2e}: {_SENSITIVITY_FACTOR} times the {worst.sensitivity:.2e} that one-ulp nudges "
+            f"of the inputs move it, within [{TOLERANCE}, {CAP}])"
+        )
+    noise = [t.name for t in tensors if not t.held]
+    if noise:
+        log.warning("%d tensors are float32 noise beyond %.0e (checked node by node only): %s", len(noise), CAP, ", ".join(noise))
+    return DecompositionCheck(per_rule=per_rule, tensors=tensors, branch_flips=flips, pinned=len(pins[1]) if pins else 0)
+
+
+def _check_nodes(
+    before: onnx.ModelProto, original: Executable, feeds: dict[str, np.ndarray], types: dict[str, TensorType]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The node-by-node check: worst error per rewritten op type, and the magnitudes of sum-of-products outputs.
+
+    The composite nodes are taken in slices whose inputs take at most ``_CHECK_BYTES``, fetched in
+    one execution of the part of ``before`` they depend on; each node's reference outputs come from
+    the node itself executed alone on them (the same kernel on the same tensors).
+    """
     composite = [node for node in before.graph.node if not is_primitive(node)]
-    constants = initializer_map(before.graph)
+    constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
     per_rule: dict[str, float] = {}
     magnitudes: dict[str, float] = {}
-    # A slice of nodes at a time, so that the reference tensors of one slice are in memory at once.
-    for first in progress(range(0, len(composite), _CHECK_CHUNK), desc="checking rewritten nodes", unit="chunk"):
-        nodes = composite[first : first + _CHECK_CHUNK]
-        wanted = sorted({name for node in nodes for name in [*node.input, *node.output] if name and name not in constants})
-        reference = run(before, feeds, wanted) | constants
+    for nodes in progress(_slices(composite, types, constants), desc="checking rewritten nodes", unit="slice"):
+        wanted = sorted({name for node in nodes for name in node.input if name and name not in constants})
+        reference = original.run(feeds, wanted) | constants
         for node in nodes:
             make = rewrite_node(node, types, constants)
             outputs = [name for name in node.output if name]
-            local = _isolated(node, make, types, constants, outputs)
-            values = run(local, {name: reference[name] for name in node.input if name}, outputs)
+            inputs = {name: reference[name] for name in node.input if name}
+            reference |= run(_alone(node, before, types), inputs, outputs)
+            values = run(_isolated(node, make, types, constants, outputs), inputs, outputs)
             if node.op_type in _SUM_OF_PRODUCTS_OPS:
                 magnitudes |= _magnitudes(node, before, types, reference)
             error = max(
@@ -194,37 +335,103 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
                 raise GraphError(f"node {node.name!r} ({node.op_type}): its decomposition differs by {error:.2e} (> {TOLERANCE})")
             per_rule[node.op_type] = max(per_rule.get(node.op_type, 0.0), error)
         del reference
+    return per_rule, magnitudes
 
-    grads = sorted({out for node in before.graph.node for out in node.output if out.endswith("_grad")})
-    names = [o.name for o in before.graph.output] + grads
-    branches = {
-        node.output[-1] if node.op_type == "MaxPool" else node.output[0]: node.op_type
-        for node in before.graph.node
-        if node.op_type in _BRANCHING_OPS and node.output[-1]
-    }
-    expected = run(before, feeds, names + list(branches))
-    actual = run(after, feeds, names + list(branches))
-    flips = _flips(expected, actual, branches)
-    end_to_end = {name: max_relative_error(expected[name], actual[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
-    del actual  # a whole execution's tensors fewer in memory while the nudged ones run
-    sensitivity = _sensitivity(before, feeds, expected, names=names, branches=branches, magnitudes=magnitudes, seed=seed)
-    limits = {name: max(TOLERANCE, _SENSITIVITY_FACTOR * sensitivity[name]) for name in names}
-    loss = before.graph.output[0].name
-    failed = [loss] if flips else names
-    worst = max(failed, key=lambda name: end_to_end[name] / limits[name])
-    if not end_to_end[worst] <= limits[worst]:
-        raise GraphError(
-            f"graph {before.graph.name!r}: decomposed graph differs at {worst!r} by {end_to_end[worst]:.2e} "
-            f"(> {limits[worst]:.2e}, the larger of {TOLERANCE} and {_SENSITIVITY_FACTOR} times "
-            f"the {sensitivity[worst]:.2e} that one-ulp nudges of the inputs move it)"
-        )
-    if flips:
-        log.warning("%d ReLU/max-pool elements took the other branch after rounding; gradients compared node by node only", flips)
-    return DecompositionCheck(per_rule=per_rule, end_to_end=end_to_end, sensitivity=sensitivity, branch_flips=flips)
+
+def _slices(
+    nodes: list[onnx.NodeProto], types: dict[str, TensorType], constants: dict[str, np.ndarray]
+) -> list[list[onnx.NodeProto]]:
+    """``nodes`` in order, cut into slices whose non-constant inputs take at most ``_CHECK_BYTES``."""
+    slices: list[list[onnx.NodeProto]] = [[]]
+    seen: set[str] = set()
+    size = 0
+    for node in nodes:
+        tensors = {name for name in node.input if name and name not in constants and name not in seen}
+        added = sum(types[name].numel * types[name].dtype_bytes for name in tensors if name in types)
+        if slices[-1] and size + added > _CHECK_BYTES:
+            slices.append([])
+            seen, size = set(), 0
+            tensors = {name for name in node.input if name and name not in constants}
+            added = sum(types[name].numel * types[name].dtype_bytes for name in tensors if name in types)
+        slices[-1].append(node)
+        seen |= tensors
+        size += added
+    return [chunk for chunk in slices if chunk]
+
+
+def _compared(model: onnx.ModelProto) -> list[str]:
+    """The loss, every parameter's gradient, every updated parameter and BatchNorm statistic (not the
+    optimizer states, not the gradients of activations)."""
+    initialized = {init.name for init in model.graph.initializer}
+    states = {updated_name(value.name) for value in model.graph.input if value.name not in initialized}
+    outputs = [o.name for o in model.graph.output if o.name not in states]
+    written = {out for node in model.graph.node for out in node.output}
+    grads = [f"{name}_grad" for name in json.loads(model_meta(model)["parameters"]) if f"{name}_grad" in written]
+    return outputs + [name for name in grads if name not in outputs]
+
+
+def _judged(name: str, error: float, sensitivity: float) -> TensorCheck:
+    """The verdict on one tensor: its limit, and whether rounding leaves anything to compare."""
+    scaled = _SENSITIVITY_FACTOR * sensitivity
+    return TensorCheck(
+        name=name, error=error, sensitivity=sensitivity, limit=min(CAP, max(TOLERANCE, scaled)), held=scaled <= CAP
+    )
+
+
+def _pin_branches(
+    after: onnx.ModelProto,
+    *,
+    rewritten: Executable,
+    original: Executable,
+    feeds: dict[str, np.ndarray],
+    expected: dict[str, np.ndarray],
+    branches: dict[str, str],
+    flipped: dict[str, int],
+) -> tuple[Executable, dict[str, np.ndarray]] | None:
+    """``after`` with every branching op that flipped reading its input from ``before``, and those inputs.
+
+    Pinning one op can let another, downstream, flip: repeated until none does (at most
+    ``_PIN_ROUNDS`` times). None when nothing flipped.
+    """
+    if not any(flipped.values()):
+        return None
+    writer = producers(after.graph)
+    pins: dict[str, str] = {}  # branching op's input → its pinned graph input
+    for _ in range(_PIN_ROUNDS):
+        for output, count in flipped.items():
+            if count:
+                source = writer[output].input[0]
+                pins[source] = f"{source}.pinned"
+        pinned_feeds = {pins[name]: value for name, value in original.run(feeds, list(pins)).items()}
+        pinned = _pinned(rewritten, {writer[output].name for output in branches}, pins, pinned_feeds)
+        values = pinned.run(feeds | pinned_feeds, list(branches))
+        flipped = _flipped(expected, values, branches)
+        if not any(flipped.values()):
+            return pinned, pinned_feeds
+    raise GraphError(
+        f"graph {after.graph.name!r}: branching ops still flip after pinning {len(pins)} of them "
+        f"({_PIN_ROUNDS} rounds): {', '.join(o for o, c in flipped.items() if c)}"
+    )
+
+
+def _pinned(rewritten: Executable, readers: set[str], pins: dict[str, str], values: dict[str, np.ndarray]) -> Executable:
+    """A copy of ``rewritten`` in which the nodes ``readers`` read each tensor of ``pins`` from a graph
+    input, typed as its value in ``values``."""
+    model = onnx.ModelProto()
+    model.CopyFrom(rewritten.skeleton)
+    for node in model.graph.node:
+        if node.name in readers:
+            for index, name in enumerate(node.input):
+                if name in pins:
+                    node.input[index] = pins[name]
+    for pin in pins.values():
+        elem = helper.np_dtype_to_tensor_dtype(values[pin].dtype)
+        model.graph.input.append(helper.make_tensor_value_info(pin, elem, values[pin].shape))
+    return Executable(model, weights=rewritten.weights)
 
 
 def _sensitivity(
-    model: onnx.ModelProto,
+    original: Executable,
     feeds: dict[str, np.ndarray],
     expected: dict[str, np.ndarray],
     *,
@@ -233,7 +440,7 @@ def _sensitivity(
     magnitudes: dict[str, float],
     seed: int,
 ) -> dict[str, float]:
-    """How far float32 rounding moves each of ``names`` in ``expected``, the values of ``model`` on ``feeds``.
+    """How far float32 rounding moves each of ``names`` in ``expected``, the values of ``original`` on ``feeds``.
 
     The largest relative change over ``_NUDGES`` executions on nudged feeds. An execution in which a
     ReLU or max-pool element took the other branch is left out: its gradients jump at the kink, by
@@ -242,12 +449,13 @@ def _sensitivity(
     rng = np.random.default_rng(seed)
     sensitivity = dict.fromkeys(names, 0.0)
     for _ in range(_NUDGES):
-        nudged = run(model, {name: _nudged(value, rng) for name, value in feeds.items()}, names + list(branches))
-        if _flips(expected, nudged, branches):
+        nudged = original.run({name: _nudged(value, rng) for name, value in feeds.items()}, names + list(branches))
+        if any(_flipped(expected, nudged, branches).values()):
             continue
         for name in names:
             change = max_relative_error(expected[name], nudged[name], magnitude=magnitudes.get(name, 0.0))
             sensitivity[name] = max(sensitivity[name], change)
+        del nudged
     return sensitivity
 
 
@@ -259,9 +467,9 @@ def _nudged(value: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(value * factors)
 
 
-def _flips(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray], branches: dict[str, str]) -> int:
-    """Elements of the ReLU, LeakyReLU and max-pool outputs ``branches`` that took another branch in ``actual``."""
-    return sum(int(np.count_nonzero(_branch(expected[n], op) != _branch(actual[n], op))) for n, op in branches.items())
+def _flipped(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray], branches: dict[str, str]) -> dict[str, int]:
+    """Per ReLU, LeakyReLU and max-pool output of ``branches``: elements that took another branch in ``actual``."""
+    return {n: int(np.count_nonzero(_branch(expected[n], op) != _branch(actual[n], op))) for n, op in branches.items()}
 
 
 def _branch(values: np.ndarray, op_type: str) -> np.ndarray:
@@ -269,16 +477,21 @@ def _branch(values: np.ndarray, op_type: str) -> np.ndarray:
     return values if op_type == "MaxPool" else values > 0
 
 
+def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType]) -> onnx.ModelProto:
+    """``node`` of ``model`` as a model of its own, reading its inputs (constants included) as graph inputs."""
+    inputs = [name for name in dict.fromkeys(node.input) if name]
+    outputs = [name for name in node.output if name]
+    return _standalone(
+        f"{node.name}_alone", [node], inputs, outputs, types, opset_imports=model.opset_import, ir_version=model.ir_version
+    )
+
+
 def _magnitudes(
     node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType], values: dict[str, np.ndarray]
 ) -> dict[str, float]:
     """Largest value of each output of ``node`` (of ``model``) run on the absolute values of its inputs."""
-    inputs = [name for name in dict.fromkeys(node.input) if name]
     outputs = [name for name in node.output if name]
-    single = _standalone(
-        f"{node.name}_magnitude", [node], inputs, outputs, types, opset_imports=model.opset_import, ir_version=model.ir_version
-    )
-    absolute = run(single, {name: np.abs(values[name]) for name in inputs}, outputs)
+    absolute = run(_alone(node, model, types), {name: np.abs(values[name]) for name in node.input if name}, outputs)
     return {name: float(np.max(absolute[name])) for name in outputs}
 
 

@@ -3,22 +3,38 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
-from traincost.frontend.onnx_graph import initializer_map, model_meta
+from traincost.frontend.onnx_graph import initializer_map, model_meta, producers
 from traincost.models.signature import InputSpec, draw_tensors
 
-__all__ = ["run", "example_feeds", "record_shapes", "max_relative_error"]
+__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error"]
 
 _PROVIDERS = ["CPUExecutionProvider"]
-# How many tensors ``record_shapes`` fetches per execution.
-_RECORD_CHUNK = 600
+# Initializers with at least this many elements are fed as inputs (shape tensors stay initializers).
+_WEIGHT_MIN_ELEMENTS = 4096
+# Ops whose output shape depends on the values of their data or float inputs.
+_DATA_SHAPED_OPS = frozenset({"NonZero", "Unique", "Compress", "NonMaxSuppression", "Resize", "Upsample"})
+# Element types of the inputs an output shape can depend on (shapes, indices, axes, sizes).
+_INDEX_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32})
+# ONNX Runtime's type strings → numpy dtypes.
+_NUMPY_TYPES = {
+    "tensor(float)": "float32",
+    "tensor(double)": "float64",
+    "tensor(float16)": "float16",
+    "tensor(int64)": "int64",
+    "tensor(int32)": "int32",
+    "tensor(int8)": "int8",
+    "tensor(uint8)": "uint8",
+    "tensor(bool)": "bool",
+}
 
 
 def _session(model: onnx.ModelProto) -> ort.InferenceSession:
@@ -26,10 +42,109 @@ def _session(model: onnx.ModelProto) -> ort.InferenceSession:
     options.log_severity_level = 3
     # Run the graph as written: no fusion may hide a wrong rewrite.
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    # Without the arena, what a run frees goes back to the system: GPT-2 124M's peak stays one run's.
+    options.enable_cpu_mem_arena = False
     try:
         return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=_PROVIDERS)
     except Exception as err:  # onnxruntime raises its own exception classes for invalid graphs
         raise GraphError(f"graph {model.graph.name!r}: ONNX Runtime cannot load it ({err})") from err
+
+
+class Executable:
+    """A graph to execute many times: its weights once as arrays, fed as inputs to sessions of its skeleton.
+
+    The skeleton is the graph without its large initializers (each becomes a graph input), so a
+    session for another set of outputs, or for the part of the graph they depend on, serialises the
+    structure only, and ONNX Runtime reads the weights from the arrays instead of keeping a copy.
+    The session of the last set of outputs is kept.
+    """
+
+    __slots__ = ("skeleton", "weights", "_session")
+
+    def __init__(self, model: onnx.ModelProto, *, weights: Mapping[str, np.ndarray] | None = None) -> None:
+        """Args:
+        model: the graph.
+        weights: arrays already made for initializers of the same names and values (those of the
+            graph ``model`` was rewritten from, or ``model`` is a skeleton of): shared, not copied.
+        """
+        shared = weights or {}
+        skeleton = onnx.ModelProto()
+        skeleton.CopyFrom(model)
+        graph = skeleton.graph
+        declared = {value.name for value in graph.input}
+        weights: dict[str, np.ndarray] = {}
+        kept = []
+        for init in graph.initializer:
+            if math.prod(init.dims) < _WEIGHT_MIN_ELEMENTS:
+                kept.append(init)
+                continue
+            weights[init.name] = shared[init.name] if init.name in shared else numpy_helper.to_array(init)
+            if init.name not in declared:
+                graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+        del graph.initializer[:]
+        graph.initializer.extend(kept)
+        fed = {value.name for value in graph.input}
+        weights |= {name: value for name, value in shared.items() if name in fed and name not in weights}
+        self.skeleton = skeleton
+        self.weights = weights
+        self._session: tuple[tuple[str, ...], ort.InferenceSession] | None = None
+
+    def run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """Execute the graph once and return the named tensors (all graph outputs by default)."""
+        wanted = tuple(outputs) if outputs is not None else tuple(o.name for o in self.skeleton.graph.output)
+        if self._session is None or self._session[0] != wanted:
+            self._session = None  # one session at a time
+            self._session = (wanted, _session(self._with_outputs(wanted)))
+        session = self._session[1]
+        accepted = {i.name for i in session.get_inputs()}
+        given = {name: value for name, value in self.weights.items() if name in accepted}
+        given |= {name: value for name, value in feeds.items() if name in accepted}
+        values = session.run(list(wanted), given)
+        return dict(zip(wanted, values, strict=True))
+
+    def inferred_types(
+        self, names: Sequence[str], declared: Sequence[onnx.ValueInfoProto] = ()
+    ) -> dict[str, onnx.ValueInfoProto]:
+        """The tensors of ``names`` that ONNX Runtime's shape inference types completely, without executing.
+
+        Only the types ``declared`` are given (not those recorded in the graph). Rank-0 tensors are
+        left out: ONNX Runtime reports an unknown shape as an empty one.
+        """
+        skeleton = onnx.ModelProto()
+        skeleton.CopyFrom(self.skeleton)
+        del skeleton.graph.value_info[:]
+        skeleton.graph.value_info.extend(declared)
+        del skeleton.graph.output[:]
+        skeleton.graph.output.extend(helper.make_empty_tensor_value_info(name) for name in names)
+        typed = {}
+        for value in _session(skeleton).get_outputs():
+            dims = value.shape
+            if value.type in _NUMPY_TYPES and dims and all(isinstance(d, int) for d in dims):
+                elem = helper.np_dtype_to_tensor_dtype(np.dtype(_NUMPY_TYPES[value.type]))
+                typed[value.name] = helper.make_tensor_value_info(value.name, elem, dims)
+        return typed
+
+    def _with_outputs(self, names: Sequence[str]) -> onnx.ModelProto:
+        """The skeleton with only the nodes ``names`` depend on, and ``names`` as its outputs."""
+        nodes = self.skeleton.graph.node
+        writer = {out: index for index, node in enumerate(nodes) for out in node.output if out}
+        needed: set[int] = set()
+        stack = list(names)
+        while stack:
+            index = writer.get(stack.pop())
+            if index is not None and index not in needed:
+                needed.add(index)
+                stack.extend(nodes[index].input)
+        model = onnx.ModelProto()
+        model.CopyFrom(self.skeleton)
+        graph = model.graph
+        kept = [node for index, node in enumerate(graph.node) if index in needed]
+        del graph.node[:]
+        graph.node.extend(kept)
+        typed = {value.name: value for value in [*graph.output, *graph.value_info]}
+        del graph.output[:]
+        graph.output.extend(typed.get(name) or helper.make_empty_tensor_value_info(name) for name in names)
+        return model
 
 
 def run(
@@ -39,20 +154,10 @@ def run(
 ) -> dict[str, np.ndarray]:
     """Execute ``model`` once and return the named outputs (all graph outputs by default).
 
-    Intermediate tensors can be asked for by name: they are made graph outputs of a copy.
+    Intermediate tensors can be asked for by name. To execute a graph more than once, make an
+    ``Executable`` of it.
     """
-    graph_outputs = [o.name for o in model.graph.output]
-    wanted = list(outputs) if outputs is not None else graph_outputs
-    extra = [name for name in wanted if name not in graph_outputs]
-    if extra:
-        model_copy = onnx.ModelProto()
-        model_copy.CopyFrom(model)
-        model_copy.graph.output.extend(helper.make_empty_tensor_value_info(name) for name in extra)
-        model = model_copy
-    session = _session(model)
-    accepted = {i.name for i in session.get_inputs()}
-    values = session.run(wanted, {k: v for k, v in feeds.items() if k in accepted})
-    return dict(zip(wanted, values, strict=True))
+    return Executable(model).run(feeds, outputs)
 
 
 def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -> dict[str, np.ndarray]:
@@ -91,26 +196,90 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
 def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
     """Write the shape and element type of every node output into ``model.graph.value_info``.
 
-    ONNX shape inference cannot type com.microsoft ops, so the shapes are recorded by running the
-    graph once; this is exact for the fixed-shape graphs traincost builds.
+    ONNX shape inference types the standard ops; ONNX Runtime's, when it loads the graph, the
+    com.microsoft ops ONNX cannot. An op whose output shape depends on values (an embedding's
+    GatherGrad reads it from a shape tensor) or a rank-0 output ONNX Runtime cannot tell from an
+    unknown shape is typed by executing the op alone, on the values of its small integer inputs
+    (shapes, indices, axes: fetched by executing what they depend on) and zeros for its float and
+    large ones (data); then ONNX Runtime types what follows, until every tensor is typed. Ops whose
+    output shape depends on data or float values (``_DATA_SHAPED_OPS``) are executed in the whole
+    graph. Exact for the fixed-shape graphs traincost builds.
     """
     graph = model.graph
     names = [out for node in graph.node for out in node.output if out]
-    typed = {}
-    # Outputs are fetched a slice at a time: ONNX Runtime frees every tensor not asked for, so
-    # memory stays near one execution's even for GPT-2 124M with Adam.
-    for first in range(0, len(names), _RECORD_CHUNK):
-        chunk = names[first : first + _RECORD_CHUNK]
-        values = run(model, feeds, chunk)
-        for name in chunk:
-            elem = helper.np_dtype_to_tensor_dtype(values[name].dtype)
-            typed[name] = helper.make_tensor_value_info(name, elem, values[name].shape)
-        del values
+    executable = Executable(model)
+    typed = _onnx_types(executable.skeleton)
+    typed |= executable.inferred_types([name for name in names if name not in typed], list(typed.values()))
+    writers = producers(graph)
+    sources = {value.name: value for value in executable.skeleton.graph.input}
+    constants = initializer_map(executable.skeleton.graph)
+    while unknown := [name for name in names if name not in typed]:
+        ready = [n for n in unknown if all(not i or i in typed or i in sources or i in constants for i in writers[n].input)]
+        frontier = list({id(writers[n]): writers[n] for n in ready or unknown}.values())
+        for node in frontier:
+            outputs = [out for out in node.output if out]
+            if node.op_type in _DATA_SHAPED_OPS or not ready:
+                values = executable.run(feeds, outputs)
+            else:
+                values = _run_alone(node, executable, feeds, typed | sources, constants)
+            for name in outputs:
+                elem = helper.np_dtype_to_tensor_dtype(values[name].dtype)
+                typed[name] = helper.make_tensor_value_info(name, elem, values[name].shape)
+        typed |= executable.inferred_types([name for name in names if name not in typed], list(typed.values()))
     for output in graph.output:
         if output.name in typed:
             output.CopyFrom(typed.pop(output.name))
     del graph.value_info[:]
-    graph.value_info.extend(typed.values())
+    graph.value_info.extend(typed[name] for name in names if name in typed)
+
+
+def _onnx_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
+    """The tensors ONNX shape inference types completely (rank 0 included)."""
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    typed = {}
+    for value in inferred.graph.value_info:
+        tensor = value.type.tensor_type
+        if tensor.elem_type and tensor.HasField("shape") and all(d.HasField("dim_value") for d in tensor.shape.dim):
+            typed[value.name] = value
+    return typed
+
+
+def _run_alone(
+    node: onnx.NodeProto,
+    executable: Executable,
+    feeds: Mapping[str, np.ndarray],
+    types: Mapping[str, onnx.ValueInfoProto],
+    constants: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """The outputs of ``node`` executed alone, on the values of its small integer inputs and zeros for the others."""
+    inputs = [name for name in dict.fromkeys(node.input) if name and name not in constants]
+    dims = {name: [d.dim_value for d in types[name].type.tensor_type.shape.dim] for name in inputs}
+    small = [
+        name
+        for name in inputs
+        if math.prod(dims[name]) < _WEIGHT_MIN_ELEMENTS and types[name].type.tensor_type.elem_type in _INDEX_TYPES
+    ]
+    given = dict(feeds) | executable.weights
+    values = {name: given[name] for name in small if name in given}
+    missing = [name for name in small if name not in values]
+    if missing:
+        values |= executable.run(feeds, missing)
+    for name in inputs:
+        if name not in values:
+            elem = types[name].type.tensor_type.elem_type
+            values[name] = np.zeros(dims[name], dtype=helper.tensor_dtype_to_np_dtype(elem))
+    outputs = [out for out in node.output if out]
+    graph = helper.make_graph(
+        [node],
+        f"{node.name}_alone",
+        [types[name] for name in inputs],
+        [helper.make_empty_tensor_value_info(name) for name in outputs],
+        initializer=[numpy_helper.from_array(constants[name], name) for name in dict.fromkeys(node.input) if name in constants],
+    )
+    alone = helper.make_model(graph, opset_imports=list(executable.skeleton.opset_import))
+    alone.ir_version = executable.skeleton.ir_version
+    values = _session(alone).run(outputs, values)
+    return dict(zip(outputs, values, strict=True))
 
 
 def max_relative_error(expected: np.ndarray, actual: np.ndarray, *, magnitude: float = 0.0) -> float:
@@ -119,11 +288,14 @@ def max_relative_error(expected: np.ndarray, actual: np.ndarray, *, magnitude: f
     ``magnitude`` is the size float32 rounding scales with when it exceeds the values themselves,
     e.g. the largest sum of absolute terms for a tensor of sums that cancel.
     """
-    expected = np.asarray(expected, dtype=np.float64)
-    actual = np.asarray(actual, dtype=np.float64)
+    # Float tensors are compared in their own precision (a float64 copy of GPT-2's logits is 400 MB);
+    # float32 rounds the difference of two values this close by less than one of their ulps.
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    if not np.issubdtype(expected.dtype, np.floating):
+        expected, actual = expected.astype(np.float64), actual.astype(np.float64)
     if expected.shape != actual.shape:
         return float("inf")
     if expected.size == 0:
         return 0.0
     scale = max(float(np.max(np.abs(expected))), magnitude, 1e-12)
-    return float(np.max(np.abs(actual - expected)) / scale)
+    return float(np.max(np.abs(actual - expected))) / scale

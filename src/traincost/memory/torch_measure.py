@@ -13,26 +13,9 @@ import torch
 
 from traincost import models
 from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.optimizer_check import torch_optimizer
 
 __all__ = ["measure_torch_memory", "torch_optimizer"]
-
-
-def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
-    """The ``torch.optim`` optimizer that ``spec`` describes."""
-    match spec.kind:
-        case "sgd":
-            return torch.optim.SGD(params, lr=spec.lr, weight_decay=spec.weight_decay)
-        case "sgd_momentum":
-            return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
-        case "adam":
-            return torch.optim.Adam(
-                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
-            )
-        case "adamw":
-            return torch.optim.AdamW(
-                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
-            )
-    raise AssertionError(spec.kind)
 
 
 def measure_torch_memory(
