@@ -158,8 +158,9 @@ def _gradient_builder_input(model: onnx.ModelProto, directory: Path) -> onnx.Mod
     """
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
+    # small tensors (shapes, pads, axes: what shape inference must read) stay in the graph
     external_data_helper.convert_model_to_external_data(
-        copy, all_tensors_to_one_file=True, location=_WEIGHTS_FILE, size_threshold=0
+        copy, all_tensors_to_one_file=True, location=_WEIGHTS_FILE, size_threshold=1024
     )
     external_data_helper.write_external_data_tensors(copy, str(directory))
     for node in copy.graph.node:
