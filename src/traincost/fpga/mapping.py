@@ -53,13 +53,9 @@ class _Mapper:
 
     def better(self, plan: Replanner, k: int, device: int, beat_s: float) -> Schedule | None:
         """The schedule with sub-operation ``k`` moved to ``device`` if it is shorter than ``beat_s`` and fits every DRAM."""
-        beat_s *= 1 - 1e-12  # strictly shorter, so re-mapping can never cycle
-        if plan.latency_if_moved(k, device, beat_s) is None:
-            return None
-        trial = plan.assign.copy()
-        trial[k] = device
-        full = self.schedule(trial)
-        return full if full.latency_s < beat_s and full.fits(self.capacity) else None
+        # strictly shorter, so re-mapping can never cycle
+        schedule = plan.schedule_if_moved(k, device, beat_s * (1 - 1e-12))
+        return schedule if schedule is not None and schedule.fits(self.capacity) else None
 
     def dram_aware(self) -> np.ndarray:
         graph, n_acc = self.graph, len(self.capacity)

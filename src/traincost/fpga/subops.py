@@ -32,6 +32,8 @@ class SubOpGraph:
     seconds: np.ndarray  # (sub-operations, accelerators) compute latency
     preds: tuple[tuple[tuple[int, float], ...], ...]  # per sub-op: (predecessor, bytes it sends)
     succs: tuple[tuple[int, ...], ...]
+    edge_src: np.ndarray  # every edge's producer sub-operation (the pairs of ``preds``, flat)
+    edge_dst: np.ndarray  # and its consumer
     out_bytes: np.ndarray  # bytes a sub-op's outputs keep in DRAM until its last reader finishes
     state_bytes: np.ndarray  # weights and optimizer states a sub-op needs where it runs (one copy per device and DAG node)
     ratio: tuple[int, ...]
@@ -87,6 +89,8 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
         seconds=seconds,
         preds=tuple(tuple(p) for p in preds),
         succs=tuple(tuple(s) for s in succs),
+        edge_src=np.array([s for incoming in preds for s, _ in incoming], dtype=np.int64),
+        edge_dst=np.array([d for d, incoming in enumerate(preds) for _ in incoming], dtype=np.int64),
         out_bytes=out_bytes,
         state_bytes=dag.state_bytes[node],
         ratio=ratio,
