@@ -116,10 +116,15 @@ def _best_single(
 
 
 def map_ratio(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], ratio: Sequence[int], *, bandwidth_gb_per_s: float
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    ratio: Sequence[int],
+    *,
+    bandwidth_gb_per_s: float,
+    seconds_cache: dict[tuple[int, int, int], float] | None = None,
 ) -> MappingResult:
-    """MTrain-Mapping of the graph partitioned by ``ratio``."""
-    graph = partition(dag, ratio, accelerators)
+    """MTrain-Mapping of the graph partitioned by ``ratio`` (``seconds_cache``: as in ``partition``)."""
+    graph = partition(dag, ratio, accelerators, seconds_cache=seconds_cache)
     capacity = np.array([ip.device.dram_bytes for ip in accelerators])
     names = tuple(ip.device.name for ip in accelerators)
     return mtrain_mapping(graph, capacity_bytes=capacity, bandwidth_bytes_per_s=bandwidth_gb_per_s * 1e9, names=names)
@@ -132,7 +137,7 @@ class RatioMapper:
     def __init__(
         self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, bandwidth_gb_per_s: float, workers: int = 1
     ) -> None:
-        self._args = (dag, tuple(accelerators), bandwidth_gb_per_s)
+        self._args = (dag, tuple(accelerators), bandwidth_gb_per_s, {})
         self._cache: dict[tuple[int, ...], MappingResult | None] = {}
         self._pool = None
         if workers > 1:
@@ -163,9 +168,11 @@ class RatioMapper:
 _INSTALLED: tuple | None = None
 
 
-def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], bandwidth_gb_per_s: float) -> None:
+def _install(
+    dag: TrainingDag, accelerators: tuple[TrainingIp, ...], bandwidth_gb_per_s: float, seconds_cache: dict
+) -> None:
     global _INSTALLED  # noqa: PLW0603 (one search's inputs per worker process)
-    _INSTALLED = (dag, accelerators, bandwidth_gb_per_s)
+    _INSTALLED = (dag, accelerators, bandwidth_gb_per_s, seconds_cache)
 
 
 def _map_installed(ratio: tuple[int, ...]) -> MappingResult | None:
@@ -173,10 +180,14 @@ def _map_installed(ratio: tuple[int, ...]) -> MappingResult | None:
 
 
 def _try_map(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], bandwidth_gb_per_s: float, ratio: tuple[int, ...]
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    bandwidth_gb_per_s: float,
+    seconds_cache: dict[tuple[int, int, int], float],
+    ratio: tuple[int, ...],
 ) -> MappingResult | None:
     try:
-        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
+        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s, seconds_cache=seconds_cache)
     except ConfigError:
         return None  # the DRAM cannot hold this ratio
 

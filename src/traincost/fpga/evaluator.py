@@ -93,15 +93,22 @@ class Replanner:
         n = len(self.assign)
         self._now = _Timing(self.assign.tolist(), [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * self._n_acc, bytearray(n))
         self._free_at = [0.0] * n  # when its accelerator comes free for each sub-operation
-        self._duration, self._binding, self._queue_prev = [0.0] * n, [-1] * n, [-1] * n
+        self._duration, self._binding, self._queue_prev, self._queue_next = [0.0] * n, [-1] * n, [-1] * n, [-1] * n
         self._free_before: list[tuple[float, ...]] = [()] * n
+        self._tail, self._parent, self._settled = [0.0] * n, [-1] * n, [0.0] * n
+        self._tails_from = n  # the tails are those of the current mapping from this sub-operation on
         self._retime(0)
 
     def move(self, k: int, device: int) -> None:
         """Adopt the current mapping with sub-operation ``k`` on ``device``."""
+        was, on = self._now.device[k], self._now.device
+        # a tail runs through later sub-operations only: past k and the successors whose transfers from k
+        # come or go, the tails stand
+        changed = max((s for s in self._succs[k] if on[s] in (was, device)), default=k)
+        self._tails_from = max(self._tails_from, changed + 1)
         self.assign = self.assign.copy()
         self.assign[k] = device
-        self._now.device[k] = device
+        on[k] = device
         self._retime(k)
 
     def schedule(self) -> Schedule:
@@ -114,6 +121,7 @@ class Replanner:
             return None
         if self._latency >= beat_s and not (self._on_chain[k] or any(self._on_chain[s] for s in self._succs[k])):
             return None  # the binding chain behind the last finish keeps its length or grows
+        self._tails(k + 1)
         now = self._now
         changed = bytearray(len(now.device))
         changed[k] = 1
@@ -198,6 +206,10 @@ class Replanner:
         """What ``shed`` (successors of the moved sub-operation, each with the seconds it loses) takes off
         the chain of sub-operation ``k``'s tail: the sum over those on it (each an ancestor of ``k`` in the
         forest of tail chains)."""
+        if not shed:
+            return 0.0
+        if not self._enter:  # numbered when first needed after each re-timing
+            self._number_chains()
         enter, leave = self._enter, self._leave
         return sum(t for s, t in shed if s > k and enter[s] <= enter[k] < leave[s])
 
@@ -208,6 +220,7 @@ class Replanner:
         device, start, end, incoming = now.device, now.start, now.end, now.incoming
         seconds, preds, duration, binding = self._seconds, self._preds, self._duration, self._binding
         queue_prev = self._queue_prev
+        queue_next = self._queue_next
         free = now.free = list(self._free_before[first]) if first > 0 else [0.0] * self._n_acc
         last = [-1] * self._n_acc  # the last sub-operation before ``first`` on each accelerator
         for j in range(first - 1, -1, -1):
@@ -215,6 +228,9 @@ class Replanner:
                 last[device[j]] = j
                 if min(last) >= 0:
                     break
+        for q in last:
+            if q >= 0:
+                queue_next[q] = -1
         for k in range(first, n):
             self._free_before[k] = tuple(free)
             d = device[k]
@@ -225,7 +241,9 @@ class Replanner:
                 if device[p] != d:
                     received += nbytes
             duration[k] = received / bandwidth + seconds[k][d]
-            queue_prev[k] = last[d]
+            queue_prev[k], queue_next[k] = last[d], -1
+            if last[d] >= 0:
+                queue_next[last[d]] = k
             self._free_at[k] = free[d]
             binding[k] = last[d] if free[d] >= ready and free[d] > 0.0 else latest
             start[k] = free[d] if free[d] > ready else ready
@@ -234,42 +252,48 @@ class Replanner:
             last[d] = k
         self._max_before = np.maximum.accumulate([0.0, *end[:-1]]).tolist() if end else [0.0]
         self._latency = max(end, default=0.0)
-        self._tail = self._tails()
-        self._settled = [e + t for e, t in zip(end, self._tail, strict=True)]
+        self._settled_from = n  # end + tail: from this sub-operation on
+        self._enter = []
         self._on_chain = [False] * n
         k = int(np.argmax(end)) if n else -1
         while k >= 0:
             self._on_chain[k] = True
             k = binding[k]
 
-    def _tails(self) -> list[float]:
-        """Per sub-operation: the longest chain of durations after it finishes, through its successors
-        and the next sub-operation on its accelerator; and the forest those chains form (a sub-operation's
-        parent is the next on its chain, always a later one), numbered in pre-order: the descendants of
-        ``s`` are numbered from ``enter[s]`` to ``leave[s]``, exclusive."""
-        duration, succs = self._duration, self._succs
-        n = len(duration)
-        queue_next = [-1] * n
-        for k, q in enumerate(self._queue_prev):
-            if q >= 0:
-                queue_next[q] = k
-        tail, parent = [0.0] * n, [-1] * n
-        for k in range(n - 1, -1, -1):
-            longest, via = 0.0, -1
-            for s in succs[k]:
-                if duration[s] + tail[s] > longest:
-                    longest, via = duration[s] + tail[s], s
-            q = queue_next[k]
-            if q >= 0 and duration[q] + tail[q] > longest:
-                longest, via = duration[q] + tail[q], q
-            tail[k], parent[k] = longest, via
+    def _tails(self, first: int) -> None:
+        """Makes the tails hold from sub-operation ``first`` on: per sub-operation, the longest chain of
+        durations after it finishes, through its successors and the next sub-operation on its
+        accelerator (and the next sub-operation on that chain); and its finish plus its tail."""
+        if first < self._tails_from:
+            duration, succs, queue_next, tail, parent = self._duration, self._succs, self._queue_next, self._tail, self._parent
+            for k in range(self._tails_from - 1, first - 1, -1):
+                longest, via = 0.0, -1
+                for s in succs[k]:
+                    if duration[s] + tail[s] > longest:
+                        longest, via = duration[s] + tail[s], s
+                q = queue_next[k]
+                if q >= 0 and duration[q] + tail[q] > longest:
+                    longest, via = duration[q] + tail[q], q
+                tail[k], parent[k] = longest, via
+            self._tails_from, self._enter = first, []
+        if first < self._settled_from:
+            end, tail, settled = self._now.end, self._tail, self._settled
+            for k in range(first, self._settled_from):
+                settled[k] = end[k] + tail[k]
+            self._settled_from = first
+
+    def _number_chains(self) -> None:
+        """Numbers the forest of tail chains from ``_tails_from`` on (a sub-operation's parent is the next on
+        its chain, always a later one) in pre-order: the descendants of ``s`` get ``enter[s]`` to
+        ``leave[s]``, exclusive."""
+        parent, n, first = self._parent, len(self._parent), self._tails_from
         size = [1] * n
-        for k in range(n):  # children come before their parent
+        for k in range(first, n):  # children come before their parent
             if parent[k] >= 0:
                 size[parent[k]] += size[k]
         enter, slot = [0] * n, [0] * n  # slot: where a sub-operation's next child's numbers start
         roots = 0
-        for k in range(n - 1, -1, -1):  # parents before their children
+        for k in range(n - 1, first - 1, -1):  # parents before their children
             p = parent[k]
             if p < 0:
                 enter[k], roots = roots, roots + size[k]
@@ -278,7 +302,6 @@ class Replanner:
                 slot[p] += size[k]
             slot[k] = enter[k] + 1
         self._enter, self._leave = enter, [e + z for e, z in zip(enter, size, strict=True)]
-        return tail
 
     def _schedule(self, timing: _Timing) -> Schedule:
         graph, n_acc = self._graph, self._n_acc

@@ -43,8 +43,15 @@ class SubOpGraph:
         return len(self.node)
 
 
-def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[TrainingIp]) -> SubOpGraph:
-    """G*_model for ``ratio`` (samples per branch, one branch per accelerator).
+def partition(
+    dag: TrainingDag,
+    ratio: Sequence[int],
+    accelerators: Sequence[TrainingIp],
+    *,
+    seconds_cache: dict[tuple[int, int, int], float] | None = None,
+) -> SubOpGraph:
+    """G*_model for ``ratio`` (samples per branch, one branch per accelerator). ``seconds_cache`` keeps
+    the compute latency per (DAG node, accelerator, samples) across the ratios of one search.
 
     Raises:
         ConfigError: a ratio of the wrong length, with a negative share, or summing to nothing.
@@ -77,7 +84,7 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
     for n, ids in enumerate(members):
         for k in ids:
             out_bytes[k] = dag.out_bytes[n, 0] * samples[k] + dag.out_bytes[n, 1]
-    seconds = _latencies(dag, members, samples, accelerators)
+    seconds = _latencies(dag, members, samples, accelerators, {} if seconds_cache is None else seconds_cache)
     succs: list[list[int]] = [[] for _ in node]
     for d, incoming in enumerate(preds):
         for s, _ in incoming:
@@ -98,12 +105,22 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
     )
 
 
-def _latencies(dag: TrainingDag, members: list[list[int]], samples: list[int], accelerators: Sequence[TrainingIp]) -> np.ndarray:
+def _latencies(
+    dag: TrainingDag,
+    members: list[list[int]],
+    samples: list[int],
+    accelerators: Sequence[TrainingIp],
+    cache: dict[tuple[int, int, int], float],
+) -> np.ndarray:
     """(sub-operations, accelerators): compute seconds of each sub-operation at its batch share."""
     seconds = np.zeros((len(samples), len(accelerators)))
     for n, ids in enumerate(members):
-        costs = dag.costs.take(dag.ops[n])  # once per DAG node, for all its branches
+        costs = None  # a DAG node's ops, taken once for all its branches if any latency is new
         for k in ids:
             for a, ip in enumerate(accelerators):
-                seconds[k, a] = costs.seconds(ip, samples[k])
+                key = (n, a, samples[k])
+                if key not in cache:
+                    costs = dag.costs.take(dag.ops[n]) if costs is None else costs
+                    cache[key] = costs.seconds(ip, samples[k])
+                seconds[k, a] = cache[key]
     return seconds
