@@ -248,7 +248,6 @@ def test_re_mapping_ends_at_a_fixed_point(chain) -> None:
             assert not (moved.latency_s < latency_s * (1 - 1e-12) and moved.fits(capacity)), (k, device)
 
 
-
 def test_replanner_prunes_only_moves_a_full_re_timing_rejects(chain) -> None:
     """A move the Replanner judges is kept exactly when the full list schedule of the moved mapping is
     below the latency to beat, and its schedule is that full schedule bit for bit; also after moves,

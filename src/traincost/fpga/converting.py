@@ -168,9 +168,7 @@ class RatioMapper:
 _INSTALLED: tuple | None = None
 
 
-def _install(
-    dag: TrainingDag, accelerators: tuple[TrainingIp, ...], bandwidth_gb_per_s: float, seconds_cache: dict
-) -> None:
+def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], bandwidth_gb_per_s: float, seconds_cache: dict) -> None:
     global _INSTALLED  # noqa: PLW0603 (one search's inputs per worker process)
     _INSTALLED = (dag, accelerators, bandwidth_gb_per_s, seconds_cache)
 

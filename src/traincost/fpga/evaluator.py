@@ -170,7 +170,12 @@ class Replanner:
         seconds, preds, succs, bandwidth, tail = self._seconds, self._preds, self._succs, self._bandwidth, self._tail
         free_at, settled = self._free_at, self._settled
         device, start, end, incoming, free, changed = (
-            timing.device, timing.start, timing.end, timing.incoming, timing.free, timing.changed
+            timing.device,
+            timing.start,
+            timing.end,
+            timing.incoming,
+            timing.free,
+            timing.changed,
         )
         for k in range(first, stop):
             d = device[k]
@@ -190,9 +195,7 @@ class Replanner:
             begin = free[d] if free[d] > ready else ready
             finish = begin + (received / bandwidth + seconds[k][d])
             if finish >= beat_s or (
-                bound_s is not None
-                and finish + tail[k] >= bound_s
-                and finish + tail[k] >= bound_s + self._shed_behind(k, shed)
+                bound_s is not None and finish + tail[k] >= bound_s and finish + tail[k] >= bound_s + self._shed_behind(k, shed)
             ):
                 return False
             if finish != end[k]:
