@@ -234,8 +234,9 @@ class Replanner:
         for q in last:
             if q >= 0:
                 queue_next[q] = -1
+        free_before, free_at = self._free_before, self._free_at
         for k in range(first, n):
-            self._free_before[k] = tuple(free)
+            free_before[k] = tuple(free)
             d = device[k]
             ready, latest, received = 0.0, -1, 0.0
             for p, nbytes in preds[k]:
@@ -243,14 +244,15 @@ class Replanner:
                     ready, latest = end[p], p
                 if device[p] != d:
                     received += nbytes
-            duration[k] = received / bandwidth + seconds[k][d]
-            queue_prev[k], queue_next[k] = last[d], -1
-            if last[d] >= 0:
-                queue_next[last[d]] = k
-            self._free_at[k] = free[d]
-            binding[k] = last[d] if free[d] >= ready and free[d] > 0.0 else latest
-            start[k] = free[d] if free[d] > ready else ready
-            end[k] = free[d] = start[k] + duration[k]
+            took = duration[k] = received / bandwidth + seconds[k][d]
+            came_free, before = free[d], last[d]
+            queue_prev[k], queue_next[k] = before, -1
+            if before >= 0:
+                queue_next[before] = k
+            free_at[k] = came_free
+            binding[k] = before if came_free >= ready and came_free > 0.0 else latest
+            begin = start[k] = came_free if came_free > ready else ready
+            end[k] = free[d] = begin + took
             incoming[k] = received
             last[d] = k
         self._max_before = np.maximum.accumulate([0.0, *end[:-1]]).tolist() if end else [0.0]
