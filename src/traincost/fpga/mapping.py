@@ -10,7 +10,7 @@
 3. **Data locality aware re-mapping.** Every sub-operation is tried on the accelerators of its
    predecessors and successors; the best shortening move is kept; repeat until none helps.
 
-Every accepted mapping is evaluated in full (``evaluate_mapping``) and must fit each DRAM.
+Every accepted mapping has its full list schedule (``evaluate_mapping``'s, bit for bit) and must fit each DRAM.
 """
 
 from __future__ import annotations
