@@ -5,23 +5,27 @@ cluster 3, whose DFS the paper estimated at 22 days, in steps of 2).
 
     python bench/mtrain_search.py                               # AlexNet and ResNet-18 on clusters 1-3
     python bench/mtrain_search.py --models resnet18 --clusters cluster3 --workers 2
+    python bench/mtrain_search.py --pairs 4 --workers 2          # Figure 12's job for 4 pairs of FPGAs
 
 Throughputs come from our reconstructed IP models and are not expected to match the paper's; the
 search times are the point (the issue's bars: Converting under 10 s per Table III cell, the DFS under
-2 minutes on clusters 1 and 2 and under 15 minutes on cluster 3, on 2 cores).
+60 s per cell, and each Figure 12 job, one per cluster size, under 2 minutes, on 2 cores). ``--pairs``
+runs Figure 12's jobs instead (the config's scaling model, cluster, bandwidths and ratio step), one per
+cluster size, and prints the search time per bandwidth and the job's wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from traincost.fpga.devices import load_fpga_catalog
-from traincost.fpga.study import table3_row
-from traincost.fpga.training_dag import training_dag
+from traincost.fpga.devices import FpgaCatalog, load_fpga_catalog
+from traincost.fpga.study import scaling_rows, table3_row
+from traincost.fpga.training_dag import TrainingDag, training_dag
 from traincost.frontend.decompose import decompose
 from traincost.frontend.export import export_model
 from traincost.frontend.lower import lower
@@ -36,19 +40,19 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["alexnet", "resnet18"], help="keys of the config's mtrain.workloads")
     parser.add_argument("--clusters", nargs="+", default=["cluster1", "cluster2", "cluster3"])
     parser.add_argument("--workers", type=int, default=1, help="processes mapping candidate ratios")
+    parser.add_argument("--pairs", type=int, nargs="+", help="Figure 12's jobs for these cluster sizes instead of Table III")
     args = parser.parse_args()
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
     study = config["mtrain"]
     catalog = load_fpga_catalog(REPO / study["devices"])
+    if args.pairs:
+        scaling(config, catalog, args.pairs, args.workers)
+        return
     paper = pd.read_csv(REPO / "data/paper/mtrain.csv")
     paper = paper[paper["claim"] == "table3"].pivot_table(index=["model", "cluster"], columns="metric", values="value")
     rows = []
     for model in args.models:
-        workload = config["workloads"][study["workloads"][model]]
-        step = lower(
-            decompose(build_train_step(export_model(workload["model"], batch=1, seed=0), OptimizerSpec(kind="sgd", lr=0.01)))
-        )
-        dag = training_dag(step)
+        dag = _dag(config, model)
         for name in args.clusters:
             row = table3_row(
                 dag, catalog.clusters[name], bandwidth_gb_per_s=3.0, step=study["ratio_step"][name], workers=args.workers
@@ -71,6 +75,27 @@ def main() -> None:
             )
     with pd.option_context("display.width", 250, "display.float_format", "{:.1f}".format):
         print(pd.DataFrame(rows).to_string(index=False))
+
+
+def _dag(config: dict, model: str) -> TrainingDag:
+    """The batch-1 SGD training step of the config's MTrain workload ``model``."""
+    workload = config["workloads"][config["mtrain"]["workloads"][model]]
+    model_ir = export_model(workload["model"], batch=1, seed=0)
+    return training_dag(lower(decompose(build_train_step(model_ir, OptimizerSpec(kind="sgd", lr=0.01)))))
+
+
+def scaling(config: dict, catalog: FpgaCatalog, pairs: list[int], workers: int) -> None:
+    """Figure 12's job per cluster size, as `traincost mtrain-scaling` runs it in workflow/rules/mtrain.smk."""
+    spec = config["mtrain"]["scaling"]
+    dag = _dag(config, spec["model"])
+    step = spec.get("ratio_step", config["mtrain"]["ratio_step"][spec["cluster"]])
+    for n in pairs:
+        began = time.perf_counter()
+        table = scaling_rows(dag, catalog.clusters[spec["cluster"]], [n], spec["bandwidths_gb_per_s"], step=step, workers=workers)
+        columns = ["fpgas", "bandwidth_gb_per_s", "ratio", "throughput_gflops", "search_s"]
+        with pd.option_context("display.width", 250, "display.float_format", "{:.2f}".format):
+            print(table[columns].to_string(index=False))
+        print(f"{n} pairs: job {time.perf_counter() - began:.1f} s")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from traincost.fpga.converting import (
     single_device,
 )
 from traincost.fpga.devices import Device, load_fpga_catalog
-from traincost.fpga.evaluator import evaluate_mapping
+from traincost.fpga.evaluator import Replanner, evaluate_mapping
 from traincost.fpga.ip_models import OpCosts, TrainingIp
 from traincost.fpga.sharding import alpa_sharding, hap_sharding
 from traincost.fpga.subops import partition
@@ -247,3 +247,35 @@ def test_re_mapping_ends_at_a_fixed_point(chain) -> None:
             moved = evaluate_mapping(graph, trial, bandwidth_bytes_per_s=0.5e9)
             assert not (moved.latency_s < latency_s * (1 - 1e-12) and moved.fits(capacity)), (k, device)
 
+
+def test_replanner_prunes_only_moves_a_full_re_timing_rejects(chain) -> None:
+    """A move the Replanner judges is kept exactly when the full list schedule of the moved mapping is
+    below the latency to beat, and its schedule is that full schedule bit for bit; also after moves,
+    when it re-times incrementally."""
+    dag = training_dag(chain("resnet18_cifar", 1, "sgd").workload)
+    accelerators = select_accelerators(dag, load_fpga_catalog(DEVICES).clusters["cluster2"])
+    graph = partition(dag, initial_ratio(accelerators, 8), accelerators)
+    rng = np.random.default_rng(0)
+    assign = rng.integers(0, len(accelerators), len(graph))
+    plan = Replanner(graph, assign, bandwidth_bytes_per_s=0.5e9)
+    kept = rejected = 0
+    for _ in range(8):
+        current = evaluate_mapping(graph, plan.assign, bandwidth_bytes_per_s=0.5e9)
+        assert plan.schedule().latency_s == current.latency_s
+        for k in rng.choice(len(graph), 20, replace=False):
+            device = int((plan.assign[k] + rng.integers(1, len(accelerators))) % len(accelerators))
+            trial = plan.assign.copy()
+            trial[k] = device
+            full = evaluate_mapping(graph, trial, bandwidth_bytes_per_s=0.5e9)
+            for beat_s in (current.latency_s, full.latency_s * (1 + 1e-9), full.latency_s):
+                judged = plan.schedule_if_moved(int(k), device, beat_s)
+                assert (judged is not None) == (full.latency_s < beat_s), (k, device, beat_s)
+                if judged is not None:
+                    kept += 1
+                    for field in ("start_s", "end_s", "busy_s", "peak_dram_bytes"):
+                        assert np.array_equal(getattr(judged, field), getattr(full, field)), field
+                    assert (judged.latency_s, judged.comm_bytes) == (full.latency_s, full.comm_bytes)
+                else:
+                    rejected += 1
+        plan.move(int(k), device)  # the last move tried, shorter or not
+    assert kept > 50 and rejected > 50

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ __all__ = [
     "map_ratio",
     "single_device",
     "RatioMapper",
+    "MappingPool",
 ]
 
 
@@ -53,7 +55,7 @@ class Search:
     mapping: MappingResult
     throughput_gflops: float
     ratios_tried: int  # ratios mapped
-    seconds: float
+    seconds: float  # wall time of the search (a shared MappingPool is started before it)
     initial: MappingResult | None = None  # the mapping at the initial ratio (MTrain-Converting only)
     initial_ratio: tuple[int, ...] | None = None
     ratios_feasible: int | None = None  # ratios whose mapping fits the DRAM (DFS only)
@@ -116,34 +118,53 @@ def _best_single(
 
 
 def map_ratio(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], ratio: Sequence[int], *, bandwidth_gb_per_s: float
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    ratio: Sequence[int],
+    *,
+    bandwidth_gb_per_s: float,
+    seconds_cache: dict[tuple[int, int, int], float] | None = None,
 ) -> MappingResult:
-    """MTrain-Mapping of the graph partitioned by ``ratio``."""
-    graph = partition(dag, ratio, accelerators)
+    """MTrain-Mapping of the graph partitioned by ``ratio`` (``seconds_cache``: as in ``partition``)."""
+    graph = partition(dag, ratio, accelerators, seconds_cache=seconds_cache)
     capacity = np.array([ip.device.dram_bytes for ip in accelerators])
     names = tuple(ip.device.name for ip in accelerators)
     return mtrain_mapping(graph, capacity_bytes=capacity, bandwidth_bytes_per_s=bandwidth_gb_per_s * 1e9, names=names)
 
 
-class RatioMapper:
-    """MTrain-Mapping per ratio, each ratio mapped once (a search meets the same ratios again), on
-    ``workers`` processes when there are several ratios to map at once (spawned; each holds the DAG)."""
+class MappingPool:
+    """Processes that map partition ratios of one training step onto one set of accelerators, at any
+    bandwidth: spawned once (each holds the DAG; none for ``workers`` 1) and shared by every search
+    over those accelerators, with the compute latencies each has computed."""
 
-    def __init__(
-        self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, bandwidth_gb_per_s: float, workers: int = 1
-    ) -> None:
-        self._args = (dag, tuple(accelerators), bandwidth_gb_per_s)
-        self._cache: dict[tuple[int, ...], MappingResult | None] = {}
+    def __init__(self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, workers: int = 1) -> None:
+        self._args = (dag, tuple(accelerators), {})
         self._pool = None
         if workers > 1:
             self._pool = get_context("spawn").Pool(workers, initializer=_install, initargs=self._args)
 
-    def __enter__(self) -> RatioMapper:
+    def __enter__(self) -> MappingPool:
         return self
 
     def __exit__(self, *_: object) -> None:
         if self._pool is not None:
             self._pool.terminate()
+
+    def map(self, ratios: Sequence[tuple[int, ...]], bandwidth_gb_per_s: float) -> list[MappingResult | None]:
+        """The mapping of each ratio, None where the DRAM cannot hold it (on the processes when there are several)."""
+        if self._pool is not None and len(ratios) > 1:
+            return self._pool.map(_map_installed, [(bandwidth_gb_per_s, r) for r in ratios])
+        dag, accelerators, seconds_cache = self._args
+        return [_try_map(dag, accelerators, bandwidth_gb_per_s, seconds_cache, r) for r in ratios]
+
+
+class RatioMapper:
+    """MTrain-Mapping per ratio at one bandwidth, each ratio mapped once (a search meets the same ratios
+    again), on a ``MappingPool``."""
+
+    def __init__(self, pool: MappingPool, *, bandwidth_gb_per_s: float) -> None:
+        self._pool, self._bandwidth = pool, bandwidth_gb_per_s
+        self._cache: dict[tuple[int, ...], MappingResult | None] = {}
 
     @property
     def mapped(self) -> int:
@@ -152,31 +173,33 @@ class RatioMapper:
     def map_many(self, ratios: Sequence[tuple[int, ...]]) -> list[MappingResult | None]:
         """The mapping of each ratio, None where the DRAM cannot hold it."""
         todo = [r for r in dict.fromkeys(ratios) if r not in self._cache]
-        if self._pool is not None and len(todo) > 1:
-            results = self._pool.map(_map_installed, todo)
-        else:
-            results = [_try_map(*self._args, r) for r in todo]
-        self._cache.update(zip(todo, results, strict=True))
+        self._cache.update(zip(todo, self._pool.map(todo, self._bandwidth), strict=True))
         return [self._cache[r] for r in ratios]
 
 
 _INSTALLED: tuple | None = None
 
 
-def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], bandwidth_gb_per_s: float) -> None:
-    global _INSTALLED  # noqa: PLW0603 (one search's inputs per worker process)
-    _INSTALLED = (dag, accelerators, bandwidth_gb_per_s)
+def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], seconds_cache: dict) -> None:
+    global _INSTALLED  # noqa: PLW0603 (one pool's inputs per worker process)
+    _INSTALLED = (dag, accelerators, seconds_cache)
 
 
-def _map_installed(ratio: tuple[int, ...]) -> MappingResult | None:
-    return _try_map(*_INSTALLED, ratio)
+def _map_installed(task: tuple[float, tuple[int, ...]]) -> MappingResult | None:
+    dag, accelerators, seconds_cache = _INSTALLED
+    bandwidth_gb_per_s, ratio = task
+    return _try_map(dag, accelerators, bandwidth_gb_per_s, seconds_cache, ratio)
 
 
 def _try_map(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], bandwidth_gb_per_s: float, ratio: tuple[int, ...]
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    bandwidth_gb_per_s: float,
+    seconds_cache: dict[tuple[int, int, int], float],
+    ratio: tuple[int, ...],
 ) -> MappingResult | None:
     try:
-        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
+        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s, seconds_cache=seconds_cache)
     except ConfigError:
         return None  # the DRAM cannot hold this ratio
 
@@ -193,8 +216,9 @@ def mtrain_converting(
     bandwidth_gb_per_s: float,
     step: int = 1,
     workers: int = 1,
+    pool: MappingPool | None = None,
 ) -> Search:
-    """Algorithm 1 from the PE-based ratio (``workers`` processes map each move's candidates).
+    """Algorithm 1 from the PE-based ratio (``workers`` processes map each move's candidates, or ``pool``'s).
 
     Raises:
         ConfigError: the DRAM cannot hold the initial ratio, or the bandwidth, step or batch is out of range.
@@ -202,7 +226,9 @@ def mtrain_converting(
     _check_search(batch, bandwidth_gb_per_s, step)
     began = time.perf_counter()
     ratio = start = initial_ratio(accelerators, batch, step)
-    with RatioMapper(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, workers=workers) as mapper:
+    with contextlib.ExitStack() as own:
+        shared = pool if pool is not None else own.enter_context(MappingPool(dag, accelerators, workers=workers))
+        mapper = RatioMapper(shared, bandwidth_gb_per_s=bandwidth_gb_per_s)
         current = first = map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s)
         improved = True
         while improved:
@@ -258,8 +284,9 @@ def dfs_optimum(
     bandwidth_gb_per_s: float,
     step: int = 1,
     workers: int = 1,
+    pool: MappingPool | None = None,
 ) -> Search:
-    """The best throughput over every ratio (Table III's DFS; ``workers`` processes map the ratios).
+    """The best throughput over every ratio (Table III's DFS; ``workers`` processes map the ratios, or ``pool``'s).
 
     Raises:
         ConfigError: no ratio fits the cluster's DRAM, or the bandwidth, step or batch is out of range.
@@ -267,8 +294,10 @@ def dfs_optimum(
     _check_search(batch, bandwidth_gb_per_s, step)
     began = time.perf_counter()
     candidates = ratios(batch, len(accelerators), step)
-    with RatioMapper(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, workers=workers) as mapper:
-        mapped = [(r, m) for r, m in zip(candidates, mapper.map_many(candidates), strict=True) if m is not None]
+    with contextlib.ExitStack() as own:
+        shared = pool if pool is not None else own.enter_context(MappingPool(dag, accelerators, workers=workers))
+        results = RatioMapper(shared, bandwidth_gb_per_s=bandwidth_gb_per_s).map_many(candidates)
+    mapped = [(r, m) for r, m in zip(candidates, results, strict=True) if m is not None]
     best = min(mapped, key=lambda c: c[1].schedule.latency_s, default=None)
     single = _best_single(dag, accelerators, batch)
     if single is not None and (best is None or single[1].schedule.latency_s < best[1].schedule.latency_s):

@@ -10,11 +10,12 @@
 3. **Data locality aware re-mapping.** Every sub-operation is tried on the accelerators of its
    predecessors and successors; the best shortening move is kept; repeat until none helps.
 
-Every accepted mapping is evaluated in full (``evaluate_mapping``) and must fit each DRAM.
+Every accepted mapping has its full list schedule (``evaluate_mapping``'s, bit for bit) and must fit each DRAM.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -53,13 +54,9 @@ class _Mapper:
 
     def better(self, plan: Replanner, k: int, device: int, beat_s: float) -> Schedule | None:
         """The schedule with sub-operation ``k`` moved to ``device`` if it is shorter than ``beat_s`` and fits every DRAM."""
-        beat_s *= 1 - 1e-12  # strictly shorter, so re-mapping can never cycle
-        if plan.latency_if_moved(k, device, beat_s) is None:
-            return None
-        trial = plan.assign.copy()
-        trial[k] = device
-        full = self.schedule(trial)
-        return full if full.latency_s < beat_s and full.fits(self.capacity) else None
+        # strictly shorter, so re-mapping can never cycle
+        schedule = plan.schedule_if_moved(k, device, beat_s * (1 - 1e-12))
+        return schedule if schedule is not None and schedule.fits(self.capacity) else None
 
     def dram_aware(self) -> np.ndarray:
         graph, n_acc = self.graph, len(self.capacity)
@@ -111,32 +108,43 @@ class _Mapper:
 
     def _best_combo(self, wave: list[int], timing: list[tuple[float, list[float]]], progress: tuple) -> tuple | None:
         """The assignment of ``wave`` to accelerators that fits every DRAM and finishes first (then: the
-        least summed finish time), with the free times, DRAM usage and placed states it leads to.
+        least summed finish time; then: the first in ``itertools.product`` order), with the free times,
+        DRAM usage and placed states it leads to. Every assignment is timed at once, one array row each.
 
         ``timing``: per wave member, its earliest start and its duration on each accelerator;
         ``progress``: the accelerators' free times, DRAM usage and resident DAG nodes, and the latest finish.
         """
         graph, n_acc = self.graph, len(self.capacity)
         free, usage, resident, latest = progress
-        best = None
-        for combo in itertools.product(range(n_acc), repeat=len(wave)):
-            trial_free, trial_usage = free.copy(), usage.copy()
-            placed: set[tuple[int, int]] = set()
-            ends = []
-            for i, (k, d) in enumerate(zip(wave, combo, strict=True)):
-                trial_free[d] = max(trial_free[d], timing[i][0]) + timing[i][1][d]
-                ends.append(trial_free[d])
-                n = int(graph.node[k])
-                if n not in resident[d] and (d, n) not in placed:
-                    placed.add((d, n))
-                    trial_usage[d] += graph.state_bytes[k]
-                trial_usage[d] += graph.out_bytes[k]
-            if any(u > c for u, c in zip(trial_usage, self.capacity, strict=True)):
-                continue
-            key = (max(*ends, latest), sum(ends))
-            if best is None or key < best[0]:
-                best = (key, combo, trial_free, trial_usage, placed, ends)
-        return best
+        combos = _combinations(n_acc, len(wave))
+        rows = np.arange(len(combos))
+        trial_free = np.tile(np.asarray(free, dtype=np.float64), (len(combos), 1))
+        trial_usage = np.tile(np.asarray(usage, dtype=np.float64), (len(combos), 1))
+        ends = np.empty(combos.shape)
+        for i, k in enumerate(wave):
+            d = combos[:, i]
+            ends[:, i] = trial_free[rows, d] = np.maximum(trial_free[rows, d], timing[i][0]) + np.asarray(timing[i][1])[d]
+            n = int(graph.node[k])
+            new_copy = ~np.array([n in held for held in resident])[d]  # one copy of a DAG node's states per accelerator
+            for j in range(i):
+                if int(graph.node[wave[j]]) == n:
+                    new_copy &= combos[:, j] != d
+            trial_usage[rows, d] += np.where(new_copy, graph.state_bytes[k], 0.0)
+            trial_usage[rows, d] += graph.out_bytes[k]
+        fits = np.all(trial_usage <= self.capacity, axis=1)
+        if not fits.any():
+            return None
+        finish = np.maximum(ends.max(axis=1), latest)
+        summed = ends[:, 0].copy()
+        for i in range(1, len(wave)):  # added in order, as sum() would
+            summed += ends[:, i]
+        candidates = np.flatnonzero(fits)
+        candidates = candidates[finish[candidates] == finish[candidates].min()]
+        best = int(candidates[np.argmin(summed[candidates])])
+        combo = tuple(int(d) for d in combos[best])
+        placed = {(d, int(graph.node[k])) for k, d in zip(wave, combo, strict=True) if int(graph.node[k]) not in resident[d]}
+        key = (float(finish[best]), float(summed[best]))
+        return key, combo, trial_free[best].tolist(), trial_usage[best].tolist(), placed, ends[best].tolist()
 
     def balance(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
         balanced = np.where(self.graph.branch >= 0, self.graph.branch, assign)
@@ -169,6 +177,12 @@ class _Mapper:
                     plan.move(k, best[0])
                     current, moved = best[1], True
         return plan.assign, current
+
+
+@functools.cache
+def _combinations(n_acc: int, size: int) -> np.ndarray:
+    """Every assignment of ``size`` sub-operations to ``n_acc`` accelerators, one row each, in ``itertools.product`` order."""
+    return np.array(list(itertools.product(range(n_acc), repeat=size)), dtype=np.int64).reshape(-1, size)
 
 
 def mtrain_mapping(

@@ -14,7 +14,14 @@ import numpy as np
 import pandas as pd
 
 from traincost.errors import TraincostError
-from traincost.fpga.converting import Search, dfs_optimum, mtrain_converting, select_accelerators, single_device
+from traincost.fpga.converting import (
+    MappingPool,
+    Search,
+    dfs_optimum,
+    mtrain_converting,
+    select_accelerators,
+    single_device,
+)
 from traincost.fpga.devices import Cluster
 from traincost.fpga.evaluator import Schedule
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
@@ -74,9 +81,13 @@ def study_rows(dag: TrainingDag, cluster: Cluster, bandwidths: Sequence[float], 
         ip = size_ip(name, cluster.devices[strongest])
         singles[name] = single_device(dag, [ip], cluster.batch, 0).schedule, ip
     rows = []
-    for bandwidth in progress(bandwidths, desc=f"MTrain {cluster.name}", unit="bandwidth"):
+    with MappingPool(dag, accelerators, workers=workers) as pool:
+        searches = [
+            mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, pool=pool)
+            for bandwidth in progress(bandwidths, desc=f"MTrain {cluster.name}", unit="bandwidth")
+        ]
+    for bandwidth, search in zip(bandwidths, searches, strict=True):
         base = {"cluster": cluster.name, "batch": cluster.batch, "bandwidth_gb_per_s": float(bandwidth)}
-        search = mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, workers=workers)
         schedules = [*search.initial.steps.values(), search.mapping.schedule]
         ratios = [search.initial_ratio] * 3 + [search.ratio]
         for number, (schedule, ratio) in enumerate(zip(schedules, ratios, strict=True), start=1):
@@ -114,9 +125,10 @@ def table3_row(
 ) -> dict[str, object]:
     """Table III: MTrain-Converting beside the DFS optimum over every ratio at ``step`` samples."""
     accelerators = select_accelerators(dag, cluster)
-    search = {"bandwidth_gb_per_s": bandwidth_gb_per_s, "step": step, "workers": workers}
-    converted = mtrain_converting(dag, accelerators, cluster.batch, **search)
-    dfs = dfs_optimum(dag, accelerators, cluster.batch, **search)
+    with MappingPool(dag, accelerators, workers=workers) as pool:
+        search = {"bandwidth_gb_per_s": bandwidth_gb_per_s, "step": step, "pool": pool}
+        converted = mtrain_converting(dag, accelerators, cluster.batch, **search)
+        dfs = dfs_optimum(dag, accelerators, cluster.batch, **search)
     for search, what in ((converted, "MTrain-Converting"), (dfs, "DFS")):
         _check_dram(search.mapping.schedule, accelerators, f"{cluster.name}, {what}")
     if dfs.throughput_gflops < converted.throughput_gflops * (1 - 1e-9):
@@ -151,8 +163,12 @@ def scaling_rows(
     for pairs in progress(pair_counts, desc=f"MTrain scaling {base.name}", unit="size"):
         cluster = scaled_cluster(base, pairs)
         accelerators = select_accelerators(dag, cluster)
-        for bandwidth in bandwidths:
-            search = mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, workers=workers)
+        with MappingPool(dag, accelerators, workers=workers) as pool:
+            searches = [
+                mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, pool=pool)
+                for bandwidth in bandwidths
+            ]
+        for bandwidth, search in zip(bandwidths, searches, strict=True):
             _check_dram(search.mapping.schedule, accelerators, f"{cluster.name} at {bandwidth:g} GB/s")
             rows.append(
                 {

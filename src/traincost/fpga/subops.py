@@ -32,6 +32,8 @@ class SubOpGraph:
     seconds: np.ndarray  # (sub-operations, accelerators) compute latency
     preds: tuple[tuple[tuple[int, float], ...], ...]  # per sub-op: (predecessor, bytes it sends)
     succs: tuple[tuple[int, ...], ...]
+    edge_src: np.ndarray  # every edge's producer sub-operation (the pairs of ``preds``, flat)
+    edge_dst: np.ndarray  # and its consumer
     out_bytes: np.ndarray  # bytes a sub-op's outputs keep in DRAM until its last reader finishes
     state_bytes: np.ndarray  # weights and optimizer states a sub-op needs where it runs (one copy per device and DAG node)
     ratio: tuple[int, ...]
@@ -41,8 +43,15 @@ class SubOpGraph:
         return len(self.node)
 
 
-def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[TrainingIp]) -> SubOpGraph:
-    """G*_model for ``ratio`` (samples per branch, one branch per accelerator).
+def partition(
+    dag: TrainingDag,
+    ratio: Sequence[int],
+    accelerators: Sequence[TrainingIp],
+    *,
+    seconds_cache: dict[tuple[int, int, int], float] | None = None,
+) -> SubOpGraph:
+    """G*_model for ``ratio`` (samples per branch, one branch per accelerator). ``seconds_cache`` keeps
+    the compute latency per (DAG node, accelerator, samples) across the ratios of one search.
 
     Raises:
         ConfigError: a ratio of the wrong length, with a negative share, or summing to nothing.
@@ -75,7 +84,7 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
     for n, ids in enumerate(members):
         for k in ids:
             out_bytes[k] = dag.out_bytes[n, 0] * samples[k] + dag.out_bytes[n, 1]
-    seconds = _latencies(dag, members, samples, accelerators)
+    seconds = _latencies(dag, members, samples, accelerators, {} if seconds_cache is None else seconds_cache)
     succs: list[list[int]] = [[] for _ in node]
     for d, incoming in enumerate(preds):
         for s, _ in incoming:
@@ -87,6 +96,8 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
         seconds=seconds,
         preds=tuple(tuple(p) for p in preds),
         succs=tuple(tuple(s) for s in succs),
+        edge_src=np.array([s for incoming in preds for s, _ in incoming], dtype=np.int64),
+        edge_dst=np.array([d for d, incoming in enumerate(preds) for _ in incoming], dtype=np.int64),
         out_bytes=out_bytes,
         state_bytes=dag.state_bytes[node],
         ratio=ratio,
@@ -94,12 +105,22 @@ def partition(dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[Tra
     )
 
 
-def _latencies(dag: TrainingDag, members: list[list[int]], samples: list[int], accelerators: Sequence[TrainingIp]) -> np.ndarray:
+def _latencies(
+    dag: TrainingDag,
+    members: list[list[int]],
+    samples: list[int],
+    accelerators: Sequence[TrainingIp],
+    cache: dict[tuple[int, int, int], float],
+) -> np.ndarray:
     """(sub-operations, accelerators): compute seconds of each sub-operation at its batch share."""
     seconds = np.zeros((len(samples), len(accelerators)))
     for n, ids in enumerate(members):
-        costs = dag.costs.take(dag.ops[n])  # once per DAG node, for all its branches
+        costs = None  # a DAG node's ops, taken once for all its branches if any latency is new
         for k in ids:
             for a, ip in enumerate(accelerators):
-                seconds[k, a] = costs.seconds(ip, samples[k])
+                key = (n, a, samples[k])
+                if key not in cache:
+                    costs = dag.costs.take(dag.ops[n]) if costs is None else costs
+                    cache[key] = costs.seconds(ip, samples[k])
+                seconds[k, a] = cache[key]
     return seconds
