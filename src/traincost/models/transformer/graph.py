@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from traincost.workload import LOOP_DIMS, Workload
+from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload
 
 __all__ = ["OpGraph", "OpRow", "TensorRow"]
 
@@ -103,12 +103,13 @@ class OpGraph:
                 "phase": phases,
                 "layer": [op.layer for op in self.ops],
                 **{dim: [op.dims[dim] for op in self.ops] for dim in LOOP_DIMS},
+                **{column: [1] * len(self.ops) for column in WINDOW_COLUMNS},  # no convolutions
                 "macs": [op.macs for op in self.ops],
                 "elementwise_ops": [op.elementwise_ops for op in self.ops],
                 "inputs": [op.inputs for op in self.ops],
                 "outputs": [op.outputs for op in self.ops],
             }
-        ).astype({d: "int64" for d in (*LOOP_DIMS, "macs", "elementwise_ops")})
+        ).astype({d: "int64" for d in (*LOOP_DIMS, *WINDOW_COLUMNS, "macs", "elementwise_ops")})
         tensors = pd.DataFrame(
             {
                 "tensor": range(len(self.tensors)),
