@@ -203,23 +203,32 @@ def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Pat
     assert bad.returncode != 0 and "ablations.monet.resident_fraction" in message and "0.3" in message
 
 
+def _first_by_default(cases: list[tuple[dict, list[str]]], keep: int) -> list[object]:
+    """Parameter cases of which the first ``keep`` run by default and the rest with ``-m slow``: each is a
+    Snakemake dry run of about 10 s, and this file runs on one worker."""
+    return [case if i < keep else pytest.param(*case, marks=pytest.mark.slow) for i, case in enumerate(cases)]
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
-    [
-        ({"workloads__first__batch": -3}, ["batch", "-3"]),
-        ({"workloads__first__batch": "eight"}, ["batch", "eight"]),
-        ({"workloads__first__model": "resnet1000"}, ["model", "resnet1000"]),
-        ({"workloads__first__optimizer": "lion"}, ["workloads.first.optimizer", "lion"]),
-        ({"figure3__workloads": ["nope"]}, ["figure3.workloads[0]", "nope"]),
-        ({"seed": 1.5}, ["seed"]),
-        ({"monet_hardware__edge_tpu": "nope"}, ["monet_hardware.edge_tpu", "nope"]),
-        ({"hardware_sweeps__edge__workload": "third"}, ["hardware_sweeps.edge.workload", "third"]),
-        ({"hardware_sweeps__edge__hardware": "missing.yaml"}, ["hardware_sweeps.edge.hardware", "missing.yaml"]),
-        ({"hardware_sweeps__edge__shards": 0}, ["shards"]),
-        ({"monet_fusion__limits": [0]}, ["limits"]),
-        ({"monet_fusion__manual": "nope.yaml"}, ["monet_fusion.manual", "nope.yaml"]),
-        ({"monet_checkpoint__milp_budgets": [1.5]}, ["milp_budgets"]),
-    ],
+    _first_by_default(
+        [
+            ({"workloads__first__batch": -3}, ["batch", "-3"]),
+            ({"workloads__first__batch": "eight"}, ["batch", "eight"]),
+            ({"workloads__first__model": "resnet1000"}, ["model", "resnet1000"]),
+            ({"workloads__first__optimizer": "lion"}, ["workloads.first.optimizer", "lion"]),
+            ({"figure3__workloads": ["nope"]}, ["figure3.workloads[0]", "nope"]),
+            ({"seed": 1.5}, ["seed"]),
+            ({"monet_hardware__edge_tpu": "nope"}, ["monet_hardware.edge_tpu", "nope"]),
+            ({"hardware_sweeps__edge__workload": "third"}, ["hardware_sweeps.edge.workload", "third"]),
+            ({"hardware_sweeps__edge__hardware": "missing.yaml"}, ["hardware_sweeps.edge.hardware", "missing.yaml"]),
+            ({"hardware_sweeps__edge__shards": 0}, ["shards"]),
+            ({"monet_fusion__limits": [0]}, ["limits"]),
+            ({"monet_fusion__manual": "nope.yaml"}, ["monet_fusion.manual", "nope.yaml"]),
+            ({"monet_checkpoint__milp_budgets": [1.5]}, ["milp_budgets"]),
+        ],
+        keep=3,
+    ),
 )
 def test_bad_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:
     result = snakemake(tmp_path, _config(**change))
@@ -320,12 +329,15 @@ def test_tiered_study_runs_and_a_figure_setting_reruns_only_the_figures(tmp_path
 
 @pytest.mark.parametrize(
     ("change", "words"),
-    [
-        ({"tiered__ratio_workload": "palm_540b"}, ["tiered.ratio_workload", "palm_540b"]),
-        ({"tiered__figure_ratio": 50}, ["tiered.figure_ratio", "50"]),
-        ({"tiered__workloads": ["gpt5"]}, ["gpt5"]),
-        ({"tiered__ratios": [0]}, ["ratios"]),
-    ],
+    _first_by_default(
+        [
+            ({"tiered__ratio_workload": "palm_540b"}, ["tiered.ratio_workload", "palm_540b"]),
+            ({"tiered__figure_ratio": 50}, ["tiered.figure_ratio", "50"]),
+            ({"tiered__workloads": ["gpt5"]}, ["gpt5"]),
+            ({"tiered__ratios": [0]}, ["ratios"]),
+        ],
+        keep=1,
+    ),
 )
 def test_bad_tiered_config_fails_before_any_job(tmp_path: Path, change: dict, words: list[str]) -> None:
     result = snakemake(tmp_path, _tiered_config(**change))
