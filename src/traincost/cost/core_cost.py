@@ -114,23 +114,21 @@ class _Levels:
         self.reads = [np.zeros(shape) for _ in core.levels]
         self.writes = [np.zeros(shape) for _ in core.levels]
 
-    def bytes_by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """Bytes read from and written into each memory (levels sharing a memory added up)."""
+    def by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Bytes read from and written into each memory (levels sharing a memory added up), and its energy."""
         reads: dict[str, np.ndarray] = {}
         writes: dict[str, np.ndarray] = {}
+        memories = {}
         for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
             name = level.memory.name
+            memories[name] = level.memory
             reads[name] = reads.get(name, 0) + rd
             writes[name] = writes.get(name, 0) + wr
-        return reads, writes
-
-    def energy_pj(self) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
-            mem = level.memory
-            e = rd * _BITS * mem.read_energy_pj_per_bit[:, None] + wr * _BITS * mem.write_energy_pj_per_bit[:, None]
-            out[mem.name] = out.get(mem.name, 0) + e
-        return out
+        energy = {
+            name: _BITS * (reads[name] * m.read_energy_pj_per_bit[:, None] + writes[name] * m.write_energy_pj_per_bit[:, None])
+            for name, m in memories.items()
+        }
+        return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
         worst = np.zeros_like(self.reads[0])
@@ -267,8 +265,7 @@ def mac_cost(
         child = None  # None = the PE array
         for parent in holders:
             tile = tiles[0 if child is None else child + 1]
-            down, up = precision.bytes(operand, *_traffic(_NATIVE[core.dataflow], gemm, operand, tile, at_array=child is None))
-            down, up = down * gemm.groups, up * gemm.groups
+            down, up = _boundary_bytes(_NATIVE[core.dataflow], gemm, operand, tile, precision, at_array=child is None)
             if child is not None:
                 levels.writes[child] += down
                 levels.reads[child] += up
@@ -279,7 +276,7 @@ def mac_cost(
     latency = np.maximum(compute, levels.cycles())
     stationary = "O" if core.dataflow == "output_stationary" else "W"
     latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], precision, stationary)
-    level_energy = levels.energy_pj()
+    reads, writes, level_energy = levels.by_memory()
     internal_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_energy.values())
     candidates = _external_traffic(core, gemm, tiles, outermost, precision, choose=external is not None)
     names = list(candidates)
@@ -294,7 +291,6 @@ def mac_cost(
         )
     ext_in = {op: _choose([candidates[name][0][op] for name in names], pick) for op in ("W", "I", "O")}
     ext_write = _choose([candidates[name][1] for name in names], pick)
-    reads, writes = levels.bytes_by_memory()
     return CoreOpCost(
         latency_cycles=latency,
         compute_cycles=compute,
@@ -341,8 +337,7 @@ def _external_traffic(
                 order, tile = native, tiles[0]
             else:
                 order, tile = (native, tiles[holder + 1]) if block is None else (name, block)
-            down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=holder is None))
-            down, up = down * gemm.groups, up * gemm.groups
+            down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=holder is None)
             ext_in[operand] = np.broadcast_to(down, gemm.macs.shape).copy()
             ext_write = ext_write + up
         out[name] = (ext_in, ext_write)
@@ -415,6 +410,14 @@ def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Til
     return m_t, n_new, r_new
 
 
+def _boundary_bytes(
+    order: str, gemm: _Gemm, operand: str, tile: _Tile, precision: _Precision, *, at_array: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes over one boundary, all groups: ``_traffic``'s elements per group in the operand's precision."""
+    down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=at_array))
+    return down * gemm.groups, up * gemm.groups
+
+
 def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bool) -> tuple[np.ndarray, np.ndarray]:
     """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
     child, up = child to parent)."""
@@ -468,13 +471,13 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
             levels.writes[i] += moved * (operand == "O" or i != holders[-1])
     latency = np.maximum(compute, levels.cycles())
     busy = np.divide(ops, compute * lanes, out=np.zeros(shape), where=compute > 0)
-    reads, writes = levels.bytes_by_memory()
+    reads, writes, level_energy = levels.by_memory()
     return CoreOpCost(
         latency_cycles=latency,
         compute_cycles=compute,
         utilization=busy,
         energy_mac_pj=ops * core.mac_energy_pj[:, None] * np.ones(shape),
-        energy_level_pj=levels.energy_pj(),
+        energy_level_pj=level_energy,
         ext_in_bytes={"I": in_bytes.copy()},
         ext_write_bytes=out_bytes.copy(),
         core_shares=np.ones(shape),
