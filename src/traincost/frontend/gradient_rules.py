@@ -291,14 +291,21 @@ def sigmoid_grad(ctx: RuleContext) -> None:
     make.op("Mul", [make.op("Mul", [d_y, y]), make.op("Sub", [one, y])], outputs=[ctx.output(0)])
 
 
+def _with_bias(ctx: RuleContext, index: int) -> tuple[str, int]:
+    """Input ``index`` plus the optional bias at ``index + 1`` (the Bias* variants of the GELU ops), and its element type."""
+    x = ctx.input(index)
+    elem = ctx.type_of(x).elem_type
+    if ctx.input(index + 1):
+        x = ctx.make.op("Add", [x, ctx.input(index + 1)])
+    return x, elem
+
+
 @rule(MS, "GeluGrad", "BiasGeluGrad_dX")
 def gelu_grad(ctx: RuleContext) -> None:
     """Exact GELU: dX = dY·(Φ(x) + x·φ(x)), x = X (+ bias for BiasGeluGrad_dX)."""
     make = ctx.make
-    d_y, x = ctx.input(0), ctx.input(1)
-    elem = ctx.type_of(x).elem_type
-    if ctx.input(2):
-        x = make.op("Add", [x, ctx.input(2)])
+    d_y = ctx.input(0)
+    x, elem = _with_bias(ctx, 1)
     cdf = make.op(
         "Mul",
         [
@@ -320,10 +327,7 @@ def gelu_grad(ctx: RuleContext) -> None:
 def gelu(ctx: RuleContext) -> None:
     """Exact GELU (torch's default ``nn.GELU``): Y = X·Φ(X) = ½·X·(1 + erf(X/√2)), X plus the bias for BiasGelu."""
     make = ctx.make
-    x = ctx.input(0)
-    elem = ctx.type_of(x).elem_type
-    if ctx.input(1):
-        x = make.op("Add", [x, ctx.input(1)])
+    x, elem = _with_bias(ctx, 0)
     erf = make.op("Erf", [make.op("Mul", [x, _f(make, 1 / math.sqrt(2), elem)])])
     half_x = make.op("Mul", [x, _f(make, 0.5, elem, "half")])
     make.op("Mul", [half_x, make.op("Add", [erf, _f(make, 1.0, elem, "one")])], outputs=[ctx.output(0)])
@@ -356,23 +360,20 @@ _TANH_GELU_SCALE = math.sqrt(2 / math.pi)
 _TANH_GELU_CUBIC = 0.044715
 
 
-def _tanh_gelu_inner(ctx: RuleContext, x: str, elem: int) -> tuple[str, str]:
-    """x plus the optional bias input 2 (FastGelu: input 1), and tanh(√(2/π)·(x + 0.044715·x³))."""
+def _tanh_gelu_inner(ctx: RuleContext, x: str, elem: int) -> str:
+    """tanh(√(2/π)·(x + 0.044715·x³))."""
     make = ctx.make
     cube = make.op("Mul", [make.op("Mul", [x, x]), x])
     inner = make.op("Add", [x, make.op("Mul", [cube, _f(make, _TANH_GELU_CUBIC, elem, "cubic")])])
-    return x, make.op("Tanh", [make.op("Mul", [inner, _f(make, _TANH_GELU_SCALE, elem, "scale")])])
+    return make.op("Tanh", [make.op("Mul", [inner, _f(make, _TANH_GELU_SCALE, elem, "scale")])])
 
 
 @rule(MS, "FastGelu")
 def fast_gelu(ctx: RuleContext) -> None:
     """Tanh-approximate GELU: Y = ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), x = X (+ bias)."""
     make = ctx.make
-    x = ctx.input(0)
-    elem = ctx.type_of(x).elem_type
-    if ctx.input(1):
-        x = make.op("Add", [x, ctx.input(1)])
-    x, tanh = _tanh_gelu_inner(ctx, x, elem)
+    x, elem = _with_bias(ctx, 0)
+    tanh = _tanh_gelu_inner(ctx, x, elem)
     half_x = make.op("Mul", [x, _f(make, 0.5, elem, "half")])
     make.op("Mul", [half_x, make.op("Add", [tanh, _f(make, 1.0, elem, "one")])], outputs=[ctx.output(0)])
 
@@ -381,11 +382,9 @@ def fast_gelu(ctx: RuleContext) -> None:
 def fast_gelu_grad(ctx: RuleContext) -> None:
     """dX = dY·(½·(1 + t) + ½·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²)), t = tanh(…), x = X (+ bias)."""
     make = ctx.make
-    d_y, x = ctx.input(0), ctx.input(1)
-    elem = ctx.type_of(x).elem_type
-    if ctx.input(2):
-        x = make.op("Add", [x, ctx.input(2)])
-    x, tanh = _tanh_gelu_inner(ctx, x, elem)
+    d_y = ctx.input(0)
+    x, elem = _with_bias(ctx, 1)
+    tanh = _tanh_gelu_inner(ctx, x, elem)
     one = _f(make, 1.0, elem, "one")
     half = _f(make, 0.5, elem, "half")
     slope = make.op("Add", [one, make.op("Mul", [make.op("Mul", [x, x]), _f(make, 3 * _TANH_GELU_CUBIC, elem, "cubic3")])])
