@@ -103,44 +103,35 @@ def test_calibrate_fits_the_offchip_share_and_the_study_and_report_use_it(bert: 
     assert not row_kept["fitted"] and row_kept["value"] == 1.0 and row_kept["achieved"] == row["uncalibrated"]
 
     # the study run at the fitted scale gives HBM-only the target share on this one workload
-    study = tmp_path / "study.parquet"
-    result = traincost("tiered-study", *workload, "--ratios", 25, "--policies", "ideal", "--calibration", fitted, "--out", study)
-    assert result.returncode == 0, result.stderr
-    hbm = pd.read_parquet(study).query("policy == 'hbm_only'").iloc[0]
-    offchip = hbm["energy_tier_sram_j"] + hbm["energy_migration_j"] + hbm["energy_static_j"]
-    assert offchip / hbm["energy_j"] == pytest.approx(0.276, rel=1e-6)
     paths = {name: tmp_path / name for name in ("all.parquet", "compare.csv", "table3.csv", "ordering.csv")}
-    result = traincost(
-        "tiered-report", "--study", study, "--calibration", fitted,
-        "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
-        "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
-        "--ordering", paths["ordering.csv"],
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    compare = pd.read_csv(paths["compare.csv"]).set_index("claim")
+
+    def study_and_report(study: Path, *calibration: object) -> tuple[float, pd.DataFrame, str]:
+        """HBM-only's off-chip energy share in a study run with ``calibration``, and the report's compare table."""
+        result = traincost("tiered-study", *workload, "--ratios", 25, "--policies", "ideal", *calibration, "--out", study)
+        assert result.returncode == 0, result.stderr
+        hbm = pd.read_parquet(study).query("policy == 'hbm_only'").iloc[0]
+        offchip = hbm["energy_tier_sram_j"] + hbm["energy_migration_j"] + hbm["energy_static_j"]
+        result = traincost(
+            "tiered-report", "--study", study, *calibration,
+            "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
+            "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
+            "--ordering", paths["ordering.csv"],
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return offchip / hbm["energy_j"], pd.read_csv(paths["compare.csv"]).set_index("claim"), result.stdout
+
+    share, compare, stdout = study_and_report(tmp_path / "study.parquet", "--calibration", fitted)
+    assert share == pytest.approx(0.276, rel=1e-6)
     assert set(compare.index[compare["kind"] == "calibrated"]) == {
         "sec2_offchip_energy_share_hbm_only",
         "sec2_accelerator_vs_offchip_energy_hbm_only",
     }
-    assert "1 calibrated" not in result.stdout and "2 calibrated" in result.stdout  # shown, not counted
+    assert "1 calibrated" not in stdout and "2 calibrated" in stdout  # shown, not counted
 
     # --assume calibrated=false (the ablation that gives the counts before calibration): the hardware file's
     # energies, and the two targets judged as claims
-    before = tmp_path / "before.parquet"
-    uncalibrated = ("--calibration", fitted, "--assume", "calibrated=false")
-    result = traincost("tiered-study", *workload, "--ratios", 25, "--policies", "ideal", *uncalibrated, "--out", before)
-    assert result.returncode == 0, result.stderr
-    hbm = pd.read_parquet(before).query("policy == 'hbm_only'").iloc[0]
-    offchip = hbm["energy_tier_sram_j"] + hbm["energy_migration_j"] + hbm["energy_static_j"]
-    assert offchip / hbm["energy_j"] == pytest.approx(row["uncalibrated"], rel=1e-6)
-    result = traincost(
-        "tiered-report", "--study", before, *uncalibrated,
-        "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
-        "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
-        "--ordering", paths["ordering.csv"],
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    compare = pd.read_csv(paths["compare.csv"]).set_index("claim")
+    share, compare, _ = study_and_report(tmp_path / "before.parquet", "--calibration", fitted, "--assume", "calibrated=false")
+    assert share == pytest.approx(row["uncalibrated"], rel=1e-6)
     assert "calibrated" not in set(compare["kind"])
     assert compare.loc["sec2_offchip_energy_share_hbm_only", "kind"] == "claim"
 
