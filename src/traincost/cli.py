@@ -33,6 +33,7 @@ from traincost.cli_types import (
     add_model_args,
     forward_graph,
     fraction,
+    json_object,
     non_negative_number,
     positive_int,
     positive_number,
@@ -48,10 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 log = logging.getLogger("traincost")
-
-
-def _options(text: str) -> dict[str, object]:
-    return _json_object(text, "--options")
 
 
 def _optimizer_args(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +87,7 @@ def _cmd_export(args: argparse.Namespace) -> None:
     from traincost.frontend.onnx_graph import save_onnx
 
     # inputs, labels, loss and parameters are recorded in the graph: no later stage needs the model's source
-    model = forward_graph(args, batch=args.batch, seed=args.seed, options=_options(args.options))
+    model = forward_graph(args, batch=args.batch, seed=args.seed, options=args.options)
     save_onnx(model, args.out)
     log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
 
@@ -174,7 +171,7 @@ def _cmd_measure_memory(args: argparse.Namespace) -> None:
     from traincost.workload import write_table
 
     spec = _optimizer_spec(args)
-    measured = measure_torch_memory(args.model, batch=args.batch, optimizer=spec, seed=args.seed, options=_options(args.options))
+    measured = measure_torch_memory(args.model, batch=args.batch, optimizer=spec, seed=args.seed, options=args.options)
     table = pd.DataFrame({"category": list(measured), "bytes": list(measured.values())})
     print(table.to_string(index=False))
     write_table(table, args.out, {"model": args.model, "batch": str(args.batch), "optimizer": spec.kind})
@@ -204,15 +201,6 @@ def _cmd_plot_memory(args: argparse.Namespace) -> None:
     plot_memory_breakdown(table, [Path(p) for p in args.out])
 
 
-def _json_object(text: str, flag: str) -> dict[str, object]:
-    from traincost.config_files import parse_json
-
-    value = parse_json(text, flag)
-    if not isinstance(value, dict):
-        raise ConfigError(f"{flag}: expected a JSON object, got {text!r}")
-    return value
-
-
 def _cmd_sweep(args: argparse.Namespace) -> None:
     from traincost.hardware.sweep import MAX_CONFIGS
     from traincost.schedule import SchedulePlan
@@ -228,7 +216,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
     plan = SchedulePlan.from_mode(
         args.mode, fused=fused, resident_fraction=args.resident_fraction, mapping_objective=args.mapping_objective
     )
-    grid = _json_object(args.grid, "--grid")
+    grid = args.grid
     table = evaluate_sweep(
         workload,
         args.hardware,
@@ -367,7 +355,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_model_args(cmd, positional=False)
     cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
-    cmd.add_argument("--options", default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'")
+    cmd.add_argument(
+        "--options", type=json_object, default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'"
+    )
     cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")
     cmd.add_argument("--out", type=Path, required=True, help="output model.onnx")
 
@@ -396,7 +386,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd = command("measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU")
     cmd.add_argument("--model", required=True, help="zoo name")
     cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
-    cmd.add_argument("--options", default="{}", help="builder options as a JSON object")
+    cmd.add_argument("--options", type=json_object, default="{}", help="builder options as a JSON object")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
     _optimizer_args(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output torch_memory.parquet (bytes per category)")
@@ -607,7 +597,9 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware template YAML (config/hardware/)")
-    cmd.add_argument("--grid", default="{}", help="values per template parameter as JSON, e.g. '{\"x_pes\": [1, 2, 4]}'")
+    cmd.add_argument(
+        "--grid", type=json_object, default="{}", help="values per template parameter as JSON, e.g. '{\"x_pes\": [1, 2, 4]}'"
+    )
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")

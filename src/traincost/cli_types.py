@@ -11,7 +11,6 @@ for the same setting, so a value the workflow refuses is refused here too.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -109,11 +108,13 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
 
 
 def json_object(text: str) -> dict[str, object]:
-    """A JSON object."""
+    """A JSON object, read as strictly as a configuration file (no duplicate keys, no NaN)."""
+    from traincost.config_files import parse_json  # noqa: PLC0415
+
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a JSON object ({err.msg})") from None
+        value = parse_json(text, repr(text))
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a JSON object")
     return value

@@ -332,6 +332,13 @@ def factory_kwargs_it_does_not_take(io: Inputs) -> Case:
 
 
 @case
+def factory_kwargs_with_a_duplicate_key(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = ("argument --kwargs", "duplicate key 'width'")
+    return _export(io, "--module", f"{module}:net", "--kwargs", '{"width": 2, "width": 3}', "--input-shape", "3,8,8", words=words)
+
+
+@case
 def module_inputs_without_a_token_range(io: Inputs) -> Case:
     module = _user_module(io)
     inputs = json.dumps({"tokens": {"shape": [8], "dtype": "int64"}})
