@@ -17,7 +17,7 @@ from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_
 from traincost.frontend.shapes import TensorType, tensor_types
 from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload
 
-__all__ = ["lower", "op_kind"]
+__all__ = ["lower", "op_kind", "saved_for_backward"]
 
 _KIND_BY_OP = {
     "Conv": "conv",
@@ -178,7 +178,7 @@ def lower(model: onnx.ModelProto, *, source: str = "") -> Workload:
         {"dtype_bytes": "int64", "bytes": "int64", "producer": "int64", "updates": "int64"}
     )
     tensors["view_of"] = _views(graph, tensor_ids, tensors["kind"].to_numpy())
-    tensors["saved_for_backward"] = _saved_for_backward(tensors, ops)
+    tensors["saved_for_backward"] = saved_for_backward(tensors, ops)
     precision = (
         "fp32"
         if types[names[0]].elem_type == onnx.TensorProto.FLOAT
@@ -206,7 +206,7 @@ def _views(graph: onnx.GraphProto, tensor_ids: Mapping[str, int], kinds: np.ndar
     return view_of
 
 
-def _saved_for_backward(tensors: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
+def saved_for_backward(tensors: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
     """Which storages the forward pass keeps for the backward pass, as torch's ``saved_tensors_hooks`` sees them.
 
     A batch input or an activation made in the forward pass (a recomputed one is made just before

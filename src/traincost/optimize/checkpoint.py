@@ -22,6 +22,7 @@ import onnx
 import pandas as pd
 
 from traincost.errors import GraphError
+from traincost.frontend.lower import saved_for_backward
 from traincost.frontend.onnx_graph import PHASE_KEY, node_meta, set_node_meta
 from traincost.workload import Workload
 
@@ -201,23 +202,32 @@ def recompute_workload(workload: Workload, dropped: Iterable[str]) -> Workload:
     new_ops = pd.DataFrame(rows).reset_index(drop=True)
     new_ops["op"] = np.arange(len(new_ops))
     all_tensors = pd.concat([tensors, new_tensors])
+    if "view_of" in all_tensors.columns:
+        copies = {ids[name]: ids[name + SUFFIX] for name in recomputed}
+        all_tensors["view_of"] = _views_of_copies(new_ops, all_tensors["view_of"], copies)
     return Workload(ops=new_ops, tensors=_relink(new_ops, all_tensors), meta=dict(workload.meta))
 
 
+def _views_of_copies(ops: pd.DataFrame, view_of: pd.Series, copies: dict[int, int]) -> pd.Series:
+    """``view_of`` with every view made from a recomputed copy (directly or through views) viewing that copy."""
+    view_of = view_of.copy()
+    for row in ops.itertuples():
+        for t in row.outputs:
+            copy = copies.get(int(view_of[t]))
+            if copy is not None and any(copy in (i, view_of[i]) for i in row.inputs):
+                view_of[t] = copy
+    return view_of
+
+
 def _relink(ops: pd.DataFrame, tensors: pd.DataFrame) -> pd.DataFrame:
-    """Producer, consumers and saved_for_backward recomputed from the ops."""
+    """Producer, consumers and saved_for_backward recomputed from the ops, by the rule lowering uses (views count once)."""
     producer = {int(t): int(row.op) for row in ops.itertuples() for t in row.outputs}
     consumers: dict[int, list[int]] = {}
-    backward_readers: set[int] = set()
     for row in ops.itertuples():
         for t in row.inputs:
             consumers.setdefault(int(t), []).append(int(row.op))
-            if row.phase == "backward":
-                backward_readers.add(int(t))
     out = tensors.copy()
     out["producer"] = [producer.get(int(t), -1) for t in out.index]
     out["consumers"] = [consumers.get(int(t), []) for t in out.index]
-    forward_made = {t for row in ops[ops["phase"] == "forward"].itertuples() for t in row.outputs}
-    inputs = set(out.index[out["kind"] == "input"])
-    out["saved_for_backward"] = [int(t) in backward_readers and (int(t) in forward_made or int(t) in inputs) for t in out.index]
+    out["saved_for_backward"] = saved_for_backward(out.assign(view_of=out.get("view_of", -1)), ops)
     return out.rename_axis("tensor").reset_index()
