@@ -266,6 +266,7 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame
             )[0],
             "ours_utilization": cost.utilization[0],
             "ours_mapping": [MAPPINGS[m] if m >= 0 else "" for m in cost.mapping[0]],
+            "ours_reduction_levels": cost.reduction_levels[0],
         },
         index=layers.index,
     )
@@ -362,6 +363,7 @@ def main() -> None:
         "latency_ratio",
         "energy_ratio",
         "ours_mapping",
+        "ours_reduction_levels",
         "hint",
     ]
     with pd.option_context("display.width", 220, "display.max_rows", 500, "display.float_format", "{:.3g}".format):

@@ -188,3 +188,46 @@ def test_per_pe_memories_pool_their_capacity_and_bandwidth(tmp_path: Path) -> No
     assert split.level_read_bytes["rf"][0, 0] == pooled.level_read_bytes["rf"][0, 0]
     assert split.ext_in_bytes["I"][0, 0] == pooled.ext_in_bytes["I"][0, 0]
     assert split.latency_cycles[0, 0] == pooled.latency_cycles[0, 0]
+
+
+def _register_hierarchy(data: dict) -> None:
+    """An Edge-TPU-like core: a 4 B weight register and a 2 B output register below a cheap 1 KiB weight SRAM
+    and an expensive 1 KiB SRAM for inputs and outputs; every port wide enough that compute sets the pace."""
+    wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
+    cheap = {"read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
+    del data["memories"]["rf"]
+    data["memories"] |= {
+        "wreg": {"size_bytes": 4, **wide, **cheap},
+        "oreg": {"size_bytes": 2, **wide, **cheap},
+        "wsram": {"size_bytes": 1024, **wide, "read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125},
+    }
+    data["memories"]["local"].update(wide)
+    data["cores"][0]["memory"] = [
+        {"level": "wreg", "operands": ["W"]},
+        {"level": "oreg", "operands": ["O"]},
+        {"level": "wsram", "operands": ["W"]},
+        {"level": "local", "operands": ["I", "O"]},
+    ]
+
+
+def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_register(tmp_path: Path) -> None:
+    # 1x1 conv, C = 32, K = 4, 2x2 outputs: M = 4, N = 4, R = 32; array tile m=1, n=2, r=2 (K:2 x C:2).
+    hw = _tiny_variant(tmp_path, _register_hierarchy)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
+    # The dataflow's order (band 0): the 4 B weight register holds the array's 2x2 weights, so each of the 16
+    # R-tiles sends its 16 partial sums through the output register to local and reads 15 of them back:
+    # local reads I 128 x 2 K-tiles = 256 + partial sums 16 x 15 = 240, writes 16 x 16 = 256.
+    native = mac_cost(core, table, np.array([0]))
+    assert native.reduction_levels[0, 0] == 0
+    assert native.level_read_bytes["local"][0, 0] == 496 and native.level_write_bytes["local"][0, 0] == 256
+    assert native.level_read_bytes["wsram"][0, 0] == 128
+    # Band 3 (reduction innermost over the array, wreg and oreg): oreg keeps its 2 outputs until all of R is
+    # done (local: I 256 read, the 16 outputs written once); the weights change every cycle, so each M-tile (4)
+    # reads all 128 of them from wsram. Energy: regs (1,024 + 512 B) x 0.1 + wsram 512 x 1 + local 272 x 2 =
+    # 1,209.6 pJ against the dataflow's (256 + 992) x 0.1 + 128 + 752 x 2 = 1,756.8 pJ.
+    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert chosen.reduction_levels[0, 0] == 3
+    assert chosen.level_read_bytes["local"][0, 0] == 256 and chosen.level_write_bytes["local"][0, 0] == 16
+    assert chosen.level_read_bytes["wsram"][0, 0] == 512
+    assert sum(chosen.energy_level_pj.values())[0, 0] == pytest.approx(1209.6)
+    assert sum(native.energy_level_pj.values())[0, 0] == pytest.approx(1756.8)
