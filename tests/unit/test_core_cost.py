@@ -231,3 +231,16 @@ def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_regi
     assert chosen.level_read_bytes["wsram"][0, 0] == 512
     assert sum(chosen.energy_level_pj.values())[0, 0] == pytest.approx(1209.6)
     assert sum(native.energy_level_pj.values())[0, 0] == pytest.approx(1756.8)
+
+
+@pytest.mark.parametrize(("min_bits", "rf_pj"), [(64, 32 + 16), (24, 24 + 18)])
+def test_an_access_narrower_than_the_minimum_width_costs_a_full_access(tmp_path: Path, min_bits: int, rf_pj: float) -> None:
+    # the hand-computed conv with rf's accesses at least min_bits wide. Into the array rf sends the 2x2 weight tile,
+    # 32 bits per access, 16 B in all; from local it takes its 4x4 tile, 128 bits, 16 B. At 64 bits the first costs
+    # 64 (x2: 32 B charged), the second 128 (x1); at 24 bits they cost 48 (x1.5: 24 B) and 144 (x1.125: 18 B).
+    # 1 pJ per byte; the bytes moved stay 16 + 16.
+    hw = _tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(min_access_bits=min_bits))
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
+    assert cost.energy_level_pj["rf"][0, 0] == pytest.approx(rf_pj)
+    assert cost.energy_level_pj["local"][0, 0] == pytest.approx(672)  # no minimum there: as without the key

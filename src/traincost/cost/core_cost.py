@@ -58,7 +58,7 @@ import numpy as np
 
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
-from traincost.hardware.spec import Core, CoreLevel, HardwareSpec
+from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, MemoryLevel
 
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
@@ -118,27 +118,43 @@ class CoreOpCost:
 
 
 class _Levels:
-    """Accumulates reads and writes per memory level of a core."""
+    """Accumulates reads and writes per memory level of a core: the bytes moved, and the bytes charged (an access
+    narrower than the memory's ``min_access_bits`` costs a full-width access, as in ZigZag)."""
 
     def __init__(self, core: Core, shape: tuple[int, int]) -> None:
         self.core = core
         self.reads = [np.zeros(shape) for _ in core.levels]
         self.writes = [np.zeros(shape) for _ in core.levels]
+        self.charged_reads = [np.zeros(shape) for _ in core.levels]
+        self.charged_writes = [np.zeros(shape) for _ in core.levels]
+
+    def move(self, i: int, *, read: np.ndarray, write: np.ndarray, access_bits: np.ndarray | None = None) -> None:
+        """``read`` bytes out of and ``write`` bytes into level ``i``, in accesses of ``access_bits`` per instance
+        (None: as wide as the memory likes)."""
+        memory = self.core.levels[i].memory
+        widen = 1.0
+        if access_bits is not None:
+            minimum = memory.min_access_bits[:, None]
+            accesses = np.ceil(access_bits / np.where(minimum > 0, minimum, 1))
+            widen = np.where((minimum > 0) & (access_bits > 0), accesses * minimum / np.maximum(access_bits, 1e-300), 1.0)
+        self.reads[i] += read
+        self.writes[i] += write
+        self.charged_reads[i] += read * widen
+        self.charged_writes[i] += write * widen
 
     def by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Bytes read from and written into each memory (levels sharing a memory added up), and its energy."""
         reads: dict[str, np.ndarray] = {}
         writes: dict[str, np.ndarray] = {}
-        memories = {}
-        for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
-            name = level.memory.name
-            memories[name] = level.memory
-            reads[name] = reads.get(name, 0) + rd
-            writes[name] = writes.get(name, 0) + wr
-        energy = {
-            name: _BITS * (reads[name] * m.read_energy_pj_per_bit[:, None] + writes[name] * m.write_energy_pj_per_bit[:, None])
-            for name, m in memories.items()
-        }
+        energy: dict[str, np.ndarray] = {}
+        for level, rd, wr, c_rd, c_wr in zip(
+            self.core.levels, self.reads, self.writes, self.charged_reads, self.charged_writes, strict=True
+        ):
+            m = level.memory
+            reads[m.name] = reads.get(m.name, 0) + rd
+            writes[m.name] = writes.get(m.name, 0) + wr
+            pj = _BITS * (c_rd * m.read_energy_pj_per_bit[:, None] + c_wr * m.write_energy_pj_per_bit[:, None])
+            energy[m.name] = energy.get(m.name, 0) + pj
         return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
@@ -346,12 +362,13 @@ def _inside(
             # the array keeps no output of its own: its partial sums go to the innermost output memory in any order
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
-            down, up = _boundary_bytes(order, gemm, operand, tiles[child + 1], precision, at_array=child < 0)
+            tile = tiles[child + 1]
+            down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
             if child >= 0:
-                levels.writes[child] += down
-                levels.reads[child] += up
-            levels.reads[parent] += down
-            levels.writes[parent] += up
+                bits = _access_bits(operand, tile, precision, core.levels[child].memory)
+                levels.move(child, read=up, write=down, access_bits=bits)
+            bits = _access_bits(operand, tile, precision, core.levels[parent].memory)
+            levels.move(parent, read=down, write=up, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
@@ -477,6 +494,15 @@ def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Til
     return m_t, n_new, r_new
 
 
+def _access_bits(operand: str, tile: _Tile, precision: _Precision, memory: MemoryLevel) -> np.ndarray:
+    """Bits one instance of ``memory`` moves per step of the child ``tile`` over a boundary: ``operand``'s share of
+    the tile spread over the instances, at least one element each (an idle instance is not accessed); outputs in
+    partial-sum precision."""
+    m, n, r = tile
+    elems = {"W": n * r, "I": m * r, "O": m * n}[operand]
+    return np.maximum(elems / memory.instances[:, None], 1.0) * _BITS * precision.tile_bytes[operand]
+
+
 def _boundary_bytes(
     order: str, gemm: _Gemm, operand: str, tile: _Tile, precision: _Precision, *, at_array: bool
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -534,8 +560,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         for i in holders:
             # inputs are read towards the lanes, outputs written from them; the outermost holder's write of
             # an arriving input and read of a leaving output are the scheduler's (module docstring)
-            levels.reads[i] += moved * (operand == "I" or i != holders[-1])
-            levels.writes[i] += moved * (operand == "O" or i != holders[-1])
+            levels.move(i, read=moved * (operand == "I" or i != holders[-1]), write=moved * (operand == "O" or i != holders[-1]))
     latency = np.maximum(compute, levels.cycles())
     busy = np.divide(ops, compute * lanes, out=np.zeros(shape), where=compute > 0)
     reads, writes, level_energy = levels.by_memory()
