@@ -244,3 +244,15 @@ def test_an_access_narrower_than_the_minimum_width_costs_a_full_access(tmp_path:
     assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
     assert cost.energy_level_pj["rf"][0, 0] == pytest.approx(rf_pj)
     assert cost.energy_level_pj["local"][0, 0] == pytest.approx(672)  # no minimum there: as without the key
+
+
+def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_after_the_compute(tmp_path: Path) -> None:
+    # the hand-computed conv with tile_io: serial. The input's only memory (local) holds all 64 B of it: loaded
+    # before the compute over the 8 B/cycle off-chip link (8 cycles); the weights pass two levels (rf, local):
+    # loaded under the compute. After it, the array's last output tile (1 pixel x 2 channels, 2 B) leaves: 0.25.
+    hw = _tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
+    table, core = op_table(conv_relu_workload(relu=False)), hw.cores[0]
+    serial = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="latency")
+    assert serial.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1 + 8 + 0.25)
+    overlapped = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core))
+    assert overlapped.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1)

@@ -286,6 +286,7 @@ def mac_cost(
     kinds = table.kind[index]
     # the candidates: a band of reduction-innermost levels inside the core x a mapping above it
     inside = [_inside(core, gemm, kinds, unroll, precision, compute=compute, band=band) for band in _bands(core)]
+    serial = _serial_tile_io(core, gemm, inside[0].tiles[0], precision, external) if core.tile_io == "serial" else 0.0
     options = [
         (band, name, traffic)
         for band, cand in enumerate(inside)
@@ -297,14 +298,14 @@ def mac_cost(
     if len(options) > 1 and external is not None:
         pick = _best(
             [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
-            latency=np.stack([inside[band].latency for band, *_ in options]),
+            latency=np.stack([inside[band].latency for band, *_ in options]) + serial,
             energy_pj=np.stack([inside[band].energy_pj for band, *_ in options]),
             external=external,
             objective=objective,
         )
     chosen = [inside[band] for band, *_ in options]
     return CoreOpCost(
-        latency_cycles=_choose([cand.latency for cand in chosen], pick),
+        latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
         compute_cycles=compute,
         utilization=gemm.macs / (compute * core.pes[:, None]),
         energy_mac_pj=gemm.macs * core.mac_energy_pj[:, None],
@@ -317,6 +318,29 @@ def mac_cost(
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
+
+
+def _serial_tile_io(
+    core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, external: ExternalPath | None
+) -> np.ndarray:
+    """ZigZag's on- and off-loading cycles (``tile_io: serial``). An input operand whose only memory in the core
+    holds all of it is loaded once, before the compute (ZigZag's period count of 1); one with more levels, or
+    that does not fit, is loaded tile by tile under the compute. The inputs load side by side (the slower one
+    counts); after the compute, the array's last output tile leaves. Over ``external``'s bandwidth (without it,
+    the top memory's write bandwidth)."""
+    top = core.top
+    bandwidth = (
+        external.bandwidth_bytes_per_cycle if external is not None else top.write_bandwidth_bytes_per_cycle * top.instances
+    )[:, None]
+    first = np.zeros_like(gemm.macs)
+    for operand, elems in (("W", gemm.s_elems), ("I", gemm.x_unique)):
+        holders = [level for level in core.levels if operand in level.operands]
+        if len(holders) == 1:
+            whole = elems * gemm.groups
+            fits = whole <= _share_elems(holders[0], precision.tile_bytes[operand])
+            first = np.maximum(first, np.where(fits, whole * precision.final_bytes[operand], 0.0))
+    m_t, n_t, _ = array_tile
+    return (first + m_t * n_t * precision.final_bytes["O"]) / bandwidth
 
 
 def _bands(core: Core) -> range:
