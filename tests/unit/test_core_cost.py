@@ -256,3 +256,23 @@ def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_afte
     assert serial.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1 + 8 + 0.25)
     overlapped = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core))
     assert overlapped.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1)
+
+
+@pytest.mark.parametrize(("oreg_bytes", "local_psum_reads", "local_writes"), [(2, 64, 128), (64, 0, 64)])
+def test_an_output_register_too_small_for_the_streamed_rows_passes_partial_sums_on(
+    tmp_path: Path, oreg_bytes: int, local_psum_reads: int, local_writes: int
+) -> None:
+    # the hand-computed conv (M=16, N=4, R=4, array n=2 r=2) with an output register between rf and local. In the
+    # dataflow's order every one of the 16 rows streams past a weight tile, so finishing rf's tile (all of R,
+    # 4 columns) needs 16 x 4 = 64 partial sums held: a 2 B register cannot, and local sees each of the array's
+    # 2 R-tiles (writes 64 x 2, reads 64 back); a 64 B one can, and local gets each output once.
+    def with_oreg(data: dict) -> None:
+        data["memories"]["oreg"] = {**data["memories"]["rf"], "size_bytes": oreg_bytes}
+        data["cores"][0]["memory"].insert(1, {"level": "oreg", "operands": ["O"]})
+
+    hw = _tiny_variant(tmp_path, with_oreg)
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.reduction_levels[0, 0] == 0
+    # local also reads W 16 (into rf) and I 16 x 4 x 2 K-tiles = 128 (into the array)
+    assert cost.level_read_bytes["local"][0, 0] == 16 + 128 + local_psum_reads
+    assert cost.level_write_bytes["local"][0, 0] == local_writes

@@ -33,13 +33,17 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
 5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
    at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
    back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
-   O resident, O once, S once per M-tile, X once per N-tile. The streamed operand is counted as its
+   O resident, O once, S once per M-tile, X once per N-tile. In the S-resident order every row of M
+   streams past a weight tile, so an output memory that cannot hold M x N-tile partial sums passes
+   them on once per R-tile of the array (``_held_partial_sums``). The streamed operand is counted as its
    im2col (M·R) at the PE array and as the input pixels its windows touch above it (a tile that
    holds the whole filter window reuses the overlap; a strided window skips pixels,
    ``optable.window_span``).
-6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write).
+6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
+   narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it.
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
-   pipeline depth plus the first stationary tile load).
+   pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
+   ZigZag's on- and off-loading (``_serial_tile_io``).
 
 The outermost boundary (core ↔ bus/off-chip, or a tensor already resident in the core) is returned
 as traffic (``ext_in_bytes``, ``ext_write_bytes``) and not costed here, not even its write into or
@@ -320,6 +324,15 @@ def mac_cost(
     )
 
 
+def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, array_tile: _Tile, precision: _Precision) -> _Tile:
+    """The tile whose partial sums leave an output memory in the weight-resident order: every row of M streams
+    past a weight tile, so the memory must hold M x N-tile partial sums to finish the tile's R-tiles; one that
+    cannot passes them on once per R-tile of the array."""
+    m_t, n_t, r_t = tile
+    fits = _share_elems(level, precision.partial_sum_bytes) >= gemm.full[0] * n_t
+    return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, array_tile[2]))
+
+
 def _serial_tile_io(
     core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, external: ExternalPath | None
 ) -> np.ndarray:
@@ -387,6 +400,8 @@ def _inside(
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
             tile = tiles[child + 1]
+            if operand == "O" and child >= 0 and order == "weight_resident":
+                tile = _held_partial_sums(core.levels[child], gemm, tile, tiles[0], precision)
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
             if child >= 0:
                 bits = _access_bits(operand, tile, precision, core.levels[child].memory)
