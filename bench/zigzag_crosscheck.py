@@ -269,6 +269,7 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame
             )[0],
             "ours_utilization": cost.utilization[0],
             "ours_serial_cycles": (cost.latency_cycles - overlapped.latency_cycles)[0],
+            "ours_offchip_cycles": offchip_cycles[0],
             "ours_mapping": [MAPPINGS[m] if m >= 0 else "" for m in cost.mapping[0]],
             "ours_reduction_levels": cost.reduction_levels[0],
         },
@@ -297,6 +298,13 @@ def hints(table: pd.DataFrame, *, band: float = 1.3) -> pd.Series:
             if outside(onchip):
                 found.append(f"on-chip energy ours/ZigZag {onchip:.2f}")
         if outside(row.latency_ratio):
+            # ZigZag's off-chip bytes, estimated as ours scaled by the two off-chip energies, over the same link
+            bound = row.ours_offchip_cycles * row.zigzag_dram_pj / max(row.ours_dram_pj, 1e-30)
+            if row.zigzag_cycles < 0.9 * bound:
+                found.append(
+                    f"ZigZag's cycles are {row.zigzag_cycles / bound:.0%} of its own off-chip bytes over the link's "
+                    "bandwidth (ours are at least that)"
+                )
             theirs = row.zigzag_onloading_cycles + row.zigzag_offloading_cycles
             if abs(theirs - row.ours_serial_cycles) > 0.1 * row.zigzag_cycles:
                 found.append(
