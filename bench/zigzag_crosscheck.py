@@ -53,7 +53,7 @@ changed, each found by comparing ZigZag's per-level accesses (``cme.memory_word_
   layers.
 * ``tile_io: serial`` (set by the import): ZigZag loads an input whose only on-chip memory holds all of
   it before the compute (ResNet-18 on ``edge_tpu_like`` and ``tpu_like``: the whole input over the
-  8 B/cycle link, 3,136-25,088 cycles a layer, within 16 cycles of ZigZag's on-loading on 30 of the 42
+  8 B/cycle link, 3,136-25,088 cycles a layer, within 16 cycles of ZigZag's on-loading on 35 of the 42
   layers). Not modelled: ZigZag's off-loading of a whole output (the stride-2 shortcuts, ``layer4``:
   2,305-6,273 cycles).
 * An output memory too small for the partial sums of every streamed row passes them on: on ``tpu_like``
