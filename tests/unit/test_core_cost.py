@@ -188,3 +188,91 @@ def test_per_pe_memories_pool_their_capacity_and_bandwidth(tmp_path: Path) -> No
     assert split.level_read_bytes["rf"][0, 0] == pooled.level_read_bytes["rf"][0, 0]
     assert split.ext_in_bytes["I"][0, 0] == pooled.ext_in_bytes["I"][0, 0]
     assert split.latency_cycles[0, 0] == pooled.latency_cycles[0, 0]
+
+
+def _register_hierarchy(data: dict) -> None:
+    """An Edge-TPU-like core: a 4 B weight register and a 2 B output register below a cheap 1 KiB weight SRAM
+    and an expensive 1 KiB SRAM for inputs and outputs; every port wide enough that compute sets the pace."""
+    wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
+    cheap = {"read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
+    del data["memories"]["rf"]
+    data["memories"] |= {
+        "wreg": {"size_bytes": 4, **wide, **cheap},
+        "oreg": {"size_bytes": 2, **wide, **cheap},
+        "wsram": {"size_bytes": 1024, **wide, "read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125},
+    }
+    data["memories"]["local"].update(wide)
+    data["cores"][0]["memory"] = [
+        {"level": "wreg", "operands": ["W"]},
+        {"level": "oreg", "operands": ["O"]},
+        {"level": "wsram", "operands": ["W"]},
+        {"level": "local", "operands": ["I", "O"]},
+    ]
+
+
+def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_register(tmp_path: Path) -> None:
+    # 1x1 conv, C = 32, K = 4, 2x2 outputs: M = 4, N = 4, R = 32; array tile m=1, n=2, r=2 (K:2 x C:2).
+    hw = _tiny_variant(tmp_path, _register_hierarchy)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
+    # The dataflow's order (band 0): the 4 B weight register holds the array's 2x2 weights, so each of the 16
+    # R-tiles sends its 16 partial sums through the output register to local and reads 15 of them back:
+    # local reads I 128 x 2 K-tiles = 256 + partial sums 16 x 15 = 240, writes 16 x 16 = 256.
+    native = mac_cost(core, table, np.array([0]))
+    assert native.reduction_levels[0, 0] == 0
+    assert native.level_read_bytes["local"][0, 0] == 496 and native.level_write_bytes["local"][0, 0] == 256
+    assert native.level_read_bytes["wsram"][0, 0] == 128
+    # Band 3 (reduction innermost over the array, wreg and oreg): oreg keeps its 2 outputs until all of R is
+    # done (local: I 256 read, the 16 outputs written once); the weights change every cycle, so each M-tile (4)
+    # reads all 128 of them from wsram. Energy: regs (1,024 + 512 B) x 0.1 + wsram 512 x 1 + local 272 x 2 =
+    # 1,209.6 pJ against the dataflow's (256 + 992) x 0.1 + 128 + 752 x 2 = 1,756.8 pJ.
+    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert chosen.reduction_levels[0, 0] == 3
+    assert chosen.level_read_bytes["local"][0, 0] == 256 and chosen.level_write_bytes["local"][0, 0] == 16
+    assert chosen.level_read_bytes["wsram"][0, 0] == 512
+    assert sum(chosen.energy_level_pj.values())[0, 0] == pytest.approx(1209.6)
+    assert sum(native.energy_level_pj.values())[0, 0] == pytest.approx(1756.8)
+
+
+@pytest.mark.parametrize(("min_bits", "rf_pj"), [(64, 32 + 16), (24, 24 + 18)])
+def test_an_access_narrower_than_the_minimum_width_costs_a_full_access(tmp_path: Path, min_bits: int, rf_pj: float) -> None:
+    # the hand-computed conv with rf's accesses at least min_bits wide. Into the array rf sends the 2x2 weight tile,
+    # 32 bits per access, 16 B in all; from local it takes its 4x4 tile, 128 bits, 16 B. At 64 bits the first costs
+    # 64 (x2: 32 B charged), the second 128 (x1); at 24 bits they cost 48 (x1.5: 24 B) and 144 (x1.125: 18 B).
+    # 1 pJ per byte; the bytes moved stay 16 + 16.
+    hw = _tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(min_access_bits=min_bits))
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
+    assert cost.energy_level_pj["rf"][0, 0] == pytest.approx(rf_pj)
+    assert cost.energy_level_pj["local"][0, 0] == pytest.approx(672)  # no minimum there: as without the key
+
+
+def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_after_the_compute(tmp_path: Path) -> None:
+    # the hand-computed conv with tile_io: serial. The input's only memory (local) holds all 64 B of it: loaded
+    # before the compute over the 8 B/cycle off-chip link (8 cycles); the weights pass two levels (rf, local):
+    # loaded under the compute. After it, the array's last output tile (1 pixel x 2 channels, 2 B) leaves: 0.25.
+    hw = _tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
+    table, core = op_table(conv_relu_workload(relu=False)), hw.cores[0]
+    serial = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="latency")
+    assert serial.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1 + 8 + 0.25)
+    overlapped = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core))
+    assert overlapped.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1)
+
+
+@pytest.mark.parametrize(("oreg_bytes", "local_psum_reads", "local_writes"), [(2, 64, 128), (64, 0, 64)])
+def test_an_output_register_too_small_for_the_streamed_rows_passes_partial_sums_on(
+    tmp_path: Path, oreg_bytes: int, local_psum_reads: int, local_writes: int
+) -> None:
+    # the hand-computed conv (M=16, N=4, R=4, array n=2 r=2) with an output register between rf and local. In the
+    # dataflow's order every one of the 16 rows streams past a weight tile, so finishing rf's tile (all of R,
+    # 4 columns) needs 16 x 4 = 64 partial sums held: a 2 B register cannot, and local sees each of the array's
+    # 2 R-tiles (writes 64 x 2, reads 64 back); a 64 B one can, and local gets each output once.
+    def with_oreg(data: dict) -> None:
+        data["memories"]["oreg"] = {**data["memories"]["rf"], "size_bytes": oreg_bytes}
+        data["cores"][0]["memory"].insert(1, {"level": "oreg", "operands": ["O"]})
+
+    hw = _tiny_variant(tmp_path, with_oreg)
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.reduction_levels[0, 0] == 0
+    # local also reads W 16 (into rf) and I 16 x 4 x 2 K-tiles = 128 (into the array)
+    assert cost.level_read_bytes["local"][0, 0] == 16 + 128 + local_psum_reads
+    assert cost.level_write_bytes["local"][0, 0] == local_writes

@@ -63,6 +63,7 @@ def test_edge_tpu_like_by_hand(tmp_path: Path) -> None:
     (core,) = hw.cores
     assert [(a.dim, int(a.size[0])) for a in core.pe_array] == [("K", 8), ("C", 8), ("OX", 4), ("OY", 4)]
     assert core.pes[0] == 1024 and core.mac_energy_pj[0] == 0.04
+    assert core.tile_io == "serial"  # ZigZag's on- and off-loading around each layer
     assert {k: int(v[0]) for k, v in core.precision_bits.items()} == {
         "inputs": 8,
         "weights": 8,
@@ -133,6 +134,7 @@ def test_tpu_like_quad_core_by_hand(tmp_path: Path) -> None:
     hw = _load(stream_hardware(STREAM / "tpu_like_quad_core.yaml"), tmp_path)
     tpu, pooling, simd = hw.cores
     assert (tpu.name, int(tpu.count[0]), int(tpu.pes[0]), tpu.dataflow) == ("tpu_like", 4, 1024, "weight_stationary")
+    assert tpu.tile_io == "overlapped"  # Stream schedules the transfers itself
     assert tpu.precision_bits["inputs"][0] == 8 and tpu.precision_bits["partial_sums"][0] == 32  # int8, int32
     assert pooling.runs == ("pool",) and pooling.dataflow == "simd"
     assert simd.dataflow == "simd" and {"eltwise", "norm", "optimizer", "layout"} <= set(simd.runs)

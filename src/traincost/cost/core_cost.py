@@ -10,26 +10,40 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    operand (S for weight-stationary, O for output-stationary) grows the tile to fill its share of
    the level (capacity / operands kept there): weight-stationary first takes all of R (so no partial
    sums), then as much of N as fits; output-stationary takes a square-ish M×N block.
-3. **A mapping per op above the core.** Inside the core the loop order is the core's dataflow.
-   Around it, the outer loop order is chosen per op and per configuration among ``MAPPINGS``,
-   ZigZag's temporal-mapping search reduced to its three stationarities: ``weight_resident`` (the
-   dataflow's order for a weight-stationary core: a weight tile stays while every input row streams
-   past it), ``input_resident`` (an input block, all of R, stays while the weights stream past it:
-   the input is fetched once) and ``output_resident`` (an M×N output block stays until complete: no
-   partial sums leave). Each candidate's block grows to its resident operand's share of that
-   operand's outermost memory; the best by the objective (latency, energy or EDP of the op with its
-   external bytes fetched from off chip, ``ExternalPath``) is kept and recorded in
-   ``CoreOpCost.mapping``.
-4. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
+3. **A loop order per op inside the core.** Below the top memory, a band of the innermost levels
+   may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
+   until all of R is done, while the weights and inputs under it change every step); above the band
+   the order is the core's dataflow. The band is chosen per op and per configuration among 0 (the
+   dataflow's order everywhere) up to every level below the top (``_in_band``), with the mapping
+   above the core, by the same objective, and recorded in ``CoreOpCost.reduction_levels``. With a
+   one-weight register per PE (ZigZag's ``edge_tpu_like``) the dataflow's order sends partial sums
+   to the big SRAM once per reduction tile of the register; the band keeps them in the per-PE
+   output registers. The PE array itself keeps no outputs: its partial sums reach the innermost
+   output memory once per reduction tile of the array in any order. An output-stationary core has
+   only band 0.
+4. **A mapping per op above the core.** Around the core, the outer loop order is chosen per op and
+   per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
+   stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
+   tile stays while every input row streams past it), ``input_resident`` (an input block, all of R,
+   stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
+   M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
+   its resident operand's share of that operand's outermost memory; the best by the objective
+   (latency, energy or EDP of the op with its external bytes fetched from off chip,
+   ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``.
+5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
    at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
    back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
-   O resident, O once, S once per M-tile, X once per N-tile. The streamed operand is counted as its
+   O resident, O once, S once per M-tile, X once per N-tile. In the S-resident order every row of M
+   streams past a weight tile, so an output memory that cannot hold M x N-tile partial sums passes
+   them on once per R-tile of the array (``_held_partial_sums``). The streamed operand is counted as its
    im2col (M·R) at the PE array and as the input pixels its windows touch above it (a tile that
    holds the whole filter window reuses the overlap; a strided window skips pixels,
    ``optable.window_span``).
-5. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write).
-6. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
-   pipeline depth plus the first stationary tile load).
+6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
+   narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it.
+7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
+   pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
+   ZigZag's on- and off-loading (``_serial_tile_io``).
 
 The outermost boundary (core ↔ bus/off-chip, or a tensor already resident in the core) is returned
 as traffic (``ext_in_bytes``, ``ext_write_bytes``) and not costed here, not even its write into or
@@ -48,7 +62,7 @@ import numpy as np
 
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
-from traincost.hardware.spec import Core, CoreLevel, HardwareSpec
+from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, MemoryLevel
 
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
@@ -102,32 +116,49 @@ class CoreOpCost:
     ext_write_bytes: np.ndarray  # out of the top level: outputs and partial sums
     core_shares: np.ndarray  # the op's work in units of one core's share: D / ceil(D / split), at most split
     mapping: np.ndarray  # index into MAPPINGS of the loop order chosen above the core (-1: not a MAC op)
+    reduction_levels: np.ndarray  # the chosen band: reduction innermost over the array and band - 1 levels (-1: no MAC)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
 
 
 class _Levels:
-    """Accumulates reads and writes per memory level of a core."""
+    """Accumulates reads and writes per memory level of a core: the bytes moved, and the bytes charged (an access
+    narrower than the memory's ``min_access_bits`` costs a full-width access, as in ZigZag)."""
 
     def __init__(self, core: Core, shape: tuple[int, int]) -> None:
         self.core = core
         self.reads = [np.zeros(shape) for _ in core.levels]
         self.writes = [np.zeros(shape) for _ in core.levels]
+        self.charged_reads = [np.zeros(shape) for _ in core.levels]
+        self.charged_writes = [np.zeros(shape) for _ in core.levels]
+
+    def move(self, i: int, *, read: np.ndarray, write: np.ndarray, access_bits: np.ndarray | None = None) -> None:
+        """``read`` bytes out of and ``write`` bytes into level ``i``, in accesses of ``access_bits`` per instance
+        (None: as wide as the memory likes)."""
+        memory = self.core.levels[i].memory
+        widen = 1.0
+        if access_bits is not None:
+            minimum = memory.min_access_bits[:, None]
+            accesses = np.ceil(access_bits / np.where(minimum > 0, minimum, 1))
+            widen = np.where((minimum > 0) & (access_bits > 0), accesses * minimum / np.maximum(access_bits, 1e-300), 1.0)
+        self.reads[i] += read
+        self.writes[i] += write
+        self.charged_reads[i] += read * widen
+        self.charged_writes[i] += write * widen
 
     def by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Bytes read from and written into each memory (levels sharing a memory added up), and its energy."""
         reads: dict[str, np.ndarray] = {}
         writes: dict[str, np.ndarray] = {}
-        memories = {}
-        for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
-            name = level.memory.name
-            memories[name] = level.memory
-            reads[name] = reads.get(name, 0) + rd
-            writes[name] = writes.get(name, 0) + wr
-        energy = {
-            name: _BITS * (reads[name] * m.read_energy_pj_per_bit[:, None] + writes[name] * m.write_energy_pj_per_bit[:, None])
-            for name, m in memories.items()
-        }
+        energy: dict[str, np.ndarray] = {}
+        for level, rd, wr, c_rd, c_wr in zip(
+            self.core.levels, self.reads, self.writes, self.charged_reads, self.charged_writes, strict=True
+        ):
+            m = level.memory
+            reads[m.name] = reads.get(m.name, 0) + rd
+            writes[m.name] = writes.get(m.name, 0) + wr
+            pj = _BITS * (c_rd * m.read_energy_pj_per_bit[:, None] + c_wr * m.write_energy_pj_per_bit[:, None])
+            energy[m.name] = energy.get(m.name, 0) + pj
         return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
@@ -256,54 +287,135 @@ def mac_cost(
         compute = compute * np.ceil(size / unroll[d])
 
     precision = _Precision.of(core)
-    tiles = _tiles(core, gemm, table.kind[index], unroll, precision)
+    kinds = table.kind[index]
+    # the candidates: a band of reduction-innermost levels inside the core x a mapping above it
+    inside = [_inside(core, gemm, kinds, unroll, precision, compute=compute, band=band) for band in _bands(core)]
+    serial = _serial_tile_io(core, gemm, inside[0].tiles[0], precision, external) if core.tile_io == "serial" else 0.0
+    options = [
+        (band, name, traffic)
+        for band, cand in enumerate(inside)
+        for name, traffic in _external_traffic(
+            core, gemm, cand.tiles, cand.outermost, precision, choose=external is not None
+        ).items()
+    ]
+    pick = np.zeros(compute.shape, dtype=np.int64)
+    if len(options) > 1 and external is not None:
+        pick = _best(
+            [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
+            latency=np.stack([inside[band].latency for band, *_ in options]) + serial,
+            energy_pj=np.stack([inside[band].energy_pj for band, *_ in options]),
+            external=external,
+            objective=objective,
+        )
+    chosen = [inside[band] for band, *_ in options]
+    return CoreOpCost(
+        latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
+        compute_cycles=compute,
+        utilization=gemm.macs / (compute * core.pes[:, None]),
+        energy_mac_pj=gemm.macs * core.mac_energy_pj[:, None],
+        energy_level_pj={m: _choose([cand.level_pj[m] for cand in chosen], pick) for m in inside[0].level_pj},
+        ext_in_bytes={op: _choose([traffic[0][op] for *_, traffic in options], pick) for op in ("W", "I", "O")},
+        ext_write_bytes=_choose([traffic[1] for *_, traffic in options], pick),
+        core_shares=gemm.core_shares,
+        mapping=np.asarray([MAPPINGS.index(name) for _, name, _ in options])[pick],
+        reduction_levels=np.asarray([band for band, *_ in options])[pick],
+        level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
+        level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
+    )
+
+
+def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, array_tile: _Tile, precision: _Precision) -> _Tile:
+    """The tile whose partial sums leave an output memory in the weight-resident order: every row of M streams
+    past a weight tile, so the memory must hold M x N-tile partial sums to finish the tile's R-tiles; one that
+    cannot passes them on once per R-tile of the array."""
+    m_t, n_t, r_t = tile
+    fits = _share_elems(level, precision.partial_sum_bytes) >= gemm.full[0] * n_t
+    return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, array_tile[2]))
+
+
+def _serial_tile_io(
+    core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, external: ExternalPath | None
+) -> np.ndarray:
+    """ZigZag's on- and off-loading cycles (``tile_io: serial``). An input operand whose only memory in the core
+    holds all of it is loaded once, before the compute (ZigZag's period count of 1); one with more levels, or
+    that does not fit, is loaded tile by tile under the compute. The inputs load side by side (the slower one
+    counts); after the compute, the array's last output tile leaves. Over ``external``'s bandwidth (without it,
+    the top memory's write bandwidth)."""
+    top = core.top
+    bandwidth = (
+        external.bandwidth_bytes_per_cycle if external is not None else top.write_bandwidth_bytes_per_cycle * top.instances
+    )[:, None]
+    first = np.zeros_like(gemm.macs)
+    for operand, elems in (("W", gemm.s_elems), ("I", gemm.x_unique)):
+        holders = [level for level in core.levels if operand in level.operands]
+        if len(holders) == 1:
+            whole = elems * gemm.groups
+            fits = whole <= _share_elems(holders[0], precision.tile_bytes[operand])
+            first = np.maximum(first, np.where(fits, whole * precision.final_bytes[operand], 0.0))
+    m_t, n_t, _ = array_tile
+    return (first + m_t * n_t * precision.final_bytes["O"]) / bandwidth
+
+
+def _bands(core: Core) -> range:
+    """The candidate bands of reduction-innermost levels: 0 (the dataflow's order at every level) up to every level
+    below the top. An output-stationary core keeps its reduction innermost already: only 0."""
+    return range(1 if core.dataflow == "output_stationary" else len(core.levels) + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Inside:
+    """One candidate order inside a core: its tiles, each operand's outermost holder (None: straight into the array),
+    latency, MAC + level energy, and bytes read, bytes written and energy per memory, arrays (configs, ops)."""
+
+    tiles: list[_Tile]
+    outermost: dict[str, int | None]
+    latency: np.ndarray
+    energy_pj: np.ndarray
+    read_bytes: dict[str, np.ndarray]
+    write_bytes: dict[str, np.ndarray]
+    level_pj: dict[str, np.ndarray]
+
+
+def _inside(
+    core: Core,
+    gemm: _Gemm,
+    kinds: np.ndarray,
+    unroll: dict[str, np.ndarray],
+    precision: _Precision,
+    *,
+    compute: np.ndarray,
+    band: int,
+) -> _Inside:
+    """Inside the core, with the reduction loops innermost over the PE array and the ``band`` - 1 innermost
+    levels (``_in_band``) and the dataflow's order above them."""
+    tiles = _tiles(core, gemm, kinds, unroll, precision, band=band)
     levels = _Levels(core, compute.shape)
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
         outermost[operand] = holders[-1] if holders else None
-        child = None  # None = the PE array
+        child = -1  # the PE array
         for parent in holders:
-            tile = tiles[0 if child is None else child + 1]
-            down, up = _boundary_bytes(_NATIVE[core.dataflow], gemm, operand, tile, precision, at_array=child is None)
-            if child is not None:
-                levels.writes[child] += down
-                levels.reads[child] += up
-            levels.reads[parent] += down
-            levels.writes[parent] += up
+            # the array keeps no output of its own: its partial sums go to the innermost output memory in any order
+            in_band = _in_band(child, band) and (child >= 0 or operand != "O")
+            order = "output_resident" if in_band else _NATIVE[core.dataflow]
+            tile = tiles[child + 1]
+            if operand == "O" and child >= 0 and order == "weight_resident":
+                tile = _held_partial_sums(core.levels[child], gemm, tile, tiles[0], precision)
+            down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
+            if child >= 0:
+                bits = _access_bits(operand, tile, precision, core.levels[child].memory)
+                levels.move(child, read=up, write=down, access_bits=bits)
+            bits = _access_bits(operand, tile, precision, core.levels[parent].memory)
+            levels.move(parent, read=down, write=up, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
     stationary = "O" if core.dataflow == "output_stationary" else "W"
     latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], precision, stationary)
-    reads, writes, level_energy = levels.by_memory()
-    internal_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_energy.values())
-    candidates = _external_traffic(core, gemm, tiles, outermost, precision, choose=external is not None)
-    names = list(candidates)
-    pick = np.zeros(compute.shape, dtype=np.int64)
-    if len(names) > 1 and external is not None:
-        pick = _best(
-            [sum(candidates[name][0].values()) + candidates[name][1] for name in names],
-            latency=latency,
-            energy_pj=internal_pj,
-            external=external,
-            objective=objective,
-        )
-    ext_in = {op: _choose([candidates[name][0][op] for name in names], pick) for op in ("W", "I", "O")}
-    ext_write = _choose([candidates[name][1] for name in names], pick)
-    return CoreOpCost(
-        latency_cycles=latency,
-        compute_cycles=compute,
-        utilization=gemm.macs / (compute * core.pes[:, None]),
-        energy_mac_pj=gemm.macs * core.mac_energy_pj[:, None],
-        energy_level_pj=level_energy,
-        ext_in_bytes=ext_in,
-        ext_write_bytes=ext_write,
-        core_shares=gemm.core_shares,
-        mapping=np.asarray([MAPPINGS.index(name) for name in names])[pick],
-        level_read_bytes=reads,
-        level_write_bytes=writes,
-    )
+    reads, writes, level_pj = levels.by_memory()
+    energy_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_pj.values())
+    return _Inside(tiles, outermost, latency, energy_pj, reads, writes, level_pj)
 
 
 _NATIVE = {"weight_stationary": "weight_resident", "output_stationary": "output_resident", "simd": "weight_resident"}
@@ -348,10 +460,11 @@ def _best(
     ext_bytes: list[np.ndarray], *, latency: np.ndarray, energy_pj: np.ndarray, external: ExternalPath, objective: str
 ) -> np.ndarray:
     """Per (configuration, op): the position in ``ext_bytes`` of the best candidate by ``objective``, its
-    external bytes fetched over ``external``; ties go to the secondary metric, then to the first candidate."""
+    external bytes fetched over ``external``; ties go to the secondary metric, then to the first candidate.
+    ``latency`` and ``energy_pj`` are each candidate's inside the core, stacked like ``ext_bytes``."""
     moved = np.stack(ext_bytes)
-    cycles = np.maximum(latency[None], moved / external.bandwidth_bytes_per_cycle[None, :, None])
-    energy = energy_pj[None] + moved * _BITS * external.energy_pj_per_bit[None, :, None]
+    cycles = np.maximum(latency, moved / external.bandwidth_bytes_per_cycle[None, :, None])
+    energy = energy_pj + moved * _BITS * external.energy_pj_per_bit[None, :, None]
     primary, secondary = {"latency": (cycles, energy), "energy": (energy, cycles), "edp": (cycles * energy, energy)}[objective]
     tied = primary <= primary.min(axis=0) * (1 + _TIE)
     return np.where(tied, secondary, np.inf).argmin(axis=0)
@@ -377,8 +490,11 @@ def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, pr
     return np.clip(np.floor(capacity * m / gemm.x_unique), m_t, m), n_t, r
 
 
-def _tiles(core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray], precision: _Precision) -> list[_Tile]:
-    """The tile at the PE array, then at each memory level of ``core`` (innermost first)."""
+def _tiles(
+    core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray], precision: _Precision, *, band: int
+) -> list[_Tile]:
+    """The tile at the PE array, then at each memory level of ``core`` (innermost first). A level in the
+    reduction-innermost band (``_in_band``) grows an output block if it keeps outputs, and nothing else."""
     spatial = []
     for which in range(3):
         out = np.ones_like(gemm.macs)
@@ -389,25 +505,41 @@ def _tiles(core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndar
         spatial.append(np.minimum(out, gemm.full[which]))
     tile: _Tile = (spatial[0], spatial[1], spatial[2])
     tiles = [tile]
-    stationary = "O" if core.dataflow == "output_stationary" else "W"
-    for level in core.levels:
+    for i, level in enumerate(core.levels):
+        dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
+        stationary = "O" if dataflow == "output_stationary" else "W"
         if stationary in level.operands:
             capacity = _share_elems(level, precision.tile_bytes[stationary])
-            tile = _grow(core.dataflow, capacity, tile, gemm.full)
+            tile = _grow(dataflow, capacity, tile, gemm.full)
         tiles.append(tile)
     return tiles
+
+
+def _in_band(level: int, band: int) -> bool:
+    """Whether the loops directly above ``level``'s tile (-1: the PE array's) keep the reduction innermost: the
+    array's when ``band`` >= 1, then the ``band`` - 1 innermost memory levels'."""
+    return level + 1 < band
 
 
 def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Tile:
     """The tile a level of ``capacity`` elements holds for the stationary operand, never smaller than the inner tile."""
     (m_t, n_t, r_t), (m, n, r) = tile, full
     if dataflow == "output_stationary":
-        n_new = np.clip(np.floor(np.sqrt(capacity)), n_t, n)
+        n_new = np.clip(np.floor(np.minimum(np.sqrt(capacity), capacity / m_t)), n_t, n)
         return np.clip(np.floor(capacity / n_new), m_t, m), n_new, r
     whole_r = capacity >= r * n_t
     n_new = np.where(whole_r, np.clip(np.floor(capacity / r), n_t, n), n_t)
     r_new = np.where(whole_r, r, np.clip(np.floor(capacity / n_t), r_t, r))
     return m_t, n_new, r_new
+
+
+def _access_bits(operand: str, tile: _Tile, precision: _Precision, memory: MemoryLevel) -> np.ndarray:
+    """Bits one instance of ``memory`` moves per step of the child ``tile`` over a boundary: ``operand``'s share of
+    the tile spread over the instances, at least one element each (an idle instance is not accessed); outputs in
+    partial-sum precision."""
+    m, n, r = tile
+    elems = {"W": n * r, "I": m * r, "O": m * n}[operand]
+    return np.maximum(elems / memory.instances[:, None], 1.0) * _BITS * precision.tile_bytes[operand]
 
 
 def _boundary_bytes(
@@ -467,8 +599,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         for i in holders:
             # inputs are read towards the lanes, outputs written from them; the outermost holder's write of
             # an arriving input and read of a leaving output are the scheduler's (module docstring)
-            levels.reads[i] += moved * (operand == "I" or i != holders[-1])
-            levels.writes[i] += moved * (operand == "O" or i != holders[-1])
+            levels.move(i, read=moved * (operand == "I" or i != holders[-1]), write=moved * (operand == "O" or i != holders[-1]))
     latency = np.maximum(compute, levels.cycles())
     busy = np.divide(ops, compute * lanes, out=np.zeros(shape), where=compute > 0)
     reads, writes, level_energy = levels.by_memory()
@@ -482,6 +613,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         ext_write_bytes=out_bytes.copy(),
         core_shares=np.ones(shape),
         mapping=np.full(shape, -1),
+        reduction_levels=np.full(shape, -1),
         level_read_bytes=reads,
         level_write_bytes=writes,
     )

@@ -20,6 +20,8 @@ The translation, field by field:
   it serves none);
 - the off-chip memory (named ``dram``, or ``offchip``) → the ``offchip`` link, with its read and write
   energies per bit; the bus of a single core is not in ZigZag's file and costs nothing;
+- ZigZag times a layer as on-loading (the first tile of each input from off chip), then compute, then
+  off-loading (the last output tile): ``tile_io: serial`` on the core;
 - precisions: ZigZag's ONNX reader stores inputs, weights and final outputs in 8 bits and partial
   sums in twice the input bits, unless the array's ``input_precision`` says [inputs, weights].
 """
@@ -134,6 +136,7 @@ def zigzag_hardware(
         data, file, name=str(data["name"]), unroll=unroll, links=links, offchip=offchip, mac_energy_pj=mac_energy_pj
     )
     core["runs"] = list(ALL_KINDS)
+    core["tile_io"] = "serial"  # ZigZag's on- and off-loading cycles, around each layer's compute
     precision = core.pop("precision_bits")
     if dram is None:
         top = memories[core["memory"][-1]["level"]]

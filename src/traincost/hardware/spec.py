@@ -30,6 +30,7 @@ __all__ = [
     "OPERANDS",
     "PORT_DIRECTIONS",
     "PRECISIONS",
+    "TILE_IO",
 ]
 
 DATAFLOWS = ("weight_stationary", "output_stationary", "simd")
@@ -37,6 +38,7 @@ OPERANDS = ("W", "I", "O")
 PORT_DIRECTIONS = ("read", "write", "read_write")
 # the keys of Core.precision_bits: bits per element of each operand as the core stores and moves it
 PRECISIONS = ("inputs", "weights", "outputs", "partial_sums")
+TILE_IO = ("overlapped", "serial")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,9 @@ class Core:
     """``count`` identical cores with a dataflow, a PE array and a memory hierarchy (innermost first).
 
     ``precision_bits`` maps each of ``PRECISIONS`` (inputs, weights, outputs, partial_sums) to the
-    bits per element of that operand on this core.
+    bits per element of that operand on this core. ``tile_io`` is one of ``TILE_IO``: ``overlapped``
+    (loads and stores run under the compute, but for one fill) or ``serial`` (ZigZag's: each MAC op
+    first loads its first tiles from off chip, and stores its last output tile after the compute).
     """
 
     name: str
@@ -108,6 +112,7 @@ class Core:
     mac_energy_pj: np.ndarray
     levels: tuple[CoreLevel, ...]
     precision_bits: Mapping[str, np.ndarray]
+    tile_io: str = "overlapped"
 
     def unroll(self, dim: str) -> np.ndarray:
         """PEs along loop dimension ``dim`` (the product of the axes that unroll it; 1 if none)."""

@@ -173,6 +173,7 @@ class _OpCosts:
         self.out = np.zeros(shape)
         self.busy_pe_cycles = np.zeros(shape)
         self.mapping = np.full(shape, -1)
+        self.reduction_levels = np.full(shape, -1)
         self.level_energy: dict[str, np.ndarray] = {}
         self.mac_energy = np.zeros(hardware.n_configs)
         mac = table.is_mac
@@ -193,6 +194,7 @@ class _OpCosts:
                         objective=plan.mapping_objective,
                     )
                     self.mapping[:, index] = cost.mapping
+                    self.reduction_levels[:, index] = cost.reduction_levels
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
@@ -403,6 +405,7 @@ def _run(
             "latency_cycles": costs.latency.ravel(),
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
+            "reduction_levels": costs.reduction_levels.ravel(),
             "onchip_bytes": onchip_timeline.ravel(),
             "offchip_bytes": offchip_timeline.ravel(),
         }
