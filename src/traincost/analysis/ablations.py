@@ -125,8 +125,9 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "resident_fraction",
             "0.5",
             ("0.25", "0.75"),
-            "the share of a core's top memory that keeps tensors between ops, in the hardware sweeps of section IV "
-            "(traincost sweep --resident-fraction); section V's fusion and checkpoint runs keep their own",
+            "the share of a core's top memory that keeps tensors between ops and holds a fused group: section IV's "
+            "hardware sweeps and section V's fusion solver, fusion comparison and checkpoint searches re-run with it "
+            "(--resident-fraction of sweep, fuse, compare-fusion, checkpoint-study, checkpoint-nsga)",
         ),
     ),
 }
