@@ -478,6 +478,17 @@ def _cmd_fuse(args: argparse.Namespace) -> None:
     write_table(pd.DataFrame([row]), args.report, workload.meta)
 
 
+def _cmd_bn_epilogue(args: argparse.Namespace) -> None:
+    from traincost.schedule.bn_epilogue import bn_epilogue, bn_layers
+    from traincost.workload import Workload
+
+    workload = Workload.read(args.ops, args.tensors)
+    layers = bn_layers(workload)
+    bn_epilogue(workload).write(args.out_ops, args.out_tensors)
+    # a workload with no BatchNorm after a convolution (a transformer) is written unchanged
+    print(f"{len(layers)} BatchNorm layers run as their convolution's epilogue; {args.out_ops}")
+
+
 def _cmd_compare_fusion(args: argparse.Namespace) -> None:
     from traincost.schedule import SchedulePlan, read_fused_groups
     from traincost.schedule.evaluate import evaluate_sweep
@@ -683,6 +694,16 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     _resident_fraction(cmd)
     cmd.add_argument("--out", type=Path, required=True, help='output fused groups (JSON {"groups": [[op, ...], ...]})')
     cmd.add_argument("--report", type=Path, required=True, help="output solve report (Parquet, one row)")
+
+    cmd = command(
+        "bn-epilogue",
+        _cmd_bn_epilogue,
+        "the workload with every forward BatchNorm after a convolution run as that convolution's epilogue on the MAC core",
+    )
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--out-ops", type=Path, required=True, help="output ops.parquet")
+    cmd.add_argument("--out-tensors", type=Path, required=True, help="output tensors.parquet")
 
     cmd = command("compare-fusion", _cmd_compare_fusion, "latency and energy of one step under several fusion strategies")
     _workload_and_hardware(cmd)

@@ -260,6 +260,27 @@ rule monet_ablation_sweep:
         "{params.resident} --mapping-objective {params.objective} {params.max_configs} --out {output.table} > {log} 2>&1"
 
 
+rule bn_epilogue_workload:
+    conda:
+        TRAINCOST_ENV
+    input:
+        ops="results/workloads/{workload}/ops.parquet",
+        tensors="results/workloads/{workload}/tensors.parquet",
+    output:
+        ops="results/ablations/monet/bn_epilogue/true/workloads/{workload}/ops.parquet",
+        tensors="results/ablations/monet/bn_epilogue/true/workloads/{workload}/tensors.parquet",
+    threads: 1
+    resources:
+        mem_mb=300,
+    log:
+        "results/logs/ablations/monet/bn_epilogue/true/workloads/{workload}.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/bn_epilogue/true/workloads/{workload}.tsv"
+    shell:
+        "traincost bn-epilogue --ops {input.ops} --tensors {input.tensors} --out-ops {output.ops} "
+        "--out-tensors {output.tensors} > {log} 2>&1"
+
+
 # Section V under the assumption: the study's rules, their inputs and flags chosen by the wildcards (monet_tables,
 # monet_resident_flag, monet_root in common.smk), writing under the ablation's root.
 use rule fuse as monet_ablation_fuse with:

@@ -129,6 +129,14 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "hardware sweeps and section V's fusion solver, fusion comparison and checkpoint searches re-run with it "
             "(--resident-fraction of sweep, fuse, compare-fusion, checkpoint-study, checkpoint-nsga)",
         ),
+        Assumption(
+            "bn_epilogue",
+            "false",
+            ("true",),
+            "each forward BatchNorm decomposed onto the SIMD core (false) or run as the epilogue of the convolution "
+            "before it on the MAC core, with no round trip of the convolution's output (true: traincost bn-epilogue "
+            "rewrites the cached workloads, and every MONET run re-runs on them)",
+        ),
     ),
 }
 
