@@ -214,10 +214,17 @@ rule agreement_counts:
     input:
         after=lambda w: list(comparison_csvs().values()),
         before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(comparison_csvs()) if ("calibrated", "false") in ablation_runs(s)],
+        why=lambda w: [f"results/{s}/compare_why.csv" for s in sorted(comparison_csvs()) if ablation_runs(s)],
     output:
         counts=report(
             "results/agreement_counts.csv",
             caption="../report/agreement_counts.rst",
+            category="Paper vs ours",
+            subcategory="Before and after calibration",
+        ),
+        page=report(
+            "results/fidelity.md",
+            caption="../report/fidelity_page.rst",
             category="Paper vs ours",
             subcategory="Before and after calibration",
         ),
@@ -229,7 +236,7 @@ rule agreement_counts:
     benchmark:
         "results/benchmarks/agreement_counts.tsv",
     shell:
-        "traincost summary --results results --disagreeing --counts-out {output.counts} > {log} 2>&1"
+        "traincost summary --results results --disagreeing --counts-out {output.counts} --markdown {output.page} > {log} 2>&1"
 
 
 rule monet_ablation_sweep:

@@ -503,7 +503,7 @@ def ablation_outputs():
             outputs += [f"results/{study}/ablations.parquet", f"results/{study}/compare_why.csv"]
             outputs += expand("results/{study}/ablations.{ext}", study=study, ext=["png", "pdf"])
     if comparison_csvs():
-        outputs.append("results/agreement_counts.csv")
+        outputs += ["results/agreement_counts.csv", "results/fidelity.md"]
     return outputs
 
 
