@@ -532,7 +532,7 @@ def mtrain_calibration():
 
 
 # MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
-MTRAIN_RERUN_ASSUMPTIONS = ("calibrated",)
+MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "ip_dram_efficiency")
 
 
 def mtrain_ablation_tables(wildcards):

@@ -119,6 +119,20 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "the ratios DFS counts (Table III): every split of the batch in steps (all), only splits giving every "
             "FPGA at least one step (positive), or only splits whose memory fits every FPGA's DRAM (feasible)",
         ),
+        Assumption(
+            "fp32_mac_dsp",
+            "5",
+            ("3",),
+            "DSP slices per FP32 multiply-accumulate lane of both IPs: 5 (the Xilinx Floating-Point operator's "
+            "full-DSP multiplier 3 and adder 2) or 3 (the adder in fabric logic); the calibrated DSP shares are kept "
+            "as fitted (the study, Table III and scaling re-run)",
+        ),
+        Assumption(
+            "ip_dram_efficiency",
+            "1",
+            ("0.75", "0.5"),
+            "the share of a board's DRAM bandwidth the IPs' transfers achieve (the study, Table III and scaling re-run)",
+        ),
     ),
     "monet": (
         Assumption(
