@@ -537,11 +537,13 @@ MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "ip_dram_efficiency")
 
 def mtrain_ablation_tables(wildcards):
     """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
-    them, else the study's own."""
+    them, else the study's own. A re-run scaling study runs only the fewest and the most FPGAs: the comparison reads
+    no other cluster size (mtrain_compare._scaling_rows; the intermediate sizes only draw Figure 12)."""
     rerun = wildcards.assumption in MTRAIN_RERUN_ASSUMPTIONS
     root = f"results/ablations/mtrain/{wildcards.assumption}/{wildcards.value}" if rerun else "results/mtrain"
+    pairs = sorted({min(MTRAIN_SCALING_PAIRS), max(MTRAIN_SCALING_PAIRS)}) if rerun and MTRAIN_SCALING_PAIRS else MTRAIN_SCALING_PAIRS
     return {
         "study": [f"{root}/study/{m}/{c}.parquet" for m in MTRAIN_MODELS for c in MTRAIN_CLUSTERS],
         "table3": [f"{root}/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
-        "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in MTRAIN_SCALING_PAIRS],
+        "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in pairs],
     }
