@@ -6,7 +6,7 @@ import pandas as pd
 
 from traincost.workload import LOOP_DIMS, Workload
 
-__all__ = ["conv_relu_workload", "conv_workload"]
+__all__ = ["conv_bn_net", "conv_bn_relu_workload", "conv_relu_workload", "conv_workload"]
 
 
 def conv_relu_workload(*, relu: bool = True) -> Workload:
@@ -82,3 +82,57 @@ def conv_workload(
     ]
     frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv"})
+
+
+def conv_bn_net() -> object:
+    """A torch module small enough to follow by hand: a 3x3 convolution (1 -> 2 channels, 4x4, no bias), its
+    BatchNorm, a ReLU and a linear classifier (32 -> 3). A model factory (``register_factory``)."""
+    from torch import nn  # noqa: PLC0415 - torch only for the tests that build this module
+
+    return nn.Sequential(
+        nn.Conv2d(1, 2, 3, padding=1, bias=False), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(32, 3)
+    )
+
+
+def conv_bn_relu_workload() -> Workload:
+    """The 1x1 convolution of :func:`conv_relu_workload` (64-element output y), then a BatchNorm decomposed into
+    three SIMD ops of one layer (mean m = ReduceMean(y) [1,4,1,1], d = Sub(y, m), n = Mul(d, gamma)), then a ReLU
+    of n (the step's output z). 1-byte elements.
+
+    Tensors: 0 x (64), 1 w (16), 2 y (64), 3 m (4), 4 d (64), 5 gamma (4), 6 n (64), 7 z (64).
+    """
+    ones = dict.fromkeys(LOOP_DIMS, 1)
+    dims = {"B": 1, "K": 4, "C": 4, "OY": 4, "OX": 4, "FY": 1, "FX": 1, "G": 1}
+    bn = "bn/BatchNormalization_BatchNormInternal"
+
+    rows = [  # name, kind, layer, loops, macs, elementwise ops, inputs, outputs
+        ("Conv", "conv", "conv", dims, 256, 0, [0, 1], [2]),
+        ("ReduceMean", "reduce", bn, ones, 0, 64, [2], [3]),
+        ("Sub", "eltwise", bn, ones, 0, 64, [2, 3], [4]),
+        ("Mul", "eltwise", bn, ones, 0, 64, [4, 5], [6]),
+        ("Relu", "eltwise", "relu", ones, 0, 64, [6], [7]),
+    ]
+    ops = [
+        {"op": i, "name": name, "op_type": name, "kind": kind, "phase": "forward", "layer": layer}
+        | loops
+        | {"macs": macs, "elementwise_ops": elementwise, "inputs": inputs, "outputs": outputs}
+        for i, (name, kind, layer, loops, macs, elementwise, inputs, outputs) in enumerate(rows)
+    ]
+    sizes = {"x": 64, "w": 16, "y": 64, "m": 4, "d": 64, "gamma": 4, "n": 64, "z": 64}
+    kinds = {"x": "input", "w": "weight", "gamma": "weight", "z": "output"}
+    producers = {"y": 0, "m": 1, "d": 2, "n": 3, "z": 4}
+    consumers = {"x": [0], "w": [0], "y": [1, 2], "m": [2], "d": [3], "gamma": [3], "n": [4], "z": []}
+    tensors = [
+        {
+            "tensor": t,
+            "name": name,
+            "kind": kinds.get(name, "activation"),
+            "shape": [size],
+            "bytes": size,
+            "producer": producers.get(name, -1),
+            "consumers": consumers[name],
+        }
+        for t, (name, size) in enumerate(sizes.items())
+    ]
+    frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
+    return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv_bn_relu"})

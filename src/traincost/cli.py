@@ -448,7 +448,7 @@ def _cmd_fuse(args: argparse.Namespace) -> None:
 
     workload = Workload.read(args.ops, args.tensors)
     table = op_table(workload, phases=STEP_PHASES[args.step])
-    problem = FusionProblem.build(table, load_hardware(args.hardware))
+    problem = FusionProblem.build(table, load_hardware(args.hardware), resident_fraction=args.resident_fraction)
     result = solve_fusion(
         problem,
         max_length=args.max_length,
@@ -466,6 +466,17 @@ def _cmd_fuse(args: argparse.Namespace) -> None:
     row |= {"workload": workload.meta.get("model", ""), "step": args.step}
     print(", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
     write_table(pd.DataFrame([row]), args.report, workload.meta)
+
+
+def _cmd_bn_epilogue(args: argparse.Namespace) -> None:
+    from traincost.schedule.bn_epilogue import bn_epilogue, bn_layers
+    from traincost.workload import Workload
+
+    workload = Workload.read(args.ops, args.tensors)
+    layers = bn_layers(workload)
+    bn_epilogue(workload).write(args.out_ops, args.out_tensors)
+    # a workload with no BatchNorm after a convolution (a transformer) is written unchanged
+    print(f"{len(layers)} BatchNorm layers run as their convolution's epilogue; {args.out_ops}")
 
 
 def _cmd_compare_fusion(args: argparse.Namespace) -> None:
@@ -489,7 +500,7 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
                 fused = read_fused_groups(source)
             case other:
                 raise ConfigError(f"--strategy {name}: {source!r} is neither a fusion YAML nor a groups JSON ({other})")
-        plan = SchedulePlan.from_mode(args.mode, fused=fused)
+        plan = SchedulePlan.from_mode(args.mode, fused=fused, resident_fraction=args.resident_fraction)
         result = evaluate_sweep(workload, args.hardware, grid={}, step=args.step, plan=plan)
         rows.append(result.assign(strategy=name, fused_groups=len(fused)))
     table = pd.concat(rows, ignore_index=True)
@@ -534,7 +545,13 @@ def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
     if len(costs) < 2:
         raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the study needs at least 2")
     evaluator = CheckpointEvaluator(
-        workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode, fusion=args.fusion_scope
+        workload,
+        hardware,
+        costs,
+        fusion_length=args.fusion_length,
+        mode=args.mode,
+        fusion=args.fusion_scope,
+        resident_fraction=args.resident_fraction,
     )
     study = additivity_study(evaluator, *first_feature_maps(costs))
     milp = milp_sweep(evaluator, args.budgets)
@@ -567,7 +584,13 @@ def _cmd_checkpoint_nsga(args: argparse.Namespace) -> None:
     hardware = load_hardware(args.hardware)
     costs = activation_costs(workload, word_bytes=hardware.word_bytes)
     evaluator = CheckpointEvaluator(
-        workload, hardware, costs, fusion_length=args.fusion_length, mode=args.mode, fusion=args.fusion_scope
+        workload,
+        hardware,
+        costs,
+        fusion_length=args.fusion_length,
+        mode=args.mode,
+        fusion=args.fusion_scope,
+        resident_fraction=args.resident_fraction,
     )
     baseline = evaluator.evaluate([])
     table = run_nsga2(evaluator, population=args.population, generations=args.generations, seed=args.seed, workers=args.workers)
@@ -603,7 +626,7 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
-    cmd.add_argument("--resident-fraction", type=fraction, default=0.5, help="share of a core's top memory that keeps tensors")
+    _resident_fraction(cmd)
     cmd.add_argument(
         "--mapping-objective",
         default="edp",
@@ -660,8 +683,19 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--objective", default="subgraphs", choices=["subgraphs", "boundary_bytes"], help="what CP-SAT minimises")
     cmd.add_argument("--time-limit", type=positive_number, default=60.0, help="CP-SAT time limit (s)")
     cmd.add_argument("--seed", type=int, default=0, help="CP-SAT random seed")
+    _resident_fraction(cmd)
     cmd.add_argument("--out", type=Path, required=True, help='output fused groups (JSON {"groups": [[op, ...], ...]})')
     cmd.add_argument("--report", type=Path, required=True, help="output solve report (Parquet, one row)")
+
+    cmd = command(
+        "bn-epilogue",
+        _cmd_bn_epilogue,
+        "the workload with every forward BatchNorm after a convolution run as that convolution's epilogue on the MAC core",
+    )
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    cmd.add_argument("--out-ops", type=Path, required=True, help="output ops.parquet")
+    cmd.add_argument("--out-tensors", type=Path, required=True, help="output tensors.parquet")
 
     cmd = command("compare-fusion", _cmd_compare_fusion, "latency and energy of one step under several fusion strategies")
     _workload_and_hardware(cmd)
@@ -670,6 +704,7 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument(
         "--strategy", action="append", required=True, help="NAME=FILE (fusion YAML or groups JSON) or NAME= (no fusion); repeat"
     )
+    _resident_fraction(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per strategy")
 
     cmd = command("plot-fusion", _cmd_plot_fusion, "MONET Figure 10: latency and energy per fusion strategy")
@@ -692,6 +727,19 @@ def _workload_and_hardware(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
 
 
+# traincost.schedule.plan.DEFAULT_RESIDENT_FRACTION, written out so that `traincost --help` does not import the scheduler
+_DEFAULT_RESIDENT_FRACTION = 0.5
+
+
+def _resident_fraction(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--resident-fraction",
+        type=fraction,
+        default=_DEFAULT_RESIDENT_FRACTION,
+        help="share of a core's top memory that keeps tensors between ops and holds fused groups",
+    )
+
+
 def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
     """The arguments every checkpointing command takes: the step, the hardware and how it is scheduled."""
     _workload_and_hardware(cmd)
@@ -703,6 +751,7 @@ def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
         choices=["local", "full"],
         help="re-solve fusion after a rewrite where it changed the graph (local) or over the whole graph (full)",
     )
+    _resident_fraction(cmd)
 
 
 def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:

@@ -36,7 +36,21 @@ def _inputs(args: argparse.Namespace):
     workload = Workload.read(args.ops, args.tensors)
     label = args.label or str(workload.meta.get("model", ""))
     _apply_calibration(args.calibration if _calibrated(args) else None)
+    _apply_ip_constants(args)
     return training_dag(workload), label, catalog, cluster, workload.meta
+
+
+def _apply_ip_constants(args: argparse.Namespace) -> None:
+    """The IP constants ``--assume`` sets for this run (an ablation); the baselines otherwise."""
+    from traincost.analysis.ablations import assumption_value, parse_assume
+    from traincost.fpga.ip_models import set_ip_constants
+
+    assumed = parse_assume("mtrain", args.assume)
+    dsp = int(assumption_value("mtrain", assumed, "fp32_mac_dsp"))
+    efficiency = float(assumption_value("mtrain", assumed, "ip_dram_efficiency"))
+    set_ip_constants(fp32_mac_dsp=dsp, dram_efficiency=efficiency)
+    if assumed:
+        print(f"IP constants: {dsp} DSP slices per FP32 MAC lane, {efficiency:g} of each board's DRAM bandwidth")
 
 
 def _calibrated(args: argparse.Namespace) -> bool:
@@ -195,7 +209,12 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--step", type=positive_int, default=1, help="samples moved per re-partition move and the DFS's ratio grid")
     cmd.add_argument("--workers", type=positive_int, default=1, help="processes mapping candidate ratios (same results)")
     cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: the IPs' fitted DSP shares (default: today's)")
-    cmd.add_argument("--assume", nargs="+", metavar="NAME=VALUE", help="calibrated=false: run at today's constants (an ablation)")
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="an ablation: calibrated=false (today's constants), fp32_mac_dsp=3, ip_dram_efficiency=0.75|0.5",
+    )
 
 
 def mtrain_commands(command: Command) -> None:

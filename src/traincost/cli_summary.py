@@ -18,6 +18,7 @@ from traincost.analysis.agreement import (
     uncalibrated_path,
     why_path,
 )
+from traincost.analysis.fidelity_page import StudyPage, fidelity_markdown
 from traincost.io import atomic_path
 
 __all__ = ["summary_commands"]
@@ -29,7 +30,7 @@ def _cmd_summary(args: argparse.Namespace) -> None:
     found = find_comparisons(args.results)
     if args.study:
         found = [(study, path) for study, path in found if study.key in args.study]
-    counts, rows = [], []
+    counts, rows, pages = [], [], []
     for study, own in found:
         with_why = args.results / why_path(study)
         # the same rows and a why column, if the ablations ran on this comparison
@@ -39,19 +40,26 @@ def _cmd_summary(args: argparse.Namespace) -> None:
         count = count_agreement(frame)
         rows.append({"study": study.key, "calibration": "after", "table": str(path)} | count.numbers())
         before = args.results / uncalibrated_path(study)
+        uncalibrated, note = None, ""
         if before.is_file():
             uncalibrated = count_agreement(read_comparison(before, study))
             print(f"before calibration ({before}): {uncalibrated.text()}")
             rows.append({"study": study.key, "calibration": "before", "table": str(before)} | uncalibrated.numbers())
         elif study.key == "monet":
-            print("before calibration: the same (MONET pins none of our constants; config monet_calibration)")
+            note = "the same (MONET pins none of our constants; config monet_calibration)"
         else:
-            print(f"before calibration: not run ({before} is made by `snakemake ablations`)")
+            note = f"not run ({before} is made by `snakemake ablations`)"
+        if note:
+            print(f"before calibration: {note}")
         print()
         counts.append(count)
+        pages.append(StudyPage(study, path, frame, uncalibrated, note))
     if args.counts_out:
         with atomic_path(args.counts_out) as tmp:
             pd.DataFrame(rows).to_csv(tmp, index=False)
+    if args.markdown:
+        with atomic_path(args.markdown) as tmp:
+            tmp.write_text(fidelity_markdown(pages), encoding="utf-8")
     names = ", ".join(study.title for study, _ in found)
     agree, checked = sum(c.agree for c in counts), sum(c.checked for c in counts)
     magnitude, weighed = sum(c.magnitude_agree for c in counts), sum(c.magnitude_checked for c in counts)
@@ -74,6 +82,12 @@ def summary_commands(command: Command) -> None:
     cmd.add_argument("--width", type=int, default=60, help="characters kept of each claim and statement (default: 60)")
     cmd.add_argument(
         "--counts-out", type=Path, help="also write the counts per study, after and (where run) before calibration (CSV)"
+    )
+    cmd.add_argument(
+        "--markdown",
+        type=Path,
+        help="also write a Markdown page: per study the counts before and after calibration and every disagreeing "
+        "check with its why",
     )
 
     cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")

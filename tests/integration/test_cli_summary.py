@@ -119,8 +119,9 @@ def test_ablations_then_summary_show_why_and_the_counts_before_calibration(resul
     result = traincost("ablations", *args, "--out", outputs[0], "--why", outputs[1], "--heatmap", outputs[2])
     assert result.returncode == 0, result.stderr
     assert "2 ablation runs, 3 judged checks, 2 flips" in result.stdout
-    counts = results / "counts.csv"
-    result = traincost("summary", "--results", results, "--study", "mtrain", "--disagreeing", "--counts-out", counts)
+    counts, page = results / "counts.csv", results / "fidelity.md"
+    args = ["--study", "mtrain", "--disagreeing", "--counts-out", counts, "--markdown", page]
+    result = traincost("summary", "--results", results, *args)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert f"MTrain ({results / 'mtrain/compare_why.csv'})" in out
@@ -133,6 +134,11 @@ def test_ablations_then_summary_show_why_and_the_counts_before_calibration(resul
         ["mtrain", "after", "1", "2"],
         ["mtrain", "before", "1", "2"],
     ]
+    # the page: both counts, and each disagreeing check with the change that flips it
+    text = page.read_text()
+    assert "| after | 1 of 2 | 1 of 2 |" in text and "| before | 1 of 2 | 2 of 2 |" in text
+    assert "| speedup_vs_hap |  | 0.89 | **differs** | – | dfs_ratio_rule=positive |" in text
+    assert "| table3 dfs_gflops | 527 | 306.7 | – | **differs** | calibrated=false |" in text
 
 
 def test_ablations_refuses_an_unknown_assumption_in_one_line(results: Path) -> None:
@@ -154,5 +160,6 @@ def test_ablations_refuses_an_unknown_assumption_in_one_line(results: Path) -> N
         "--heatmap",
         results / "h.png",
     )
-    assert_clean_failure(result, "unknown mtrain assumption 'ip_speed' (known: calibrated, dfs_ratio_rule)")
+    known = "calibrated, dfs_ratio_rule, fp32_mac_dsp, ip_dram_efficiency"
+    assert_clean_failure(result, f"unknown mtrain assumption 'ip_speed' (known: {known})")
     assert not out.exists()

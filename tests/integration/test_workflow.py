@@ -190,14 +190,25 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
 
 
 def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Path) -> None:
-    result = snakemake(tmp_path, _config(ablations={"monet": {"resident_fraction": [0.25, 0.75]}}), "-n", "ablations")
+    monet = {"resident_fraction": [0.25, 0.75], "bn_epilogue": [True]}
+    result = snakemake(tmp_path, _config(ablations={"monet": monet}), "-n", "-p", "ablations")
     assert result.returncode == 0, result.stderr
     jobs = planned_jobs(result)
     rules = {rule for rule, _ in jobs}
     assert {"monet_ablation_sweep", "monet_ablation_claims", "ablation_table", "agreement_counts", "ablations"} <= rules
-    # two values x two sweeps x two steps: each sweep re-run once per value and step
-    assert len(re.findall(r"rule monet_ablation_sweep:", result.stdout)) == 8
+    # three runs (two values of one assumption, one of the other) x two sweeps x two steps
+    assert len(re.findall(r"rule monet_ablation_sweep:", result.stdout)) == 12
     assert "results/ablations/monet/resident_fraction/0.25/sweeps/edge/training.parquet" in result.stdout
+    # section V re-runs in each run: 2 limits x 2 type settings x 2 steps solves, a comparison per step, both
+    # checkpoint searches, each told the value; the claims judge those tables, not the study's own
+    assert len(re.findall(r"rule monet_ablation_fuse:", result.stdout)) == 3 * 8
+    assert len(re.findall(r"rule monet_ablation_compare_fusion:", result.stdout)) == 3 * 2
+    # bn_epilogue=true: both workloads rewritten once, and every run of it reads the rewritten tables
+    assert len(re.findall(r"rule bn_epilogue_workload:", result.stdout)) == 2
+    assert "results/ablations/monet/bn_epilogue/true/workloads/first/ops.parquet" in result.stdout
+    assert {"monet_ablation_checkpoint_study", "monet_ablation_checkpoint_nsga"} <= rules
+    assert "--resident-fraction 0.75" in re.sub(r"\s+", " ", result.stdout)
+    assert "results/ablations/monet/resident_fraction/0.25/checkpoint/nsga_summary.parquet" in result.stdout
     bad = snakemake(tmp_path, _config(ablations={"monet": {"resident_fraction": [0.3]}}), "-n", "ablations")
     message = bad.stdout + bad.stderr
     assert bad.returncode != 0 and "ablations.monet.resident_fraction" in message and "0.3" in message

@@ -41,8 +41,12 @@ def test_parse_assume_accepts_known_values_and_names_what_is_wrong() -> None:
         parse_assume("tiered", ["stall_static_power"])
     with pytest.raises(ConfigError, match="given twice"):
         parse_assume("mtrain", ["dfs_ratio_rule=all", "dfs_ratio_rule=positive"])
-    with pytest.raises(ConfigError, match=r"unknown monet assumption .bn. \(known: resident_fraction\)"):
+    with pytest.raises(ConfigError, match=r"unknown monet assumption .bn. \(known: resident_fraction, bn_epilogue\)"):
         parse_assume("monet", ["bn=folded"])
+    with pytest.raises(ConfigError, match=r"fp32_mac_dsp='4': expected one of 5, 3"):
+        parse_assume("mtrain", ["fp32_mac_dsp=4"])
+    assert parse_assume("mtrain", ["ip_dram_efficiency=0.5"]) == {"ip_dram_efficiency": "0.5"}
+    assert parse_assume("monet", ["bn_epilogue=true"]) == {"bn_epilogue": "true"}
 
 
 def test_stall_static_power_switch_charges_static_power_over_compute_time_only(system: TieredSystem) -> None:

@@ -71,3 +71,33 @@ def test_fitted_targets_are_calibrated_rows_never_counted() -> None:
     assert list(rows["kind"]) == ["calibrated"] and rows["paper"].item() == 46.99 and rows["ours"].item() == 47.1
     assert rows["agrees"].isna().all()
     assert calibration_rows(None) == []
+
+
+@pytest.fixture
+def ip_constants(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Restore the IP constants a test changes."""
+    monkeypatch.setattr(ip_models, "FP32_MAC_DSP", ip_models.FP32_MAC_DSP)
+    monkeypatch.setattr(ip_models, "DRAM_EFFICIENCY", ip_models.DRAM_EFFICIENCY)
+
+
+def test_the_ip_constants_switch_resizes_the_array_and_slows_the_dram(ip_constants) -> None:
+    board = load_fpga_catalog(DEVICES).devices["ZCU102"]
+    base = ip_models.size_ip("DarkFPGA", board)
+    # DarkFPGA: 8 batch lanes x Tm, Tm = 0.8 x DSPs // 5 // 8 by hand
+    assert (base.tn, base.tm) == (8, int(0.8 * board.dsp // 5) // 8)
+    ip_models.set_ip_constants(fp32_mac_dsp=3, dram_efficiency=0.5)
+    fewer_dsp = ip_models.size_ip("DarkFPGA", board)
+    assert fewer_dsp.tm == int(0.8 * board.dsp // 3) // 8 and fewer_dsp.dram_efficiency == 0.5
+    # one op with no compute and 1 GB to move: DRAM time only, doubled at half the bandwidth
+    costs = ip_models.OpCosts(
+        macs=np.zeros(1),
+        elementwise=np.zeros(1),
+        n=np.ones(1),
+        r=np.ones(1),
+        sample_bytes=np.zeros(1),
+        fixed_bytes=np.full(1, 1e9),
+    )
+    assert costs.seconds(base, 1) == pytest.approx(1 / board.dram_bandwidth_gb_per_s)
+    assert costs.seconds(fewer_dsp, 1) == pytest.approx(2 / board.dram_bandwidth_gb_per_s)
+    with pytest.raises(ConfigError, match=r"ip_dram_efficiency: 1.5, expected a share in \(0, 1\]"):
+        ip_models.set_ip_constants(fp32_mac_dsp=5, dram_efficiency=1.5)

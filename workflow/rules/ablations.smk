@@ -214,10 +214,17 @@ rule agreement_counts:
     input:
         after=lambda w: list(comparison_csvs().values()),
         before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(comparison_csvs()) if ("calibrated", "false") in ablation_runs(s)],
+        why=lambda w: [f"results/{s}/compare_why.csv" for s in sorted(comparison_csvs()) if ablation_runs(s)],
     output:
         counts=report(
             "results/agreement_counts.csv",
             caption="../report/agreement_counts.rst",
+            category="Paper vs ours",
+            subcategory="Before and after calibration",
+        ),
+        page=report(
+            "results/fidelity.md",
+            caption="../report/fidelity_page.rst",
             category="Paper vs ours",
             subcategory="Before and after calibration",
         ),
@@ -229,7 +236,7 @@ rule agreement_counts:
     benchmark:
         "results/benchmarks/agreement_counts.tsv",
     shell:
-        "traincost summary --results results --disagreeing --counts-out {output.counts} > {log} 2>&1"
+        "traincost summary --results results --disagreeing --counts-out {output.counts} --markdown {output.page} > {log} 2>&1"
 
 
 rule monet_ablation_sweep:
@@ -238,23 +245,89 @@ rule monet_ablation_sweep:
     input:
         unpack(_sweep_inputs),
     output:
-        table="results/ablations/monet/resident_fraction/{value}/sweeps/{sweep}/{step}.parquet",
+        table="results/ablations/monet/{assumption}/{value}/sweeps/{sweep}/{step}.parquet",
     params:
         grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
         mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
         fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
+        # the ablated value, or the sweep's own
+        resident=lambda w: monet_resident_flag(w) or f"--resident-fraction {sweep(w).get('resident_fraction', 0.5)}",
+        objective=lambda w: sweep(w).get("mapping_objective", "edp"),
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
         mem_mb=400,  # as hardware_sweep_shard
     log:
-        "results/logs/ablations/monet/resident_fraction/{value}/{sweep}/{step}.log",
+        "results/logs/ablations/monet/{assumption}/{value}/{sweep}/{step}.log",
     benchmark:
-        "results/benchmarks/ablations/monet/resident_fraction/{value}/{sweep}/{step}.tsv",
+        "results/benchmarks/ablations/monet/{assumption}/{value}/{sweep}/{step}.tsv",
     shell:
         "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
-        "--resident-fraction {wildcards.value} {params.max_configs} --out {output.table} > {log} 2>&1"
+        "{params.resident} --mapping-objective {params.objective} {params.max_configs} --out {output.table} > {log} 2>&1"
+
+
+rule bn_epilogue_workload:
+    conda:
+        TRAINCOST_ENV
+    input:
+        ops="results/workloads/{workload}/ops.parquet",
+        tensors="results/workloads/{workload}/tensors.parquet",
+    output:
+        ops="results/ablations/monet/bn_epilogue/true/workloads/{workload}/ops.parquet",
+        tensors="results/ablations/monet/bn_epilogue/true/workloads/{workload}/tensors.parquet",
+    threads: 1
+    resources:
+        mem_mb=300,
+    log:
+        "results/logs/ablations/monet/bn_epilogue/true/workloads/{workload}.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/bn_epilogue/true/workloads/{workload}.tsv"
+    shell:
+        "traincost bn-epilogue --ops {input.ops} --tensors {input.tensors} --out-ops {output.ops} "
+        "--out-tensors {output.tensors} > {log} 2>&1"
+
+
+# Section V under the assumption: the study's rules, their inputs and flags chosen by the wildcards (monet_tables,
+# monet_resident_flag, monet_root in common.smk), writing under the ablation's root.
+use rule fuse as monet_ablation_fuse with:
+    output:
+        groups="results/ablations/monet/{assumption}/{value}/fusion/{step}/limit{limit}_{types}.json",
+        report="results/ablations/monet/{assumption}/{value}/fusion/{step}/limit{limit}_{types}.parquet",
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/fuse/{step}/limit{limit}_{types}.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/fuse/{step}/limit{limit}_{types}.tsv"
+
+
+use rule compare_fusion as monet_ablation_compare_fusion with:
+    output:
+        table="results/ablations/monet/{assumption}/{value}/fusion/{step}/compare.parquet",
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/compare_fusion/{step}.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/compare_fusion/{step}.tsv"
+
+
+use rule checkpoint_study as monet_ablation_checkpoint_study with:
+    output:
+        costs="results/ablations/monet/{assumption}/{value}/checkpoint/activation_costs.parquet",
+        additivity="results/ablations/monet/{assumption}/{value}/checkpoint/additivity.parquet",
+        milp="results/ablations/monet/{assumption}/{value}/checkpoint/milp.parquet",
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/checkpoint_study.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_study.tsv"
+
+
+use rule checkpoint_nsga as monet_ablation_checkpoint_nsga with:
+    output:
+        table="results/ablations/monet/{assumption}/{value}/checkpoint/nsga.parquet",
+        summary="results/ablations/monet/{assumption}/{value}/checkpoint/nsga_summary.parquet",
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/checkpoint_nsga.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_nsga.tsv"
 
 
 rule monet_ablation_claims:

@@ -301,14 +301,36 @@ def get_final_output():
 
 
 # ---------------------------------------------------------------- MONET (monet.smk)
+def _monet_assumption(wildcards):
+    """(assumption, value) of a MONET ablation run, None for the study's own rules (no such wildcards)."""
+    return (wildcards.assumption, wildcards.value) if "assumption" in wildcards.keys() else None
+
+
+def monet_root(wildcards):
+    """Where a MONET rule's section V tables live: the study's, or one ablation run's."""
+    ablation = _monet_assumption(wildcards)
+    return "results/monet" if ablation is None else "results/ablations/monet/{}/{}".format(*ablation)
+
+
+def monet_tables(name, wildcards):
+    """The Workload IR tables of workload ``name`` a MONET rule reads: the cached ones, or, in a bn_epilogue=true
+    ablation, those with every forward BatchNorm run as its convolution's epilogue (rule bn_epilogue_workload)."""
+    root = "results/workloads"
+    if _monet_assumption(wildcards) == ("bn_epilogue", "true"):
+        root = "results/ablations/monet/bn_epilogue/true/workloads"
+    return {"ops": f"{root}/{name}/ops.parquet", "tensors": f"{root}/{name}/tensors.parquet"}
+
+
+def monet_resident_flag(wildcards):
+    """--resident-fraction of a resident_fraction ablation run; empty (the commands' default) otherwise."""
+    ablation = _monet_assumption(wildcards)
+    return f"--resident-fraction {ablation[1]}" if ablation and ablation[0] == "resident_fraction" else ""
+
+
 def _sweep_inputs(wildcards):
     """The workload tables and hardware/fusion files a sweep reads (so editing them re-runs it)."""
     spec = sweep(wildcards)
-    files = {
-        "ops": f"results/workloads/{spec['workload']}/ops.parquet",
-        "tensors": f"results/workloads/{spec['workload']}/tensors.parquet",
-        "hardware": spec["hardware"],
-    }
+    files = {**monet_tables(spec["workload"], wildcards), "hardware": spec["hardware"]}
     if "fusion" in spec:
         files["fusion"] = spec["fusion"]
     return files
@@ -327,42 +349,38 @@ def fusion(key, default=None):
 
 
 def fusion_workload_tables(wildcards):
-    name = fusion("workload")
-    return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
+    return monet_tables(fusion("workload"), wildcards)
 
 
-def fusion_groups(step):
-    """Strategy name -> fused groups file of every solve of one step."""
+def fusion_groups(step, root="results/monet"):
+    """Strategy name -> fused groups file of every solve of one step (the study's, or under an ablation's root)."""
     return {
-        f"limit{limit}{'' if types == 'typed' else '_free'}": f"results/monet/fusion/{step}/limit{limit}_{types}.json"
+        f"limit{limit}{'' if types == 'typed' else '_free'}": f"{root}/fusion/{step}/limit{limit}_{types}.json"
         for limit in fusion("limits")
         for types in FUSION_TYPES
     }
 
 
 def fusion_strategies(wildcards):
-    return fusion_groups(wildcards.step)
+    return fusion_groups(wildcards.step, monet_root(wildcards))
 
 
 def checkpoint_inputs(wildcards):
     study = config["monet_checkpoint"]
-    name = study["workload"]
-    return {
-        "ops": f"results/workloads/{name}/ops.parquet",
-        "tensors": f"results/workloads/{name}/tensors.parquet",
-        "hardware": study["hardware"],
-    }
+    return {**monet_tables(study["workload"], wildcards), "hardware": study["hardware"]}
 
 
 def _section5_inputs(wildcards):
-    """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12."""
+    """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12
+    (the study's, or one ablation run's)."""
     # the repository's copy, so that a run in another --directory needs none of its own
     files = {"paper": str(Path(workflow.main_snakefile).parent / "data/paper/monet.csv")}
+    root = monet_root(wildcards)
     if config["monet_fusion"] is not None:
-        files["fusion"] = expand("results/monet/fusion/{step}/compare.parquet", step=STEPS)
+        files["fusion"] = expand("{root}/fusion/{step}/compare.parquet", root=root, step=STEPS)
     if config["monet_checkpoint"] is not None:
-        files["additivity"] = "results/monet/checkpoint/additivity.parquet"
-        files["nsga_summary"] = "results/monet/checkpoint/nsga_summary.parquet"
+        files["additivity"] = f"{root}/checkpoint/additivity.parquet"
+        files["nsga_summary"] = f"{root}/checkpoint/nsga_summary.parquet"
     return files
 
 
@@ -485,7 +503,7 @@ def ablation_outputs():
             outputs += [f"results/{study}/ablations.parquet", f"results/{study}/compare_why.csv"]
             outputs += expand("results/{study}/ablations.{ext}", study=study, ext=["png", "pdf"])
     if comparison_csvs():
-        outputs.append("results/agreement_counts.csv")
+        outputs += ["results/agreement_counts.csv", "results/fidelity.md"]
     return outputs
 
 
@@ -514,16 +532,18 @@ def mtrain_calibration():
 
 
 # MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
-MTRAIN_RERUN_ASSUMPTIONS = ("calibrated",)
+MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "ip_dram_efficiency")
 
 
 def mtrain_ablation_tables(wildcards):
     """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
-    them, else the study's own."""
+    them, else the study's own. A re-run scaling study runs only the fewest and the most FPGAs: the comparison reads
+    no other cluster size (mtrain_compare._scaling_rows; the intermediate sizes only draw Figure 12)."""
     rerun = wildcards.assumption in MTRAIN_RERUN_ASSUMPTIONS
     root = f"results/ablations/mtrain/{wildcards.assumption}/{wildcards.value}" if rerun else "results/mtrain"
+    pairs = sorted({min(MTRAIN_SCALING_PAIRS), max(MTRAIN_SCALING_PAIRS)}) if rerun and MTRAIN_SCALING_PAIRS else MTRAIN_SCALING_PAIRS
     return {
         "study": [f"{root}/study/{m}/{c}.parquet" for m in MTRAIN_MODELS for c in MTRAIN_CLUSTERS],
         "table3": [f"{root}/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
-        "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in MTRAIN_SCALING_PAIRS],
+        "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in pairs],
     }

@@ -263,6 +263,7 @@ rule fuse:
         objective=lambda w: fusion("objective", "subgraphs"),
         time_limit=lambda w: fusion("time_limit_s", 60),
         seed=config["seed"],
+        resident=monet_resident_flag,
     threads: workflow.cores
     resources:
         mem_mb=300,  # peak 184 MB
@@ -273,7 +274,7 @@ rule fuse:
     shell:
         "traincost fuse --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --step {wildcards.step} "
         "--max-length {wildcards.limit} {params.types} --objective {params.objective} --time-limit {params.time_limit} "
-        "--seed {params.seed} --out {output.groups} --report {output.report} > {log} 2>&1"
+        "--seed {params.seed} {params.resident} --out {output.groups} --report {output.report} > {log} 2>&1"
 
 
 rule compare_fusion:
@@ -289,6 +290,7 @@ rule compare_fusion:
     params:
         strategies=lambda w: " ".join(f"--strategy {name}={path}" for name, path in fusion_strategies(w).items()),
         mode=lambda w: fusion("mode", "pipeline_tensor"),
+        resident=monet_resident_flag,
     threads: 1
     resources:
         mem_mb=300,  # peak 154 MB
@@ -298,7 +300,7 @@ rule compare_fusion:
         "results/benchmarks/compare_fusion/{step}.tsv",
     shell:
         "traincost compare-fusion --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --step {wildcards.step} "
-        "--mode {params.mode} --strategy base= --strategy manual={input.manual} {params.strategies} --out {output.table} > {log} 2>&1"
+        "--mode {params.mode} --strategy base= --strategy manual={input.manual} {params.strategies} {params.resident} --out {output.table} > {log} 2>&1"
 
 
 rule fusion_solver_runs:
@@ -386,6 +388,7 @@ rule checkpoint_study:
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
         scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
+        resident=monet_resident_flag,
     threads: 1
     resources:
         mem_mb=1100,  # peak 729 MB
@@ -395,7 +398,7 @@ rule checkpoint_study:
         "results/benchmarks/checkpoint_study.tsv",
     shell:
         "traincost checkpoint-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
-        "--fusion-length {params.length} --fusion-scope {params.scope} --budgets {params.budgets} --costs {output.costs} --additivity {output.additivity} "
+        "--fusion-length {params.length} --fusion-scope {params.scope} --budgets {params.budgets} {params.resident} --costs {output.costs} --additivity {output.additivity} "
         "--milp {output.milp} > {log} 2>&1"
 
 
@@ -439,6 +442,7 @@ rule checkpoint_nsga:
         generations=lambda w: config["monet_checkpoint"]["nsga"]["generations"],
         tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
         seed=config["seed"],
+        resident=monet_resident_flag,
     threads: 2  # worker processes evaluating each generation
     resources:
         mem_mb=900,  # peak 562 MB: main process and its 2 workers together
@@ -449,7 +453,7 @@ rule checkpoint_nsga:
     shell:
         "traincost checkpoint-nsga --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
         "--fusion-length {params.length} --fusion-scope {params.scope} --workers {threads} --population {params.population} "
-        "--generations {params.generations} --tolerance {params.tolerance} --seed {params.seed} --out {output.table} --summary {output.summary} > {log} 2>&1"
+        "--generations {params.generations} --tolerance {params.tolerance} --seed {params.seed} {params.resident} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule figure12:

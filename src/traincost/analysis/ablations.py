@@ -119,14 +119,37 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "the ratios DFS counts (Table III): every split of the batch in steps (all), only splits giving every "
             "FPGA at least one step (positive), or only splits whose memory fits every FPGA's DRAM (feasible)",
         ),
+        Assumption(
+            "fp32_mac_dsp",
+            "5",
+            ("3",),
+            "DSP slices per FP32 multiply-accumulate lane of both IPs: 5 (the Xilinx Floating-Point operator's "
+            "full-DSP multiplier 3 and adder 2) or 3 (the adder in fabric logic); the calibrated DSP shares are kept "
+            "as fitted (the study, Table III and scaling re-run)",
+        ),
+        Assumption(
+            "ip_dram_efficiency",
+            "1",
+            ("0.75", "0.5"),
+            "the share of a board's DRAM bandwidth the IPs' transfers achieve (the study, Table III and scaling re-run)",
+        ),
     ),
     "monet": (
         Assumption(
             "resident_fraction",
             "0.5",
             ("0.25", "0.75"),
-            "the share of a core's top memory that keeps tensors between ops, in the hardware sweeps of section IV "
-            "(traincost sweep --resident-fraction); section V's fusion and checkpoint runs keep their own",
+            "the share of a core's top memory that keeps tensors between ops and holds a fused group: section IV's "
+            "hardware sweeps and section V's fusion solver, fusion comparison and checkpoint searches re-run with it "
+            "(--resident-fraction of sweep, fuse, compare-fusion, checkpoint-study, checkpoint-nsga)",
+        ),
+        Assumption(
+            "bn_epilogue",
+            "false",
+            ("true",),
+            "each forward BatchNorm decomposed onto the SIMD core (false) or run as the epilogue of the convolution "
+            "before it on the MAC core, with no round trip of the convolution's output (true: traincost bn-epilogue "
+            "rewrites the cached workloads, and every MONET run re-runs on them)",
         ),
     ),
 }

@@ -29,6 +29,7 @@ __all__ = [
     "Study",
     "agreement_html",
     "count_agreement",
+    "disagreeing",
     "find_comparisons",
     "read_comparison",
     "summary_text",
@@ -282,6 +283,12 @@ def count_agreement(frame: pd.DataFrame) -> Agreement:
     )
 
 
+def disagreeing(frame: pd.DataFrame) -> pd.Series:
+    """Per row: a ``claim`` whose direction or magnitude verdict fails."""
+    failed = frame["agrees"].eq(False).fillna(False) | frame["magnitude"].eq(False).fillna(False)
+    return (frame["kind"] == "claim") & failed.astype(bool)
+
+
 def _value(value: object) -> float | str | None:
     """A number where the cell holds one, else the text as written (MONET states its claims in words); None if empty."""
     if value is None or value is pd.NA:
@@ -326,8 +333,7 @@ def summary_text(study: Study, path: Path, frame: pd.DataFrame, *, width: int = 
     """
     count = count_agreement(frame)
     heading = f"{study.title} ({path}): {count.text()}"
-    disagree = (frame["kind"] == "claim") & (frame["agrees"].eq(False).fillna(False) | frame["magnitude"].eq(False).fillna(False))
-    rows = frame[disagree] if only_disagreeing else frame
+    rows = frame[disagreeing(frame)] if only_disagreeing else frame
     if rows.empty:
         return heading + ("\n(no row disagrees)" if only_disagreeing else "")
     columns = {

@@ -19,8 +19,13 @@ largest instance that fits its resources, and for any training op the latency at
   output channels, each lane reducing sequentially. An op takes ``ceil(b / Tb) · macs / (Tm · u)``
   cycles: a batch share below ``Tb`` leaves lanes idle.
 * Element-wise, pooling, normalisation and optimizer ops stream through ``Tm`` vector lanes.
-* Every op also moves its operands through DRAM (activations per sample, weights once per op);
-  with double buffering its latency is the larger of compute and DRAM time.
+* Every op also moves its operands through DRAM (activations per sample, weights once per op) at
+  ``DRAM_EFFICIENCY`` (1: the board's whole bandwidth) of the board's DRAM bandwidth; with double
+  buffering its latency is the larger of compute and DRAM time.
+
+``FP32_MAC_DSP`` and ``DRAM_EFFICIENCY`` are our choices, not fitted; ``set_ip_constants`` changes them for
+one run (``--assume fp32_mac_dsp=…`` / ``ip_dram_efficiency=…`` of the MTrain commands, an ablation). An
+IP instance carries its DRAM efficiency, so worker processes see the run's value.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
 from traincost.fpga.devices import Device
 
-__all__ = ["TrainingIp", "IP_NAMES", "size_ip", "OpCosts"]
+__all__ = ["TrainingIp", "IP_NAMES", "size_ip", "set_ip_constants", "OpCosts"]
 
 IpName = Literal["EF-Train", "DarkFPGA"]
 IP_NAMES: tuple[IpName, ...] = ("EF-Train", "DarkFPGA")
 FP32_MAC_DSP = 5
+DRAM_EFFICIENCY = 1.0
+"""The share of a board's DRAM bandwidth an IP's transfers achieve."""
 DSP_SHARE: dict[str, float] = {"EF-Train": 0.8, "DarkFPGA": 0.8}
 """Per IP, the share of a device's DSPs its MAC array gets."""
 WORD_BYTES = 4
@@ -55,6 +62,7 @@ class TrainingIp:
     device: Device
     tm: int  # output-channel lanes
     tn: int  # reduction lanes (EF-Train) or batch lanes (DarkFPGA)
+    dram_efficiency: float = 1.0  # share of the device's DRAM bandwidth its transfers achieve
 
     @property
     def peak_flops(self) -> float:
@@ -81,10 +89,24 @@ def size_ip(name: IpName, device: Device) -> TrainingIp:
     else:
         raise ConfigError(f"training IP {name!r}: expected one of {IP_NAMES}")
     for tm, tn in shapes:
-        ip = TrainingIp(name=name, device=device, tm=tm, tn=tn)
+        ip = TrainingIp(name=name, device=device, tm=tm, tn=tn, dram_efficiency=DRAM_EFFICIENCY)
         if ip.buffer_bytes() <= device.onchip_bytes:
             return ip
     raise ConfigError(f"device {device.name}: too small for a {name} instance ({device.dsp} DSPs)")
+
+
+def set_ip_constants(*, fp32_mac_dsp: int, dram_efficiency: float) -> None:
+    """Set :data:`FP32_MAC_DSP` and :data:`DRAM_EFFICIENCY` for the IPs sized from now on in this process.
+
+    Raises:
+        ConfigError: fewer than 1 DSP per lane, or an efficiency outside (0, 1].
+    """
+    global FP32_MAC_DSP, DRAM_EFFICIENCY  # noqa: PLW0603 (one run's IP constants, as DSP_SHARE's calibration)
+    if fp32_mac_dsp < 1:
+        raise ConfigError(f"fp32_mac_dsp: {fp32_mac_dsp} DSP slices per FP32 MAC lane, expected at least 1")
+    if not 0 < dram_efficiency <= 1:
+        raise ConfigError(f"ip_dram_efficiency: {dram_efficiency}, expected a share in (0, 1]")
+    FP32_MAC_DSP, DRAM_EFFICIENCY = fp32_mac_dsp, dram_efficiency
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,5 +167,6 @@ class OpCosts:
             mac_cycles = np.ceil(batch / ip.tn) * self.macs / (ip.tm * util_n)
         cycles = mac_cycles + batch * self.elementwise / ip.tm
         compute_s = cycles / (ip.device.clock_mhz * 1e6)
-        dram_s = (batch * self.sample_bytes + self.fixed_bytes) / (ip.device.dram_bandwidth_gb_per_s * 1e9)
+        dram_bytes_per_s = ip.device.dram_bandwidth_gb_per_s * 1e9 * ip.dram_efficiency
+        dram_s = (batch * self.sample_bytes + self.fixed_bytes) / dram_bytes_per_s
         return float(np.maximum(compute_s, dram_s).sum())

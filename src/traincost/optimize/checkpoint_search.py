@@ -29,6 +29,7 @@ from traincost.optimize.checkpoint import plan_recompute, saved_activations, wor
 from traincost.optimize.fusion import FusionProblem, FusionResult, solve_fusion
 from traincost.optimize.recompute_table import RecomputeTables, Rewrite
 from traincost.schedule import SchedulePlan, schedule
+from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.workload import STEP_PHASES, Workload
 
 __all__ = [
@@ -110,6 +111,7 @@ class CheckpointEvaluator:
     fusion_length: int
     mode: str = "pipeline_tensor"
     fusion: FusionScope = "local"
+    resident_fraction: float = DEFAULT_RESIDENT_FRACTION
 
     def __post_init__(self) -> None:
         if self.fusion not in ("full", "local"):
@@ -119,7 +121,7 @@ class CheckpointEvaluator:
         self._base_subgraphs = self._solve(self._tables.base).subgraphs if self.fusion == "local" else ()
 
     def _solve(self, table: OpTable, nodes: Sequence[int] | None = None) -> FusionResult:
-        problem = FusionProblem.build(table, self.hardware)
+        problem = FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction)
         return solve_fusion(problem, max_length=self.fusion_length, time_limit_s=30, workers=1, nodes=nodes)
 
     def fused_groups(self, rewrite: Rewrite) -> tuple[tuple[int, ...], ...]:
@@ -166,7 +168,8 @@ class CheckpointEvaluator:
         rewrite = self._tables.rewrite(sorted(key))
         table = rewrite.table
         groups = tuple(tuple(int(table.op[i]) for i in g) for g in self.fused_groups(rewrite))
-        row = schedule(table, self.hardware, SchedulePlan.from_mode(self.mode, fused=groups)).summary.iloc[0]
+        plan = SchedulePlan.from_mode(self.mode, fused=groups, resident_fraction=self.resident_fraction)
+        row = schedule(table, self.hardware, plan).summary.iloc[0]
         return self._objectives(key, row)
 
     @contextmanager

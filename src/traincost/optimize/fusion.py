@@ -7,8 +7,8 @@
    more nodes fails, or when the nodes still needed to leave a single exit exceed the length limit:
 
    * memory: per core, the nodes' weights plus one tile (a row) of each node's output fit in the
-     core's local memory (capacity × instances): :mod:`traincost.schedule.fusion_memory`, the model
-     the scheduler also checks every fused group of a plan with;
+     core's resident share of its local memory (capacity × instances × ``resident_fraction``):
+     :mod:`traincost.schedule.fusion_memory`, the model the scheduler also checks every fused group of a plan with;
    * tiling: the nodes' intra-core tiling factors (output rows) divide one another pairwise;
    * operator types (optional): at most 3 convolutions (forward or gradient) and 2 GEMMs.
 
@@ -33,6 +33,7 @@ from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
 from traincost.hardware.spec import HardwareSpec
 from traincost.schedule.fusion_memory import core_capacity_bytes, fused_op_bytes, op_tiling
+from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops
 
 __all__ = ["FusionProblem", "FusionResult", "candidate_subgraphs", "solve_fusion", "fusion_report", "boundary_bytes", "Objective"]
@@ -58,8 +59,16 @@ class FusionProblem:
     tensor_bytes_in: np.ndarray  # bytes each node reads from other nodes
 
     @classmethod
-    def build(cls, table: OpTable, hardware: HardwareSpec, *, config: int = 0) -> FusionProblem:
-        """The fusion problem of ``table`` on configuration ``config`` of ``hardware``."""
+    def build(
+        cls,
+        table: OpTable,
+        hardware: HardwareSpec,
+        *,
+        config: int = 0,
+        resident_fraction: float = DEFAULT_RESIDENT_FRACTION,
+    ) -> FusionProblem:
+        """The fusion problem of ``table`` on configuration ``config`` of ``hardware``, a group admitted when it fits
+        in ``resident_fraction`` of each core's top memory (the scheduler's resident share)."""
         word = hardware.word_bytes
         producer = table.producers()
         successors: list[set[int]] = [set() for _ in range(len(table))]
@@ -78,7 +87,7 @@ class FusionProblem:
             leaves_graph=leaves,
             memory_bytes=fused_op_bytes(table, hardware),
             core=core,
-            capacity_bytes=core_capacity_bytes(hardware)[config],
+            capacity_bytes=core_capacity_bytes(hardware, resident_fraction=resident_fraction)[config],
             tiling=op_tiling(table),
             kind=table.kind,
             tensor_bytes_out=out_bytes,

@@ -3,7 +3,9 @@
 While a group runs fused, each of its ops keeps on its core its weights (stationary operand of a MAC
 op) and one tile of its output: the output divided by the op's intra-core tiling factor (output rows
 ``OY`` for a MAC op, the first output's rows otherwise). A group fits when, on every core, the bytes of
-its ops there do not exceed the core's top memory (its size, times the instances unless shared). The
+its ops there do not exceed the core's resident share of its top memory (its size, times the instances
+unless shared, times the plan's ``resident_fraction``: the share that keeps tensors between ops, as the
+scheduler's on-chip budget; the rest is the running op's working space). The
 solver admits a candidate subgraph only if it fits (:mod:`traincost.optimize.fusion`); the scheduler
 reports, per configuration, whether every group of its plan fits (``fusion_fits``), so that a group
 written by hand (the manual fusion) is either infeasible in both or a point the solver could choose.
@@ -36,17 +38,24 @@ def fused_op_bytes(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
     return weights + out_bytes / op_tiling(table)
 
 
-def core_capacity_bytes(hardware: HardwareSpec) -> np.ndarray:
-    """(configurations, cores): each core's top memory, times its instances unless the memory is shared."""
-    per_core = [np.asarray(c.top.size_bytes, dtype=np.float64) * (1 if c.top.shared else c.count) for c in hardware.cores]
+def core_capacity_bytes(hardware: HardwareSpec, *, resident_fraction: float) -> np.ndarray:
+    """(configurations, cores): each core's top memory, times its instances unless the memory is shared, times
+    ``resident_fraction`` (the share that keeps tensors between ops, :class:`traincost.schedule.plan.SchedulePlan`)."""
+    per_core = [
+        np.asarray(c.top.size_bytes, dtype=np.float64) * (1 if c.top.shared else c.count) * resident_fraction
+        for c in hardware.cores
+    ]
     return np.stack([np.broadcast_to(c, (hardware.n_configs,)) for c in per_core], axis=1)
 
 
-def groups_fit(table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray) -> np.ndarray:
-    """Per configuration: whether every fused group (``group_of`` >= 0; -1 = not fused) fits on every core."""
+def groups_fit(
+    table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray, *, resident_fraction: float
+) -> np.ndarray:
+    """Per configuration: whether every fused group (``group_of`` >= 0; -1 = not fused) fits in every core's resident
+    share (``resident_fraction`` of its top memory)."""
     fused = np.flatnonzero(group_of >= 0)
     if fused.size == 0:
         return np.ones(hardware.n_configs, dtype=bool)
     used = np.zeros((int(group_of.max()) + 1, len(hardware.cores)))
     np.add.at(used, (group_of[fused], core_of[fused]), fused_op_bytes(table, hardware)[fused])
-    return (used[None, :, :] <= core_capacity_bytes(hardware)[:, None, :]).all(axis=(1, 2))
+    return (used[None, :, :] <= core_capacity_bytes(hardware, resident_fraction=resident_fraction)[:, None, :]).all(axis=(1, 2))

@@ -10,9 +10,11 @@ from traincost.config_files import read_json
 from traincost.cost.core_cost import check_objective
 from traincost.errors import ConfigError
 
-__all__ = ["SchedulePlan", "read_fused_groups", "MODES"]
+__all__ = ["DEFAULT_RESIDENT_FRACTION", "SchedulePlan", "read_fused_groups", "MODES"]
 
 MODES = ("layer_by_layer", "pipeline", "tensor", "pipeline_tensor")
+# the share of a core's top memory that keeps tensors between ops (and holds fused groups) unless a run says otherwise
+DEFAULT_RESIDENT_FRACTION = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +30,8 @@ class SchedulePlan:
             produced and consumed a tile of rows at a time, never leave the chip, and consumers
             start on the first tile of their producer.
         resident_fraction: share of each core's top memory that may hold tensors between ops
-            (the rest is working space for the tiles of the running op).
+            (the rest is working space for the tiles of the running op); a fused group fits when its
+            ops' weights and output tiles fit in it (:mod:`traincost.schedule.fusion_memory`).
         mapping_objective: what the per-op choice of loop order at a core's top memory minimises
             (``latency``, ``energy`` or ``edp``; ``traincost.cost.core_cost``).
     """
@@ -36,7 +39,7 @@ class SchedulePlan:
     pipeline: bool = True
     tensor_parallel: bool = True
     fused: tuple[tuple[int, ...], ...] = ()
-    resident_fraction: float = 0.5
+    resident_fraction: float = DEFAULT_RESIDENT_FRACTION
     mapping_objective: str = "edp"
 
     def __post_init__(self) -> None:
@@ -56,7 +59,7 @@ class SchedulePlan:
         mode: str,
         *,
         fused: tuple[tuple[int, ...], ...] = (),
-        resident_fraction: float = 0.5,
+        resident_fraction: float = DEFAULT_RESIDENT_FRACTION,
         mapping_objective: str = "edp",
     ) -> SchedulePlan:
         """A plan by name: layer_by_layer, pipeline, tensor, pipeline_tensor."""

@@ -387,7 +387,7 @@ def _run(
         "peak_offchip_bytes": memory.peak_offchip,
         "mac_pes": mac_pes,
         "utilization": table.macs.sum() / (latency * mac_pes),
-        "fusion_fits": groups_fit(table, hw, static.core_of, static.group_of),
+        "fusion_fits": groups_fit(table, hw, static.core_of, static.group_of, resident_fraction=plan.resident_fraction),
     }
     summary = pd.concat([hw.configs, pd.DataFrame(columns, index=hw.configs.index)], axis=1)
     if not per_op:
