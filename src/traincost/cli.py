@@ -379,8 +379,7 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
 
     cmd = command("memory", _cmd_memory, "liveness analysis: peak memory (bytes) and its breakdown")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    _workload_tables(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output memory.parquet (bytes per category)")
 
     cmd = command("measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU")
@@ -617,8 +616,7 @@ def _cmd_plot_pareto(args: argparse.Namespace) -> None:
 def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
     """Subcommands of the hardware cost model and the MONET hardware study."""
     cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    _workload_tables(cmd)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware template YAML (config/hardware/)")
     cmd.add_argument(
         "--grid", type=json_object, default="{}", help="values per template parameter as JSON, e.g. '{\"x_pes\": [1, 2, 4]}'"
@@ -674,8 +672,7 @@ def _cost_commands(command: Callable[[str, Callable[[argparse.Namespace], None],
 def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]) -> None:
     """Subcommands of the deployment searches (layer fusion) and their figures."""
     cmd = command("fuse", _cmd_fuse, "layer-fusion solver: candidate subgraphs, exact cover by CP-SAT (MONET section V-A)")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    _workload_tables(cmd)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (its defaults set the memory limits)")
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
     cmd.add_argument("--max-length", type=positive_int, required=True, help="largest subgraph (nodes)")
@@ -692,8 +689,7 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
         _cmd_bn_epilogue,
         "the workload with every forward BatchNorm after a convolution run as that convolution's epilogue on the MAC core",
     )
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    _workload_tables(cmd)
     cmd.add_argument("--out-ops", type=Path, required=True, help="output ops.parquet")
     cmd.add_argument("--out-tensors", type=Path, required=True, help="output tensors.parquet")
 
@@ -713,17 +709,20 @@ def _optimize_commands(command: Callable[[str, Callable[[argparse.Namespace], No
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
     cmd = command("plot-fused-graph", _cmd_plot_fused_graph, "draw the op graph with each fused subgraph coloured")
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
-    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+    _workload_tables(cmd)
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="which ops the groups were solved on")
     cmd.add_argument("--groups", type=Path, required=True, help="fused groups JSON from `traincost fuse`")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
 
-def _workload_and_hardware(cmd: argparse.ArgumentParser) -> None:
+def _workload_tables(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+
+
+def _workload_and_hardware(cmd: argparse.ArgumentParser) -> None:
+    _workload_tables(cmd)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
 
 
