@@ -48,6 +48,7 @@ __all__ = [
     "TOLERANCE",
     "CAP",
     "TensorCheck",
+    "without_dropout",
 ]
 
 log = logging.getLogger(__name__)
@@ -217,7 +218,7 @@ class DecompositionCheck:
 _NO_DROPOUT = "traincost/verification/dropout_off"
 
 
-def _without_dropout(model: onnx.ModelProto) -> onnx.ModelProto:
+def without_dropout(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` with every Dropout's ``training_mode`` input a constant false (a copy; ``model`` itself if it has
     no Dropout)."""
     if not any(node.op_type == "Dropout" for node in model.graph.node):
@@ -262,7 +263,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     Raises:
         GraphError: naming the node or tensor that differs by more than allowed.
     """
-    before, after = _without_dropout(before), _without_dropout(after)
+    before, after = without_dropout(before), without_dropout(after)
     feeds = example_feeds(before, seed=seed, states="random")
     types = tensor_types(before.graph)
     original = Executable(before)
