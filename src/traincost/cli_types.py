@@ -106,6 +106,7 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
     )
     parser.add_argument("--input-shape", type=sample_shape, help="one float32 input named input, e.g. 3,224,224")
     parser.add_argument("--loss", default="cross_entropy", help="cross_entropy (last axis), mse, or package.module:loss_fn")
+    parser.add_argument("--output", help="an ONNX file's graph output the loss reads (required if it has several)")
 
 
 def json_object(text: str) -> dict[str, object]:
@@ -144,7 +145,9 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
     if onnx_file is not None:
         if args.kwargs or options:
             raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
-        return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs)
+        return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs, output=args.output)
+    if args.output is not None:
+        raise ConfigError(f"--output: only for an ONNX file; {args.model!r} is a torch module (its forward returns one tensor)")
     if ":" not in args.model:
         given = {"--inputs": args.inputs, "--input-shape": args.input_shape, "--name": args.name, "--kwargs": args.kwargs}
         extra = [flag for flag, value in given.items() if value] + (["--loss"] if loss != "cross_entropy" else [])

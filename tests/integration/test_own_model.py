@@ -207,3 +207,47 @@ def test_a_torchvision_resnet18_exported_to_onnx_is_costed(tmp_path: Path) -> No
     ops, meta = read_table(out / "ops.parquet")
     assert meta["model"] == "resnet18"
     assert sorted(ops[ops["phase"] == "forward"]["kind"]).count("conv") == 20  # 17 3x3 + 3 projection shortcuts
+
+
+def test_an_onnx_file_with_two_outputs_names_the_one_the_loss_reads(tmp_path: Path) -> None:
+    """A classifier that also returns an auxiliary head: --output picks the loss's output, the other head goes."""
+
+    class TwoHeads(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = torch.nn.Linear(6, 8)
+            self.classes = torch.nn.Linear(8, 4)
+            self.aux = torch.nn.Linear(8, 2)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            hidden = self.body(x).relu()
+            return self.classes(hidden), self.aux(hidden)
+
+    torch.manual_seed(0)
+    source = tmp_path / "two_heads.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            TwoHeads().train(), (torch.randn(2, 6),), str(source), dynamo=False, training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False, opset_version=17, input_names=["x"], output_names=["classes", "aux"],
+        )  # fmt: skip
+    out = tmp_path / "model.onnx"
+    unnamed = cli("export", "--onnx", source, "--batch", 2, "--out", out)
+    assert unnamed.returncode != 0 and not out.exists()
+    assert "2 graph outputs ['classes', 'aux']; name the one the loss reads (--output" in unnamed.stderr
+    wrong = cli("export", "--onnx", source, "--output", "logits", "--batch", 2, "--out", out)
+    assert wrong.returncode != 0 and not out.exists()
+    assert "output 'logits' is not a graph output; its outputs are ['classes', 'aux']" in wrong.stderr
+    for output, kept in (("classes", "classes.weight"), ("aux", "aux.weight")):
+        result = cli("export", "--onnx", source, "--output", output, "--batch", 2, "--out", out)
+        assert result.returncode == 0, result.stderr
+        graph = onnx.load(str(out))
+        params = json.loads(model_meta(graph)["parameters"])
+        dropped = {"classes.weight", "aux.weight"} - {kept}
+        assert kept in params and not dropped & set(params)  # the other head's weights are not parameters
+        assert not dropped & {init.name for init in graph.graph.initializer}
+        assert [o.name for o in graph.graph.output] == [output]
+        train = build_train_step(graph, OptimizerSpec(kind="sgd", lr=0.1))
+        assert np.isfinite(run(train, example_feeds(train, seed=0))["loss"])
+    module = cli("export", "--module", "torch.nn:Identity", "--input-shape", "4", "--output", "x", "--batch", 2, "--out", out)
+    assert module.returncode != 0 and "--output: only for an ONNX file" in module.stderr

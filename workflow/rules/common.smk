@@ -88,8 +88,8 @@ def _model_problems(name, workload):
     at = f"workloads.{name}"
     model = workload.get("model", "")
     kind = "onnx" if "onnx" in workload else "module" if "module" in workload else "factory" if ":" in model else "zoo"
-    allowed = {"zoo": {"options"}, "factory": {"input_shape"}, "module": {"kwargs", "inputs", "loss"}, "onnx": {"inputs", "loss"}}
-    given = {key for key in ("options", "input_shape", "kwargs", "inputs") if workload.get(key)}
+    allowed = {"zoo": {"options"}, "factory": {"input_shape"}, "module": {"kwargs", "inputs", "loss"}, "onnx": {"inputs", "loss", "output"}}
+    given = {key for key in ("options", "input_shape", "kwargs", "inputs", "output") if workload.get(key)}
     given |= {"loss"} if workload.get("loss", "cross_entropy") != "cross_entropy" else set()
     problems = [f"{at}.{key}: not for a {kind} model" for key in sorted(given - allowed[kind])]
     if kind == "factory" and "input_shape" not in workload:
@@ -219,7 +219,7 @@ def model_flags(wildcards):
     ONNX file under the workload's name with its kwargs, inputs and loss."""
     spec = workload(wildcards)
     if "onnx" in spec:
-        flags = ["--onnx", spec["onnx"]]
+        flags = ["--onnx", spec["onnx"]] + (["--output", spec["output"]] if "output" in spec else [])
     elif "module" in spec:
         flags = ["--module", spec["module"], "--kwargs", json.dumps(spec.get("kwargs", {}), sort_keys=True)]
     elif ":" in spec["model"]:
