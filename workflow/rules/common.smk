@@ -88,8 +88,8 @@ def _model_problems(name, workload):
     at = f"workloads.{name}"
     model = workload.get("model", "")
     kind = "onnx" if "onnx" in workload else "module" if "module" in workload else "factory" if ":" in model else "zoo"
-    allowed = {"zoo": {"options"}, "factory": {"input_shape"}, "module": {"kwargs", "inputs", "loss"}, "onnx": {"inputs", "loss", "output"}}
-    given = {key for key in ("options", "input_shape", "kwargs", "inputs", "output") if workload.get(key)}
+    allowed = {"zoo": {"options"}, "factory": {"input_shape"}, "module": {"kwargs", "inputs", "loss", "labels"}, "onnx": {"inputs", "loss", "output"}}
+    given = {key for key in ("options", "input_shape", "kwargs", "inputs", "output", "labels") if workload.get(key)}
     given |= {"loss"} if workload.get("loss", "cross_entropy") != "cross_entropy" else set()
     problems = [f"{at}.{key}: not for a {kind} model" for key in sorted(given - allowed[kind])]
     if kind == "factory" and "input_shape" not in workload:
@@ -228,6 +228,8 @@ def model_flags(wildcards):
         return shlex.join(["--model", spec["model"], "--options", json.dumps(spec.get("options", {}), sort_keys=True)])
     if "inputs" in spec:
         flags += ["--inputs", json.dumps(spec["inputs"])]
+    if "labels" in spec:
+        flags += ["--labels", json.dumps(spec["labels"])]
     return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", wildcards.workload])
 
 
