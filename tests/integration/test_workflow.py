@@ -114,6 +114,7 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "figure11.pdf",
         "figure12.png",
         "checkpoint/milp.parquet",
+        "checkpoint/recompute_check.parquet",
     ):
         assert (workdir / "results/monet" / file).is_file(), file
 
