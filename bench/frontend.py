@@ -67,6 +67,9 @@ load 7 to 8 on the 2 cores (other helpers' jobs): export 140 s wall, CPU 58 s, 6
 executions add 3.1 to 3.8 GB each to a 4 to 5 GB base (both graphs' 0.5 GB of weights as protobuf,
 0.5 GB as arrays, the batch and Adam's 1 GB of random states, the reference gradients and updated
 parameters, 1 GB). Before drawing the nudged feeds again (a second 1 GB copy of the states): 9.0 GB.
+Run again at load 5: 285 s wall, the same CPU time and peak. With glibc's mmap and trim thresholds at
+1 MB (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) the peak is the same 8.6 GB: freed memory held by
+the allocator is not what takes it; the live tensors are.
 """
 
 from __future__ import annotations
