@@ -538,6 +538,8 @@ def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
     )
     from traincost.workload import Workload, write_table
 
+    if (args.graph is None) != (args.recompute_check is None):
+        raise ConfigError("checkpoint-study: --graph and --recompute-check go together (the step to check, the table to write)")
     workload = Workload.read(args.ops, args.tensors)
     hardware = load_hardware(args.hardware)
     costs = activation_costs(workload, word_bytes=hardware.word_bytes)
@@ -561,9 +563,30 @@ def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
             )
         )
         print(milp[["budget_fraction", "activation_bytes", "recomputed", "latency_cycles", "energy_pj"]].to_string(index=False))
+    if args.graph is not None:
+        check = _check_recompute_rewrites(args.graph, study, milp, seed=args.seed)
+        write_table(check, args.recompute_check, workload.meta)
     write_table(costs, args.costs, workload.meta)
     write_table(study, args.additivity, workload.meta)
     write_table(milp, args.milp, workload.meta)
+
+
+def _check_recompute_rewrites(graph: Path, study: pd.DataFrame, milp: pd.DataFrame, *, seed: int) -> pd.DataFrame:
+    """Every rewrite of the study (AC10, AC01, AC11 and each MILP solution) applied to ``graph`` and checked by execution."""
+    from traincost.frontend.onnx_graph import load_onnx
+    from traincost.optimize.checkpoint_check import verify_recompute
+
+    first, second = study["first"].iloc[0], study["second"].iloc[0]
+    rewrites = {"AC10": [first], "AC01": [second], "AC11": [first, second]}
+    rewrites |= {f"milp budget {row.budget_fraction:g}": list(row.dropped) for row in milp.itertuples()}
+    with in_file(graph):
+        check = verify_recompute(load_onnx(graph), rewrites, seed=seed)
+    worst = check.loc[check["error"].idxmax()] if len(check) else None
+    print(
+        f"recompute rewrites checked by execution: {check['rewrite'].nunique()}, "
+        + (f"worst error {worst['error']:.1e} at {worst['output']} ({worst['rewrite']})" if worst is not None else "none")
+    )
+    return check
 
 
 def _cmd_plot_checkpoint(args: argparse.Namespace) -> None:
@@ -763,6 +786,15 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
     cmd.add_argument("--costs", type=Path, required=True, help="output per-activation bytes and recompute FLOPs (Parquet)")
     cmd.add_argument("--additivity", type=Path, required=True, help="output AC00/AC10/AC01/AC11 table (Parquet)")
     cmd.add_argument("--milp", type=Path, required=True, help="output MILP solutions per budget, evaluated (Parquet)")
+    cmd.add_argument(
+        "--graph", type=Path, help="the decomposed training step the workload was lowered from: run every rewrite on it"
+    )
+    cmd.add_argument(
+        "--recompute-check",
+        type=Path,
+        help="output with --graph: worst error per rewrite and output of the step, and its limit (Parquet)",
+    )
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the batch the rewrites are checked on")
 
     cmd = command(
         "plot-checkpoint", _cmd_plot_checkpoint, "MONET Figure 11: energy and latency of AC10/AC01/AC11 relative to AC00"

@@ -105,6 +105,13 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
     )
     parser.add_argument("--input-shape", type=sample_shape, help="one float32 input named input, e.g. 3,224,224")
     parser.add_argument("--loss", default="cross_entropy", help="cross_entropy (last axis), mse, or package.module:loss_fn")
+    parser.add_argument(
+        "--labels",
+        type=json_object,
+        help='what a --loss function reads as labels, JSON, one sample: {"shape": [3], "dtype": "float32"} '
+        "(default: int64 class ids shaped like the output without its last axis)",
+    )
+    parser.add_argument("--output", help="an ONNX file's graph output the loss reads (required if it has several)")
 
 
 def json_object(text: str) -> dict[str, object]:
@@ -133,7 +140,7 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
     from traincost import models  # torch: only when a command runs
     from traincost.frontend.export import export_model
     from traincost.frontend.onnx_import import import_onnx
-    from traincost.models.signature import check_loss, parse_inputs
+    from traincost.models.signature import check_loss, parse_inputs, parse_labels
 
     onnx_file = getattr(args, "onnx", None) or (Path(args.model) if args.model.endswith(".onnx") else None)
     if args.inputs is not None and args.input_shape is not None:
@@ -142,10 +149,15 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
     if args.input_shape is not None:
         inputs = (models.InputSpec("input", args.input_shape, "float32"),)
     loss = check_loss(args.loss, where="--loss")
+    labels = parse_labels(args.labels, where="--labels") if args.labels is not None else None
+    if labels is not None and (onnx_file is not None or ":" not in args.model):
+        raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
     if onnx_file is not None:
         if args.kwargs or options:
             raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
-        return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs)
+        return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs, output=args.output)
+    if args.output is not None:
+        raise ConfigError(f"--output: only for an ONNX file; {args.model!r} is a torch module (its forward returns one tensor)")
     if ":" not in args.model:
         given = {"--inputs": args.inputs, "--input-shape": args.input_shape, "--name": args.name, "--kwargs": args.kwargs}
         extra = [flag for flag, value in given.items() if value] + (["--loss"] if loss != "cross_entropy" else [])
@@ -156,5 +168,5 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
         raise ConfigError(f"--inputs or --input-shape: required for the factory path {args.model!r} (e.g. --input-shape 3,32,32)")
     if options:
         raise ConfigError(f"--options: for zoo models; give the factory path {args.model!r} its --kwargs")
-    name = models.register_factory(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name)
+    name = models.register_factory(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
     return export_model(name, batch=batch, seed=seed)

@@ -304,10 +304,16 @@ def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> 
         tmp_path / "milp.parquet",
     )
     common = ("checkpoint-study", "--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--hardware", EDGE_TPU)
-    result = traincost(*common, "--budgets", "0", "1", *outputs)
+    checked = ("--graph", built / "train_step.decomposed.onnx", "--recompute-check", tmp_path / "check.parquet")
+    result = traincost(*common, "--budgets", "0", "1", *outputs, *checked)
     assert result.returncode == 0, result.stderr
     milp = pd.read_parquet(tmp_path / "milp.parquet")
     assert list(milp["budget_fraction"]) == [0.0, 1.0] and milp["activation_bytes"].iloc[0] == 0
+    assert [len(dropped) for dropped in milp["dropped"]] == list(milp["recomputed"])
+    check = pd.read_parquet(tmp_path / "check.parquet")  # a solution that recomputes nothing is not run
+    solutions = {f"milp budget {row.budget_fraction:g}" for row in milp.itertuples() if row.recomputed}
+    assert "milp budget 0" in solutions and set(check["rewrite"]) == {"AC10", "AC01", "AC11"} | solutions
+    assert (check["error"] <= check["limit"]).all()
     figure = traincost("plot-checkpoint", "--in", tmp_path / "ac.parquet", "--out", tmp_path / "f11.png")
     assert figure.returncode == 0, figure.stderr
     bad = tmp_path / "bad"

@@ -61,6 +61,12 @@ OWN_NETS = textwrap.dedent(
         def forward(self, image, side):
             return self.image(image).mean(dim=(2, 3)) + self.side(side)
 
+    def weighted_huber(output, target):
+        '''A regression loss on float targets: Huber, the first output weighted twice.'''
+        weights = torch.tensor([2.0, 1.0, 1.0])
+        error = (output - target).abs()
+        return (torch.where(error < 1, 0.5 * error * error, error - 0.5) * weights).mean()
+
     def z_loss(output, labels):
         '''Cross-entropy over the last axis plus a penalty on the logits' size.'''
         picked = output.log_softmax(-1).gather(-1, labels.unsqueeze(-1))
@@ -153,6 +159,39 @@ def test_a_module_with_token_inputs_kwargs_and_its_own_loss_trains_on_that_loss(
     assert float(loss) == pytest.approx(expected, rel=1e-5)
 
 
+def test_a_loss_function_on_float_regression_targets(own_nets: str, tmp_path: Path) -> None:
+    """--labels gives the float targets a user's loss reads; one SGD step in ONNX Runtime equals torch's, and the
+    whole chain costs it. Labels with a built-in loss or a zoo model are refused."""
+    out = tmp_path / "model.onnx"
+    targets = '{"shape": [3], "dtype": "float32"}'
+    args = ("--module", f"{own_nets}:regressor", "--input-shape", "6", "--loss", f"{own_nets}:weighted_huber")
+    result = cli("export", *args, "--labels", targets, "--batch", 4, "--out", out)
+    assert result.returncode == 0, result.stderr
+    forward = onnx.load(str(out))
+    assert json.loads(model_meta(forward)["labels"]) == {"name": "labels", "shape": [4, 3], "dtype": "float32", "range": [0, 0]}
+    train = build_train_step(forward, OptimizerSpec(kind="sgd", lr=0.1))
+    outputs = run(train, example_feeds(train, seed=0))
+    torch.manual_seed(0)
+    model = _own("regressor")().train()
+    batch = draw_tensors([InputSpec("input", (4, 6), "float32"), InputSpec("labels", (4, 3), "float32")], seed=0)
+    loss = _own("weighted_huber")(model(batch["input"]), batch["labels"])
+    loss.backward()
+    assert float(outputs["loss"]) == pytest.approx(loss.item(), rel=1e-5)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            expected = (param - 0.1 * param.grad).numpy()
+            assert np.allclose(outputs[f"{name}.updated"], expected, rtol=1e-5, atol=1e-7), name
+    costed = cli("cost", *args[1:], "--labels", targets, "--batch", 4, "--hardware", EDGE_TPU, "--out-dir", tmp_path / "cost")
+    assert costed.returncode == 0, costed.stderr
+    builtin = cli("export", *args[:4], "--loss", "mse", "--labels", targets, "--batch", 4, "--out", out.with_name("b.onnx"))
+    assert builtin.returncode != 0 and "labels are for a loss function package.module:fn; mse fixes its own" in builtin.stderr
+    zoo = cli("export", "--model", "mlp", "--labels", targets, "--batch", 4, "--out", out.with_name("z.onnx"))
+    assert zoo.returncode != 0 and "--labels: only for a torch module with a loss function" in zoo.stderr
+    bad = cli("export", *args, "--labels", '{"shape": [3], "dtype": "float16"}', "--batch", 4, "--out", out.with_name("c.onnx"))
+    assert bad.returncode != 0 and "--labels.dtype: expected one of float32, int64, got 'float16'" in bad.stderr
+    assert not any(out.with_name(n).exists() for n in ("b.onnx", "z.onnx", "c.onnx"))
+
+
 def test_mse_and_two_named_inputs(own_nets: str, tmp_path: Path) -> None:
     out = tmp_path / "reg"
     result = cli("cost", f"{own_nets}:regressor", "--input-shape", "6", "--loss", "mse", "--hardware", EDGE_TPU, "--out-dir", out)
@@ -207,3 +246,47 @@ def test_a_torchvision_resnet18_exported_to_onnx_is_costed(tmp_path: Path) -> No
     ops, meta = read_table(out / "ops.parquet")
     assert meta["model"] == "resnet18"
     assert sorted(ops[ops["phase"] == "forward"]["kind"]).count("conv") == 20  # 17 3x3 + 3 projection shortcuts
+
+
+def test_an_onnx_file_with_two_outputs_names_the_one_the_loss_reads(tmp_path: Path) -> None:
+    """A classifier that also returns an auxiliary head: --output picks the loss's output, the other head goes."""
+
+    class TwoHeads(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = torch.nn.Linear(6, 8)
+            self.classes = torch.nn.Linear(8, 4)
+            self.aux = torch.nn.Linear(8, 2)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            hidden = self.body(x).relu()
+            return self.classes(hidden), self.aux(hidden)
+
+    torch.manual_seed(0)
+    source = tmp_path / "two_heads.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            TwoHeads().train(), (torch.randn(2, 6),), str(source), dynamo=False, training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False, opset_version=17, input_names=["x"], output_names=["classes", "aux"],
+        )  # fmt: skip
+    out = tmp_path / "model.onnx"
+    unnamed = cli("export", "--onnx", source, "--batch", 2, "--out", out)
+    assert unnamed.returncode != 0 and not out.exists()
+    assert "2 graph outputs ['classes', 'aux']; name the one the loss reads (--output" in unnamed.stderr
+    wrong = cli("export", "--onnx", source, "--output", "logits", "--batch", 2, "--out", out)
+    assert wrong.returncode != 0 and not out.exists()
+    assert "output 'logits' is not a graph output; its outputs are ['classes', 'aux']" in wrong.stderr
+    for output, kept in (("classes", "classes.weight"), ("aux", "aux.weight")):
+        result = cli("export", "--onnx", source, "--output", output, "--batch", 2, "--out", out)
+        assert result.returncode == 0, result.stderr
+        graph = onnx.load(str(out))
+        params = json.loads(model_meta(graph)["parameters"])
+        dropped = {"classes.weight", "aux.weight"} - {kept}
+        assert kept in params and not dropped & set(params)  # the other head's weights are not parameters
+        assert not dropped & {init.name for init in graph.graph.initializer}
+        assert [o.name for o in graph.graph.output] == [output]
+        train = build_train_step(graph, OptimizerSpec(kind="sgd", lr=0.1))
+        assert np.isfinite(run(train, example_feeds(train, seed=0))["loss"])
+    module = cli("export", "--module", "torch.nn:Identity", "--input-shape", "4", "--output", "x", "--batch", 2, "--out", out)
+    assert module.returncode != 0 and "--output: only for an ONNX file" in module.stderr

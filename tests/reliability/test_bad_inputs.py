@@ -657,6 +657,12 @@ def checkpoint_budget_not_a_number(io: Inputs) -> Case:
     return Case(args, ("argument --budgets", "'nan'", "a finite number"), outputs)
 
 
+@case
+def checkpoint_graph_without_its_check_table(io: Inputs) -> Case:
+    args, outputs = _checkpoint(io, "1")
+    return Case((*args, "--graph", io.out("step.onnx")), ("--graph and --recompute-check go together",), outputs)
+
+
 # --- tiered memory (TM-Training) ---------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.lower import lower
 from traincost.memory.liveness import memory_profile
 from traincost.models import build_model, make_batch
+from traincost.optimize import checkpoint_check
 from traincost.optimize.checkpoint import (
     SUFFIX,
     GraphNode,
@@ -25,6 +26,7 @@ from traincost.optimize.checkpoint import (
     recompute_workload,
     saved_activations,
 )
+from traincost.optimize.checkpoint_check import LIMIT, verify_recompute
 from traincost.optimize.recompute_table import RecomputeTables
 from traincost.workload import STEP_PHASES, Workload
 
@@ -142,3 +144,23 @@ def test_patched_table_equals_the_rebuilt_table(chain, model, optimizer, options
                 assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), field.name
             else:
                 assert ours == theirs, field.name
+
+
+def test_recompute_rewrites_are_checked_by_execution_and_a_broken_one_is_caught(chain, monkeypatch) -> None:
+    graph = chain("resnet18_cifar", 1, "adam").decomposed
+    saved = saved_activations(onnx_nodes(graph))
+    rewrites = {"none": [], "some": saved[3:12]}
+    table = verify_recompute(graph, rewrites, seed=0)
+    assert set(table["rewrite"]) == {"some"}  # recomputing nothing is the step itself
+    assert set(table["output"]) == {o.name for o in graph.graph.output}
+    assert (table["error"] <= table["limit"]).all() and (table["limit"] == LIMIT).all()
+
+    def broken(model, dropped):  # a rewrite whose first recomputed ReLU computes something else
+        rewritten = recompute_onnx(model, dropped)
+        clone = next(n for n in rewritten.graph.node if n.name.endswith(SUFFIX) and n.op_type == "Relu")
+        clone.op_type = "Sigmoid"
+        return rewritten
+
+    monkeypatch.setattr(checkpoint_check, "recompute_onnx", broken)
+    with pytest.raises(GraphError, match=r"recompute rewrite 'some' \(9 activations recomputed\) changes the step: output"):
+        verify_recompute(graph, rewrites, seed=0)

@@ -314,6 +314,7 @@ use rule checkpoint_study as monet_ablation_checkpoint_study with:
         costs="results/ablations/monet/{assumption}/{value}/checkpoint/activation_costs.parquet",
         additivity="results/ablations/monet/{assumption}/{value}/checkpoint/additivity.parquet",
         milp="results/ablations/monet/{assumption}/{value}/checkpoint/milp.parquet",
+        recompute_check="results/ablations/monet/{assumption}/{value}/checkpoint/recompute_check.parquet",
     log:
         "results/logs/ablations/monet/{assumption}/{value}/checkpoint_study.log",
     benchmark:

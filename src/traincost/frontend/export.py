@@ -75,7 +75,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     reference = copy.deepcopy(module)
     inputs = draw_tensors(specs, seed=seed)
     output = _probe(module, inputs, name)
-    labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}")
+    labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
     if custom:
         loss_fn = models.load_factory(arch.loss, what="loss")
@@ -124,18 +124,20 @@ def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) 
     return output
 
 
-def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str) -> InputSpec:
+def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: InputSpec | None = None) -> InputSpec:
     """The labels ``loss`` reads for a model output of ``output_shape`` (batch included).
 
     cross-entropy: int64 class ids, one per row of the output flattened over its last axis; mse: float32
-    targets shaped like the output; a user's loss function: int64 class ids shaped like the output without
-    its last axis.
+    targets shaped like the output; a user's loss function: ``given`` (one sample's) at the output's
+    batch, by default int64 class ids shaped like the output without its last axis.
 
     Raises:
         ConfigError: the output has no class axis for a cross-entropy.
     """
     if loss == "mse":
         return InputSpec("target", output_shape, "float32")
+    if given is not None:
+        return given.batched(output_shape[0])
     if len(output_shape) < 2:
         raise ConfigError(f"{where}: output shape {list(output_shape)} has no class axis; {loss!r} needs (batch, ..., classes)")
     classes = output_shape[-1]

@@ -9,7 +9,8 @@ The file must be a forward graph exported for training, as ``traincost export`` 
 Each wrong setting is detected and named in one error: the dynamo exporter (inference-mode graph), an
 eval-mode export (BatchNorm in inference mode, or folded into Conv by constant folding), parameters
 exported as graph inputs instead of initializers, external weight data missing beside the file, an
-opset above 17, and inputs that do not match the model.
+opset above 17, inputs that do not match the model, and several graph outputs without the one the loss
+reads named (``output``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def import_onnx(
     name: str | None = None,
     loss: str = "cross_entropy",
     inputs: Sequence[InputSpec] | None = None,
+    output: str | None = None,
 ) -> onnx.ModelProto:
     """The forward graph of a user's ONNX file, at ``batch``, with the metadata later stages read.
 
@@ -72,6 +74,8 @@ def import_onnx(
         loss: ``cross_entropy`` (over the output's last axis) or ``mse``.
         inputs: the graph inputs' shapes (one sample's), dtypes and int64 ranges; default read from the
             graph (an int64 input must feed an embedding's Gather, which gives its range).
+        output: the graph output the loss reads, required when the graph has more than one; the
+            others are dropped with every node, initializer and input only they need.
 
     Raises:
         GraphError: the file is not ONNX, lacks its weights, or was exported with a wrong setting.
@@ -86,12 +90,11 @@ def import_onnx(
     model = _load(file)
     _check_export_settings(model, file)
     graph = model.graph
+    _keep_output(graph, output, file=file)
     initialized = {init.name for init in graph.initializer}
     fed = [value for value in graph.input if value.name not in initialized]
     del graph.input[:]  # initializers listed as inputs too (keep_initializers_as_inputs=True) are initializers only
     graph.input.extend(fed)
-    if len(graph.output) != 1:
-        raise GraphError(f"{file}: expected one graph output (the model's), found {[o.name for o in graph.output]}")
     specs = _input_specs(graph, fed, inputs, batch=batch, file=file)
     _make_static(graph, specs)
     feeds = {k: v.numpy() for k, v in draw_tensors(specs, seed=seed).items()}
@@ -114,6 +117,55 @@ def import_onnx(
         raise GraphError(f"{file}: not a valid ONNX graph ({' '.join(str(err).split())[:300]})") from err
     log.info("imported %s as %s: %d nodes, %d parameters", file, name, len(graph.node), len(params))
     return model
+
+
+def _keep_output(graph: onnx.GraphProto, output: str | None, *, file: Path) -> None:
+    """Make ``output`` the graph's only output: drop the other outputs and what only they need.
+
+    Raises:
+        GraphError: several outputs and none chosen.
+        ConfigError: ``output`` is not an output of the graph.
+    """
+    names = [value.name for value in graph.output]
+    if output is None:
+        if len(names) != 1:
+            raise GraphError(
+                f"{file}: {len(names)} graph outputs {names}; name the one the loss reads "
+                "(--output, or the workload's output: key)"
+            )
+        return
+    if output not in names:
+        raise ConfigError(f"{file}: output {output!r} is not a graph output; its outputs are {names}")
+    needed: set[str] = set()
+    stack = [output]
+    writer = {name: node for node in graph.node for name in node.output if name}
+    while stack:
+        name = stack.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        node = writer.get(name)
+        if node is not None:
+            stack.extend(i for i in [*node.input, *_subgraph_inputs(node)] if i)
+            needed.update(o for o in node.output if o)
+    kept = [node for node in graph.node if any(o in needed for o in node.output)]
+    del graph.node[:]
+    graph.node.extend(kept)
+    for field in (graph.output, graph.input, graph.initializer, graph.value_info):
+        chosen = [value for value in field if value.name in needed]
+        del field[:]
+        field.extend(chosen)
+
+
+def _subgraph_inputs(node: onnx.NodeProto) -> list[str]:
+    """Names an If / Loop / Scan node's subgraphs read from the enclosing graph (or declare themselves)."""
+    return [
+        name
+        for attr in node.attribute
+        for graph in ([attr.g] if attr.HasField("g") else list(attr.graphs))
+        for inner in graph.node
+        for name in inner.input
+    ]
 
 
 def _load(file: Path) -> onnx.ModelProto:

@@ -40,7 +40,7 @@ from traincost.models.alexnet import alexnet
 from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
 from traincost.models.mlp import MLP_CLASSES, MLP_FEATURES, mlp
 from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
-from traincost.models.signature import InputSpec, check_loss, draw_tensors
+from traincost.models.signature import LOSSES, InputSpec, check_loss, draw_tensors
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
 from traincost.models.vgg import vgg16, vgg16_bn, vgg16_bn_cifar
 
@@ -90,6 +90,8 @@ class Architecture:
             returns the per-sample input shape, logit rows and class count.
         inputs: the forward's named inputs (a user's module); empty for the zoo's one ``input``.
         loss: ``cross_entropy``, ``mse`` or a factory path of a loss function.
+        labels: what a loss function reads as its labels, one sample's (None: int64 class ids shaped
+            like the output without its last axis).
     """
 
     name: str
@@ -100,6 +102,7 @@ class Architecture:
     sample: Callable[..., SampleSpec]
     inputs: tuple[InputSpec, ...] = ()
     loss: str = "cross_entropy"
+    labels: InputSpec | None = None
 
 
 _IMAGENET = SampleSpec(shape=(3, 224, 224), rows=1, num_classes=1000)
@@ -291,6 +294,7 @@ def register_factory(
     kwargs: Mapping[str, object] | None = None,
     loss: str = "cross_entropy",
     name: str | None = None,
+    labels: InputSpec | None = None,
 ) -> str:
     """Make a user's torch module an architecture of this process, from a factory path.
 
@@ -303,8 +307,10 @@ def register_factory(
         inputs: the forward's inputs, shapes without the batch.
         kwargs: keyword arguments of the factory.
         loss: ``cross_entropy`` (over the output's last axis), ``mse`` or a factory path
-            ``package.module:function`` of ``loss_fn(output, labels) -> scalar`` (labels as for cross-entropy).
+            ``package.module:function`` of ``loss_fn(output, labels) -> scalar``.
         name: the registry name (a workload's name); default the function's name.
+        labels: what a loss function reads as ``labels``, one sample's (e.g. float32 regression
+            targets); default int64 class ids shaped like the output without its last axis.
 
     Returns:
         The registry name.
@@ -320,6 +326,8 @@ def register_factory(
     if not inputs:
         raise ConfigError(f"model {path!r}: no inputs; describe the forward's inputs (name, shape, dtype)")
     check_loss(loss, where=f"model {path!r}: loss")
+    if labels is not None and loss in LOSSES:
+        raise ConfigError(f"model {path!r}: labels are for a loss function package.module:fn; {loss} fixes its own")
     given = MappingProxyType(dict(kwargs or {}))
 
     def build(**options: object) -> nn.Module:
@@ -334,7 +342,9 @@ def register_factory(
     sample = SampleSpec(shape=inputs[0].shape, rows=1, num_classes=max(inputs[0].high, 1))
     description = f"{path}, inputs {', '.join(spec.describe() for spec in inputs)}, loss {loss}"
     kind = "tokens" if inputs[0].dtype == "int64" else "image"
-    _USER_ARCHITECTURES[name] = Architecture(name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss)
+    _USER_ARCHITECTURES[name] = Architecture(
+        name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss, labels=labels
+    )
     return name
 
 

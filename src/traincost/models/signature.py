@@ -20,7 +20,7 @@ import torch
 
 from traincost.errors import ConfigError
 
-__all__ = ["LOSSES", "InputSpec", "check_loss", "draw_tensors", "parse_inputs"]
+__all__ = ["LOSSES", "InputSpec", "check_loss", "draw_tensors", "parse_inputs", "parse_labels"]
 
 LOSSES = ("cross_entropy", "mse")
 """Built-in losses: cross-entropy over the output's last axis (int64 labels), mean squared error (float
@@ -83,20 +83,33 @@ def parse_inputs(data: object, *, where: str) -> tuple[InputSpec, ...]:
         raise ConfigError(f"{where}: expected a mapping of input name to {{shape, dtype, range}}, got {data!r}")
     specs = []
     for name, entry in data.items():
-        at = f"{where}.{name}"
         if not isinstance(name, str) or not name:
             raise ConfigError(f"{where}: input names must be non-empty strings, got {name!r}")
-        if not isinstance(entry, Mapping) or not set(entry) <= {"shape", "dtype", "range"} or "shape" not in entry:
-            raise ConfigError(f"{at}: expected {{shape: [...], dtype: float32 | int64, range: [low, high]}}, got {entry!r}")
-        shape = entry["shape"]
-        if not isinstance(shape, Sequence) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape):
-            raise ConfigError(f"{at}.shape: expected a list of positive sizes (one sample, no batch), got {shape!r}")
-        dtype = entry.get("dtype", "float32")
-        if dtype not in _DTYPES:
-            raise ConfigError(f"{at}.dtype: expected one of {', '.join(_DTYPES)}, got {dtype!r}")
-        low, high = _range(entry.get("range"), dtype=dtype, at=at)
-        specs.append(InputSpec(name, tuple(shape), dtype, low, high))
+        specs.append(_spec(name, entry, at=f"{where}.{name}"))
     return tuple(specs)
+
+
+def parse_labels(data: object, *, where: str) -> InputSpec:
+    """Check the labels a user's loss function reads (config ``labels:`` or ``--labels``): one
+    ``{shape, dtype, range}``, the shape one sample's without the batch; the tensor is named ``labels``.
+
+    Raises:
+        ConfigError: naming ``where`` and what is wrong.
+    """
+    return _spec("labels", data, at=where)
+
+
+def _spec(name: str, entry: object, *, at: str) -> InputSpec:
+    if not isinstance(entry, Mapping) or not set(entry) <= {"shape", "dtype", "range"} or "shape" not in entry:
+        raise ConfigError(f"{at}: expected {{shape: [...], dtype: float32 | int64, range: [low, high]}}, got {entry!r}")
+    shape = entry["shape"]
+    if not isinstance(shape, Sequence) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape):
+        raise ConfigError(f"{at}.shape: expected a list of positive sizes (one sample, no batch), got {shape!r}")
+    dtype = entry.get("dtype", "float32")
+    if dtype not in _DTYPES:
+        raise ConfigError(f"{at}.dtype: expected one of {', '.join(_DTYPES)}, got {dtype!r}")
+    low, high = _range(entry.get("range"), dtype=dtype, at=at)
+    return InputSpec(name, tuple(shape), dtype, low, high)
 
 
 def _range(value: object, *, dtype: str, at: str) -> tuple[int, int]:

@@ -237,10 +237,13 @@ def additivity_study(evaluator: CheckpointEvaluator, first: str, second: str) ->
 
 
 def milp_sweep(evaluator: CheckpointEvaluator, fractions: Sequence[float]) -> pd.DataFrame:
-    """Equation 6 at budgets = fractions of all candidates' bytes, each solution evaluated by the full model."""
+    """Equation 6 at budgets = fractions of all candidates' bytes, each solution evaluated by the full model;
+    ``dropped`` lists the activations each recomputes."""
     total = float(evaluator.candidates["bytes"].sum())
     rows = []
     for fraction in fractions:
         dropped = solve_checkpoint_milp(evaluator.candidates, budget_bytes=fraction * total)
-        rows.append({"budget_fraction": fraction, "budget_bytes": fraction * total, **evaluator.evaluate(dropped)})
+        rows.append(
+            {"budget_fraction": fraction, "budget_bytes": fraction * total, **evaluator.evaluate(dropped), "dropped": dropped}
+        )
     return pd.DataFrame(rows)
