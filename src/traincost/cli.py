@@ -45,6 +45,8 @@ from traincost.progress import set_quiet
 
 if TYPE_CHECKING:
     from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.optimize.checkpoint_search import CheckpointEvaluator
+    from traincost.workload import Workload
 
 __all__ = ["main"]
 
@@ -527,24 +529,15 @@ def _cmd_plot_fused_graph(args: argparse.Namespace) -> None:
     plot_fused_graph(table, read_fused_groups(args.groups), [Path(p) for p in args.out], title=args.title)
 
 
-def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
+def _checkpoint_evaluator(args: argparse.Namespace) -> tuple[Workload, CheckpointEvaluator]:
+    """The workload and the evaluator of recompute choices that checkpoint-study and checkpoint-nsga share."""
     from traincost.hardware import load_hardware
-    from traincost.optimize.checkpoint_search import (
-        CheckpointEvaluator,
-        activation_costs,
-        additivity_study,
-        first_feature_maps,
-        milp_sweep,
-    )
-    from traincost.workload import Workload, write_table
+    from traincost.optimize.checkpoint_search import CheckpointEvaluator, activation_costs
+    from traincost.workload import Workload
 
-    if (args.graph is None) != (args.recompute_check is None):
-        raise ConfigError("checkpoint-study: --graph and --recompute-check go together (the step to check, the table to write)")
     workload = Workload.read(args.ops, args.tensors)
     hardware = load_hardware(args.hardware)
     costs = activation_costs(workload, word_bytes=hardware.word_bytes)
-    if len(costs) < 2:
-        raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the study needs at least 2")
     evaluator = CheckpointEvaluator(
         workload,
         hardware,
@@ -554,6 +547,23 @@ def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
         fusion=args.fusion_scope,
         resident_fraction=args.resident_fraction,
     )
+    return workload, evaluator
+
+
+def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
+    from traincost.optimize.checkpoint_search import (
+        additivity_study,
+        first_feature_maps,
+        milp_sweep,
+    )
+    from traincost.workload import write_table
+
+    if (args.graph is None) != (args.recompute_check is None):
+        raise ConfigError("checkpoint-study: --graph and --recompute-check go together (the step to check, the table to write)")
+    workload, evaluator = _checkpoint_evaluator(args)
+    costs = evaluator.candidates
+    if len(costs) < 2:
+        raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the study needs at least 2")
     study = additivity_study(evaluator, *first_feature_maps(costs))
     milp = milp_sweep(evaluator, args.budgets)
     with pd.option_context("display.width", 200):
@@ -597,23 +607,10 @@ def _cmd_plot_checkpoint(args: argparse.Namespace) -> None:
 
 
 def _cmd_checkpoint_nsga(args: argparse.Namespace) -> None:
-    from traincost.hardware import load_hardware
     from traincost.optimize.checkpoint_nsga import largest_saving, run_nsga2
-    from traincost.optimize.checkpoint_search import CheckpointEvaluator, activation_costs
-    from traincost.workload import Workload, write_table
+    from traincost.workload import write_table
 
-    workload = Workload.read(args.ops, args.tensors)
-    hardware = load_hardware(args.hardware)
-    costs = activation_costs(workload, word_bytes=hardware.word_bytes)
-    evaluator = CheckpointEvaluator(
-        workload,
-        hardware,
-        costs,
-        fusion_length=args.fusion_length,
-        mode=args.mode,
-        fusion=args.fusion_scope,
-        resident_fraction=args.resident_fraction,
-    )
+    workload, evaluator = _checkpoint_evaluator(args)
     baseline = evaluator.evaluate([])
     table = run_nsga2(evaluator, population=args.population, generations=args.generations, seed=args.seed, workers=args.workers)
     best = largest_saving(table, baseline, tolerance=args.tolerance)
