@@ -236,13 +236,35 @@ def model_files(wildcards):
     return [workload(wildcards)["onnx"]] if "onnx" in workload(wildcards) else []
 
 
+# A cluster job runs two Snakemake processes beside the tool its rule measures (the batch script's and its srun
+# step's): about 350 MB RSS together, measured on bench/slurm_local.sh's cluster (profiles/README.md), rounded up
+# to 100 MB. A rule's own mem_mb is its tool's (what its benchmark measures, and all a local run needs: there the
+# jobs share one Snakemake); a cluster executor (SLURM, cluster-generic) asks this much more for every job, so that
+# a site which enforces the request (cgroups) does not kill the job. A dry run (-n) shows the tool's mem_mb alone.
+SNAKEMAKE_IN_JOB_MB = 400
+
+
+def _in_job(tool_mb):
+    return tool_mb + (SNAKEMAKE_IN_JOB_MB if workflow.non_local_exec else 0)
+
+
+def job_mem_mb(tool_mb):
+    """mem_mb of a job whose tool needs tool_mb: plus Snakemake's own processes where each job runs its own."""
+
+    def mem_mb(wildcards):
+        return _in_job(tool_mb)
+
+    return mem_mb
+
+
 def frontend_mem_mb(stage, quick_mb):
-    """mem_mb of a front-end job: 1.5 x the peak measured for its model and batch, rounded up to 100 MB, else quick_mb."""
+    """mem_mb of a front-end job: 1.5 x the peak measured for its model and batch, rounded up to 100 MB, else
+    quick_mb; on a cluster plus Snakemake's own processes."""
 
     def mem_mb(wildcards):
         spec = workload(wildcards)
         peak = FRONTEND_PEAK_MB.get((spec.get("model"), spec["batch"]), {}).get(stage)
-        return quick_mb if peak is None else max(quick_mb, -(-15 * peak // 1000) * 100)
+        return _in_job(quick_mb if peak is None else max(quick_mb, -(-15 * peak // 1000) * 100))
 
     return mem_mb
 

@@ -108,7 +108,7 @@ rule memory:
         table="results/workloads/{workload}/memory.parquet",
     threads: 1
     resources:
-        mem_mb=300,  # peak 156 MB
+        mem_mb=job_mem_mb(300),  # peak 156 MB
     log:
         "results/logs/memory/{workload}.log",
     benchmark:

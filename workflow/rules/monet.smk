@@ -46,7 +46,7 @@ rule compare_memory:
         ),
     threads: 1
     resources:
-        mem_mb=300,  # peak 134 MB
+        mem_mb=job_mem_mb(300),  # peak 134 MB
     log:
         "results/logs/compare_memory.log",
     benchmark:
@@ -70,7 +70,7 @@ rule figure3:
         pdf="results/monet/figure3.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 238 MB
+        mem_mb=job_mem_mb(400),  # peak 238 MB
     log:
         "results/logs/figure3.log",
     benchmark:
@@ -101,7 +101,7 @@ rule hardware_sweep_shard:
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
-        mem_mb=400,  # peak 249 MB: a full-config shard (2,500 Edge TPU configurations); quick 154 MB
+        mem_mb=job_mem_mb(400),  # peak 249 MB: a full-config shard (2,500 Edge TPU configurations); quick 154 MB
     log:
         "results/logs/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.log",
     benchmark:
@@ -124,7 +124,7 @@ rule hardware_sweep_merge:
         shards=sweep_shards,
     threads: 1
     resources:
-        mem_mb=200,  # peak 132 MB
+        mem_mb=job_mem_mb(200),  # peak 132 MB
     log:
         "results/logs/hardware_sweep/{sweep}/{step}.log",
     benchmark:
@@ -149,7 +149,7 @@ rule figure1:
         pdf="results/monet/figure1.pdf",
     threads: 1
     resources:
-        mem_mb=500,  # peak 269 MB on the full config's 10,000 configurations; quick 264 MB
+        mem_mb=job_mem_mb(500),  # peak 269 MB on the full config's 10,000 configurations; quick 264 MB
     log:
         "results/logs/figure1.log",
     benchmark:
@@ -175,7 +175,7 @@ rule figure8:
         pdf="results/monet/figure8.pdf",
     threads: 1
     resources:
-        mem_mb=500,  # peak 302 MB; full config 275 MB
+        mem_mb=job_mem_mb(500),  # peak 302 MB; full config 275 MB
     log:
         "results/logs/figure8.log",
     benchmark:
@@ -201,7 +201,7 @@ rule figure9:
         pdf="results/monet/figure9.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 263 MB; full config 246 MB
+        mem_mb=job_mem_mb(400),  # peak 263 MB; full config 246 MB
     log:
         "results/logs/figure9.log",
     benchmark:
@@ -232,7 +232,7 @@ rule monet_claims:
         section5=_section5_flags,
     threads: 1
     resources:
-        mem_mb=400,  # peak 266 MB on the full config's sweeps; quick 223 MB
+        mem_mb=job_mem_mb(400),  # peak 266 MB on the full config's sweeps; quick 223 MB
     log:
         "results/logs/monet_claims.log",
     benchmark:
@@ -265,7 +265,7 @@ rule fuse:
         seed=config["seed"],
     threads: workflow.cores
     resources:
-        mem_mb=300,  # peak 184 MB
+        mem_mb=job_mem_mb(300),  # peak 184 MB
     log:
         "results/logs/fuse/{step}/limit{limit}_{types}.log",
     benchmark:
@@ -291,7 +291,7 @@ rule compare_fusion:
         mode=lambda w: fusion("mode", "pipeline_tensor"),
     threads: 1
     resources:
-        mem_mb=300,  # peak 154 MB
+        mem_mb=job_mem_mb(300),  # peak 154 MB
     log:
         "results/logs/compare_fusion/{step}.log",
     benchmark:
@@ -310,7 +310,7 @@ rule fusion_solver_runs:
         table="results/monet/fusion/solver_runs.parquet",
     threads: 1
     resources:
-        mem_mb=200,  # peak 130 MB
+        mem_mb=job_mem_mb(200),  # peak 130 MB
     log:
         "results/logs/fusion_solver_runs.log",
     benchmark:
@@ -334,7 +334,7 @@ rule figure10:
         pdf="results/monet/figure10.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 261 MB
+        mem_mb=job_mem_mb(400),  # peak 261 MB
     log:
         "results/logs/figure10.log",
     benchmark:
@@ -359,7 +359,7 @@ rule fused_graph_picture:
         ),
     threads: 1
     resources:
-        mem_mb=500,  # peak 269 MB
+        mem_mb=job_mem_mb(500),  # peak 269 MB
     log:
         "results/logs/fused_graph/{step}/limit{limit}_{types}.log",
     benchmark:
@@ -388,7 +388,7 @@ rule checkpoint_study:
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
     threads: 1
     resources:
-        mem_mb=1100,  # peak 729 MB
+        mem_mb=job_mem_mb(1100),  # peak 729 MB
     log:
         "results/logs/checkpoint_study.log",
     benchmark:
@@ -414,7 +414,7 @@ rule figure11:
         pdf="results/monet/figure11.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 237 MB
+        mem_mb=job_mem_mb(400),  # peak 237 MB
     log:
         "results/logs/figure11.log",
     benchmark:
@@ -441,7 +441,7 @@ rule checkpoint_nsga:
         seed=config["seed"],
     threads: 2  # worker processes evaluating each generation
     resources:
-        mem_mb=900,  # peak 562 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(900),  # peak 562 MB: main process and its 2 workers together
     log:
         "results/logs/checkpoint_nsga.log",
     benchmark:
@@ -469,7 +469,7 @@ rule figure12:
         pdf="results/monet/figure12.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 243 MB
+        mem_mb=job_mem_mb(400),  # peak 243 MB
     log:
         "results/logs/figure12.log",
     benchmark:

@@ -27,7 +27,7 @@ rule mtrain_calibrate:
         label=lambda w: mtrain_calibration()["workload"],
     threads: 1
     resources:
-        mem_mb=300,  # one single-IP mapping per bisection step, as mtrain_study's
+        mem_mb=job_mem_mb(300),  # one single-IP mapping per bisection step, as mtrain_study's
     log:
         "results/logs/mtrain_calibrate.log",
     benchmark:
@@ -51,7 +51,7 @@ rule mtrain_study:
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 1
     resources:
-        mem_mb=300,  # peak 182 MB
+        mem_mb=job_mem_mb(300),  # peak 182 MB
     log:
         "results/logs/mtrain_study/{mmodel}/{cluster}.log",
     benchmark:
@@ -75,7 +75,7 @@ rule mtrain_table3:
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 2
     resources:
-        mem_mb=700,  # peak 418 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(700),  # peak 418 MB: main process and its 2 workers together
     log:
         "results/logs/mtrain_table3/{mmodel}/{cluster}.log",
     benchmark:
@@ -102,7 +102,7 @@ rule mtrain_scaling:
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
     threads: 2
     resources:
-        mem_mb=700,  # peak 416 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(700),  # peak 416 MB: main process and its 2 workers together
     log:
         "results/logs/mtrain_scaling/pairs{pairs}.log",
     benchmark:
@@ -141,7 +141,7 @@ rule mtrain_report:
         ),
     threads: 1
     resources:
-        mem_mb=400,  # peak 224 MB
+        mem_mb=job_mem_mb(400),  # peak 224 MB
     log:
         "results/logs/mtrain_report.log",
     benchmark:
@@ -167,7 +167,7 @@ rule mtrain_figure8:
         pdf="results/mtrain/figure8.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 237 MB
+        mem_mb=job_mem_mb(400),  # peak 237 MB
     log:
         "results/logs/mtrain_figure8.log",
     benchmark:
@@ -191,7 +191,7 @@ rule mtrain_figure9_11:
         pdf="results/mtrain/figure9_11_{cluster}.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 240 MB
+        mem_mb=job_mem_mb(400),  # peak 240 MB
     log:
         "results/logs/mtrain_figure9_11/{cluster}.log",
     benchmark:
@@ -218,7 +218,7 @@ rule mtrain_figure12:
         bandwidth=MTRAIN.get("scaling", {}).get("search_bandwidth_gb_per_s", 3),
     threads: 1
     resources:
-        mem_mb=400,  # peak 242 MB
+        mem_mb=job_mem_mb(400),  # peak 242 MB
     log:
         "results/logs/mtrain_figure12.log",
     benchmark:

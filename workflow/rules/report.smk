@@ -23,7 +23,7 @@ rule agreement_table:
         study="monet|mtrain|tiered",
     threads: 1
     resources:
-        mem_mb=200,  # peak 115 MB
+        mem_mb=job_mem_mb(200),  # peak 115 MB
     log:
         "results/logs/agreement_table/{study}.log",
     benchmark:

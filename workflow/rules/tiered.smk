@@ -25,7 +25,7 @@ rule tiered_workload:
         tensors="results/tiered/workloads/{tworkload}/batch{factor}/tensors.parquet",
     threads: 1
     resources:
-        mem_mb=600,  # peak 337 MB: PaLM
+        mem_mb=job_mem_mb(600),  # peak 337 MB: PaLM
     log:
         "results/logs/tiered_workload/{tworkload}/batch{factor}.log",
     benchmark:
@@ -51,7 +51,7 @@ rule tiered_calibrate:
         also=lambda w: " ".join(tiered_calibration()[1].get("also_pins", [])),
     threads: 1
     resources:
-        mem_mb=700,  # one HBM-only simulation per workload, as a study's first run
+        mem_mb=job_mem_mb(700),  # one HBM-only simulation per workload, as a study's first run
     log:
         "results/logs/tiered_calibrate.log",
     benchmark:
@@ -77,7 +77,7 @@ rule tiered_study:
         time_limit=TIERED.get("autotm_time_limit_s", 30),
     threads: 1
     resources:
-        mem_mb=700,  # peak 443 MB: PaLM
+        mem_mb=job_mem_mb(700),  # peak 443 MB: PaLM
     log:
         "results/logs/tiered_study/{tworkload}/{variant}.log",
     benchmark:
@@ -119,7 +119,7 @@ rule tiered_report:
         ),
     threads: 1
     resources:
-        mem_mb=700,  # peak 437 MB
+        mem_mb=job_mem_mb(700),  # peak 437 MB
     log:
         "results/logs/tiered_report.log",
     benchmark:
@@ -154,7 +154,7 @@ for _figure in TIERED_FIGURES:
             settings=tiered_figure_settings(_figure),
         threads: 1
         resources:
-            mem_mb=400,  # peak 245 MB over the eleven figures
+            mem_mb=job_mem_mb(400),  # peak 245 MB over the eleven figures
         log:
             f"results/logs/tiered_{_figure}.log",
         benchmark:
