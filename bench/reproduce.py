@@ -3,7 +3,7 @@ DAG, and an estimate of the run's wall time on a quiet machine.
 
 Run after `snakemake --cores 2` (or with the same --configfile as the run):
 
-    .venv/bin/python bench/reproduce.py [--configfile config/quick.yaml] [--top 5] [--cores 2] [--resources]
+    .venv/bin/python bench/reproduce.py [targets] [--configfile config/quick.yaml] [--top 5] [--cores 2] [--resources]
 
 It asks Snakemake for the run's jobs (`snakemake -n --forceall`: each job's rule, wildcards, inputs,
 outputs, threads, mem_mb and benchmark file; a job comes after every job whose output it reads), reads each
@@ -137,9 +137,9 @@ def dependencies(jobs: list[Job]) -> list[list[int]]:
     return [sorted({made_by[path] for path in job.inputs if path in made_by}) for job in jobs]
 
 
-def planned_jobs(configfile: str | None) -> list[Job]:
-    """Every job of the workflow as `snakemake -n --forceall` lists it."""
-    command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--nolock", "--cores", "2"]
+def planned_jobs(configfile: str | None, targets: list[str]) -> list[Job]:
+    """Every job of the targets (default: all) as `snakemake -n --forceall` lists it."""
+    command = [sys.executable, "-m", "snakemake", *targets, "-n", "--forceall", "--nolock", "--cores", "2"]
     if configfile:
         command += ["--configfile", configfile]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -378,6 +378,7 @@ def report(jobs: list[Job], benchmarks: list[Benchmark], *, top: int, cores: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", help="the run's targets (default: all), e.g. all ablations")
     parser.add_argument("--configfile", help="the config of the run (default: config/config.yaml)")
     parser.add_argument("--top", type=int, default=5, help="slowest rules and jobs to list")
     parser.add_argument("--cores", type=int, default=2, help="cores of the quiet estimate")
@@ -388,7 +389,7 @@ def main() -> None:
         help="also write each job's benchmark (rule, wildcards, benchmark, threads, wall_s, cpu_s, max_rss_mb) to this CSV",
     )
     args = parser.parse_args()
-    jobs = planned_jobs(args.configfile)
+    jobs = planned_jobs(args.configfile, args.targets)
     benchmarks = read_benchmarks(jobs, REPO)
     print(report(jobs, benchmarks, top=args.top, cores=args.cores, memory_mb=args.mem_mb or machine_memory_mb()))
     if args.resources:

@@ -1,10 +1,13 @@
 # MONET figures. Figure 3: peak memory breakdown of ResNet-50 training, checked against torch.
 #
-# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
-# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
-# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
-# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
-# The sweep, claims and Figure 1/8/9 rules were also measured on the full config's grids (10,000 and 2,560).
+# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
+# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
+# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
+# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
+# job's peak) and the same tree sampled every 0.5 s throughout (the jobs of the run's last hour). `runtime` (minutes,
+# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
+# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
 
 rule measure_memory:
@@ -21,6 +24,7 @@ rule measure_memory:
     threads: workflow.cores
     resources:
         mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: common.smk
+        runtime=7,  # minutes; full run: longest job 42 s
     log:
         "results/logs/measure_memory/{workload}.log",
     benchmark:
@@ -101,7 +105,8 @@ rule hardware_sweep_shard:
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 249 MB: a full-config shard (2,500 Edge TPU configurations); quick 154 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 259 MB
+        runtime=6,  # minutes; full run: longest job 13 s
     log:
         "results/logs/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.log",
     benchmark:
@@ -124,7 +129,8 @@ rule hardware_sweep_merge:
         shards=sweep_shards,
     threads: 1
     resources:
-        mem_mb=job_mem_mb(200),  # peak 132 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 149 MB
+        runtime=6,  # minutes; full run: longest job 3 s
     log:
         "results/logs/hardware_sweep/{sweep}/{step}.log",
     benchmark:
@@ -149,7 +155,8 @@ rule figure1:
         pdf="results/monet/figure1.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(500),  # peak 269 MB on the full config's 10,000 configurations; quick 264 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 277 MB
+        runtime=6,  # minutes; full run: longest job 17 s
     log:
         "results/logs/figure1.log",
     benchmark:
@@ -175,7 +182,8 @@ rule figure8:
         pdf="results/monet/figure8.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(500),  # peak 302 MB; full config 275 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 317 MB
+        runtime=6,  # minutes; full run: longest job 27 s
     log:
         "results/logs/figure8.log",
     benchmark:
@@ -265,7 +273,8 @@ rule fuse:
         seed=config["seed"],
     threads: workflow.cores
     resources:
-        mem_mb=job_mem_mb(300),  # peak 184 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 185 MB
+        runtime=6,  # minutes; full run: longest job 6 s
     log:
         "results/logs/fuse/{step}/limit{limit}_{types}.log",
     benchmark:
@@ -359,7 +368,8 @@ rule fused_graph_picture:
         ),
     threads: 1
     resources:
-        mem_mb=job_mem_mb(500),  # peak 269 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 267 MB
+        runtime=6,  # minutes; full run: longest job 9 s
     log:
         "results/logs/fused_graph/{step}/limit{limit}_{types}.log",
     benchmark:
@@ -388,7 +398,8 @@ rule checkpoint_study:
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
     threads: 1
     resources:
-        mem_mb=job_mem_mb(1100),  # peak 729 MB
+        mem_mb=job_mem_mb(1300),  # full run: peak 808 MB
+        runtime=6,  # minutes; full run: longest job 20 s
     log:
         "results/logs/checkpoint_study.log",
     benchmark:
@@ -414,7 +425,8 @@ rule figure11:
         pdf="results/monet/figure11.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 237 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 240 MB
+        runtime=6,  # minutes; full run: longest job 15 s
     log:
         "results/logs/figure11.log",
     benchmark:
