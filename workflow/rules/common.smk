@@ -206,7 +206,7 @@ def workload(wildcards):
 # Peak resident memory (MB) of the front-end stages on the full config's largest workloads (model, batch), where
 # 1.5 x it is more than the rule's default. Measured in the full run of 25 November 2026 (2 cores shared with other
 # work): the larger of Snakemake's benchmark max_rss (tests/fixtures/benchmarks/full_run.csv) and the job's process
-# tree sampled every 0.5 s (the benchmark samples every 30 s after 15 s and missed VGG-16's training-graph peak,
+# tree sampled every 0.5 s by bench/job_peaks.py (the benchmark samples every 30 s after 15 s and missed VGG-16's training-graph peak,
 # 2.6 GB of 6.2). "earlier": that job ran before the 0.5-s sampling started and its benchmark's value is below this
 # earlier GNU time maximum RSS, so the earlier (larger) value stays. Rounded up to 100 MB. Other workloads use the
 # rule's default.

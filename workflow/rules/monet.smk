@@ -5,7 +5,8 @@
 # 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
 # the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
 # benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
-# job's peak) and the same tree sampled every 0.5 s throughout (the jobs of the run's last hour). `runtime` (minutes,
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
 # what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
 # 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
@@ -50,7 +51,8 @@ rule compare_memory:
         ),
     threads: 1
     resources:
-        mem_mb=job_mem_mb(300),  # peak 134 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 133 MB
+        runtime=6,  # minutes; full run: longest job 4 s
     log:
         "results/logs/compare_memory.log",
     benchmark:
@@ -74,7 +76,8 @@ rule figure3:
         pdf="results/monet/figure3.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 238 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 242 MB
+        runtime=6,  # minutes; full run: longest job 22 s
     log:
         "results/logs/figure3.log",
     benchmark:
@@ -209,7 +212,8 @@ rule figure9:
         pdf="results/monet/figure9.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 263 MB; full config 246 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 264 MB
+        runtime=6,  # minutes; full run: longest job 23 s
     log:
         "results/logs/figure9.log",
     benchmark:
@@ -240,7 +244,8 @@ rule monet_claims:
         section5=_section5_flags,
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 266 MB on the full config's sweeps; quick 223 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 173 MB; the quick config's 400 is larger
+        runtime=6,  # minutes; full run: longest job 5 s
     log:
         "results/logs/monet_claims.log",
     benchmark:
@@ -300,7 +305,8 @@ rule compare_fusion:
         mode=lambda w: fusion("mode", "pipeline_tensor"),
     threads: 1
     resources:
-        mem_mb=job_mem_mb(300),  # peak 154 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 151 MB
+        runtime=6,  # minutes; full run: longest job 13 s
     log:
         "results/logs/compare_fusion/{step}.log",
     benchmark:
@@ -319,7 +325,8 @@ rule fusion_solver_runs:
         table="results/monet/fusion/solver_runs.parquet",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(200),  # peak 130 MB
+        mem_mb=job_mem_mb(200),  # full run: peak 130 MB
+        runtime=6,  # minutes; full run: longest job 2 s
     log:
         "results/logs/fusion_solver_runs.log",
     benchmark:
@@ -343,7 +350,8 @@ rule figure10:
         pdf="results/monet/figure10.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 261 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 263 MB
+        runtime=6,  # minutes; full run: longest job 14 s
     log:
         "results/logs/figure10.log",
     benchmark:
@@ -453,7 +461,8 @@ rule checkpoint_nsga:
         seed=config["seed"],
     threads: 2  # worker processes evaluating each generation
     resources:
-        mem_mb=job_mem_mb(900),  # peak 562 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(1000),  # full run: peak 610 MB
+        runtime=46,  # minutes; full run: longest job 1,225 s
     log:
         "results/logs/checkpoint_nsga.log",
     benchmark:
@@ -481,7 +490,8 @@ rule figure12:
         pdf="results/monet/figure12.pdf",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # peak 243 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 271 MB
+        runtime=6,  # minutes; full run: longest job 20 s
     log:
         "results/logs/figure12.log",
     benchmark:

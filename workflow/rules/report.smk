@@ -6,7 +6,8 @@
 # 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
 # the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
 # benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
-# job's peak) and the same tree sampled every 0.5 s throughout (the jobs of the run's last hour). `runtime` (minutes,
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
 # what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
 # 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
@@ -27,8 +28,8 @@ rule agreement_table:
         study="monet|mtrain|tiered",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(200),  # full run: peak 117 MB
-        runtime=6,  # minutes; full run: longest job 2 s
+        mem_mb=job_mem_mb(200),  # full run: peak 118 MB
+        runtime=6,  # minutes; full run: longest job 3 s
     log:
         "results/logs/agreement_table/{study}.log",
     benchmark:
