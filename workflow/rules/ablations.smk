@@ -26,7 +26,7 @@ rule tiered_ablation_study:
         time_limit=TIERED.get("autotm_time_limit_s", 30),
     threads: 1
     resources:
-        mem_mb=700,  # as tiered_study
+        mem_mb=job_mem_mb(700),  # as tiered_study
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.log",
     benchmark:
@@ -60,7 +60,7 @@ rule tiered_ablation_report:
         ordering=temp("results/ablations/tiered/{assumption}/{value}/ordering.csv"),
     threads: 1
     resources:
-        mem_mb=700,  # as tiered_report
+        mem_mb=job_mem_mb(700),  # as tiered_report
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/report.log",
     benchmark:
@@ -85,7 +85,7 @@ rule mtrain_ablation_study:
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 1
     resources:
-        mem_mb=300,  # as mtrain_study
+        mem_mb=job_mem_mb(300),  # as mtrain_study
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.log",
     benchmark:
@@ -110,7 +110,7 @@ rule mtrain_ablation_table3:
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 2
     resources:
-        mem_mb=700,  # as mtrain_table3
+        mem_mb=job_mem_mb(700),  # as mtrain_table3
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.log",
     benchmark:
@@ -137,7 +137,7 @@ rule mtrain_ablation_scaling:
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
     threads: 2
     resources:
-        mem_mb=700,  # as mtrain_scaling
+        mem_mb=job_mem_mb(700),  # as mtrain_scaling
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.log",
     benchmark:
@@ -165,7 +165,7 @@ rule mtrain_ablation_report:
         table3_md=temp("results/ablations/mtrain/{assumption}/{value}/table3.md"),
     threads: 1
     resources:
-        mem_mb=400,  # as mtrain_report
+        mem_mb=job_mem_mb(400),  # as mtrain_report
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
     benchmark:
@@ -198,7 +198,7 @@ rule ablation_table:
         runs=ablation_run_flags,
     threads: 1
     resources:
-        mem_mb=400,
+        mem_mb=job_mem_mb(400),
     log:
         "results/logs/ablation_table/{study}.log",
     benchmark:
@@ -230,7 +230,7 @@ rule agreement_counts:
         ),
     threads: 1
     resources:
-        mem_mb=200,  # as agreement_table
+        mem_mb=job_mem_mb(200),  # as agreement_table
     log:
         "results/logs/agreement_counts.log",
     benchmark:
@@ -256,7 +256,7 @@ rule monet_ablation_sweep:
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
-        mem_mb=400,  # as hardware_sweep_shard
+        mem_mb=job_mem_mb(400),  # as hardware_sweep_shard
     log:
         "results/logs/ablations/monet/{assumption}/{value}/{sweep}/{step}.log",
     benchmark:
@@ -347,7 +347,7 @@ rule monet_ablation_claims:
         section5=_section5_flags,
     threads: 1
     resources:
-        mem_mb=400,  # as monet_claims
+        mem_mb=job_mem_mb(400),  # as monet_claims
     log:
         "results/logs/ablations/monet/{assumption}/{value}/claims.log",
     benchmark:

@@ -1,15 +1,18 @@
 # torch model → ONNX → training step → primitive graph → Workload IR → memory.
 #
-# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
-# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
-# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
-# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
-# Memory grows with the model: the quick config's largest is ResNet-50 (batch 1). The full config's GPT-2 124M,
-# VGG-16, AlexNet and ResNet-50 at batch 8 were measured on their own (FRONTEND_PEAK_MB in common.smk; GPT-2
-# 124M's training graph 4.8 GB and its verified decomposition 8.6 GB, the exact rule commands under
-# /usr/bin/time -v on 25 Nov 2026 (export 6.1 GB then, 7.5 GB before: the larger is kept); the other values
-# predate the weights no longer being copied and are upper bounds). Not measured: ResNet-18, ResNet-56, Tiny-YOLOv3 and the CIFAR VGG-16-BN, which have fewer
-# parameters than ResNet-50 and are expected within its values.
+# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
+# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
+# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
+# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
+# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
+# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
+# Memory grows with the model: each front-end rule's mem_mb is its default (1.5 x the peak of the full run's
+# workloads not listed in FRONTEND_PEAK_MB, or the earlier quick-config value if larger) or, for the full config's
+# GPT-2 124M, VGG-16, AlexNet and ResNet-50 at batch 8, 1.5 x their own peak (FRONTEND_PEAK_MB in common.smk;
+# GPT-2 124M's decomposition verified by execution, 8.6 GB, measured with the rule's command under /usr/bin/time -v).
 
 
 rule export:
@@ -26,6 +29,7 @@ rule export:
     threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
+        runtime=12,  # minutes; full run: longest job 206 s
     log:
         "results/logs/export/{workload}.log",
     benchmark:
@@ -47,6 +51,7 @@ rule train_graph:
     threads: workflow.cores
     resources:
         mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: common.smk
+        runtime=8,  # minutes; full run: longest job 82 s
     log:
         "results/logs/train_graph/{workload}.log",
     benchmark:
@@ -70,6 +75,7 @@ rule decompose:
     threads: workflow.cores
     resources:
         mem_mb=frontend_mem_mb("decompose", 4400),  # peak 2,881 MB: ResNet-50 with Adam, verified by execution; larger models: common.smk
+        runtime=12,  # minutes; full run: longest job 182 s
     log:
         "results/logs/decompose/{workload}.log",
     benchmark:
@@ -90,6 +96,7 @@ rule lower:
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("lower", 900),  # peak 562 MB: ResNet-50; larger models: common.smk
+        runtime=6,  # minutes; full run: longest job 22 s
     log:
         "results/logs/lower/{workload}.log",
     benchmark:
@@ -108,7 +115,8 @@ rule memory:
         table="results/workloads/{workload}/memory.parquet",
     threads: 1
     resources:
-        mem_mb=300,  # peak 156 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 160 MB
+        runtime=6,  # minutes; full run: longest job 4 s
     log:
         "results/logs/memory/{workload}.log",
     benchmark:

@@ -1,10 +1,14 @@
 # MONET figures. Figure 3: peak memory breakdown of ResNet-50 training, checked against torch.
 #
-# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
-# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
-# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
-# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
-# The sweep, claims and Figure 1/8/9 rules were also measured on the full config's grids (10,000 and 2,560).
+# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
+# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
+# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
+# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
+# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
+# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
 
 rule measure_memory:
@@ -21,6 +25,7 @@ rule measure_memory:
     threads: workflow.cores
     resources:
         mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: common.smk
+        runtime=7,  # minutes; full run: longest job 42 s
     log:
         "results/logs/measure_memory/{workload}.log",
     benchmark:
@@ -46,7 +51,8 @@ rule compare_memory:
         ),
     threads: 1
     resources:
-        mem_mb=300,  # peak 134 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 133 MB
+        runtime=6,  # minutes; full run: longest job 4 s
     log:
         "results/logs/compare_memory.log",
     benchmark:
@@ -70,7 +76,8 @@ rule figure3:
         pdf="results/monet/figure3.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 238 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 242 MB
+        runtime=6,  # minutes; full run: longest job 22 s
     log:
         "results/logs/figure3.log",
     benchmark:
@@ -101,7 +108,8 @@ rule hardware_sweep_shard:
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
-        mem_mb=400,  # peak 249 MB: a full-config shard (2,500 Edge TPU configurations); quick 154 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 259 MB
+        runtime=6,  # minutes; full run: longest job 13 s
     log:
         "results/logs/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.log",
     benchmark:
@@ -124,7 +132,8 @@ rule hardware_sweep_merge:
         shards=sweep_shards,
     threads: 1
     resources:
-        mem_mb=200,  # peak 132 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 149 MB
+        runtime=6,  # minutes; full run: longest job 3 s
     log:
         "results/logs/hardware_sweep/{sweep}/{step}.log",
     benchmark:
@@ -149,7 +158,8 @@ rule figure1:
         pdf="results/monet/figure1.pdf",
     threads: 1
     resources:
-        mem_mb=500,  # peak 269 MB on the full config's 10,000 configurations; quick 264 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 277 MB
+        runtime=6,  # minutes; full run: longest job 17 s
     log:
         "results/logs/figure1.log",
     benchmark:
@@ -175,7 +185,8 @@ rule figure8:
         pdf="results/monet/figure8.pdf",
     threads: 1
     resources:
-        mem_mb=500,  # peak 302 MB; full config 275 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 317 MB
+        runtime=6,  # minutes; full run: longest job 27 s
     log:
         "results/logs/figure8.log",
     benchmark:
@@ -201,7 +212,8 @@ rule figure9:
         pdf="results/monet/figure9.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 263 MB; full config 246 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 264 MB
+        runtime=6,  # minutes; full run: longest job 23 s
     log:
         "results/logs/figure9.log",
     benchmark:
@@ -232,7 +244,8 @@ rule monet_claims:
         section5=_section5_flags,
     threads: 1
     resources:
-        mem_mb=400,  # peak 266 MB on the full config's sweeps; quick 223 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 173 MB; the quick config's 400 is larger
+        runtime=6,  # minutes; full run: longest job 5 s
     log:
         "results/logs/monet_claims.log",
     benchmark:
@@ -266,7 +279,8 @@ rule fuse:
         resident=monet_resident_flag,
     threads: workflow.cores
     resources:
-        mem_mb=300,  # peak 184 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 185 MB
+        runtime=6,  # minutes; full run: longest job 6 s
     log:
         "results/logs/fuse/{step}/limit{limit}_{types}.log",
     benchmark:
@@ -293,7 +307,8 @@ rule compare_fusion:
         resident=monet_resident_flag,
     threads: 1
     resources:
-        mem_mb=300,  # peak 154 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 151 MB
+        runtime=6,  # minutes; full run: longest job 13 s
     log:
         "results/logs/compare_fusion/{step}.log",
     benchmark:
@@ -312,7 +327,8 @@ rule fusion_solver_runs:
         table="results/monet/fusion/solver_runs.parquet",
     threads: 1
     resources:
-        mem_mb=200,  # peak 130 MB
+        mem_mb=job_mem_mb(200),  # full run: peak 130 MB
+        runtime=6,  # minutes; full run: longest job 2 s
     log:
         "results/logs/fusion_solver_runs.log",
     benchmark:
@@ -336,7 +352,8 @@ rule figure10:
         pdf="results/monet/figure10.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 261 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 263 MB
+        runtime=6,  # minutes; full run: longest job 14 s
     log:
         "results/logs/figure10.log",
     benchmark:
@@ -361,7 +378,8 @@ rule fused_graph_picture:
         ),
     threads: 1
     resources:
-        mem_mb=500,  # peak 269 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 267 MB
+        runtime=6,  # minutes; full run: longest job 9 s
     log:
         "results/logs/fused_graph/{step}/limit{limit}_{types}.log",
     benchmark:
@@ -394,7 +412,8 @@ rule checkpoint_study:
         seed=config["seed"],
     threads: 1
     resources:
-        mem_mb=1700,  # peak 1,117 MB: the full config's ResNet-18 (224, Adam), its 8 recompute rewrites run in ONNX Runtime (28 s)
+        mem_mb=job_mem_mb(1700),  # peak 1,117 MB with its 8 recompute rewrites run in ONNX Runtime (the full run's 808 MB had none)
+        runtime=6,  # minutes; full run: longest job 20 s (28 s with the rewrites run)
     log:
         "results/logs/checkpoint_study.log",
     benchmark:
@@ -421,7 +440,8 @@ rule figure11:
         pdf="results/monet/figure11.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 237 MB
+        mem_mb=job_mem_mb(400),  # full run: peak 240 MB
+        runtime=6,  # minutes; full run: longest job 15 s
     log:
         "results/logs/figure11.log",
     benchmark:
@@ -449,7 +469,8 @@ rule checkpoint_nsga:
         resident=monet_resident_flag,
     threads: 2  # worker processes evaluating each generation
     resources:
-        mem_mb=900,  # peak 562 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(1000),  # full run: peak 610 MB
+        runtime=46,  # minutes; full run: longest job 1,225 s
     log:
         "results/logs/checkpoint_nsga.log",
     benchmark:
@@ -477,7 +498,8 @@ rule figure12:
         pdf="results/monet/figure12.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 243 MB
+        mem_mb=job_mem_mb(500),  # full run: peak 271 MB
+        runtime=6,  # minutes; full run: longest job 20 s
     log:
         "results/logs/figure12.log",
     benchmark:

@@ -1,11 +1,17 @@
 # MTrain (multi-FPGA training): Figure 8 (steps), Figures 9-11 (against Alpa, HAP, single FPGAs),
 # Table III (MTrain-Converting against the DFS optimum), Figure 12 (scaling) and compare.csv.
 #
-# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
-# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
-# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
-# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
-# Measured on ResNet-18 (the quick config's one MTrain model) on clusters 1 and 2.
+# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
+# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
+# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
+# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
+# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
+# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
+# Not yet measured: mtrain_table3, mtrain_scaling, mtrain_report and the MTrain figures had not run when the table
+# was taken (the full run was still going); they keep the quick config's mem_mb and the profile's default runtime.
 
 wildcard_constraints:
     mmodel="|".join(MTRAIN_MODELS) or "NONE",
@@ -27,7 +33,8 @@ rule mtrain_calibrate:
         label=lambda w: mtrain_calibration()["workload"],
     threads: 1
     resources:
-        mem_mb=300,  # one single-IP mapping per bisection step, as mtrain_study's
+        mem_mb=job_mem_mb(300),  # full run: peak 147 MB
+        runtime=6,  # minutes; full run: longest job 6 s
     log:
         "results/logs/mtrain_calibrate.log",
     benchmark:
@@ -51,7 +58,8 @@ rule mtrain_study:
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 1
     resources:
-        mem_mb=300,  # peak 182 MB
+        mem_mb=job_mem_mb(300),  # full run: peak 182 MB
+        runtime=7,  # minutes; full run: longest job 58 s
     log:
         "results/logs/mtrain_study/{mmodel}/{cluster}.log",
     benchmark:
@@ -75,7 +83,7 @@ rule mtrain_table3:
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
     threads: 2
     resources:
-        mem_mb=700,  # peak 418 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(700),  # peak 418 MB: main process and its 2 workers together
     log:
         "results/logs/mtrain_table3/{mmodel}/{cluster}.log",
     benchmark:
@@ -102,7 +110,7 @@ rule mtrain_scaling:
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
     threads: 2
     resources:
-        mem_mb=700,  # peak 416 MB: main process and its 2 workers together
+        mem_mb=job_mem_mb(700),  # peak 416 MB: main process and its 2 workers together
     log:
         "results/logs/mtrain_scaling/pairs{pairs}.log",
     benchmark:
@@ -141,7 +149,7 @@ rule mtrain_report:
         ),
     threads: 1
     resources:
-        mem_mb=400,  # peak 224 MB
+        mem_mb=job_mem_mb(400),  # peak 224 MB
     log:
         "results/logs/mtrain_report.log",
     benchmark:
@@ -167,7 +175,7 @@ rule mtrain_figure8:
         pdf="results/mtrain/figure8.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 237 MB
+        mem_mb=job_mem_mb(400),  # peak 237 MB
     log:
         "results/logs/mtrain_figure8.log",
     benchmark:
@@ -191,7 +199,7 @@ rule mtrain_figure9_11:
         pdf="results/mtrain/figure9_11_{cluster}.pdf",
     threads: 1
     resources:
-        mem_mb=400,  # peak 240 MB
+        mem_mb=job_mem_mb(400),  # peak 240 MB
     log:
         "results/logs/mtrain_figure9_11/{cluster}.log",
     benchmark:
@@ -218,7 +226,7 @@ rule mtrain_figure12:
         bandwidth=MTRAIN.get("scaling", {}).get("search_bandwidth_gb_per_s", 3),
     threads: 1
     resources:
-        mem_mb=400,  # peak 242 MB
+        mem_mb=job_mem_mb(400),  # peak 242 MB
     log:
         "results/logs/mtrain_figure12.log",
     benchmark:

@@ -1,10 +1,15 @@
 # The report's paper-vs-ours pages: each study's comparison CSV as an HTML table, every row coloured by
 # whether it agrees with the paper (`traincost report-table`; `traincost summary` prints the same in a terminal).
 #
-# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
-# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
-# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
-# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
+# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
+# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
+# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
+# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
+# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
+# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
 
 rule agreement_table:
@@ -23,7 +28,8 @@ rule agreement_table:
         study="monet|mtrain|tiered",
     threads: 1
     resources:
-        mem_mb=200,  # peak 115 MB
+        mem_mb=job_mem_mb(200),  # full run: peak 118 MB
+        runtime=6,  # minutes; full run: longest job 3 s
     log:
         "results/logs/agreement_table/{study}.log",
     benchmark:

@@ -2,11 +2,15 @@
 # policy at every Tier 1 size (Figures 2-4, 8-12), the doubled batch (Figure 13), replacement variants
 # (Figure 14), half the Tier 2 bandwidth (Figure 15), compare.csv and Table 3.
 #
-# Resources: `threads` as each rule says; `mem_mb` is 1.5 x the peak resident memory measured on the quick
-# config's jobs (config/quick.yaml, 2 cores), rounded up to 100 MB. Peak = the larger of GNU time's maximum RSS
-# of the `traincost` call (`/usr/bin/time -v`) and Snakemake's benchmark max_rss of the job's process tree
-# (results/benchmarks/); the peak is noted beside each value. Every run writes its own benchmarks.
-# Measured on BERT-Large and PaLM (the largest of Table 3).
+# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
+# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
+# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
+# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
+# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
+# hour). `runtime` (minutes,
+# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
+# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
 TIERED_FIGURES += [fig for fig, variant in (("fig13", "double_batch"), ("fig15", "half_tier2_bandwidth")) if variant in TIERED_VARIANTS]
 
@@ -25,7 +29,8 @@ rule tiered_workload:
         tensors="results/tiered/workloads/{tworkload}/batch{factor}/tensors.parquet",
     threads: 1
     resources:
-        mem_mb=600,  # peak 337 MB: PaLM
+        mem_mb=job_mem_mb(600),  # full run: peak 343 MB
+        runtime=6,  # minutes; full run: longest job 16 s
     log:
         "results/logs/tiered_workload/{tworkload}/batch{factor}.log",
     benchmark:
@@ -51,7 +56,8 @@ rule tiered_calibrate:
         also=lambda w: " ".join(tiered_calibration()[1].get("also_pins", [])),
     threads: 1
     resources:
-        mem_mb=700,  # one HBM-only simulation per workload, as a study's first run
+        mem_mb=job_mem_mb(700),  # full run: peak 418 MB
+        runtime=7,  # minutes; full run: longest job 30 s
     log:
         "results/logs/tiered_calibrate.log",
     benchmark:
@@ -77,7 +83,8 @@ rule tiered_study:
         time_limit=TIERED.get("autotm_time_limit_s", 30),
     threads: 1
     resources:
-        mem_mb=700,  # peak 443 MB: PaLM
+        mem_mb=job_mem_mb(700),  # full run: peak 417 MB
+        runtime=15,  # minutes; full run: longest job 284 s
     log:
         "results/logs/tiered_study/{tworkload}/{variant}.log",
     benchmark:
@@ -119,7 +126,8 @@ rule tiered_report:
         ),
     threads: 1
     resources:
-        mem_mb=700,  # peak 437 MB
+        mem_mb=job_mem_mb(700),  # full run: peak 354 MB; the quick config's 700 is larger
+        runtime=6,  # minutes; full run: longest job 12 s
     log:
         "results/logs/tiered_report.log",
     benchmark:
@@ -154,7 +162,8 @@ for _figure in TIERED_FIGURES:
             settings=tiered_figure_settings(_figure),
         threads: 1
         resources:
-            mem_mb=400,  # peak 245 MB over the eleven figures
+            mem_mb=job_mem_mb(400),  # full run: peak 249 MB
+            runtime=6,  # minutes; full run: longest job 14 s
         log:
             f"results/logs/tiered_{_figure}.log",
         benchmark:

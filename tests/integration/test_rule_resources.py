@@ -1,0 +1,90 @@
+"""Every rule's mem_mb and runtime hold what its jobs took in a full run.
+
+tests/fixtures/benchmarks/full_run.csv is each job's Snakemake benchmark of a full run (`snakemake --cores 2`,
+config/config.yaml, 25 November 2026: the 195 of its 223 jobs done when the table was taken; the columns of
+`bench/reproduce.py --table`): wall and CPU seconds, max_rss (MB), and peak_rss_mb_0_5s, the job's process tree
+sampled every 0.5 s by bench/job_peaks.py (empty for the jobs before that sampling started). A dry run of the
+same config gives each job's mem_mb and runtime as the rules declare them now. On a cluster every job asks
+for 400 MB more (test below).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.test_workflow import _config, snakemake
+
+REPO = Path(__file__).resolve().parents[2]
+FULL_RUN = REPO / "tests/fixtures/benchmarks/full_run.csv"
+
+
+@pytest.fixture(scope="module")
+def reproduce():
+    spec = importlib.util.spec_from_file_location("reproduce", REPO / "bench/reproduce.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reproduce"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def declared(reproduce) -> dict[str, object]:
+    """Benchmark file -> its job in a dry run of the full config."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--nolock", "--cores", "2", "all", "ablations"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {job.benchmark: job for job in reproduce.parse_plan(result.stdout) if job.benchmark}
+
+
+@pytest.fixture(scope="module")
+def measured() -> pd.DataFrame:
+    return pd.read_csv(FULL_RUN)
+
+
+def test_no_job_used_more_memory_than_its_rule_declares(declared, measured):
+    over = []
+    for row in measured.itertuples():
+        job = declared.get(row.benchmark)
+        assert job is not None, f"{row.benchmark}: no such job in the full config's plan"
+        assert job.mem_mb is not None, f"{row.benchmark}: the job declares no mem_mb"
+        for column in ("max_rss_mb", "peak_rss_mb_0_5s"):  # NaN where not sampled: never over
+            if getattr(row, column) > job.mem_mb:
+                over.append(f"{row.benchmark}: {column} {getattr(row, column):.0f} MB > mem_mb {job.mem_mb}")
+    assert not over, "\n".join(over)
+
+
+def test_no_job_took_longer_than_its_rule_declares(declared, measured):
+    over = []
+    for row in measured.itertuples():
+        job = declared[row.benchmark]
+        assert job.runtime_min is not None, f"{row.benchmark}: the job declares no runtime"
+        if row.wall_s > 60 * job.runtime_min:
+            over.append(f"{row.benchmark}: {row.wall_s:.0f} s > runtime {job.runtime_min} min")
+    assert not over, "\n".join(over)
+
+
+@pytest.mark.slow  # one job through the cluster-generic executor: about 80 s
+def test_a_cluster_job_asks_for_snakemakes_own_memory_beside_the_tools(tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_cluster_generic")
+    target = "results/graphs/first/model.onnx"
+    plan = snakemake(tmp_path, _config(), "-n", target)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    local_mb = int(re.search(r"\bmem_mb=(\d+)", plan.stdout).group(1))
+    asked, job_log = tmp_path / "asked.txt", tmp_path / "job.log"
+    # the submit command records what the job asks for, then runs the job script in the background
+    submit = f"sh -c 'echo {{resources.mem_mb}} >> {asked}; sh \"$0\" > {job_log} 2>&1 & echo 1'"
+    result = snakemake(
+        tmp_path, _config(), "--executor", "cluster-generic", "--cluster-generic-submit-cmd", submit, "--jobs", "1", target
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / target).is_file()
+    assert asked.read_text().split() == [str(local_mb + 400)]
