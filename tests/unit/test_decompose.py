@@ -13,6 +13,7 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
+from traincost.frontend import decompose as decompose_module
 from traincost.frontend.decompose import CAP, TOLERANCE, decompose, is_primitive, op_histogram, rewrite_node, verify_decomposition
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
@@ -392,3 +393,50 @@ def test_a_wrong_rule_is_caught_where_a_relu_element_flips(monkeypatch) -> None:
     train, wrong = _with_a_flip(train, wrong)
     with pytest.raises(GraphError, match="decomposed graph differs"):
         verify_decomposition(train, wrong)
+
+
+def _conv_bn_relu6() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU6(), nn.Flatten(), nn.Linear(256, 10))
+
+
+def _set(model: onnx.ModelProto, source: str, values: dict[tuple[int, ...], float]) -> onnx.ModelProto:
+    """A copy of ``model`` in which the elements of tensor ``source`` at the keys of ``values`` are those values
+    exactly (a Where, so no rounding moves them)."""
+    planted = onnx.ModelProto()
+    planted.CopyFrom(model)
+    writer = next(node for node in planted.graph.node if source in node.output)
+    writer.output[list(writer.output).index(source)] = "unset"
+    shape = tensor_types(model.graph)[source].shape
+    mask, value = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=np.float32)
+    for index, element in values.items():
+        mask[index], value[index] = True, element
+    planted.graph.initializer.extend([numpy_helper.from_array(mask, "set_mask"), numpy_helper.from_array(value, "set_value")])
+    planted.graph.value_info.append(helper.make_tensor_value_info("unset", TensorProto.FLOAT, shape))
+    position = list(planted.graph.node).index(writer) + 1
+    planted.graph.node.insert(position, helper.make_node("Where", ["set_mask", "set_value", "unset"], [source], name="set"))
+    return planted
+
+
+def test_a_relu6_input_exactly_at_a_bound_is_pinned_and_without_the_pin_the_check_fails(monkeypatch) -> None:
+    """ONNX Runtime's Clip gradient passes dY where min <= X <= max. An element of a ReLU6 input exactly at
+    6.0 in the original graph and one ulp above in the rewritten one gives 6.0 out of both, so only its
+    input tells that the gradient takes the other branch; another exactly at 0.0 in the original and a
+    millionth of the largest below in the rewritten one. The check pins both elements and holds; with
+    no op known as branching (nothing pinned), the gradients jump there and it fails."""
+    train = _train_step(monkeypatch, _conv_bn_relu6, (8, 4, 4))
+    after = decompose(train)
+    source = next(node for node in after.graph.node if node.op_type == "Clip").input[0]
+    value = run(train, example_feeds(train, seed=0, states="random"), [source])[source]
+    order = np.argsort(np.abs(value), axis=None)
+    at_zero, at_six = (np.unravel_index(i, value.shape) for i in (order[0], order[-1]))
+    below = -1e-6 * float(np.max(np.abs(value)))
+    train = _set(train, source, {at_zero: 0.0, at_six: 6.0})
+    after = _set(after, source, {at_zero: below, at_six: float(np.nextafter(np.float32(6), np.float32(7)))})
+    check = verify_decomposition(train, after)
+    assert check.branch_flips == 2 and check.pinned == 1
+    tensors = {t.name: t for t in check.tensors}
+    for name in ("0.weight_grad", "1.weight_grad", "4.weight_grad", "0.weight.updated"):
+        assert tensors[name].held and tensors[name].error <= tensors[name].limit <= CAP
+    monkeypatch.setattr(decompose_module, "_branching", lambda model: {})
+    with pytest.raises(GraphError, match="decomposed graph differs"):
+        verify_decomposition(train, after)
