@@ -440,3 +440,65 @@ def test_a_relu6_input_exactly_at_a_bound_is_pinned_and_without_the_pin_the_chec
     monkeypatch.setattr(decompose_module, "_branching", lambda model: {})
     with pytest.raises(GraphError, match="decomposed graph differs"):
         verify_decomposition(train, after)
+
+
+def _at_zero_by_the_batch(model: onnx.ModelProto, source: str, index: tuple[int, ...]) -> onnx.ModelProto:
+    """A copy of ``model`` in which element ``index`` of tensor ``source`` is the batch's first element minus
+    its value in ``example_feeds(model, seed=0)``: exactly 0 on those feeds, a rounding either side of 0 when
+    they are nudged."""
+    feeds = example_feeds(model, seed=0, states="random")
+    batch = next(name for name, value in feeds.items() if value.ndim == 4)
+    onehot = np.zeros(feeds[batch].shape, dtype=np.float32)
+    onehot.flat[0] = 1.0
+    first = feeds[batch].flat[0]
+    planted = onnx.ModelProto()
+    planted.CopyFrom(model)
+    writer = next(node for node in planted.graph.node if source in node.output)
+    writer.output[list(writer.output).index(source)] = "unset"
+    shape = tensor_types(model.graph)[source].shape
+    mask = np.zeros(shape, dtype=bool)
+    mask[index] = True
+    planted.graph.initializer.extend(
+        [
+            numpy_helper.from_array(onehot, "onehot"),
+            numpy_helper.from_array(np.array(first, dtype=np.float32), "first"),
+            numpy_helper.from_array(mask, "set_mask"),
+        ]
+    )
+    planted.graph.value_info.append(helper.make_tensor_value_info("unset", TensorProto.FLOAT, shape))
+    position = list(planted.graph.node).index(writer) + 1
+    nodes = [
+        helper.make_node("Mul", [batch, "onehot"], ["picked_all"], name="pick"),
+        helper.make_node("ReduceSum", ["picked_all"], ["picked"], name="picked", keepdims=0),
+        helper.make_node("Sub", ["picked", "first"], ["offset"], name="offset"),
+        helper.make_node("Where", ["set_mask", "offset", "unset"], [source], name="set"),
+    ]
+    for node in reversed(nodes):
+        planted.graph.node.insert(position, node)
+    return planted
+
+
+def test_a_relu6_element_the_nudges_flip_is_pinned_in_the_nudged_executions(monkeypatch) -> None:
+    """An element of a ReLU6 input exactly at 0 in both graphs, moved a rounding either side of 0 by the
+    one-ulp nudges: a nudged execution where it flips is repeated with that element read from the unnudged
+    execution (its gradient would jump there, which is not rounding), so every gradient still gets a
+    sensitivity from it, and the check holds."""
+    train = _train_step(monkeypatch, _conv_bn_relu6, (8, 4, 4))
+    after = decompose(train)
+    source = next(node for node in after.graph.node if node.op_type == "Clip").input[0]
+    train, after = (_at_zero_by_the_batch(model, source, (0, 0, 0, 0)) for model in (train, after))
+    pins = []  # the pinned elements of each nudged execution of the original graph that pinned any
+    spy = decompose_module._with_pins
+
+    def recording(executable, branches, masks, sources):
+        if "decomposed" not in executable.skeleton.graph.name:
+            pins.append({name: int(mask.sum()) for name, mask in masks.items()})
+        return spy(executable, branches, masks, sources)
+
+    monkeypatch.setattr(decompose_module, "_with_pins", recording)
+    check = verify_decomposition(train, after)
+    assert check.branch_flips == 0
+    assert pins == [{source: 1}] * len(pins) and pins, pins
+    tensors = {t.name: t for t in check.tensors}
+    for name in ("0.weight_grad", "1.weight_grad", "4.weight_grad", "0.weight.updated"):
+        assert tensors[name].held and 0 < tensors[name].sensitivity and tensors[name].error <= tensors[name].limit <= CAP
