@@ -73,7 +73,7 @@ _SENSITIVITY_FACTOR = 10
 CAP = 1e-3
 # Bytes of reference tensors fetched per execution of the original graph for the node-by-node check.
 _CHECK_BYTES = 1_000_000_000
-# Rounds of pinning branching ops that flipped (each can let ops downstream flip).
+# Rounds of pinning the elements of branching ops that flipped (each can let ops downstream flip).
 _PIN_ROUNDS = 8
 # Ops whose outputs are sums of products (a convolution's dX, dW, dB). Float32 rounds a sum relative
 # to the sum of its terms' absolute values, not to the sum: the bias gradient of a convolution
@@ -168,10 +168,10 @@ class DecompositionCheck:
         per_rule: for each rewritten op type, the worst error of any of its nodes' outputs when the
             replacement runs on the very tensors the original node read.
         tensors: the end-to-end comparison of the loss, every gradient and every updated parameter.
-        branch_flips: elements of ReLU, LeakyReLU, MaxPool and Clip outputs that took another branch
-            in the rewritten graph because their input was within rounding of a kink.
-        pinned: branching ops whose input the rewritten graph read from the original graph for the
-            gradients to follow the same branches (0 when no element flipped).
+        branch_flips: elements of ReLU, LeakyReLU and MaxPool outputs and Clip inputs that took another
+            branch in the rewritten graph because their input was within rounding of a kink.
+        pinned: branching ops with elements of their input the rewritten graph read from the original
+            graph for the gradients to follow the same branches (0 when no element flipped).
     """
 
     per_rule: dict[str, float]
