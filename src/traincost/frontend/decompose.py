@@ -406,10 +406,11 @@ def _compared(model: onnx.ModelProto) -> list[str]:
 
 
 def _judged(name: str, error: float, sensitivity: float) -> TensorCheck:
-    """The verdict on one tensor: its limit, and whether rounding leaves anything to compare."""
+    """The verdict on one tensor: its limit, and whether rounding leaves anything to compare (it moves the
+    tensor by at most ``CAP``; one it moves by more than ``CAP / _SENSITIVITY_FACTOR`` is held to ``CAP``)."""
     scaled = _SENSITIVITY_FACTOR * sensitivity
     return TensorCheck(
-        name=name, error=error, sensitivity=sensitivity, limit=min(CAP, max(TOLERANCE, scaled)), held=scaled <= CAP
+        name=name, error=error, sensitivity=sensitivity, limit=min(CAP, max(TOLERANCE, scaled)), held=sensitivity <= CAP
     )
 
 
