@@ -127,7 +127,8 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
         print(f"verified: worst node-level error {node_error:.1e}; end to end {error:.1e} at {name}")
         print(f"end to end: {len(check.tensors) - noise} tensors compared, {noise} float32 noise (node by node only)")
         print(
-            f"branch flips (ReLU / max-pool inputs within rounding of the kink): {check.branch_flips}, ops pinned: {check.pinned}"
+            f"branch flips (ReLU / Clip / max-pool inputs within rounding of a kink): {check.branch_flips}, "
+            f"ops pinned: {check.pinned}"
         )
         if args.verification:
             write_table(check.table(), args.verification, {"graph": after.graph.name})

@@ -9,10 +9,11 @@ tensor must match the original to within what float32 rounding can move them.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,6 @@ from traincost.frontend.onnx_graph import (
     check_node_order,
     initializer_map,
     model_meta,
-    producers,
     set_model_meta,
 )
 from traincost.frontend.optimizer import updated_name
@@ -73,10 +73,8 @@ _SENSITIVITY_FACTOR = 10
 CAP = 1e-3
 # Bytes of reference tensors fetched per execution of the original graph for the node-by-node check.
 _CHECK_BYTES = 1_000_000_000
-# Rounds of pinning branching ops that flipped (each can let ops downstream flip).
+# Rounds of pinning the elements of branching ops that flipped (each can let ops downstream flip).
 _PIN_ROUNDS = 8
-# Ops whose gradient jumps at a kink (checked for rounding-induced branch flips).
-_BRANCHING_OPS = frozenset({"Relu", "LeakyRelu", "MaxPool"})
 # Ops whose outputs are sums of products (a convolution's dX, dW, dB). Float32 rounds a sum relative
 # to the sum of its terms' absolute values, not to the sum: the bias gradient of a convolution
 # followed by training-mode BatchNorm is 0 exactly, and about one ulp of Σ|dY| in float32, in ONNX
@@ -170,10 +168,10 @@ class DecompositionCheck:
         per_rule: for each rewritten op type, the worst error of any of its nodes' outputs when the
             replacement runs on the very tensors the original node read.
         tensors: the end-to-end comparison of the loss, every gradient and every updated parameter.
-        branch_flips: elements of ReLU, LeakyReLU and MaxPool outputs that took the other branch in
-            the rewritten graph because their input was within rounding of the kink.
-        pinned: branching ops whose input the rewritten graph read from the original graph for the
-            gradients to follow the same branches (0 when no element flipped).
+        branch_flips: elements of ReLU, LeakyReLU and MaxPool outputs and Clip inputs that took another
+            branch in the rewritten graph because their input was within rounding of a kink.
+        pinned: branching ops with elements of their input the rewritten graph read from the original
+            graph for the gradients to follow the same branches (0 when no element flipped).
     """
 
     per_rule: dict[str, float]
@@ -250,11 +248,13 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     0): it is reported and left to the node-by-node check. Optimizer states are not compared: the
     same primitive ops compute them from the gradients in both graphs.
 
-    A ReLU or max-pool element whose input lies within rounding of its kink may take the other
+    A ReLU, max-pool or Clip (ReLU6) element whose input lies within rounding of a kink may take another
     branch in ``after`` (ImageNet-sized CNNs have about one per image), and the gradients jump there,
     which says nothing about the rewrite. The loss is compared as run; for the gradients and updated
-    tensors, every branching op that flipped reads its input from ``before`` (pinned), until no
-    element flips. Errors are relative to a tensor's largest value, or for a ConvGrad output to its
+    tensors, each element that flipped is pinned: the op (and a Clip's gradient, which compares the
+    input with the bounds) reads that element of its input from ``before``, every other element as
+    ``after`` computed it, until no element flips (a max-pool that flipped has its whole input
+    pinned). Errors are relative to a tensor's largest value, or for a ConvGrad output to its
     largest sum of absolute products if that is larger.
 
     Dropout draws a new mask at every execution, so both graphs are checked with every Dropout in
@@ -271,31 +271,41 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     per_rule, magnitudes = _check_nodes(before, original, feeds, types)
 
     names = _compared(before)
-    branches = {
-        node.output[-1] if node.op_type == "MaxPool" else node.output[0]: node.op_type
-        for node in before.graph.node
-        if node.op_type in _BRANCHING_OPS and node.output[-1]
-    }
+    branches = _branching(before)
     expected = original.run(feeds, names + list(branches))
     actual = rewritten.run(feeds, names + list(branches))
     errors = {name: max_relative_error(expected[name], actual[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
-    flipped = _flipped(expected, actual, branches)
-    flips = sum(flipped.values())
+    flips = sum(int(np.count_nonzero(mask)) for mask in _flips(expected, actual, branches).values())
     del actual  # a whole execution's tensors fewer in memory while the others run
-    pins = _pin_branches(
-        after, rewritten=rewritten, original=original, feeds=feeds, expected=expected, branches=branches, flipped=flipped
-    )
-    if pins:
-        pinned, pinned_feeds = pins
-        values = pinned.run(feeds | pinned_feeds, names)
+    fetched: dict[str, np.ndarray] = {}
+
+    def reference(sources: list[str]) -> dict[str, np.ndarray]:
+        """The original graph's values of ``sources`` on the unnudged feeds (drawn again when needed)."""
+        missing = [name for name in sources if name not in fetched]
+        if missing:
+            fetched.update(original.run(example_feeds(before, seed=seed, states="random"), missing))
+        return {name: fetched[name] for name in sources}
+
+    pinned = 0
+    if flips:
+        in_after = {name: b for name, b in _branching(after).items() if name in branches}
+        run = _pin_flips(rewritten, feeds, expected, outputs=names, branches=in_after, reference=reference, whole_tensors=True)
+        if run is None:
+            raise GraphError(
+                f"graph {after.graph.name!r}: branching ops still flip after {_PIN_ROUNDS} rounds of pinning the "
+                "elements that took another branch"
+            )
+        values, pinned = run
         errors |= {
             name: max_relative_error(expected[name], values[name], magnitude=magnitudes.get(name, 0.0))
             for name in names
             if name != LOSS
         }
-        del values, pinned_feeds
+        del values, run
     del feeds  # the optimizer states are drawn again for each nudge: one copy of them in memory, not two
-    sensitivity = _sensitivity(original, before, expected, names=names, branches=branches, magnitudes=magnitudes, seed=seed)
+    sensitivity = _sensitivity(
+        original, before, expected, names=names, branches=branches, reference=reference, magnitudes=magnitudes, seed=seed
+    )
     tensors = tuple(_judged(name, errors[name], sensitivity[name]) for name in names)
     held = [t for t in tensors if t.held]
     worst = max(held, key=lambda t: t.error, default=None)
@@ -306,7 +316,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
         len(tensors) - len(held),
         CAP,
         flips,
-        len(pins[1]) if pins else 0,
+        pinned,
     )
     for t in tensors:
         log.debug("%s: error %.2e, sensitivity %.2e, limit %.2e, held %s", t.name, t.error, t.sensitivity, t.limit, t.held)
@@ -326,7 +336,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     noise = [t.name for t in tensors if not t.held]
     if noise:
         log.warning("%d tensors are float32 noise beyond %.0e (checked node by node only): %s", len(noise), CAP, ", ".join(noise))
-    return DecompositionCheck(per_rule=per_rule, tensors=tensors, branch_flips=flips, pinned=len(pins[1]) if pins else 0)
+    return DecompositionCheck(per_rule=per_rule, tensors=tensors, branch_flips=flips, pinned=pinned)
 
 
 def _check_nodes(
@@ -396,63 +406,171 @@ def _compared(model: onnx.ModelProto) -> list[str]:
 
 
 def _judged(name: str, error: float, sensitivity: float) -> TensorCheck:
-    """The verdict on one tensor: its limit, and whether rounding leaves anything to compare."""
+    """The verdict on one tensor: its limit, and whether rounding leaves anything to compare (it moves the
+    tensor by at most ``CAP``; one it moves by more than ``CAP / _SENSITIVITY_FACTOR`` is held to ``CAP``)."""
     scaled = _SENSITIVITY_FACTOR * sensitivity
     return TensorCheck(
-        name=name, error=error, sensitivity=sensitivity, limit=min(CAP, max(TOLERANCE, scaled)), held=scaled <= CAP
+        name=name, error=error, sensitivity=sensitivity, limit=min(CAP, max(TOLERANCE, scaled)), held=sensitivity <= CAP
     )
 
 
-def _pin_branches(
-    after: onnx.ModelProto,
-    *,
-    rewritten: Executable,
-    original: Executable,
+@dataclass(frozen=True, slots=True)
+class _Branching:
+    """One op whose gradient jumps at a kink, and how to tell which branch each element took.
+
+    Attributes:
+        node: the op's node name.
+        source: its input, the tensor pinned when an element flips.
+        observed: the tensor whose values tell the branch: a ReLU's output (its gradient reads the
+            output), a MaxPool's indices, a Clip's input (its gradient compares the input with the bounds).
+        classify: the branch per element of ``observed``.
+        elementwise: each element of ``observed`` depends on the same element of ``source`` alone (not
+            MaxPool), so a flipped element can be pinned alone.
+        readers: the nodes that read ``source`` for the op or its gradient: the op, and for a Clip every
+            node reading its input (the gradient's comparisons with the bounds).
+    """
+
+    node: str
+    source: str
+    observed: str
+    classify: Callable[[np.ndarray], np.ndarray]
+    elementwise: bool
+    readers: frozenset[str]
+
+
+def _branching(model: onnx.ModelProto) -> dict[str, _Branching]:
+    """Every op of ``model`` whose gradient jumps at a kink (ReLU, LeakyReLU, MaxPool, Clip: ReLU6 and
+    Hardtanh), by the tensor that tells its branches.
+
+    ReLU and LeakyReLU: the sign of the output; MaxPool: the chosen index (its output if it has no
+    index output); Clip: below the lower bound, within the bounds (both included, as in ONNX Runtime's
+    gradient, which passes dY where min <= X <= max) or above the upper bound, told from the input, since
+    an input exactly at a bound and one a rounding above it give the same output but not the same
+    gradient. A Clip with bounds computed at run time is left out.
+    """
+    constants = initializer_map(model.graph) | {
+        node.output[0]: numpy_helper.to_array(node.attribute[0].t)
+        for node in model.graph.node
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value"
+    }
+    readers: dict[str, set[str]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.name)
+    branches: dict[str, _Branching] = {}
+    for node in model.graph.node:
+        source = node.input[0] if node.input else ""
+        if node.op_type in ("Relu", "LeakyRelu"):
+            observed, classify, elementwise, gradient = node.output[0], _positive, True, set()
+        elif node.op_type == "MaxPool" and node.output[-1]:
+            observed, classify, elementwise, gradient = node.output[-1], _values, False, set()
+        elif node.op_type == "Clip":
+            bounds = [node.input[i] if len(node.input) > i else "" for i in (1, 2)]
+            if not all(not name or name in constants for name in bounds):
+                continue
+            low, high = (float(constants[name]) if name else None for name in bounds)
+            observed, elementwise, gradient = source, True, readers[source]
+            classify = functools.partial(_clip_region, low=low, high=high)
+        else:
+            continue
+        branches[observed] = _Branching(
+            node=node.name,
+            source=source,
+            observed=observed,
+            classify=classify,
+            elementwise=elementwise,
+            readers=frozenset({node.name} | gradient),
+        )
+    return branches
+
+
+def _flips(
+    expected: dict[str, np.ndarray], actual: dict[str, np.ndarray], branches: dict[str, _Branching]
+) -> dict[str, np.ndarray]:
+    """Per branching op that flipped (by its ``observed`` tensor): the elements that took another branch in
+    ``actual`` than in ``expected``."""
+    flips = {n: b.classify(expected[n]) != b.classify(actual[n]) for n, b in branches.items()}
+    return {n: mask for n, mask in flips.items() if mask.any()}
+
+
+def _pin_flips(
+    executable: Executable,
     feeds: dict[str, np.ndarray],
     expected: dict[str, np.ndarray],
-    branches: dict[str, str],
-    flipped: dict[str, int],
-) -> tuple[Executable, dict[str, np.ndarray]] | None:
-    """``after`` with every branching op that flipped reading its input from ``before``, and those inputs.
+    *,
+    outputs: list[str],
+    branches: dict[str, _Branching],
+    reference: Callable[[list[str]], dict[str, np.ndarray]],
+    whole_tensors: bool,
+) -> tuple[dict[str, np.ndarray], int] | None:
+    """``outputs`` of ``executable`` on ``feeds`` with every branch taken as in ``expected``, and how many ops
+    had to be pinned for it.
 
-    Pinning one op can let another, downstream, flip: repeated until none does (at most
-    ``_PIN_ROUNDS`` times). None when nothing flipped.
+    Where an element of a branching op took another branch, the op (and, for a Clip, its gradient) reads
+    that element of its input from ``reference`` (the original graph's values of the given tensors on
+    the unperturbed feeds) and every other element as computed: the graph stays consistent with
+    itself everywhere else (pinning a whole tensor of a rewritten graph would pair its own BatchNorm
+    statistics with the original's activations, a mismatch that its gradients' cancelling sums
+    amplify). A MaxPool that flipped has its whole input pinned if ``whole_tensors``; else, and
+    when flips remain after ``_PIN_ROUNDS`` rounds (pinning one op can let another downstream flip),
+    None.
     """
-    if not any(flipped.values()):
-        return None
-    writer = producers(after.graph)
-    pins: dict[str, str] = {}  # branching op's input → its pinned graph input
+    observed = list(branches)
+    values = executable.run(feeds, outputs + observed)
+    masks: dict[str, np.ndarray] = {}  # pinned source → its pinned elements
+    sources: dict[str, np.ndarray] = {}
     for _ in range(_PIN_ROUNDS):
-        for output, count in flipped.items():
-            if count:
-                source = writer[output].input[0]
-                pins[source] = f"{source}.pinned"
-        pinned_feeds = {pins[name]: value for name, value in original.run(feeds, list(pins)).items()}
-        pinned = _pinned(rewritten, {writer[output].name for output in branches}, pins, pinned_feeds)
-        values = pinned.run(feeds | pinned_feeds, list(branches))
-        flipped = _flipped(expected, values, branches)
-        if not any(flipped.values()):
-            return pinned, pinned_feeds
-    raise GraphError(
-        f"graph {after.graph.name!r}: branching ops still flip after pinning {len(pins)} of them "
-        f"({_PIN_ROUNDS} rounds): {', '.join(o for o, c in flipped.items() if c)}"
-    )
+        # A pinned element reads the reference value: what a Clip's input (its observed tensor) still shows there
+        # is not what the Clip and its gradient read.
+        flips = {
+            name: mask & ~masks[branches[name].source] if branches[name].elementwise and branches[name].source in masks else mask
+            for name, mask in _flips(expected, values, branches).items()
+        }
+        flips = {name: mask for name, mask in flips.items() if mask.any()}
+        if not flips:
+            return {name: values[name] for name in outputs}, len(masks)
+        if not whole_tensors and not all(branches[n].elementwise for n in flips):
+            return None
+        wanted = [branches[n].source for n in flips if branches[n].source not in sources]
+        sources |= reference(list(dict.fromkeys(wanted)))
+        for name, flipped in flips.items():
+            source = branches[name].source
+            mask = flipped if branches[name].elementwise else np.ones(sources[source].shape, dtype=bool)
+            masks[source] = masks[source] | mask if source in masks else mask
+        pinned, pinned_feeds = _with_pins(executable, branches, masks, sources)
+        values = pinned.run(feeds | pinned_feeds, outputs + observed)
+        del pinned, pinned_feeds
+    return None
 
 
-def _pinned(rewritten: Executable, readers: set[str], pins: dict[str, str], values: dict[str, np.ndarray]) -> Executable:
-    """A copy of ``rewritten`` in which the nodes ``readers`` read each tensor of ``pins`` from a graph
-    input, typed as its value in ``values``."""
+def _with_pins(
+    executable: Executable, branches: dict[str, _Branching], masks: dict[str, np.ndarray], sources: dict[str, np.ndarray]
+) -> tuple[Executable, dict[str, np.ndarray]]:
+    """A copy of ``executable`` in which the readers of each pinned source (a key of ``masks``) read
+    ``Where(mask, reference value, source)``, and the feeds of those masks and reference values."""
     model = onnx.ModelProto()
-    model.CopyFrom(rewritten.skeleton)
+    model.CopyFrom(executable.skeleton)
+    readers: dict[str, set[str]] = {}
+    for branch in branches.values():
+        if branch.source in masks:
+            readers.setdefault(branch.source, set()).update(branch.readers)
+    nodes: list[onnx.NodeProto] = []
+    feeds: dict[str, np.ndarray] = {}
     for node in model.graph.node:
-        if node.name in readers:
-            for index, name in enumerate(node.input):
-                if name in pins:
-                    node.input[index] = pins[name]
-    for pin in pins.values():
-        elem = helper.np_dtype_to_tensor_dtype(values[pin].dtype)
-        model.graph.input.append(helper.make_tensor_value_info(pin, elem, values[pin].shape))
-    return Executable(model, weights=rewritten.weights)
+        for index, source in enumerate(node.input):
+            if source not in readers or node.name not in readers[source]:
+                continue
+            mask, value, pinned = f"{source}.pin_mask", f"{source}.pin_value", f"{source}.pinned"
+            if mask not in feeds:
+                feeds[mask], feeds[value] = masks[source], sources[source]
+                nodes.append(helper.make_node("Where", [mask, value, source], [pinned], name=f"{source}/pin"))
+            node.input[index] = pinned
+        nodes.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    for name, array in feeds.items():
+        model.graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape))
+    return Executable(model, weights=executable.weights), feeds
 
 
 def _sensitivity(
@@ -461,7 +579,8 @@ def _sensitivity(
     expected: dict[str, np.ndarray],
     *,
     names: list[str],
-    branches: dict[str, str],
+    branches: dict[str, _Branching],
+    reference: Callable[[list[str]], dict[str, np.ndarray]],
     magnitudes: dict[str, float],
     seed: int,
 ) -> dict[str, float]:
@@ -469,9 +588,11 @@ def _sensitivity(
     ``before``) on the feeds ``example_feeds(before, seed=seed, states="random")``.
 
     The largest relative change over ``_NUDGES`` executions on nudged feeds, each drawn again and nudged
-    in place (GPT-2 124M's Adam states take 1 GB). An execution in which a
-    ReLU or max-pool element took the other branch is left out: its gradients jump at the kink, by
-    far more than rounding moves them elsewhere. 0 if every execution was left out.
+    in place (GPT-2 124M's Adam states take 1 GB). Where a ReLU, LeakyReLU or Clip element took
+    another branch, its gradients jump at the kink, by far more than rounding moves them elsewhere: the
+    element's input is read from the unnudged execution (``_pin_flips``), the rest of the tensor
+    nudged. An execution in which a max-pool element took another branch, or that still flips after
+    ``_PIN_ROUNDS`` rounds, is left out. 0 if every execution was left out.
     """
     rng = np.random.default_rng(seed)
     sensitivity = dict.fromkeys(names, 0.0)
@@ -479,14 +600,15 @@ def _sensitivity(
         feeds = example_feeds(before, seed=seed, states="random")
         for value in feeds.values():
             _nudge(value, rng)
-        nudged = original.run(feeds, names + list(branches))
+        run = _pin_flips(original, feeds, expected, outputs=names, branches=branches, reference=reference, whole_tensors=False)
         del feeds
-        if any(_flipped(expected, nudged, branches).values()):
+        if run is None:
             continue
+        nudged, _ = run
         for name in names:
             change = max_relative_error(expected[name], nudged[name], magnitude=magnitudes.get(name, 0.0))
             sensitivity[name] = max(sensitivity[name], change)
-        del nudged
+        del nudged, run
     return sensitivity
 
 
@@ -497,14 +619,22 @@ def _nudge(value: np.ndarray, rng: np.random.Generator) -> None:
         value *= rng.choice(np.array([1 - _NUDGE, 1 + _NUDGE], dtype=value.dtype), size=value.shape)
 
 
-def _flipped(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray], branches: dict[str, str]) -> dict[str, int]:
-    """Per ReLU, LeakyReLU and max-pool output of ``branches``: elements that took another branch in ``actual``."""
-    return {n: int(np.count_nonzero(_branch(expected[n], op) != _branch(actual[n], op))) for n, op in branches.items()}
+def _positive(values: np.ndarray) -> np.ndarray:
+    return values > 0
 
 
-def _branch(values: np.ndarray, op_type: str) -> np.ndarray:
-    """Which branch a non-smooth op took per element: its sign, or for MaxPool the chosen index."""
-    return values if op_type == "MaxPool" else values > 0
+def _values(values: np.ndarray) -> np.ndarray:
+    return values
+
+
+def _clip_region(values: np.ndarray, *, low: float | None, high: float | None) -> np.ndarray:
+    """Per element of a Clip's input: 0 below ``low``, 2 above ``high``, 1 within (both bounds included)."""
+    region = np.ones(values.shape, dtype=np.int8)
+    if low is not None:
+        region[values < low] = 0
+    if high is not None:
+        region[values > high] = 2
+    return region
 
 
 def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType]) -> onnx.ModelProto:
