@@ -242,11 +242,13 @@ class _Memory:
         self.persistent_bytes = float(self.sizes[table.tensor_persistent].sum())
         self.peak_onchip = np.zeros(n_cfg)
         self.peak_offchip = np.full(n_cfg, self.persistent_bytes)
+        self.placed: set[int] = set()  # tensors resident or spilled somewhere: the only ones release has work for
 
     def keep(self, t: int, pool: int, mask: np.ndarray, nbytes: float) -> None:
         """Make ``t`` resident in ``pool`` where ``mask``, occupying ``nbytes``."""
         if not mask.any():
             return
+        self.placed.add(t)
         self.pool[mask, t] = pool
         self.held[mask, t] = nbytes
         self.occupancy[mask, pool] += nbytes
@@ -256,10 +258,14 @@ class _Memory:
 
     def spill(self, t: int, mask: np.ndarray) -> None:
         if not self.table.tensor_persistent[t] and mask.any():
+            self.placed.add(t)
             self.spilled[mask, t] = self.sizes[t]
             self.offchip_live += self.sizes[t] * mask
 
     def release(self, t: int) -> None:
+        if t not in self.placed:  # never kept nor spilled: nothing held, nothing to give back
+            return
+        self.placed.discard(t)
         # held is 0 where the tensor is off chip, so pool 0 takes nothing there
         self.occupancy[self.rows, np.maximum(self.pool[:, t], 0)] -= self.held[:, t]
         self.pool[:, t] = -1
