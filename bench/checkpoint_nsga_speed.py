@@ -18,8 +18,10 @@ timed on this 2-core machine shared with three other sessions (load average 1.5�
 - ``schedule()`` of five random recompute choices, CPU s per evaluation, best of three interleaved runs:
   0.167 → 0.142 (−15 %).
 - 50 × 5 on one process, after: 73 s wall, 70.5 CPU s (load average about 3; no unprofiled run before).
-- 50 × 100 on 2 workers: 283 s wall and 1,201 CPU s before (an earlier run, timed alone); after: not yet
-  timed on a quiet machine.
+- 50 × 100 on 2 workers: 283 s wall and 1,201 CPU s before (an earlier run, timed alone); after, with
+  three other sessions' jobs on the machine (load average 4–5.4, the run got one core's worth): 1,290 s
+  wall, 1,334 CPU s, 4,991 evaluations, one evaluation 0.26 s (local fusion) and 0.44 s (full). Contention
+  inflates CPU seconds too, so this run neither shows nor refutes the 15 %; it needs a quiet machine.
 """
 
 from __future__ import annotations
