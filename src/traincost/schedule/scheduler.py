@@ -242,11 +242,15 @@ class _Memory:
         self.persistent_bytes = float(self.sizes[table.tensor_persistent].sum())
         self.peak_onchip = np.zeros(n_cfg)
         self.peak_offchip = np.full(n_cfg, self.persistent_bytes)
+        # tensors resident somewhere, and temporaries spilled somewhere: the only ones release has work for
+        self.resident: set[int] = set()
+        self.offchip: set[int] = set()
 
     def keep(self, t: int, pool: int, mask: np.ndarray, nbytes: float) -> None:
         """Make ``t`` resident in ``pool`` where ``mask``, occupying ``nbytes``."""
         if not mask.any():
             return
+        self.resident.add(t)
         self.pool[mask, t] = pool
         self.held[mask, t] = nbytes
         self.occupancy[mask, pool] += nbytes
@@ -256,16 +260,21 @@ class _Memory:
 
     def spill(self, t: int, mask: np.ndarray) -> None:
         if not self.table.tensor_persistent[t] and mask.any():
+            self.offchip.add(t)
             self.spilled[mask, t] = self.sizes[t]
             self.offchip_live += self.sizes[t] * mask
 
     def release(self, t: int) -> None:
-        # held is 0 where the tensor is off chip, so pool 0 takes nothing there
-        self.occupancy[self.rows, np.maximum(self.pool[:, t], 0)] -= self.held[:, t]
-        self.pool[:, t] = -1
-        self.held[:, t] = 0
-        self.offchip_live -= self.spilled[:, t]
-        self.spilled[:, t] = 0
+        if t in self.resident:
+            self.resident.discard(t)
+            # held is 0 where the tensor is off chip, so pool 0 takes nothing there
+            self.occupancy[self.rows, np.maximum(self.pool[:, t], 0)] -= self.held[:, t]
+            self.pool[:, t] = -1
+            self.held[:, t] = 0
+        if t in self.offchip:
+            self.offchip.discard(t)
+            self.offchip_live -= self.spilled[:, t]
+            self.spilled[:, t] = 0
 
     def record_peaks(self) -> None:
         self.peak_onchip = np.maximum(self.peak_onchip, self.occupancy.sum(axis=1))
@@ -425,12 +434,19 @@ def _move_data(
     for t, fetched in _input_traffic(table, i, costs, memory.sizes, n_cfg):
         if static.intermediate[t]:
             continue  # a fused intermediate is produced and consumed tile by tile on chip
-        where = memory.pool[:, t]
-        away = where < 0
-        over_bus = away | (where != pool)
         moved = fetched
         if group >= 0 and t == table.s_tensor[i] and table.tensor_persistent[t]:
             moved = fetched * np.where(static.group_weight_bytes[group] > memory.budget[:, pool], tiles, 1)
+        if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
+            off_b += moved
+            bus_b += moved
+            top_w += moved
+            if table.last_use[t] > i:
+                memory.keep(t, pool, memory.fits(t, pool), memory.sizes[t])
+            continue
+        where = memory.pool[:, t]
+        away = where < 0
+        over_bus = away | (where != pool)
         off_b += moved * away
         bus_b += moved * over_bus
         top_w += moved * over_bus
