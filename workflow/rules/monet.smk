@@ -469,7 +469,7 @@ rule checkpoint_nsga:
         resident=monet_resident_flag,
     threads: 2  # worker processes evaluating each generation
     resources:
-        mem_mb=job_mem_mb(1000),  # full run: peak 610 MB
+        mem_mb=job_mem_mb(1900),  # peak 1,259 MB on the quick config in CI (main process and 2 workers, RSS summed); full run 610 MB
         runtime=46,  # minutes; full run: longest job 1,225 s
     log:
         "results/logs/checkpoint_nsga.log",
