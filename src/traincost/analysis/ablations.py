@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from traincost.analysis.agreement import Study
+from traincost.analysis.agreement import Study, disagreeing
 from traincost.errors import ConfigError
 
 __all__ = [
@@ -192,10 +192,8 @@ def check_holds(frame: pd.DataFrame) -> pd.Series:
     A ``claim`` row with a direction or a magnitude verdict is judged; it holds unless one of them fails (as
     ``traincost summary --disagreeing`` lists it). NA for other rows.
     """
-    direction, magnitude = frame["agrees"], frame["magnitude"]
-    judged = (frame["kind"] == "claim") & (direction.notna() | magnitude.notna())
-    holds = ~direction.eq(False).fillna(False).astype(bool) & ~magnitude.eq(False).fillna(False).astype(bool)
-    values = [bool(h) if j else None for h, j in zip(holds, judged, strict=True)]
+    judged = (frame["kind"] == "claim") & (frame["agrees"].notna() | frame["magnitude"].notna())
+    values = [not d if j else None for d, j in zip(disagreeing(frame), judged, strict=True)]
     return pd.Series(pd.array(values, dtype="boolean"), index=frame.index)
 
 
