@@ -117,6 +117,7 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -132,7 +133,7 @@ from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
 from traincost.workload import LOOP_DIMS, Workload
 
 sys.path.insert(0, str(Path(__file__).parent))
-from zigzag_side import _quiet_zigzag, workload_entry  # noqa: E402
+from zigzag_side import _quiet_zigzag, _temporal_mapping_str, workload_entry  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench/results"
@@ -150,6 +151,13 @@ GPT2_BLOCK = (
     ("mlp_fc", 1024, 768, 3072, 1),
     ("mlp_proj", 1024, 3072, 768, 1),
 )
+# our objective -> ZigZag's ``opt``
+ZIGZAG_OPT = {"latency": "latency", "energy": "energy", "edp": "EDP"}
+# per protocol, the objective both tools optimise when a metric is compared
+PROTOCOLS = {
+    "matched": {"latency": "latency", "energy": "energy"},
+    **{objective: {"latency": objective, "energy": objective} for objective in ZIGZAG_OPT},
+}
 _RELATION = re.compile(r"I([XY])\s*=\s*(\d+)\s*\*\s*O[XY]\s*\+\s*(\d+)\s*\*\s*F[XY]")
 
 
@@ -188,10 +196,15 @@ def _layer_row(cme: Any, times: int) -> dict[str, Any]:
             window |= {f"stride_{axis}": int(match.group(2)), f"dilation_{axis}": int(match.group(3))}
     extent = {str(dim): int(size) for dim, size in (layer.pr_layer_dim_sizes or {}).items()}
     zz = cme.accelerator.memory_hierarchy
-    dram = 0.0
+    per_memory: dict[str, float] = {}
+    dram_bytes = 0.0
     for layer_op, energies in cme.mem_energy_breakdown.items():
-        levels = zz.get_memory_levels(cme.memory_operand_links.layer_to_mem_op(layer_op))
-        dram += sum(float(e) for lv, e in zip(levels, energies, strict=False) if lv.name == "dram")
+        mem_op = cme.memory_operand_links.layer_to_mem_op(layer_op)
+        levels = zz.get_memory_levels(mem_op)
+        for level, energy, accesses in zip(levels, energies, cme.memory_word_access[layer_op], strict=False):
+            per_memory[level.name] = per_memory.get(level.name, 0.0) + float(energy)
+            if level.name == "dram":  # accesses of the port's full width (ZigZag charges whole ones)
+                dram_bytes += sum(n * level.get_max_bandwidth(mem_op, way) / 8 for way, n in accesses.data.items() if n)
     return {
         "layer": str(layer.name).removeprefix("/").replace("/Conv", "").replace("/Gemm", ""),
         "kind": "conv" if str(layer.type) == "Conv" else "gemm",
@@ -203,42 +216,111 @@ def _layer_row(cme: Any, times: int) -> dict[str, Any]:
         "macs": int(layer.total_mac_count),
         "zigzag_cycles": float(cme.latency_total2),
         "zigzag_pj": float(cme.energy_total),
-        "zigzag_dram_pj": dram,
+        "zigzag_dram_pj": per_memory.pop("dram", 0.0),
+        "zigzag_dram_bytes": dram_bytes,
         "zigzag_onloading_cycles": float(cme.data_onloading_cycle),
         "zigzag_offloading_cycles": float(cme.data_offloading_cycle),
         "zigzag_spatial_utilization": float(cme.mac_spatial_utilization),
+        "zigzag_temporal_mapping": _temporal_mapping_str(cme),
+        **{f"zigzag_pj_{name}": pj for name, pj in per_memory.items()},
     }
 
 
-def run_zigzag(network: str, hardware: str, lpf_limit: int, opt: str) -> pd.DataFrame:
-    """ZigZag's per-layer results for one pair (cached under bench/results)."""
-    cache = RESULTS / f"zigzag_{network}_{hardware}_lpf{lpf_limit}_{opt}.parquet"
-    if cache.is_file():
-        return pd.read_parquet(cache)
-    from zigzag.api import get_hardware_performance_zigzag  # noqa: PLC0415
+def _best_per_objective_stage() -> type:
+    """A ZigZag reduce stage that keeps, of the evaluations below it, the best by each of ZigZag's objectives (with
+    the tie-breaks of its ``MinimalLatencyStage``, ``MinimalEnergyStage`` and ``MinimalEDPStage``: a later mapping
+    replaces the best only if strictly better), and yields them in the order of ``ZIGZAG_OPT``. One search then
+    serves every objective: the three stages would each evaluate the same mappings."""
+    from zigzag.stages.stage import Stage  # noqa: PLC0415
+
+    keys = {
+        "latency": lambda cme: (cme.latency_total2, cme.energy_total),
+        "energy": lambda cme: (cme.energy_total, cme.latency_total2),
+        "EDP": lambda cme: (cme.latency_total2 * cme.energy_total,),
+    }
+
+    class BestPerObjectiveStage(Stage):
+        def run(self) -> Iterator[tuple[Any, Any]]:
+            substage = self.list_of_callables[0](self.list_of_callables[1:], **self.kwargs)
+            best: dict[str, tuple[Any, Any]] = {}
+            for cme, extra_info in substage.run():
+                for opt, key in keys.items():
+                    if opt not in best or key(cme) < key(best[opt][0]):
+                        best[opt] = (cme, extra_info)
+            for opt in ZIGZAG_OPT.values():
+                yield best[opt]
+
+    return BestPerObjectiveStage
+
+
+def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]:
+    """ZigZag's best evaluation of each layer for each of its objectives, from one temporal-mapping search: the
+    stages of ``zigzag.api.get_hardware_performance_zigzag`` with its options (LOMA, uneven mappings, the bundled
+    spatial mapping), its two reduce stages replaced by ``_best_per_objective_stage``."""
+    from zigzag.mapping.temporal_mapping import TemporalMappingType  # noqa: PLC0415
+    from zigzag.stages.evaluation.cost_model_evaluation import CostModelStage  # noqa: PLC0415
+    from zigzag.stages.main import MainStage  # noqa: PLC0415
+    from zigzag.stages.mapping.spatial_mapping_generation import SpatialMappingGeneratorStage  # noqa: PLC0415
+    from zigzag.stages.mapping.temporal_mapping_generator_stage import TemporalMappingGeneratorStage  # noqa: PLC0415
+    from zigzag.stages.parser.accelerator_parser import AcceleratorParserStage  # noqa: PLC0415
+    from zigzag.stages.parser.onnx_model_parser import ONNXModelParserStage  # noqa: PLC0415
+    from zigzag.stages.parser.workload_parser import WorkloadParserStage  # noqa: PLC0415
+    from zigzag.stages.workload_iterator import WorkloadStage  # noqa: PLC0415
 
     inputs = zigzag_inputs()
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, _quiet_zigzag(logging.ERROR):
-        _, _, cmes = get_hardware_performance_zigzag(
-            _workload(network, inputs),
-            str(inputs / f"hardware/{hardware}.yaml"),
-            str(inputs / f"mapping/{hardware}.yaml"),
-            opt=opt,
-            dump_folder=tmp,
-            lpf_limit=lpf_limit,
-            loma_show_progress_bar=False,
-        )
-    times = {name: n for name, *_, n in GPT2_BLOCK}
-    rows = [
-        _layer_row(cme, times.get(re.sub(r"^L\d+_", "", str(cme.layer.name)), 1))
-        for cme, _ in cmes[0][1]
-        if str(cme.layer.type) in ("Conv", "Gemm", "MatMul")
+    workload = _workload(network, inputs)
+    reduce = _best_per_objective_stage()
+    stages = [
+        ONNXModelParserStage if isinstance(workload, str) else WorkloadParserStage,
+        AcceleratorParserStage,
+        WorkloadStage,
+        reduce,
+        SpatialMappingGeneratorStage,
+        reduce,
+        TemporalMappingGeneratorStage,
+        CostModelStage,
     ]
-    table = pd.DataFrame(rows).assign(network=network, hardware=hardware, zigzag_seconds=time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as tmp, _quiet_zigzag(logging.ERROR):
+        answers = MainStage(
+            stages,
+            accelerator=str(inputs / f"hardware/{hardware}.yaml"),
+            workload=workload,
+            mapping=str(inputs / f"mapping/{hardware}.yaml"),
+            dump_folder=tmp,
+            loma_lpf_limit=lpf_limit,
+            loma_show_progress_bar=False,
+            nb_mappings_generated=3,
+            enable_mix_spatial_mapping_generation=False,
+            access_same_data_considered_as_no_access=True,
+            temporal_mapping_type=TemporalMappingType("uneven"),
+        ).run()
+    opts = list(ZIGZAG_OPT.values())
+    return {opt: [cme for cme, _ in answers[i :: len(opts)]] for i, opt in enumerate(opts)}
+
+
+def _cache(network: str, hardware: str, lpf_limit: int, opt: str) -> Path:
+    return RESULTS / f"zigzag_{network}_{hardware}_lpf{lpf_limit}_{opt}.parquet"
+
+
+def run_zigzag(network: str, hardware: str, lpf_limit: int, opt: str) -> pd.DataFrame:
+    """ZigZag's per-layer results for one pair at objective ``opt`` (its name: latency, energy or EDP). Cached under
+    bench/results, one file per objective, all three written by one search."""
+    if _cache(network, hardware, lpf_limit, opt).is_file():
+        return pd.read_parquet(_cache(network, hardware, lpf_limit, opt))
+    start, cpu = time.perf_counter(), time.process_time()
+    found = _search(network, hardware, lpf_limit)
+    seconds = {"zigzag_seconds": time.perf_counter() - start, "zigzag_cpu_seconds": time.process_time() - cpu}
+    times = {name: n for name, *_, n in GPT2_BLOCK}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    table.to_parquet(cache)
-    return table
+    for objective, cmes in found.items():
+        rows = [
+            _layer_row(cme, times.get(re.sub(r"^L\d+_", "", str(cme.layer.name)), 1))
+            for cme in cmes
+            if str(cme.layer.type) in ("Conv", "Gemm", "MatMul")
+        ]
+        table = pd.DataFrame(rows).assign(network=network, hardware=hardware, **seconds)
+        table.to_parquet(_cache(network, hardware, lpf_limit, objective))
+    return pd.read_parquet(_cache(network, hardware, lpf_limit, opt))
 
 
 def imported(hardware: str, folder: Path) -> HardwareSpec:
@@ -284,93 +366,136 @@ def as_workload(layers: pd.DataFrame) -> Workload:
 
 
 def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame:
-    """Our latency and energy per layer, with the inputs from and the output to off-chip memory."""
+    """Our latency and energy per layer, with the inputs from and the output to off-chip memory: each operand
+    written into (and the output read out of) its own outermost memory in the core, as ZigZag charges it."""
     table = op_table(as_workload(layers), phases=("forward",))
     (core,) = hw.cores
     index = np.arange(len(layers))
     external = ExternalPath.of(hw, core)
     cost = mac_cost(core, table, index, external=external, objective=objective)
     overlapped = mac_cost(replace(core, tile_io="overlapped"), table, index, external=external, objective=objective)
-    inside = cost.energy_mac_pj + sum(cost.energy_level_pj.values())
+    per_memory = {name: pj.copy() for name, pj in cost.energy_level_pj.items()}
+    for operand, fetched in cost.ext_in_bytes.items():
+        holders = [level.memory for level in core.levels if operand in level.operands]
+        if holders:  # an operand with no memory in the core goes straight into the array
+            per_memory[holders[-1].name] += fetched * 8 * holders[-1].write_energy_pj_per_bit[:, None]
+    for outputs in [level.memory for level in core.levels if "O" in level.operands][-1:]:
+        per_memory[outputs.name] += cost.ext_write_bytes * 8 * outputs.read_energy_pj_per_bit[:, None]
     fetched = sum(cost.ext_in_bytes.values())
     written = cost.ext_write_bytes
-    top, offchip = core.top, hw.offchip
-    moved_pj = fetched * 8 * (offchip.read_energy_pj_per_bit + top.write_energy_pj_per_bit)[:, None]
-    moved_pj += written * 8 * (offchip.write_energy_pj_per_bit + top.read_energy_pj_per_bit)[:, None]
+    offchip = hw.offchip
+    dram_pj = fetched * 8 * offchip.read_energy_pj_per_bit[:, None] + written * 8 * offchip.write_energy_pj_per_bit[:, None]
     offchip_cycles = (fetched + written) / offchip.bandwidth_bytes_per_cycle[:, None]
     return pd.DataFrame(
         {
             "ours_cycles": np.maximum(cost.latency_cycles, offchip_cycles)[0],
-            "ours_pj": (inside + moved_pj)[0],
-            "ours_dram_pj": (
-                fetched * 8 * offchip.read_energy_pj_per_bit[:, None] + written * 8 * offchip.write_energy_pj_per_bit[:, None]
-            )[0],
+            "ours_pj": (cost.energy_mac_pj + sum(per_memory.values()) + dram_pj)[0],
+            "ours_dram_pj": dram_pj[0],
+            "ours_dram_bytes": (fetched + written)[0],
             "ours_utilization": cost.utilization[0],
             "ours_serial_cycles": (cost.latency_cycles - overlapped.latency_cycles)[0],
             "ours_offchip_cycles": offchip_cycles[0],
+            "offchip_bytes_per_cycle": offchip.bandwidth_bytes_per_cycle[0],
             "ours_mapping": [MAPPINGS[m] if m >= 0 else "" for m in cost.mapping[0]],
             "ours_reduction_levels": cost.reduction_levels[0],
+            **{f"ours_pj_{name}": pj[0] for name, pj in per_memory.items()},
         },
         index=layers.index,
     )
 
 
-def hints(table: pd.DataFrame, *, band: float = 1.3) -> pd.Series:
-    """For a layer outside ``band`` on latency or energy, the measured differences that point at the cause (the
-    module docstring says, from ZigZag's per-level accesses, what lies behind each)."""
+def _outside(ratio: float, band: float) -> bool:
+    return bool(abs(np.log(ratio)) > np.log(band))
 
-    def outside(ratio: float) -> bool:
-        return bool(abs(np.log(ratio)) > np.log(band))
+
+def _largest_gap(row: pd.Series) -> str:
+    """The on-chip memory whose energy differs most between the two tools, both values."""
+    names = {col.removeprefix("zigzag_pj_") for col in row.index if col.startswith("zigzag_pj_")}
+    gaps = {
+        name: (float(row.get(f"ours_pj_{name}", 0.0)), float(row[f"zigzag_pj_{name}"]))
+        for name in names
+        if not pd.isna(row[f"zigzag_pj_{name}"])
+    }
+    name, (mine, theirs) = max(gaps.items(), key=lambda item: abs(item[1][0] - item[1][1]))
+    return f"most at {name} (ours {mine:.3g} pJ, ZigZag {theirs:.3g})"
+
+
+def _compulsory_bytes(row: pd.Series) -> float:
+    """Each operand moved once, in 8 bits (``ZIGZAG_PRECISION``): the input as ZigZag stores it, weights, outputs."""
+    inputs = row.B * row.C * row.G * row.IY * row.IX
+    return float(inputs + row.K * row.C * row.G * row.FY * row.FX + row.B * row.K * row.G * row.OY * row.OX)
+
+
+def _energy_hints(row: pd.Series, band: float) -> list[str]:
+    found = []
+    dram = row.ours_dram_pj / row.zigzag_dram_pj if row.zigzag_dram_pj > 0 else np.inf
+    if _outside(dram, band):
+        once = _compulsory_bytes(row)
+        found.append(
+            f"off-chip traffic ours/ZigZag {dram:.2f} (each operand once: ZigZag {row.zigzag_dram_bytes / once:.2f}x, "
+            f"ours {row.ours_dram_bytes / once:.2f}x)"
+        )
+    onchip = (row.ours_pj - row.ours_dram_pj) / max(row.zigzag_pj - row.zigzag_dram_pj, 1e-30)
+    if _outside(onchip, band):
+        found.append(f"on-chip energy ours/ZigZag {onchip:.2f}, {_largest_gap(row)}")
+    return found
+
+
+def _latency_hints(row: pd.Series) -> list[str]:
+    found = []
+    bound = row.zigzag_dram_bytes / row.offchip_bytes_per_cycle
+    if row.zigzag_cycles < 0.9 * bound:
+        found.append(
+            f"ZigZag's cycles are {row.zigzag_cycles / bound:.0%} of its own off-chip bytes over the link's "
+            "bandwidth (ours are at least that)"
+        )
+    theirs = row.zigzag_onloading_cycles + row.zigzag_offloading_cycles
+    if abs(theirs - row.ours_serial_cycles) > 0.1 * row.zigzag_cycles:
+        found.append(
+            f"serial load + store: ZigZag {theirs / row.zigzag_cycles:.0%} of its cycles, "
+            f"ours {row.ours_serial_cycles / row.zigzag_cycles:.0%}"
+        )
+    if row.zigzag_spatial_utilization < 0.9 * row.ours_utilization:
+        found.append(
+            f"ZigZag unrolls less (spatial utilisation {row.zigzag_spatial_utilization:.2f} vs ours {row.ours_utilization:.2f})"
+        )
+    return found
+
+
+def hints(table: pd.DataFrame, *, band: float = 1.3) -> pd.Series:
+    """For a layer outside ``band`` on a metric its row is judged on (``judged``), the measured differences that
+    point at the cause (the module docstring says, from ZigZag's per-level accesses, what lies behind each)."""
 
     def one(row: pd.Series) -> str:
-        if not (outside(row.latency_ratio) or outside(row.energy_ratio)):
+        judged = row.judged.split(",")
+        late = "latency" in judged and _outside(row.latency_ratio, band)
+        costly = "energy" in judged and _outside(row.energy_ratio, band)
+        if not (late or costly):
             return ""
-        found = []
-        if row.G > 1:
-            found.append("depthwise/grouped")
-        dram = row.ours_dram_pj / row.zigzag_dram_pj if row.zigzag_dram_pj > 0 else np.inf
-        if outside(dram):
-            found.append(f"off-chip traffic ours/ZigZag {dram:.2f}")
-        if outside(row.energy_ratio):
-            onchip = (row.ours_pj - row.ours_dram_pj) / max(row.zigzag_pj - row.zigzag_dram_pj, 1e-30)
-            if outside(onchip):
-                found.append(f"on-chip energy ours/ZigZag {onchip:.2f}")
-        if outside(row.latency_ratio):
-            # ZigZag's off-chip bytes, estimated as ours scaled by the two off-chip energies, over the same link
-            bound = row.ours_offchip_cycles * row.zigzag_dram_pj / max(row.ours_dram_pj, 1e-30)
-            if row.zigzag_cycles < 0.9 * bound:
-                found.append(
-                    f"ZigZag's cycles are {row.zigzag_cycles / bound:.0%} of its own off-chip bytes over the link's "
-                    "bandwidth (ours are at least that)"
-                )
-            theirs = row.zigzag_onloading_cycles + row.zigzag_offloading_cycles
-            if abs(theirs - row.ours_serial_cycles) > 0.1 * row.zigzag_cycles:
-                found.append(
-                    f"serial load + store: ZigZag {theirs / row.zigzag_cycles:.0%} of its cycles, "
-                    f"ours {row.ours_serial_cycles / row.zigzag_cycles:.0%}"
-                )
-            if row.zigzag_spatial_utilization < 0.9 * row.ours_utilization:
-                found.append(
-                    f"ZigZag unrolls less (spatial utilisation {row.zigzag_spatial_utilization:.2f} "
-                    f"vs ours {row.ours_utilization:.2f})"
-                )
+        found = ["depthwise/grouped"] if row.G > 1 else []
+        found += _energy_hints(row, band) if costly else []
+        found += _latency_hints(row) if late else []
         return "; ".join(found) or "none of the measured differences"
 
     return table.apply(one, axis=1)
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per pair: median and worst layer ratio (worst as a factor either way) and the whole network's ratio."""
+    """Per pair: for each metric, at the objective it is judged at, the median and worst layer ratio (worst as a
+    factor either way) and the whole network's ratio."""
     rows = []
-    for (network, hardware), group in table.groupby(["network", "hardware"], sort=False):
-        row = {"network": network, "hardware": hardware, "layers": len(group)}
+    for (network, hardware), pair in table.groupby(["network", "hardware"], sort=False):
+        row: dict[str, Any] = {"network": network, "hardware": hardware}
         for what, ours_col, zz_col in (("latency", "ours_cycles", "zigzag_cycles"), ("energy", "ours_pj", "zigzag_pj")):
+            group = pair[pair["judged"].str.split(",").map(lambda judged, what=what: what in judged)]
             ratio = group[f"{what}_ratio"]
             worst = int(np.argmax(np.abs(np.log(ratio.to_numpy()))))
+            row[f"{what}_objective"] = str(group["objective"].iloc[0])
             row[f"{what}_median"] = float(ratio.median())
             row[f"{what}_worst"] = float(ratio.iloc[worst])
             row[f"{what}_worst_layer"] = str(group["layer"].iloc[worst])
             row[f"{what}_network"] = float((group[ours_col] * group["times"]).sum() / (group[zz_col] * group["times"]).sum())
+        row["layers"] = len(group)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -386,15 +511,18 @@ def main() -> None:
         "--hardware", default=",".join(HARDWARE), help=f"comma-separated ZigZag hardware, e.g. {','.join(HARDWARE)}"
     )
     parser.add_argument(
-        "--lpf-limit", type=int, default=4, help="ZigZag LOMA loop-prime-factor limit (search grows as its factorial)"
+        "--lpf-limit",
+        type=int,
+        default=6,
+        help="ZigZag LOMA loop-prime-factor limit (6, ZigZag's default; search grows as its factorial)",
     )
     parser.add_argument(
-        "--zigzag-opt", default="latency", choices=["latency", "energy", "EDP"], help="what ZigZag's search minimises"
+        "--protocol",
+        default="matched",
+        choices=list(PROTOCOLS),
+        help="the objective both tools optimise for each metric: matched = latency at latency, energy at energy",
     )
-    parser.add_argument(
-        "--objective", default="latency", choices=["latency", "energy", "edp"], help="what our mapping choice minimises"
-    )
-    parser.add_argument("--jobs", type=int, default=1, help="ZigZag runs in parallel (one per network x hardware pair)")
+    parser.add_argument("--jobs", type=int, default=1, help="ZigZag runs in parallel (one per network x hardware x objective)")
     parser.add_argument("--out", type=Path, default=RESULTS / "zigzag_crosscheck.parquet", help="per-layer table (Parquet)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -403,36 +531,31 @@ def main() -> None:
     if unknown:
         sys.exit(f"--networks: unknown {unknown}; expected some of {NETWORKS}")
     hardware = [h for h in args.hardware.split(",") if h]
-    jobs = [(n, h, args.lpf_limit, args.zigzag_opt) for n in networks for h in hardware]
+    protocol = PROTOCOLS[args.protocol]
+    objectives = sorted(set(protocol.values()))
+    jobs = [(n, h, args.lpf_limit, ZIGZAG_OPT[o]) for n in networks for h in hardware for o in objectives]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         theirs = list(pool.map(_pair, jobs))
     parts = []
     with tempfile.TemporaryDirectory() as tmp:
-        for (_, hw_name, _, _), layers in zip(jobs, theirs, strict=True):
+        for (_, hw_name, _, _), objective, layers in zip(jobs, objectives * len(networks) * len(hardware), theirs, strict=True):
             hw = imported(hw_name, Path(tmp))
-            parts.append(pd.concat([layers, ours(layers, hw, args.objective)], axis=1))
+            judged = ",".join(metric for metric, at in protocol.items() if at == objective)
+            parts.append(pd.concat([layers, ours(layers, hw, objective)], axis=1).assign(objective=objective, judged=judged))
     table = pd.concat(parts, ignore_index=True)
     table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
     table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]
     table["hint"] = hints(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(args.out)
-    columns = [
-        "network",
-        "hardware",
-        "layer",
-        "macs",
-        "latency_ratio",
-        "energy_ratio",
-        "ours_mapping",
-        "ours_reduction_levels",
-        "hint",
-    ]
-    with pd.option_context("display.width", 220, "display.max_rows", 500, "display.float_format", "{:.3g}".format):
+    columns = ["network", "hardware", "objective", "layer", "macs", "latency_ratio", "energy_ratio", "ours_mapping"]
+    columns += ["ours_reduction_levels", "hint"]
+    with pd.option_context("display.width", 250, "display.max_rows", 1000, "display.float_format", "{:.3g}".format):
         print(table[columns].to_string(index=False))
         print()
         print(summary(table).to_string(index=False))
-    print(f"\nper-layer table: {args.out}")
+    print(f"\nprotocol {args.protocol} (metric: objective on both sides) {protocol}, lpf {args.lpf_limit}")
+    print(f"per-layer table: {args.out}")
 
 
 if __name__ == "__main__":
