@@ -102,8 +102,8 @@ def test_a_strided_or_dilated_conv_reads_only_the_pixels_its_windows_touch(
 
 
 def _gemm_like_conv() -> tuple[object, object]:
-    # 1x1 conv, 2x2 outputs, C = K = 32 on 1-byte words: X 128 B, W 1,024 B, Y 128 B. The local memory's share
-    # per operand is 1 KiB / 3 = 341 B: the input fits, the weights do not.
+    # 1x1 conv, 2x2 outputs, C = K = 32 on 1-byte words: X 128 B, W 1,024 B, Y 128 B. The weights do not fit the
+    # 1 KiB local memory beside anything; the input does.
     hw = load_hardware(TINY)
     return hw, op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=2))
 
@@ -112,20 +112,39 @@ def test_the_input_stays_resident_when_the_weights_do_not_fit() -> None:
     hw, table = _gemm_like_conv()
     core = hw.cores[0]
     native = mac_cost(core, table, np.array([0]))
-    # weight-resident (the core's dataflow): a 341 B share holds 10 of 32 weight columns (all of R = 32 each),
-    # so the input streams past 4 weight tiles: W 1,024 + X 4 x 128 in, Y 128 out
+    # weight-resident (the core's dataflow): beside the rows streaming past it (the array's 1 row: 32 inputs and 32
+    # partial sums) a weight tile has 1,024 - 64 = 960 B, 30 of 32 columns (all of R = 32 each), so the input
+    # streams past 2 weight tiles: W 1,024 + X 2 x 128 in, Y 128 out
     assert native.mapping[0, 0] == MAPPINGS.index("weight_resident")
-    assert native.ext_in_bytes["W"][0, 0] == 1024 and native.ext_in_bytes["I"][0, 0] == 512
+    assert native.ext_in_bytes["W"][0, 0] == 1024 and native.ext_in_bytes["I"][0, 0] == 256
     for objective in OBJECTIVES:
         chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
         # input-resident: all 4 rows of X (128 B) stay, the weights stream past once: W 1,024 + X 128 in, Y 128 out
-        # (output-resident would take a 18x18 output block: X twice, 1,408 B in all; the latency is the compute's,
-        # 1,024 cycles, for all three, so every objective ranks them by energy)
+        # (output-resident fetches 1,408 B or more: its block shares local with an input slice and a weight slice;
+        # the latency is the compute's, 1,024 cycles, for all three, so every objective ranks them by energy)
         assert MAPPINGS[chosen.mapping[0, 0]] == "input_resident", objective
         assert chosen.ext_in_bytes["W"][0, 0] == 1024 and chosen.ext_in_bytes["I"][0, 0] == 128
         assert chosen.ext_write_bytes[0, 0] == 128 and chosen.ext_in_bytes["O"][0, 0] == 0
         # the choice is about the outer loop order: what moves inside the core is the same
         assert chosen.energy_level_pj["local"][0, 0] == native.energy_level_pj["local"][0, 0]
+
+
+def test_an_output_block_takes_the_room_the_input_slice_leaves_it(tmp_path: Path) -> None:
+    # 1x1 conv, batch 3 of 4x4 outputs, C = 64, K = 16: M = 48, N = 16, R = 64; X 3,072 B, W 1,024 B, Y 768 B.
+    # A 4 B weight register (its tile: 1 row x 2 columns x 2 of R) below a 1 KiB local memory of inputs and outputs.
+    def shared_by_inputs_and_outputs(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = 4
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+
+    hw = _tiny_variant(tmp_path, shared_by_inputs_and_outputs)
+    core, table = hw.cores[0], op_table(conv_workload(batch=3, channels_in=64, channels_out=16, input_hw=4))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    # output-resident: beside the block, local keeps an input slice of M x 2 = 96 B, so the block has 928 B: 16
+    # columns (square-ish, at most N) x 48 rows (58 fit): the whole output. Weights and inputs come in once:
+    # W 1,024 + X 3,072, Y 768 out. (Half of local each, 512 B, would hold 32 rows: the weights twice.)
+    assert MAPPINGS[cost.mapping[0, 0]] == "output_resident"
+    assert cost.ext_in_bytes["W"][0, 0] == 1024 and cost.ext_in_bytes["I"][0, 0] == 3072
+    assert cost.ext_in_bytes["O"][0, 0] == 0 and cost.ext_write_bytes[0, 0] == 768
 
 
 def test_an_unknown_mapping_objective_is_an_error() -> None:

@@ -7,9 +7,11 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    (the ceil effect); spatial utilisation = MACs / (cycles · PEs).
 2. **Tiles per memory level.** Each op is ``g`` GEMMs ``O[M×N] = X[M×R]·S[R×N]``. At the PE array
    the tile is what the array unrolls. Going outwards, a level that keeps the dataflow's stationary
-   operand (S for weight-stationary, O for output-stationary) grows the tile to fill its share of
-   the level (capacity / operands kept there): weight-stationary first takes all of R (so no partial
-   sums), then as much of N as fits; output-stationary takes a square-ish M×N block.
+   operand (S for weight-stationary, O for output-stationary) grows the tile to fill the room the
+   level leaves it (``_room``: its capacity less the slices the other operands it keeps need while
+   the tile stays, as ZigZag fills a shared memory with the sum of the operands' tiles):
+   weight-stationary first takes all of R (so no partial sums), then as much of N as fits;
+   output-stationary takes a square-ish M×N block.
 3. **A loop order per op inside the core.** Below the top memory, a band of the innermost levels
    may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
    until all of R is done, while the weights and inputs under it change every step); above the band
@@ -27,7 +29,7 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    tile stays while every input row streams past it), ``input_resident`` (an input block, all of R,
    stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
    M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
-   its resident operand's share of that operand's outermost memory; the best by the objective
+   the room its resident operand's outermost memory leaves it (``_room``); the best by the objective
    (latency, energy or EDP of the op with its external bytes fetched from off chip,
    ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``.
 5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
@@ -207,6 +209,21 @@ def _share_elems(level: CoreLevel, element_bytes: np.ndarray) -> np.ndarray:
     """Elements of one operand a level holds: its capacity over all instances, shared by the operands it keeps."""
     memory = level.memory
     return (memory.size_bytes * memory.instances)[:, None] / len(level.operands) / element_bytes
+
+
+def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> np.ndarray:
+    """Elements of ``operand`` a level holds when its tile stays there: the level's capacity over all instances less,
+    for each other operand the level keeps, the slice that operand needs there meanwhile (ZigZag fills a memory
+    with the sum of its operands' tiles; an equal share each would leave most of it unused). While a tile stays,
+    the others pass it one step of the ``inner`` tile at a time: beside a weight tile the rows streaming past it
+    (inputs m_inner x R as im2col, partial sums m_inner x N), beside an input block a weight slice R x n_inner and
+    outputs M x n_inner, beside an output block an input slice M x r_inner and a weight slice r_inner x N. Each
+    slice spans the op's whole extent in the tile's dimensions, so the room does not depend on how far it grows."""
+    memory = level.memory
+    (m, n, r), (m_i, n_i, r_i) = gemm.full, inner
+    beside = {"W": {"I": m_i * r, "O": m_i * n}, "I": {"W": r * n_i, "O": m * n_i}, "O": {"I": m * r_i, "W": r_i * n}}[operand]
+    reserved = sum(beside[other] * precision.tile_bytes[other] for other in level.operands if other != operand)
+    return np.maximum((memory.size_bytes * memory.instances)[:, None] - reserved, 0.0) / precision.tile_bytes[operand]
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,7 +446,7 @@ def _external_traffic(
 
     In the native mapping each operand crosses at its outermost holder, with that level's tile, in the
     dataflow's order. Another mapping keeps a block of its resident operand in that operand's outermost
-    memory (grown from the tile below it to the operand's share there), and every operand that has a memory
+    memory (grown from the tile below it to the room that memory leaves it), and every operand that has a memory
     crosses in that mapping's order around the block: one loop nest above the core, whichever memory each
     operand arrives in. It is tried when its resident operand has a memory."""
     native = _NATIVE[core.dataflow]
@@ -476,16 +493,16 @@ def _choose(arrays: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
 
 
 def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> _Tile:
-    """The tile ``level`` holds when ``operand`` stays resident there, grown from the inner tile to the operand's
-    share of the level (its capacity over the operands it keeps)."""
-    capacity = _share_elems(level, precision.tile_bytes[operand])
+    """The tile ``level`` holds when ``operand`` stays resident there, grown from the inner tile to the room the
+    level leaves it (``_room``)."""
+    capacity = _room(level, gemm, inner, operand, precision)
     match operand:
         case "W":
             return _grow("weight_stationary", capacity, inner, gemm.full)
         case "O":
             return _grow("output_stationary", capacity, inner, gemm.full)
     # an input block: all of R (so the window overlap is reused and no partial sums leave), as many rows
-    # of M as the share holds at the input elements per row the op reads
+    # of M as the room holds at the input elements per row the op reads
     (m_t, n_t, _), (m, _, r) = inner, gemm.full
     return np.clip(np.floor(capacity * m / gemm.x_unique), m_t, m), n_t, r
 
@@ -509,8 +526,7 @@ def _tiles(
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
         stationary = "O" if dataflow == "output_stationary" else "W"
         if stationary in level.operands:
-            capacity = _share_elems(level, precision.tile_bytes[stationary])
-            tile = _grow(dataflow, capacity, tile, gemm.full)
+            tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm.full)
         tiles.append(tile)
     return tiles
 
