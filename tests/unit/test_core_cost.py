@@ -252,6 +252,30 @@ def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_regi
     assert sum(native.energy_level_pj.values())[0, 0] == pytest.approx(1756.8)
 
 
+def test_outputs_finished_in_the_band_leave_every_memory_above_it_once(tmp_path: Path) -> None:
+    # The register hierarchy with an 8 B output memory (osram) and a second 1 KiB weight memory (wbig, 1 pJ/B) between
+    # wsram and local; the conv of the test above (M = 4, N = 4, R = 32; array tile m=1, n=2, r=2).
+    def deeper(data: dict) -> None:
+        _register_hierarchy(data)
+        data["memories"]["osram"] = {**data["memories"]["oreg"], "size_bytes": 8}
+        data["memories"]["wbig"] = dict(data["memories"]["wsram"])
+        data["cores"][0]["memory"][3:3] = [{"level": "osram", "operands": ["O"]}, {"level": "wbig", "operands": ["W"]}]
+
+    hw = _tiny_variant(tmp_path, deeper)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    # Band 3: oreg keeps each output until all of R is done, so osram, too small for 4 rows of partial sums, still
+    # gets each of the 16 outputs once and passes it to local once; wsram, above the band, holds all 128 weights
+    # (wbig reads them once). wreg 512 + 512 B, oreg 256 + 256 (x 0.1 pJ/B); wsram 512 + 128 (x 1); osram 16 + 16
+    # (x 0.1); wbig 128 (x 1); local I 256 read, 16 written (x 2): 1,468.8 pJ. Charged the partial sums of every
+    # array R-tile at osram, this order cost more than the dataflow's (2,112 pJ), which was chosen.
+    assert cost.reduction_levels[0, 0] == 3
+    assert cost.level_read_bytes["osram"][0, 0] == 16 and cost.level_write_bytes["osram"][0, 0] == 16
+    assert cost.level_read_bytes["local"][0, 0] == 256 and cost.level_write_bytes["local"][0, 0] == 16
+    assert cost.level_read_bytes["wbig"][0, 0] == 128
+    assert sum(cost.energy_level_pj.values())[0, 0] == pytest.approx(1468.8)
+
+
 @pytest.mark.parametrize(("min_bits", "rf_pj"), [(64, 32 + 16), (24, 24 + 18)])
 def test_an_access_narrower_than_the_minimum_width_costs_a_full_access(tmp_path: Path, min_bits: int, rf_pj: float) -> None:
     # the hand-computed conv with rf's accesses at least min_bits wide. Into the array rf sends the 2x2 weight tile,

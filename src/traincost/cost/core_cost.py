@@ -37,10 +37,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
    O resident, O once, S once per M-tile, X once per N-tile. In the S-resident order every row of M
    streams past a weight tile, so an output memory that cannot hold M x N-tile partial sums passes
-   them on once per R-tile of the array (``_held_partial_sums``). The streamed operand is counted as its
-   im2col (M·R) at the PE array and as the input pixels its windows touch above it (a tile that
-   holds the whole filter window reuses the overlap; a strided window skips pixels,
-   ``optable.window_span``).
+   them on once per R-tile of the array (``_held_partial_sums``), unless an output memory in the band
+   below it has finished them. The streamed operand is counted as its im2col (M·R) at the PE array
+   and as the input pixels its windows touch above it (a tile that holds the whole filter window
+   reuses the overlap; a strided window skips pixels, ``optable.window_span``).
 6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
    narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it.
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
@@ -344,7 +344,8 @@ def mac_cost(
 def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, array_tile: _Tile, precision: _Precision) -> _Tile:
     """The tile whose partial sums leave an output memory in the weight-resident order: every row of M streams
     past a weight tile, so the memory must hold M x N-tile partial sums to finish the tile's R-tiles; one that
-    cannot passes them on once per R-tile of the array."""
+    cannot passes them on once per R-tile of the array. (Outputs an output memory in the band has finished are not
+    partial sums: the caller does not ask.)"""
     m_t, n_t, r_t = tile
     fits = _share_elems(level, precision.partial_sum_bytes) >= gemm.full[0] * n_t
     return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, array_tile[2]))
@@ -412,13 +413,15 @@ def _inside(
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
         outermost[operand] = holders[-1] if holders else None
         child = -1  # the PE array
+        final = False  # whether the outputs leaving the child are complete: an output memory in the band finishes R
         for parent in holders:
             # the array keeps no output of its own: its partial sums go to the innermost output memory in any order
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
             tile = tiles[child + 1]
-            if operand == "O" and child >= 0 and order == "weight_resident":
+            if operand == "O" and child >= 0 and order == "weight_resident" and not final:
                 tile = _held_partial_sums(core.levels[child], gemm, tile, tiles[0], precision)
+            final = final or (operand == "O" and in_band)
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
             if child >= 0:
                 bits = _access_bits(operand, tile, precision, core.levels[child].memory)
