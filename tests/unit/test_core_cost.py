@@ -301,6 +301,18 @@ def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_afte
     assert overlapped.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1)
 
 
+def test_serial_tile_io_loads_an_input_that_fits_the_room_its_memory_leaves_it(tmp_path: Path) -> None:
+    # 1x1 conv, C = 32, K = 4, 4x4 outputs: the input is 512 B, more than a third of the 1 KiB local memory that also
+    # keeps weights and outputs, but beside a weight slice (R x the array's 2 columns = 64 B) and the outputs of those
+    # columns (16 x 2 = 32 B) it has 928 B: loaded whole before the compute, 512 B over the 8 B/cycle link = 64
+    # cycles, then the array's last output tile (2 B: 0.25 cycles) after it
+    hw = _tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
+    table, core = op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=4)), hw.cores[0]
+    serial = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="latency")
+    overlapped = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core))
+    assert serial.latency_cycles[0, 0] - overlapped.latency_cycles[0, 0] == pytest.approx(64 + 0.25)
+
+
 @pytest.mark.parametrize(("oreg_bytes", "local_psum_reads", "local_writes"), [(2, 64, 128), (64, 0, 64)])
 def test_an_output_register_too_small_for_the_streamed_rows_passes_partial_sums_on(
     tmp_path: Path, oreg_bytes: int, local_psum_reads: int, local_writes: int

@@ -355,10 +355,10 @@ def _serial_tile_io(
     core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, external: ExternalPath | None
 ) -> np.ndarray:
     """ZigZag's on- and off-loading cycles (``tile_io: serial``). An input operand whose only memory in the core
-    holds all of it is loaded once, before the compute (ZigZag's period count of 1); one with more levels, or
-    that does not fit, is loaded tile by tile under the compute. The inputs load side by side (the slower one
-    counts); after the compute, the array's last output tile leaves. Over ``external``'s bandwidth (without it,
-    the top memory's write bandwidth)."""
+    holds all of it (in the room that memory leaves it, ``_room``) is loaded once, before the compute (ZigZag's
+    period count of 1); one with more levels, or that does not fit, is loaded tile by tile under the compute. The
+    inputs load side by side (the slower one counts); after the compute, the array's last output tile leaves. Over
+    ``external``'s bandwidth (without it, the top memory's write bandwidth)."""
     top = core.top
     bandwidth = (
         external.bandwidth_bytes_per_cycle if external is not None else top.write_bandwidth_bytes_per_cycle * top.instances
@@ -368,7 +368,7 @@ def _serial_tile_io(
         holders = [level for level in core.levels if operand in level.operands]
         if len(holders) == 1:
             whole = elems * gemm.groups
-            fits = whole <= _share_elems(holders[0], precision.tile_bytes[operand])
+            fits = whole <= _room(holders[0], gemm, array_tile, operand, precision)
             first = np.maximum(first, np.where(fits, whole * precision.final_bytes[operand], 0.0))
     m_t, n_t, _ = array_tile
     return (first + m_t * n_t * precision.final_bytes["O"]) / bandwidth
