@@ -30,6 +30,7 @@ from traincost.optimize.fusion import FusionProblem, FusionResult, solve_fusion
 from traincost.optimize.recompute_table import RecomputeTables, Rewrite
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
+from traincost.schedule.scheduler import OpCosts
 from traincost.workload import STEP_PHASES, Workload
 
 __all__ = [
@@ -119,6 +120,8 @@ class CheckpointEvaluator:
         self._cache: dict[frozenset[str], dict[str, float]] = {}
         self._tables = RecomputeTables(self.workload, phases=STEP_PHASES["training"])
         self._base_subgraphs = self._solve(self._tables.base).subgraphs if self.fusion == "local" else ()
+        # a recompute clone costs on its core what the op it clones costs: the base table's costs, taken per row
+        self._op_costs = OpCosts.of(self._tables.base, self.hardware, self._plan(()))
 
     def _solve(self, table: OpTable, nodes: Sequence[int] | None = None) -> FusionResult:
         problem = FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction)
@@ -168,9 +171,11 @@ class CheckpointEvaluator:
         rewrite = self._tables.rewrite(sorted(key))
         table = rewrite.table
         groups = tuple(tuple(int(table.op[i]) for i in g) for g in self.fused_groups(rewrite))
-        plan = SchedulePlan.from_mode(self.mode, fused=groups, resident_fraction=self.resident_fraction)
-        row = schedule(table, self.hardware, plan).summary.iloc[0]
+        row = schedule(table, self.hardware, self._plan(groups), op_costs=self._op_costs.take(rewrite.source)).summary.iloc[0]
         return self._objectives(key, row)
+
+    def _plan(self, fused: tuple[tuple[int, ...], ...]) -> SchedulePlan:
+        return SchedulePlan.from_mode(self.mode, fused=fused, resident_fraction=self.resident_fraction)
 
     @contextmanager
     def worker_pool(self, workers: int) -> Iterator[Pool | None]:
