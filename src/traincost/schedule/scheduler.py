@@ -103,16 +103,17 @@ def place_ops(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
     Raises:
         HardwareError: an op kind that no core runs.
     """
-    core_of = np.empty(len(table), dtype=np.int64)
-    for kind in np.unique(table.kind):
+    kinds = table.kind.tolist()
+    core_of_kind = {}
+    for kind in sorted(set(kinds)):
         core = hardware.core_for(kind)
         if core is None:
-            first = int(table.op[np.flatnonzero(table.kind == kind)[0]])
+            first = int(table.op[kinds.index(kind)])
             raise HardwareError(
                 f"{hardware.source}: no core runs op kind {kind!r} (first at Workload op {first}); add it to a core's runs"
             )
-        core_of[table.kind == kind] = core
-    return core_of
+        core_of_kind[kind] = core
+    return np.array([core_of_kind[kind] for kind in kinds], dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,16 +140,18 @@ class _Static:
             pool_of_core.append(pools.setdefault(key, len(pools)))
         n_tensors = len(table.tensor_elems)
         producer = table.producers()
-        position = {int(op): i for i, op in enumerate(table.op)}
-        group_of = np.full(len(table), -1, dtype=np.int64)
+        position = {op: i for i, op in enumerate(table.op.tolist())}
+        groups = [-1] * len(table)
         for g, group in enumerate(plan.fused):
             for op in group:
                 if op in position:  # view ops and other-phase ops are not scheduled
-                    group_of[position[op]] = g
+                    groups[position[op]] = g
+        group_of = np.array(groups, dtype=np.int64)
         unset = np.iinfo(np.int64).max
         tiles = np.full(len(plan.fused), unset, dtype=np.int64)
         weights = np.zeros(len(plan.fused))
-        fused_macs = np.flatnonzero((group_of >= 0) & table.is_mac)
+        is_mac = table.is_mac
+        fused_macs = np.flatnonzero((group_of >= 0) & is_mac)
         np.minimum.at(tiles, group_of[fused_macs], np.maximum(1, table.dims["OY"][fused_macs]))
         tiles[tiles == unset] = 1  # a group without MAC ops
         np.add.at(weights, group_of[fused_macs], table.s_elems[fused_macs] * hardware.word_bytes)
@@ -172,6 +175,7 @@ class _Static:
             op=_OpFacts.build(
                 table,
                 plan,
+                is_mac=is_mac,
                 core_of=core_of,
                 pool_of_core=pool_of_core,
                 group_of=group_of,
@@ -206,6 +210,7 @@ class _OpFacts:
         table: OpTable,
         plan: SchedulePlan,
         *,
+        is_mac: np.ndarray,
         core_of: np.ndarray,
         pool_of_core: Sequence[int],
         group_of: np.ndarray,
@@ -213,22 +218,23 @@ class _OpFacts:
         producer: np.ndarray,
         intermediate: np.ndarray,
     ) -> _OpFacts:
-        last_use = table.last_use.tolist()
-        released = [
-            [t for t in ins if last_use[t] == i] + [t for t in outs if last_use[t] < i]
-            for i, (ins, outs) in enumerate(zip(table.inputs, table.outputs, strict=True))
-        ]
+        released: list[list[int]] = [[] for _ in range(len(table))]
+        for per_op, last in ((table.inputs, np.equal), (table.outputs, np.less)):  # inputs read last, outputs never read
+            op, tensor = flat_ids(per_op)
+            leaving = last(table.last_use[tensor], op)
+            for i, t in zip(op[leaving].tolist(), tensor[leaving].tolist(), strict=True):
+                released[i].append(t)
         tiles = np.where(group_of >= 0, tiles_of_group[np.maximum(group_of, 0)] if len(tiles_of_group) else 1, 1)
         return cls(
             core=core_of.tolist(),
             pool=[pool_of_core[k] for k in core_of.tolist()],
             group=group_of.tolist(),
             tiles=tiles.tolist(),
-            split=(table.is_mac & plan.tensor_parallel).tolist(),
+            split=(is_mac & plan.tensor_parallel).tolist(),
             x_tensor=table.x_tensor.tolist(),
             s_tensor=table.s_tensor.tolist(),
             released=released,
-            last_use=last_use,
+            last_use=table.last_use.tolist(),
             producer=producer.tolist(),
             intermediate=intermediate.tolist(),
             persistent=table.tensor_persistent.tolist(),
@@ -382,6 +388,7 @@ class _Memory:
     def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, lanes: Lanes) -> None:
         n_cfg = hw.n_configs
         self.lanes = lanes
+        self.any, self.where, self.maximum, self.total = lanes.any, lanes.where, lanes.maximum, lanes.total
         self.persistent_tensor = static.op.persistent
         sizes = table.tensor_elems.astype(np.float64) * hw.word_bytes
         self.sizes: list[float] = sizes.tolist()
@@ -410,28 +417,27 @@ class _Memory:
 
     def keep(self, t: int, pool: int, mask: Lane, nbytes: float) -> None:
         """Make ``t`` resident in ``pool`` where ``mask``, occupying ``nbytes``."""
-        lanes = self.lanes
-        if not lanes.any(mask):
+        if not self.any(mask):
             return
         self.resident.add(t)
-        self.pool[t] = lanes.where(mask, pool, self.pool[t])
-        self.held[t] = lanes.where(mask, nbytes, self.held[t])
+        self.pool[t] = self.where(mask, pool, self.pool[t])
+        self.held[t] = self.where(mask, nbytes, self.held[t])
         self.occupancy[pool] = self.occupancy[pool] + nbytes * mask
 
     def fits(self, t: int, pool: int) -> Lane:
         return self.occupancy[pool] + self.sizes[t] <= self.budget[pool]
 
     def spill(self, t: int, mask: Lane) -> None:
-        if not self.persistent_tensor[t] and self.lanes.any(mask):
+        if not self.persistent_tensor[t] and self.any(mask):
             self.offchip.add(t)
-            self.spilled[t] = self.lanes.where(mask, self.sizes[t], self.spilled[t])
+            self.spilled[t] = self.where(mask, self.sizes[t], self.spilled[t])
             self.offchip_live = self.offchip_live + self.sizes[t] * mask
 
     def release(self, t: int) -> None:
         if t in self.resident:
             self.resident.discard(t)
             # held is 0 where the tensor is off chip, so pool 0 takes nothing there
-            self.lanes.add_at(self.occupancy, self.lanes.maximum(self.pool[t], 0), -self.held[t])
+            self.lanes.add_at(self.occupancy, self.maximum(self.pool[t], 0), -self.held[t])
             self.pool[t] = -1
             self.held[t] = 0
         if t in self.offchip:
@@ -441,17 +447,17 @@ class _Memory:
 
     def onchip(self) -> Lane:
         """Resident bytes over every pool."""
-        return self.lanes.total(self.occupancy)
+        return self.total(self.occupancy)
 
     def record_peaks(self) -> None:
-        self.peak_onchip = self.lanes.maximum(self.peak_onchip, self.onchip())
-        self.peak_offchip = self.lanes.maximum(self.peak_offchip, self.persistent_bytes + self.offchip_live)
+        self.peak_onchip = self.maximum(self.peak_onchip, self.total(self.occupancy))
+        self.peak_offchip = self.maximum(self.peak_offchip, self.persistent_bytes + self.offchip_live)
 
 
 class _Traffic:
     """Bytes each op moves, per configuration: off chip, over the bus, read from and written to its core's top
-    memory; and the energy of reading its inputs out of other cores' top memories. One lane per op, until
-    ``arrays``."""
+    memory; and the energy of reading its inputs out of other cores' top memories. One lane per op, stacked into
+    (configurations, ops) arrays by ``energy``."""
 
     def __init__(self, n_ops: int, lanes: Lanes, n_pools: int) -> None:
         self.offchip: list[Lane] = [0.0] * n_ops
@@ -540,16 +546,17 @@ def _run(
     bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
     onchip_timeline: list[Lane] = []
     offchip_timeline: list[Lane] = []
-    for i, tiles in enumerate(static.op.tiles):
-        off_b, bus_b = moves.move(i, tiles)
+    move, run, record_peaks, release = moves.move, clock.run, memory.record_peaks, memory.release
+    for i, (tiles, released) in enumerate(zip(static.op.tiles, static.op.released, strict=True)):
+        off_b, bus_b = move(i, tiles)
         bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
-        clock.run(i, maximum(latency_of[i], bandwidth_cycles), tiles)
-        memory.record_peaks()
+        run(i, maximum(latency_of[i], bandwidth_cycles), tiles)
+        record_peaks()
         if per_op:
             onchip_timeline.append(memory.onchip())
             offchip_timeline.append(memory.persistent_bytes + memory.offchip_live)
-        for t in static.op.released[i]:
-            memory.release(t)
+        for t in released:
+            release(t)
 
     moved, energy_ext, moved_pj = traffic.energy(hw, static, lanes)
     offchip_bytes, bus_bytes = moved["offchip"].sum(axis=1), moved["bus"].sum(axis=1)
