@@ -166,6 +166,8 @@ class _Search:
         if len(members) + max(missing, 1) > self.max_length:
             return  # no larger subgraph grown from this one can be valid within the length limit
         extension = set(extension)
+        if not extension:
+            return
         member_set = set(members)
         near = set().union(*(self.successors[m] for m in members))
         while extension:

@@ -571,7 +571,7 @@ def _run(
     for name in hw.memories:
         columns[f"energy_{name}_pj"] = level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
     columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
-    for phase in np.unique(table.phase):
+    for phase in sorted(set(table.phase.tolist())):
         columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
     columns |= {
         "offchip_bytes": offchip_bytes,
