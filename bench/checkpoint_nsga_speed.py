@@ -22,11 +22,18 @@ timed on this 2-core machine shared with three other sessions (load average 1.5â
   three other sessions' jobs on the machine (load average 4â€“5.4, the run got one core's worth): 1,290 s
   wall, 1,334 CPU s, 4,991 evaluations, one evaluation 0.26 s (local fusion) and 0.44 s (full). Contention
   inflates CPU seconds too, so this run neither shows nor refutes the 15 %; it needs a quiet machine.
+
+After the scheduler's lanes, separable op costs, the RecomputePlanner and the faster FusionProblem.build
+(branch s25-nsga, 26 November 2026, ``--quick``, load average 2.7-2.9): one evaluation 0.100 CPU s with local
+fusion, 0.289 with full fusion (0.26 and 0.44 above, under heavier load). The rows now give CPU seconds
+(the NSGA-II run's include its workers') and the load average beside wall seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import time
 from pathlib import Path
 
@@ -40,6 +47,12 @@ from traincost.workload import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 FUSION_LENGTH = 4  # config/config.yaml monet_checkpoint.fusion_length
+
+
+def cpu_seconds() -> float:
+    """User + system seconds of this process and of its finished children (the worker processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -56,16 +69,29 @@ def main() -> None:
         evaluator = CheckpointEvaluator(workload, hardware, costs, fusion_length=FUSION_LENGTH, fusion=fusion)
         rng = np.random.default_rng(0)
         masks = [rng.random(len(costs)) < rng.random() for _ in range(samples)]
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), cpu_seconds()
         for mask in masks:
             evaluator.evaluate_mask(mask)
-        rows.append({"run": f"one evaluation, {fusion} fusion", "seconds": (time.perf_counter() - began) / samples})
+        rows.append(
+            {
+                "run": f"one evaluation, {fusion} fusion",
+                "seconds": (time.perf_counter() - began) / samples,
+                "cpu_seconds": (cpu_seconds() - cpu) / samples,
+                "load_average": os.getloadavg()[0],
+            }
+        )
     if not args.quick:
         evaluator = CheckpointEvaluator(workload, hardware, costs, fusion_length=FUSION_LENGTH)
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), cpu_seconds()
         table = run_nsga2(evaluator, population=50, generations=args.generations, seed=0, workers=2)
-        seconds = time.perf_counter() - began
-        rows.append({"run": f"NSGA-II 50 x {args.generations}, 2 workers ({len(table)} evaluations)", "seconds": seconds})
+        rows.append(
+            {
+                "run": f"NSGA-II 50 x {args.generations}, 2 workers ({len(table)} evaluations)",
+                "seconds": time.perf_counter() - began,
+                "cpu_seconds": cpu_seconds() - cpu,  # the workers' too: the pool has ended
+                "load_average": os.getloadavg()[0],
+            }
+        )
         if args.generations == 100:
             rows.append({"run": "bar: 50 x 100 in", "seconds": 300.0})
     with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):

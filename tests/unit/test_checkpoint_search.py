@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -20,6 +21,8 @@ from traincost.optimize.checkpoint_search import (
 )
 from traincost.optimize.fusion import FusionProblem, candidate_subgraphs
 from traincost.optimize.recompute_table import RecomputeTables
+from traincost.schedule import SchedulePlan, scheduler
+from traincost.schedule.lanes import VectorLanes
 from traincost.workload import STEP_PHASES, Workload
 
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
@@ -120,3 +123,30 @@ def test_local_fusion_is_a_valid_cover_close_to_the_full_solve(chain) -> None:
     assert best <= count <= 1.05 * best
     with pytest.raises(ConfigError, match="fusion scope 'everywhere'"):
         CheckpointEvaluator(built.workload, hardware, costs, fusion_length=4, fusion="everywhere")
+
+
+def test_the_fast_path_schedules_recompute_choices_as_the_plain_computation(chain, monkeypatch) -> None:
+    """Bit for bit: the evaluator's path (costs taken from the base table's, one configuration as Python scalars)
+    and the plain one (costs computed for the rewritten table, numpy arrays of one configuration)."""
+    built = chain("resnet18_cifar", 1, "adam")
+    hardware = load_hardware(EDGE_TPU)
+    costs = activation_costs(built.workload, word_bytes=hardware.word_bytes)
+    evaluator = CheckpointEvaluator(built.workload, hardware, costs, fusion_length=4)
+    tables = RecomputeTables(built.workload, phases=STEP_PHASES["training"])
+    rng = np.random.default_rng(1)
+    for mode, fraction in (("pipeline_tensor", 0.3), ("layer_by_layer", 0.7), ("pipeline", 1.0)):
+        rewrite = tables.rewrite(list(costs["name"][rng.random(len(costs)) < fraction]))
+        assert rewrite.clone.any()
+        fused = tuple(tuple(int(rewrite.table.op[i]) for i in g) for g in evaluator.fused_groups(rewrite))
+        plan = SchedulePlan.from_mode(mode, fused=fused)
+        base_costs = scheduler.OpCosts.of(tables.base, hardware, plan)
+        fast = scheduler.schedule(rewrite.table, hardware, plan, per_op=True, op_costs=base_costs.take(rewrite.source))
+        with monkeypatch.context() as patch:
+            patch.setattr(scheduler, "lanes_for", VectorLanes)
+            plain = scheduler.schedule(rewrite.table, hardware, plan, per_op=True)
+        pd.testing.assert_frame_equal(fast.summary, plain.summary, check_exact=True)
+        pd.testing.assert_frame_equal(fast.ops, plain.ops, check_exact=True)
+    with pytest.raises(ValueError, match="do not belong"):  # the base table's costs for the rewritten table
+        scheduler.schedule(rewrite.table, hardware, plan, op_costs=base_costs)
+    with pytest.raises(ValueError, match="tensor parallel True"):  # costs of another plan
+        scheduler.schedule(tables.base, hardware, SchedulePlan.from_mode("tensor"), op_costs=base_costs)

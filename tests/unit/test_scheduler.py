@@ -16,6 +16,7 @@ from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, load_hardware
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.evaluate import evaluate_sweep
+from traincost.schedule.lanes import Lanes, ScalarLanes, VectorLanes
 from traincost.schedule.manual_fusion import read_manual_fusion
 from traincost.schedule.scheduler import _Memory, _Static, place_ops
 from traincost.workload import STEP_PHASES
@@ -194,20 +195,24 @@ def test_the_per_op_table_records_each_mac_ops_mapping() -> None:
         SchedulePlan(mapping_objective="throughput")
 
 
-def test_release_gives_back_what_keep_and_spill_took_and_nothing_else() -> None:
+@pytest.mark.parametrize("lanes", [ScalarLanes(), VectorLanes(1)], ids=["scalars", "arrays"])
+def test_release_gives_back_what_keep_and_spill_took_and_nothing_else(lanes: Lanes) -> None:
     hw = load_hardware(TINY)
     table = op_table(conv_relu_workload())
     plan = SchedulePlan()
-    memory = _Memory(table, hw, plan, _Static.build(table, hw, plan, place_ops(table, hw)))
+    memory = _Memory(table, hw, plan, _Static.build(table, hw, plan, place_ops(table, hw)), lanes)
     kept, spilled, untouched = 0, 2, 3  # x, y, z (tensor 1, the weight, is persistent: never spilled)
-    memory.keep(kept, 0, np.ones(hw.n_configs, dtype=bool), 48.0)
-    memory.spill(spilled, np.ones(hw.n_configs, dtype=bool))
-    before = (memory.occupancy.copy(), memory.offchip_live.copy(), memory.pool.copy())
+    memory.keep(kept, 0, True, 48.0)  # in every configuration
+    memory.spill(spilled, True)
+
+    def state() -> tuple[np.ndarray, ...]:
+        return tuple(np.array(part, dtype=float) for part in (memory.occupancy, memory.offchip_live, memory.pool))
+
+    before = state()
     memory.release(untouched)
-    assert np.array_equal(memory.occupancy, before[0]) and np.array_equal(memory.offchip_live, before[1])
-    assert np.array_equal(memory.pool, before[2])
-    assert memory.occupancy.sum() == 48.0 and memory.offchip_live.sum() > 0
+    assert all(np.array_equal(now, then) for now, then in zip(state(), before, strict=True))
+    assert np.sum(memory.occupancy) == 48.0 and np.sum(memory.offchip_live) > 0
     memory.release(kept)
     memory.release(spilled)
-    assert memory.occupancy.sum() == 0 and memory.offchip_live.sum() == 0
-    assert (memory.pool == -1).all() and not memory.held.any() and not memory.spilled.any()
+    assert np.sum(memory.occupancy) == 0 and np.sum(memory.offchip_live) == 0
+    assert (np.array(memory.pool) == -1).all() and not np.any(memory.held) and not np.any(memory.spilled)

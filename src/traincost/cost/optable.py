@@ -105,8 +105,8 @@ class OpTable:
 
 def flat_ids(per_op: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """The (op position, tensor id) pairs of per-op tensor lists (``OpTable.inputs`` or ``outputs``), as two arrays."""
-    counts = [len(ids) for ids in per_op]
-    tensors = np.fromiter(itertools.chain.from_iterable(per_op), dtype=np.int64, count=sum(counts))
+    counts = np.fromiter(map(len, per_op), dtype=np.int64, count=len(per_op))
+    tensors = np.fromiter(itertools.chain.from_iterable(per_op), dtype=np.int64, count=int(counts.sum()))
     return np.repeat(np.arange(len(per_op)), counts), tensors
 
 
@@ -179,27 +179,30 @@ def resolve_views(
     their first input (``alias`` is updated in place). Returns the positions of the ops kept and their
     inputs and outputs after aliasing, constants removed."""
     kept, inputs, outputs = [], [], []
+    names, fixed = alias.tolist(), constant.tolist()  # Python lists: read element by element
 
     def live(ids: Sequence[int]) -> tuple[int, ...]:
-        return tuple(dict.fromkeys(int(alias[t]) for t in ids if not constant[alias[t]]))
+        return tuple(dict.fromkeys(names[t] for t in ids if not fixed[names[t]]))
 
     for index, (op_type, ins, outs) in enumerate(ops):
         if op_type in VIEW_OP_TYPES and len(ins):
             for t in outs:
-                alias[t] = alias[ins[0]]
+                names[t] = names[ins[0]]
             continue
         kept.append(index)
         inputs.append(live(ins))
         outputs.append(live(outs))
+    alias[:] = names
     return kept, tuple(inputs), tuple(outputs)
 
 
 def last_uses(inputs: Sequence[Sequence[int]], n_tensors: int) -> np.ndarray:
     """Per tensor id: the position of the last op that reads it, -1 if none."""
-    last = np.full(n_tensors, -1, dtype=np.int64)
+    last = [-1] * n_tensors
     for i, ids in enumerate(inputs):
-        last[list(ids)] = i
-    return last
+        for t in ids:
+            last[t] = i
+    return np.array(last, dtype=np.int64)
 
 
 def _gemm_views(

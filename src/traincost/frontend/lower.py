@@ -14,6 +14,7 @@ from onnx import helper
 from traincost.errors import GraphError
 from traincost.frontend.decompose import is_primitive
 from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
+from traincost.frontend.saved import saved_for_backward
 from traincost.frontend.shapes import TensorType, tensor_types
 from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload
 
@@ -60,7 +61,6 @@ _LAYOUT_OPS = frozenset(
 # squeeze, unsqueeze, transpose and detach are: they allocate nothing.
 _VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity"})
 _VIEW_KINDS = frozenset({"activation", "gradient", "temporary"})
-_SHAPE_OPS = frozenset({"Shape", "Size"})
 # Elementary operations per element of the (largest) tensor an op reads or writes.
 _NORM_OPS_PER_ELEMENT = 7  # mean, centre, square, mean, normalise, scale, shift
 _SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide (log-softmax: log-subtract)
@@ -204,33 +204,6 @@ def _views(graph: onnx.GraphProto, tensor_ids: Mapping[str, int], kinds: np.ndar
         source = tensor_ids[node.input[0]]
         view_of[target] = view_of[source] if view_of[source] >= 0 else source
     return view_of
-
-
-def saved_for_backward(tensors: pd.DataFrame, ops: pd.DataFrame) -> pd.Series:
-    """Which storages the forward pass keeps for the backward pass, as torch's ``saved_tensors_hooks`` sees them.
-
-    A batch input or an activation made in the forward pass (a recomputed one is made just before
-    use) is saved if a backward op reads its data (a Shape or Size reads only its shape). A view
-    that the backward pass reads saves the tensor it views instead: that tensor if it is a batch
-    input or an activation, nothing if it is a weight (a transposed weight is the weight), and never
-    the view itself, so that a storage is counted once.
-    """
-    phase, op_type = ops["phase"].to_numpy(), ops["op_type"].to_numpy()
-    data_read = (phase == "backward") & ~np.isin(op_type, list(_SHAPE_OPS))
-    producer = tensors["producer"].to_numpy()
-    made_in_forward = (producer < 0) | (phase[producer] == "forward")
-    saved = (
-        tensors["kind"].isin(["input", "activation"]).to_numpy()
-        & made_in_forward
-        & np.array([bool(np.any(data_read[c])) if len(c) else False for c in tensors["consumers"]])
-    )
-    view_of = tensors["view_of"].to_numpy()
-    kind = tensors["kind"].to_numpy()
-    viewed = view_of >= 0
-    roots = view_of[viewed & saved]
-    saved[viewed] = False
-    saved[roots[np.isin(kind[roots], ("input", "activation"))]] = True
-    return pd.Series(saved, index=tensors.index)
 
 
 def _tensor_kind(

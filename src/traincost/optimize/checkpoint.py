@@ -22,8 +22,8 @@ import onnx
 import pandas as pd
 
 from traincost.errors import GraphError
-from traincost.frontend.lower import saved_for_backward
 from traincost.frontend.onnx_graph import PHASE_KEY, node_meta, set_node_meta
+from traincost.frontend.saved import saved_for_backward
 from traincost.workload import Workload
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "onnx_nodes",
     "workload_nodes",
     "plan_recompute",
+    "RecomputePlanner",
     "recompute_onnx",
     "recompute_workload",
     "saved_activations",
@@ -82,40 +83,60 @@ def plan_recompute(nodes: Sequence[GraphNode], dropped: Iterable[str], *, extern
     Raises:
         GraphError: a dropped tensor is not a saved activation, or can only be rebuilt through a random op.
     """
-    saved = saved_activations(nodes)
-    dropped = tuple(dict.fromkeys(dropped))
-    unknown = [t for t in dropped if t not in saved]
-    if unknown:
-        raise GraphError(f"recompute: {unknown[:5]} are not saved activations (forward outputs read by the backward pass)")
-    producer = {t: i for i, n in enumerate(nodes) for t in n.outputs}
-    kept = set(saved) - set(dropped)
-    first_use: dict[str, int] = {}
-    for i, n in enumerate(nodes):
-        if n.phase != "forward":
-            for t in n.inputs:
-                first_use.setdefault(t, i)
-    recomputed: set[str] = set()
-    insertions: dict[int, list[int]] = {}
-    for tensor in sorted(dropped, key=first_use.__getitem__):
-        if tensor in recomputed:
-            continue
-        chain: list[int] = []
-        todo, seen = [producer[tensor]], set()
-        while todo:
-            index = todo.pop()
-            if index in seen:
+    return RecomputePlanner(nodes, external=external).plan(dropped)
+
+
+class RecomputePlanner:
+    """``plan_recompute`` for one graph and many choices: what does not depend on the choice is found once."""
+
+    def __init__(self, nodes: Sequence[GraphNode], *, external: set[str]) -> None:
+        self.nodes = nodes
+        self.external = external
+        self.saved = saved_activations(nodes)
+        self.saved_set = set(self.saved)
+        self.producer = {t: i for i, n in enumerate(nodes) for t in n.outputs}
+        self.first_use: dict[str, int] = {}
+        for i, n in enumerate(nodes):
+            if n.phase != "forward":
+                for t in n.inputs:
+                    self.first_use.setdefault(t, i)
+
+    def plan(self, dropped: Iterable[str]) -> RecomputePlan:
+        """The plan of ``plan_recompute`` for this graph.
+
+        Raises:
+            GraphError: a dropped tensor is not a saved activation, or can only be rebuilt through a random op.
+        """
+        nodes, external, producer, first_use = self.nodes, self.external, self.producer, self.first_use
+        dropped = tuple(dict.fromkeys(dropped))
+        unknown = [t for t in dropped if t not in self.saved_set]
+        if unknown:
+            raise GraphError(f"recompute: {unknown[:5]} are not saved activations (forward outputs read by the backward pass)")
+        kept = self.saved_set - set(dropped)
+        recomputed: set[str] = set()
+        insertions: dict[int, list[int]] = {}
+        for tensor in sorted(dropped, key=first_use.__getitem__):
+            if tensor in recomputed:
                 continue
-            seen.add(index)
-            if nodes[index].op_type in _RANDOM:
-                raise GraphError(f"recompute: {tensor!r} depends on random op {nodes[index].op_type} ({index}); keep it saved")
-            chain.append(index)
-            for t in nodes[index].inputs:
-                if t and t not in external and t not in kept and t not in recomputed:
-                    todo.append(producer[t])
-        chain.sort()
-        insertions.setdefault(first_use[tensor], []).extend(chain)
-        recomputed.update(t for i in chain for t in nodes[i].outputs)
-    return RecomputePlan(insertions={k: tuple(v) for k, v in insertions.items()}, dropped=dropped)
+            chain: list[int] = []
+            todo, seen = [producer[tensor]], set()
+            while todo:
+                index = todo.pop()
+                if index in seen:
+                    continue
+                seen.add(index)
+                if nodes[index].op_type in _RANDOM:
+                    raise GraphError(
+                        f"recompute: {tensor!r} depends on random op {nodes[index].op_type} ({index}); keep it saved"
+                    )
+                chain.append(index)
+                for t in nodes[index].inputs:
+                    if t and t not in external and t not in kept and t not in recomputed:
+                        todo.append(producer[t])
+            chain.sort()
+            insertions.setdefault(first_use[tensor], []).extend(chain)
+            recomputed.update(t for i in chain for t in nodes[i].outputs)
+        return RecomputePlan(insertions={k: tuple(v) for k, v in insertions.items()}, dropped=dropped)
 
 
 def onnx_nodes(model: onnx.ModelProto) -> list[GraphNode]:

@@ -25,11 +25,12 @@ from ortools.sat.python import cp_model
 from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError, GraphError
 from traincost.hardware.spec import HardwareSpec
-from traincost.optimize.checkpoint import plan_recompute, saved_activations, workload_nodes
+from traincost.optimize.checkpoint import RecomputePlanner, saved_activations, workload_nodes
 from traincost.optimize.fusion import FusionProblem, FusionResult, solve_fusion
 from traincost.optimize.recompute_table import RecomputeTables, Rewrite
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
+from traincost.schedule.scheduler import OpCosts
 from traincost.workload import STEP_PHASES, Workload
 
 __all__ = [
@@ -46,6 +47,7 @@ def activation_costs(workload: Workload, *, word_bytes: int) -> pd.DataFrame:
     """One row per candidate activation, in forward order: ``name``, ``bytes`` (m_a), ``recompute_flops`` (r_a),
     ``recompute_ops``. Activations that only a random op (dropout) can rebuild are not candidates."""
     nodes, external = workload_nodes(workload)
+    planner = RecomputePlanner(nodes, external=external)
     ops = workload.ops.sort_values("op").reset_index(drop=True)
     flops = (2 * ops["macs"] + ops["elementwise_ops"]).to_numpy()
     elements = workload.tensors.set_index("name")
@@ -54,7 +56,7 @@ def activation_costs(workload: Workload, *, word_bytes: int) -> pd.DataFrame:
         if name in external:
             continue
         try:
-            plan = plan_recompute(nodes, [name], external=external)
+            plan = planner.plan([name])
         except GraphError:
             continue  # behind a random op (a dropout mask): it stays saved
         chain = [i for group in plan.insertions.values() for i in group]
@@ -119,6 +121,8 @@ class CheckpointEvaluator:
         self._cache: dict[frozenset[str], dict[str, float]] = {}
         self._tables = RecomputeTables(self.workload, phases=STEP_PHASES["training"])
         self._base_subgraphs = self._solve(self._tables.base).subgraphs if self.fusion == "local" else ()
+        # a recompute clone costs on its core what the op it clones costs: the base table's costs, taken per row
+        self._op_costs = OpCosts.of(self._tables.base, self.hardware, self._plan(()))
 
     def _solve(self, table: OpTable, nodes: Sequence[int] | None = None) -> FusionResult:
         problem = FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction)
@@ -131,21 +135,25 @@ class CheckpointEvaluator:
         elif not rewrite.clone.any():  # nothing recomputed: the base table
             subgraphs = self._base_subgraphs
         else:
-            position = np.full(len(self._tables.base), -1, dtype=np.int64)
-            position[rewrite.source[~rewrite.clone]] = np.flatnonzero(~rewrite.clone)
-            producer = rewrite.table.producers()
-            changed = rewrite.redirected.copy()
-            for row in np.flatnonzero(rewrite.clone):
-                readers_of = producer[list(rewrite.table.inputs[row])]
-                changed[readers_of[readers_of >= 0]] = True  # a new reader: maybe a new exit of its group
-            changed &= ~rewrite.clone
-            kept, region = [], set(np.flatnonzero(rewrite.clone).tolist())
+            clone, inputs = rewrite.clone.tolist(), rewrite.table.inputs
+            position = [-1] * len(self._tables.base)  # per base op, its row in the rewritten table
+            for row, (source, cloned) in enumerate(zip(rewrite.source.tolist(), clone, strict=True)):
+                if not cloned:
+                    position[source] = row
+            producer = rewrite.table.producers().tolist()
+            changed = rewrite.redirected.tolist()
+            clones = [row for row, cloned in enumerate(clone) if cloned]
+            for row in clones:
+                for t in inputs[row]:
+                    if producer[t] >= 0:
+                        changed[producer[t]] = True  # a new reader: maybe a new exit of its group
+            kept, region = [], set(clones)
             for group in self._base_subgraphs:
-                rows = position[list(group)]
-                if changed[rows].any():
-                    region.update(rows.tolist())
+                rows = [position[op] for op in group]
+                if any(changed[r] and not clone[r] for r in rows):
+                    region.update(rows)
                 else:
-                    kept.append(tuple(rows.tolist()))
+                    kept.append(tuple(rows))
             subgraphs = kept + list(self._solve(rewrite.table, sorted(region)).subgraphs)
         return tuple(g for g in subgraphs if len(g) > 1)
 
@@ -167,10 +175,13 @@ class CheckpointEvaluator:
     def _compute(self, key: frozenset[str]) -> dict[str, float]:
         rewrite = self._tables.rewrite(sorted(key))
         table = rewrite.table
-        groups = tuple(tuple(int(table.op[i]) for i in g) for g in self.fused_groups(rewrite))
-        plan = SchedulePlan.from_mode(self.mode, fused=groups, resident_fraction=self.resident_fraction)
-        row = schedule(table, self.hardware, plan).summary.iloc[0]
+        op = table.op.tolist()
+        groups = tuple(tuple(op[i] for i in g) for g in self.fused_groups(rewrite))
+        row = schedule(table, self.hardware, self._plan(groups), op_costs=self._op_costs.take(rewrite.source)).summary.iloc[0]
         return self._objectives(key, row)
+
+    def _plan(self, fused: tuple[tuple[int, ...], ...]) -> SchedulePlan:
+        return SchedulePlan.from_mode(self.mode, fused=fused, resident_fraction=self.resident_fraction)
 
     @contextmanager
     def worker_pool(self, workers: int) -> Iterator[Pool | None]:

@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,14 +70,15 @@ class FusionProblem:
         """The fusion problem of ``table`` on configuration ``config`` of ``hardware``, a group admitted when it fits
         in ``resident_fraction`` of each core's top memory (the scheduler's resident share)."""
         word = hardware.word_bytes
-        producer = table.producers()
+        producer, elems = table.producers().tolist(), table.tensor_elems.tolist()
         successors: list[set[int]] = [set() for _ in range(len(table))]
-        bytes_in = np.zeros(len(table))
+        bytes_in = [0.0] * len(table)
         for j, ins in enumerate(table.inputs):
             for t in ins:
-                if producer[t] >= 0 and producer[t] != j:
-                    successors[producer[t]].add(j)
-                    bytes_in[j] += table.tensor_elems[t] * word
+                p = producer[t]
+                if p >= 0 and p != j:
+                    successors[p].add(j)
+                    bytes_in[j] += elems[t] * word
         core = place_ops(table, hardware)
         out_bytes = table.sum_over_outputs(table.tensor_elems) * word
         leaves = table.sum_over_outputs(table.tensor_step_output) > 0
@@ -91,7 +92,7 @@ class FusionProblem:
             tiling=op_tiling(table),
             kind=table.kind,
             tensor_bytes_out=out_bytes,
-            tensor_bytes_in=bytes_in,
+            tensor_bytes_in=np.array(bytes_in),
         )
 
 
@@ -122,7 +123,7 @@ def candidate_subgraphs(
     allowed = np.ones(problem.n_nodes, dtype=bool) if nodes is None else np.isin(np.arange(problem.n_nodes), nodes)
     search = _Search(problem, max_length=max_length, type_limits=type_limits, allowed=allowed)
     for root in np.flatnonzero(allowed).tolist():
-        search.grow([root], search.inside(problem.successors[root]), search.usage([root]))
+        search.grow([root], search.inside(root), search.usage([root]))
     return search.found
 
 
@@ -143,9 +144,14 @@ class _Search:
         self.gemm = [limited and k in _GEMMS for k in problem.kind]
         self.impossible = problem.n_nodes + 1
         self.found: list[tuple[int, ...]] = []
+        self._inside: dict[int, set[int]] = {}
 
-    def inside(self, nodes: Iterable[int]) -> set[int]:
-        return {n for n in nodes if self.allowed[n]}
+    def inside(self, node: int) -> set[int]:
+        """The allowed successors of ``node`` (made once per node; the same set, so iterated in the same order)."""
+        found = self._inside.get(node)
+        if found is None:
+            found = self._inside[node] = {n for n in self.successors[node] if self.allowed[n]}
+        return found
 
     def usage(self, members: Sequence[int]) -> tuple[int, int, dict[int, float]]:
         memory: dict[int, float] = {}
@@ -160,6 +166,8 @@ class _Search:
         if len(members) + max(missing, 1) > self.max_length:
             return  # no larger subgraph grown from this one can be valid within the length limit
         extension = set(extension)
+        if not extension:
+            return
         member_set = set(members)
         near = set().union(*(self.successors[m] for m in members))
         while extension:
@@ -167,7 +175,7 @@ class _Search:
             grown_usage = self.admit(members, node, usage)
             if grown_usage is None:
                 continue
-            exclusive = {n for n in self.inside(self.successors[node]) if n not in member_set and n not in near}
+            exclusive = {n for n in self.inside(node) if n not in member_set and n not in near}
             self.grow([*members, node], extension | exclusive, grown_usage)
 
     def admit(
@@ -179,9 +187,10 @@ class _Search:
         convs, gemms = convs + self.conv[node], gemms + self.gemm[node]
         if convs > 3 or gemms > 2:
             return None
-        tile = self.tiling[node]
-        if any(tile % self.tiling[m] and self.tiling[m] % tile for m in members):
-            return None
+        tile, tiling = self.tiling[node], self.tiling
+        for m in members:
+            if tile % tiling[m] and tiling[m] % tile:
+                return None
         core = self.core[node]
         used = memory.get(core, 0.0) + self.memory[node]
         if used > self.capacity[core]:
@@ -194,6 +203,8 @@ class _Search:
         Every exit but one must have all its outside successors added; a node writing a step output
         stays an exit whatever is added, so two of them can never be fixed.
         """
+        if len(members) == 1:
+            return 0  # one member is at most one exit
         inside = set(members)
         outside = {m: self.successors[m] - inside for m in members}
         exits = [m for m in members if outside[m] or self.leaves[m]]

@@ -24,9 +24,9 @@ __all__ = ["core_capacity_bytes", "fused_op_bytes", "groups_fit", "op_tiling"]
 def op_tiling(table: OpTable) -> np.ndarray:
     """Per op: the intra-core tiling factor (output rows of a MAC op, else its first output's rows), at least 1."""
     tiling = np.maximum(1, table.dims["OY"]).astype(np.int64)
-    for i, outs in enumerate(table.outputs):
-        if table.kind[i] not in MAC_KINDS and outs:
-            tiling[i] = max(1, int(table.tensor_rows[outs[0]]))
+    first_output = np.array([outs[0] if outs else -1 for outs in table.outputs], dtype=np.int64)
+    by_rows = ~table.is_mac & (first_output >= 0)
+    tiling[by_rows] = np.maximum(1, table.tensor_rows[first_output[by_rows]])
     return tiling
 
 

@@ -32,7 +32,7 @@ operations of length = configurations (processed in chunks to bound memory).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,9 +43,10 @@ from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
 from traincost.schedule.fusion_memory import groups_fit
+from traincost.schedule.lanes import Lane, Lanes, lanes_for
 from traincost.schedule.plan import SchedulePlan
 
-__all__ = ["schedule", "StepCost", "place_ops"]
+__all__ = ["schedule", "StepCost", "place_ops", "OpCosts"]
 
 _BITS = 8.0
 _CHUNK = 512
@@ -61,7 +62,9 @@ class StepCost:
     ops: pd.DataFrame | None
 
 
-def schedule(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_op: bool = False) -> StepCost:
+def schedule(
+    table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_op: bool = False, op_costs: OpCosts | None = None
+) -> StepCost:
     """Latency, energy and memory of ``table`` on every configuration of ``hardware``.
 
     Args:
@@ -69,16 +72,23 @@ def schedule(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_
         hardware: the accelerator template at its configurations.
         plan: parallelism and fusion choices.
         per_op: also return start, end and energy of every op (one row per op and configuration).
+        op_costs: the ops' core-internal costs (``OpCosts.of(table, hardware, plan)``, or taken from the costs of
+            a table whose rows ``table`` copies); computed here if not given.
 
     Raises:
         HardwareError: an op kind that no core runs.
+        ValueError: ``op_costs`` of another table, template or plan.
     """
     core_of = place_ops(table, hardware)
     context = _Static.build(table, hardware, plan, core_of)
+    if op_costs is not None:
+        op_costs.check(table, hardware, plan)
     summaries, details = [], []
     for start in range(0, hardware.n_configs, _CHUNK):
-        chunk = hardware.take(slice(start, start + _CHUNK))
-        summary, detail = _run(table, chunk, plan, context, per_op=per_op)
+        rows = slice(start, start + _CHUNK)
+        chunk = hardware.take(rows)
+        costs = OpCosts.of(table, chunk, plan) if op_costs is None else op_costs.configs(rows)
+        summary, detail = _run(table, chunk, plan, context, costs, per_op=per_op)
         summaries.append(summary)
         if detail is not None:
             details.append(detail)
@@ -93,21 +103,23 @@ def place_ops(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
     Raises:
         HardwareError: an op kind that no core runs.
     """
-    core_of = np.empty(len(table), dtype=np.int64)
-    for kind in np.unique(table.kind):
+    kinds = table.kind.tolist()
+    core_of_kind = {}
+    for kind in sorted(set(kinds)):
         core = hardware.core_for(kind)
         if core is None:
-            first = int(table.op[np.flatnonzero(table.kind == kind)[0]])
+            first = int(table.op[kinds.index(kind)])
             raise HardwareError(
                 f"{hardware.source}: no core runs op kind {kind!r} (first at Workload op {first}); add it to a core's runs"
             )
-        core_of[table.kind == kind] = core
-    return core_of
+        core_of_kind[kind] = core
+    return np.array([core_of_kind[kind] for kind in kinds], dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
 class _Static:
-    """What does not depend on the configuration: placement, pools, producers, fusion."""
+    """What does not depend on the configuration: placement, pools, producers, fusion; and, as Python lists for
+    the per-op loop, what it reads of each op and tensor."""
 
     core_of: np.ndarray
     pool_of_core: tuple[int, ...]
@@ -117,6 +129,7 @@ class _Static:
     tiles_of_group: np.ndarray
     intermediate: np.ndarray  # per tensor: made and read only inside one fused group
     group_weight_bytes: np.ndarray  # per group: stationary operand bytes of its MAC ops
+    op: _OpFacts
 
     @classmethod
     def build(cls, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, core_of: np.ndarray) -> _Static:
@@ -127,16 +140,18 @@ class _Static:
             pool_of_core.append(pools.setdefault(key, len(pools)))
         n_tensors = len(table.tensor_elems)
         producer = table.producers()
-        position = {int(op): i for i, op in enumerate(table.op)}
-        group_of = np.full(len(table), -1, dtype=np.int64)
+        position = {op: i for i, op in enumerate(table.op.tolist())}
+        groups = [-1] * len(table)
         for g, group in enumerate(plan.fused):
             for op in group:
                 if op in position:  # view ops and other-phase ops are not scheduled
-                    group_of[position[op]] = g
+                    groups[position[op]] = g
+        group_of = np.array(groups, dtype=np.int64)
         unset = np.iinfo(np.int64).max
         tiles = np.full(len(plan.fused), unset, dtype=np.int64)
         weights = np.zeros(len(plan.fused))
-        fused_macs = np.flatnonzero((group_of >= 0) & table.is_mac)
+        is_mac = table.is_mac
+        fused_macs = np.flatnonzero((group_of >= 0) & is_mac)
         np.minimum.at(tiles, group_of[fused_macs], np.maximum(1, table.dims["OY"][fused_macs]))
         tiles[tiles == unset] = 1  # a group without MAC ops
         np.add.at(weights, group_of[fused_macs], table.s_elems[fused_macs] * hardware.word_bytes)
@@ -157,28 +172,116 @@ class _Static:
             tiles_of_group=tiles,
             intermediate=intermediate,
             group_weight_bytes=weights,
+            op=_OpFacts.build(
+                table,
+                plan,
+                is_mac=is_mac,
+                core_of=core_of,
+                pool_of_core=pool_of_core,
+                group_of=group_of,
+                tiles_of_group=tiles,
+                producer=producer,
+                intermediate=intermediate,
+            ),
         )
 
 
-class _OpCosts:
-    """Core-internal cost of every op at the configurations of one chunk, in (configs, ops) arrays."""
+@dataclass(frozen=True, slots=True)
+class _OpFacts:
+    """Per op and per tensor, as Python lists (the per-op loop reads them one element at a time)."""
 
-    def __init__(self, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, static: _Static) -> None:
+    core: list[int]
+    pool: list[int]
+    group: list[int]
+    tiles: list[int]  # tiles of the op's fused group, 1 if not fused
+    split: list[bool]  # tensor parallel: the op takes every instance of its core
+    x_tensor: list[int]
+    s_tensor: list[int]
+    released: list[list[int]]  # tensors that leave memory after the op: inputs it reads last, outputs nobody reads later
+    last_use: list[int]  # per tensor
+    producer: list[int]
+    intermediate: list[bool]
+    persistent: list[bool]
+    step_output: list[bool]
+
+    @classmethod
+    def build(
+        cls,
+        table: OpTable,
+        plan: SchedulePlan,
+        *,
+        is_mac: np.ndarray,
+        core_of: np.ndarray,
+        pool_of_core: Sequence[int],
+        group_of: np.ndarray,
+        tiles_of_group: np.ndarray,
+        producer: np.ndarray,
+        intermediate: np.ndarray,
+    ) -> _OpFacts:
+        released: list[list[int]] = [[] for _ in range(len(table))]
+        for per_op, last in ((table.inputs, np.equal), (table.outputs, np.less)):  # inputs read last, outputs never read
+            op, tensor = flat_ids(per_op)
+            leaving = last(table.last_use[tensor], op)
+            for i, t in zip(op[leaving].tolist(), tensor[leaving].tolist(), strict=True):
+                released[i].append(t)
+        tiles = np.where(group_of >= 0, tiles_of_group[np.maximum(group_of, 0)] if len(tiles_of_group) else 1, 1)
+        return cls(
+            core=core_of.tolist(),
+            pool=[pool_of_core[k] for k in core_of.tolist()],
+            group=group_of.tolist(),
+            tiles=tiles.tolist(),
+            split=(is_mac & plan.tensor_parallel).tolist(),
+            x_tensor=table.x_tensor.tolist(),
+            s_tensor=table.s_tensor.tolist(),
+            released=released,
+            last_use=table.last_use.tolist(),
+            producer=producer.tolist(),
+            intermediate=intermediate.tolist(),
+            persistent=table.tensor_persistent.tolist(),
+            step_output=table.tensor_step_output.tolist(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OpCosts:
+    """Core-internal cost of every op of a table at every configuration of a template, as (configurations, ops) arrays.
+
+    An op's columns depend only on its own row of the table (kind, shape, core) and on the plan's tensor
+    parallelism and mapping objective, so a table whose rows copy another's rows (a recompute rewrite: a
+    clone costs what the op it clones costs) has the other's columns taken (``take``). The energy totals per
+    memory are summed in ``schedule`` from the per-op columns, over the table's own rows.
+    """
+
+    kind: np.ndarray  # per op, to check the costs belong to the table they are used with
+    tensor_parallel: bool
+    mapping_objective: str
+    latency: np.ndarray
+    energy: np.ndarray  # inside the core, every share of the op, and the multicast copies of its streamed operand
+    in_w: np.ndarray  # bytes into the core's top memory: weights, streamed operand, partial sums back in
+    in_i: np.ndarray
+    psum: np.ndarray
+    out: np.ndarray  # bytes out of the top memory: outputs and partial sums
+    mapping: np.ndarray
+    reduction_levels: np.ndarray
+    mac_pj: np.ndarray  # MAC energy, every share
+    copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
+    level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
+
+    @classmethod
+    def of(cls, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan) -> OpCosts:
+        """The costs of every op of ``table`` on the core it runs on, at every configuration of ``hardware``.
+
+        Raises:
+            HardwareError: an op kind that no core runs.
+        """
+        core_of = place_ops(table, hardware)
         shape = (hardware.n_configs, len(table))
-        self.latency = np.zeros(shape)
-        self.energy = np.zeros(shape)
-        self.in_w = np.zeros(shape)
-        self.in_i = np.zeros(shape)
-        self.psum = np.zeros(shape)
-        self.out = np.zeros(shape)
-        self.busy_pe_cycles = np.zeros(shape)
-        self.mapping = np.full(shape, -1)
-        self.reduction_levels = np.full(shape, -1)
-        self.level_energy: dict[str, np.ndarray] = {}
-        self.mac_energy = np.zeros(hardware.n_configs)
+        arrays = {name: np.zeros(shape) for name in ("latency", "energy", "in_w", "in_i", "psum", "out", "mac_pj", "copies_pj")}
+        mapping, reduction_levels = np.full(shape, -1), np.full(shape, -1)
+        level_pj = {name: np.zeros(shape) for name in hardware.memories}
         mac = table.is_mac
         for k, core in enumerate(hardware.cores):
-            on_core = static.core_of == k
+            on_core = core_of == k
             for index, is_mac in ((np.flatnonzero(on_core & mac), True), (np.flatnonzero(on_core & ~mac), False)):
                 if not len(index):
                     continue
@@ -193,207 +296,288 @@ class _OpCosts:
                         external=ExternalPath.of(hardware, core),
                         objective=plan.mapping_objective,
                     )
-                    self.mapping[:, index] = cost.mapping
-                    self.reduction_levels[:, index] = cost.reduction_levels
+                    mapping[:, index] = cost.mapping
+                    reduction_levels[:, index] = cost.reduction_levels
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
-                    self.in_w[:, index] = cost.ext_in_bytes.get("W", 0) * shares
+                    arrays["in_w"][:, index] = cost.ext_in_bytes.get("W", 0) * shares
                     # the streamed operand is multicast: fetched once, written into every busy core's top memory
-                    self.in_i[:, index] = cost.ext_in_bytes.get("I", 0)
-                    copies = self.in_i[:, index] * (np.ceil(shares) - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
-                    self.psum[:, index] = cost.ext_in_bytes.get("O", 0) * shares
+                    arrays["in_i"][:, index] = cost.ext_in_bytes.get("I", 0)
+                    copies = arrays["in_i"][:, index] * (np.ceil(shares) - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
+                    arrays["psum"][:, index] = cost.ext_in_bytes.get("O", 0) * shares
                 else:
                     cost = simd_cost(core, table, index)
                     shares = cost.core_shares
-                self.out[:, index] = cost.ext_write_bytes * shares
-                self.latency[:, index] = cost.latency_cycles
+                arrays["out"][:, index] = cost.ext_write_bytes * shares
+                arrays["latency"][:, index] = cost.latency_cycles
                 internal = cost.energy_mac_pj.copy()
                 for name, energy in cost.energy_level_pj.items():
                     internal += energy
-                    self.level_energy[name] = self.level_energy.get(name, 0) + (energy * shares).sum(axis=1)
-                self.energy[:, index] = internal * shares + copies
-                self.level_energy[core.top.name] = self.level_energy.get(core.top.name, 0) + np.sum(copies, axis=1)
-                self.mac_energy += (cost.energy_mac_pj * shares).sum(axis=1)
+                    level_pj[name][:, index] = energy * shares
+                arrays["energy"][:, index] = internal * shares + copies
+                arrays["copies_pj"][:, index] = copies
+                arrays["mac_pj"][:, index] = cost.energy_mac_pj * shares
+        return cls(
+            kind=table.kind,
+            tensor_parallel=plan.tensor_parallel,
+            mapping_objective=plan.mapping_objective,
+            mapping=mapping,
+            reduction_levels=reduction_levels,
+            level_pj=level_pj,
+            **arrays,
+        )
+
+    def take(self, rows: np.ndarray) -> OpCosts:
+        """The costs of a table whose op ``j`` copies this table's op ``rows[j]`` (C-ordered, as ``of`` makes them)."""
+        return self._map(lambda values: np.take(values, rows, axis=1), self.kind[rows])
+
+    def configs(self, rows: slice) -> OpCosts:
+        """The costs at configurations ``rows`` of the template."""
+        return self._map(lambda values: values[rows], self.kind)
+
+    def _map(self, pick: Callable[[np.ndarray], np.ndarray], kind: np.ndarray) -> OpCosts:
+        return OpCosts(
+            kind=kind,
+            tensor_parallel=self.tensor_parallel,
+            mapping_objective=self.mapping_objective,
+            level_pj={name: pick(values) for name, values in self.level_pj.items()},
+            **{name: pick(getattr(self, name)) for name in _PER_OP_COSTS},
+        )
+
+    def check(self, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan) -> None:
+        """Raise ValueError unless these are the costs of ``table`` at ``hardware``'s configurations under ``plan``."""
+        if (
+            self.latency.shape != (hardware.n_configs, len(table))
+            or not np.array_equal(self.kind, table.kind)
+            or (self.tensor_parallel, self.mapping_objective) != (plan.tensor_parallel, plan.mapping_objective)
+        ):
+            raise ValueError(
+                f"op costs of {self.latency.shape[1]} ops at {self.latency.shape[0]} configurations (tensor parallel "
+                f"{self.tensor_parallel}, objective {self.mapping_objective}) do not belong to a table of {len(table)} ops "
+                f"at {hardware.n_configs} (tensor parallel {plan.tensor_parallel}, objective {plan.mapping_objective})"
+            )
+
+
+_PER_OP_COSTS = ("latency", "energy", "in_w", "in_i", "psum", "out", "mapping", "reduction_levels", "mac_pj", "copies_pj")
+
+
+def _energy_totals(costs: OpCosts, table: OpTable, hardware: HardwareSpec, core_of: np.ndarray) -> tuple[np.ndarray, dict]:
+    """MAC energy and energy inside the cores per memory, per configuration: the per-op columns summed per core and
+    kind of op (MAC ops, then the others), in that order. The columns are taken with ``np.take``, which keeps
+    them C-ordered (``values[:, index]`` is Fortran-ordered, and numpy sums the rows of the two layouts in
+    different orders)."""
+    mac_energy = np.zeros(hardware.n_configs)
+    level_energy: dict[str, np.ndarray] = {}
+    mac = table.is_mac
+    for k, core in enumerate(hardware.cores):
+        on_core = core_of == k
+        for index in (np.flatnonzero(on_core & mac), np.flatnonzero(on_core & ~mac)):
+            if not len(index):
+                continue
+            for name in dict.fromkeys(level.memory.name for level in core.levels):
+                level_energy[name] = level_energy.get(name, 0) + np.take(costs.level_pj[name], index, axis=1).sum(axis=1)
+            level_energy[core.top.name] = level_energy.get(core.top.name, 0) + np.take(costs.copies_pj, index, axis=1).sum(axis=1)
+            mac_energy += np.take(costs.mac_pj, index, axis=1).sum(axis=1)
+    return mac_energy, level_energy
 
 
 class _Memory:
     """Where every tensor lives, per configuration: a core pool's top memory or off chip."""
 
-    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static) -> None:
+    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, lanes: Lanes) -> None:
         n_cfg = hw.n_configs
-        self.table = table
-        self.rows = np.arange(n_cfg)
-        self.sizes = table.tensor_elems.astype(np.float64) * hw.word_bytes
-        n_pools = max(static.pool_of_core) + 1
-        self.budget = np.zeros((n_cfg, n_pools))
+        self.lanes = lanes
+        self.any, self.where, self.maximum, self.total = lanes.any, lanes.where, lanes.maximum, lanes.total
+        self.persistent_tensor = static.op.persistent
+        sizes = table.tensor_elems.astype(np.float64) * hw.word_bytes
+        self.sizes: list[float] = sizes.tolist()
+        self.n_pools = max(static.pool_of_core) + 1
+        budget = np.zeros((n_cfg, self.n_pools))
         for k, core in enumerate(hw.cores):
             instances = 1.0 if core.top.shared else core.count
             pool = static.pool_of_core[k]
-            self.budget[:, pool] = np.maximum(self.budget[:, pool], core.top.size_bytes * instances * plan.resident_fraction)
-        self.pool = np.full((n_cfg, len(self.sizes)), -1, dtype=np.int16)  # -1 = off chip
-        self.held = np.zeros((n_cfg, len(self.sizes)), dtype=np.float32)  # on-chip bytes a tensor occupies
-        self.spilled = np.zeros((n_cfg, len(self.sizes)), dtype=np.float32)  # off-chip bytes of a live temporary
-        self.occupancy = np.zeros((n_cfg, n_pools))
-        self.read_pj_per_bit = np.zeros((n_cfg, n_pools))  # reading a resident tensor out of a pool for another core
+            budget[:, pool] = np.maximum(budget[:, pool], core.top.size_bytes * instances * plan.resident_fraction)
+        self.budget = lanes.columns(budget)
+        read_pj_per_bit = np.zeros((n_cfg, self.n_pools))  # reading a resident tensor out of a pool for another core
         for k, core in enumerate(hw.cores):
-            self.read_pj_per_bit[:, static.pool_of_core[k]] = core.top.read_energy_pj_per_bit
-        self.offchip_live = np.zeros(n_cfg)
-        self.persistent_bytes = float(self.sizes[table.tensor_persistent].sum())
-        self.peak_onchip = np.zeros(n_cfg)
-        self.peak_offchip = np.full(n_cfg, self.persistent_bytes)
+            read_pj_per_bit[:, static.pool_of_core[k]] = core.top.read_energy_pj_per_bit
+        self.read_pj_per_bit = lanes.columns(read_pj_per_bit)
+        self.pool = lanes.state(len(sizes), -1, "int16")  # per tensor: its pool, -1 = off chip
+        self.held = lanes.state(len(sizes), 0.0, "float32")  # on-chip bytes a tensor occupies
+        self.spilled = lanes.state(len(sizes), 0.0, "float32")  # off-chip bytes of a live temporary
+        self.occupancy = lanes.columns(np.zeros((n_cfg, self.n_pools)))  # per pool
+        self.offchip_live = lanes.zeros()
+        self.persistent_bytes = float(sizes[table.tensor_persistent].sum())
+        self.peak_onchip = lanes.zeros()
+        self.peak_offchip = lanes.lane(np.full(n_cfg, self.persistent_bytes))
         # tensors resident somewhere, and temporaries spilled somewhere: the only ones release has work for
         self.resident: set[int] = set()
         self.offchip: set[int] = set()
 
-    def keep(self, t: int, pool: int, mask: np.ndarray, nbytes: float) -> None:
+    def keep(self, t: int, pool: int, mask: Lane, nbytes: float) -> None:
         """Make ``t`` resident in ``pool`` where ``mask``, occupying ``nbytes``."""
-        if not mask.any():
+        if not self.any(mask):
             return
         self.resident.add(t)
-        self.pool[mask, t] = pool
-        self.held[mask, t] = nbytes
-        self.occupancy[mask, pool] += nbytes
+        self.pool[t] = self.where(mask, pool, self.pool[t])
+        self.held[t] = self.where(mask, nbytes, self.held[t])
+        self.occupancy[pool] = self.occupancy[pool] + nbytes * mask
 
-    def fits(self, t: int, pool: int) -> np.ndarray:
-        return self.occupancy[:, pool] + self.sizes[t] <= self.budget[:, pool]
+    def fits(self, t: int, pool: int) -> Lane:
+        return self.occupancy[pool] + self.sizes[t] <= self.budget[pool]
 
-    def spill(self, t: int, mask: np.ndarray) -> None:
-        if not self.table.tensor_persistent[t] and mask.any():
+    def spill(self, t: int, mask: Lane) -> None:
+        if not self.persistent_tensor[t] and self.any(mask):
             self.offchip.add(t)
-            self.spilled[mask, t] = self.sizes[t]
-            self.offchip_live += self.sizes[t] * mask
+            self.spilled[t] = self.where(mask, self.sizes[t], self.spilled[t])
+            self.offchip_live = self.offchip_live + self.sizes[t] * mask
 
     def release(self, t: int) -> None:
         if t in self.resident:
             self.resident.discard(t)
             # held is 0 where the tensor is off chip, so pool 0 takes nothing there
-            self.occupancy[self.rows, np.maximum(self.pool[:, t], 0)] -= self.held[:, t]
-            self.pool[:, t] = -1
-            self.held[:, t] = 0
+            self.lanes.add_at(self.occupancy, self.maximum(self.pool[t], 0), -self.held[t])
+            self.pool[t] = -1
+            self.held[t] = 0
         if t in self.offchip:
             self.offchip.discard(t)
-            self.offchip_live -= self.spilled[:, t]
-            self.spilled[:, t] = 0
+            self.offchip_live = self.offchip_live - self.spilled[t]
+            self.spilled[t] = 0
+
+    def onchip(self) -> Lane:
+        """Resident bytes over every pool."""
+        return self.total(self.occupancy)
 
     def record_peaks(self) -> None:
-        self.peak_onchip = np.maximum(self.peak_onchip, self.occupancy.sum(axis=1))
-        self.peak_offchip = np.maximum(self.peak_offchip, self.persistent_bytes + self.offchip_live)
+        self.peak_onchip = self.maximum(self.peak_onchip, self.total(self.occupancy))
+        self.peak_offchip = self.maximum(self.peak_offchip, self.persistent_bytes + self.offchip_live)
 
 
 class _Traffic:
     """Bytes each op moves, per configuration: off chip, over the bus, read from and written to its core's top
-    memory; and the energy of reading its inputs out of other cores' top memories."""
+    memory; and the energy of reading its inputs out of other cores' top memories. One lane per op, stacked into
+    (configurations, ops) arrays by ``energy``."""
 
-    def __init__(self, n_cfg: int, n_ops: int, n_pools: int) -> None:
-        self.offchip, self.bus, self.top_read, self.top_write = (np.zeros((n_cfg, n_ops)) for _ in range(4))
-        self.remote_read_pj = np.zeros((n_cfg, n_ops))
-        self.remote_read_pj_by_pool = np.zeros((n_cfg, n_pools))
+    def __init__(self, n_ops: int, lanes: Lanes, n_pools: int) -> None:
+        self.offchip: list[Lane] = [0.0] * n_ops
+        self.bus: list[Lane] = [0.0] * n_ops
+        self.top_read: list[Lane] = [0.0] * n_ops
+        self.top_write: list[Lane] = [0.0] * n_ops
+        self.remote_read_pj: list[Lane] = [0.0] * n_ops
+        self.remote_read_pj_by_pool = lanes.columns(np.zeros((lanes.n, n_pools)))
 
-    def energy(self, hw: HardwareSpec, static: _Static) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Per op the energy of its data movement (pJ), and per place (offchip, bus, each memory) its total."""
+    def energy(self, hw: HardwareSpec, static: _Static, lanes: Lanes) -> tuple[dict[str, np.ndarray], np.ndarray, dict]:
+        """Per op the bytes off chip and over the bus ((configurations, ops) arrays), the energy of its data movement
+        (pJ), and per place (offchip, bus, each memory) its total."""
+        offchip_bytes, bus_bytes = lanes.stack(self.offchip), lanes.stack(self.bus)
         core_of = static.core_of
-        offchip = self.offchip * (_BITS * hw.offchip.energy_pj_per_bit)[:, None]
-        bus = self.bus * (_BITS * hw.bus.energy_pj_per_bit)[:, None]
+        offchip = offchip_bytes * (_BITS * hw.offchip.energy_pj_per_bit)[:, None]
+        bus = bus_bytes * (_BITS * hw.bus.energy_pj_per_bit)[:, None]
         read = np.stack([c.top.read_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
         write = np.stack([c.top.write_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
-        top = _BITS * (self.top_read * read + self.top_write * write)
+        top = _BITS * (lanes.stack(self.top_read) * read + lanes.stack(self.top_write) * write)
         totals = {"offchip": offchip.sum(axis=1), "bus": bus.sum(axis=1)} | {name: np.zeros(len(offchip)) for name in hw.memories}
         for k, core in enumerate(hw.cores):
             totals[core.top.name] = totals[core.top.name] + top[:, core_of == k].sum(axis=1)
         for pool, name in static.pool_memory.items():
-            totals[name] = totals[name] + self.remote_read_pj_by_pool[:, pool]
-        return offchip + bus + top + self.remote_read_pj, totals
+            totals[name] = totals[name] + lanes.array(self.remote_read_pj_by_pool[pool])
+        moved = {"offchip": offchip_bytes, "bus": bus_bytes}
+        return moved, offchip + bus + top + lanes.stack(self.remote_read_pj), totals
 
 
 class _Clock:
     """When each core instance is free and when each op ends, per configuration."""
 
-    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static) -> None:
-        n_cfg = hw.n_configs
-        self.table, self.plan, self.static = table, plan, static
-        self.rows = np.arange(n_cfg)
-        self.free = [np.where(np.arange(int(c.count.max()))[None, :] < c.count[:, None], 0.0, np.inf) for c in hw.cores]
-        self.start = np.zeros((n_cfg, len(table)))
-        self.end = np.zeros((n_cfg, len(table)))
-        self.first_tile = np.zeros((n_cfg, len(table)))
-        self.last = np.zeros(n_cfg)
+    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, lanes: Lanes) -> None:
+        self.lanes, self.plan, self.op = lanes, plan, static.op
+        self.inputs = table.inputs
+        self.free = [lanes.slots(c.count) for c in hw.cores]
+        self.start: list[Lane] = [0.0] * len(table)
+        self.end: list[Lane] = [0.0] * len(table)
+        self.first_tile: list[Lane] = [0.0] * len(table)
+        self.last = lanes.zeros()
 
-    def run(self, i: int, duration: np.ndarray, tiles: int) -> None:
+    def run(self, i: int, duration: Lane, tiles: int) -> None:
         """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op."""
-        static, table = self.static, self.table
-        group = int(static.group_of[i])
+        lanes, op = self.lanes, self.op
+        maximum = lanes.maximum
+        group = op.group[i]
         ready = 0.0 if self.plan.pipeline else self.last
         fused_producers = []
-        for t in table.inputs[i]:
-            p = int(static.producer[t])
-            if p >= 0 and group >= 0 and static.group_of[p] == group:
-                ready = np.maximum(ready, self.first_tile[:, p])
+        for t in self.inputs[i]:
+            p = op.producer[t]
+            if p >= 0 and group >= 0 and op.group[p] == group:
+                ready = maximum(ready, self.first_tile[p])
                 fused_producers.append(p)
             elif p >= 0:
-                ready = np.maximum(ready, self.end[:, p])
-        k = int(static.core_of[i])
+                ready = maximum(ready, self.end[p])
+        k = op.core[i]
         slots = self.free[k]
-        split = self.plan.tensor_parallel and table.kind[i] in MAC_KINDS
-        if split:
-            start = np.maximum(ready, np.where(np.isfinite(slots), slots, -np.inf).max(axis=1))
+        if op.split[i]:
+            start = maximum(ready, lanes.latest(slots))
         else:
-            pick = slots.argmin(axis=1)
-            start = np.maximum(ready, slots[self.rows, pick])
+            pick, free = lanes.earliest(slots)
+            start = maximum(ready, free)
         finish = start + duration
         for p in fused_producers:
-            finish = np.maximum(finish, self.end[:, p] + duration / tiles)
-        if split:
-            self.free[k] = np.where(np.isfinite(slots), finish[:, None], np.inf)
+            finish = maximum(finish, self.end[p] + duration / tiles)
+        if op.split[i]:
+            self.free[k] = lanes.occupy_all(slots, finish)
         else:
-            slots[self.rows, pick] = finish
-        self.start[:, i], self.end[:, i] = start, finish
-        self.first_tile[:, i] = start + duration / tiles
-        self.last = np.maximum(self.last, finish)
+            lanes.occupy(slots, pick, finish)
+        self.start[i], self.end[i] = start, finish
+        self.first_tile[i] = start + duration / tiles
+        self.last = maximum(self.last, finish)
 
 
 def _run(
-    table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, *, per_op: bool
+    table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, costs: OpCosts, *, per_op: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     n_cfg = hw.n_configs
-    costs = _OpCosts(table, hw, plan, static)
-    memory = _Memory(table, hw, plan, static)
-    clock = _Clock(table, hw, plan, static)
-    traffic = _Traffic(n_cfg, len(table), memory.budget.shape[1])
-    onchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
-    offchip_timeline = np.zeros((n_cfg, len(table))) if per_op else None
-    for i in range(len(table)):
-        group = int(static.group_of[i])
-        tiles = int(static.tiles_of_group[group]) if group >= 0 else 1
-        off_b, bus_b = _move_data(table, i, hw=hw, static=static, costs=costs, memory=memory, tiles=tiles, traffic=traffic)
-        bandwidth_cycles = np.maximum(off_b / hw.offchip.bandwidth_bytes_per_cycle, bus_b / hw.bus.bandwidth_bytes_per_cycle)
-        clock.run(i, np.maximum(costs.latency[:, i], bandwidth_cycles), tiles)
-        memory.record_peaks()
-        if onchip_timeline is not None:
-            onchip_timeline[:, i] = memory.occupancy.sum(axis=1)
-            offchip_timeline[:, i] = memory.persistent_bytes + memory.offchip_live
-        for t in [t for t in table.inputs[i] if table.last_use[t] == i] + [t for t in table.outputs[i] if table.last_use[t] < i]:
-            memory.release(t)
+    lanes = lanes_for(n_cfg)
+    maximum = lanes.maximum
+    memory = _Memory(table, hw, plan, static, lanes)
+    clock = _Clock(table, hw, plan, static, lanes)
+    traffic = _Traffic(len(table), lanes, memory.n_pools)
+    moves = _Moves(table, static, costs, memory=memory, traffic=traffic, lanes=lanes)
+    latency_of = lanes.columns(costs.latency)
+    offchip_bandwidth = lanes.lane(hw.offchip.bandwidth_bytes_per_cycle)
+    bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
+    onchip_timeline: list[Lane] = []
+    offchip_timeline: list[Lane] = []
+    move, run, record_peaks, release = moves.move, clock.run, memory.record_peaks, memory.release
+    for i, (tiles, released) in enumerate(zip(static.op.tiles, static.op.released, strict=True)):
+        off_b, bus_b = move(i, tiles)
+        bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
+        run(i, maximum(latency_of[i], bandwidth_cycles), tiles)
+        record_peaks()
+        if per_op:
+            onchip_timeline.append(memory.onchip())
+            offchip_timeline.append(memory.persistent_bytes + memory.offchip_live)
+        for t in released:
+            release(t)
 
-    offchip_bytes, bus_bytes = traffic.offchip.sum(axis=1), traffic.bus.sum(axis=1)
-    energy_ext, moved_pj = traffic.energy(hw, static)
+    moved, energy_ext, moved_pj = traffic.energy(hw, static, lanes)
+    offchip_bytes, bus_bytes = moved["offchip"].sum(axis=1), moved["bus"].sum(axis=1)
     latency = np.maximum(
-        clock.last,
+        lanes.array(clock.last),
         np.maximum(offchip_bytes / hw.offchip.bandwidth_bytes_per_cycle, bus_bytes / hw.bus.bandwidth_bytes_per_cycle),
     )
     op_energy = costs.energy + energy_ext
+    mac_energy, level_energy = _energy_totals(costs, table, hw, static.core_of)
     mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
-    columns = {"latency_cycles": latency, "energy_pj": op_energy.sum(axis=1), "energy_mac_pj": costs.mac_energy}
+    columns = {"latency_cycles": latency, "energy_pj": op_energy.sum(axis=1), "energy_mac_pj": mac_energy}
     for name in hw.memories:
-        columns[f"energy_{name}_pj"] = costs.level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
+        columns[f"energy_{name}_pj"] = level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
     columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
-    for phase in np.unique(table.phase):
+    for phase in sorted(set(table.phase.tolist())):
         columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
     columns |= {
         "offchip_bytes": offchip_bytes,
         "bus_bytes": bus_bytes,
-        "peak_onchip_bytes": memory.peak_onchip,
-        "peak_offchip_bytes": memory.peak_offchip,
+        "peak_onchip_bytes": lanes.array(memory.peak_onchip),
+        "peak_offchip_bytes": lanes.array(memory.peak_offchip),
         "mac_pes": mac_pes,
         "utilization": table.macs.sum() / (latency * mac_pes),
         "fusion_fits": groups_fit(table, hw, static.core_of, static.group_of, resident_fraction=plan.resident_fraction),
@@ -409,84 +593,100 @@ def _run(
             "kind": np.tile(table.kind, n_cfg),
             "phase": np.tile(table.phase, n_cfg),
             "core": np.tile([hw.cores[k].name for k in static.core_of], n_cfg),
-            "start_cycles": clock.start.ravel(),
-            "end_cycles": clock.end.ravel(),
+            "start_cycles": lanes.stack(clock.start).ravel(),
+            "end_cycles": lanes.stack(clock.end).ravel(),
             "latency_cycles": costs.latency.ravel(),
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             "reduction_levels": costs.reduction_levels.ravel(),
-            "onchip_bytes": onchip_timeline.ravel(),
-            "offchip_bytes": offchip_timeline.ravel(),
+            "onchip_bytes": lanes.stack(onchip_timeline).ravel(),
+            "offchip_bytes": lanes.stack(offchip_timeline).ravel(),
         }
     )
     return summary, detail
 
 
-def _move_data(
-    table: OpTable, i: int, *, hw: HardwareSpec, static: _Static, costs: _OpCosts, memory: _Memory, tiles: int, traffic: _Traffic
-) -> tuple[np.ndarray, np.ndarray]:
-    """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in ``traffic`` and
-    return the off-chip and bus bytes."""
-    n_cfg = len(memory.rows)
-    k = int(static.core_of[i])
-    pool, group = static.pool_of_core[k], int(static.group_of[i])
-    off_b, bus_b, top_r, top_w = np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg), np.zeros(n_cfg)
-    for t, fetched in _input_traffic(table, i, costs, memory.sizes, n_cfg):
-        if static.intermediate[t]:
-            continue  # a fused intermediate is produced and consumed tile by tile on chip
-        moved = fetched
-        if group >= 0 and t == table.s_tensor[i] and table.tensor_persistent[t]:
-            moved = fetched * np.where(static.group_weight_bytes[group] > memory.budget[:, pool], tiles, 1)
-        if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
-            off_b += moved
-            bus_b += moved
-            top_w += moved
-            if table.last_use[t] > i:
-                memory.keep(t, pool, memory.fits(t, pool), memory.sizes[t])
-            continue
-        where = memory.pool[:, t]
-        away = where < 0
-        over_bus = away | (where != pool)
-        off_b += moved * away
-        bus_b += moved * over_bus
-        top_w += moved * over_bus
-        remote = ~away & over_bus  # read out of another core's top memory
-        if remote.any():
-            source = np.maximum(where, 0)
-            read_pj = moved * remote * _BITS * memory.read_pj_per_bit[memory.rows, source]
-            traffic.remote_read_pj[:, i] += read_pj
-            traffic.remote_read_pj_by_pool[memory.rows, source] += read_pj
-        if table.last_use[t] > i:  # keep a fetched copy for later readers if it fits
-            memory.keep(t, pool, away & memory.fits(t, pool), memory.sizes[t])
-    for t in table.outputs[i]:
-        if static.intermediate[t]:
-            memory.keep(t, pool, np.ones(n_cfg, dtype=bool), memory.sizes[t] / tiles)
-            continue
-        written = costs.out[:, i] if len(table.outputs[i]) == 1 else np.full(n_cfg, memory.sizes[t])
-        if table.last_use[t] > i:
-            stays = memory.fits(t, pool)
-            memory.keep(t, pool, stays, memory.sizes[t])
-            spill = ~stays
-            memory.spill(t, spill)
-        else:  # no later reader: nothing to keep (a step output is still written through)
-            spill = np.zeros(n_cfg, dtype=bool)
-        moved = (written + costs.psum[:, i]) * spill
-        if table.tensor_step_output[t]:
-            moved = moved + memory.sizes[t] * ~spill  # written through to off-chip memory
-        off_b += moved
-        bus_b += moved
-        top_r += moved
-    traffic.offchip[:, i], traffic.bus[:, i], traffic.top_read[:, i], traffic.top_write[:, i] = off_b, bus_b, top_r, top_w
-    return off_b, bus_b
+class _Moves:
+    """The data each op moves: its inputs brought in, its outputs put where they live."""
 
+    def __init__(
+        self, table: OpTable, static: _Static, costs: OpCosts, *, memory: _Memory, traffic: _Traffic, lanes: Lanes
+    ) -> None:
+        self.inputs, self.outputs = table.inputs, table.outputs
+        self.op, self.memory, self.traffic, self.lanes = static.op, memory, traffic, lanes
+        self.group_weight_bytes = static.group_weight_bytes.tolist()
+        self.in_w, self.in_i = lanes.columns(costs.in_w), lanes.columns(costs.in_i)
+        self.psum, self.out = lanes.columns(costs.psum), lanes.columns(costs.out)
 
-def _input_traffic(table: OpTable, i: int, costs: _OpCosts, sizes: np.ndarray, n_cfg: int) -> Iterable[tuple[int, np.ndarray]]:
-    """(tensor, bytes moved into the core) for each input of op ``i``."""
-    x, s = int(table.x_tensor[i]), int(table.s_tensor[i])
-    for t in table.inputs[i]:
-        if t == x:
-            yield t, costs.in_i[:, i]
-        elif t == s:
-            yield t, costs.in_w[:, i]
-        else:
-            yield t, np.full(n_cfg, sizes[t])
+    def move(self, i: int, tiles: int) -> tuple[Lane, Lane]:
+        """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
+        return the off-chip and bus bytes."""
+        off_b, bus_b, top_w, remote_pj = self._inputs(i, tiles)
+        off_b, bus_b, top_r = self._outputs(i, tiles, off_b, bus_b)
+        traffic = self.traffic
+        traffic.offchip[i], traffic.bus[i], traffic.top_read[i], traffic.top_write[i] = off_b, bus_b, top_r, top_w
+        traffic.remote_read_pj[i] = remote_pj
+        return off_b, bus_b
+
+    def _inputs(self, i: int, tiles: int) -> tuple[Lane, Lane, Lane, Lane]:
+        """Bytes op ``i``'s inputs move off chip, over the bus and into its core's top memory, and the energy of
+        reading them out of other cores' top memories."""
+        op, memory, lanes = self.op, self.memory, self.lanes
+        sizes, last_use = memory.sizes, op.last_use
+        pool, group = op.pool[i], op.group[i]
+        x, s = op.x_tensor[i], op.s_tensor[i]
+        off_b = bus_b = top_w = remote_pj = 0.0
+        for t in self.inputs[i]:
+            if op.intermediate[t]:
+                continue  # a fused intermediate is produced and consumed tile by tile on chip
+            moved = self.in_i[i] if t == x else self.in_w[i] if t == s else sizes[t]
+            if group >= 0 and t == s and op.persistent[t]:
+                moved = moved * lanes.where(self.group_weight_bytes[group] > memory.budget[pool], tiles, 1)
+            if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
+                off_b = off_b + moved
+                bus_b = bus_b + moved
+                top_w = top_w + moved
+                if last_use[t] > i:
+                    memory.keep(t, pool, memory.fits(t, pool), sizes[t])
+                continue
+            where = memory.pool[t]
+            away = where < 0
+            over_bus = away | (where != pool)
+            off_b = off_b + moved * away
+            bus_b = bus_b + moved * over_bus
+            top_w = top_w + moved * over_bus
+            remote = (where >= 0) & over_bus  # read out of another core's top memory
+            if lanes.any(remote):
+                source = lanes.maximum(where, 0)
+                read_pj = moved * remote * _BITS * lanes.at(memory.read_pj_per_bit, source)
+                remote_pj = remote_pj + read_pj
+                lanes.add_at(self.traffic.remote_read_pj_by_pool, source, read_pj)
+            if last_use[t] > i:  # keep a fetched copy for later readers if it fits
+                memory.keep(t, pool, away & memory.fits(t, pool), sizes[t])
+        return off_b, bus_b, top_w, remote_pj
+
+    def _outputs(self, i: int, tiles: int, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
+        """Keep op ``i``'s outputs on chip where they fit, spill the rest; add the bytes that leave to ``off_b`` and
+        ``bus_b``, and return them with the bytes read out of the core's top memory."""
+        op, memory, lanes = self.op, self.memory, self.lanes
+        sizes, pool, outputs = memory.sizes, op.pool[i], self.outputs[i]
+        top_r = 0.0
+        for t in outputs:
+            if op.intermediate[t]:
+                memory.keep(t, pool, True, sizes[t] / tiles)
+                continue
+            written = self.out[i] if len(outputs) == 1 else sizes[t]
+            if op.last_use[t] > i:
+                stays = memory.fits(t, pool)
+                memory.keep(t, pool, stays, sizes[t])
+                spill = lanes.logical_not(stays)
+                memory.spill(t, spill)
+            else:  # no later reader: nothing to keep (a step output is still written through)
+                spill = False
+            moved = (written + self.psum[i]) * spill
+            if op.step_output[t]:
+                moved = moved + sizes[t] * lanes.logical_not(spill)  # written through to off-chip memory
+            off_b = off_b + moved
+            bus_b = bus_b + moved
+            top_r = top_r + moved
+        return off_b, bus_b, top_r
