@@ -23,8 +23,9 @@ from traincost.fpga.converting import (
     single_device,
 )
 from traincost.fpga.devices import Device, load_fpga_catalog
-from traincost.fpga.evaluator import Replanner, evaluate_mapping
+from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import OpCosts, TrainingIp
+from traincost.fpga.replanner import Replanner
 from traincost.fpga.sharding import alpa_sharding, hap_sharding
 from traincost.fpga.subops import partition
 from traincost.fpga.training_dag import TrainingDag, training_dag

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from traincost.errors import ConfigError
-from traincost.fpga.evaluator import Replanner, Schedule, evaluate_mapping
+from traincost.fpga.evaluator import Schedule
+from traincost.fpga.replanner import Move, Replanner
 from traincost.fpga.subops import SubOpGraph
 
 __all__ = ["MappingResult", "mtrain_mapping", "MAX_COMBINATIONS"]
@@ -49,19 +50,21 @@ class _Mapper:
     bandwidth: float
     names: tuple[str, ...]
 
-    def schedule(self, assign: np.ndarray) -> Schedule:
-        return evaluate_mapping(self.graph, assign, bandwidth_bytes_per_s=self.bandwidth)
+    @functools.cached_property
+    def _capacity(self) -> list[float]:
+        return self.capacity.tolist()
 
-    def better(self, plan: Replanner, k: int, device: int, beat_s: float) -> Schedule | None:
-        """The schedule with sub-operation ``k`` moved to ``device`` if it is shorter than ``beat_s`` and fits every DRAM."""
+    def better(self, plan: Replanner, k: int, device: int, beat_s: float) -> Move | None:
+        """Sub-operation ``k`` moved to ``device`` if that is shorter than ``beat_s`` and fits every DRAM."""
         # strictly shorter, so re-mapping can never cycle
-        schedule = plan.schedule_if_moved(k, device, beat_s * (1 - 1e-12))
-        return schedule if schedule is not None and schedule.fits(self.capacity) else None
+        move = plan.try_move(k, device, beat_s * (1 - 1e-12))
+        return move if move is not None and plan.fits(move, self.capacity) else None
 
     def dram_aware(self) -> np.ndarray:
         graph, n_acc = self.graph, len(self.capacity)
         seconds, node = graph.seconds.tolist(), graph.node.tolist()
-        assign = np.full(len(graph), -1)
+        out_bytes = graph.out_bytes.tolist()
+        assign = [-1] * len(graph)
         free, end = [0.0] * n_acc, [0.0] * len(graph)
         resident = [set() for _ in range(n_acc)]  # DAG nodes whose states an accelerator holds
         usage = [0.0] * n_acc
@@ -80,7 +83,8 @@ class _Mapper:
                 )
                 for k in wave
             ]
-            best = self._best_combo(wave, timing, (free, usage, resident, latest))
+            progress = (free, usage, resident, latest)
+            best = self._best_one(wave[0], timing[0], progress) if len(wave) == 1 else self._best_combo(wave, timing, progress)
             if best is None:
                 k = wave[0]
                 d = int(np.argmax(self.capacity - np.array(usage)))
@@ -97,14 +101,37 @@ class _Mapper:
                 for p, _ in graph.preds[k]:
                     waiting[p] -= 1
                     if waiting[p] == 0:  # every reader mapped: its outputs can go once they are read
-                        usage[assign[p]] -= graph.out_bytes[p]
+                        usage[assign[p]] -= out_bytes[p]
                 for s in graph.succs[k]:
                     unmapped_preds[s] -= 1
                     if unmapped_preds[s] == 0:
                         ready.append(s)
             mapped = set(wave)
             ready = sorted(k for k in ready if k not in mapped)
-        return assign
+        return np.array(assign)
+
+    def _best_one(self, k: int, timing: tuple[float, list[float]], progress: tuple) -> tuple | None:
+        """``_best_combo`` for a wave of one sub-operation, accelerator by accelerator (the same sums)."""
+        graph, capacity = self.graph, self._capacity
+        free, usage, resident, latest = progress
+        start, durations = timing
+        n, state, out = int(graph.node[k]), float(graph.state_bytes[k]), float(graph.out_bytes[k])
+        best = None
+        for d, took in enumerate(durations):
+            end = max(free[d], start) + took
+            used = usage.copy()
+            used[d] = used[d] + (state if n not in resident[d] else 0.0) + out
+            if any(u > c for u, c in zip(used, capacity, strict=True)):
+                continue
+            key = (max(end, latest), end)
+            if best is None or key < best[0]:
+                best = (key, d, used, end)
+        if best is None:
+            return None
+        key, d, used, end = best
+        trial_free = free.copy()
+        trial_free[d] = end
+        return key, (d,), trial_free, used, {(d, n)} if n not in resident[d] else set(), [end]
 
     def _best_combo(self, wave: list[int], timing: list[tuple[float, list[float]]], progress: tuple) -> tuple | None:
         """The assignment of ``wave`` to accelerators that fits every DRAM and finishes first (then: the
@@ -146,37 +173,37 @@ class _Mapper:
         key = (float(finish[best]), float(summed[best]))
         return key, combo, trial_free[best].tolist(), trial_usage[best].tolist(), placed, ends[best].tolist()
 
-    def balance(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
-        balanced = np.where(self.graph.branch >= 0, self.graph.branch, assign)
-        plan = Replanner(self.graph, assign, bandwidth_bytes_per_s=self.bandwidth)
-        moved = True
+    def balance(self, plan: Replanner) -> Schedule:
+        """Balance aware re-mapping of ``plan``'s mapping; its schedule after."""
+        balanced = np.where(self.graph.branch >= 0, self.graph.branch, plan.assign)
+        latency_s, moved = plan.latency_s, True
         while moved:  # every accepted move shortens the schedule, so no assignment repeats: a fixed point is reached
             moved = False
             for k in np.flatnonzero(plan.assign != balanced):
-                schedule = self.better(plan, int(k), int(balanced[k]), current.latency_s)
-                if schedule is not None:
-                    plan.move(int(k), int(balanced[k]))
-                    current, moved = schedule, True
-        return plan.assign, current
+                move = self.better(plan, int(k), int(balanced[k]), latency_s)
+                if move is not None:
+                    plan.adopt(move)
+                    latency_s, moved = move.latency_s, True
+        return plan.schedule()
 
-    def locality(self, assign: np.ndarray, current: Schedule) -> tuple[np.ndarray, Schedule]:
-        graph = self.graph
-        plan = Replanner(graph, assign, bandwidth_bytes_per_s=self.bandwidth)
-        moved = True
+    def locality(self, plan: Replanner) -> Schedule:
+        """Data locality aware re-mapping of ``plan``'s mapping; its schedule after."""
+        preds, succs = [[p for p, _ in incoming] for incoming in self.graph.preds], self.graph.succs
+        on = plan.device
+        latency_s, moved = plan.latency_s, True
         while moved:  # as in balance: strictly shorter at every move, so it ends at a fixed point
             moved = False
-            for k in range(len(graph)):
-                now = plan.assign
-                near = {now[p] for p, _ in graph.preds[k]} | {now[s] for s in graph.succs[k]}
+            for k in range(len(self.graph)):
+                near = {on[p] for p in preds[k]} | {on[s] for s in succs[k]}
                 best = None
-                for d in sorted(near - {now[k]}):
-                    schedule = self.better(plan, k, int(d), current.latency_s if best is None else best[1].latency_s)
-                    if schedule is not None:
-                        best = (int(d), schedule)
+                for d in sorted(near - {on[k]}):
+                    move = self.better(plan, k, d, latency_s if best is None else best.latency_s)
+                    if move is not None:
+                        best = move
                 if best is not None:
-                    plan.move(k, best[0])
-                    current, moved = best[1], True
-        return plan.assign, current
+                    plan.adopt(best)
+                    latency_s, moved = best.latency_s, True
+        return plan.schedule()
 
 
 @functools.cache
@@ -194,12 +221,12 @@ def mtrain_mapping(
         ConfigError: the accelerators' DRAM cannot hold the step (the message names the accelerator and the shortfall).
     """
     mapper = _Mapper(graph, np.asarray(capacity_bytes, dtype=np.float64), bandwidth_bytes_per_s, names)
-    assign = mapper.dram_aware()
-    first = mapper.schedule(assign)
+    plan = Replanner(graph, mapper.dram_aware(), bandwidth_bytes_per_s=bandwidth_bytes_per_s)
+    first = plan.schedule()
     if not first.fits(mapper.capacity):
         d = int(np.argmax(first.peak_dram_bytes - mapper.capacity))
         short = first.peak_dram_bytes[d] - mapper.capacity[d]
         raise ConfigError(f"the cluster's DRAM cannot hold the training step: {names[d]} is {short / 2**20:.1f} MiB short")
-    assign, balanced = mapper.balance(assign, first)
-    assign, local = mapper.locality(assign, balanced)
-    return MappingResult(assign=assign, steps={"dram_aware": first, "balance": balanced, "locality": local})
+    balanced = mapper.balance(plan)
+    local = mapper.locality(plan)
+    return MappingResult(assign=plan.assign, steps={"dram_aware": first, "balance": balanced, "locality": local})
