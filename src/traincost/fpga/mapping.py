@@ -176,11 +176,15 @@ class _Mapper:
     def balance(self, plan: Replanner) -> Schedule:
         """Balance aware re-mapping of ``plan``'s mapping; its schedule after."""
         balanced = np.where(self.graph.branch >= 0, self.graph.branch, plan.assign)
+        judged = [-1] * len(self.graph)  # per sub-operation: moves made before it was last judged
         latency_s, moved = plan.latency_s, True
         while moved:  # every accepted move shortens the schedule, so no assignment repeats: a fixed point is reached
             moved = False
-            for k in np.flatnonzero(plan.assign != balanced):
-                move = self.better(plan, int(k), int(balanced[k]), latency_s)
+            for k in np.flatnonzero(plan.assign != balanced).tolist():
+                if judged[k] == plan.moves:
+                    continue  # judged on this very mapping: no move
+                judged[k] = plan.moves
+                move = self.better(plan, k, int(balanced[k]), latency_s)
                 if move is not None:
                     plan.adopt(move)
                     latency_s, moved = move.latency_s, True
@@ -190,10 +194,14 @@ class _Mapper:
         """Data locality aware re-mapping of ``plan``'s mapping; its schedule after."""
         preds, succs = [[p for p, _ in incoming] for incoming in self.graph.preds], self.graph.succs
         on = plan.device
+        judged = [-1] * len(self.graph)  # as in balance
         latency_s, moved = plan.latency_s, True
         while moved:  # as in balance: strictly shorter at every move, so it ends at a fixed point
             moved = False
             for k in range(len(self.graph)):
+                if judged[k] == plan.moves:
+                    continue
+                judged[k] = plan.moves
                 near = {on[p] for p in preds[k]} | {on[s] for s in succs[k]}
                 best = None
                 for d in sorted(near - {on[k]}):

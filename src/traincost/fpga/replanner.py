@@ -76,6 +76,7 @@ class Replanner:
     def reset(self, assign: np.ndarray) -> None:
         """Adopt ``assign`` as the current mapping."""
         self.assign = np.asarray(assign).copy()
+        self.moves = 0  # moves adopted since
         n, n_acc = len(self.assign), self._n_acc
         device = self._device = self.assign.tolist()
         self._start, self._end, self._incoming = list_timing(self._preds, self._seconds, device, self._bandwidth, n_acc)
@@ -197,6 +198,7 @@ class Replanner:
             work[k:] = new
         self._unqueue(k, was)
         self._enqueue(k, device)
+        self.moves += 1
         for j in (k, *self._succs[k]):  # their transfers changed
             self._duration[j] = self._incoming[j] / self._bandwidth + self._seconds[j][on[j]]
         self._refresh()
