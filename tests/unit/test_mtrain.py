@@ -322,7 +322,7 @@ def _plain_re_mapping(graph, assign, capacity, bandwidth):
 
 def test_incremental_re_mapping_is_the_plain_algorithm(chain, monkeypatch: pytest.MonkeyPatch) -> None:
     """MTrain-Mapping's incremental re-timing (pruned trials, kept timings, DRAM bounds, skipped re-judging) and
-    its DRAM-aware step's one-member waves give the mapping and schedules of Algorithm 2 timed in full, also
+    its DRAM-aware step's small waves weighed in plain Python give the mapping and schedules of Algorithm 2 timed in full, also
     when the DRAM is tight enough to refuse moves."""
     dag = training_dag(chain("resnet18_cifar", 1, "sgd").workload)
     accelerators = select_accelerators(dag, load_fpga_catalog(DEVICES).clusters["cluster2"])
@@ -343,7 +343,7 @@ def test_incremental_re_mapping_is_the_plain_algorithm(chain, monkeypatch: pytes
         mapper = _Mapper(graph, capacity, 0.5e9, names)
         first = mapper.dram_aware()
         with monkeypatch.context() as plain:  # every wave through the vectorised combinations
-            plain.setattr(_Mapper, "_best_one", lambda self, k, timing, progress: self._best_combo([k], [timing], progress))
+            plain.setattr(_Mapper, "_best_few", _Mapper._best_combo)
             assert np.array_equal(_Mapper(graph, capacity, 0.5e9, names).dram_aware(), first)
         mapped = mtrain_mapping(graph, capacity_bytes=capacity, bandwidth_bytes_per_s=0.5e9, names=names)
         assign, balanced, local = _plain_re_mapping(graph, first, capacity, 0.5e9)

@@ -29,6 +29,7 @@ from traincost.fpga.subops import SubOpGraph
 __all__ = ["MappingResult", "mtrain_mapping", "MAX_COMBINATIONS"]
 
 MAX_COMBINATIONS = 243
+FEW_COMBINATIONS = 9  # waves with at most this many assignments are weighed in plain Python (faster there)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,8 @@ class _Mapper:
                 for k in wave
             ]
             progress = (free, usage, resident, latest)
-            best = self._best_one(wave[0], timing[0], progress) if len(wave) == 1 else self._best_combo(wave, timing, progress)
+            few = n_acc ** len(wave) <= FEW_COMBINATIONS
+            best = (self._best_few if few else self._best_combo)(wave, timing, progress)
             if best is None:
                 k = wave[0]
                 d = int(np.argmax(self.capacity - np.array(usage)))
@@ -110,28 +112,35 @@ class _Mapper:
             ready = sorted(k for k in ready if k not in mapped)
         return np.array(assign)
 
-    def _best_one(self, k: int, timing: tuple[float, list[float]], progress: tuple) -> tuple | None:
-        """``_best_combo`` for a wave of one sub-operation, accelerator by accelerator (the same sums)."""
+    def _best_few(self, wave: list[int], timing: list[tuple[float, list[float]]], progress: tuple) -> tuple | None:
+        """``_best_combo`` assignment by assignment in plain Python (the same sums in the same order): faster
+        when the assignments are few."""
         graph, capacity = self.graph, self._capacity
         free, usage, resident, latest = progress
-        start, durations = timing
-        n, state, out = int(graph.node[k]), float(graph.state_bytes[k]), float(graph.out_bytes[k])
+        nodes = [int(graph.node[k]) for k in wave]
+        states, outs = graph.state_bytes[wave].tolist(), graph.out_bytes[wave].tolist()
         best = None
-        for d, took in enumerate(durations):
-            end = max(free[d], start) + took
-            used = usage.copy()
-            used[d] = used[d] + (state if n not in resident[d] else 0.0) + out
+        for combo in itertools.product(range(len(capacity)), repeat=len(wave)):
+            trial_free, used, ends = free.copy(), usage.copy(), []
+            for i, d in enumerate(combo):
+                start, durations = timing[i]
+                end = trial_free[d] = max(trial_free[d], start) + durations[d]
+                ends.append(end)
+                new_copy = nodes[i] not in resident[d] and not any(nodes[j] == nodes[i] and combo[j] == d for j in range(i))
+                used[d] = used[d] + (states[i] if new_copy else 0.0) + outs[i]
             if any(u > c for u, c in zip(used, capacity, strict=True)):
                 continue
-            key = (max(end, latest), end)
+            summed = ends[0]
+            for end in ends[1:]:  # added in order, as _best_combo does
+                summed += end
+            key = (max(*ends, latest), summed)
             if best is None or key < best[0]:
-                best = (key, d, used, end)
+                best = (key, combo, trial_free, used, ends)
         if best is None:
             return None
-        key, d, used, end = best
-        trial_free = free.copy()
-        trial_free[d] = end
-        return key, (d,), trial_free, used, {(d, n)} if n not in resident[d] else set(), [end]
+        key, combo, trial_free, used, ends = best
+        placed = {(d, n) for n, d in zip(nodes, combo, strict=True) if n not in resident[d]}
+        return key, combo, trial_free, used, placed, ends
 
     def _best_combo(self, wave: list[int], timing: list[tuple[float, list[float]]], progress: tuple) -> tuple | None:
         """The assignment of ``wave`` to accelerators that fits every DRAM and finishes first (then: the

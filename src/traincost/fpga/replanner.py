@@ -60,7 +60,8 @@ class Replanner:
         # a chain summed backwards (the tails) and timed forwards round differently: two roundings per
         # addition of a chain at most as long as the graph, relative to the latency
         self._rounding = 2 * float(np.finfo(np.float64).eps) * (len(graph) + 2)
-        self._nodes = int(graph.node.max()) + 1 if len(graph) else 0
+        self._node, self._state_bytes, self._out_bytes = graph.node.tolist(), graph.state_bytes.tolist(), graph.out_bytes.tolist()
+        self._all_bytes = float(graph.state_bytes.sum() + graph.out_bytes.sum())
         self.reset(assign)
 
     @property
@@ -90,6 +91,10 @@ class Replanner:
         for members in self._members:
             for before, after in zip(members, members[1:], strict=False):
                 self._queue_prev[after], self._queue_next[before] = before, after
+        self._copies: list[dict[int, int]] = [{} for _ in range(n_acc)]  # per accelerator: sub-operations per DAG node
+        self._held = [0.0] * n_acc
+        for k, d in enumerate(device):
+            self._hold(k, d, +1)
         rows = np.arange(n)
         self._duration = (np.array(self._incoming) / self._bandwidth + self._graph.seconds[rows, self.assign]).tolist()
         self._tail, self._parent, self._settled = [0.0] * n, [-1] * n, [0.0] * n
@@ -124,14 +129,15 @@ class Replanner:
     def fits(self, move: Move, capacity_bytes: np.ndarray) -> bool:
         """Whether every accelerator's DRAM holds the mapping with ``move`` made (``Schedule.fits`` of
         ``schedule_of(move)``; decided without its timing when even holding every output at once fits)."""
-        graph, n_acc = self._graph, self._n_acc
-        assign = self.assign.copy()
-        assign[move.k] = move.device
-        _, first = np.unique(assign * self._nodes + graph.node, return_index=True)  # one copy per DAG node
-        states = np.bincount(assign[first], weights=graph.state_bytes[first], minlength=n_acc)
-        outputs = np.bincount(assign, weights=graph.out_bytes, minlength=n_acc)
-        # the peak sums the same non-negative bytes in another order: allow for the rounding of either sum
-        if np.all((states + outputs) * (1 + 4 * self._rounding) <= capacity_bytes):
+        k, device = move.k, move.device
+        was, node = self._device[k], self._node[k]
+        held = self._held.copy()  # per accelerator: its DAG nodes' states and all its outputs
+        held[was] -= self._out_bytes[k] + (self._state_bytes[k] if self._copies[was][node] == 1 else 0.0)
+        held[device] += self._out_bytes[k] + (self._state_bytes[k] if not self._copies[device].get(node) else 0.0)
+        # the peak adds these non-negative bytes in another order, and ``held`` is kept up to date by
+        # additions and subtractions: allow for every rounding either can have made
+        slack = 16 * (len(self._device) + self.moves + 2) * float(np.finfo(np.float64).eps) * self._all_bytes
+        if all(h + slack <= c for h, c in zip(held, capacity_bytes.tolist(), strict=True)):
             return True
         return self.schedule_of(move).fits(capacity_bytes)
 
@@ -146,28 +152,50 @@ class Replanner:
         on_chain, on = self._on_chain, self._device
         if self._latency >= beat_s and not (on_chain[k] or any(on_chain[s] and on[s] == device for s in self._succs[k])):
             return None  # the binding chain behind the last finish keeps its length or grows
+        # k's own times on device (everything before k stays): the trial ends here if they cannot beat the latency
+        members = self._members[device]
+        i = bisect_left(members, k)
+        came_free = self._end[members[i - 1]] if i else 0.0
+        ready, received = 0.0, 0.0
+        for p, nbytes in self._preds[k]:
+            if self._end[p] > ready:  # noqa: PLR1730
+                ready = self._end[p]
+            if on[p] != device:
+                received += nbytes
+        begin = came_free if came_free > ready else ready
+        finish = begin + (received / self._bandwidth + self._seconds[k][device])
+        if finish >= beat_s:
+            return None
         self._tails(k + 1)
-        n = len(on)
+        # moving k sheds its transfers to the successors on its new accelerator; nothing else gets shorter
+        shed = [(s, nbytes / self._bandwidth * (1 + self._rounding)) for s, nbytes in self._out[k] if on[s] == device]
+        bound_s = beat_s * (1 + self._rounding)
+        if finish + self._longest_after(k, device) >= bound_s + sum(t for _, t in shed):
+            return None
+        return self._retime_moved(k, device, beat_s, times=(begin, finish, received), bound_s=bound_s, shed=shed)
+
+    def _retime_moved(
+        self, k: int, device: int, beat_s: float, *, times: tuple[float, float, float], bound_s: float, shed: list
+    ) -> Move | None:
+        """``try_move`` past k (``times``: k's start, finish and received bytes on ``device``), in the working copy."""
+        on, n = self._device, len(self._device)
         work_device, work_start, work_end, work_incoming = self._work
         work_device[k] = device
         changed, rewired = self._changed, self._rewired
         changed[k] = rewired[k] = 1
         for s in self._succs[k]:
             changed[s] = rewired[s] = 1  # their transfers from k change
-        free = []  # when each accelerator comes free before k
+        free = []  # when each accelerator comes free after k
         for members in self._members:
             i = bisect_left(members, k)
             free.append(self._end[members[i - 1]] if i else 0.0)
-        # moving k sheds its transfers to the successors on its new accelerator; nothing else gets shorter
-        shed = [(s, nbytes / self._bandwidth * (1 + self._rounding)) for s, nbytes in self._out[k] if on[s] == device]
-        bound_s = beat_s * (1 + self._rounding)
+        work_start[k], work_end[k], work_incoming[k] = times
+        free[device] = times[1]
         move = None
-        reached = self._run(free, k, k + 1, beat_s)
-        if reached > k and work_end[k] + self._longest_after(k, device) < bound_s + sum(t for _, t in shed):
-            reached = self._run(free, k + 1, n, beat_s, bound_s=bound_s, shed=shed)
-            if reached == n:
-                latency_s = max(self._max_before[k], *work_end[k:])
-                move = Move(k, device, latency_s, work_start[k:], work_end[k:], work_incoming[k:])
+        reached = self._run(free, k + 1, n, beat_s, bound_s=bound_s, shed=shed)
+        if reached == n:
+            latency_s = max(self._max_before[k], *work_end[k:])
+            move = Move(k, device, latency_s, work_start[k:], work_end[k:], work_incoming[k:])
         # put the working copy back: the trial wrote sub-operations k to reached - 1
         work_device[k] = on[k]
         work_start[k:reached] = self._start[k:reached]
@@ -198,10 +226,20 @@ class Replanner:
             work[k:] = new
         self._unqueue(k, was)
         self._enqueue(k, device)
+        self._hold(k, was, -1)
+        self._hold(k, device, +1)
         self.moves += 1
         for j in (k, *self._succs[k]):  # their transfers changed
             self._duration[j] = self._incoming[j] / self._bandwidth + self._seconds[j][on[j]]
         self._refresh()
+
+    def _hold(self, k: int, device: int, sign: int) -> None:
+        """Counts sub-operation ``k`` in (``sign`` +1) or out of (-1) what ``device``'s DRAM holds at most: the
+        states of its DAG nodes, once each, and all its outputs."""
+        copies, node = self._copies[device], self._node[k]
+        copies[node] = copies.get(node, 0) + sign
+        first_or_last = copies[node] == (1 if sign > 0 else 0)
+        self._held[device] += sign * (self._out_bytes[k] + (self._state_bytes[k] if first_or_last else 0.0))
 
     def _unqueue(self, k: int, device: int) -> None:
         members = self._members[device]
