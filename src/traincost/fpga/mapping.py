@@ -152,21 +152,23 @@ class _Mapper:
         """
         graph, n_acc = self.graph, len(self.capacity)
         free, usage, resident, latest = progress
-        combos = _combinations(n_acc, len(wave))
-        rows = np.arange(len(combos))
-        trial_free = np.tile(np.asarray(free, dtype=np.float64), (len(combos), 1))
-        trial_usage = np.tile(np.asarray(usage, dtype=np.float64), (len(combos), 1))
+        combos, cells = _combinations(n_acc, len(wave))
+        count = len(combos)
+        # one row of accelerators per assignment, flat: assignment a's accelerator d at a * n_acc + d (``cells``)
+        trial_free = np.tile(np.asarray(free, dtype=np.float64), count)
+        trial_usage = np.tile(np.asarray(usage, dtype=np.float64), count)
         ends = np.empty(combos.shape)
-        for i, k in enumerate(wave):
-            d = combos[:, i]
-            ends[:, i] = trial_free[rows, d] = np.maximum(trial_free[rows, d], timing[i][0]) + np.asarray(timing[i][1])[d]
-            n = int(graph.node[k])
-            new_copy = ~np.array([n in held for held in resident])[d]  # one copy of a DAG node's states per accelerator
+        nodes, states, outs = graph.node[wave].tolist(), graph.state_bytes[wave].tolist(), graph.out_bytes[wave].tolist()
+        for i, n in enumerate(nodes):
+            d, cell = combos[:, i], cells[:, i]
+            start, durations = timing[i]
+            ends[:, i] = trial_free[cell] = np.maximum(trial_free[cell], start) + np.array(durations)[d]
+            new_copy = np.array([n not in held for held in resident])[d]  # one copy of a DAG node's states per accelerator
             for j in range(i):
-                if int(graph.node[wave[j]]) == n:
+                if nodes[j] == n:
                     new_copy &= combos[:, j] != d
-            trial_usage[rows, d] += np.where(new_copy, graph.state_bytes[k], 0.0)
-            trial_usage[rows, d] += graph.out_bytes[k]
+            trial_usage[cell] = (trial_usage[cell] + np.where(new_copy, states[i], 0.0)) + outs[i]
+        trial_free, trial_usage = trial_free.reshape(count, n_acc), trial_usage.reshape(count, n_acc)
         fits = np.all(trial_usage <= self.capacity, axis=1)
         if not fits.any():
             return None
@@ -224,9 +226,11 @@ class _Mapper:
 
 
 @functools.cache
-def _combinations(n_acc: int, size: int) -> np.ndarray:
-    """Every assignment of ``size`` sub-operations to ``n_acc`` accelerators, one row each, in ``itertools.product`` order."""
-    return np.array(list(itertools.product(range(n_acc), repeat=size)), dtype=np.int64).reshape(-1, size)
+def _combinations(n_acc: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every assignment of ``size`` sub-operations to ``n_acc`` accelerators, one row each, in ``itertools.product``
+    order; and where each member's accelerator is in a flat array of one row of ``n_acc`` per assignment."""
+    combos = np.array(list(itertools.product(range(n_acc), repeat=size)), dtype=np.int64).reshape(-1, size)
+    return combos, combos + n_acc * np.arange(len(combos))[:, None]
 
 
 def mtrain_mapping(

@@ -62,6 +62,9 @@ class Replanner:
         self._rounding = 2 * float(np.finfo(np.float64).eps) * (len(graph) + 2)
         self._node, self._state_bytes, self._out_bytes = graph.node.tolist(), graph.state_bytes.tolist(), graph.out_bytes.tolist()
         self._all_bytes = float(graph.state_bytes.sum() + graph.out_bytes.sum())
+        dst = graph.edge_dst  # edges come grouped by their reader, in the order of its predecessors
+        self._edge_firsts = np.flatnonzero(np.concatenate(([True], dst[1:] != dst[:-1]))) if len(dst) else dst
+        self._edge_first_dst = dst[self._edge_firsts]
         self.reset(assign)
 
     @property
@@ -97,7 +100,7 @@ class Replanner:
             self._hold(k, d, +1)
         rows = np.arange(n)
         self._duration = (np.array(self._incoming) / self._bandwidth + self._graph.seconds[rows, self.assign]).tolist()
-        self._tail, self._parent, self._settled = [0.0] * n, [-1] * n, [0.0] * n
+        self._tail, self._parent = [0.0] * n, [-1] * n
         self._tails_from = n  # the tails are those of the current mapping from this sub-operation on
         self._refresh()
 
@@ -271,7 +274,6 @@ class Replanner:
         self._free_at = free_at.tolist()
         self._max_before = np.maximum.accumulate(np.concatenate(([0.0], end[:-1]))).tolist() if n else [0.0]
         self._latency = float(end.max()) if n else 0.0
-        self._settled_from = n  # end + tail: from this sub-operation on
         self._enter: list[int] = []
         self._on_chain = bytearray(n)
         binding = self._bindings(end, free_at)
@@ -287,12 +289,13 @@ class Replanner:
         made = end[src]
         ready = np.zeros(len(end))
         if len(src):
-            firsts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])  # each sub-operation's first incoming edge
-            ready[dst[firsts]] = np.maximum.reduceat(made, firsts)
+            ready[self._edge_first_dst] = np.maximum.reduceat(made, self._edge_firsts)
         last = np.flatnonzero((made == ready[dst]) & (made > 0.0))  # edges from a predecessor that finished last
-        first_last = last[np.r_[True, dst[last][1:] != dst[last][:-1]]] if len(last) else last
+        to = dst[last]
+        first = np.ones(len(last), dtype=bool)  # the first such edge of each sub-operation
+        first[1:] = to[1:] != to[:-1]
         latest = np.full(len(end), -1, dtype=np.int64)
-        latest[dst[first_last]] = src[first_last]
+        latest[to[first]] = src[last[first]]
         return np.where((free_at >= ready) & (free_at > 0.0), self._queue_prev, latest).tolist()
 
     def _longest_after(self, k: int, device: int) -> float:
@@ -322,14 +325,15 @@ class Replanner:
         at the same time) keeps its times and is only checked against the bounds; one whose transfers do
         not change (not the moved sub-operation nor a successor of it) keeps its duration."""
         succs, tail, pred_ids, duration = self._succs, self._tail, self._pred_ids, self._duration
-        free_at, settled, changed, rewired = self._free_at, self._settled, self._changed, self._rewired
+        free_at, changed, rewired = self._free_at, self._changed, self._rewired
         device, start, end, incoming = self._work
         cut_s = bound_s + sum(t for _, t in shed)  # a finish plus its tail past this is out, whatever it sheds
         for k in range(first, stop):
             d = device[k]
             if not changed[k] and free[d] == free_at[k]:
+                settled = end[k] + tail[k]  # as the current schedule has it
                 if end[k] >= beat_s or (
-                    settled[k] >= bound_s and (settled[k] >= cut_s or settled[k] >= bound_s + self._shed_behind(k, shed))
+                    settled >= bound_s and (settled >= cut_s or settled >= bound_s + self._shed_behind(k, shed))
                 ):
                     return k
                 free[d] = end[k]
@@ -383,7 +387,7 @@ class Replanner:
     def _tails(self, first: int) -> None:
         """Makes the tails hold from sub-operation ``first`` on: per sub-operation, the longest chain of
         durations after it finishes, through its successors and the next sub-operation on its
-        accelerator (and the next sub-operation on that chain); and its finish plus its tail."""
+        accelerator (and the next sub-operation on that chain)."""
         if first < self._tails_from:
             duration, succs, queue_next, tail, parent = self._duration, self._succs, self._queue_next, self._tail, self._parent
             for k in range(self._tails_from - 1, first - 1, -1):
@@ -396,10 +400,6 @@ class Replanner:
                     longest, via = duration[q] + tail[q], q
                 tail[k], parent[k] = longest, via
             self._tails_from, self._enter = first, []
-        if first < self._settled_from:
-            hi = self._settled_from
-            self._settled[first:hi] = [e + t for e, t in zip(self._end[first:hi], self._tail[first:hi], strict=True)]
-            self._settled_from = first
 
     def _number_chains(self) -> None:
         """Numbers the forest of tail chains from ``_tails_from`` on (a sub-operation's parent is the next on
