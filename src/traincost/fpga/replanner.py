@@ -328,36 +328,40 @@ class Replanner:
         free_at, changed, rewired = self._free_at, self._changed, self._rewired
         device, start, end, incoming = self._work
         cut_s = bound_s + sum(t for _, t in shed)  # a finish plus its tail past this is out, whatever it sheds
+        last = max((s for s, _ in shed), default=-1)
         for k in range(first, stop):
             d = device[k]
-            if not changed[k] and free[d] == free_at[k]:
-                settled = end[k] + tail[k]  # as the current schedule has it
-                if end[k] >= beat_s or (
-                    settled >= bound_s and (settled >= cut_s or settled >= bound_s + self._shed_behind(k, shed))
+            came_free = free[d]
+            if not changed[k] and came_free == free_at[k]:
+                finish = end[k]
+                settled = finish + tail[k]  # as the current schedule has it
+                if finish >= beat_s or (
+                    settled >= bound_s and (settled >= cut_s or settled >= bound_s + self._shed_behind(k, shed, last))
                 ):
                     return k
-                free[d] = end[k]
+                free[d] = finish
                 continue
             if rewired[k]:
                 ready, received, took = self._rewired_inputs(k)
             else:
-                ready = 0.0
+                ready, received, took = 0.0, None, duration[k]
                 for p in pred_ids[k]:
                     if end[p] > ready:  # noqa: PLR1730 (a comparison is faster than max() in this inner loop)
                         ready = end[p]
-                received, took = incoming[k], duration[k]
-            begin = free[d] if free[d] > ready else ready
+            begin = came_free if came_free > ready else ready
             finish = begin + took
-            if finish >= beat_s or (
-                finish + tail[k] >= bound_s
-                and (finish + tail[k] >= cut_s or finish + tail[k] >= bound_s + self._shed_behind(k, shed))
-            ):
+            if finish >= beat_s:
+                return k
+            settled = finish + tail[k]
+            if settled >= bound_s and (settled >= cut_s or settled >= bound_s + self._shed_behind(k, shed, last)):
                 return k
             if finish != end[k]:
+                end[k] = finish
                 for s in succs[k]:
                     changed[s] = 1
-            start[k], end[k], incoming[k] = begin, finish, received
-            free[d] = finish
+            start[k], free[d] = begin, finish
+            if received is not None:
+                incoming[k] = received
         return stop
 
     def _rewired_inputs(self, k: int) -> tuple[float, float, float]:
@@ -373,16 +377,21 @@ class Replanner:
                 received += nbytes
         return ready, received, received / self._bandwidth + self._seconds[k][d]
 
-    def _shed_behind(self, k: int, shed: Sequence[tuple[int, float]]) -> float:
-        """What ``shed`` (successors of the moved sub-operation, each with the seconds it loses) takes off
-        the chain of sub-operation ``k``'s tail: the sum over those on it (each an ancestor of ``k`` in the
-        forest of tail chains)."""
-        if not shed:
-            return 0.0
-        if not self._enter:  # numbered when first needed after each change of the tails
-            self._number_chains()
+    def _shed_behind(self, k: int, shed: Sequence[tuple[int, float]], last: int) -> float:
+        """What ``shed`` (successors of the moved sub-operation, each with the seconds it loses; ``last`` the
+        latest of them) takes off the chain of sub-operation ``k``'s tail: the sum over those on it (each an
+        ancestor of ``k`` in the forest of tail chains)."""
+        if last <= k:
+            return 0.0  # only later sub-operations are on the chain behind k
+        if last >= len(self._enter):  # numbered when first needed after each change of the tails, as far as needed
+            first = self._tails_from
+            self._number_chains(min(len(self._parent), max(last + 1, 2 * len(self._enter) - first)))
         enter, leave = self._enter, self._leave
-        return sum(t for s, t in shed if s > k and enter[s] <= enter[k] < leave[s])
+        at, behind = enter[k], 0.0
+        for s, t in shed:
+            if enter[s] <= at < leave[s] and s > k:
+                behind += t
+        return behind
 
     def _tails(self, first: int) -> None:
         """Makes the tails hold from sub-operation ``first`` on: per sub-operation, the longest chain of
@@ -401,20 +410,21 @@ class Replanner:
                 tail[k], parent[k] = longest, via
             self._tails_from, self._enter = first, []
 
-    def _number_chains(self) -> None:
-        """Numbers the forest of tail chains from ``_tails_from`` on (a sub-operation's parent is the next on
-        its chain, always a later one) in pre-order: the descendants of ``s`` get ``enter[s]`` to
-        ``leave[s]``, exclusive."""
-        parent, n, first = self._parent, len(self._parent), self._tails_from
-        size = [1] * n
-        for k in range(first, n):  # children come before their parent
-            if parent[k] >= 0:
+    def _number_chains(self, stop: int) -> None:
+        """Numbers the forest of tail chains of sub-operations ``_tails_from`` to ``stop`` (a sub-operation's parent
+        is the next on its chain, always a later one; one whose parent is ``stop`` or later is a root there) in
+        pre-order: the descendants of ``s`` get ``enter[s]`` to ``leave[s]``, exclusive. A sub-operation's
+        descendants all come before it, so they are those of the whole forest."""
+        parent, first = self._parent, self._tails_from
+        size = [1] * stop
+        for k in range(first, stop):  # children come before their parent
+            if parent[k] >= 0 and parent[k] < stop:
                 size[parent[k]] += size[k]
-        enter, slot = [0] * n, [0] * n  # slot: where a sub-operation's next child's numbers start
+        enter, slot = [0] * stop, [0] * stop  # slot: where a sub-operation's next child's numbers start
         roots = 0
-        for k in range(n - 1, first - 1, -1):  # parents before their children
+        for k in range(stop - 1, first - 1, -1):  # parents before their children
             p = parent[k]
-            if p < 0:
+            if p < 0 or p >= stop:
                 enter[k], roots = roots, roots + size[k]
             else:
                 enter[k] = slot[p]
