@@ -23,8 +23,10 @@ from traincost.fpga.converting import (
     single_device,
 )
 from traincost.fpga.devices import Device, load_fpga_catalog
-from traincost.fpga.evaluator import Replanner, evaluate_mapping
+from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import OpCosts, TrainingIp
+from traincost.fpga.mapping import _Mapper, mtrain_mapping
+from traincost.fpga.replanner import Replanner
 from traincost.fpga.sharding import alpa_sharding, hap_sharding
 from traincost.fpga.subops import partition
 from traincost.fpga.training_dag import TrainingDag, training_dag
@@ -284,3 +286,70 @@ def test_replanner_prunes_only_moves_a_full_re_timing_rejects(chain) -> None:
                     rejected += 1
         plan.move(int(k), device)  # the last move tried, shorter or not
     assert kept > 50 and rejected > 50
+
+
+def _plain_re_mapping(graph, assign, capacity, bandwidth):
+    """Balance and locality re-mapping as Algorithm 2 states them, every attempted move timed in full."""
+
+    def attempt(assign, k, device, beat_s):
+        trial = assign.copy()
+        trial[k] = device
+        schedule = evaluate_mapping(graph, trial, bandwidth_bytes_per_s=bandwidth)
+        return (trial, schedule) if schedule.latency_s < beat_s * (1 - 1e-12) and schedule.fits(capacity) else None
+
+    current = evaluate_mapping(graph, assign, bandwidth_bytes_per_s=bandwidth)
+    balanced = np.where(graph.branch >= 0, graph.branch, assign)
+    moved = True
+    while moved:
+        moved = False
+        for k in np.flatnonzero(assign != balanced):
+            found = attempt(assign, k, balanced[k], current.latency_s)
+            if found is not None:
+                (assign, current), moved = found, True
+    after_balance, moved = current, True
+    while moved:
+        moved = False
+        for k in range(len(graph)):
+            near = {assign[p] for p, _ in graph.preds[k]} | {assign[s] for s in graph.succs[k]}
+            best = None
+            for device in sorted(near - {assign[k]}):
+                found = attempt(assign, k, device, current.latency_s if best is None else best[1].latency_s)
+                best = found if found is not None else best
+            if best is not None:
+                (assign, current), moved = best, True
+    return assign, after_balance, current
+
+
+def test_incremental_re_mapping_is_the_plain_algorithm(chain, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MTrain-Mapping's incremental re-timing (pruned trials, kept timings, DRAM bounds, skipped re-judging) and
+    its DRAM-aware step's small waves weighed in plain Python give the mapping and schedules of Algorithm 2 timed in full, also
+    when the DRAM is tight enough to refuse moves."""
+    dag = training_dag(chain("resnet18_cifar", 1, "sgd").workload)
+    accelerators = select_accelerators(dag, load_fpga_catalog(DEVICES).clusters["cluster2"])
+    graph = partition(dag, initial_ratio(accelerators, 2), accelerators)
+    names = tuple(ip.device.name for ip in accelerators)
+    roomy = np.array([ip.device.dram_bytes for ip in accelerators], dtype=np.float64)
+    peak = mtrain_mapping(graph, capacity_bytes=roomy, bandwidth_bytes_per_s=0.5e9, names=names).schedule.peak_dram_bytes
+    judged = []  # per DRAM check of a kept move: whether it fits
+
+    def fits(plan: Replanner, move, capacity: np.ndarray) -> bool:
+        judged.append(bounded(plan, move, capacity))
+        assert judged[-1] == plan.schedule_of(move).fits(capacity)  # the bound decides as the full schedule does
+        return judged[-1]
+
+    bounded = Replanner.fits
+    monkeypatch.setattr(Replanner, "fits", fits)
+    for capacity in (roomy, peak * np.where(peak == peak.max(), 1.1, 5.0)):
+        mapper = _Mapper(graph, capacity, 0.5e9, names)
+        first = mapper.dram_aware()
+        with monkeypatch.context() as plain:  # every wave through the vectorised combinations
+            plain.setattr(_Mapper, "_best_few", _Mapper._best_combo)
+            assert np.array_equal(_Mapper(graph, capacity, 0.5e9, names).dram_aware(), first)
+        mapped = mtrain_mapping(graph, capacity_bytes=capacity, bandwidth_bytes_per_s=0.5e9, names=names)
+        assign, balanced, local = _plain_re_mapping(graph, first, capacity, 0.5e9)
+        assert np.array_equal(mapped.assign, assign)
+        for ours, theirs in ((mapped.steps["balance"], balanced), (mapped.schedule, local)):
+            for field in ("start_s", "end_s", "busy_s", "peak_dram_bytes"):
+                assert np.array_equal(getattr(ours, field), getattr(theirs, field)), field
+            assert (ours.latency_s, ours.comm_bytes) == (theirs.latency_s, theirs.comm_bytes)
+    assert judged.count(False) > 5 and judged.count(True) > 50  # the tight DRAM refuses moves
