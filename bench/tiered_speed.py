@@ -24,6 +24,7 @@ from traincost.tiered.policies import POLICIES, make_policy
 from traincost.tiered.study import model_bytes_per_chip
 from traincost.tiered.system import load_tiered_system
 from traincost.tiered.trace import build_trace
+from traincost.tiered.walk import Walk
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,6 +41,7 @@ def main() -> None:
         began = time.perf_counter()
         workload = tm_training_workload(name)
         trace = build_trace(workload, system)
+        walk = Walk.of(trace)
         row = {"workload": name, "ops": len(trace), "trace_s": time.perf_counter() - began}
         model_bytes = model_bytes_per_chip(workload, word_bytes=system.hardware.word_bytes)
         tier1 = tier1_bytes_for_ratio(args.ratio, model_bytes, system.capacity_bytes)
@@ -48,7 +50,7 @@ def main() -> None:
         row["autotm_mip_s"] = time.perf_counter() - began
         for policy in POLICIES:
             began = time.perf_counter()
-            simulate(trace, system, make_policy(policy, plan=plan.arrays()), tier1_bytes=tier1)
+            simulate(walk, system, make_policy(policy, plan=plan.arrays()), tier1_bytes=tier1)
             row[policy] = time.perf_counter() - began
         per_ratio = row["autotm_mip_s"] + sum(row[p] for p in POLICIES if p != "hbm_only")
         row["study_estimate_s"] = row["trace_s"] + runs_per_workload * per_ratio

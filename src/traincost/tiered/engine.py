@@ -1,6 +1,6 @@
 """The event-driven simulator of training iterations on one chip with a two-tier off-chip memory.
 
-Time advances op by op (the ops of ``Trace.repeated(iterations)``); data moves on two channels, one
+Time advances op by op (the ops of a ``Walk``: the trace repeated ``iterations`` times); data moves on two channels, one
 per tier, each a FIFO resource that serves one transfer after another at its bandwidth, so reads,
 writes, promotions and demotions on a tier share its bandwidth honestly.
 
@@ -32,14 +32,14 @@ static power of both tiers over the iteration (over its compute time only when t
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
 from traincost.errors import ConfigError
 from traincost.tiered.system import GIB, TieredSystem
-from traincost.tiered.trace import NEVER, Trace
+from traincost.tiered.trace import NEVER
+from traincost.tiered.walk import Walk
 
 __all__ = ["Outcome", "Policy", "Simulator", "simulate", "tier1_bytes_for_ratio"]
 
@@ -123,37 +123,56 @@ class _Channel:
         self.free_s = 0.0
 
     def serve(self, start_s: float, seconds: float) -> float:
-        begin = max(start_s, self.free_s)
-        self.free_s = begin + seconds
+        free_s = self.free_s
+        self.free_s = (free_s if free_s > start_s else start_s) + seconds
         return self.free_s
 
 
 class Simulator:
     """The state of one simulation and the primitives policies use.
 
-    Attributes (read by policies): ``trace``, ``system``, ``tier1_capacity`` (bytes), ``resident``
-    (per tensor, bytes in Tier 1), ``tier1_used``, ``last_access`` (per tensor, op position),
-    ``promoted_unused`` (tensors promoted and not read since), ``counting`` (in the measured iteration).
+    Attributes (read by policies): ``walk`` (what it simulates), ``trace`` (``walk.trace``), ``base`` (one
+    iteration of it), ``size_bytes`` and ``persistent`` (per tensor, the walk's lists), ``system``,
+    ``tier1_capacity`` (bytes), ``resident`` (per tensor, bytes in Tier 1), ``tier1_used``, ``last_access``
+    (per tensor, op position), ``promoted_unused`` (tensors promoted and not read since), ``counting`` (in
+    the measured iteration).
     """
 
-    def __init__(self, trace: Trace, system: TieredSystem, policy: Policy, *, tier1_bytes: float, iterations: int = 2) -> None:
-        self.base = trace
-        self.trace = trace.repeated(iterations)
+    def __init__(self, walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> None:
+        self.walk = walk
+        self.base = walk.base
+        self.trace = walk.trace
+        self.size_bytes = walk.size_bytes
+        self.persistent = walk.persistent
         self.system = system
         self.policy = policy
         self.tier1_capacity = float(tier1_bytes)
-        self.resident = np.zeros(len(self.trace.size_bytes))
-        self.dirty = np.zeros(len(self.trace.size_bytes), dtype=bool)
+        n_tensors = len(walk.size_bytes)
+        self.resident = [0.0] * n_tensors
+        self.dirty = [False] * n_tensors
         self.tier1_used = 0.0
-        self.last_access = np.full(len(self.trace.size_bytes), -1, dtype=np.int64)
+        self.last_access = [-1] * n_tensors
         self.promoted_unused: set[int] = set()
         self.free_evictions = False
         self.counting = False
         self.t1 = _Channel()
         self.t2 = _Channel()
         self._heap: list[tuple[float, int, int]] = []
-        self._stamp = np.zeros(len(self.trace.size_bytes), dtype=np.int64)
+        self._stamp = [0] * n_tensors
         self._protect: frozenset[int] = frozenset()
+        self._vertical = policy.vertical
+        self._priority = policy.victim_priority
+        tier1, tier2 = system.tier1, system.tier2
+        self._sram_paths = {  # write? -> per tier: bandwidth, energy per byte, byte counter
+            False: (
+                (tier1.read_bytes_per_s, tier1.read_pj_per_byte, "t1r"),
+                (tier2.read_bytes_per_s, tier2.read_pj_per_byte, "t2r"),
+            ),
+            True: (
+                (tier1.write_bytes_per_s, tier1.write_pj_per_byte, "t1w"),
+                (tier2.write_bytes_per_s, tier2.write_pj_per_byte, "t2w"),
+            ),
+        }
         self._k = 0
         self._now = 0.0
         self._count = {
@@ -168,7 +187,7 @@ class Simulator:
     # ---- placement primitives -------------------------------------------------------------
     def place(self, tensor: int, tier1_fraction: float) -> None:
         """Put ``tensor``'s bytes at the start (no traffic): a share in Tier 1 if it fits."""
-        want = min(tier1_fraction * self.trace.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
+        want = min(tier1_fraction * self.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
         self._set_resident(tensor, max(0.0, want))
 
     def next_use(self, tensor: int, k: int) -> int:
@@ -176,20 +195,23 @@ class Simulator:
 
     def window_s(self, k: int) -> float:
         """The prefetch window of op ``k``: the compute time of the op before it."""
-        return float(self.trace.compute_s[k - 1]) if k > 0 else 0.0
+        return self.walk.compute_s[k - 1] if k > 0 else 0.0
 
     def read(self, tensor: int, nbytes: float, issue_s: float) -> float:
         """Read ``nbytes`` of ``tensor`` to SRAM from where it is; return when done."""
-        size = self.trace.size_bytes[tensor]
-        share = 1.0 if self.policy.vertical else (self.resident[tensor] / size if size > 0 else 1.0)
+        size = self.size_bytes[tensor]
+        resident = self.resident[tensor]
+        share = 1.0 if self._vertical else (resident / size if size > 0 else 1.0)
         done = self._to_or_from_sram(nbytes * share, nbytes * (1.0 - share), issue_s, write=False)
-        self._touch(tensor)
+        self.last_access[tensor] = self._k
+        if resident > 0:
+            self._push(tensor)
         self.promoted_unused.discard(tensor)
         return done
 
     def promote(self, tensor: int, issue_s: float, k: int) -> float:
         """Move ``tensor``'s Tier 2 bytes to Tier 1 (as many as room can be made for); return when done."""
-        size = self.trace.size_bytes[tensor]
+        size = self.size_bytes[tensor]
         want = size - self.resident[tensor]
         if want <= 0:
             return issue_s
@@ -236,7 +258,7 @@ class Simulator:
                 skipped.append(t)
                 continue
             amount = min(self.resident[t], max(nbytes - free, self.system.page_bytes))
-            if self.trace.next_use(t, k) >= NEVER and not self.trace.persistent[t]:
+            if self.trace.next_use(t, k) >= NEVER and not self.persistent[t]:
                 amount = self.resident[t]
                 self.drop(t)
             else:
@@ -272,9 +294,10 @@ class Simulator:
 
     # ---- the run --------------------------------------------------------------------------
     def run(self) -> Outcome:
-        trace, policy = self.trace, self.policy
-        n = len(trace)
-        per_iteration = trace.ops_per_iteration
+        walk, policy = self.walk, self.policy
+        reads, writes, compute_s = walk.trace.reads, walk.trace.writes, walk.compute_s
+        n = len(compute_s)
+        per_iteration = walk.trace.ops_per_iteration
         policy.start(self)
         issue = 0.0
         iteration_start = 0.0
@@ -283,32 +306,42 @@ class Simulator:
             if k == n - per_iteration:
                 self.counting = True
                 iteration_start = max(self._now, self.t1.free_s, self.t2.free_s)
-            self._protect = frozenset(t for t, _ in trace.reads[k]) | frozenset(t for t, _ in trace.writes[k])
+            self._protect = walk.touched[k]
             policy.before_op(self, k, issue)
             ready = issue
-            for t, b in trace.reads[k]:
-                ready = max(ready, policy.fetch(self, k, t, b, issue))
-            start = max(self._now, ready)
-            self._add("stall", start - self._now)
-            self._add("compute", float(trace.compute_s[k]))
-            self._add("accel", float(trace.accel_energy_pj[k]))
-            for t, b in trace.writes[k]:
+            for t, b in reads[k]:
+                done = policy.fetch(self, k, t, b, issue)
+                ready = done if done > ready else ready
+            start = ready if ready > self._now else self._now
+            if self.counting:
+                self._add("stall", start - self._now)
+                self._add("compute", compute_s[k])
+                self._add("accel", walk.accel_energy_pj[k])
+            for t, b in writes[k]:
                 self._write(k, t, b, start)
             issue = start
-            self._now = start + float(trace.compute_s[k])
-            self._release(k)
+            self._now = start + compute_s[k]
+            for t in walk.released[k]:
+                self.drop(t)
             policy.after_op(self, k)
         end = max(self._now, self.t1.free_s, self.t2.free_s)
         return self._outcome(end - iteration_start)
 
     def _write(self, k: int, tensor: int, nbytes: float, start_s: float) -> None:
-        size = self.trace.size_bytes[tensor]
-        share = 1.0 if self.policy.vertical else min(1.0, max(0.0, float(self.policy.store_fraction(self, k, tensor))))
+        size = self.size_bytes[tensor]
+        resident = self.resident
+        share = 1.0 if self._vertical else min(1.0, max(0.0, float(self.policy.store_fraction(self, k, tensor))))
         want = share * size
-        if want > self.resident[tensor]:
-            want = self.resident[tensor] + min(want - self.resident[tensor], self.make_room(want - self.resident[tensor], k))
-        self._set_resident(tensor, want)
-        if self.policy.vertical:
+        if want > resident[tensor]:
+            want = resident[tensor] + min(want - resident[tensor], self.make_room(want - resident[tensor], k))
+        want = float(want) if want > 0.0 else 0.0
+        self.tier1_used += want - resident[tensor]
+        resident[tensor] = want
+        if want > 0:
+            # the eviction heap's entry for it comes from the touch below (nothing reads the heap in between);
+            # the stamp still counts the superseded entry, so ties between tensors break as they always have
+            self._stamp[tensor] += 1
+        if self._vertical:
             b1, b2 = nbytes, 0.0
             self.dirty[tensor] = True
         else:
@@ -320,28 +353,29 @@ class Simulator:
     def _to_or_from_sram(self, tier1_bytes: float, tier2_bytes: float, start_s: float, *, write: bool) -> float:
         """Move bytes between the tiers and SRAM, each tier on its own channel; return when both are done."""
         done = start_s
-        for key, tier, channel, nbytes in (
-            ("t1", self.system.tier1, self.t1, tier1_bytes),
-            ("t2", self.system.tier2, self.t2, tier2_bytes),
-        ):
-            if nbytes <= 0:
-                continue
-            bandwidth, energy = (
-                (tier.write_bytes_per_s, tier.write_pj_per_byte) if write else (tier.read_bytes_per_s, tier.read_pj_per_byte)
-            )
-            done = max(done, channel.serve(start_s, nbytes / bandwidth))
-            self._add(key + ("w" if write else "r"), nbytes, nbytes * energy, "e_sram")
+        if tier1_bytes > 0:
+            end = self._sram_transfer(self.t1, self._sram_paths[write][0], tier1_bytes, start_s)
+            done = end if end > done else done
+        if tier2_bytes > 0:
+            end = self._sram_transfer(self.t2, self._sram_paths[write][1], tier2_bytes, start_s)
+            done = end if end > done else done
         return done
 
-    def _release(self, k: int) -> None:
-        for t in {t for t, _ in self.trace.reads[k]} | {t for t, _ in self.trace.writes[k]}:
-            if not self.trace.persistent[t] and self.trace.last_use(t) == k:
-                self.drop(t)
+    def _sram_transfer(self, channel: _Channel, path: tuple[float, float, str], nbytes: float, start_s: float) -> float:
+        """``nbytes`` between SRAM and one tier (``path``: its bandwidth, energy per byte and byte counter)."""
+        bytes_per_s, pj_per_byte, key = path
+        free_s = channel.free_s
+        channel.free_s = (free_s if free_s > start_s else start_s) + nbytes / bytes_per_s  # served after what is queued
+        if self.counting:
+            count = self._count
+            count[key] += nbytes
+            count["e_sram"] += nbytes * pj_per_byte
+        return channel.free_s
 
     # ---- bookkeeping ----------------------------------------------------------------------
     def _pages(self, nbytes: float, limit: float) -> float:
         page = self.system.page_bytes
-        return min(np.ceil(nbytes / page) * page, limit)
+        return min(math.ceil(nbytes / page) * page, limit)
 
     def _set_resident(self, tensor: int, nbytes: float) -> None:
         nbytes = max(0.0, float(nbytes))
@@ -357,8 +391,9 @@ class Simulator:
 
     def _push(self, tensor: int) -> None:
         """(Re-)enter ``tensor`` in the eviction heap with its priority now; older entries go stale."""
-        self._stamp[tensor] += 1
-        heapq.heappush(self._heap, (self.policy.victim_priority(self, tensor, self._k), int(self._stamp[tensor]), tensor))
+        stamp = self._stamp[tensor] + 1
+        self._stamp[tensor] = stamp
+        heapq.heappush(self._heap, (self._priority(self, tensor, self._k), stamp, tensor))
 
     def _add(self, key: str, amount: float, energy_pj: float = 0.0, energy_key: str = "") -> None:
         if not self.counting:
@@ -395,16 +430,16 @@ class Simulator:
         )
 
 
-def simulate(trace: Trace, system: TieredSystem, policy: Policy, *, tier1_bytes: float, iterations: int = 2) -> Outcome:
-    """Simulate ``iterations`` training iterations of ``trace`` and report the last one.
+def simulate(walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> Outcome:
+    """Simulate the iterations of ``walk`` (``Walk.of(trace)``: two) and report the last one.
 
     Raises:
         ConfigError: the iteration's live data does not fit in the chip's address space.
     """
-    peak = trace.live_peak_bytes()
+    peak = walk.live_peak_bytes
     if peak > system.capacity_bytes:
         raise ConfigError(
-            f"workload {trace.name}: {peak / GIB:.1f} GiB of live data per chip does not fit in "
+            f"workload {walk.base.name}: {peak / GIB:.1f} GiB of live data per chip does not fit in "
             f"{system.capacity_bytes / GIB:.0f} GiB of memory per chip"
         )
-    return Simulator(trace, system, policy, tier1_bytes=tier1_bytes, iterations=iterations).run()
+    return Simulator(walk, system, policy, tier1_bytes=tier1_bytes).run()

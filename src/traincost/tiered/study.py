@@ -31,6 +31,7 @@ from traincost.tiered.engine import Outcome, simulate, tier1_bytes_for_ratio
 from traincost.tiered.policies import POLICIES, make_policy
 from traincost.tiered.system import TieredSystem
 from traincost.tiered.trace import Trace, build_trace
+from traincost.tiered.walk import Walk
 from traincost.workload import Workload
 
 __all__ = ["Variant", "VARIANTS", "run_study", "study_runs", "variant_system", "model_bytes_per_chip", "BASELINE"]
@@ -117,7 +118,7 @@ def variant_system(system: TieredSystem, variant: Variant) -> TieredSystem:
 
 def hbm_only_outcome(workload: Workload, system: TieredSystem) -> Outcome:
     """One HBM-only simulation of ``workload`` (what calibration needs: its energy split)."""
-    return _timed(build_trace(workload, system), system, BASELINE, None, system.capacity_bytes)
+    return _timed(Walk.of(build_trace(workload, system)), system, BASELINE, None, system.capacity_bytes)
 
 
 def study_runs(
@@ -147,14 +148,15 @@ def study_runs(
         )
     policies = list(dict.fromkeys([BASELINE, *policies, "ideal"]))
     trace = build_trace(workload, system)
+    walk = Walk.of(trace)
     model_bytes = model_bytes_per_chip(workload, word_bytes=system.hardware.word_bytes)
-    baseline = _timed(trace, system, BASELINE, None, system.capacity_bytes)
+    baseline = _timed(walk, system, BASELINE, None, system.capacity_bytes)
     rows = []
     for ratio in progress(ratios, desc=f"{trace.name} {variant}", unit="ratio"):
         tier1 = tier1_bytes_for_ratio(ratio, model_bytes, system.capacity_bytes)
         plan = _plan(trace, system, tier1, autotm_time_limit_s) if any(p in _PLANNED for p in policies) else None
         for policy in policies:
-            outcome = baseline if policy == BASELINE else _timed(trace, system, policy, plan, tier1)
+            outcome = baseline if policy == BASELINE else _timed(walk, system, policy, plan, tier1)
             rows.append(
                 {"variant": variant, "policy": policy, "ratio": float(ratio)}
                 | _row(outcome)
@@ -185,12 +187,12 @@ def _plan(trace: Trace, system: TieredSystem, tier1_bytes: float, time_limit_s: 
     return plan
 
 
-def _timed(trace: Trace, system: TieredSystem, policy: str, plan: AutoTMPlan | None, tier1_bytes: float) -> Outcome:
+def _timed(walk: Walk, system: TieredSystem, policy: str, plan: AutoTMPlan | None, tier1_bytes: float) -> Outcome:
     began = time.perf_counter()
-    outcome = simulate(trace, system, make_policy(policy, plan=plan.arrays() if plan else None), tier1_bytes=tier1_bytes)
+    outcome = simulate(walk, system, make_policy(policy, plan=plan.arrays() if plan else None), tier1_bytes=tier1_bytes)
     log.info(
         "%s %s Tier 1 %.2f GB: %.3f s per iteration, %.1f J (%.2f s to simulate)",
-        trace.name,
+        walk.base.name,
         policy,
         tier1_bytes / 1e9,
         outcome.iteration_s,
