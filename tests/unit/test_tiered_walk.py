@@ -1,5 +1,5 @@
 """The simulator's shortcuts change no result: a Walk shared by many simulations, the fast paths of the engine
-(checked against outcomes recorded before them, bit for bit)."""
+(checked against outcomes recorded before them, bit for bit), and the study's one set of runs per Tier 1 size."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.tiered.autotm import plan_autotm
 from traincost.tiered.engine import simulate
 from traincost.tiered.policies import POLICIES, make_policy
+from traincost.tiered.study import model_bytes_per_chip, study_runs
 from traincost.tiered.system import TieredSystem, load_tiered_system
 from traincost.tiered.trace import Trace, build_trace
 from traincost.tiered.walk import Walk
@@ -79,3 +81,16 @@ def test_the_walk_repeats_the_trace_and_releases_each_tensor_at_its_last_use(tin
         for t in tensors:
             assert walk.trace.last_use(t) == k and not walk.persistent[t]
             assert t in walk.touched[k]
+
+
+def test_ratios_with_the_same_tier1_share_one_set_of_runs(tiny: Workload, system: TieredSystem) -> None:
+    # an address space of twice the live peak: ratios 1,000 and 2,000 both cap Tier 1 at all of it
+    small = system.with_capacity(2 * build_trace(tiny, system).live_peak_bytes())
+    assert 1000 * model_bytes_per_chip(tiny, word_bytes=system.hardware.word_bytes) > small.capacity_bytes
+    policies = ["hor_off", "autotm", "tm_training"]
+    both = study_runs(tiny, small, variant="base", ratios=[1000, 2000], policies=policies, autotm_time_limit_s=5)
+    alone = study_runs(tiny, small, variant="base", ratios=[2000], policies=policies, autotm_time_limit_s=5)
+    second = both[both["ratio"] == 2000].reset_index(drop=True)
+    pd.testing.assert_frame_equal(second, alone, check_exact=True)
+    first = both[both["ratio"] == 1000].drop(columns="ratio").reset_index(drop=True)
+    pd.testing.assert_frame_equal(first, alone.drop(columns="ratio"), check_exact=True)

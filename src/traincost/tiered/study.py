@@ -137,7 +137,8 @@ def study_runs(
     ``energy_j``, ``migrated_bytes``, ``samples_per_j``, ``model_bytes`` (per chip), ``data_bytes``
     (every tensor one iteration touches), ``energy_efficiency_vs_hbm``, ``throughput_vs_hbm``,
     ``migration_vs_ideal``, ``migration_vs_data``, and ``plan_status`` (AutoTM / DeepTM: the solve's, optimal or feasible).
-    ``hbm_only`` is simulated once and repeated at every ratio.
+    ``hbm_only`` is simulated once and repeated at every ratio; ratios whose Tier 1 is the same size (capped at
+    the address space) share one set of simulations, the runs being the same.
     """
     if not ratios:
         raise ConfigError(f"tiered study of {workload.meta.get('model', '?')} ({variant}): no ratios")
@@ -152,11 +153,15 @@ def study_runs(
     model_bytes = model_bytes_per_chip(workload, word_bytes=system.hardware.word_bytes)
     baseline = _timed(walk, system, BASELINE, None, system.capacity_bytes)
     rows = []
+    runs: dict[float, tuple[AutoTMPlan | None, dict[str, Outcome]]] = {}  # per Tier 1 size: the plan and every outcome
     for ratio in progress(ratios, desc=f"{trace.name} {variant}", unit="ratio"):
         tier1 = tier1_bytes_for_ratio(ratio, model_bytes, system.capacity_bytes)
-        plan = _plan(trace, system, tier1, autotm_time_limit_s) if any(p in _PLANNED for p in policies) else None
+        if tier1 not in runs:
+            plan = _plan(trace, system, tier1, autotm_time_limit_s) if any(p in _PLANNED for p in policies) else None
+            runs[tier1] = plan, {p: baseline if p == BASELINE else _timed(walk, system, p, plan, tier1) for p in policies}
+        plan, outcomes = runs[tier1]
         for policy in policies:
-            outcome = baseline if policy == BASELINE else _timed(walk, system, policy, plan, tier1)
+            outcome = outcomes[policy]
             rows.append(
                 {"variant": variant, "policy": policy, "ratio": float(ratio)}
                 | _row(outcome)
