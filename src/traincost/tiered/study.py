@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 from traincost.errors import ConfigError
-from traincost.models.tm_training_workloads import tm_training_workload
 from traincost.progress import progress
 from traincost.tiered.autotm import AutoTMPlan, plan_autotm
 from traincost.tiered.engine import Outcome, simulate, tier1_bytes_for_ratio
@@ -34,7 +33,7 @@ from traincost.tiered.trace import Trace, build_trace
 from traincost.tiered.walk import Walk
 from traincost.workload import Workload
 
-__all__ = ["Variant", "VARIANTS", "run_study", "study_runs", "variant_system", "model_bytes_per_chip", "BASELINE"]
+__all__ = ["Variant", "VARIANTS", "study_runs", "variant_system", "model_bytes_per_chip", "BASELINE"]
 
 log = logging.getLogger(__name__)
 
@@ -65,50 +64,6 @@ def model_bytes_per_chip(workload: Workload, *, word_bytes: int) -> float:
         return float(meta["parameters_total"]) * word_bytes / float(meta["chips"])
     weights = workload.tensors[workload.tensors["kind"] == "weight"]
     return float((weights["bytes"] // weights["dtype_bytes"].clip(lower=1)).sum() * word_bytes)
-
-
-def run_study(
-    workload: str,
-    system: TieredSystem,
-    *,
-    ratios: Mapping[str, Sequence[float]],
-    policies: Sequence[str] = tuple(POLICIES),
-    autotm_time_limit_s: float = 30.0,
-) -> pd.DataFrame:
-    """Simulate ``workload`` (a TM-Training preset) under every policy, variant and ratio.
-
-    Args:
-        workload: a key of ``traincost.models.tm_training_workloads.TM_TRAINING_WORKLOADS``.
-        system: the chip and its tiered memory.
-        ratios: per variant (keys of ``VARIANTS``), the Tier 1 : model ratios to run.
-        policies: policy names; ``hbm_only`` (the normalisation baseline) and ``ideal`` (the
-            migration reference) are always run.
-        autotm_time_limit_s: CP-SAT's deterministic time limit per AutoTM plan (about seconds on one core).
-
-    Returns:
-        One row per (variant, policy, ratio); columns in ``study_runs``'s docstring.
-
-    Raises:
-        ConfigError: an unknown variant or policy, or a workload too big for the memory.
-    """
-    unknown = [v for v in ratios if v not in VARIANTS] + [p for p in policies if p not in POLICIES]
-    if unknown:
-        raise ConfigError(f"tiered study of {workload}: unknown variants or policies {unknown}")
-    frames = []
-    for variant_name, variant_ratios in ratios.items():
-        variant = VARIANTS[variant_name]
-        wl = tm_training_workload(workload, batch_factor=variant.batch_factor)
-        frames.append(
-            study_runs(
-                wl,
-                variant_system(system, variant),
-                variant=variant.name,
-                ratios=variant_ratios,
-                policies=policies,
-                autotm_time_limit_s=autotm_time_limit_s,
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
 
 
 def variant_system(system: TieredSystem, variant: Variant) -> TieredSystem:
