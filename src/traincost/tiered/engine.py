@@ -187,8 +187,8 @@ class Simulator:
     # ---- placement primitives -------------------------------------------------------------
     def place(self, tensor: int, tier1_fraction: float) -> None:
         """Put ``tensor``'s bytes at the start (no traffic): a share in Tier 1 if it fits."""
-        want = min(tier1_fraction * self.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
-        self._set_resident(tensor, max(0.0, want))
+        want = _min(tier1_fraction * self.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
+        self._set_resident(tensor, _max(0.0, want))
 
     def next_use(self, tensor: int, k: int) -> int:
         return self.trace.next_use(tensor, k)
@@ -216,7 +216,7 @@ class Simulator:
         if want <= 0:
             return issue_s
         want = self._pages(want, size - self.resident[tensor])
-        got = min(want, self.make_room(want, k))
+        got = _min(want, self.make_room(want, k))
         if got <= 0:
             return issue_s
         done = self._tier2_to_tier1(got, issue_s)
@@ -226,11 +226,10 @@ class Simulator:
 
     def demote(self, tensor: int, nbytes: float, issue_s: float) -> None:
         """Move ``nbytes`` of ``tensor`` from Tier 1 to Tier 2 (write-back, for vertical tiering)."""
-        nbytes = min(nbytes, self.resident[tensor])
+        nbytes = _min(nbytes, self.resident[tensor])
         if nbytes <= 0:
             return
-        moved = nbytes
-        if not self.policy.vertical or self.dirty[tensor]:
+        if not self._vertical or self.dirty[tensor]:
             moved = self._pages(nbytes, self.resident[tensor])
             tier1, tier2 = self.system.tier1, self.system.tier2
             if not self.free_evictions:
@@ -249,15 +248,18 @@ class Simulator:
     def make_room(self, nbytes: float, k: int) -> float:
         """Evict until ``nbytes`` are free in Tier 1 (or nothing more can go); return the free bytes."""
         free = self.tier1_capacity - self.tier1_used
+        if free >= nbytes:
+            return _max(0.0, free)
+        heap, stamps, resident = self._heap, self._stamp, self.resident
         skipped = []
-        while free < nbytes and self._heap:
-            _, stamp, t = heapq.heappop(self._heap)
-            if stamp != self._stamp[t] or self.resident[t] <= 0:
+        while free < nbytes and heap:
+            _, stamp, t = heapq.heappop(heap)
+            if stamp != stamps[t] or resident[t] <= 0:
                 continue
             if t in self._protect or not self.policy.evictable(self, t, k):
                 skipped.append(t)
                 continue
-            amount = min(self.resident[t], max(nbytes - free, self.system.page_bytes))
+            amount = _min(resident[t], _max(nbytes - free, self.system.page_bytes))
             if self.trace.next_use(t, k) >= NEVER and not self.persistent[t]:
                 amount = self.resident[t]
                 self.drop(t)
@@ -268,7 +270,7 @@ class Simulator:
             free = self.tier1_capacity - self.tier1_used
         for t in skipped:
             self._push(t)
-        return max(0.0, free)
+        return _max(0.0, free)
 
     def peek_victim(self, k: int) -> int:
         """The tensor ``make_room`` would evict first now, -1 if none."""
@@ -290,7 +292,7 @@ class Simulator:
         end2 = self.t2.serve(issue_s, nbytes / tier2.read_bytes_per_s)
         end1 = self.t1.serve(issue_s, nbytes / tier1.write_bytes_per_s)
         self._add("prom", nbytes, nbytes * (tier2.read_pj_per_byte + tier1.write_pj_per_byte), "e_mig")
-        return max(end1, end2)
+        return _max(end1, end2)
 
     # ---- the run --------------------------------------------------------------------------
     def run(self) -> Outcome:
@@ -330,10 +332,10 @@ class Simulator:
     def _write(self, k: int, tensor: int, nbytes: float, start_s: float) -> None:
         size = self.size_bytes[tensor]
         resident = self.resident
-        share = 1.0 if self._vertical else min(1.0, max(0.0, float(self.policy.store_fraction(self, k, tensor))))
+        share = 1.0 if self._vertical else _min(1.0, _max(0.0, float(self.policy.store_fraction(self, k, tensor))))
         want = share * size
         if want > resident[tensor]:
-            want = resident[tensor] + min(want - resident[tensor], self.make_room(want - resident[tensor], k))
+            want = resident[tensor] + _min(want - resident[tensor], self.make_room(want - resident[tensor], k))
         want = float(want) if want > 0.0 else 0.0
         self.tier1_used += want - resident[tensor]
         resident[tensor] = want
@@ -351,34 +353,35 @@ class Simulator:
         self._touch(tensor)
 
     def _to_or_from_sram(self, tier1_bytes: float, tier2_bytes: float, start_s: float, *, write: bool) -> float:
-        """Move bytes between the tiers and SRAM, each tier on its own channel; return when both are done."""
+        """Move bytes between the tiers and SRAM, each tier on its own channel (served after what it has queued);
+        return when both are done."""
         done = start_s
+        path1, path2 = self._sram_paths[write]  # per tier: bandwidth, energy per byte, byte counter
         if tier1_bytes > 0:
-            end = self._sram_transfer(self.t1, self._sram_paths[write][0], tier1_bytes, start_s)
+            channel = self.t1
+            free_s = channel.free_s
+            channel.free_s = end = (free_s if free_s > start_s else start_s) + tier1_bytes / path1[0]
             done = end if end > done else done
+            if self.counting:
+                self._count[path1[2]] += tier1_bytes
+                self._count["e_sram"] += tier1_bytes * path1[1]
         if tier2_bytes > 0:
-            end = self._sram_transfer(self.t2, self._sram_paths[write][1], tier2_bytes, start_s)
+            channel = self.t2
+            free_s = channel.free_s
+            channel.free_s = end = (free_s if free_s > start_s else start_s) + tier2_bytes / path2[0]
             done = end if end > done else done
+            if self.counting:
+                self._count[path2[2]] += tier2_bytes
+                self._count["e_sram"] += tier2_bytes * path2[1]
         return done
-
-    def _sram_transfer(self, channel: _Channel, path: tuple[float, float, str], nbytes: float, start_s: float) -> float:
-        """``nbytes`` between SRAM and one tier (``path``: its bandwidth, energy per byte and byte counter)."""
-        bytes_per_s, pj_per_byte, key = path
-        free_s = channel.free_s
-        channel.free_s = (free_s if free_s > start_s else start_s) + nbytes / bytes_per_s  # served after what is queued
-        if self.counting:
-            count = self._count
-            count[key] += nbytes
-            count["e_sram"] += nbytes * pj_per_byte
-        return channel.free_s
 
     # ---- bookkeeping ----------------------------------------------------------------------
     def _pages(self, nbytes: float, limit: float) -> float:
         page = self.system.page_bytes
-        return min(math.ceil(nbytes / page) * page, limit)
+        return _min(math.ceil(nbytes / page) * page, limit)
 
     def _set_resident(self, tensor: int, nbytes: float) -> None:
-        nbytes = max(0.0, float(nbytes))
+        nbytes = _max(0.0, float(nbytes))
         self.tier1_used += nbytes - self.resident[tensor]
         self.resident[tensor] = nbytes
         if nbytes > 0:
@@ -428,6 +431,16 @@ class Simulator:
             tier1_bytes=self.tier1_capacity,
             tier2_bytes=capacity2,
         )
+
+
+def _max(a: float, b: float) -> float:
+    """``max(a, b)`` (the first if neither is larger), without the builtin's overhead on the hot path."""
+    return b if b > a else a
+
+
+def _min(a: float, b: float) -> float:
+    """``min(a, b)`` (the first if neither is smaller)."""
+    return b if b < a else a
 
 
 def simulate(walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> Outcome:

@@ -83,8 +83,10 @@ class _Policy:
         return bool(self.live[k:nxt].max() > room and self.written[nxt] - self.written[k + 1] > room)
 
     def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
-        if self.belady:
-            return -float(sim.trace.next_use(tensor, k))
+        if self.belady:  # the next use first (Trace.next_use)
+            uses = sim.trace.accesses[tensor]
+            i = bisect.bisect_right(uses, k)
+            return -float(uses[i] if i < len(uses) else NEVER)
         return float(sim.last_access[tensor])
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
@@ -120,14 +122,14 @@ def _promote_then_read(sim: Simulator, k: int, tensor: int, nbytes: float, issue
 
 def _prefetch_ahead(sim: Simulator, k: int, issue_s: float, wanted: Callable[[int, int, float], bool]) -> None:
     """Promote, while Tier 2 is idle, the inputs of the next ``LOOKAHEAD_OPS`` ops that ``wanted(op, tensor, bytes)`` picks."""
-    trace = sim.trace
-    for j in range(k + 1, min(len(trace), k + 1 + LOOKAHEAD_OPS)):
-        for t, b in trace.reads[j]:
-            if sim.t2.free_s > issue_s:
-                return
-            written = sim.persistent[t] or trace.accesses[t][0] < k
-            if written and sim.resident[t] < sim.size_bytes[t] and wanted(j, t, b):
-                sim.promote(t, issue_s, k)
+    reads, first = sim.walk.reads_in_order
+    accesses, t2 = sim.trace.accesses, sim.t2
+    for j, t, b in reads[first[k + 1] : first[min(len(first) - 1, k + 1 + LOOKAHEAD_OPS)]]:
+        if t2.free_s > issue_s:
+            return
+        written = sim.persistent[t] or accesses[t][0] < k
+        if written and sim.resident[t] < sim.size_bytes[t] and wanted(j, t, b):
+            sim.promote(t, issue_s, k)
 
 
 class HbmOnly(_Policy):
@@ -299,7 +301,7 @@ class TMTraining(_Policy):
     def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
         # a data type of the request timing monitor (Table 4): one output slot of one op type
         slot = next(i for i, (t, _) in enumerate(sim.trace.writes[k]) if t == tensor)
-        label = (int(sim.trace.signature[k]), slot)
+        label = (sim.walk.signature[k], slot)
         if label not in self.ratio:
             self.ratio[label] = self._decide(sim, k, tensor)
             if not self.exact:

@@ -92,6 +92,22 @@ class Walk:
         return {t: ([k for k, _ in r], np.cumsum([b for _, b in r][::-1])[::-1]) for t, r in readers.items()}
 
     @cached_property
+    def reads_in_order(self) -> tuple[list[tuple[int, int, float]], list[int]]:
+        """Every read of ``trace`` as (op, tensor, bytes), op by op; and per op (and one past the last) where its reads start."""
+        reads: list[tuple[int, int, float]] = []
+        first = []
+        for k, pairs in enumerate(self.trace.reads):
+            first.append(len(reads))
+            reads += [(k, t, b) for t, b in pairs]
+        first.append(len(reads))
+        return reads, first
+
+    @cached_property
+    def signature(self) -> list[int]:
+        """Per op of ``trace``, its signature (``Trace.signature``)."""
+        return self.trace.signature.tolist()
+
+    @cached_property
     def persistent_by_first_use(self) -> tuple[int, ...]:
         """The persistent tensors, those used first first (ties by id)."""
         trace = self.trace
