@@ -88,8 +88,8 @@ def test_ratios_with_the_same_tier1_share_one_set_of_runs(tiny: Workload, system
     small = system.with_capacity(2 * build_trace(tiny, system).live_peak_bytes())
     assert 1000 * model_bytes_per_chip(tiny, word_bytes=system.hardware.word_bytes) > small.capacity_bytes
     policies = ["hor_off", "autotm", "tm_training"]
-    both = study_runs(tiny, small, variant="base", ratios=[1000, 2000], policies=policies, autotm_time_limit_s=5)
-    alone = study_runs(tiny, small, variant="base", ratios=[2000], policies=policies, autotm_time_limit_s=5)
+    both = study_runs(tiny, small, variant="base", ratios=[1000, 2000], policies=policies, autotm_time_limit_s=5).table
+    alone = study_runs(tiny, small, variant="base", ratios=[2000], policies=policies, autotm_time_limit_s=5).table
     second = both[both["ratio"] == 2000].reset_index(drop=True)
     pd.testing.assert_frame_equal(second, alone, check_exact=True)
     first = both[both["ratio"] == 1000].drop(columns="ratio").reset_index(drop=True)

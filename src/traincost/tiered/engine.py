@@ -23,25 +23,25 @@ Vertical tiering: Tier 2 holds every byte and Tier 1 is a hardware cache in fron
 is served from Tier 1 (misses are filled first), writes allocate in Tier 1 and dirty data is written
 back when evicted.
 
-Reported for the last iteration (the steady one): its time, and energy as accelerator (MACs, SRAM
-accesses, SRAM static power over the iteration) + tier-to-SRAM traffic + tier-to-tier migration +
-static power of both tiers over the iteration (over its compute time only when the system's
-``stall_static_power`` switch is off).
+Reported for the last iteration (the steady one): its ``Tally`` (time, bytes, dynamic energies) and the
+``Outcome`` that ``outcome.price`` makes of it: energy as accelerator (MACs, SRAM accesses, SRAM static
+power over the iteration) + tier-to-SRAM traffic + tier-to-tier migration + static power of both tiers
+over the iteration (over its compute time only when the system's ``stall_static_power`` switch is off).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
 from typing import Protocol
 
 from traincost.errors import ConfigError
+from traincost.tiered.outcome import Outcome, Tally, price
 from traincost.tiered.system import GIB, TieredSystem
 from traincost.tiered.trace import NEVER
 from traincost.tiered.walk import Walk
 
-__all__ = ["Outcome", "Policy", "Simulator", "simulate", "tier1_bytes_for_ratio"]
+__all__ = ["Policy", "Simulator", "simulate", "simulate_tally", "tier1_bytes_for_ratio"]
 
 
 def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: float) -> float:
@@ -49,41 +49,6 @@ def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: 
     if not ratio > 0:  # also rejects NaN
         raise ConfigError(f"Tier 1 ratio {ratio}: expected > 0 (Tier 1 size / model size)")
     return min(ratio * parameter_bytes, capacity_bytes)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The steady iteration of one (workload, policy, Tier 1 size) simulation. Energies in joules."""
-
-    iteration_s: float
-    stall_s: float
-    compute_s: float
-    samples_per_s: float
-    energy_accelerator_j: float
-    energy_tier_sram_j: float
-    energy_migration_j: float
-    energy_static_j: float
-    tier1_read_bytes: float
-    tier1_write_bytes: float
-    tier2_read_bytes: float
-    tier2_write_bytes: float
-    promoted_bytes: float
-    demoted_bytes: float
-    tier1_bytes: float
-    tier2_bytes: float
-
-    @property
-    def energy_j(self) -> float:
-        return self.energy_accelerator_j + self.energy_tier_sram_j + self.energy_migration_j + self.energy_static_j
-
-    @property
-    def migrated_bytes(self) -> float:
-        return self.promoted_bytes + self.demoted_bytes
-
-    @property
-    def samples_per_j(self) -> float:
-        """Throughput per watt."""
-        return self.samples_per_s * self.iteration_s / self.energy_j
 
 
 class Policy(Protocol):
@@ -296,6 +261,11 @@ class Simulator:
 
     # ---- the run --------------------------------------------------------------------------
     def run(self) -> Outcome:
+        """Simulate the walk; the steady iteration priced on the simulated system."""
+        return price(self.count(), self.system)
+
+    def count(self) -> Tally:
+        """Simulate the walk; the steady (last) iteration as counted."""
         walk, policy = self.walk, self.policy
         reads, writes, compute_s = walk.trace.reads, walk.trace.writes, walk.compute_s
         n = len(compute_s)
@@ -327,7 +297,7 @@ class Simulator:
                 self.drop(t)
             policy.after_op(self, k)
         end = max(self._now, self.t1.free_s, self.t2.free_s)
-        return self._outcome(end - iteration_start)
+        return self._tally(end - iteration_start)
 
     def _write(self, k: int, tensor: int, nbytes: float, start_s: float) -> None:
         size = self.size_bytes[tensor]
@@ -405,23 +375,15 @@ class Simulator:
         if energy_key:
             self._count[energy_key] += energy_pj
 
-    def _outcome(self, iteration_s: float) -> Outcome:
+    def _tally(self, iteration_s: float) -> Tally:
         c = self._count
-        capacity2 = (
-            self.system.capacity_bytes if self.policy.vertical else max(0.0, self.system.capacity_bytes - self.tier1_capacity)
-        )
-        static_w = self.system.tier1.static_w(self.tier1_capacity) + self.system.tier2.static_w(capacity2)
-        static_s = iteration_s if self.system.stall_static_power else max(0.0, iteration_s - c["stall"])
-        return Outcome(
+        return Tally(
             iteration_s=iteration_s,
             stall_s=c["stall"],
             compute_s=c["compute"],
-            samples_per_s=self.trace.samples / iteration_s if iteration_s > 0 else 0.0,
-            energy_accelerator_j=c["accel"] * self.system.accelerator_energy_scale * 1e-12
-            + self.system.accelerator_static_w * static_s,
-            energy_tier_sram_j=c["e_sram"] * 1e-12,
-            energy_migration_j=c["e_mig"] * 1e-12,
-            energy_static_j=static_w * static_s,
+            accelerator_pj=c["accel"],
+            tier_sram_pj=c["e_sram"],
+            migration_pj=c["e_mig"],
             tier1_read_bytes=c["t1r"],
             tier1_write_bytes=c["t1w"],
             tier2_read_bytes=c["t2r"],
@@ -429,7 +391,8 @@ class Simulator:
             promoted_bytes=c["prom"],
             demoted_bytes=c["dem"],
             tier1_bytes=self.tier1_capacity,
-            tier2_bytes=capacity2,
+            vertical=bool(self._vertical),
+            samples=self.trace.samples,
         )
 
 
@@ -449,10 +412,19 @@ def simulate(walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: f
     Raises:
         ConfigError: the iteration's live data does not fit in the chip's address space.
     """
+    return price(simulate_tally(walk, system, policy, tier1_bytes=tier1_bytes), system)
+
+
+def simulate_tally(walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> Tally:
+    """``simulate``'s last iteration as counted, before pricing.
+
+    Raises:
+        ConfigError: the iteration's live data does not fit in the chip's address space.
+    """
     peak = walk.live_peak_bytes
     if peak > system.capacity_bytes:
         raise ConfigError(
             f"workload {walk.base.name}: {peak / GIB:.1f} GiB of live data per chip does not fit in "
             f"{system.capacity_bytes / GIB:.0f} GiB of memory per chip"
         )
-    return Simulator(walk, system, policy, tier1_bytes=tier1_bytes).run()
+    return Simulator(walk, system, policy, tier1_bytes=tier1_bytes).count()
