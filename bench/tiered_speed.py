@@ -1,63 +1,112 @@
-"""How long the TM-Training study takes: per workload, building the trace, AutoTM's MIP and one simulation
-of each policy, at one Tier 1 size (25:1 by default); and the estimated single-core time of the full
-study of ``config/config.yaml`` (every workload at every ratio and variant).
+"""How long the TM-Training study takes: its ``tiered_study`` jobs (one per workload and variant) and, with
+``--ablations``, the ``tiered_ablation_study`` jobs of ``snakemake ablations``, each run as its rule runs it, one
+after the other; per job CPU seconds (user + sys of the job's process), wall seconds and the load average.
 
-    python bench/tiered_speed.py [--ratio 25]
+    python bench/tiered_speed.py [--config config/config.yaml] [--ablations] [--plain] [--scratch DIR]
 
-The Snakemake run spreads the study over one job per workload and variant (2 cores: about half the
-single-core total); the whole study with its figures is timed by the workflow's log.
+It reads the workloads and calibration a run of the workflow made (``results/tiered/workloads``,
+``results/tiered/calibration.parquet``: ``snakemake --cores 2 results/tiered/calibration.parquet`` makes them).
+``--plain`` runs the jobs as before the study had a record (branch s25-tiered): no ``--record-out``, and every
+ablation job solves and simulates everything again; it also times code from before the branch, put first on
+PYTHONPATH. The tables are written under ``--scratch`` (compare two runs with bench/compare_runs.py).
+
+Runs compare only back to back on one machine state: CPU seconds are inflated by other work on a shared
+2-core machine, and wall seconds, one job at a time, say little under load. Per ablation job on
+bert_large double_batch (load 8.5): 4.2-4.5 -> 2.1-2.2 CPU s for calibrated, stall_static_power and
+deeptm_eviction_costs_time, 4.4 -> 3.5 for tier2_energy_factor (commit 92deb2c); the full-config totals of a
+quiet run are in the README's timing section (results/benchmarks/).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from traincost.models.tm_training_workloads import tm_training_workload
-from traincost.tiered.autotm import plan_autotm
-from traincost.tiered.engine import simulate, tier1_bytes_for_ratio
-from traincost.tiered.policies import POLICIES, make_policy
-from traincost.tiered.study import model_bytes_per_chip
-from traincost.tiered.system import load_tiered_system
-from traincost.tiered.trace import build_trace
-
 REPO = Path(__file__).resolve().parents[1]
+BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
+
+
+def _value(value: object) -> str:
+    """A config value as ``--assume`` text (as the workflow's _ablation_value writes it)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _timed(command: list[str], log: Path) -> dict[str, float]:
+    """Run ``command`` (its output to ``log``); its CPU seconds, wall seconds and the 1-minute load before it."""
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    with log.open("w") as out:
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed, see {log}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"cpu_s": cpu, "wall_s": wall, "load": load}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ratio", type=float, default=25.0, help="Tier 1 : model ratio")
+    parser.add_argument("--config", type=Path, default=REPO / "config/config.yaml", help="the workflow config")
+    parser.add_argument("--results", type=Path, default=REPO / "results", help="the workflow's results folder")
+    parser.add_argument("--ablations", action="store_true", help="also the tiered ablation jobs")
+    parser.add_argument("--plain", action="store_true", help="no record: every job solves and simulates everything")
+    parser.add_argument("--scratch", type=Path, help="where the tables go (default: a new temporary folder)")
     args = parser.parse_args()
-    study = yaml.safe_load((REPO / "config/config.yaml").read_text())["tiered"]
-    system = load_tiered_system(REPO / study["hardware"])
-    runs_per_workload = len(study["ratios"]) + sum(len(r) for r in study.get("variant_ratios", {}).values())
+    config = yaml.safe_load(args.config.read_text())
+    study = config["tiered"]
+    variants = {"base": study["ratios"], **study.get("variant_ratios", {})}
+    policies = study.get("policies", [])
+    calibration = args.results / "tiered/calibration.parquet"
+    if not calibration.is_file():
+        sys.exit(f"{calibration}: no such file; run `snakemake --cores 2 {calibration.relative_to(REPO)}` first")
+    scratch = args.scratch or Path(tempfile.mkdtemp(prefix="tiered_speed."))
+    runs = [("study", "")]
+    if args.ablations:
+        runs += [(f"{a}={_value(v)}", f"{a}={_value(v)}") for a, values in config["ablations"]["tiered"].items() for v in values]
     rows = []
-    for name in study["workloads"]:
-        began = time.perf_counter()
-        workload = tm_training_workload(name)
-        trace = build_trace(workload, system)
-        row = {"workload": name, "ops": len(trace), "trace_s": time.perf_counter() - began}
-        model_bytes = model_bytes_per_chip(workload, word_bytes=system.hardware.word_bytes)
-        tier1 = tier1_bytes_for_ratio(args.ratio, model_bytes, system.capacity_bytes)
-        began = time.perf_counter()
-        plan = plan_autotm(trace, system, tier1_bytes=tier1)
-        row["autotm_mip_s"] = time.perf_counter() - began
-        for policy in POLICIES:
-            began = time.perf_counter()
-            simulate(trace, system, make_policy(policy, plan=plan.arrays()), tier1_bytes=tier1)
-            row[policy] = time.perf_counter() - began
-        per_ratio = row["autotm_mip_s"] + sum(row[p] for p in POLICIES if p != "hbm_only")
-        row["study_estimate_s"] = row["trace_s"] + runs_per_workload * per_ratio
-        rows.append(row)
+    for name, assume in runs:
+        for workload in study["workloads"]:
+            for variant, ratios in variants.items():
+                tables = args.results / f"tiered/workloads/{workload}/batch{BATCH[variant]}"
+                out = scratch / name / workload / variant
+                out.mkdir(parents=True, exist_ok=True)
+                command = [
+                    "traincost", "tiered-study", "--ops", str(tables / "ops.parquet"),
+                    "--tensors", str(tables / "tensors.parquet"), "--hardware", str(REPO / study["hardware"]),
+                    "--variant", variant, "--ratios", *map(str, ratios), "--calibration", str(calibration),
+                    "--autotm-time-limit", str(study.get("autotm_time_limit_s", 30)), "--out", str(out / "table.parquet"),
+                ]  # fmt: skip
+                command += ["--policies", *policies] if policies else []
+                record = scratch / "study" / workload / variant / "record.parquet"
+                if assume:
+                    command += ["--assume", assume] + ([] if args.plain else ["--record", str(record)])
+                elif not args.plain:
+                    command += ["--record-out", str(record)]
+                row = {"run": name, "workload": workload, "variant": variant} | _timed(command, out / "log.txt")
+                print(" ".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row.values()), flush=True)
+                rows.append(row)
     table = pd.DataFrame(rows)
-    with pd.option_context("display.width", 250, "display.max_columns", None, "display.float_format", "{:.2f}".format):
-        print(f"seconds per step at {args.ratio:g}:1 (simulations: two iterations each)")
+    totals = table.groupby("run", sort=False).agg(cpu_s=("cpu_s", "sum"), wall_s=("wall_s", "sum"), load=("load", "mean"))
+    with pd.option_context("display.width", 200, "display.float_format", "{:.1f}".format):
         print(table.to_string(index=False))
-    print(f"full study, one core: about {table['study_estimate_s'].sum():.0f} s ({runs_per_workload} Tier 1 sizes per workload)")
+        print(totals.to_string())
+    ablations = totals.drop(index="study")
+    if len(ablations):
+        print(f"ablations: {ablations['cpu_s'].sum():.0f} CPU s, {ablations['wall_s'].sum():.0f} s wall one job at a time")
+    print(f"tables under {scratch}")
 
 
 if __name__ == "__main__":

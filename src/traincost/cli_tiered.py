@@ -34,7 +34,8 @@ def _cmd_workload(args: argparse.Namespace) -> None:
 
 
 def _cmd_study(args: argparse.Namespace) -> None:
-    from traincost.analysis.ablations import assumption_value, parse_assume
+    from traincost.analysis.ablations import parse_assume
+    from traincost.tiered.record import read_record, write_record
     from traincost.tiered.study import VARIANTS, study_runs, variant_system
     from traincost.tiered.system import load_tiered_system
     from traincost.workload import Workload, write_table
@@ -48,22 +49,35 @@ def _cmd_study(args: argparse.Namespace) -> None:
         raise ConfigError(
             f"{args.ops}: a workload at batch factor {batch}, but variant {variant.name} needs {variant.batch_factor}"
         )
-    system = variant_system(load_tiered_system(args.hardware), variant)
-    assumed = parse_assume("tiered", args.assume)
-    if assumption_value("tiered", assumed, "calibrated") == "true":
-        system = system.with_accelerator_energy_scale(read_accelerator_energy_scale(args.calibration))
-    system = assumed_system(system, assumed)
-    table = study_runs(
+    loaded = variant_system(load_tiered_system(args.hardware), variant)
+    system = _study_system(loaded, parse_assume("tiered", args.assume), args.calibration)
+    study = study_runs(
         workload,
         system,
         variant=variant.name,
         ratios=args.ratios,
         policies=args.policies,
         autotm_time_limit_s=args.autotm_time_limit,
+        record=read_record(args.record) if args.record else None,
+        recorded_on=_study_system(loaded, {}, args.calibration),  # the study's own system: no assumption changed
     )
+    table = study.table
     shown = table[["policy", "ratio", "iteration_s", "energy_j", "energy_efficiency_vs_hbm", "migrated_bytes"]]
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    write_table(table, args.out, {**workload.meta, "variant": variant.name, "hardware": str(args.hardware)})
+    meta = {**workload.meta, "variant": variant.name, "hardware": str(args.hardware)}
+    write_table(table, args.out, meta)
+    if args.record_out:
+        write_record(study.record, args.record_out, meta)
+
+
+def _study_system(loaded: TieredSystem, assumed: Mapping[str, str], calibration: Path | None) -> TieredSystem:
+    """The system a study runs on under ``assumed``: the variant's, at the calibrated accelerator energy scale
+    unless ``calibrated=false``, with the other assumptions applied."""
+    from traincost.analysis.ablations import assumption_value
+
+    if assumption_value("tiered", assumed, "calibrated") == "true":
+        loaded = loaded.with_accelerator_energy_scale(read_accelerator_energy_scale(calibration))
+    return assumed_system(loaded, assumed)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> None:
@@ -274,7 +288,14 @@ def tiered_commands(command: Command) -> None:
         help="change a modelling assumption (an ablation): calibrated=true|false, stall_static_power=true|false, "
         "deeptm_eviction_costs_time=false|true, tier2_energy_factor=1|0.5|2",
     )
+    cmd.add_argument(
+        "--record",
+        type=Path,
+        help="the record (--record-out) of this study without --assume: its AutoTM plans, and the runs the assumptions "
+        "do not change, priced anew, are re-used instead of being solved and simulated again",
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
+    cmd.add_argument("--record-out", type=Path, help="output: every simulation's tally and AutoTM plan, for --record (Parquet)")
 
     cmd = command(
         "tiered-report", _cmd_report, "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3"

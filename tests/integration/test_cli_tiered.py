@@ -24,12 +24,24 @@ def bert(tmp_path_factory) -> Path:
 
 
 def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
-    study = tmp_path / "study.parquet"
-    result = traincost(
-        "tiered-study", "--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--hardware", HARDWARE,
-        "--ratios", 25, "--policies", "sentinel", "autotm", "deeptm", "tm_training", "--out", study,
+    study, record = tmp_path / "study.parquet", tmp_path / "record.parquet"
+    common = (
+        "--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--hardware", HARDWARE,
+        "--ratios", 25, "--policies", "sentinel", "autotm", "deeptm", "tm_training", "--autotm-time-limit", 1,
     )  # fmt: skip
+    result = traincost("tiered-study", *common, "--out", study, "--record-out", record)
     assert result.returncode == 0, result.stderr
+    # an ablation on the study's record: the table of running it again (which solves and simulates everything)
+    ablation = ("--assume", "deeptm_eviction_costs_time=true", "--policies", "deeptm")
+    for name, reuse in (("again.parquet", ()), ("reused.parquet", ("--record", record))):
+        result = traincost("tiered-study", *common, *ablation, *reuse, "--out", tmp_path / name)
+        assert result.returncode == 0, result.stderr
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "reused.parquet"), pd.read_parquet(tmp_path / "again.parquet"))
+    out = tmp_path / "other.parquet"
+    result = traincost(
+        "tiered-study", *common, "--autotm-time-limit", 2, *ablation, "--record", record, "--out", out
+    )  # later flags win
+    assert_clean_failure(result, str(record), "another trace, system or AutoTM limit", left=out)
     table = pd.read_parquet(study)
     assert sorted(table["policy"]) == sorted(["hbm_only", "sentinel", "autotm", "deeptm", "tm_training", "ideal"])
     baseline = table[table["policy"] == "hbm_only"].iloc[0]

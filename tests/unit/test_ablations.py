@@ -19,6 +19,7 @@ from traincost.plots.ablations import plot_ablations
 from traincost.tiered.engine import Simulator
 from traincost.tiered.policies import make_policy
 from traincost.tiered.system import TieredSystem, load_tiered_system
+from traincost.tiered.walk import Walk
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_stall_static_power_switch_charges_static_power_over_compute_time_only(s
     runs = {}
     for value in ("true", "false"):
         assumed = assumed_system(chip, parse_assume("tiered", [f"stall_static_power={value}"]))
-        runs[value] = Simulator(_hand_trace(), assumed, make_policy("hor_on"), tier1_bytes=300.0, iterations=1).run()
+        runs[value] = Simulator(Walk.of(_hand_trace(), 1), assumed, make_policy("hor_on"), tier1_bytes=300.0).run()
     assert runs["true"].iteration_s == runs["false"].iteration_s == pytest.approx(6.5)
     assert runs["true"].energy_accelerator_j == pytest.approx(2.0 * 6.5)
     assert runs["false"].energy_accelerator_j == pytest.approx(2.0 * (6.5 - 3.5))
@@ -63,9 +64,9 @@ def test_stall_static_power_switch_charges_static_power_over_compute_time_only(s
 
 def test_tier2_energy_factor_scales_only_tier2_energy(system: TieredSystem) -> None:
     chip = _simple_system(system)
-    base = Simulator(_hand_trace(), chip, make_policy("hor_on"), tier1_bytes=300.0, iterations=1).run()
+    base = Simulator(Walk.of(_hand_trace(), 1), chip, make_policy("hor_on"), tier1_bytes=300.0).run()
     doubled_chip = assumed_system(chip, parse_assume("tiered", ["tier2_energy_factor=2"]))
-    doubled = Simulator(_hand_trace(), doubled_chip, make_policy("hor_on"), tier1_bytes=300.0, iterations=1).run()
+    doubled = Simulator(Walk.of(_hand_trace(), 1), doubled_chip, make_policy("hor_on"), tier1_bytes=300.0).run()
     # promotions read Tier 2 (10 -> 20 pJ/B) and write Tier 1 (1 pJ/B); demotions the reverse
     assert doubled.energy_migration_j == pytest.approx((300 * (20 + 1) + 100 * (1 + 20)) * 1e-12)
     assert base.energy_migration_j == pytest.approx((300 * (10 + 1) + 100 * (1 + 10)) * 1e-12)
@@ -140,9 +141,7 @@ def test_ablation_table_and_why_name_the_change_that_flips_a_check(tmp_path: Pat
 def test_ablation_runs_must_judge_every_baseline_check_and_may_judge_more(tmp_path: Path) -> None:
     study = STUDIES["tiered"]
     base = read_comparison(_compare(tmp_path / "b.csv", [True, False, None], [None, None, None], [1, 0, 9]), study)
-    more = read_comparison(
-        _compare(tmp_path / "m.csv", [True, False, True, None], [None, None, None, None], [1, 0, 1, 9]), study
-    )
+    more = read_comparison(_compare(tmp_path / "m.csv", [True, False, True, None], [None, None, None, None], [1, 0, 1, 9]), study)
     fewer = read_comparison(_compare(tmp_path / "f.csv", [True, None], [None, None], [1, 9]), study)
     table = ablation_table(study, base, [("calibrated", "false", more)])  # an uncalibrated run judges a target too
     assert sorted(table["check"]) == ["c w0", "c w1"]

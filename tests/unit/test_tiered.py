@@ -15,6 +15,7 @@ from traincost.tiered.policies import POLICIES, VerOn, make_policy
 from traincost.tiered.split_ratio import DataCost, adjust_ratio, approximate_ratio
 from traincost.tiered.system import Tier, TieredSystem, load_tiered_system
 from traincost.tiered.trace import Trace, build_trace
+from traincost.tiered.walk import Walk
 
 HARDWARE = "config/hardware/tpuv4_tiered.yaml"
 HORIZONTAL = [name for name, cls in POLICIES.items() if not cls.vertical and name != "hbm_only"]
@@ -66,7 +67,7 @@ def test_hand_trace_gives_hand_computed_migrations_and_stalls(system: TieredSyst
     # op1: writing C needs room: A (least recently used) loses one page (demoted, 1 s on Tier 2); no stall.
     # op2: promote A's other page behind that demotion (Tier 2 busy until 4.2, done at 5.2), read A and C: stall 1.3.
     chip = _simple_system(system)
-    outcome = Simulator(_hand_trace(), chip, make_policy("hor_on"), tier1_bytes=300.0, iterations=1).run()
+    outcome = Simulator(Walk.of(_hand_trace(), 1), chip, make_policy("hor_on"), tier1_bytes=300.0).run()
     assert outcome.promoted_bytes == 300.0
     assert outcome.demoted_bytes == 100.0
     assert outcome.stall_s == pytest.approx(3.5)
@@ -78,7 +79,7 @@ def test_hand_trace_gives_hand_computed_migrations_and_stalls(system: TieredSyst
 
 def test_hand_trace_fits_in_tier1_then_nothing_migrates(system: TieredSystem) -> None:
     chip = _simple_system(system)
-    outcome = Simulator(_hand_trace(), chip, make_policy("hor_off"), tier1_bytes=1000.0, iterations=2).run()
+    outcome = Simulator(Walk.of(_hand_trace(), 2), chip, make_policy("hor_off"), tier1_bytes=1000.0).run()
     assert outcome.migrated_bytes == 0.0
     # in the steady iteration op0's read of A (0.2 s) is prefetched while the previous iteration's op2 computes
     assert outcome.stall_s == 0.0
@@ -92,8 +93,8 @@ def test_belady_never_migrates_more_than_lru(tiny_trace: Trace, system: TieredSy
 
     live = tiny_trace.live_peak_bytes()
     for share in (0.1, 0.25, 0.5, 0.8):
-        lru = simulate(tiny_trace, system, VerOn(), tier1_bytes=share * live)
-        belady = simulate(tiny_trace, system, VerBelady(), tier1_bytes=share * live)
+        lru = simulate(Walk.of(tiny_trace), system, VerOn(), tier1_bytes=share * live)
+        belady = simulate(Walk.of(tiny_trace), system, VerBelady(), tier1_bytes=share * live)
         assert belady.promoted_bytes <= lru.promoted_bytes, share
 
 
@@ -103,8 +104,8 @@ def test_horizontal_policies_equal_hbm_only_traffic_when_tier1_holds_everything(
 ) -> None:
     room = 2 * tiny_trace.live_peak_bytes()
     plan = plan_autotm(tiny_trace, system, tier1_bytes=room).arrays()
-    hbm = simulate(tiny_trace, system, make_policy("hbm_only"), tier1_bytes=system.capacity_bytes)
-    tiered = simulate(tiny_trace, system, make_policy(policy, plan=plan), tier1_bytes=room)
+    hbm = simulate(Walk.of(tiny_trace), system, make_policy("hbm_only"), tier1_bytes=system.capacity_bytes)
+    tiered = simulate(Walk.of(tiny_trace), system, make_policy(policy, plan=plan), tier1_bytes=room)
     assert tiered.migrated_bytes == 0.0
     assert tiered.tier2_read_bytes == 0.0 and tiered.tier2_write_bytes == 0.0
     assert tiered.tier1_read_bytes == pytest.approx(hbm.tier1_read_bytes)
@@ -117,7 +118,7 @@ def test_energy_is_the_sum_of_its_parts(policy: str, tiny_trace: Trace, system: 
     tier1 = 0.3 * tiny_trace.live_peak_bytes()
     plan = plan_autotm(tiny_trace, system, tier1_bytes=tier1).arrays()
     capacity = system.capacity_bytes if policy == "hbm_only" else tier1
-    out = simulate(tiny_trace, system, make_policy(policy, plan=plan), tier1_bytes=capacity)
+    out = simulate(Walk.of(tiny_trace), system, make_policy(policy, plan=plan), tier1_bytes=capacity)
     t1, t2 = system.tier1, system.tier2
     assert out.energy_j == pytest.approx(
         out.energy_accelerator_j + out.energy_tier_sram_j + out.energy_migration_j + out.energy_static_j
@@ -135,7 +136,8 @@ def test_energy_is_the_sum_of_its_parts(policy: str, tiny_trace: Trace, system: 
 def test_more_tier1_never_migrates_more_for_tm_training(tiny_trace: Trace, system: TieredSystem) -> None:
     live = tiny_trace.live_peak_bytes()
     migrated = [
-        simulate(tiny_trace, system, make_policy("tm_training"), tier1_bytes=s * live).migrated_bytes for s in (0.2, 0.5, 1.5)
+        simulate(Walk.of(tiny_trace), system, make_policy("tm_training"), tier1_bytes=s * live).migrated_bytes
+        for s in (0.2, 0.5, 1.5)
     ]
     assert migrated[-1] == 0.0
     assert migrated[0] >= migrated[-1]
@@ -148,7 +150,7 @@ def test_data_larger_than_the_chip_fails_naming_the_workload(system: TieredSyste
     trace = build_trace(transformer_workload(config), system)
     small = system.with_capacity(trace.live_peak_bytes() / 2)
     with pytest.raises(ConfigError, match=r"workload too_big: .* GiB of live data per chip does not fit"):
-        simulate(trace, small, make_policy("tm_training"), tier1_bytes=1e3)
+        simulate(Walk.of(trace), small, make_policy("tm_training"), tier1_bytes=1e3)
 
 
 def test_unknown_policy_and_missing_plan_are_clear_errors() -> None:

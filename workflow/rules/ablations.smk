@@ -1,7 +1,9 @@
 # Ablations (`snakemake --cores 2 ablations`, not part of `all`): each study's comparison re-run with one modelling
 # assumption changed at a time (config `ablations:`), set beside the study's own comparison. Per study:
 # results/<study>/ablations.parquet, the comparison with a `why` column, and a heat map (assumptions x checks).
-# Every run re-uses the study's cached workloads, calibration and tables; only what the assumption changes re-runs.
+# Every run re-uses the study's cached workloads, calibration and tables; only what the assumption changes re-runs
+# (TM-Training: the study's record gives its AutoTM plans, and the runs of every policy whose simulation the assumption
+# does not change, priced anew; traincost.tiered.study.resimulated).
 #
 # Resources: as the study rules they mirror (tiered-study, tiered-report, mtrain-report).
 
@@ -18,6 +20,7 @@ rule tiered_ablation_study:
         unpack(tiered_workload),
         hardware=TIERED.get("hardware", []),
         calibration="results/tiered/calibration.parquet",
+        record=rules.tiered_study.output.record,
     output:
         table="results/ablations/tiered/{assumption}/{value}/study/{tworkload}/{variant}.parquet",
     params:
@@ -36,7 +39,7 @@ rule tiered_ablation_study:
         "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
         "--autotm-time-limit {params.time_limit} --assume {wildcards.assumption}={wildcards.value} "
-        "--out {output.table} > {log} 2>&1"
+        "--record {input.record} --out {output.table} > {log} 2>&1"
 
 
 rule tiered_ablation_report:

@@ -77,6 +77,8 @@ rule tiered_study:
         calibration="results/tiered/calibration.parquet",
     output:
         table="results/tiered/study/{tworkload}/{variant}.parquet",
+        # every simulation's tally and AutoTM plan: the ablations re-use what their assumption does not change
+        record="results/tiered/records/{tworkload}/{variant}.parquet",
     params:
         ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
         policies=" ".join(TIERED.get("policies", [])),
@@ -93,7 +95,7 @@ rule tiered_study:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
-        "--autotm-time-limit {params.time_limit} --out {output.table} > {log} 2>&1"
+        "--autotm-time-limit {params.time_limit} --out {output.table} --record-out {output.record} > {log} 2>&1"
 
 
 rule tiered_report:

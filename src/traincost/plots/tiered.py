@@ -1,7 +1,8 @@
 """TM-Training Figures 2-4 (section 2.1's motivation) and 8-15 (section 5.2's evaluation), from the study table.
 
-Every function reads the table of ``traincost.tiered.study.run_study`` (one row per workload, variant,
-policy and Tier 1 : model ratio), draws one figure with seaborn and writes it with ``save_figure``.
+Every function reads the study table of ``traincost tiered-report`` (the rows of ``traincost.tiered.study.study_runs``
+for every workload and variant: one per workload, variant, policy and Tier 1 : model ratio), draws one figure
+with seaborn and writes it with ``save_figure``.
 Each title says what the values are normalised to. Points that cannot be normalised (NaN, e.g.
 ``migration_vs_ideal`` where the ideal policy migrates nothing) are dropped and listed under the
 plot; geometric means are taken over positive values only.

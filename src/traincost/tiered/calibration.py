@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from traincost.errors import ConfigError
-from traincost.tiered.engine import Outcome
+from traincost.tiered.outcome import Outcome
 
 __all__ = ["CALIBRATION_COLUMNS", "energy_parts", "fit_accelerator_energy_scale", "offchip_share"]
 

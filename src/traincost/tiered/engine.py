@@ -1,6 +1,6 @@
 """The event-driven simulator of training iterations on one chip with a two-tier off-chip memory.
 
-Time advances op by op (the ops of ``Trace.repeated(iterations)``); data moves on two channels, one
+Time advances op by op (the ops of a ``Walk``: the trace repeated ``iterations`` times); data moves on two channels, one
 per tier, each a FIFO resource that serves one transfer after another at its bandwidth, so reads,
 writes, promotions and demotions on a tier share its bandwidth honestly.
 
@@ -23,25 +23,25 @@ Vertical tiering: Tier 2 holds every byte and Tier 1 is a hardware cache in fron
 is served from Tier 1 (misses are filled first), writes allocate in Tier 1 and dirty data is written
 back when evicted.
 
-Reported for the last iteration (the steady one): its time, and energy as accelerator (MACs, SRAM
-accesses, SRAM static power over the iteration) + tier-to-SRAM traffic + tier-to-tier migration +
-static power of both tiers over the iteration (over its compute time only when the system's
-``stall_static_power`` switch is off).
+Reported for the last iteration (the steady one): its ``Tally`` (time, bytes, dynamic energies) and the
+``Outcome`` that ``outcome.price`` makes of it: energy as accelerator (MACs, SRAM accesses, SRAM static
+power over the iteration) + tier-to-SRAM traffic + tier-to-tier migration + static power of both tiers
+over the iteration (over its compute time only when the system's ``stall_static_power`` switch is off).
 """
 
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+import math
 from typing import Protocol
 
-import numpy as np
-
 from traincost.errors import ConfigError
+from traincost.tiered.outcome import Outcome, Tally, price
 from traincost.tiered.system import GIB, TieredSystem
-from traincost.tiered.trace import NEVER, Trace
+from traincost.tiered.trace import NEVER
+from traincost.tiered.walk import Walk
 
-__all__ = ["Outcome", "Policy", "Simulator", "simulate", "tier1_bytes_for_ratio"]
+__all__ = ["Policy", "Simulator", "simulate", "simulate_tally", "tier1_bytes_for_ratio"]
 
 
 def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: float) -> float:
@@ -49,41 +49,6 @@ def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: 
     if not ratio > 0:  # also rejects NaN
         raise ConfigError(f"Tier 1 ratio {ratio}: expected > 0 (Tier 1 size / model size)")
     return min(ratio * parameter_bytes, capacity_bytes)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The steady iteration of one (workload, policy, Tier 1 size) simulation. Energies in joules."""
-
-    iteration_s: float
-    stall_s: float
-    compute_s: float
-    samples_per_s: float
-    energy_accelerator_j: float
-    energy_tier_sram_j: float
-    energy_migration_j: float
-    energy_static_j: float
-    tier1_read_bytes: float
-    tier1_write_bytes: float
-    tier2_read_bytes: float
-    tier2_write_bytes: float
-    promoted_bytes: float
-    demoted_bytes: float
-    tier1_bytes: float
-    tier2_bytes: float
-
-    @property
-    def energy_j(self) -> float:
-        return self.energy_accelerator_j + self.energy_tier_sram_j + self.energy_migration_j + self.energy_static_j
-
-    @property
-    def migrated_bytes(self) -> float:
-        return self.promoted_bytes + self.demoted_bytes
-
-    @property
-    def samples_per_j(self) -> float:
-        """Throughput per watt."""
-        return self.samples_per_s * self.iteration_s / self.energy_j
 
 
 class Policy(Protocol):
@@ -123,37 +88,56 @@ class _Channel:
         self.free_s = 0.0
 
     def serve(self, start_s: float, seconds: float) -> float:
-        begin = max(start_s, self.free_s)
-        self.free_s = begin + seconds
+        free_s = self.free_s
+        self.free_s = (free_s if free_s > start_s else start_s) + seconds
         return self.free_s
 
 
 class Simulator:
     """The state of one simulation and the primitives policies use.
 
-    Attributes (read by policies): ``trace``, ``system``, ``tier1_capacity`` (bytes), ``resident``
-    (per tensor, bytes in Tier 1), ``tier1_used``, ``last_access`` (per tensor, op position),
-    ``promoted_unused`` (tensors promoted and not read since), ``counting`` (in the measured iteration).
+    Attributes (read by policies): ``walk`` (what it simulates), ``trace`` (``walk.trace``), ``base`` (one
+    iteration of it), ``size_bytes`` and ``persistent`` (per tensor, the walk's lists), ``system``,
+    ``tier1_capacity`` (bytes), ``resident`` (per tensor, bytes in Tier 1), ``tier1_used``, ``last_access``
+    (per tensor, op position), ``promoted_unused`` (tensors promoted and not read since), ``counting`` (in
+    the measured iteration).
     """
 
-    def __init__(self, trace: Trace, system: TieredSystem, policy: Policy, *, tier1_bytes: float, iterations: int = 2) -> None:
-        self.base = trace
-        self.trace = trace.repeated(iterations)
+    def __init__(self, walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> None:
+        self.walk = walk
+        self.base = walk.base
+        self.trace = walk.trace
+        self.size_bytes = walk.size_bytes
+        self.persistent = walk.persistent
         self.system = system
         self.policy = policy
         self.tier1_capacity = float(tier1_bytes)
-        self.resident = np.zeros(len(self.trace.size_bytes))
-        self.dirty = np.zeros(len(self.trace.size_bytes), dtype=bool)
+        n_tensors = len(walk.size_bytes)
+        self.resident = [0.0] * n_tensors
+        self.dirty = [False] * n_tensors
         self.tier1_used = 0.0
-        self.last_access = np.full(len(self.trace.size_bytes), -1, dtype=np.int64)
+        self.last_access = [-1] * n_tensors
         self.promoted_unused: set[int] = set()
         self.free_evictions = False
         self.counting = False
         self.t1 = _Channel()
         self.t2 = _Channel()
         self._heap: list[tuple[float, int, int]] = []
-        self._stamp = np.zeros(len(self.trace.size_bytes), dtype=np.int64)
+        self._stamp = [0] * n_tensors
         self._protect: frozenset[int] = frozenset()
+        self._vertical = policy.vertical
+        self._priority = policy.victim_priority
+        tier1, tier2 = system.tier1, system.tier2
+        self._sram_paths = {  # write? -> per tier: bandwidth, energy per byte, byte counter
+            False: (
+                (tier1.read_bytes_per_s, tier1.read_pj_per_byte, "t1r"),
+                (tier2.read_bytes_per_s, tier2.read_pj_per_byte, "t2r"),
+            ),
+            True: (
+                (tier1.write_bytes_per_s, tier1.write_pj_per_byte, "t1w"),
+                (tier2.write_bytes_per_s, tier2.write_pj_per_byte, "t2w"),
+            ),
+        }
         self._k = 0
         self._now = 0.0
         self._count = {
@@ -168,33 +152,36 @@ class Simulator:
     # ---- placement primitives -------------------------------------------------------------
     def place(self, tensor: int, tier1_fraction: float) -> None:
         """Put ``tensor``'s bytes at the start (no traffic): a share in Tier 1 if it fits."""
-        want = min(tier1_fraction * self.trace.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
-        self._set_resident(tensor, max(0.0, want))
+        want = _min(tier1_fraction * self.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
+        self._set_resident(tensor, _max(0.0, want))
 
     def next_use(self, tensor: int, k: int) -> int:
         return self.trace.next_use(tensor, k)
 
     def window_s(self, k: int) -> float:
         """The prefetch window of op ``k``: the compute time of the op before it."""
-        return float(self.trace.compute_s[k - 1]) if k > 0 else 0.0
+        return self.walk.compute_s[k - 1] if k > 0 else 0.0
 
     def read(self, tensor: int, nbytes: float, issue_s: float) -> float:
         """Read ``nbytes`` of ``tensor`` to SRAM from where it is; return when done."""
-        size = self.trace.size_bytes[tensor]
-        share = 1.0 if self.policy.vertical else (self.resident[tensor] / size if size > 0 else 1.0)
+        size = self.size_bytes[tensor]
+        resident = self.resident[tensor]
+        share = 1.0 if self._vertical else (resident / size if size > 0 else 1.0)
         done = self._to_or_from_sram(nbytes * share, nbytes * (1.0 - share), issue_s, write=False)
-        self._touch(tensor)
+        self.last_access[tensor] = self._k
+        if resident > 0:
+            self._push(tensor)
         self.promoted_unused.discard(tensor)
         return done
 
     def promote(self, tensor: int, issue_s: float, k: int) -> float:
         """Move ``tensor``'s Tier 2 bytes to Tier 1 (as many as room can be made for); return when done."""
-        size = self.trace.size_bytes[tensor]
+        size = self.size_bytes[tensor]
         want = size - self.resident[tensor]
         if want <= 0:
             return issue_s
         want = self._pages(want, size - self.resident[tensor])
-        got = min(want, self.make_room(want, k))
+        got = _min(want, self.make_room(want, k))
         if got <= 0:
             return issue_s
         done = self._tier2_to_tier1(got, issue_s)
@@ -204,11 +191,10 @@ class Simulator:
 
     def demote(self, tensor: int, nbytes: float, issue_s: float) -> None:
         """Move ``nbytes`` of ``tensor`` from Tier 1 to Tier 2 (write-back, for vertical tiering)."""
-        nbytes = min(nbytes, self.resident[tensor])
+        nbytes = _min(nbytes, self.resident[tensor])
         if nbytes <= 0:
             return
-        moved = nbytes
-        if not self.policy.vertical or self.dirty[tensor]:
+        if not self._vertical or self.dirty[tensor]:
             moved = self._pages(nbytes, self.resident[tensor])
             tier1, tier2 = self.system.tier1, self.system.tier2
             if not self.free_evictions:
@@ -227,16 +213,19 @@ class Simulator:
     def make_room(self, nbytes: float, k: int) -> float:
         """Evict until ``nbytes`` are free in Tier 1 (or nothing more can go); return the free bytes."""
         free = self.tier1_capacity - self.tier1_used
+        if free >= nbytes:
+            return _max(0.0, free)
+        heap, stamps, resident = self._heap, self._stamp, self.resident
         skipped = []
-        while free < nbytes and self._heap:
-            _, stamp, t = heapq.heappop(self._heap)
-            if stamp != self._stamp[t] or self.resident[t] <= 0:
+        while free < nbytes and heap:
+            _, stamp, t = heapq.heappop(heap)
+            if stamp != stamps[t] or resident[t] <= 0:
                 continue
             if t in self._protect or not self.policy.evictable(self, t, k):
                 skipped.append(t)
                 continue
-            amount = min(self.resident[t], max(nbytes - free, self.system.page_bytes))
-            if self.trace.next_use(t, k) >= NEVER and not self.trace.persistent[t]:
+            amount = _min(resident[t], _max(nbytes - free, self.system.page_bytes))
+            if self.trace.next_use(t, k) >= NEVER and not self.persistent[t]:
                 amount = self.resident[t]
                 self.drop(t)
             else:
@@ -246,7 +235,7 @@ class Simulator:
             free = self.tier1_capacity - self.tier1_used
         for t in skipped:
             self._push(t)
-        return max(0.0, free)
+        return _max(0.0, free)
 
     def peek_victim(self, k: int) -> int:
         """The tensor ``make_room`` would evict first now, -1 if none."""
@@ -268,13 +257,19 @@ class Simulator:
         end2 = self.t2.serve(issue_s, nbytes / tier2.read_bytes_per_s)
         end1 = self.t1.serve(issue_s, nbytes / tier1.write_bytes_per_s)
         self._add("prom", nbytes, nbytes * (tier2.read_pj_per_byte + tier1.write_pj_per_byte), "e_mig")
-        return max(end1, end2)
+        return _max(end1, end2)
 
     # ---- the run --------------------------------------------------------------------------
     def run(self) -> Outcome:
-        trace, policy = self.trace, self.policy
-        n = len(trace)
-        per_iteration = trace.ops_per_iteration
+        """Simulate the walk; the steady iteration priced on the simulated system."""
+        return price(self.count(), self.system)
+
+    def count(self) -> Tally:
+        """Simulate the walk; the steady (last) iteration as counted."""
+        walk, policy = self.walk, self.policy
+        reads, writes, compute_s = walk.trace.reads, walk.trace.writes, walk.compute_s
+        n = len(compute_s)
+        per_iteration = walk.trace.ops_per_iteration
         policy.start(self)
         issue = 0.0
         iteration_start = 0.0
@@ -283,32 +278,42 @@ class Simulator:
             if k == n - per_iteration:
                 self.counting = True
                 iteration_start = max(self._now, self.t1.free_s, self.t2.free_s)
-            self._protect = frozenset(t for t, _ in trace.reads[k]) | frozenset(t for t, _ in trace.writes[k])
+            self._protect = walk.touched[k]
             policy.before_op(self, k, issue)
             ready = issue
-            for t, b in trace.reads[k]:
-                ready = max(ready, policy.fetch(self, k, t, b, issue))
-            start = max(self._now, ready)
-            self._add("stall", start - self._now)
-            self._add("compute", float(trace.compute_s[k]))
-            self._add("accel", float(trace.accel_energy_pj[k]))
-            for t, b in trace.writes[k]:
+            for t, b in reads[k]:
+                done = policy.fetch(self, k, t, b, issue)
+                ready = done if done > ready else ready
+            start = ready if ready > self._now else self._now
+            if self.counting:
+                self._add("stall", start - self._now)
+                self._add("compute", compute_s[k])
+                self._add("accel", walk.accel_energy_pj[k])
+            for t, b in writes[k]:
                 self._write(k, t, b, start)
             issue = start
-            self._now = start + float(trace.compute_s[k])
-            self._release(k)
+            self._now = start + compute_s[k]
+            for t in walk.released[k]:
+                self.drop(t)
             policy.after_op(self, k)
         end = max(self._now, self.t1.free_s, self.t2.free_s)
-        return self._outcome(end - iteration_start)
+        return self._tally(end - iteration_start)
 
     def _write(self, k: int, tensor: int, nbytes: float, start_s: float) -> None:
-        size = self.trace.size_bytes[tensor]
-        share = 1.0 if self.policy.vertical else min(1.0, max(0.0, float(self.policy.store_fraction(self, k, tensor))))
+        size = self.size_bytes[tensor]
+        resident = self.resident
+        share = 1.0 if self._vertical else _min(1.0, _max(0.0, float(self.policy.store_fraction(self, k, tensor))))
         want = share * size
-        if want > self.resident[tensor]:
-            want = self.resident[tensor] + min(want - self.resident[tensor], self.make_room(want - self.resident[tensor], k))
-        self._set_resident(tensor, want)
-        if self.policy.vertical:
+        if want > resident[tensor]:
+            want = resident[tensor] + _min(want - resident[tensor], self.make_room(want - resident[tensor], k))
+        want = float(want) if want > 0.0 else 0.0
+        self.tier1_used += want - resident[tensor]
+        resident[tensor] = want
+        if want > 0:
+            # the eviction heap's entry for it comes from the touch below (nothing reads the heap in between);
+            # the stamp still counts the superseded entry, so ties between tensors break as they always have
+            self._stamp[tensor] += 1
+        if self._vertical:
             b1, b2 = nbytes, 0.0
             self.dirty[tensor] = True
         else:
@@ -318,33 +323,35 @@ class Simulator:
         self._touch(tensor)
 
     def _to_or_from_sram(self, tier1_bytes: float, tier2_bytes: float, start_s: float, *, write: bool) -> float:
-        """Move bytes between the tiers and SRAM, each tier on its own channel; return when both are done."""
+        """Move bytes between the tiers and SRAM, each tier on its own channel (served after what it has queued);
+        return when both are done."""
         done = start_s
-        for key, tier, channel, nbytes in (
-            ("t1", self.system.tier1, self.t1, tier1_bytes),
-            ("t2", self.system.tier2, self.t2, tier2_bytes),
-        ):
-            if nbytes <= 0:
-                continue
-            bandwidth, energy = (
-                (tier.write_bytes_per_s, tier.write_pj_per_byte) if write else (tier.read_bytes_per_s, tier.read_pj_per_byte)
-            )
-            done = max(done, channel.serve(start_s, nbytes / bandwidth))
-            self._add(key + ("w" if write else "r"), nbytes, nbytes * energy, "e_sram")
+        path1, path2 = self._sram_paths[write]  # per tier: bandwidth, energy per byte, byte counter
+        if tier1_bytes > 0:
+            channel = self.t1
+            free_s = channel.free_s
+            channel.free_s = end = (free_s if free_s > start_s else start_s) + tier1_bytes / path1[0]
+            done = end if end > done else done
+            if self.counting:
+                self._count[path1[2]] += tier1_bytes
+                self._count["e_sram"] += tier1_bytes * path1[1]
+        if tier2_bytes > 0:
+            channel = self.t2
+            free_s = channel.free_s
+            channel.free_s = end = (free_s if free_s > start_s else start_s) + tier2_bytes / path2[0]
+            done = end if end > done else done
+            if self.counting:
+                self._count[path2[2]] += tier2_bytes
+                self._count["e_sram"] += tier2_bytes * path2[1]
         return done
-
-    def _release(self, k: int) -> None:
-        for t in {t for t, _ in self.trace.reads[k]} | {t for t, _ in self.trace.writes[k]}:
-            if not self.trace.persistent[t] and self.trace.last_use(t) == k:
-                self.drop(t)
 
     # ---- bookkeeping ----------------------------------------------------------------------
     def _pages(self, nbytes: float, limit: float) -> float:
         page = self.system.page_bytes
-        return min(np.ceil(nbytes / page) * page, limit)
+        return _min(math.ceil(nbytes / page) * page, limit)
 
     def _set_resident(self, tensor: int, nbytes: float) -> None:
-        nbytes = max(0.0, float(nbytes))
+        nbytes = _max(0.0, float(nbytes))
         self.tier1_used += nbytes - self.resident[tensor]
         self.resident[tensor] = nbytes
         if nbytes > 0:
@@ -357,8 +364,9 @@ class Simulator:
 
     def _push(self, tensor: int) -> None:
         """(Re-)enter ``tensor`` in the eviction heap with its priority now; older entries go stale."""
-        self._stamp[tensor] += 1
-        heapq.heappush(self._heap, (self.policy.victim_priority(self, tensor, self._k), int(self._stamp[tensor]), tensor))
+        stamp = self._stamp[tensor] + 1
+        self._stamp[tensor] = stamp
+        heapq.heappush(self._heap, (self._priority(self, tensor, self._k), stamp, tensor))
 
     def _add(self, key: str, amount: float, energy_pj: float = 0.0, energy_key: str = "") -> None:
         if not self.counting:
@@ -367,23 +375,15 @@ class Simulator:
         if energy_key:
             self._count[energy_key] += energy_pj
 
-    def _outcome(self, iteration_s: float) -> Outcome:
+    def _tally(self, iteration_s: float) -> Tally:
         c = self._count
-        capacity2 = (
-            self.system.capacity_bytes if self.policy.vertical else max(0.0, self.system.capacity_bytes - self.tier1_capacity)
-        )
-        static_w = self.system.tier1.static_w(self.tier1_capacity) + self.system.tier2.static_w(capacity2)
-        static_s = iteration_s if self.system.stall_static_power else max(0.0, iteration_s - c["stall"])
-        return Outcome(
+        return Tally(
             iteration_s=iteration_s,
             stall_s=c["stall"],
             compute_s=c["compute"],
-            samples_per_s=self.trace.samples / iteration_s if iteration_s > 0 else 0.0,
-            energy_accelerator_j=c["accel"] * self.system.accelerator_energy_scale * 1e-12
-            + self.system.accelerator_static_w * static_s,
-            energy_tier_sram_j=c["e_sram"] * 1e-12,
-            energy_migration_j=c["e_mig"] * 1e-12,
-            energy_static_j=static_w * static_s,
+            accelerator_pj=c["accel"],
+            tier_sram_pj=c["e_sram"],
+            migration_pj=c["e_mig"],
             tier1_read_bytes=c["t1r"],
             tier1_write_bytes=c["t1w"],
             tier2_read_bytes=c["t2r"],
@@ -391,20 +391,40 @@ class Simulator:
             promoted_bytes=c["prom"],
             demoted_bytes=c["dem"],
             tier1_bytes=self.tier1_capacity,
-            tier2_bytes=capacity2,
+            vertical=bool(self._vertical),
+            samples=self.trace.samples,
         )
 
 
-def simulate(trace: Trace, system: TieredSystem, policy: Policy, *, tier1_bytes: float, iterations: int = 2) -> Outcome:
-    """Simulate ``iterations`` training iterations of ``trace`` and report the last one.
+def _max(a: float, b: float) -> float:
+    """``max(a, b)`` (the first if neither is larger), without the builtin's overhead on the hot path."""
+    return b if b > a else a
+
+
+def _min(a: float, b: float) -> float:
+    """``min(a, b)`` (the first if neither is smaller)."""
+    return b if b < a else a
+
+
+def simulate(walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> Outcome:
+    """Simulate the iterations of ``walk`` (``Walk.of(trace)``: two) and report the last one.
 
     Raises:
         ConfigError: the iteration's live data does not fit in the chip's address space.
     """
-    peak = trace.live_peak_bytes()
+    return price(simulate_tally(walk, system, policy, tier1_bytes=tier1_bytes), system)
+
+
+def simulate_tally(walk: Walk, system: TieredSystem, policy: Policy, *, tier1_bytes: float) -> Tally:
+    """``simulate``'s last iteration as counted, before pricing.
+
+    Raises:
+        ConfigError: the iteration's live data does not fit in the chip's address space.
+    """
+    peak = walk.live_peak_bytes
     if peak > system.capacity_bytes:
         raise ConfigError(
-            f"workload {trace.name}: {peak / GIB:.1f} GiB of live data per chip does not fit in "
+            f"workload {walk.base.name}: {peak / GIB:.1f} GiB of live data per chip does not fit in "
             f"{system.capacity_bytes / GIB:.0f} GiB of memory per chip"
         )
-    return Simulator(trace, system, policy, tier1_bytes=tier1_bytes, iterations=iterations).run()
+    return Simulator(walk, system, policy, tier1_bytes=tier1_bytes).count()

@@ -83,7 +83,11 @@ class _Policy:
         return bool(self.live[k:nxt].max() > room and self.written[nxt] - self.written[k + 1] > room)
 
     def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
-        return -float(sim.next_use(tensor, k)) if self.belady else float(sim.last_access[tensor])
+        if self.belady:  # the next use first (Trace.next_use)
+            uses = sim.trace.accesses[tensor]
+            i = bisect.bisect_right(uses, k)
+            return -float(uses[i] if i < len(uses) else NEVER)
+        return float(sim.last_access[tensor])
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
         return True
@@ -91,15 +95,14 @@ class _Policy:
 
 def _place_by_first_use(sim: Simulator, fraction: Callable[[Simulator, int], float]) -> None:
     """Place persistent tensors, those used first going first into Tier 1."""
-    persistent = np.flatnonzero(sim.trace.persistent)
-    for t in sorted(persistent, key=lambda t: sim.next_use(int(t), -1)):
-        sim.place(int(t), fraction(sim, int(t)))
+    for t in sim.walk.persistent_by_first_use:
+        sim.place(t, fraction(sim, t))
 
 
 def _tier2_stalls(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> bool:
     """Whether reading ``tensor``'s Tier 2 share straight to SRAM for op ``k``, behind what Tier 2 already has
     queued at ``issue_s``, outlasts the op's prefetch window."""
-    size = sim.trace.size_bytes[tensor]
+    size = sim.size_bytes[tensor]
     share2 = 1.0 - sim.resident[tensor] / size if size > 0 else 0.0
     if share2 <= 0:
         return False
@@ -110,7 +113,7 @@ def _tier2_stalls(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: f
 def _promote_then_read(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
     """Promote ``tensor`` wholly (what does not fit streams through Tier 1), then read it from Tier 1."""
     ready = sim.promote(tensor, issue_s, k)
-    size = sim.trace.size_bytes[tensor]
+    size = sim.size_bytes[tensor]
     missing = size - sim.resident[tensor]
     if missing > 0 and sim.policy.vertical:
         ready = max(ready, sim.stream_through(missing, issue_s))
@@ -119,14 +122,14 @@ def _promote_then_read(sim: Simulator, k: int, tensor: int, nbytes: float, issue
 
 def _prefetch_ahead(sim: Simulator, k: int, issue_s: float, wanted: Callable[[int, int, float], bool]) -> None:
     """Promote, while Tier 2 is idle, the inputs of the next ``LOOKAHEAD_OPS`` ops that ``wanted(op, tensor, bytes)`` picks."""
-    trace = sim.trace
-    for j in range(k + 1, min(len(trace), k + 1 + LOOKAHEAD_OPS)):
-        for t, b in trace.reads[j]:
-            if sim.t2.free_s > issue_s:
-                return
-            written = trace.persistent[t] or trace.accesses[t][0] < k
-            if written and sim.resident[t] < trace.size_bytes[t] and wanted(j, t, b):
-                sim.promote(t, issue_s, k)
+    reads, first = sim.walk.reads_in_order
+    accesses, t2 = sim.trace.accesses, sim.t2
+    for j, t, b in reads[first[k + 1] : first[min(len(first) - 1, k + 1 + LOOKAHEAD_OPS)]]:
+        if t2.free_s > issue_s:
+            return
+        written = sim.persistent[t] or accesses[t][0] < k
+        if written and sim.resident[t] < sim.size_bytes[t] and wanted(j, t, b):
+            sim.promote(t, issue_s, k)
 
 
 class HbmOnly(_Policy):
@@ -151,7 +154,7 @@ class HorOff(_Policy):
 
 def _belady_keeps(sim: Simulator, k: int, tensor: int) -> float:
     """1 if Belady's algorithm would keep ``tensor`` in Tier 1 (free room, or used before the first victim), else 0."""
-    if sim.tier1_capacity - sim.tier1_used >= sim.trace.size_bytes[tensor]:
+    if sim.tier1_capacity - sim.tier1_used >= sim.size_bytes[tensor]:
         return 1.0
     victim = sim.peek_victim(k)
     if victim < 0:
@@ -203,7 +206,7 @@ class Sentinel(HorOn):
         trace = sim.trace
         ahead = range(k + 1, min(len(trace), k + 1 + LOOKAHEAD_OPS))
         needed = {t for j in ahead for t, _ in trace.reads[j]}
-        missing = sum(trace.size_bytes[t] - sim.resident[t] for t in needed)
+        missing = sum(sim.size_bytes[t] - sim.resident[t] for t in needed)
         if sim.tier1_capacity - sim.tier1_used >= missing:
             return
         for t in {t for t, _ in trace.reads[k]} | {t for t, _ in trace.writes[k]}:
@@ -271,15 +274,10 @@ class TMTraining(_Policy):
 
     def start(self, sim: Simulator) -> None:
         self.ratio: dict[tuple[int, int], float] = {}
-        trace = sim.trace
-        self.live = trace.live_bytes()
-        self.written = np.concatenate([[0.0], np.cumsum([sum(trace.size_bytes[t] for t, _ in pairs) for pairs in trace.writes])])
+        self.live = sim.walk.live_bytes
+        self.written = sim.walk.written_bytes
         # per tensor, the bytes still to be read from each of its reads on (to tell hot data; the first is all)
-        readers: dict[int, list[tuple[int, float]]] = {}
-        for k, pairs in enumerate(trace.reads):
-            for t, b in pairs:
-                readers.setdefault(t, []).append((k, b))
-        self.remaining = {t: ([k for k, _ in r], np.cumsum([b for _, b in r][::-1])[::-1]) for t, r in readers.items()}
+        self.remaining = sim.walk.reads_from
         super().start(sim)
 
     def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
@@ -292,18 +290,18 @@ class TMTraining(_Policy):
         """Hot data: what is still to be read of it from op ``k`` on exceeds its size (several passes or readers)."""
         ops, remaining = self.remaining[tensor]
         i = bisect.bisect_left(ops, k)
-        return i < len(ops) and remaining[i] > _HOT_READS * sim.trace.size_bytes[tensor]
+        return i < len(ops) and remaining[i] > _HOT_READS * sim.size_bytes[tensor]
 
     def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
         # the Tier 2 share was sized at store time to stream within the window (or accepted as overhead)
-        if sim.resident[tensor] < sim.trace.size_bytes[tensor] and self._hot(sim, tensor, k):
+        if sim.resident[tensor] < sim.size_bytes[tensor] and self._hot(sim, tensor, k):
             return _promote_then_read(sim, k, tensor, nbytes, issue_s)
         return sim.read(tensor, nbytes, issue_s)
 
     def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
         # a data type of the request timing monitor (Table 4): one output slot of one op type
         slot = next(i for i, (t, _) in enumerate(sim.trace.writes[k]) if t == tensor)
-        label = (int(sim.trace.signature[k]), slot)
+        label = (sim.walk.signature[k], slot)
         if label not in self.ratio:
             self.ratio[label] = self._decide(sim, k, tensor)
             if not self.exact:
@@ -318,7 +316,7 @@ class TMTraining(_Policy):
             return 1.0
         capacity2 = system.capacity_bytes - sim.tier1_capacity
         cost = DataCost(
-            size_bytes=float(trace.size_bytes[tensor]),
+            size_bytes=float(sim.size_bytes[tensor]),
             read_bytes=float(self.remaining[tensor][1][0]) if tensor in self.remaining else 0.0,
             next_read_bytes=float(sum(b for t, b in trace.reads[read_at] if t == tensor)),
             t_req_s=sim.window_s(read_at),

@@ -1,0 +1,96 @@
+"""The simulator's shortcuts change no result: a Walk shared by many simulations, the fast paths of the engine
+(checked against outcomes recorded before them, bit for bit), and the study's one set of runs per Tier 1 size."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from traincost.models.transformer import TransformerConfig, transformer_workload
+from traincost.tiered.autotm import plan_autotm
+from traincost.tiered.engine import simulate
+from traincost.tiered.policies import POLICIES, make_policy
+from traincost.tiered.study import model_bytes_per_chip, study_runs
+from traincost.tiered.system import TieredSystem, load_tiered_system
+from traincost.tiered.trace import Trace, build_trace
+from traincost.tiered.walk import Walk
+from traincost.workload import Workload
+
+HARDWARE = "config/hardware/tpuv4_tiered.yaml"
+RECORDED = Path(__file__).parents[1] / "fixtures" / "tiered_outcomes.json"
+
+
+@pytest.fixture(scope="module")
+def system() -> TieredSystem:
+    return load_tiered_system(HARDWARE)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Workload:
+    config = TransformerConfig(
+        name="tiny", n_layer=2, d_model=64, n_head=4, d_head=16, d_ff=256, vocab_size=128, seq_len=32, batch=4
+    )
+    return transformer_workload(config)
+
+
+@pytest.fixture(scope="module")
+def tiny_trace(tiny: Workload, system: TieredSystem) -> Trace:
+    return build_trace(tiny, system)
+
+
+@pytest.fixture(scope="module")
+def recorded() -> list[dict]:
+    return json.loads(RECORDED.read_text())["runs"]
+
+
+@pytest.fixture(scope="module")
+def plans(recorded: list[dict], tiny_trace: Trace, system: TieredSystem) -> dict[float, tuple]:
+    """AutoTM's plan at each recorded Tier 1 size."""
+    shares = sorted({run["tier1_share_of_live_peak"] for run in recorded})
+    live = tiny_trace.live_peak_bytes()
+    return {share: plan_autotm(tiny_trace, system, tier1_bytes=share * live).arrays() for share in shares}
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["one walk for all", "a walk each"])
+def test_every_policy_gives_the_outcomes_recorded_before_the_speed_up(
+    shared: bool, recorded: list[dict], plans: dict[float, tuple], tiny_trace: Trace, system: TieredSystem
+) -> None:
+    walk = Walk.of(tiny_trace)
+    for run in recorded:
+        share, policy = run["tier1_share_of_live_peak"], run["policy"]
+        capacity = system.capacity_bytes if policy == "hbm_only" else share * tiny_trace.live_peak_bytes()
+        out = simulate(
+            walk if shared else Walk.of(tiny_trace), system, make_policy(policy, plan=plans[share]), tier1_bytes=capacity
+        )
+        expected = {key: value for key, value in run.items() if key not in ("policy", "tier1_share_of_live_peak")}
+        assert asdict(out) == expected, (policy, share)
+    assert {run["policy"] for run in recorded} == set(POLICIES)
+
+
+def test_the_walk_repeats_the_trace_and_releases_each_tensor_at_its_last_use(tiny_trace: Trace) -> None:
+    walk = Walk.of(tiny_trace, 2)
+    assert len(walk.compute_s) == 2 * len(tiny_trace)
+    assert walk.size_bytes == walk.trace.size_bytes.tolist()
+    released = [t for ops in walk.released for t in ops]
+    assert len(released) == len(set(released))  # once each
+    for k, tensors in enumerate(walk.released):
+        for t in tensors:
+            assert walk.trace.last_use(t) == k and not walk.persistent[t]
+            assert t in walk.touched[k]
+
+
+def test_ratios_with_the_same_tier1_share_one_set_of_runs(tiny: Workload, system: TieredSystem) -> None:
+    # an address space of twice the live peak: ratios 1,000 and 2,000 both cap Tier 1 at all of it
+    small = system.with_capacity(2 * build_trace(tiny, system).live_peak_bytes())
+    assert 1000 * model_bytes_per_chip(tiny, word_bytes=system.hardware.word_bytes) > small.capacity_bytes
+    policies = ["hor_off", "autotm", "tm_training"]
+    both = study_runs(tiny, small, variant="base", ratios=[1000, 2000], policies=policies, autotm_time_limit_s=5).table
+    alone = study_runs(tiny, small, variant="base", ratios=[2000], policies=policies, autotm_time_limit_s=5).table
+    second = both[both["ratio"] == 2000].reset_index(drop=True)
+    pd.testing.assert_frame_equal(second, alone, check_exact=True)
+    first = both[both["ratio"] == 1000].drop(columns="ratio").reset_index(drop=True)
+    pd.testing.assert_frame_equal(first, alone.drop(columns="ratio"), check_exact=True)
