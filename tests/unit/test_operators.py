@@ -21,13 +21,14 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import UnsupportedOpError
-from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, rewrite_node, verify_decomposition
+from traincost.frontend.decompose import decompose, is_primitive, rewrite_node
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
 from traincost.frontend.forward_rewrites import rewrite_forward
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.verification import TOLERANCE, verify_decomposition
 
 BATCH, LR, CLASSES = 2, 0.1, 10
 

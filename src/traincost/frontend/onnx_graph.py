@@ -26,6 +26,7 @@ __all__ = [
     "PHASE_KEY",
     "LAYER_KEY",
     "KIND_KEY",
+    "LOSS_OUTPUT",
     "load_onnx",
     "save_onnx",
     "get_meta",
@@ -49,6 +50,8 @@ OPSET = 17
 PHASE_KEY = "traincost.phase"
 LAYER_KEY = "traincost.layer"
 KIND_KEY = "traincost.kind"
+# The training step's loss output (``train_graph`` names ONNX Runtime's loss so).
+LOSS_OUTPUT = "loss"
 
 
 def load_onnx(path: str | os.PathLike[str]) -> onnx.ModelProto:

@@ -30,6 +30,7 @@ from traincost.frontend.forward_rewrites import no_gradient_error, rewrite_forwa
 from traincost.frontend.onnx_graph import (
     IR_VERSION,
     LAYER_KEY,
+    LOSS_OUTPUT,
     consumers,
     model_meta,
     node_meta,
@@ -41,11 +42,10 @@ from traincost.frontend.onnx_graph import (
 from traincost.frontend.optimizer import OptimizerSpec, append_optimizer, updated_name
 from traincost.frontend.optimizer_check import check_optimizer
 
-__all__ = ["build_train_step", "LOSS_OUTPUT", "forward_layer_name"]
+__all__ = ["build_train_step", "forward_layer_name"]
 
 log = logging.getLogger(__name__)
 
-LOSS_OUTPUT = "loss"
 _ACCUMULATOR = "InPlaceAccumulatorV2"
 # The loss ORT appends for each built-in loss of the export's metadata (labels ``labels``, targets ``target``).
 _LOSSES = {"cross_entropy": artifacts.LossType.CrossEntropyLoss, "mse": artifacts.LossType.MSELoss}
