@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-import pandas as pd
-
 from traincost import __version__
 from traincost.cli_ablations import ablation_commands
 from traincost.cli_cost import cost_commands
@@ -44,6 +42,8 @@ from traincost.io import atomic_path
 from traincost.progress import set_quiet
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from traincost.frontend.optimizer import OptimizerSpec
     from traincost.optimize.checkpoint_search import CheckpointEvaluator
     from traincost.workload import Workload
@@ -105,6 +105,8 @@ def _cmd_train_graph(args: argparse.Namespace) -> None:
 
 
 def _cmd_decompose(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.frontend.decompose import decompose, op_histogram
     from traincost.frontend.onnx_graph import load_onnx, save_onnx
     from traincost.workload import write_table
@@ -176,6 +178,8 @@ def _cmd_memory(args: argparse.Namespace) -> None:
 
 
 def _cmd_measure_memory(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.memory.torch_measure import measure_torch_memory
     from traincost.workload import write_table
 
@@ -252,6 +256,8 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
 
 
 def _cmd_concat(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.workload import read_table, write_table
 
     frames, metas = zip(*(read_table(path) for path in args.inputs), strict=True)
@@ -296,6 +302,8 @@ def _cmd_plot_sweep(args: argparse.Namespace) -> None:
 
 
 def _cmd_claims(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
     from traincost.workload import read_table, write_table
 
@@ -467,6 +475,8 @@ def _on_sigterm(signum: int, _frame: object) -> None:
 
 
 def _cmd_fuse(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.cost.optable import op_table
     from traincost.hardware import load_hardware
     from traincost.optimize.fusion import FusionProblem, fusion_report, solve_fusion
@@ -506,6 +516,8 @@ def _cmd_bn_epilogue(args: argparse.Namespace) -> None:
 
 
 def _cmd_compare_fusion(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.schedule import SchedulePlan, read_fused_groups
     from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
@@ -536,6 +548,8 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
 
 
 def _cmd_plot_fusion(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.plots.fusion import plot_fusion_strategies
     from traincost.workload import read_table
 
@@ -576,6 +590,8 @@ def _checkpoint_evaluator(args: argparse.Namespace) -> tuple[Workload, Checkpoin
 
 
 def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.optimize.checkpoint_search import (
         additivity_study,
         first_feature_maps,
@@ -632,6 +648,8 @@ def _cmd_plot_checkpoint(args: argparse.Namespace) -> None:
 
 
 def _cmd_checkpoint_nsga(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.optimize.checkpoint_nsga import largest_saving, run_nsga2
     from traincost.workload import write_table
 

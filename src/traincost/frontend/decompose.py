@@ -17,7 +17,7 @@ import onnx
 from onnx import helper
 
 from traincost.errors import UnsupportedOpError
-from traincost.frontend.execute import example_feeds, record_shapes
+from traincost.frontend.execute import record_shapes
 from traincost.frontend.gradient_rules import COMPOSITE_STANDARD_OPS, RULES, RuleContext
 from traincost.frontend.onnx_graph import (
     IR_VERSION,
@@ -83,6 +83,6 @@ def decompose(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto:
     result.ir_version = IR_VERSION
     result.graph.name = graph.name.replace("train_step", "train_step_decomposed")
     set_model_meta(result, stage="train_step.decomposed")
-    record_shapes(result, example_feeds(result, seed=seed))
+    record_shapes(result, seed=seed)
     onnx.checker.check_model(result)
     return result

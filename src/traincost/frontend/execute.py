@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
 from traincost.frontend.onnx_graph import initializer_map, model_meta, producers
-from traincost.models.signature import InputSpec, draw_tensors
+from traincost.frontend.ort import onnxruntime as ort
 
 __all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error"]
 
@@ -172,6 +171,8 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
         seed: seed of the batch (and of random states).
         states: "zeros" or "random".
     """
+    from traincost.models.signature import InputSpec, draw_tensors  # noqa: PLC0415 (torch: only where a batch is drawn)
+
     meta = model_meta(model)
     if "inputs" not in meta or "labels" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.inputs metadata; was it written by traincost export?")
@@ -193,7 +194,7 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
     return feeds
 
 
-def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
+def record_shapes(model: onnx.ModelProto, *, seed: int) -> None:
     """Write the shape and element type of every node output into ``model.graph.value_info``.
 
     ONNX shape inference types the standard ops; ONNX Runtime's, when it loads the graph, the
@@ -203,8 +204,16 @@ def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> No
     (shapes, indices, axes: fetched by executing what they depend on) and zeros for its float and
     large ones (data); then ONNX Runtime types what follows, until every tensor is typed. Ops whose
     output shape depends on data or float values (``_DATA_SHAPED_OPS``) are executed in the whole
-    graph. Exact for the fixed-shape graphs traincost builds.
+    graph. Exact for the fixed-shape graphs traincost builds. What is executed runs on the batch and
+    optimizer states of ``example_feeds(model, seed=seed)``, drawn only if anything is executed.
     """
+    drawn: list[dict[str, np.ndarray]] = []
+
+    def feeds() -> dict[str, np.ndarray]:
+        if not drawn:
+            drawn.append(example_feeds(model, seed=seed))
+        return drawn[0]
+
     graph = model.graph
     names = [out for node in graph.node for out in node.output if out]
     executable = Executable(model)
@@ -219,7 +228,7 @@ def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> No
         for node in frontier:
             outputs = [out for out in node.output if out]
             if node.op_type in _DATA_SHAPED_OPS or not ready:
-                values = executable.run(feeds, outputs)
+                values = executable.run(feeds(), outputs)
             else:
                 values = _run_alone(node, executable, feeds, typed | sources, constants)
             for name in outputs:
@@ -247,11 +256,12 @@ def _onnx_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
 def _run_alone(
     node: onnx.NodeProto,
     executable: Executable,
-    feeds: Mapping[str, np.ndarray],
+    feeds: Callable[[], Mapping[str, np.ndarray]],
     types: Mapping[str, onnx.ValueInfoProto],
     constants: Mapping[str, np.ndarray],
 ) -> dict[str, np.ndarray]:
-    """The outputs of ``node`` executed alone, on the values of its small integer inputs and zeros for the others."""
+    """The outputs of ``node`` executed alone, on the values of its small integer inputs and zeros for the others
+    (``feeds`` gives the graph's feeds, called only if an integer input is fed or computed from them)."""
     inputs = [name for name in dict.fromkeys(node.input) if name and name not in constants]
     dims = {name: [d.dim_value for d in types[name].type.tensor_type.shape.dim] for name in inputs}
     small = [
@@ -259,11 +269,12 @@ def _run_alone(
         for name in inputs
         if math.prod(dims[name]) < _WEIGHT_MIN_ELEMENTS and types[name].type.tensor_type.elem_type in _INDEX_TYPES
     ]
-    given = dict(feeds) | executable.weights
-    values = {name: given[name] for name in small if name in given}
+    fed = {value.name for value in executable.skeleton.graph.input}
+    values = {name: executable.weights[name] for name in small if name in executable.weights}
+    values |= {name: feeds()[name] for name in small if name not in values and name in fed}
     missing = [name for name in small if name not in values]
     if missing:
-        values |= executable.run(feeds, missing)
+        values |= executable.run(feeds(), missing)
     for name in inputs:
         if name not in values:
             elem = types[name].type.tensor_type.elem_type
