@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
-from traincost.frontend.onnx_graph import initializer_map, model_meta, producers
+from traincost.frontend.onnx_graph import initializer_map, model_meta, producers, without_initializers
 from traincost.frontend.ort import onnxruntime as ort
 
-__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error"]
+__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error", "weightless"]
 
 _PROVIDERS = ["CPUExecutionProvider"]
 # Initializers with at least this many elements are fed as inputs (shape tensors stay initializers).
@@ -49,16 +49,33 @@ def _session(model: onnx.ModelProto) -> ort.InferenceSession:
         raise GraphError(f"graph {model.graph.name!r}: ONNX Runtime cannot load it ({err})") from err
 
 
+def weightless(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose large initializers (the weights) are typed graph inputs instead; their data is
+    not copied."""
+    large = _large(model)
+    skeleton = without_initializers(model, {init.name for init in large})
+    declared = {value.name for value in skeleton.graph.input}
+    typed = [helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)) for init in large]
+    skeleton.graph.input.extend(value for value in typed if value.name not in declared)
+    return skeleton
+
+
+def _large(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """The initializers fed as inputs (at least ``_WEIGHT_MIN_ELEMENTS`` elements)."""
+    return [init for init in model.graph.initializer if math.prod(init.dims) >= _WEIGHT_MIN_ELEMENTS]
+
+
 class Executable:
-    """A graph to execute many times: its weights once as arrays, fed as inputs to sessions of its skeleton.
+    """A graph to execute many times: its weights as arrays, fed as inputs to sessions of its skeleton.
 
     The skeleton is the graph without its large initializers (each becomes a graph input), so a
     session for another set of outputs, or for the part of the graph they depend on, serialises the
     structure only, and ONNX Runtime reads the weights from the arrays instead of keeping a copy.
+    A weight becomes an array when a session first reads it (typing a graph's tensors reads none).
     The session of the last set of outputs is kept.
     """
 
-    __slots__ = ("skeleton", "weights", "_session")
+    __slots__ = ("skeleton", "_stored", "_arrays", "_session")
 
     def __init__(self, model: onnx.ModelProto, *, weights: Mapping[str, np.ndarray] | None = None) -> None:
         """Args:
@@ -67,26 +84,23 @@ class Executable:
             graph ``model`` was rewritten from, or ``model`` is a skeleton of): shared, not copied.
         """
         shared = weights or {}
-        skeleton = onnx.ModelProto()
-        skeleton.CopyFrom(model)
-        graph = skeleton.graph
-        declared = {value.name for value in graph.input}
-        weights: dict[str, np.ndarray] = {}
-        kept = []
-        for init in graph.initializer:
-            if math.prod(init.dims) < _WEIGHT_MIN_ELEMENTS:
-                kept.append(init)
-                continue
-            weights[init.name] = shared[init.name] if init.name in shared else numpy_helper.to_array(init)
-            if init.name not in declared:
-                graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
-        del graph.initializer[:]
-        graph.initializer.extend(kept)
-        fed = {value.name for value in graph.input}
-        weights |= {name: value for name, value in shared.items() if name in fed and name not in weights}
-        self.skeleton = skeleton
-        self.weights = weights
+        self.skeleton = weightless(model)
+        fed = {value.name for value in self.skeleton.graph.input}
+        self._arrays = {name: value for name, value in shared.items() if name in fed}
+        self._stored = {init.name: init for init in _large(model) if init.name not in self._arrays}
         self._session: tuple[tuple[str, ...], ort.InferenceSession] | None = None
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """Every large initializer as an array (to share with an Executable of a rewritten graph)."""
+        return self.arrays(list(self._stored))
+
+    def arrays(self, names: Iterable[str]) -> dict[str, np.ndarray]:
+        """The arrays of the large initializers, made for those of ``names`` not made yet."""
+        for name in names:
+            if name in self._stored:
+                self._arrays[name] = numpy_helper.to_array(self._stored.pop(name))
+        return self._arrays
 
     def run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Execute the graph once and return the named tensors (all graph outputs by default)."""
@@ -96,7 +110,7 @@ class Executable:
             self._session = (wanted, _session(self._with_outputs(wanted)))
         session = self._session[1]
         accepted = {i.name for i in session.get_inputs()}
-        given = {name: value for name, value in self.weights.items() if name in accepted}
+        given = {name: value for name, value in self.arrays(accepted).items() if name in accepted}
         given |= {name: value for name, value in feeds.items() if name in accepted}
         values = session.run(list(wanted), given)
         return dict(zip(wanted, values, strict=True))
@@ -270,7 +284,8 @@ def _run_alone(
         if math.prod(dims[name]) < _WEIGHT_MIN_ELEMENTS and types[name].type.tensor_type.elem_type in _INDEX_TYPES
     ]
     fed = {value.name for value in executable.skeleton.graph.input}
-    values = {name: executable.weights[name] for name in small if name in executable.weights}
+    weights = executable.arrays(small)
+    values = {name: weights[name] for name in small if name in weights}
     values |= {name: feeds()[name] for name in small if name not in values and name in fed}
     missing = [name for name in small if name not in values]
     if missing:
