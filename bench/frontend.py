@@ -3,6 +3,8 @@
     python bench/frontend.py [model[:batch] ...]      (default: resnet18_cifar:1 resnet50:1 gpt2_small:1)
     python bench/frontend.py --third-party            (the networks of tests/third_party.py, at their test size)
     python bench/frontend.py --cost-mobilenet         (`traincost cost` on MobileNetV2, 224x224, batch 1)
+    python bench/frontend.py --rules gpt2_124m        (the workflow's front-end commands, one process each)
+    python bench/frontend.py --startup                (the imports each front-end job pays)
 
 Run from the repository root (``--third-party`` imports ``tests.third_party``: torchvision and timm from
 the ``test`` extra). Per stage: wall and CPU seconds (every thread's; the measure that holds on a shared
@@ -80,6 +82,8 @@ the allocator is not what takes it; the live tensors are.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import resource
 import subprocess
@@ -178,6 +182,107 @@ def bench_cost_mobilenet(*, verify: bool) -> dict[str, object]:
     }
 
 
+# What each front-end job imports before it reads its input (the modules of its CLI handler).
+STARTUP = {
+    "parser (`traincost --help`)": "traincost.cli",
+    "export": "traincost.cli, traincost.cli_types, traincost.frontend.export",
+    "train-graph": "traincost.cli, traincost.frontend.train_graph",
+    "decompose": "traincost.cli, traincost.frontend.decompose, traincost.workload",
+    "verify-decomposition": "traincost.cli, traincost.frontend.verification, traincost.workload",
+    "lower": "traincost.cli, traincost.frontend.lower",
+}
+
+
+def bench_startup(repeats: int = 3) -> list[dict[str, object]]:
+    """CPU and wall seconds of each job's imports in a fresh interpreter, the median of ``repeats``."""
+    rows = []
+    for stage, modules in STARTUP.items():
+        runs = []
+        for _ in range(repeats):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", f"import {modules}"], check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            runs.append((cpu, time.perf_counter() - start))
+        cpu, wall = sorted(runs)[len(runs) // 2]
+        rows.append({"model": f"imports of {stage}", "batch": "", "total_s": round(wall, 2), "total_cpu_s": round(cpu, 2)})
+    return rows
+
+
+def _thread_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each live thread of process ``pid``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    seconds = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return seconds
+
+
+def run_rule(command: list[str], *, threads: int) -> dict[str, object]:
+    """``command`` as a workflow job runs it (``OMP_NUM_THREADS`` = its threads): wall and CPU seconds, peak RSS (MB),
+    and the CPU seconds of its main thread, its threads sampled every 0.1 s (a thread that ends between two
+    samples loses at most 0.1 s). CPU / main thread bounds what more threads could gain on an idle machine."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    load, start = os.getloadavg()[0], time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen: dict[int, float] = {}
+    while True:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            seen |= _thread_seconds(process.pid)
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # this child's own rusage, its peak included
+        if pid:
+            break
+        time.sleep(0.1)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)}: exit {os.waitstatus_to_exitcode(status)}: {process.stderr.read()[-2000:]}")
+    return {
+        "wall_s": round(wall, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "main_thread_cpu_s": round(seen.get(process.pid, 0.0), 1),
+        "peak_mb": usage.ru_maxrss // 1024,
+        "load": f"{load:.1f}-{os.getloadavg()[0]:.1f}",
+    }
+
+
+def bench_rules(name: str, *, threads: int, keep: Path | None) -> list[dict[str, object]]:
+    """The workflow's front-end commands for workload ``name`` of config/config.yaml (a zoo model), each in a
+    process of its own, with the flags its rule passes."""
+    import yaml  # noqa: PLC0415
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    spec, seed = config["workloads"][name], str(config["seed"])
+    optimizer = config["optimizers"][spec["optimizer"]]
+    flags = ["--optimizer", optimizer["kind"]]
+    for key, value in sorted(optimizer.items()):
+        flags += [f"--{key.replace('_', '-')}", str(value)] if key != "kind" else []
+    options = json.dumps(spec.get("options", {}), sort_keys=True)
+    traincost = str(Path(sys.executable).parent / "traincost")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = keep or Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        model, train, decomposed = (str(out / f) for f in ("model.onnx", "train_step.onnx", "train_step.decomposed.onnx"))
+        commands = {
+            "export": ["export", "--model", spec["model"], "--options", options, "--batch", str(spec["batch"]),
+                       "--seed", seed, "--out", model],
+            "train_graph": ["train-graph", "--in", model, *flags, "--seed", seed, "--out", train],
+            "decompose": ["decompose", "--in", train, "--seed", seed, "--histogram", str(out / "op_histogram.parquet"),
+                          "--out", decomposed],
+            "lower": ["lower", "--in", decomposed, "--ops", str(out / "ops.parquet"), "--tensors", str(out / "tensors.parquet")],
+            "verify_decomposition": ["verify-decomposition", "--in", train, "--decomposed", decomposed, "--seed", seed,
+                                     "--out", str(out / "verification.parquet")],
+        }  # fmt: skip
+        return [
+            {"model": f"{name}: {rule}", "batch": spec["batch"], **run_rule([traincost, *command], threads=threads)}
+            for rule, command in commands.items()
+        ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -186,9 +291,18 @@ def main() -> None:
     parser.add_argument("--third-party", action="store_true", help="the networks of tests/third_party.py, batch 2, SGD")
     parser.add_argument("--cost-mobilenet", action="store_true", help="traincost cost on MobileNetV2 224x224, batch 1")
     parser.add_argument("--no-verify", action="store_true", help="--cost-mobilenet without the check by execution")
+    parser.add_argument("--startup", action="store_true", help="CPU seconds of each front-end job's imports")
+    parser.add_argument(
+        "--rules", nargs="+", default=[], metavar="WORKLOAD", help="the workflow's front-end commands for these workloads"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="--rules: OMP_NUM_THREADS of each job (its rule's threads)")
+    parser.add_argument("--keep", type=Path, help="--rules: write the graphs and tables here (default: a temporary folder)")
     args = parser.parse_args()
-    rows = []
-    specs = args.models or ([] if args.third_party or args.cost_mobilenet else ["resnet18_cifar:1", "resnet50:1", "gpt2_small:1"])
+    rows = bench_startup() if args.startup else []
+    for name in args.rules:
+        rows += bench_rules(name, threads=args.threads, keep=args.keep)
+    others = args.third_party or args.cost_mobilenet or args.startup or args.rules
+    specs = args.models or ([] if others else ["resnet18_cifar:1", "resnet50:1", "gpt2_small:1"])
     for spec in specs:
         name, _, batch = spec.partition(":")
         rows.append(bench(name, int(batch or 1), OptimizerSpec(kind="adam", lr=1e-3)))

@@ -1,6 +1,11 @@
 # torch model → ONNX → training step → primitive graph → Workload IR → memory.
 #
-# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
+# Threads: 1. Each front-end job uses about one core: with 2 threads its main thread does 84 to 95 % of its CPU work,
+# the check's 61 %, and the second thread costs 10 to 45 % more CPU seconds (bench/frontend.py --rules
+# resnet18_cifar --threads 2 and 1, back to back at load 10: the check took 91 s against 61 s with one thread). So
+# two run side by side; torch and ONNX Runtime compute on the OMP_NUM_THREADS Snakemake sets to a job's threads
+# (frontend/execute.py: intra_op_threads).
+# Resources: `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
 # common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
 # 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
 # the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
@@ -26,7 +31,7 @@ rule export:
         model=model_flags,
         batch=lambda w: workload(w)["batch"],
         seed=config["seed"],
-    threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
+    threads: 1
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
         runtime=12,  # minutes; full run: longest job 206 s
@@ -48,7 +53,7 @@ rule train_graph:
     params:
         optimizer=optimizer_flags,
         seed=config["seed"],
-    threads: workflow.cores
+    threads: 1
     resources:
         mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: common.smk
         runtime=8,  # minutes; full run: longest job 82 s
@@ -70,7 +75,7 @@ rule decompose:
         histogram="results/graphs/{workload}/op_histogram.parquet",
     params:
         seed=config["seed"],
-    threads: workflow.cores
+    threads: 1
     resources:
         mem_mb=frontend_mem_mb("decompose", 4400),  # peak 2,881 MB: ResNet-50 with Adam, verified by execution; larger models: common.smk
         runtime=12,  # minutes; full run: longest job 182 s
@@ -95,7 +100,7 @@ rule verify_decomposition:
     params:
         seed=config["seed"],
         verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
-    threads: workflow.cores
+    threads: 1
     resources:
         mem_mb=frontend_mem_mb("verify_decomposition", 4400),  # as decompose's when it verified; larger models: common.smk
         runtime=12,  # minutes; as decompose's when it verified

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -14,7 +15,7 @@ from traincost.errors import GraphError
 from traincost.frontend.onnx_graph import initializer_map, model_meta, producers, without_initializers
 from traincost.frontend.ort import onnxruntime as ort
 
-__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error", "weightless"]
+__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error", "intra_op_threads", "weightless"]
 
 _PROVIDERS = ["CPUExecutionProvider"]
 # Initializers with at least this many elements are fed as inputs (shape tensors stay initializers).
@@ -36,6 +37,13 @@ _NUMPY_TYPES = {
 }
 
 
+def intra_op_threads() -> int:
+    """The threads an ONNX Runtime session computes on: ``OMP_NUM_THREADS`` where it is a positive integer (Snakemake
+    sets it to a job's ``threads``, and torch follows it too), else 0, ONNX Runtime's default of one per core."""
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 0
+
+
 def _session(model: onnx.ModelProto) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.log_severity_level = 3
@@ -43,6 +51,7 @@ def _session(model: onnx.ModelProto) -> ort.InferenceSession:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     # Without the arena, what a run frees goes back to the system: GPT-2 124M's peak stays one run's.
     options.enable_cpu_mem_arena = False
+    options.intra_op_num_threads = intra_op_threads()
     try:
         return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=_PROVIDERS)
     except Exception as err:  # onnxruntime raises its own exception classes for invalid graphs
