@@ -77,6 +77,60 @@ parameters, 1 GB). Before drawing the nudged feeds again (a second 1 GB copy of 
 Run again at load 5: 285 s wall, the same CPU time and peak. With glibc's mmap and trim thresholds at
 1 MB (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) the peak is the same 8.6 GB: freed memory held by
 the allocator is not what takes it; the live tensors are.
+
+Decomposition and verification split, start-up and threads (25 Nov 2026). `--rules WORKLOAD` runs the front-end
+rules' own commands for a workload of config/config.yaml, each in a process of its own with OMP_NUM_THREADS set
+as Snakemake sets it to the rule's threads, and prints wall and CPU seconds, the main thread's CPU seconds (threads
+sampled every 0.1 s) and the process's peak RSS. GPT-2 124M (AdamW), before (main at 79a9d1e, 2 threads, as its
+rules asked) and after (this code, 1 thread), back to back, each command under /usr/bin/time (CPU s = user + sys;
+the load from other work in the last column):
+
+| rule | before: CPU s, wall s, peak MB | after: CPU s, wall s, peak MB | load |
+|---|---|---|---|
+| export | 81.1, 402, 5,929 | 58.9, 249, 4,057 | 13.7 to 19.2 |
+| train_graph | 61.7, 133, 4,398 | 41.2, 85, 3,537 | 10.9 to 13.7 |
+| decompose (before: with --no-verify) | 18.8, 40, 3,831 | 8.9, 19, 2,689 | 10.0 to 10.9 |
+| decompose with its check (before) / verify_decomposition (after) | 295.2, 727, 8,396 | 255.9, 795, 7,375 | 8.3 to 10.4 |
+| lower | 9.4, 19, 1,339 | 3.2, 7, 1,115 | 9.7 to 10.0 |
+
+GPT-2 124M's train_graph and decompose now take 50 CPU s together (targets: under 60 s and 6 GB each; before, 80
+without the check and 357 with it in line, at 8.4 GB), and the 256 s of its check run as a job of their own. Every
+ONNX file and Parquet table is the same byte for byte (`cmp`; a Workload table's metadata names the file it was
+lowered from), verification.parquet included: with 1 or 2 ONNX Runtime threads the check's numbers are equal.
+Where the CPU went: every job imported torch, ONNX Runtime's ORTModule (4 to 5 CPU s) and pandas, decompose and
+lower included; export ran the model three times in torch (the probe, the trace and a reference on a deep copy:
+the probe, with Dropout off, is now the reference), inferred shapes twice (check_model's full_check again) and
+serialised the 0.5 GB model for each; train-graph ran GPT-2's forward twice to check its fused GELUs (now once,
+each FastGelu run alone on the tensors it read); decompose made arrays and copies of weights no rule reads. Much
+of the system time left is page faults of fresh buffers (a 0.5 GB graph loaded, copied, saved; ONNX Runtime's
+activations with its arena off): glibc's mmap and trim thresholds at 1 GB (MALLOC_MMAP_THRESHOLD_,
+MALLOC_TRIM_THRESHOLD_) took GPT-2 124M's decompose, at an earlier state of this work, from 11.3-11.9 to 8.4-9.1
+CPU s but its peak from 3.3 to 3.7 GB; not adopted.
+
+After, other large models (`--rules`, 1 thread, load 9 to 11), CPU s (peak MB); the main thread did 99 to 100 %
+of each job's CPU work:
+
+| rule | VGG-16 | AlexNet | ResNet-50 b8 Adam | ResNet-50 b1 Adam |
+|---|---|---|---|---|
+| export | 25.9 (3,538) | 12.3 (1,351) | 13.8 (1,397) | 9.6 (853) |
+| train_graph | 36.3 (4,887) | 17.4 (2,022) | 19.2 (1,346) | 17.4 (1,346) |
+| decompose | 7.2 (3,401) | 4.0 (1,234) | 4.6 (766) | 5.3 (765) |
+| verify_decomposition | 54.4 (6,719) | 19.3 (2,973) | 215.9 (3,423) | 53.0 (1,978) |
+| lower | 2.8 (1,191) | 2.2 (601) | 2.6 (339) | 2.3 (339) |
+
+VGG-16 before (main, 2 threads, load 11 to 12, an hour later), CPU s (peak MB): export 40.9 (5,220), train_graph
+46.4 (6,193), decompose with its check 75.5 (7,825), lower 8.1 (1,416); the same tables. AlexNet's export (dropout
+0.5), back to back: 19.1 CPU s (2,328 MB) before, 12.9 (1,385) after.
+
+Imports each job pays (CPU s, mean of 3 fresh interpreters, load 12 to 13; before -> after): the parser (`traincost --help`) 1.14
+-> 0.25, export 5.4 -> 3.4, train-graph 5.6 -> 3.4, decompose 5.6 -> 1.4, lower 6.0 -> 1.2 (`--startup`).
+
+Threads (`threads: 1` in each front-end rule): with 2 threads, a job's main thread did 84 to 95 % of its CPU work
+and 61 % of the check's (ResNet-18 CIFAR, batch 8; GPT-2 124M's check: 60 %), and the second thread cost CPU
+and, at load 10, wall time too (ONNX Runtime's worker threads spin while they wait). ResNet-18 CIFAR b8, 2 threads
+against 1, back to back, CPU s (wall s): export 8.7 (26.1) / 7.5 (19.8), train_graph 12.3 (34.1) / 11.1 (28.7),
+decompose 2.6 (6.9) / 2.9 (7.7), lower 2.1 (5.7) / 2.2 (5.8), verify_decomposition 33.4 (91.1) / 23.2 (60.6);
+GPT-2 124M's verification 320 CPU s (880 s wall) with 2 threads, 256 (795) with 1, the same table.
 """
 
 from __future__ import annotations

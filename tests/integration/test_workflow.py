@@ -191,6 +191,19 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     assert not (tmp_path / "results").exists()
 
 
+def test_every_workload_gets_its_verification_table_and_verify_false_checks_nothing(tmp_path: Path) -> None:
+    """`all` asks for each workload's verification.parquet; with `verify: false` its job writes the table with no
+    rows (`--no-verify`) instead of running the check."""
+    config = _config()
+    config["workloads"]["second"]["verify"] = False
+    result = snakemake(tmp_path, config, "-n", "-p")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {("verify_decomposition", "first"), ("verify_decomposition", "second")} <= planned_jobs(result)
+    commands = [line for line in (result.stdout + result.stderr).splitlines() if "traincost verify-decomposition" in line]
+    skipped = {re.search(r"graphs/(\w+)/verification", line).group(1) for line in commands if "--no-verify" in line}
+    assert len(commands) == 2 and skipped == {"second"}
+
+
 def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Path) -> None:
     monet = {"resident_fraction": [0.25, 0.75], "bn_epilogue": [True]}
     result = snakemake(tmp_path, _config(ablations={"monet": monet}), "-n", "-p", "ablations")
