@@ -3,6 +3,8 @@
     python bench/frontend.py [model[:batch] ...]      (default: resnet18_cifar:1 resnet50:1 gpt2_small:1)
     python bench/frontend.py --third-party            (the networks of tests/third_party.py, at their test size)
     python bench/frontend.py --cost-mobilenet         (`traincost cost` on MobileNetV2, 224x224, batch 1)
+    python bench/frontend.py --rules gpt2_124m        (the workflow's front-end commands, one process each)
+    python bench/frontend.py --startup                (the imports each front-end job pays)
 
 Run from the repository root (``--third-party`` imports ``tests.third_party``: torchvision and timm from
 the ``test`` extra). Per stage: wall and CPU seconds (every thread's; the measure that holds on a shared
@@ -75,11 +77,67 @@ parameters, 1 GB). Before drawing the nudged feeds again (a second 1 GB copy of 
 Run again at load 5: 285 s wall, the same CPU time and peak. With glibc's mmap and trim thresholds at
 1 MB (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) the peak is the same 8.6 GB: freed memory held by
 the allocator is not what takes it; the live tensors are.
+
+Decomposition and verification split, start-up and threads (25 Nov 2026). `--rules WORKLOAD` runs the front-end
+rules' own commands for a workload of config/config.yaml, each in a process of its own with OMP_NUM_THREADS set
+as Snakemake sets it to the rule's threads, and prints wall and CPU seconds, the main thread's CPU seconds (threads
+sampled every 0.1 s) and the process's peak RSS. GPT-2 124M (AdamW), before (main at 79a9d1e, 2 threads, as its
+rules asked) and after (this code, 1 thread), back to back, each command under /usr/bin/time (CPU s = user + sys;
+the load from other work in the last column):
+
+| rule | before: CPU s, wall s, peak MB | after: CPU s, wall s, peak MB | load |
+|---|---|---|---|
+| export | 81.1, 402, 5,929 | 58.9, 249, 4,057 | 13.7 to 19.2 |
+| train_graph | 61.7, 133, 4,398 | 41.2, 85, 3,537 | 10.9 to 13.7 |
+| decompose (before: with --no-verify) | 18.8, 40, 3,831 | 8.9, 19, 2,689 | 10.0 to 10.9 |
+| decompose with its check (before) / verify_decomposition (after) | 295.2, 727, 8,396 | 255.9, 795, 7,375 | 8.3 to 10.4 |
+| lower | 9.4, 19, 1,339 | 3.2, 7, 1,115 | 9.7 to 10.0 |
+
+GPT-2 124M's train_graph and decompose now take 50 CPU s together (targets: under 60 s and 6 GB each; before, 80
+without the check and 357 with it in line, at 8.4 GB), and the 256 s of its check run as a job of their own. Every
+ONNX file and Parquet table is the same byte for byte (`cmp`; a Workload table's metadata names the file it was
+lowered from), verification.parquet included: with 1 or 2 ONNX Runtime threads the check's numbers are equal.
+Where the CPU went: every job imported torch, ONNX Runtime's ORTModule (4 to 5 CPU s) and pandas, decompose and
+lower included; export ran the model three times in torch (the probe, the trace and a reference on a deep copy:
+the probe, with Dropout off, is now the reference), inferred shapes twice (check_model's full_check again) and
+serialised the 0.5 GB model for each; train-graph ran GPT-2's forward twice to check its fused GELUs (now once,
+each FastGelu run alone on the tensors it read); decompose made arrays and copies of weights no rule reads. Much
+of the system time left is page faults of fresh buffers (a 0.5 GB graph loaded, copied, saved; ONNX Runtime's
+activations with its arena off): glibc's mmap and trim thresholds at 1 GB (MALLOC_MMAP_THRESHOLD_,
+MALLOC_TRIM_THRESHOLD_) took GPT-2 124M's decompose, at an earlier state of this work, from 11.3-11.9 to 8.4-9.1
+CPU s but its peak from 3.3 to 3.7 GB; not adopted.
+
+After, other large models (`--rules`, 1 thread, load 9 to 11), CPU s (peak MB); the main thread did 99 to 100 %
+of each job's CPU work:
+
+| rule | VGG-16 | AlexNet | ResNet-50 b8 Adam | ResNet-50 b1 Adam |
+|---|---|---|---|---|
+| export | 25.9 (3,538) | 12.3 (1,351) | 13.8 (1,397) | 9.6 (853) |
+| train_graph | 36.3 (4,887) | 17.4 (2,022) | 19.2 (1,346) | 17.4 (1,346) |
+| decompose | 7.2 (3,401) | 4.0 (1,234) | 4.6 (766) | 5.3 (765) |
+| verify_decomposition | 54.4 (6,719) | 19.3 (2,973) | 215.9 (3,423) | 53.0 (1,978) |
+| lower | 2.8 (1,191) | 2.2 (601) | 2.6 (339) | 2.3 (339) |
+
+VGG-16 before (main, 2 threads, load 11 to 12, an hour later), CPU s (peak MB): export 40.9 (5,220), train_graph
+46.4 (6,193), decompose with its check 75.5 (7,825), lower 8.1 (1,416); the same tables. AlexNet's export (dropout
+0.5), back to back: 19.1 CPU s (2,328 MB) before, 12.9 (1,385) after.
+
+Imports each job pays (CPU s, mean of 3 fresh interpreters, load 12 to 13; before -> after): the parser (`traincost --help`) 1.14
+-> 0.25, export 5.4 -> 3.4, train-graph 5.6 -> 3.4, decompose 5.6 -> 1.4, lower 6.0 -> 1.2 (`--startup`).
+
+Threads (`threads: 1` in each front-end rule): with 2 threads, a job's main thread did 84 to 95 % of its CPU work
+and 61 % of the check's (ResNet-18 CIFAR, batch 8; GPT-2 124M's check: 60 %), and the second thread cost CPU
+and, at load 10, wall time too (ONNX Runtime's worker threads spin while they wait). ResNet-18 CIFAR b8, 2 threads
+against 1, back to back, CPU s (wall s): export 8.7 (26.1) / 7.5 (19.8), train_graph 12.3 (34.1) / 11.1 (28.7),
+decompose 2.6 (6.9) / 2.9 (7.7), lower 2.1 (5.7) / 2.2 (5.8), verify_decomposition 33.4 (91.1) / 23.2 (60.6);
+GPT-2 124M's verification 320 CPU s (880 s wall) with 2 threads, 256 (795) with 1, the same table.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import resource
 import subprocess
@@ -92,11 +150,12 @@ import pandas as pd
 from torch import nn
 
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose, verify_decomposition
+from traincost.frontend.decompose import decompose
 from traincost.frontend.export import export_model
 from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.verification import verify_decomposition
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.schedule import SchedulePlan, schedule
@@ -177,6 +236,107 @@ def bench_cost_mobilenet(*, verify: bool) -> dict[str, object]:
     }
 
 
+# What each front-end job imports before it reads its input (the modules of its CLI handler).
+STARTUP = {
+    "parser (`traincost --help`)": "traincost.cli",
+    "export": "traincost.cli, traincost.cli_types, traincost.frontend.export",
+    "train-graph": "traincost.cli, traincost.frontend.train_graph",
+    "decompose": "traincost.cli, traincost.frontend.decompose, traincost.workload",
+    "verify-decomposition": "traincost.cli, traincost.frontend.verification, traincost.workload",
+    "lower": "traincost.cli, traincost.frontend.lower",
+}
+
+
+def bench_startup(repeats: int = 3) -> list[dict[str, object]]:
+    """CPU and wall seconds of each job's imports in a fresh interpreter, the median of ``repeats``."""
+    rows = []
+    for stage, modules in STARTUP.items():
+        runs = []
+        for _ in range(repeats):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", f"import {modules}"], check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            runs.append((cpu, time.perf_counter() - start))
+        cpu, wall = sorted(runs)[len(runs) // 2]
+        rows.append({"model": f"imports of {stage}", "batch": "", "total_s": round(wall, 2), "total_cpu_s": round(cpu, 2)})
+    return rows
+
+
+def _thread_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each live thread of process ``pid``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    seconds = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return seconds
+
+
+def run_rule(command: list[str], *, threads: int) -> dict[str, object]:
+    """``command`` as a workflow job runs it (``OMP_NUM_THREADS`` = its threads): wall and CPU seconds, peak RSS (MB),
+    and the CPU seconds of its main thread, its threads sampled every 0.1 s (a thread that ends between two
+    samples loses at most 0.1 s). CPU / main thread bounds what more threads could gain on an idle machine."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    load, start = os.getloadavg()[0], time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen: dict[int, float] = {}
+    while True:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            seen |= _thread_seconds(process.pid)
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # this child's own rusage, its peak included
+        if pid:
+            break
+        time.sleep(0.1)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)}: exit {os.waitstatus_to_exitcode(status)}: {process.stderr.read()[-2000:]}")
+    return {
+        "wall_s": round(wall, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "main_thread_cpu_s": round(seen.get(process.pid, 0.0), 1),
+        "peak_mb": usage.ru_maxrss // 1024,
+        "load": f"{load:.1f}-{os.getloadavg()[0]:.1f}",
+    }
+
+
+def bench_rules(name: str, *, threads: int, keep: Path | None) -> list[dict[str, object]]:
+    """The workflow's front-end commands for workload ``name`` of config/config.yaml (a zoo model), each in a
+    process of its own, with the flags its rule passes."""
+    import yaml  # noqa: PLC0415
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    spec, seed = config["workloads"][name], str(config["seed"])
+    optimizer = config["optimizers"][spec["optimizer"]]
+    flags = ["--optimizer", optimizer["kind"]]
+    for key, value in sorted(optimizer.items()):
+        flags += [f"--{key.replace('_', '-')}", str(value)] if key != "kind" else []
+    options = json.dumps(spec.get("options", {}), sort_keys=True)
+    traincost = str(Path(sys.executable).parent / "traincost")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = keep or Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        model, train, decomposed = (str(out / f) for f in ("model.onnx", "train_step.onnx", "train_step.decomposed.onnx"))
+        commands = {
+            "export": ["export", "--model", spec["model"], "--options", options, "--batch", str(spec["batch"]),
+                       "--seed", seed, "--out", model],
+            "train_graph": ["train-graph", "--in", model, *flags, "--seed", seed, "--out", train],
+            "decompose": ["decompose", "--in", train, "--seed", seed, "--histogram", str(out / "op_histogram.parquet"),
+                          "--out", decomposed],
+            "lower": ["lower", "--in", decomposed, "--ops", str(out / "ops.parquet"), "--tensors", str(out / "tensors.parquet")],
+            "verify_decomposition": ["verify-decomposition", "--in", train, "--decomposed", decomposed, "--seed", seed,
+                                     "--out", str(out / "verification.parquet")],
+        }  # fmt: skip
+        return [
+            {"model": f"{name}: {rule}", "batch": spec["batch"], **run_rule([traincost, *command], threads=threads)}
+            for rule, command in commands.items()
+        ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -185,9 +345,18 @@ def main() -> None:
     parser.add_argument("--third-party", action="store_true", help="the networks of tests/third_party.py, batch 2, SGD")
     parser.add_argument("--cost-mobilenet", action="store_true", help="traincost cost on MobileNetV2 224x224, batch 1")
     parser.add_argument("--no-verify", action="store_true", help="--cost-mobilenet without the check by execution")
+    parser.add_argument("--startup", action="store_true", help="CPU seconds of each front-end job's imports")
+    parser.add_argument(
+        "--rules", nargs="+", default=[], metavar="WORKLOAD", help="the workflow's front-end commands for these workloads"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="--rules: OMP_NUM_THREADS of each job (its rule's threads)")
+    parser.add_argument("--keep", type=Path, help="--rules: write the graphs and tables here (default: a temporary folder)")
     args = parser.parse_args()
-    rows = []
-    specs = args.models or ([] if args.third_party or args.cost_mobilenet else ["resnet18_cifar:1", "resnet50:1", "gpt2_small:1"])
+    rows = bench_startup() if args.startup else []
+    for name in args.rules:
+        rows += bench_rules(name, threads=args.threads, keep=args.keep)
+    others = args.third_party or args.cost_mobilenet or args.startup or args.rules
+    specs = args.models or ([] if others else ["resnet18_cifar:1", "resnet50:1", "gpt2_small:1"])
     for spec in specs:
         name, _, batch = spec.partition(":")
         rows.append(bench(name, int(batch or 1), OptimizerSpec(kind="adam", lr=1e-3)))

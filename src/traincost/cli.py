@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-import pandas as pd
-
 from traincost import __version__
 from traincost.cli_ablations import ablation_commands
 from traincost.cli_cost import cost_commands
@@ -44,6 +42,8 @@ from traincost.io import atomic_path
 from traincost.progress import set_quiet
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from traincost.frontend.optimizer import OptimizerSpec
     from traincost.optimize.checkpoint_search import CheckpointEvaluator
     from traincost.workload import Workload
@@ -105,7 +105,9 @@ def _cmd_train_graph(args: argparse.Namespace) -> None:
 
 
 def _cmd_decompose(args: argparse.Namespace) -> None:
-    from traincost.frontend.decompose import DecompositionCheck, decompose, op_histogram, verify_decomposition
+    import pandas as pd
+
+    from traincost.frontend.decompose import decompose, op_histogram
     from traincost.frontend.onnx_graph import load_onnx, save_onnx
     from traincost.workload import write_table
 
@@ -119,28 +121,34 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
     )
     print(table.to_string(index=False))
     print(f"nodes: {len(before.graph.node)} before, {len(after.graph.node)} after")
-    if args.verify:
-        check = verify_decomposition(before, after, seed=args.seed)
-        name, error = check.worst_end_to_end
-        node_error = max(check.per_rule.values(), default=0.0)
-        noise = sum(not t.held for t in check.tensors)
-        print(f"verified: worst node-level error {node_error:.1e}; end to end {error:.1e} at {name}")
-        print(f"end to end: {len(check.tensors) - noise} tensors compared, {noise} float32 noise (node by node only)")
-        print(
-            f"branch flips (ReLU / Clip / max-pool inputs within rounding of a kink): {check.branch_flips}, "
-            f"ops pinned: {check.pinned}"
-        )
-        if args.verification:
-            write_table(check.table(), args.verification, {"graph": after.graph.name})
-    elif args.verification:  # no rows: not verified
-        write_table(
-            DecompositionCheck(per_rule={}, tensors=(), branch_flips=0, pinned=0).table(),
-            args.verification,
-            {"graph": after.graph.name},
-        )
     if args.histogram:
         write_table(table, args.histogram, {"graph": after.graph.name})
     save_onnx(after, args.out)
+
+
+def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
+    from traincost.frontend.onnx_graph import load_onnx
+    from traincost.frontend.verification import DecompositionCheck, verify_decomposition
+    from traincost.workload import write_table
+
+    after = load_onnx(args.decomposed)
+    if not args.verify:  # no rows: not verified
+        check = DecompositionCheck(per_rule={}, tensors=(), branch_flips=0, pinned=0)
+        write_table(check.table(), args.out, {"graph": after.graph.name})
+        print(f"{args.decomposed}: not verified (--no-verify); wrote a table with no rows")
+        return
+    before = load_onnx(args.input)
+    check = verify_decomposition(before, after, seed=args.seed)
+    name, error = check.worst_end_to_end
+    node_error = max(check.per_rule.values(), default=0.0)
+    noise = sum(not t.held for t in check.tensors)
+    print(f"verified: worst node-level error {node_error:.1e}; end to end {error:.1e} at {name}")
+    print(f"end to end: {len(check.tensors) - noise} tensors compared, {noise} float32 noise (node by node only)")
+    print(
+        f"branch flips (ReLU / Clip / max-pool inputs within rounding of a kink): {check.branch_flips}, "
+        f"ops pinned: {check.pinned}"
+    )
+    write_table(check.table(), args.out, {"graph": after.graph.name})
 
 
 def _cmd_lower(args: argparse.Namespace) -> None:
@@ -170,6 +178,8 @@ def _cmd_memory(args: argparse.Namespace) -> None:
 
 
 def _cmd_measure_memory(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.memory.torch_measure import measure_torch_memory
     from traincost.workload import write_table
 
@@ -246,6 +256,8 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
 
 
 def _cmd_concat(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.workload import read_table, write_table
 
     frames, metas = zip(*(read_table(path) for path in args.inputs), strict=True)
@@ -290,6 +302,8 @@ def _cmd_plot_sweep(args: argparse.Namespace) -> None:
 
 
 def _cmd_claims(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
     from traincost.workload import read_table, write_table
 
@@ -324,13 +338,19 @@ def _decompose_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.onnx")
     cmd.add_argument("--out", type=Path, required=True, help="output train_step.decomposed.onnx")
     cmd.add_argument("--histogram", type=Path, help="also write the op-type histogram before/after as Parquet")
-    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the execution check")
     cmd.add_argument(
-        "--verification",
-        type=Path,
-        help="also write the execution check per op type and per tensor as Parquet (no rows with --no-verify)",
+        "--seed", type=int, default=0, help="seed of the batch an op runs on when only running it tells its output shape"
     )
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the verification batch")
+
+
+def _verify_decomposition_args(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.onnx, the graph decompose read")
+    cmd.add_argument("--decomposed", type=Path, required=True, help="train_step.decomposed.onnx, what decompose wrote")
+    cmd.add_argument(
+        "--no-verify", dest="verify", action="store_false", help="check nothing: write the table with no rows (verify: false)"
+    )
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the verification batch and optimizer states")
+    cmd.add_argument("--out", type=Path, required=True, help="output verification.parquet: the check per op type and per tensor")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -373,7 +393,19 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--out", type=Path, required=True, help="output train_step.onnx")
 
     _decompose_args(
-        command("decompose", _cmd_decompose, "replace composite gradient ops by primitive ONNX ops, verified by execution")
+        command(
+            "decompose",
+            _cmd_decompose,
+            "replace composite gradient ops by primitive ONNX ops (verify-decomposition checks the result by execution)",
+        )
+    )
+    _verify_decomposition_args(
+        command(
+            "verify-decomposition",
+            _cmd_verify_decomposition,
+            "check a decomposition by execution: node by node, and the loss, every gradient and every updated "
+            "parameter end to end; exits 2 naming the node or tensor that differs by more than allowed",
+        )
     )
 
     cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
@@ -443,6 +475,8 @@ def _on_sigterm(signum: int, _frame: object) -> None:
 
 
 def _cmd_fuse(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.cost.optable import op_table
     from traincost.hardware import load_hardware
     from traincost.optimize.fusion import FusionProblem, fusion_report, solve_fusion
@@ -482,6 +516,8 @@ def _cmd_bn_epilogue(args: argparse.Namespace) -> None:
 
 
 def _cmd_compare_fusion(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.schedule import SchedulePlan, read_fused_groups
     from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
@@ -512,6 +548,8 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
 
 
 def _cmd_plot_fusion(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.plots.fusion import plot_fusion_strategies
     from traincost.workload import read_table
 
@@ -552,6 +590,8 @@ def _checkpoint_evaluator(args: argparse.Namespace) -> tuple[Workload, Checkpoin
 
 
 def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.optimize.checkpoint_search import (
         additivity_study,
         first_feature_maps,
@@ -608,6 +648,8 @@ def _cmd_plot_checkpoint(args: argparse.Namespace) -> None:
 
 
 def _cmd_checkpoint_nsga(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.optimize.checkpoint_nsga import largest_saving, run_nsga2
     from traincost.workload import write_table
 

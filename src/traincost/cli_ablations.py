@@ -6,8 +6,6 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
-
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -17,6 +15,8 @@ Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.Ar
 
 
 def _cmd_ablations(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.analysis.ablations import ablation_table, parse_assume, why_column
     from traincost.analysis.agreement import STUDIES, read_comparison
     from traincost.plots.ablations import plot_ablations

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from traincost.cli_types import positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["mtrain_commands"]
 
@@ -74,6 +76,8 @@ def _apply_calibration(path: Path | None) -> pd.DataFrame | None:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.fpga import ip_models
     from traincost.fpga.calibration import CALIBRATION_COLUMNS, TARGET_COLUMNS, fit_dsp_share
     from traincost.fpga.devices import load_fpga_catalog
@@ -124,6 +128,8 @@ def _cmd_study(args: argparse.Namespace) -> None:
 
 
 def _cmd_table3(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.fpga.study import table3_row
     from traincost.workload import write_table
 
@@ -151,12 +157,16 @@ def _cmd_scaling(args: argparse.Namespace) -> None:
 
 
 def _concat(paths: list[Path]) -> pd.DataFrame:
+    import pandas as pd
+
     from traincost.workload import read_table
 
     return pd.concat([read_table(p)[0] for p in paths], ignore_index=True)
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison

@@ -6,27 +6,28 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
-
-from traincost.analysis.agreement import (
-    STUDIES,
-    agreement_html,
-    count_agreement,
-    find_comparisons,
-    read_comparison,
-    summary_text,
-    uncalibrated_path,
-    why_path,
-)
-from traincost.analysis.fidelity_page import StudyPage, fidelity_markdown
 from traincost.io import atomic_path
 
-__all__ = ["summary_commands"]
+__all__ = ["STUDY_KEYS", "summary_commands"]
 
 Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+# The keys of traincost.analysis.agreement.STUDIES, written out so that `traincost --help` does not import pandas
+STUDY_KEYS = ("monet", "mtrain", "tiered")
 
 
 def _cmd_summary(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from traincost.analysis.agreement import (
+        count_agreement,
+        find_comparisons,
+        read_comparison,
+        summary_text,
+        uncalibrated_path,
+        why_path,
+    )
+    from traincost.analysis.fidelity_page import StudyPage, fidelity_markdown
+
     found = find_comparisons(args.results)
     if args.study:
         found = [(study, path) for study, path in found if study.key in args.study]
@@ -67,6 +68,8 @@ def _cmd_summary(args: argparse.Namespace) -> None:
 
 
 def _cmd_report_table(args: argparse.Namespace) -> None:
+    from traincost.analysis.agreement import STUDIES, agreement_html, read_comparison
+
     study = STUDIES[args.study]
     frame = read_comparison(args.input, study)
     with atomic_path(args.out) as tmp:
@@ -77,7 +80,7 @@ def summary_commands(command: Command) -> None:
     """The paper-vs-ours summary (terminal) and its HTML table (report)."""
     cmd = command("summary", _cmd_summary, "per study found under --results: how many of the paper's checks agree, and the table")
     cmd.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder (default: results)")
-    cmd.add_argument("--study", nargs="+", choices=sorted(STUDIES), help="only these studies (default: every one found)")
+    cmd.add_argument("--study", nargs="+", choices=STUDY_KEYS, help="only these studies (default: every one found)")
     cmd.add_argument("--disagreeing", action="store_true", help="list only the rows whose check fails")
     cmd.add_argument("--width", type=int, default=60, help="characters kept of each claim and statement (default: 60)")
     cmd.add_argument(
@@ -91,6 +94,6 @@ def summary_commands(command: Command) -> None:
     )
 
     cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")
-    cmd.add_argument("--study", required=True, choices=sorted(STUDIES), help="which study's CSV")
+    cmd.add_argument("--study", required=True, choices=STUDY_KEYS, help="which study's CSV")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="claims.csv (monet) or compare.csv (mtrain, tiered)")
     cmd.add_argument("--out", type=Path, required=True, help="output HTML page")

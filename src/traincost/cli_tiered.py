@@ -8,8 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from traincost.cli_types import positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
@@ -81,6 +79,8 @@ def _study_system(loaded: TieredSystem, assumed: Mapping[str, str], calibration:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.tiered.calibration import CALIBRATION_COLUMNS, energy_parts, fit_accelerator_energy_scale, offchip_share
     from traincost.tiered.study import hbm_only_outcome
     from traincost.tiered.system import load_tiered_system
@@ -163,6 +163,8 @@ def _calibrated_claims(path: Path | None) -> set[str]:
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement

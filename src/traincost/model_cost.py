@@ -15,11 +15,12 @@ import onnx
 import pandas as pd
 
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose, verify_decomposition
+from traincost.frontend.decompose import decompose
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.verification import verify_decomposition
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.progress import progress_bar

@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pandas as pd
 import pytest
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
 
@@ -74,7 +75,39 @@ def test_the_chain_writes_every_stage(built: Path) -> None:
 def test_decompose_prints_the_histogram(built: Path, tmp_path: Path) -> None:
     result = traincost("decompose", "--in", built / "train_step.onnx", "--out", tmp_path / "d.onnx")
     assert result.returncode == 0
-    assert "com.microsoft::FusedMatMul" in result.stdout and "before" in result.stdout and "verified" in result.stdout
+    assert "com.microsoft::FusedMatMul" in result.stdout and "before" in result.stdout and "verified" not in result.stdout
+
+
+def test_verify_decomposition_writes_the_check(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "verification.parquet"
+    before, after = built / "train_step.onnx", built / "train_step.decomposed.onnx"
+    result = traincost("verify-decomposition", "--in", before, "--decomposed", after, "--seed", 1, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert "verified: worst node-level error" in result.stdout
+    table = pd.read_parquet(out)
+    assert set(table["check"]) == {"node", "end_to_end"} and table["held"].all()
+    assert "loss" in set(table["name"]) and (table["error"] <= table["limit"]).all()
+    skipped = tmp_path / "skipped.parquet"
+    result = traincost("verify-decomposition", "--in", before, "--decomposed", after, "--no-verify", "--out", skipped)
+    assert result.returncode == 0 and pd.read_parquet(skipped).empty
+
+
+def test_a_decomposition_that_differs_stops_with_one_line(built: Path, tmp_path: Path) -> None:
+    """A decomposed graph whose loss is scaled by 1.01 after the fact: the check fails naming the loss, and leaves
+    no table behind."""
+    graph = onnx.load(str(built / "train_step.decomposed.onnx"))
+    for node in graph.graph.node:
+        node.output[:] = ["loss.unscaled" if name == "loss" else name for name in node.output]
+        node.input[:] = ["loss.unscaled" if name == "loss" else name for name in node.input]
+    graph.graph.initializer.append(numpy_helper.from_array(np.array(1.01, np.float32), "loss.scale"))
+    scale = helper.make_node("Mul", ["loss.unscaled", "loss.scale"], ["loss"], name="scale_loss")
+    set_node_meta(scale, phase="forward", layer="loss")
+    graph.graph.node.append(scale)
+    wrong = tmp_path / "wrong.decomposed.onnx"
+    save_onnx(graph, wrong)
+    out = tmp_path / "verification.parquet"
+    result = traincost("verify-decomposition", "--in", built / "train_step.onnx", "--decomposed", wrong, "--out", out)
+    assert_clean_failure(result, "decomposed graph differs at 'loss'", left=out)
 
 
 def test_unknown_model(tmp_path: Path) -> None:

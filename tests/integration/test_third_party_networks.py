@@ -25,12 +25,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from tests.third_party import NETWORKS, register
 from traincost import models
 from traincost.cost import op_table
-from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, verify_decomposition
+from traincost.frontend.decompose import decompose, is_primitive
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
 from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.verification import TOLERANCE, verify_decomposition
 from traincost.hardware import load_hardware
 from traincost.memory.compare import TOLERANCES
 from traincost.memory.liveness import memory_profile

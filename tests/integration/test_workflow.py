@@ -99,7 +99,8 @@ def workdir(tmp_path_factory) -> Path:
 @pytest.mark.slow  # shares the 90 s full run of the module's workdir fixture
 def test_a_full_run_writes_every_workload(workdir: Path) -> None:
     for name in ("first", "second"):
-        for file in ("graphs/{}/train_step.decomposed.onnx", "workloads/{}/ops.parquet", "workloads/{}/memory.parquet"):
+        files = ("graphs/{}/train_step.decomposed.onnx", "graphs/{}/verification.parquet", "workloads/{}/memory.parquet")
+        for file in (*files, "workloads/{}/ops.parquet"):
             assert (workdir / "results" / file.format(name)).is_file()
     assert (workdir / "results/logs/export/first.log").is_file()
     for file in (
@@ -172,7 +173,7 @@ def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> Non
     config["optimizers"]["adam"]["lr"] = 0.01
     result = snakemake(workdir, config, "-n")
     jobs = planned_jobs(result)
-    assert ("train_graph", "second") in jobs and ("decompose", "second") in jobs
+    assert ("train_graph", "second") in jobs and ("decompose", "second") in jobs and ("verify_decomposition", "second") in jobs
     assert ("export", "second") not in jobs
     assert not [job for job in jobs if job[1] == "first"]
 
@@ -181,13 +182,26 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     result = snakemake(tmp_path, _config(), "-n")
     assert result.returncode == 0
     rules = {rule for rule, _ in planned_jobs(result)}
-    frontend = {"export", "train_graph", "decompose", "lower", "memory"}
+    frontend = {"export", "train_graph", "decompose", "verify_decomposition", "lower", "memory"}
     monet = {"hardware_sweep_shard", "hardware_sweep_merge", "figure1", "figure8", "figure9", "monet_claims"}
     monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture", "checkpoint_study", "figure11"}
     monet |= {"checkpoint_nsga", "figure12"}
     report = {"agreement_table"}  # the report's paper-vs-ours page of MONET's claims
     assert rules == frontend | monet | report | {"all"}
     assert not (tmp_path / "results").exists()
+
+
+def test_every_workload_gets_its_verification_table_and_verify_false_checks_nothing(tmp_path: Path) -> None:
+    """`all` asks for each workload's verification.parquet; with `verify: false` its job writes the table with no
+    rows (`--no-verify`) instead of running the check."""
+    config = _config()
+    config["workloads"]["second"]["verify"] = False
+    result = snakemake(tmp_path, config, "-n", "-p")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {("verify_decomposition", "first"), ("verify_decomposition", "second")} <= planned_jobs(result)
+    commands = [line for line in (result.stdout + result.stderr).splitlines() if "traincost verify-decomposition" in line]
+    skipped = {re.search(r"graphs/(\w+)/verification", line).group(1) for line in commands if "--no-verify" in line}
+    assert len(commands) == 2 and skipped == {"second"}
 
 
 def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Path) -> None:
@@ -370,6 +384,10 @@ def tiny_cnn():
 """
 
 
+# What a workload's front end ends in: its memory table and its decomposition's check.
+FRONT_END_TARGETS = (("workloads", "memory.parquet"), ("graphs", "verification.parquet"))
+
+
 @pytest.mark.slow  # 20 s: the whole front end through Snakemake
 def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A factory path in `workloads.*.model` goes through export, train-graph, decompose (verified), lower and
@@ -382,14 +400,14 @@ def test_a_users_torch_module_is_a_workload_of_the_workflow(tmp_path: Path, monk
     }  # fmt: skip
     work = tmp_path / "run"
     work.mkdir()
-    result = snakemake(work, config, "results/workloads/mine/memory.parquet")
+    result = snakemake(work, config, *(f"results/{kind}/mine/{file}" for kind, file in FRONT_END_TARGETS))
     assert result.returncode == 0, result.stderr[-3000:]
     ops, meta = read_table(work / "results/workloads/mine/ops.parquet")
     assert sorted(ops[ops["G"] == 8]["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
     assert meta["model"] == "mine"  # every output carries the workload's name
 
 
-@pytest.mark.slow  # 46 s (3 min when the 2 cores are shared): two transformer encoders, ten front-end jobs
+@pytest.mark.slow  # 46 s (3 min when the 2 cores are shared): two transformer encoders, twelve front-end jobs
 def test_a_module_with_inputs_and_loss_and_an_onnx_file_are_workloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`module:` with kwargs, int64 token inputs and the user's loss function, and `onnx:` with a user's export of
     the same torch.nn.TransformerEncoder network, each go through export, train-graph, decompose (verified),
@@ -407,7 +425,8 @@ def test_a_module_with_inputs_and_loss_and_an_onnx_file_are_workloads(tmp_path: 
     config["workloads"]["from_onnx"] = {"onnx": str(tmp_path / "encoder.onnx"), "batch": 2, "optimizer": "sgd"}
     work = tmp_path / "run"
     work.mkdir()
-    targets = [f"results/workloads/{name}/memory.parquet" for name in ("from_module", "from_onnx")]
+    names = ("from_module", "from_onnx")
+    targets = [f"results/{kind}/{name}/{file}" for name in names for kind, file in FRONT_END_TARGETS]
     result = snakemake(work, config, *targets)
     assert result.returncode == 0, result.stderr[-3000:]
     for name, tokens in (("from_module", 40), ("from_onnx", 50)):

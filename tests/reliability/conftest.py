@@ -100,7 +100,11 @@ def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     run_ok(
         "decompose", "--in", graphs / "train_step.onnx", "--seed", 0, "--histogram", graphs / "op_histogram.parquet",
-        "--verification", graphs / "verification.parquet", "--out", graphs / "train_step.decomposed.onnx",
+        "--out", graphs / "train_step.decomposed.onnx",
+    )  # fmt: skip
+    run_ok(
+        "verify-decomposition", "--in", graphs / "train_step.onnx", "--decomposed", graphs / "train_step.decomposed.onnx",
+        "--seed", 0, "--out", graphs / "verification.parquet",
     )  # fmt: skip
     run_ok(
         "lower", "--in", graphs / "train_step.decomposed.onnx", "--ops", tables / "ops.parquet",

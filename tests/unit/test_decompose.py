@@ -13,8 +13,8 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
-from traincost.frontend import decompose as decompose_module
-from traincost.frontend.decompose import CAP, TOLERANCE, decompose, is_primitive, op_histogram, rewrite_node, verify_decomposition
+from traincost.frontend import verification as verification_module
+from traincost.frontend.decompose import decompose, is_primitive, op_histogram, rewrite_node
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
 from traincost.frontend.gradient_rules import RULES, Rule, RuleContext
@@ -23,6 +23,7 @@ from traincost.frontend.onnx_graph import model_meta, set_node_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.verification import CAP, TOLERANCE, verify_decomposition
 
 # Every zoo architecture at a small batch (VGG-16 and GPT-2 124M are covered by their smaller
 # siblings here and run whole in the default workflow; see bench/frontend.py). The three largest
@@ -437,7 +438,7 @@ def test_a_relu6_input_exactly_at_a_bound_is_pinned_and_without_the_pin_the_chec
     tensors = {t.name: t for t in check.tensors}
     for name in ("0.weight_grad", "1.weight_grad", "4.weight_grad", "0.weight.updated"):
         assert tensors[name].held and tensors[name].error <= tensors[name].limit <= CAP
-    monkeypatch.setattr(decompose_module, "_branching", lambda model: {})
+    monkeypatch.setattr(verification_module, "_branching", lambda model: {})
     with pytest.raises(GraphError, match="decomposed graph differs"):
         verify_decomposition(train, after)
 
@@ -488,14 +489,14 @@ def test_a_relu6_element_the_nudges_flip_is_pinned_in_the_nudged_executions(monk
     source = next(node for node in after.graph.node if node.op_type == "Clip").input[0]
     train, after = (_at_zero_by_the_batch(model, source, (0, 0, 0, 0)) for model in (train, after))
     pins = []  # the pinned elements of each nudged execution of the original graph that pinned any
-    spy = decompose_module._with_pins
+    spy = verification_module._with_pins
 
     def recording(executable, branches, masks, sources):
         if "decomposed" not in executable.skeleton.graph.name:
             pins.append({name: int(mask.sum()) for name, mask in masks.items()})
         return spy(executable, branches, masks, sources)
 
-    monkeypatch.setattr(decompose_module, "_with_pins", recording)
+    monkeypatch.setattr(verification_module, "_with_pins", recording)
     check = verify_decomposition(train, after)
     assert check.branch_flips == 0
     assert pins == [{source: 1}] * len(pins) and pins, pins
@@ -508,7 +509,7 @@ def test_a_tensor_rounding_moves_by_less_than_the_cap_is_held_to_the_cap() -> No
     """Float32 noise is what rounding moves by more than CAP. A tensor that one-ulp nudges move by 2e-4 (a
     BatchNorm weight gradient whose terms cancel, as on ResNet-50 at batch 1) is compared, to CAP, not
     ten times its sensitivity; one moved by 2e-3 is noise; one moved by 2e-5 is held to 2e-4."""
-    judged = decompose_module._judged
-    assert judged("g", 5e-4, 2e-4) == decompose_module.TensorCheck("g", 5e-4, 2e-4, CAP, True)
+    judged = verification_module._judged
+    assert judged("g", 5e-4, 2e-4) == verification_module.TensorCheck("g", 5e-4, 2e-4, CAP, True)
     assert not judged("g", 5e-4, 2e-3).held
     assert judged("g", 5e-4, 2e-5).limit == pytest.approx(2e-4) and judged("g", 5e-4, 2e-5).held

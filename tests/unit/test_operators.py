@@ -20,14 +20,15 @@ from onnx import helper, numpy_helper
 from torch import nn
 
 from traincost import models
-from traincost.errors import UnsupportedOpError
-from traincost.frontend.decompose import TOLERANCE, decompose, is_primitive, rewrite_node, verify_decomposition
+from traincost.errors import GraphError, UnsupportedOpError
+from traincost.frontend.decompose import decompose, is_primitive, rewrite_node
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
-from traincost.frontend.forward_rewrites import rewrite_forward
+from traincost.frontend.forward_rewrites import FORWARD_REWRITES, rewrite_forward
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.verification import TOLERANCE, verify_decomposition
 
 BATCH, LR, CLASSES = 2, 0.1, 10
 
@@ -288,6 +289,21 @@ def test_the_conv_transpose_rewrite_equals_the_operator(attrs: dict) -> None:
     assert max_relative_error(run(model, feeds)["y"], run(rewritten, feeds)["y"]) < 1e-5
     convs = [n for n in rewritten.graph.node if n.op_type == "Conv"]
     assert len(convs) == 1
+
+
+def test_a_wrong_forward_rewrite_is_one_error_naming_the_node(monkeypatch) -> None:
+    """A HardSigmoid rewrite whose β is 1 % off, in a graph that goes on after it: the replacement, run on the
+    tensor the original graph gave the HardSigmoid, differs from the original's output."""
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    nodes = [helper.make_node("HardSigmoid", ["input"], ["h"], name="gate"), helper.make_node("Relu", ["h"], ["y"], name="after")]
+    model = onnx.shape_inference.infer_shapes(_single(nodes, {"input": x}))
+
+    def off(ctx) -> None:
+        ctx.make.op("HardSigmoid", [ctx.input(0)], outputs=[ctx.output(0)], alpha=0.2, beta=0.505)
+
+    monkeypatch.setitem(FORWARD_REWRITES, "HardSigmoid", off)
+    with pytest.raises(GraphError, match="'gate' \\(HardSigmoid\\): its forward rewrite differs"):
+        rewrite_forward(model)
 
 
 def test_a_transposed_convolution_it_cannot_rewrite_is_one_error_naming_the_node() -> None:

@@ -44,7 +44,7 @@ _HEADER = """# Operators
 What the front end does with the layers of today's CNNs and transformers. `traincost train-graph`
 hands the forward graph to ONNX Runtime Training (1.19), which writes forward and backward with
 its own composite ops (`com.microsoft::*Grad`, fused GELUs …); `traincost decompose` replaces each
-by standard ONNX ops with the rule below, and checks the result by execution. ONNX Runtime builds
+by standard ONNX ops with the rule below, and `traincost verify-decomposition` checks the result by execution. ONNX Runtime builds
 no gradient for some forward ops, or builds one it cannot run on the CPU: those are rewritten into
 ops it can differentiate before it sees them (*forward rewrites*, `frontend/forward_rewrites.py`),
 each checked by execution when it is applied.

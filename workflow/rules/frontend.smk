@@ -1,18 +1,24 @@
-# torch model → ONNX → training step → primitive graph → Workload IR → memory.
+# torch model → ONNX → training step → primitive graph (and its check by execution) → Workload IR → memory.
 #
-# Resources: `threads` as each rule says. `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see
-# common.smk) is 1.5 x the largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml,
-# 25 November 2026; tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on
-# the quick config where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's
-# benchmark max_rss of the job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long
-# job's peak) and the same tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last
-# hour). `runtime` (minutes,
-# what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
-# 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
-# Memory grows with the model: each front-end rule's mem_mb is its default (1.5 x the peak of the full run's
-# workloads not listed in FRONTEND_PEAK_MB, or the earlier quick-config value if larger) or, for the full config's
-# GPT-2 124M, VGG-16, AlexNet and ResNet-50 at batch 8, 1.5 x their own peak (FRONTEND_PEAK_MB in common.smk;
-# GPT-2 124M's decomposition verified by execution, 8.6 GB, measured with the rule's command under /usr/bin/time -v).
+# Threads: 1. Each front-end job uses about one core: with 2 threads its main thread does 84 to 95 % of its CPU work,
+# the check's 61 %, and the second thread costs 10 to 45 % more CPU seconds (bench/frontend.py --rules
+# resnet18_cifar --threads 2 and 1, back to back at load 10: the check took 91 s against 61 s with one thread). So
+# two run side by side; torch and ONNX Runtime compute on the OMP_NUM_THREADS Snakemake sets to a job's threads
+# (frontend/execute.py: intra_op_threads).
+# Resources: `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see common.smk) is 1.5 x the
+# largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml, 25 November 2026;
+# tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on the quick config
+# where that is larger; the peak is noted beside each value. Peak = the larger of Snakemake's benchmark max_rss of the
+# job's process tree (sampled every 0.5 s for 15 s, then every 30 s, so it can miss a long job's peak) and the same
+# tree sampled every 0.5 s throughout by bench/job_peaks.py (the jobs of the run's last hour). decompose and
+# verify_decomposition, split after that run, were measured on their own the same day (bench/frontend.py --rules:
+# each command's maximum RSS, load 9 to 11). `runtime` (minutes, what a cluster job asks) is 2 x the rule's longest
+# job in that run, which shared 2 cores with other work, plus 5 minutes for Snakemake's start on a node.
+# tests/integration/test_rule_resources.py checks both against the table.
+# Memory grows with the model: each front-end rule's mem_mb is its default (1.5 x the peak of the workloads not listed
+# in FRONTEND_PEAK_MB, or the earlier quick-config value if larger) or, for the full config's GPT-2 124M, VGG-16,
+# AlexNet and ResNet-50 at batch 8, 1.5 x their own peak (FRONTEND_PEAK_MB in common.smk, measured with the rules'
+# commands after this split).
 
 
 rule export:
@@ -26,7 +32,7 @@ rule export:
         model=model_flags,
         batch=lambda w: workload(w)["batch"],
         seed=config["seed"],
-    threads: workflow.cores  # torch and ONNX Runtime use every core (and VGG-16 / GPT-2 124M ~15 GB)
+    threads: 1
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
         runtime=12,  # minutes; full run: longest job 206 s
@@ -48,7 +54,7 @@ rule train_graph:
     params:
         optimizer=optimizer_flags,
         seed=config["seed"],
-    threads: workflow.cores
+    threads: 1
     resources:
         mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: common.smk
         runtime=8,  # minutes; full run: longest job 82 s
@@ -68,21 +74,44 @@ rule decompose:
     output:
         onnx="results/graphs/{workload}/train_step.decomposed.onnx",
         histogram="results/graphs/{workload}/op_histogram.parquet",
-        verification="results/graphs/{workload}/verification.parquet",
     params:
         seed=config["seed"],
-        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
-    threads: workflow.cores
+    threads: 1
     resources:
-        mem_mb=frontend_mem_mb("decompose", 4400),  # peak 2,881 MB: ResNet-50 with Adam, verified by execution; larger models: common.smk
-        runtime=12,  # minutes; full run: longest job 182 s
+        mem_mb=frontend_mem_mb("decompose", 1200),  # peak 765 MB: ResNet-50 with Adam, alone; larger models: common.smk
+        runtime=6,  # minutes; longest: VGG-16, 20 s (load 10)
     log:
         "results/logs/decompose/{workload}.log",
     benchmark:
         "results/benchmarks/decompose/{workload}.tsv",
     shell:
-        "traincost decompose --in {input.onnx} --seed {params.seed} {params.verify} --histogram {output.histogram} "
-        "--verification {output.verification} --out {output.onnx} > {log} 2>&1"
+        "traincost decompose --in {input.onnx} --seed {params.seed} --histogram {output.histogram} --out {output.onnx} > {log} 2>&1"
+
+
+# The decomposition checked by execution, beside the jobs that only read the decomposed graph; `all` asks for its
+# table, and a check that fails stops the run with its one error line (the log names the node or tensor).
+rule verify_decomposition:
+    conda:
+        TRAINCOST_ENV
+    input:
+        onnx=rules.train_graph.output.onnx,
+        decomposed=rules.decompose.output.onnx,
+    output:
+        table="results/graphs/{workload}/verification.parquet",
+    params:
+        seed=config["seed"],
+        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+    threads: 1
+    resources:
+        mem_mb=frontend_mem_mb("verify_decomposition", 3000),  # peak 1,978 MB: ResNet-50 with Adam; larger models: common.smk
+        runtime=32,  # minutes; GPT-2 124M: 795 s (load 8 to 10)
+    log:
+        "results/logs/verify_decomposition/{workload}.log",
+    benchmark:
+        "results/benchmarks/verify_decomposition/{workload}.tsv",
+    shell:
+        "traincost verify-decomposition --in {input.onnx} --decomposed {input.decomposed} --seed {params.seed} "
+        "{params.verify} --out {output.table} > {log} 2>&1"
 
 
 rule lower:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
-from traincost.frontend.onnx_graph import initializer_map, model_meta, producers
-from traincost.models.signature import InputSpec, draw_tensors
+from traincost.frontend.onnx_graph import initializer_map, model_meta, producers, without_initializers
+from traincost.frontend.ort import onnxruntime as ort
 
-__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error"]
+__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error", "intra_op_threads", "weightless"]
 
 _PROVIDERS = ["CPUExecutionProvider"]
 # Initializers with at least this many elements are fed as inputs (shape tensors stay initializers).
@@ -37,6 +37,13 @@ _NUMPY_TYPES = {
 }
 
 
+def intra_op_threads() -> int:
+    """The threads an ONNX Runtime session computes on: ``OMP_NUM_THREADS`` where it is a positive integer (Snakemake
+    sets it to a job's ``threads``, and torch follows it too), else 0, ONNX Runtime's default of one per core."""
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 0
+
+
 def _session(model: onnx.ModelProto) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.log_severity_level = 3
@@ -44,22 +51,40 @@ def _session(model: onnx.ModelProto) -> ort.InferenceSession:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     # Without the arena, what a run frees goes back to the system: GPT-2 124M's peak stays one run's.
     options.enable_cpu_mem_arena = False
+    options.intra_op_num_threads = intra_op_threads()
     try:
         return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=_PROVIDERS)
     except Exception as err:  # onnxruntime raises its own exception classes for invalid graphs
         raise GraphError(f"graph {model.graph.name!r}: ONNX Runtime cannot load it ({err})") from err
 
 
+def weightless(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose large initializers (the weights) are typed graph inputs instead; their data is
+    not copied."""
+    large = _large(model)
+    skeleton = without_initializers(model, {init.name for init in large})
+    declared = {value.name for value in skeleton.graph.input}
+    typed = [helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)) for init in large]
+    skeleton.graph.input.extend(value for value in typed if value.name not in declared)
+    return skeleton
+
+
+def _large(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """The initializers fed as inputs (at least ``_WEIGHT_MIN_ELEMENTS`` elements)."""
+    return [init for init in model.graph.initializer if math.prod(init.dims) >= _WEIGHT_MIN_ELEMENTS]
+
+
 class Executable:
-    """A graph to execute many times: its weights once as arrays, fed as inputs to sessions of its skeleton.
+    """A graph to execute many times: its weights as arrays, fed as inputs to sessions of its skeleton.
 
     The skeleton is the graph without its large initializers (each becomes a graph input), so a
     session for another set of outputs, or for the part of the graph they depend on, serialises the
     structure only, and ONNX Runtime reads the weights from the arrays instead of keeping a copy.
+    A weight becomes an array when a session first reads it (typing a graph's tensors reads none).
     The session of the last set of outputs is kept.
     """
 
-    __slots__ = ("skeleton", "weights", "_session")
+    __slots__ = ("skeleton", "_stored", "_arrays", "_session")
 
     def __init__(self, model: onnx.ModelProto, *, weights: Mapping[str, np.ndarray] | None = None) -> None:
         """Args:
@@ -68,26 +93,23 @@ class Executable:
             graph ``model`` was rewritten from, or ``model`` is a skeleton of): shared, not copied.
         """
         shared = weights or {}
-        skeleton = onnx.ModelProto()
-        skeleton.CopyFrom(model)
-        graph = skeleton.graph
-        declared = {value.name for value in graph.input}
-        weights: dict[str, np.ndarray] = {}
-        kept = []
-        for init in graph.initializer:
-            if math.prod(init.dims) < _WEIGHT_MIN_ELEMENTS:
-                kept.append(init)
-                continue
-            weights[init.name] = shared[init.name] if init.name in shared else numpy_helper.to_array(init)
-            if init.name not in declared:
-                graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
-        del graph.initializer[:]
-        graph.initializer.extend(kept)
-        fed = {value.name for value in graph.input}
-        weights |= {name: value for name, value in shared.items() if name in fed and name not in weights}
-        self.skeleton = skeleton
-        self.weights = weights
+        self.skeleton = weightless(model)
+        fed = {value.name for value in self.skeleton.graph.input}
+        self._arrays = {name: value for name, value in shared.items() if name in fed}
+        self._stored = {init.name: init for init in _large(model) if init.name not in self._arrays}
         self._session: tuple[tuple[str, ...], ort.InferenceSession] | None = None
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """Every large initializer as an array (to share with an Executable of a rewritten graph)."""
+        return self.arrays(list(self._stored))
+
+    def arrays(self, names: Iterable[str]) -> dict[str, np.ndarray]:
+        """The arrays of the large initializers, made for those of ``names`` not made yet."""
+        for name in names:
+            if name in self._stored:
+                self._arrays[name] = numpy_helper.to_array(self._stored.pop(name))
+        return self._arrays
 
     def run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Execute the graph once and return the named tensors (all graph outputs by default)."""
@@ -97,7 +119,7 @@ class Executable:
             self._session = (wanted, _session(self._with_outputs(wanted)))
         session = self._session[1]
         accepted = {i.name for i in session.get_inputs()}
-        given = {name: value for name, value in self.weights.items() if name in accepted}
+        given = {name: value for name, value in self.arrays(accepted).items() if name in accepted}
         given |= {name: value for name, value in feeds.items() if name in accepted}
         values = session.run(list(wanted), given)
         return dict(zip(wanted, values, strict=True))
@@ -172,6 +194,8 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
         seed: seed of the batch (and of random states).
         states: "zeros" or "random".
     """
+    from traincost.models.signature import InputSpec, draw_tensors  # noqa: PLC0415 (torch: only where a batch is drawn)
+
     meta = model_meta(model)
     if "inputs" not in meta or "labels" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.inputs metadata; was it written by traincost export?")
@@ -193,7 +217,7 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
     return feeds
 
 
-def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
+def record_shapes(model: onnx.ModelProto, *, seed: int) -> None:
     """Write the shape and element type of every node output into ``model.graph.value_info``.
 
     ONNX shape inference types the standard ops; ONNX Runtime's, when it loads the graph, the
@@ -203,8 +227,16 @@ def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> No
     (shapes, indices, axes: fetched by executing what they depend on) and zeros for its float and
     large ones (data); then ONNX Runtime types what follows, until every tensor is typed. Ops whose
     output shape depends on data or float values (``_DATA_SHAPED_OPS``) are executed in the whole
-    graph. Exact for the fixed-shape graphs traincost builds.
+    graph. Exact for the fixed-shape graphs traincost builds. What is executed runs on the batch and
+    optimizer states of ``example_feeds(model, seed=seed)``, drawn only if anything is executed.
     """
+    drawn: list[dict[str, np.ndarray]] = []
+
+    def feeds() -> dict[str, np.ndarray]:
+        if not drawn:
+            drawn.append(example_feeds(model, seed=seed))
+        return drawn[0]
+
     graph = model.graph
     names = [out for node in graph.node for out in node.output if out]
     executable = Executable(model)
@@ -219,7 +251,7 @@ def record_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> No
         for node in frontier:
             outputs = [out for out in node.output if out]
             if node.op_type in _DATA_SHAPED_OPS or not ready:
-                values = executable.run(feeds, outputs)
+                values = executable.run(feeds(), outputs)
             else:
                 values = _run_alone(node, executable, feeds, typed | sources, constants)
             for name in outputs:
@@ -247,11 +279,12 @@ def _onnx_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
 def _run_alone(
     node: onnx.NodeProto,
     executable: Executable,
-    feeds: Mapping[str, np.ndarray],
+    feeds: Callable[[], Mapping[str, np.ndarray]],
     types: Mapping[str, onnx.ValueInfoProto],
     constants: Mapping[str, np.ndarray],
 ) -> dict[str, np.ndarray]:
-    """The outputs of ``node`` executed alone, on the values of its small integer inputs and zeros for the others."""
+    """The outputs of ``node`` executed alone, on the values of its small integer inputs and zeros for the others
+    (``feeds`` gives the graph's feeds, called only if an integer input is fed or computed from them)."""
     inputs = [name for name in dict.fromkeys(node.input) if name and name not in constants]
     dims = {name: [d.dim_value for d in types[name].type.tensor_type.shape.dim] for name in inputs}
     small = [
@@ -259,11 +292,13 @@ def _run_alone(
         for name in inputs
         if math.prod(dims[name]) < _WEIGHT_MIN_ELEMENTS and types[name].type.tensor_type.elem_type in _INDEX_TYPES
     ]
-    given = dict(feeds) | executable.weights
-    values = {name: given[name] for name in small if name in given}
+    fed = {value.name for value in executable.skeleton.graph.input}
+    weights = executable.arrays(small)
+    values = {name: weights[name] for name in small if name in weights}
+    values |= {name: feeds()[name] for name in small if name not in values and name in fed}
     missing = [name for name in small if name not in values]
     if missing:
-        values |= executable.run(feeds, missing)
+        values |= executable.run(feeds(), missing)
     for name in inputs:
         if name not in values:
             elem = types[name].type.tensor_type.elem_type

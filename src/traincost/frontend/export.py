@@ -7,7 +7,6 @@ range), the labels the loss reads, the loss and the parameter list. No later sta
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 import logging
@@ -22,7 +21,7 @@ from onnx import helper, numpy_helper
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.execute import max_relative_error, run
+from traincost.frontend.execute import Executable, max_relative_error, weightless
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.models.signature import LOSSES, InputSpec, draw_tensors
 
@@ -72,29 +71,28 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     torch.manual_seed(seed)
     module = models.build_model(name, options=options)
     module.train()
-    reference = copy.deepcopy(module)
+    params = [n for n, _ in module.named_parameters()]
+    # The buffers as built (BatchNorm statistics, which the probe and the tracing move): restored in the graph below.
+    buffers = {k: v.detach().clone() for k, v in module.state_dict().items() if k not in set(params)}
     inputs = draw_tensors(specs, seed=seed)
-    output = _probe(module, inputs, name)
+    output = expected = _probe(module, inputs, name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
     if custom:
         loss_fn = models.load_factory(arch.loss, what="loss")
-        module, reference = _WithLoss(module, loss_fn), _WithLoss(reference, loss_fn)
+        module = _WithLoss(module, loss_fn)
         inputs[labels.name] = draw_tensors([*specs, labels], seed=seed)[labels.name]
-        value = _probe(module, inputs, name)
-        if value.dim() != 0:
-            raise ConfigError(f"loss {arch.loss!r}: returns shape {list(value.shape)} for model {name!r}; expected a scalar")
+        expected = _probe(module, inputs, name)
+        if expected.dim() != 0:
+            raise ConfigError(f"loss {arch.loss!r}: returns shape {list(expected.shape)} for model {name!r}; expected a scalar")
     model = _export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
     if custom:
         _strip_prefix(model.graph, _WRAPPED)
     elif arch.loss == "cross_entropy" and output.dim() != 2:
         flatten_logits(model.graph, LOGITS, classes=output.shape[-1])
-    # Tracing ran the model in training mode and moved the BatchNorm statistics: restore them.
-    state = {k.removeprefix(_WRAPPED): v.detach().numpy() for k, v in reference.state_dict().items()}
     for init in model.graph.initializer:
-        if init.name in state:
-            init.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(state[init.name]), init.name))
-    params = [n.removeprefix(_WRAPPED) for n, _ in reference.named_parameters()]
+        if init.name in buffers:
+            init.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(buffers[init.name].numpy()), init.name))
     names = {init.name for init in model.graph.initializer}
     missing = [p for p in params if p not in names]
     if missing:
@@ -102,23 +100,36 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     record_signature(
         model, name=name, batch=batch, seed=seed, options=options, params=params, inputs=specs, labels=labels, loss=arch.loss
     )
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    onnx.checker.check_model(model, full_check=True)
-    feeds = {k: v.numpy() for k, v in inputs.items()}
-    _check_against_torch(model, reference, feeds, name)
+    # Typed on the graph without its weights' data (shapes do not read it); strict, so check_model need not infer again.
+    typed = onnx.shape_inference.infer_shapes(weightless(model), check_type=True, strict_mode=True)
+    model.graph.value_info.extend(typed.graph.value_info)
+    del model.graph.output[:]
+    model.graph.output.extend(typed.graph.output)
+    onnx.checker.check_model(model)
+    _check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
     log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
     return model
 
 
 def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
-    """The module's output on ``inputs`` (it moves BatchNorm statistics, as tracing does: the export restores them)."""
+    """The module's output on ``inputs`` with its Dropout off: what the exported graph's output must equal.
+
+    It moves BatchNorm statistics, as tracing does (the export restores them); in training mode, BatchNorm's
+    output does not depend on them.
+    """
     described = ", ".join(f"{k}: {v.dtype} {'x'.join(map(str, v.shape))}".replace("torch.", "") for k, v in inputs.items())
+    dropouts = [sub for sub in module.modules() if isinstance(sub, torch.nn.Dropout)]
+    for sub in dropouts:
+        sub.eval()
     try:
         with torch.no_grad():
             output = module(*inputs.values())
     except Exception as err:  # a user's forward may fail in any way: report it on one line
         detail = " ".join(str(err).split())[:300]
         raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
+    finally:
+        for sub in dropouts:
+            sub.train()
     if not isinstance(output, torch.Tensor):
         raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
     return output
@@ -231,19 +242,14 @@ def _strip_prefix(graph: onnx.GraphProto, prefix: str) -> None:
         node.input[:] = [renamed.get(i, i) for i in node.input]
 
 
-def _check_against_torch(model: onnx.ModelProto, reference: torch.nn.Module, feeds: dict[str, np.ndarray], name: str) -> None:
-    for sub in reference.modules():
-        if isinstance(sub, torch.nn.Dropout):
-            sub.eval()
-    with torch.no_grad():
-        expected = reference(*(torch.from_numpy(v) for v in feeds.values())).numpy()
-    checked = onnx.ModelProto()
-    checked.CopyFrom(model)
-    for node in checked.graph.node:
+def _check_against_torch(model: onnx.ModelProto, expected: np.ndarray, feeds: dict[str, np.ndarray], name: str) -> None:
+    """The graph's output on ``feeds``, with its Dropout off, equals torch's (``expected``) within ``EXPORT_TOLERANCE``."""
+    checked = Executable(model)
+    for node in checked.skeleton.graph.node:  # its own copy of the graph, without the weights' data
         if node.op_type == "Dropout":
             del node.input[1:]
-    output = checked.graph.output[0].name
-    actual = run(checked, feeds)[output]
+    output = model.graph.output[0].name
+    actual = checked.run(feeds, [output])[output]
     error = max_relative_error(expected.reshape(actual.shape) if expected.size == actual.size else expected, actual)
     if error > EXPORT_TOLERANCE:
         raise GraphError(f"export of {name}: ONNX output differs from torch by {error:.2e} (> {EXPORT_TOLERANCE})")

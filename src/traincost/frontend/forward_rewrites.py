@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import ChainMap
 from collections.abc import Callable
 
 import numpy as np
@@ -23,7 +24,7 @@ from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.gelu_fusion import fuse_tanh_gelu
 from traincost.frontend.gradient_rules import RuleContext
-from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, initializer_map, model_meta
+from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, initializer_values, model_meta, producers
 from traincost.frontend.shapes import TensorType, tensor_types
 
 __all__ = ["FORWARD_REWRITES", "TOLERANCE", "no_gradient_error", "rewrite_forward"]
@@ -62,15 +63,19 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
     if not targets and not checked:
         return model
     types = tensor_types(graph)
-    constants = initializer_map(graph)
-    parameters = frozenset(constants)
+    parameters = frozenset(init.name for init in graph.initializer)
     computed = _computed(fused, targets, types)
-    constants |= computed
+    constants = ChainMap(computed, initializer_values(graph))  # the weights an op reads become arrays, no others
     types |= {name: TensorType(value.shape, helper.np_dtype_to_tensor_dtype(value.dtype)) for name, value in computed.items()}
-    result = onnx.ModelProto()
-    result.CopyFrom(fused)
+    nodes = list(graph.node)
+    written_by = {name: node for node in nodes for name in node.output if name}
+    if fused is model:
+        result = onnx.ModelProto()
+        result.CopyFrom(model)
+    else:  # the GELU fusion's own copy, rewritten in place: GPT-2 124M's weights are not copied once more
+        result = fused
     del result.graph.node[:]
-    for node in graph.node:
+    for node in nodes:
         if node not in targets:
             result.graph.node.append(node)
             continue
@@ -78,7 +83,6 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
         FORWARD_REWRITES[node.op_type](RuleContext(node=node, types=types, constants=constants, make=make, parameters=parameters))
         result.graph.node.extend(make.nodes)
         result.graph.initializer.extend(make.initializers)
-    written_by = {name: node for node in graph.node for name in node.output if name}
     replaced = [*checked, *(name for node in targets for name in node.output if name)]
     _check(model, result, {name: written_by[name] for name in replaced}, seed=seed)
     return result
@@ -98,14 +102,45 @@ def no_gradient_error(graph_name: str, message: str) -> UnsupportedOpError | Non
 
 
 def _check(before: onnx.ModelProto, after: onnx.ModelProto, written_by: dict[str, onnx.NodeProto], *, seed: int) -> None:
-    """Each tensor of ``written_by`` equals in ``before`` and ``after`` on one batch; an error names its node."""
-    names = list(written_by)
+    """Each tensor of ``written_by``, computed by the nodes of ``after`` that replace its writer, equals its value in
+    ``before`` on one batch, the replacement reading the very tensors ``before`` computed; an error names its node.
+
+    One execution of ``before`` gives the replacements' inputs and the expected values; the replacements then run
+    alone on them, not in a second execution of the whole graph.
+    """
+    nodes, inputs = _replacements(before, after, list(written_by))
     feeds = example_feeds(before, seed=seed) if "model" in model_meta(before) else _random_feeds(before, seed=seed)
-    expected, actual = run(before, feeds, names), run(after, feeds, names)
+    expected = run(before, feeds, list(dict.fromkeys([*inputs, *written_by])))
+    graph = helper.make_graph(
+        nodes,
+        f"{after.graph.name}_forward_rewrites",
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(expected[n].dtype), expected[n].shape) for n in inputs],
+        [helper.make_empty_tensor_value_info(name) for name in written_by],
+        initializer=[init for init in after.graph.initializer if init.name in {i for node in nodes for i in node.input}],
+    )
+    part = helper.make_model(graph, opset_imports=list(after.opset_import))
+    part.ir_version = after.ir_version
+    actual = run(part, {name: expected[name] for name in inputs})
     for name, node in written_by.items():
         error = max_relative_error(expected[name], actual[name])
         if not error <= TOLERANCE:
             raise GraphError(f"node {node.name!r} ({node.op_type}): its forward rewrite differs by {error:.2e} (> {TOLERANCE})")
+
+
+def _replacements(before: onnx.ModelProto, after: onnx.ModelProto, outputs: list[str]) -> tuple[list[onnx.NodeProto], list[str]]:
+    """The nodes of ``after`` that compute ``outputs`` from tensors ``before`` computes too, and those tensors."""
+    known = {name for node in before.graph.node for name in node.output} | {value.name for value in before.graph.input}
+    writers = producers(after.graph)
+    stack, chosen = list(outputs), set()
+    while stack:
+        node = writers.get(stack.pop())
+        if node is not None and id(node) not in chosen:
+            chosen.add(id(node))
+            stack.extend(name for name in node.input if name and name not in known)
+    nodes = [node for node in after.graph.node if id(node) in chosen]
+    made = {name for node in nodes for name in node.output}
+    read = dict.fromkeys(name for node in nodes for name in node.input if name and name not in made)
+    return nodes, [name for name in read if name in known]
 
 
 def _random_feeds(model: onnx.ModelProto, *, seed: int) -> dict[str, np.ndarray]:

@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from traincost.frontend.onnx_graph import consumers, initializer_map, producers
+from traincost.frontend.onnx_graph import consumers, producers
 
 __all__ = ["fuse_tanh_gelu"]
 
@@ -66,7 +66,7 @@ def fuse_tanh_gelu(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
 
 def _scalars(graph: onnx.GraphProto) -> dict[str, float]:
     """Every one-element constant (initializer or Constant node) as a float."""
-    values = dict(initializer_map(graph))
+    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer if math.prod(init.dims) == 1}
     for node in graph.node:
         if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
             values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)

@@ -9,12 +9,13 @@ Workload IR never has to guess.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
@@ -26,6 +27,7 @@ __all__ = [
     "PHASE_KEY",
     "LAYER_KEY",
     "KIND_KEY",
+    "LOSS_OUTPUT",
     "load_onnx",
     "save_onnx",
     "get_meta",
@@ -37,6 +39,8 @@ __all__ = [
     "consumers",
     "check_node_order",
     "initializer_map",
+    "initializer_values",
+    "without_initializers",
     "model_meta",
     "set_model_meta",
 ]
@@ -49,6 +53,8 @@ OPSET = 17
 PHASE_KEY = "traincost.phase"
 LAYER_KEY = "traincost.layer"
 KIND_KEY = "traincost.kind"
+# The training step's loss output (``train_graph`` names ONNX Runtime's loss so).
+LOSS_OUTPUT = "loss"
 
 
 def load_onnx(path: str | os.PathLike[str]) -> onnx.ModelProto:
@@ -163,6 +169,55 @@ def consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
 def initializer_map(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
     """Initializer name → its value as a numpy array."""
     return {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+
+
+class _InitializerValues(Mapping[str, np.ndarray]):
+    """Initializer name → its value, made into an array when first read."""
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self._stored = {init.name: init for init in graph.initializer}
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._arrays:
+            self._arrays[name] = numpy_helper.to_array(self._stored[name])
+        return self._arrays[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+
+def initializer_values(graph: onnx.GraphProto) -> Mapping[str, np.ndarray]:
+    """``initializer_map`` read lazily: an initializer becomes an array when it is first read, so a pass that
+    reads the small ones (shapes, axes) does not copy the weights."""
+    return _InitializerValues(graph)
+
+
+def without_initializers(model: onnx.ModelProto, names: Collection[str]) -> onnx.ModelProto:
+    """A copy of ``model`` without the initializers ``names``, which are never copied (``CopyFrom`` then deleting
+    them would copy GPT-2 124M's 0.5 GB of weights once more)."""
+    copy = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name != "graph":
+            _copy_field(copy, field, value)
+    copy.graph.SetInParent()
+    for field, value in model.graph.ListFields():
+        if field.name != "initializer":
+            _copy_field(copy.graph, field, value)
+    copy.graph.initializer.extend(init for init in model.graph.initializer if init.name not in names)
+    return copy
+
+
+def _copy_field(target: Message, field: FieldDescriptor, value: object) -> None:
+    if field.is_repeated:
+        getattr(target, field.name).extend(value)
+    elif field.type == FieldDescriptor.TYPE_MESSAGE:
+        getattr(target, field.name).CopyFrom(value)
+    else:
+        setattr(target, field.name, value)
 
 
 class NodeFactory:

@@ -90,14 +90,17 @@ def _check_chunk(
     feeds: dict[str, np.ndarray] = {STEP_INPUT: np.array(_STEP, dtype=np.float32)}
     for param in params:
         feeds[param] = numpy_helper.to_array(values[param])
-        feeds[f"{param}_grad"] = (0.01 * rng.standard_normal(feeds[param].shape)).astype(np.float32)
+        shape = feeds[param].shape
+        feeds[f"{param}_grad"] = 0.01 * rng.standard_normal(shape, dtype=np.float32)
         for state in spec.states:
             draw = (
-                rng.random(feeds[param].shape) * 1e-4 if state == "exp_avg_sq" else 0.01 * rng.standard_normal(feeds[param].shape)
+                rng.random(shape, dtype=np.float32) * 1e-4
+                if state == "exp_avg_sq"
+                else 0.01 * rng.standard_normal(shape, dtype=np.float32)
             )
-            feeds[state_input_name(param, state)] = draw.astype(np.float32)
+            feeds[state_input_name(param, state)] = draw
     actual = Executable(model).run(feeds, wanted)
-    expected = _torch_step(spec, params, feeds)
+    expected = _torch_step(spec, params, feeds)  # after ONNX Runtime's run: it updates the states in feeds
     worst = 0.0
     for name in params + states:
         error = max_relative_error(expected[name], actual[updated_name(name)])
@@ -143,13 +146,14 @@ def _optimizer_part(train: onnx.ModelProto, outputs: list[str]) -> onnx.ModelPro
 
 
 def _torch_step(spec: OptimizerSpec, params: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """One ``torch.optim`` step from the parameters, gradients and states in ``feeds``."""
+    """One ``torch.optim`` step from the parameters, gradients and states in ``feeds``; the states are updated in
+    place (the parameters, read-only views of the graph's data, are copied)."""
     tensors = [torch.nn.Parameter(torch.from_numpy(feeds[p].copy())) for p in params]
     optimizer = torch_optimizer(spec, tensors)
     for name, tensor in zip(params, tensors, strict=True):
         tensor.grad = torch.from_numpy(feeds[f"{name}_grad"])
         state: dict[str, torch.Tensor] = {
-            _TORCH_STATE[s]: torch.from_numpy(feeds[state_input_name(name, s)].copy()) for s in spec.states
+            _TORCH_STATE[s]: torch.from_numpy(feeds[state_input_name(name, s)]) for s in spec.states
         }
         if spec.kind in ("adam", "adamw"):
             state["step"] = torch.tensor(_STEP - 1.0)

@@ -20,16 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
-import onnxruntime as ort
 from onnx import external_data_helper, helper
-from onnxruntime.training import artifacts
 
 from traincost.errors import GraphError
-from traincost.frontend.execute import example_feeds, record_shapes
+from traincost.frontend.execute import record_shapes
 from traincost.frontend.forward_rewrites import no_gradient_error, rewrite_forward
 from traincost.frontend.onnx_graph import (
     IR_VERSION,
     LAYER_KEY,
+    LOSS_OUTPUT,
     consumers,
     model_meta,
     node_meta,
@@ -40,15 +39,16 @@ from traincost.frontend.onnx_graph import (
 )
 from traincost.frontend.optimizer import OptimizerSpec, append_optimizer, updated_name
 from traincost.frontend.optimizer_check import check_optimizer
+from traincost.frontend.ort import onnxruntime as ort
 
-__all__ = ["build_train_step", "LOSS_OUTPUT", "forward_layer_name"]
+__all__ = ["build_train_step", "forward_layer_name"]
 
 log = logging.getLogger(__name__)
 
-LOSS_OUTPUT = "loss"
 _ACCUMULATOR = "InPlaceAccumulatorV2"
-# The loss ORT appends for each built-in loss of the export's metadata (labels ``labels``, targets ``target``).
-_LOSSES = {"cross_entropy": artifacts.LossType.CrossEntropyLoss, "mse": artifacts.LossType.MSELoss}
+# The loss ORT appends (``artifacts.LossType``) for each built-in loss of the export's metadata (labels ``labels``,
+# targets ``target``).
+_LOSSES = {"cross_entropy": "CrossEntropyLoss", "mse": "MSELoss"}
 # The file the gradient builder reads the weights from.
 _WEIGHTS_FILE = "weights.bin"
 
@@ -66,6 +66,8 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
         every optimizer state and, for Adam, ``optimizer.step``; outputs ``loss``, every
         ``<param>.updated``, every ``<state>.updated`` and the updated BatchNorm statistics.
     """
+    from onnxruntime.training import artifacts  # noqa: PLC0415 (imports torch; here, after traincost.frontend.ort)
+
     meta = model_meta(model)
     if "parameters" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.parameters metadata; write it with traincost export")
@@ -73,6 +75,8 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
     rewritten = rewrite_forward(model, seed=seed)
     initial = {init.name: init for init in rewritten.graph.initializer}
     frozen = [name for name in initial if name not in params]
+    loss = meta.get("loss", "cross_entropy")
+    loss = artifacts.LossType[_LOSSES[loss]] if loss in _LOSSES else None  # None: the graph's output is the loss
     ort.set_default_logger_severity(3)
     with tempfile.TemporaryDirectory(prefix="traincost-ort-") as tmp, _native_stderr_to(Path(tmp) / "ort.log") as log_file:
         forward = _gradient_builder_input(rewritten, Path(tmp))
@@ -82,7 +86,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
                     forward,
                     requires_grad=params,
                     frozen_params=frozen,
-                    loss=_LOSSES.get(meta.get("loss", "cross_entropy")),  # None: the graph's output is the loss
+                    loss=loss,
                     optimizer=artifacts.OptimType.AdamW,
                     artifact_directory=tmp,
                 )
@@ -120,7 +124,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
         stage="train_step",
     )
     graph.name = f"{meta.get('model', 'model')}_train_step"
-    record_shapes(train, example_feeds(train, seed=seed))
+    record_shapes(train, seed=seed)
     check_optimizer(train, optimizer, seed=seed)
     log.info("train step: %d nodes, %d parameters, optimizer %s", len(graph.node), len(params), optimizer.kind)
     return train

@@ -15,8 +15,8 @@ import onnx
 import pandas as pd
 
 from traincost.errors import GraphError
-from traincost.frontend.decompose import without_dropout
 from traincost.frontend.execute import Executable, example_feeds, max_relative_error
+from traincost.frontend.verification import without_dropout
 from traincost.optimize.checkpoint import recompute_onnx
 
 __all__ = ["LIMIT", "verify_recompute"]
