@@ -68,6 +68,7 @@ class Job:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     benchmark: str | None
+    log: str | None
     threads: int
     mem_mb: int | None
     runtime_min: int | None
@@ -123,6 +124,7 @@ def parse_plan(text: str) -> list[Job]:
                 inputs=_paths(_field(block, "input")),
                 outputs=_paths(_field(block, "output")),
                 benchmark=_field(block, "benchmark"),
+                log=_field(block, "log"),
                 threads=int(_field(block, "threads") or 1),
                 mem_mb=int(memory.group(1)) if memory else None,
                 runtime_min=int(runtime.group(1)) if runtime else None,
@@ -388,6 +390,12 @@ def main() -> None:
         "--table",
         help="also write each job's benchmark (rule, wildcards, benchmark, threads, wall_s, cpu_s, max_rss_mb) to this CSV",
     )
+    parser.add_argument(
+        "--peaks",
+        action="append",
+        default=[],
+        help="bench/job_peaks.py CSV of the run (repeatable): adds each job's peak_rss_mb_0_5s to --table, by its log",
+    )
     args = parser.parse_args()
     jobs = planned_jobs(args.configfile, args.targets)
     benchmarks = read_benchmarks(jobs, REPO)
@@ -397,6 +405,7 @@ def main() -> None:
         print(f"\nresources ({margin}):")
         print(suggested_resources(rule_table(jobs, benchmarks)).to_string(float_format="%.1f"))
     if args.table:
+        peaks = pd.concat(map(pd.read_csv, args.peaks)).groupby("log")["peak_rss_mb"].max().to_dict() if args.peaks else {}
         rows = [
             {
                 "rule": job.rule,
@@ -407,6 +416,7 @@ def main() -> None:
                 "cpu_s": round(bench.cpu_s, 2),
                 "max_rss_mb": round(bench.max_rss_mb, 1),
             }
+            | ({"peak_rss_mb_0_5s": peaks.get(job.log, float("nan"))} if args.peaks else {})
             for job, bench in zip(jobs, benchmarks, strict=True)
             if bench is not NOT_RUN
         ]
