@@ -31,7 +31,10 @@ Snakemake would with `--resources mem_mb=`; (4) Snakemake's own time (building t
 10-30 s; a fraction of a second between jobs) is not in it. It also prints the optimistic schedule where
 every job uses all its threads.
 
-Jobs without a benchmark file (not run yet, or `all`) count as 0 s and are listed.
+Jobs without a benchmark file (not run yet, or `all`) count as 0 s and are listed. `--only PREFIX` counts only
+the jobs whose benchmark path starts with PREFIX and takes the others as cached (0 s, not listed): e.g.
+`ablations --only results/benchmarks/ablations/monet/` for the time of MONET's ablations on the study's cached
+outputs.
 """
 
 from __future__ import annotations
@@ -90,6 +93,8 @@ class Benchmark:
 
 
 NOT_RUN = Benchmark(wall_s=0.0, cpu_s=0.0, max_rss_mb=float("nan"))
+# A job left out by --only: done before the run (its outputs cached), so it takes no time.
+CACHED = Benchmark(wall_s=0.0, cpu_s=0.0, max_rss_mb=float("nan"))
 
 
 def last_sample_s(wall_s: float) -> float:
@@ -391,6 +396,13 @@ def main() -> None:
         help="also write each job's benchmark (rule, wildcards, benchmark, threads, wall_s, cpu_s, max_rss_mb) to this CSV",
     )
     parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="count only the jobs whose benchmark path starts with this (repeatable), the others as cached: "
+        "e.g. results/benchmarks/ablations/monet/ for one study's ablations",
+    )
+    parser.add_argument(
         "--peaks",
         action="append",
         default=[],
@@ -399,6 +411,11 @@ def main() -> None:
     args = parser.parse_args()
     jobs = planned_jobs(args.configfile, args.targets)
     benchmarks = read_benchmarks(jobs, REPO)
+    if args.only:
+        benchmarks = [
+            bench if job.benchmark and job.benchmark.startswith(tuple(args.only)) else CACHED
+            for job, bench in zip(jobs, benchmarks, strict=True)
+        ]
     print(report(jobs, benchmarks, top=args.top, cores=args.cores, memory_mb=args.mem_mb or machine_memory_mb()))
     if args.resources:
         margin = f"mem_mb = {MEM_MARGIN} x peak max_rss; runtime = {RUNTIME_FACTOR} x largest wall + {RUNTIME_EXTRA_MIN} min"
@@ -418,7 +435,7 @@ def main() -> None:
             }
             | ({"peak_rss_mb_0_5s": peaks.get(job.log, float("nan"))} if args.peaks else {})
             for job, bench in zip(jobs, benchmarks, strict=True)
-            if bench is not NOT_RUN
+            if bench is not NOT_RUN and bench is not CACHED
         ]
         pd.DataFrame(rows).sort_values("benchmark").to_csv(args.table, index=False)
 
