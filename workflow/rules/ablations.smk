@@ -30,6 +30,7 @@ rule tiered_ablation_study:
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # as tiered_study
+        runtime=7,  # minutes; full run of 26 November 2026: longest job 49 s
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.log",
     benchmark:
@@ -64,6 +65,7 @@ rule tiered_ablation_report:
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # as tiered_report
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 8 s
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/report.log",
     benchmark:
@@ -89,6 +91,7 @@ rule mtrain_ablation_study:
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # as mtrain_study
+        runtime=9,  # minutes; full run of 26 November 2026: longest job 103 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.log",
     benchmark:
@@ -114,6 +117,7 @@ rule mtrain_ablation_table3:
     threads: 2
     resources:
         mem_mb=job_mem_mb(700),  # as mtrain_table3
+        runtime=7,  # minutes; full run of 26 November 2026: longest job 44 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.log",
     benchmark:
@@ -141,6 +145,7 @@ rule mtrain_ablation_scaling:
     threads: 2
     resources:
         mem_mb=job_mem_mb(700),  # as mtrain_scaling
+        runtime=9,  # minutes; full run of 26 November 2026: longest job 114 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.log",
     benchmark:
@@ -169,6 +174,7 @@ rule mtrain_ablation_report:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as mtrain_report
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 5 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
     benchmark:
@@ -202,6 +208,7 @@ rule ablation_table:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 9 s
     log:
         "results/logs/ablation_table/{study}.log",
     benchmark:
@@ -234,6 +241,7 @@ rule agreement_counts:
     threads: 1
     resources:
         mem_mb=job_mem_mb(200),  # as agreement_table
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 1 s
     log:
         "results/logs/agreement_counts.log",
     benchmark:
@@ -260,6 +268,7 @@ rule monet_ablation_sweep:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as hardware_sweep_shard
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 13 s
     log:
         "results/logs/ablations/monet/{assumption}/{value}/{sweep}/{step}.log",
     benchmark:
@@ -282,6 +291,7 @@ rule bn_epilogue_workload:
     threads: 1
     resources:
         mem_mb=300,
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 2 s
     log:
         "results/logs/ablations/monet/bn_epilogue/true/workloads/{workload}.log",
     benchmark:
@@ -351,6 +361,7 @@ rule monet_ablation_claims:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as monet_claims
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 1 s
     log:
         "results/logs/ablations/monet/{assumption}/{value}/claims.log",
     benchmark:

@@ -84,6 +84,7 @@ rule mtrain_table3:
     threads: 2
     resources:
         mem_mb=job_mem_mb(700),  # peak 418 MB: main process and its 2 workers together
+        runtime=7,  # minutes; full run of 26 November 2026: longest job 39 s
     log:
         "results/logs/mtrain_table3/{mmodel}/{cluster}.log",
     benchmark:
@@ -111,6 +112,7 @@ rule mtrain_scaling:
     threads: 2
     resources:
         mem_mb=job_mem_mb(700),  # peak 416 MB: main process and its 2 workers together
+        runtime=8,  # minutes; full run of 26 November 2026: longest job 79 s
     log:
         "results/logs/mtrain_scaling/pairs{pairs}.log",
     benchmark:
@@ -150,6 +152,7 @@ rule mtrain_report:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # peak 224 MB
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 4 s
     log:
         "results/logs/mtrain_report.log",
     benchmark:
@@ -176,6 +179,7 @@ rule mtrain_figure8:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # peak 237 MB
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 5 s
     log:
         "results/logs/mtrain_figure8.log",
     benchmark:
@@ -200,6 +204,7 @@ rule mtrain_figure9_11:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # peak 240 MB
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 6 s
     log:
         "results/logs/mtrain_figure9_11/{cluster}.log",
     benchmark:
@@ -227,6 +232,7 @@ rule mtrain_figure12:
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # peak 242 MB
+        runtime=6,  # minutes; full run of 26 November 2026: longest job 4 s
     log:
         "results/logs/mtrain_figure12.log",
     benchmark:
