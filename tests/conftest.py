@@ -13,6 +13,7 @@ from traincost.frontend.export import export_model
 from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
+from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.workload import Workload
 
 
@@ -49,3 +50,13 @@ def chain() -> Callable[..., Chain]:
         return cache[key]
 
     return build
+
+
+@pytest.fixture(scope="session")
+def tiny_transformer() -> Workload:
+    """A two-layer transformer's training step (d_model 64, 32 tokens, batch 4), small enough to simulate every
+    tiered policy in a fraction of a second."""
+    config = TransformerConfig(
+        name="tiny", n_layer=2, d_model=64, n_head=4, d_head=16, d_ff=256, vocab_size=128, seq_len=32, batch=4
+    )
+    return transformer_workload(config)

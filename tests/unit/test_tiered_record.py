@@ -13,7 +13,6 @@ import pytest
 from traincost.analysis.ablations import ASSUMPTIONS
 from traincost.cli_tiered import assumed_system
 from traincost.errors import ConfigError
-from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.tiered import study as study_module
 from traincost.tiered.record import Record, read_record, write_record
 from traincost.tiered.study import StudyRuns, resimulated, study_runs
@@ -24,14 +23,6 @@ HARDWARE = "config/hardware/tpuv4_tiered.yaml"
 RATIOS = [3.0]  # Tier 1 about a third of the tiny model's live peak: every policy migrates
 CALIBRATED_SCALE = 0.5  # the study's fitted accelerator energy scale (calibrated=false runs at 1)
 ABLATIONS = [(a.name, value) for a in ASSUMPTIONS["tiered"] for value in a.variants]
-
-
-@pytest.fixture(scope="module")
-def tiny() -> Workload:
-    config = TransformerConfig(
-        name="tiny", n_layer=2, d_model=64, n_head=4, d_head=16, d_ff=256, vocab_size=128, seq_len=32, batch=4
-    )
-    return transformer_workload(config)
 
 
 @pytest.fixture(scope="module")
@@ -50,22 +41,28 @@ def _study(workload: Workload, system: TieredSystem, **reuse: object) -> StudyRu
 
 
 @pytest.fixture(scope="module")
-def recorded(tiny: Workload, loaded: TieredSystem) -> StudyRuns:
-    return _study(tiny, _system(loaded, {}))
+def recorded(tiny_transformer: Workload, loaded: TieredSystem) -> StudyRuns:
+    return _study(tiny_transformer, _system(loaded, {}))
 
 
-def test_the_study_table_is_its_own_without_a_record(recorded: StudyRuns, tiny: Workload, loaded: TieredSystem) -> None:
-    again = _study(tiny, _system(loaded, {}), record=recorded.record, recorded_on=_system(loaded, {}))
+def test_the_study_table_is_its_own_without_a_record(
+    recorded: StudyRuns, tiny_transformer: Workload, loaded: TieredSystem
+) -> None:
+    again = _study(tiny_transformer, _system(loaded, {}), record=recorded.record, recorded_on=_system(loaded, {}))
     pd.testing.assert_frame_equal(again.table, recorded.table, check_exact=True)
 
 
 @pytest.mark.parametrize("ablation", ABLATIONS, ids=[f"{a}={v}" for a, v in ABLATIONS])
 def test_an_ablation_on_the_record_equals_the_ablation_run_again(
-    ablation: tuple[str, str], recorded: StudyRuns, tiny: Workload, loaded: TieredSystem, monkeypatch: pytest.MonkeyPatch
+    ablation: tuple[str, str],
+    recorded: StudyRuns,
+    tiny_transformer: Workload,
+    loaded: TieredSystem,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assumption, value = ablation
     system = _system(loaded, {assumption: value})
-    again = _study(tiny, system)
+    again = _study(tiny_transformer, system)
     calls = {"simulations": 0, "plans": 0}
     simulate, plan = study_module.simulate_tally, study_module.plan_autotm
 
@@ -79,7 +76,7 @@ def test_an_ablation_on_the_record_equals_the_ablation_run_again(
 
     monkeypatch.setattr(study_module, "simulate_tally", counted_simulation)
     monkeypatch.setattr(study_module, "plan_autotm", counted_plan)
-    reused = _study(tiny, system, record=recorded.record, recorded_on=_system(loaded, {}))
+    reused = _study(tiny_transformer, system, record=recorded.record, recorded_on=_system(loaded, {}))
     pd.testing.assert_frame_equal(reused.table, again.table, check_exact=True)
     # the shortcut was taken: no plan solved; only the policies whose simulation the assumption changes simulated
     expected = {"calibrated": 0, "stall_static_power": 0, "deeptm_eviction_costs_time": 1}.get(
@@ -109,14 +106,16 @@ def test_the_record_reads_back_as_written(recorded: StudyRuns, tmp_path: Path) -
             np.testing.assert_array_equal(plan.promote, run.plan.promote)
 
 
-def test_a_record_of_another_study_or_without_a_run_is_refused(recorded: StudyRuns, tiny: Workload, loaded: TieredSystem) -> None:
+def test_a_record_of_another_study_or_without_a_run_is_refused(
+    recorded: StudyRuns, tiny_transformer: Workload, loaded: TieredSystem
+) -> None:
     system = _system(loaded, {"stall_static_power": "false"})
     with pytest.raises(ConfigError, match=r"record \(given\) is of another trace, system or AutoTM limit"):
-        _study(tiny, system, record=recorded.record, recorded_on=_system(loaded, {}).with_tier2_bandwidth(0.5))
+        _study(tiny_transformer, system, record=recorded.record, recorded_on=_system(loaded, {}).with_tier2_bandwidth(0.5))
     runs = {key: run for key, run in recorded.record.runs.items() if key[1] != "sentinel"}
     partial = Record(key=recorded.record.key, runs=runs, source="partial.parquet")
     with pytest.raises(ConfigError, match=r"record partial.parquet has no sentinel run at .* GB of Tier 1"):
-        _study(tiny, system, record=partial, recorded_on=_system(loaded, {}))
+        _study(tiny_transformer, system, record=partial, recorded_on=_system(loaded, {}))
 
 
 def test_only_what_a_simulation_reads_makes_it_run_again(loaded: TieredSystem) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.tiered.autotm import plan_autotm
 from traincost.tiered.engine import simulate
 from traincost.tiered.policies import POLICIES, make_policy
@@ -30,16 +29,8 @@ def system() -> TieredSystem:
 
 
 @pytest.fixture(scope="module")
-def tiny() -> Workload:
-    config = TransformerConfig(
-        name="tiny", n_layer=2, d_model=64, n_head=4, d_head=16, d_ff=256, vocab_size=128, seq_len=32, batch=4
-    )
-    return transformer_workload(config)
-
-
-@pytest.fixture(scope="module")
-def tiny_trace(tiny: Workload, system: TieredSystem) -> Trace:
-    return build_trace(tiny, system)
+def tiny_trace(tiny_transformer: Workload, system: TieredSystem) -> Trace:
+    return build_trace(tiny_transformer, system)
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +74,15 @@ def test_the_walk_repeats_the_trace_and_releases_each_tensor_at_its_last_use(tin
             assert t in walk.touched[k]
 
 
-def test_ratios_with_the_same_tier1_share_one_set_of_runs(tiny: Workload, system: TieredSystem) -> None:
+def test_ratios_with_the_same_tier1_share_one_set_of_runs(tiny_transformer: Workload, system: TieredSystem) -> None:
     # an address space of twice the live peak: ratios 1,000 and 2,000 both cap Tier 1 at all of it
-    small = system.with_capacity(2 * build_trace(tiny, system).live_peak_bytes())
-    assert 1000 * model_bytes_per_chip(tiny, word_bytes=system.hardware.word_bytes) > small.capacity_bytes
+    small = system.with_capacity(2 * build_trace(tiny_transformer, system).live_peak_bytes())
+    assert 1000 * model_bytes_per_chip(tiny_transformer, word_bytes=system.hardware.word_bytes) > small.capacity_bytes
     policies = ["hor_off", "autotm", "tm_training"]
-    both = study_runs(tiny, small, variant="base", ratios=[1000, 2000], policies=policies, autotm_time_limit_s=5).table
-    alone = study_runs(tiny, small, variant="base", ratios=[2000], policies=policies, autotm_time_limit_s=5).table
+    both = study_runs(
+        tiny_transformer, small, variant="base", ratios=[1000, 2000], policies=policies, autotm_time_limit_s=5
+    ).table
+    alone = study_runs(tiny_transformer, small, variant="base", ratios=[2000], policies=policies, autotm_time_limit_s=5).table
     second = both[both["ratio"] == 2000].reset_index(drop=True)
     pd.testing.assert_frame_equal(second, alone, check_exact=True)
     first = both[both["ratio"] == 1000].drop(columns="ratio").reset_index(drop=True)
