@@ -225,6 +225,7 @@ def test_sweep_shards_concat_to_the_whole_grid(built: Path, tmp_path: Path) -> N
     assert set(a["step"]) == {"training"} and set(a["hardware"]) == {"edge_tpu"}
 
 
+@pytest.mark.slow  # ten commands end to end (four sweeps, three figures, claims twice; 31 s)
 def test_sweep_figures_and_claims(built: Path, tmp_path: Path) -> None:
     edge = json.dumps({"x_pes": [1, 4], "simd_units": [16, 64], "lanes": [1, 4]})
     fusemax = json.dumps({"buffer_bandwidth": [8192, 16384], "x_pes": [64, 256]})

@@ -23,6 +23,7 @@ def bert(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow  # the study, its report and a figure end to end (27 s)
 def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
     study, record = tmp_path / "study.parquet", tmp_path / "record.parquet"
     common = (
