@@ -488,15 +488,16 @@ def test_a_relu6_element_the_nudges_flip_is_pinned_in_the_nudged_executions(monk
     after = decompose(train)
     source = next(node for node in after.graph.node if node.op_type == "Clip").input[0]
     train, after = (_at_zero_by_the_batch(model, source, (0, 0, 0, 0)) for model in (train, after))
-    pins = []  # the pinned elements of each nudged execution of the original graph that pinned any
-    spy = verification_module._with_pins
+    pins = []  # the pinned elements of each execution with pins that pinned any (the nudged ones, as nothing flips)
+    spy = verification_module._Pinner.run
 
-    def recording(executable, branches, masks, sources):
-        if "decomposed" not in executable.skeleton.graph.name:
-            pins.append({name: int(mask.sum()) for name, mask in masks.items()})
-        return spy(executable, branches, masks, sources)
+    def recording(pinner, feeds, outputs):
+        run = spy(pinner, feeds, outputs)
+        if run.pins:
+            pins.append(run.pins)
+        return run
 
-    monkeypatch.setattr(verification_module, "_with_pins", recording)
+    monkeypatch.setattr(verification_module._Pinner, "run", recording)
     check = verify_decomposition(train, after)
     assert check.branch_flips == 0
     assert pins == [{source: 1}] * len(pins) and pins, pins

@@ -9,10 +9,9 @@ decomposed graph; ``traincost cost`` runs it in its one process.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,10 +49,9 @@ _NUDGES = 2
 _SENSITIVITY_FACTOR = 10
 # The largest error allowed end to end, whatever rounding moves a tensor by.
 CAP = 1e-3
-# Bytes of reference tensors fetched per execution of the original graph for the node-by-node check.
-_CHECK_BYTES = 1_000_000_000
-# Rounds of pinning the elements of branching ops that flipped (each can let ops downstream flip).
-_PIN_ROUNDS = 8
+# Bytes of reference tensors fetched per execution of the original graph for the node-by-node check: GPT-2 124M's
+# composite nodes read 3.9 GB, fetched in one execution (peak 6.8 GB; 1 GB per execution took five, 45 s more).
+_CHECK_BYTES = 4_000_000_000
 # Ops whose outputs are sums of products (a convolution's dX, dW, dB). Float32 rounds a sum relative
 # to the sum of its terms' absolute values, not to the sum: the bias gradient of a convolution
 # followed by training-mode BatchNorm is 0 exactly, and about one ulp of Σ|dY| in float32, in ONNX
@@ -92,7 +90,8 @@ class DecompositionCheck:
             replacement runs on the very tensors the original node read.
         tensors: the end-to-end comparison of the loss, every gradient and every updated parameter.
         branch_flips: elements of ReLU, LeakyReLU and MaxPool outputs and Clip inputs that took another
-            branch in the rewritten graph because their input was within rounding of a kink.
+            branch in the rewritten graph because their input was within rounding of a kink (each told
+            after the pins of the flips upstream of it).
         pinned: branching ops with elements of their input the rewritten graph read from the original
             graph for the gradients to follow the same branches (0 when no element flipped).
     """
@@ -173,12 +172,14 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
 
     A ReLU, max-pool or Clip (ReLU6) element whose input lies within rounding of a kink may take another
     branch in ``after`` (ImageNet-sized CNNs have about one per image), and the gradients jump there,
-    which says nothing about the rewrite. The loss is compared as run; for the gradients and updated
-    tensors, each element that flipped is pinned: the op (and a Clip's gradient, which compares the
-    input with the bounds) reads that element of its input from ``before``, every other element as
-    ``after`` computed it, until no element flips (a max-pool that flipped has its whole input
-    pinned). Errors are relative to a tensor's largest value, or for a ConvGrad output to its
-    largest sum of absolute products if that is larger.
+    which says nothing about the rewrite. ``after`` runs with each element that flips pinned: the op
+    (and a Clip's gradient, which compares the input with the bounds) reads that element of its input
+    from ``before``, every other element as ``after`` computes it (a max-pool that flips has its whole
+    input pinned), an element's flip told inside that execution, after the pins upstream of it
+    (``_Pinner``); the loss moves by a rounding where an element flips, the gradients follow the
+    branches ``before`` took. Errors are
+    relative to a tensor's largest value, or for a ConvGrad output to its largest sum of absolute
+    products if that is larger.
 
     Dropout draws a new mask at every execution, so both graphs are checked with every Dropout in
     inference mode (its mask all kept): the same deterministic graph before and after the rewrite.
@@ -195,40 +196,16 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
 
     names = _compared(before)
     branches = _branching(before)
-    expected = original.run(feeds, names + list(branches))
-    actual = rewritten.run(feeds, names + list(branches))
-    errors = {name: max_relative_error(expected[name], actual[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
-    flips = sum(int(np.count_nonzero(mask)) for mask in _flips(expected, actual, branches).values())
-    del actual  # a whole execution's tensors fewer in memory while the others run
-    fetched: dict[str, np.ndarray] = {}
-
-    def reference(sources: list[str]) -> dict[str, np.ndarray]:
-        """The original graph's values of ``sources`` on the unnudged feeds (drawn again when needed)."""
-        missing = [name for name in sources if name not in fetched]
-        if missing:
-            fetched.update(original.run(example_feeds(before, seed=seed, states="random"), missing))
-        return {name: fetched[name] for name in sources}
-
-    pinned = 0
-    if flips:
-        in_after = {name: b for name, b in _branching(after).items() if name in branches}
-        run = _pin_flips(rewritten, feeds, expected, outputs=names, branches=in_after, reference=reference, whole_tensors=True)
-        if run is None:
-            raise GraphError(
-                f"graph {after.graph.name!r}: branching ops still flip after {_PIN_ROUNDS} rounds of pinning the "
-                "elements that took another branch"
-            )
-        values, pinned = run
-        errors |= {
-            name: max_relative_error(expected[name], values[name], magnitude=magnitudes.get(name, 0.0))
-            for name in names
-            if name != LOSS_OUTPUT
-        }
-        del values, run
+    told = [b.source for b in branches.values()] + [b.observed for b in branches.values() if b.kind == "choice"]
+    expected = original.run(feeds, list(dict.fromkeys(names + told)))
+    in_after = {name: b for name, b in _branching(after).items() if name in branches}
+    run = _Pinner(rewritten, in_after, expected).run(feeds, names)
+    errors = {name: max_relative_error(expected[name], run.values[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
+    flips, pinned = run.flips, len(run.pins)
+    del run  # a whole execution's tensors fewer in memory while the others run
     del feeds  # the optimizer states are drawn again for each nudge: one copy of them in memory, not two
-    sensitivity = _sensitivity(
-        original, before, expected, names=names, branches=branches, reference=reference, magnitudes=magnitudes, seed=seed
-    )
+    pinner = _Pinner(original, branches, expected)
+    sensitivity = _sensitivity(pinner, before, expected, names=names, magnitudes=magnitudes, seed=seed)
     tensors = tuple(_judged(name, errors[name], sensitivity[name]) for name in names)
     held = [t for t in tensors if t.held]
     worst = max(held, key=lambda t: t.error, default=None)
@@ -268,31 +245,35 @@ def _check_nodes(
     """The node-by-node check: worst error per rewritten op type, and the magnitudes of sum-of-products outputs.
 
     The composite nodes are taken in slices whose inputs take at most ``_CHECK_BYTES``, fetched in
-    one execution of the part of ``before`` they depend on; each node's reference outputs come from
-    the node itself executed alone on them (the same kernel on the same tensors).
+    one execution of the part of ``before`` they depend on and let go after their last reader in the
+    slice; each node's reference outputs come from the node itself executed alone on them (the same
+    kernel on the same tensors).
     """
     composite = [node for node in before.graph.node if not is_primitive(node)]
     constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
     per_rule: dict[str, float] = {}
     magnitudes: dict[str, float] = {}
     for nodes in progress(_slices(composite, types, constants), desc="checking rewritten nodes", unit="slice"):
-        wanted = sorted({name for node in nodes for name in node.input if name and name not in constants})
-        reference = original.run(feeds, wanted) | constants
-        for node in nodes:
+        last_reader = {name: index for index, node in enumerate(nodes) for name in node.input if name and name not in constants}
+        fetched = original.run(feeds, sorted(last_reader))
+        for index, node in enumerate(nodes):
             make = rewrite_node(node, types, constants)
             outputs = [name for name in node.output if name]
-            inputs = {name: reference[name] for name in node.input if name}
-            reference |= run(_alone(node, before, types), inputs, outputs)
+            inputs = {name: fetched[name] if name in fetched else constants[name] for name in node.input if name}
+            for name in inputs:
+                if last_reader.get(name) == index:
+                    del fetched[name]  # the slice's last reader: one tensor fewer in memory
+            reference = run(_alone(node, before, types), inputs, outputs)
             values = run(_isolated(node, make, types, constants, outputs), inputs, outputs)
             if node.op_type in _SUM_OF_PRODUCTS_OPS:
-                magnitudes |= _magnitudes(node, before, types, reference)
+                magnitudes |= _magnitudes(node, before, types, inputs)
             error = max(
                 max_relative_error(reference[name], values[name], magnitude=magnitudes.get(name, 0.0)) for name in outputs
             )
             if not error <= TOLERANCE:
                 raise GraphError(f"node {node.name!r} ({node.op_type}): its decomposition differs by {error:.2e} (> {TOLERANCE})")
             per_rule[node.op_type] = max(per_rule.get(node.op_type, 0.0), error)
-        del reference
+            del inputs, reference, values
     return per_rule, magnitudes
 
 
@@ -346,19 +327,22 @@ class _Branching:
         source: its input, the tensor pinned when an element flips.
         observed: the tensor whose values tell the branch: a ReLU's output (its gradient reads the
             output), a MaxPool's indices, a Clip's input (its gradient compares the input with the bounds).
-        classify: the branch per element of ``observed``.
-        elementwise: each element of ``observed`` depends on the same element of ``source`` alone (not
-            MaxPool), so a flipped element can be pinned alone.
+        kind: how ``observed`` tells the branch: ``"sign"`` (ReLU, LeakyReLU: positive or not), ``"choice"``
+            (MaxPool: the chosen index, not elementwise: a flipped choice pins the whole input) or
+            ``"bounds"`` (Clip: below ``low``, within, above ``high``).
         readers: the nodes that read ``source`` for the op or its gradient: the op, and for a Clip every
             node reading its input (the gradient's comparisons with the bounds).
+        low: a Clip's lower bound (None: none).
+        high: a Clip's upper bound (None: none).
     """
 
     node: str
     source: str
     observed: str
-    classify: Callable[[np.ndarray], np.ndarray]
-    elementwise: bool
+    kind: str
     readers: frozenset[str]
+    low: float | None = None
+    high: float | None = None
 
 
 def _branching(model: onnx.ModelProto) -> dict[str, _Branching]:
@@ -369,7 +353,7 @@ def _branching(model: onnx.ModelProto) -> dict[str, _Branching]:
     index output); Clip: below the lower bound, within the bounds (both included, as in ONNX Runtime's
     gradient, which passes dY where min <= X <= max) or above the upper bound, told from the input, since
     an input exactly at a bound and one a rounding above it give the same output but not the same
-    gradient. A Clip with bounds computed at run time is left out.
+    gradient. A Clip with bounds computed at run time, or with none, is left out.
     """
     constants = initializer_map(model.graph) | {
         node.output[0]: numpy_helper.to_array(node.attribute[0].t)
@@ -383,139 +367,200 @@ def _branching(model: onnx.ModelProto) -> dict[str, _Branching]:
     branches: dict[str, _Branching] = {}
     for node in model.graph.node:
         source = node.input[0] if node.input else ""
+        op = {"node": node.name, "source": source}
         if node.op_type in ("Relu", "LeakyRelu"):
-            observed, classify, elementwise, gradient = node.output[0], _positive, True, set()
+            branch = _Branching(**op, observed=node.output[0], kind="sign", readers=frozenset({node.name}))
         elif node.op_type == "MaxPool" and node.output[-1]:
-            observed, classify, elementwise, gradient = node.output[-1], _values, False, set()
+            branch = _Branching(**op, observed=node.output[-1], kind="choice", readers=frozenset({node.name}))
         elif node.op_type == "Clip":
             bounds = [node.input[i] if len(node.input) > i else "" for i in (1, 2)]
-            if not all(not name or name in constants for name in bounds):
+            if not any(bounds) or not all(not name or name in constants for name in bounds):
                 continue
             low, high = (float(constants[name]) if name else None for name in bounds)
-            observed, elementwise, gradient = source, True, readers[source]
-            classify = functools.partial(_clip_region, low=low, high=high)
+            branch = _Branching(**op, observed=source, kind="bounds", readers=frozenset(readers[source]), low=low, high=high)
         else:
             continue
-        branches[observed] = _Branching(
-            node=node.name,
-            source=source,
-            observed=observed,
-            classify=classify,
-            elementwise=elementwise,
-            readers=frozenset({node.name} | gradient),
-        )
+        branches[branch.observed] = branch
     return branches
 
 
-def _flips(
-    expected: dict[str, np.ndarray], actual: dict[str, np.ndarray], branches: dict[str, _Branching]
-) -> dict[str, np.ndarray]:
-    """Per branching op that flipped (by its ``observed`` tensor): the elements that took another branch in
-    ``actual`` than in ``expected``."""
-    flips = {n: b.classify(expected[n]) != b.classify(actual[n]) for n, b in branches.items()}
-    return {n: mask for n, mask in flips.items() if mask.any()}
+@dataclass(frozen=True, slots=True)
+class _Pinned:
+    """One execution with every branch pinned (``_Pinner.run``).
 
-
-def _pin_flips(
-    executable: Executable,
-    feeds: dict[str, np.ndarray],
-    expected: dict[str, np.ndarray],
-    *,
-    outputs: list[str],
-    branches: dict[str, _Branching],
-    reference: Callable[[list[str]], dict[str, np.ndarray]],
-    whole_tensors: bool,
-) -> tuple[dict[str, np.ndarray], int] | None:
-    """``outputs`` of ``executable`` on ``feeds`` with every branch taken as in ``expected``, and how many ops
-    had to be pinned for it.
-
-    Where an element of a branching op took another branch, the op (and, for a Clip, its gradient) reads
-    that element of its input from ``reference`` (the original graph's values of the given tensors on
-    the unperturbed feeds) and every other element as computed: the graph stays consistent with
-    itself everywhere else (pinning a whole tensor of a rewritten graph would pair its own BatchNorm
-    statistics with the original's activations, a mismatch that its gradients' cancelling sums
-    amplify). A MaxPool that flipped has its whole input pinned if ``whole_tensors``; else, and
-    when flips remain after ``_PIN_ROUNDS`` rounds (pinning one op can let another downstream flip),
-    None.
+    Attributes:
+        values: the tensors asked for.
+        flips: elements of the branching ops that took another branch than in the reference (a max-pool's
+            chosen indices), each told after the pins upstream of it.
+        pins: per source with pinned elements, how many were read from the reference (all of a max-pool's
+            input where its choice flipped).
+        whole: some max-pool's choice flipped, so its whole input was read from the reference.
     """
-    observed = list(branches)
-    values = executable.run(feeds, outputs + observed)
-    masks: dict[str, np.ndarray] = {}  # pinned source → its pinned elements
-    sources: dict[str, np.ndarray] = {}
-    for _ in range(_PIN_ROUNDS):
-        # A pinned element reads the reference value: what a Clip's input (its observed tensor) still shows there
-        # is not what the Clip and its gradient read.
-        flips = {
-            name: mask & ~masks[branches[name].source] if branches[name].elementwise and branches[name].source in masks else mask
-            for name, mask in _flips(expected, values, branches).items()
-        }
-        flips = {name: mask for name, mask in flips.items() if mask.any()}
-        if not flips:
-            return {name: values[name] for name in outputs}, len(masks)
-        if not whole_tensors and not all(branches[n].elementwise for n in flips):
-            return None
-        wanted = [branches[n].source for n in flips if branches[n].source not in sources]
-        sources |= reference(list(dict.fromkeys(wanted)))
-        for name, flipped in flips.items():
-            source = branches[name].source
-            mask = flipped if branches[name].elementwise else np.ones(sources[source].shape, dtype=bool)
-            masks[source] = masks[source] | mask if source in masks else mask
-        pinned, pinned_feeds = _with_pins(executable, branches, masks, sources)
-        values = pinned.run(feeds | pinned_feeds, outputs + observed)
-        del pinned, pinned_feeds
-    return None
+
+    values: dict[str, np.ndarray]
+    flips: int
+    pins: dict[str, int]
+    whole: bool
 
 
-def _with_pins(
-    executable: Executable, branches: dict[str, _Branching], masks: dict[str, np.ndarray], sources: dict[str, np.ndarray]
-) -> tuple[Executable, dict[str, np.ndarray]]:
-    """A copy of ``executable`` in which the readers of each pinned source (a key of ``masks``) read
-    ``Where(mask, reference value, source)``, and the feeds of those masks and reference values."""
-    model = onnx.ModelProto()
-    model.CopyFrom(executable.skeleton)
-    readers: dict[str, set[str]] = {}
-    for branch in branches.values():
-        if branch.source in masks:
-            readers.setdefault(branch.source, set()).update(branch.readers)
-    nodes: list[onnx.NodeProto] = []
-    feeds: dict[str, np.ndarray] = {}
-    for node in model.graph.node:
-        for index, source in enumerate(node.input):
-            if source not in readers or node.name not in readers[source]:
-                continue
-            mask, value, pinned = f"{source}.pin_mask", f"{source}.pin_value", f"{source}.pinned"
-            if mask not in feeds:
-                feeds[mask], feeds[value] = masks[source], sources[source]
-                nodes.append(helper.make_node("Where", [mask, value, source], [pinned], name=f"{source}/pin"))
-            node.input[index] = pinned
-        nodes.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    for name, array in feeds.items():
-        model.graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape))
-    return Executable(model, weights=executable.weights), feeds
+class _Pinner:
+    """A graph executed with every branch taken as in a reference execution of the original graph.
+
+    Each branching op (and, for a Clip, its gradient) reads its input through a ``Where``: an element whose
+    branch differs from the reference's, told (``_Branching.kind``) from the values this very
+    execution computed, is read from the reference (the original graph's value on the unperturbed feeds),
+    every other element as computed, so the graph stays consistent with itself everywhere else (pinning a
+    whole tensor of a rewritten graph would pair its own BatchNorm statistics with the original's
+    activations, a mismatch that its gradients' cancelling sums amplify). A max-pool whose choice differs
+    anywhere reads its whole input from the reference. The masks are computed inside the graph, op after
+    op, so an op downstream of a pinned one is judged on the pinned values: one execution takes every
+    branch as the reference did, wherever the pins upstream move the ops after them.
+    """
+
+    __slots__ = ("_executable", "_feeds", "_counts", "_wholes")
+
+    def __init__(self, executable: Executable, branches: dict[str, _Branching], reference: dict[str, np.ndarray]) -> None:
+        """Args:
+        executable: the graph to execute.
+        branches: its branching ops (``_branching`` of its model).
+        reference: the reference execution's values of every branch's source and observed tensor.
+        """
+        model = onnx.ModelProto()
+        model.CopyFrom(executable.skeleton)
+        by_source: dict[str, list[_Branching]] = {}
+        for branch in branches.values():
+            by_source.setdefault(branch.source, []).append(branch)
+        ops = {node.name: node for node in model.graph.node}
+        self._feeds: dict[str, np.ndarray] = {}
+        self._counts: dict[str, tuple[str, str]] = {}  # source → the names of its counts of pinned and flipped elements
+        self._wholes: list[str] = []  # per max-pool: the name of its flag "its choice flipped"
+        pins = {source: self._pin(source, group, ops, reference) for source, group in by_source.items()}
+        nodes: list[onnx.NodeProto] = []
+        for node in model.graph.node:
+            for index, name in enumerate(node.input):
+                if name in pins and any(node.name in b.readers for b in by_source[name]):
+                    pinning, pinned = pins[name]
+                    nodes += pinning  # before the first reader, after the source's writer
+                    pinning.clear()
+                    node.input[index] = pinned
+            nodes.append(node)
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+        model.graph.input.extend(
+            helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape)
+            for name, array in self._feeds.items()
+        )
+        self._executable = Executable(model, weights=executable.weights)
+
+    def run(self, feeds: dict[str, np.ndarray], outputs: list[str]) -> _Pinned:
+        """``outputs`` of the graph on ``feeds`` with every branch pinned."""
+        counts = [name for pair in self._counts.values() for name in pair]
+        values = self._executable.run(feeds | self._feeds, list(dict.fromkeys(outputs + counts + self._wholes)))
+        pins = {source: int(values[pinned]) for source, (pinned, _) in self._counts.items() if int(values[pinned])}
+        return _Pinned(
+            values={name: values[name] for name in outputs},
+            flips=sum(int(values[flipped]) for _, flipped in self._counts.values()),
+            pins=pins,
+            whole=any(bool(values[flag]) for flag in self._wholes),
+        )
+
+    def _pin(
+        self, source: str, group: list[_Branching], ops: dict[str, onnx.NodeProto], reference: dict[str, np.ndarray]
+    ) -> tuple[list[onnx.NodeProto], str]:
+        """The nodes that compute ``source`` pinned for the branching ops of ``group`` and count its flipped and
+        pinned elements, and the pinned tensor's name."""
+        value = self._feed(f"{source}.pin_value", reference[source])
+        graph = _Nodes(f"{source}.pin")
+
+        def count(mask: str) -> str:
+            return graph.node("ReduceSum", [graph.node("Cast", [mask], to=onnx.TensorProto.INT64)], keepdims=0)
+
+        masks: list[str] = []  # per branch: where its input is pinned (a max-pool's: one flag for all of it)
+        flips: list[str] = []  # per branch: how many elements took another branch
+        for k, branch in enumerate(group):
+            op = ops[branch.node]
+            if branch.kind == "choice":
+                observed = self._feed(f"{source}.pin{k}_observed", reference[branch.observed])
+                outputs = graph.copy(op, [source], outputs=len(op.output))
+                changed = graph.node("Not", [graph.node("Equal", [outputs[-1], observed])])
+                flips.append(count(changed))
+                whole = graph.node("Greater", [flips[-1], graph.node("Constant", [], value=numpy_helper.from_array(np.int64(0)))])
+                self._wholes.append(whole)
+                masks.append(whole)
+            else:
+                tests = zip(_tests(graph, op, branch, source), _tests(graph, op, branch, value), strict=True)
+                masks.append(graph.fold("Or", [graph.node("Xor", [now, then]) for now, then in tests]))
+                flips.append(count(masks[-1]))
+        mask, flipped = graph.fold("Or", masks), graph.fold("Add", flips)
+        pinned = graph.node("Where", [mask, value, source])
+        shape = self._feed(f"{source}.pin_shape", np.array(reference[source].shape, dtype=np.int64))
+        self._counts[source] = (count(graph.node("Expand", [mask, shape])), flipped)
+        return graph.nodes, pinned
+
+    def _feed(self, name: str, array: np.ndarray) -> str:
+        self._feeds[name] = array
+        return name
+
+
+class _Nodes:
+    """Nodes appended one after another, each output named after ``prefix`` and a counter."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.nodes: list[onnx.NodeProto] = []
+
+    def node(self, op_type: str, inputs: list[str], **attributes: object) -> str:
+        """Append a node of one output; returns the output's name."""
+        return self.copy(helper.make_node(op_type, [], [], **attributes), inputs, outputs=1)[0]
+
+    def fold(self, op_type: str, inputs: list[str]) -> str:
+        """``inputs`` combined pairwise by a binary op (``Or``, ``Add``); the one input if there is one."""
+        folded = inputs[0]
+        for other in inputs[1:]:
+            folded = self.node(op_type, [folded, other])
+        return folded
+
+    def copy(self, op: onnx.NodeProto, inputs: list[str], *, outputs: int) -> list[str]:
+        """Append a node of ``op``'s type, domain and attributes reading ``inputs``; returns its outputs' names."""
+        index = len(self.nodes)
+        names = [f"{self.prefix}{index}.{i}" for i in range(outputs)]
+        node = helper.make_node(op.op_type, inputs, names, name=f"{self.prefix}{index}", domain=op.domain)
+        node.attribute.extend(op.attribute)
+        self.nodes.append(node)
+        return names
+
+
+def _tests(graph: _Nodes, op: onnx.NodeProto, branch: _Branching, tensor: str) -> list[str]:
+    """Booleans per element of ``tensor`` read as the source of the elementwise ``branch`` (of node ``op``) that
+    together tell its branch: a ReLU's or LeakyReLU's output is positive; a Clip's input is below its lower
+    bound, above its upper bound."""
+    def constant(value: float) -> str:
+        return graph.node("Constant", [], value=numpy_helper.from_array(np.float32(value)))
+
+    if branch.kind == "sign":
+        (output,) = graph.copy(op, [tensor], outputs=1)
+        return [graph.node("Greater", [output, constant(0.0)])]
+    bounds = ((branch.low, "Less"), (branch.high, "Greater"))
+    return [graph.node(compare, [tensor, constant(bound)]) for bound, compare in bounds if bound is not None]
 
 
 def _sensitivity(
-    original: Executable,
+    pinner: _Pinner,
     before: onnx.ModelProto,
     expected: dict[str, np.ndarray],
     *,
     names: list[str],
-    branches: dict[str, _Branching],
-    reference: Callable[[list[str]], dict[str, np.ndarray]],
     magnitudes: dict[str, float],
     seed: int,
 ) -> dict[str, float]:
-    """How far float32 rounding moves each of ``names`` in ``expected``, the values of ``original`` (the graph
-    ``before``) on the feeds ``example_feeds(before, seed=seed, states="random")``.
+    """How far float32 rounding moves each of ``names`` in ``expected``, the values of the graph ``before`` on the
+    feeds ``example_feeds(before, seed=seed, states="random")``, executed by ``pinner``.
 
     The largest relative change over ``_NUDGES`` executions on nudged feeds, each drawn again and nudged
     in place (GPT-2 124M's Adam states take 1 GB). Where a ReLU, LeakyReLU or Clip element took
     another branch, its gradients jump at the kink, by far more than rounding moves them elsewhere: the
-    element's input is read from the unnudged execution (``_pin_flips``), the rest of the tensor
-    nudged. An execution in which a max-pool element took another branch, or that still flips after
-    ``_PIN_ROUNDS`` rounds, is left out. 0 if every execution was left out.
+    element's input is read from the unnudged execution (``pinner``), the rest of the tensor nudged. An
+    execution in which a max-pool's choice flipped is left out. 0 if every execution was left out.
     """
     rng = np.random.default_rng(seed)
     sensitivity = dict.fromkeys(names, 0.0)
@@ -523,15 +568,14 @@ def _sensitivity(
         feeds = example_feeds(before, seed=seed, states="random")
         for value in feeds.values():
             _nudge(value, rng)
-        run = _pin_flips(original, feeds, expected, outputs=names, branches=branches, reference=reference, whole_tensors=False)
+        run = pinner.run(feeds, names)
         del feeds
-        if run is None:
+        if run.whole:
             continue
-        nudged, _ = run
         for name in names:
-            change = max_relative_error(expected[name], nudged[name], magnitude=magnitudes.get(name, 0.0))
+            change = max_relative_error(expected[name], run.values[name], magnitude=magnitudes.get(name, 0.0))
             sensitivity[name] = max(sensitivity[name], change)
-        del nudged, run
+        del run
     return sensitivity
 
 
@@ -540,24 +584,6 @@ def _nudge(value: np.ndarray, rng: np.random.Generator) -> None:
     are left as they are."""
     if np.issubdtype(value.dtype, np.floating):
         value *= rng.choice(np.array([1 - _NUDGE, 1 + _NUDGE], dtype=value.dtype), size=value.shape)
-
-
-def _positive(values: np.ndarray) -> np.ndarray:
-    return values > 0
-
-
-def _values(values: np.ndarray) -> np.ndarray:
-    return values
-
-
-def _clip_region(values: np.ndarray, *, low: float | None, high: float | None) -> np.ndarray:
-    """Per element of a Clip's input: 0 below ``low``, 2 above ``high``, 1 within (both bounds included)."""
-    region = np.ones(values.shape, dtype=np.int8)
-    if low is not None:
-        region[values < low] = 0
-    if high is not None:
-        region[values > high] = 2
-    return region
 
 
 def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType]) -> onnx.ModelProto:
