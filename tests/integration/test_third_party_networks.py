@@ -1,7 +1,8 @@
 """Networks no one here wrote (torchvision, timm, torch.nn.TransformerEncoder) through the whole chain.
 
 For each: the ONNX export equals torch (checked inside ``export_model``); one SGD step run in ONNX
-Runtime equals one ``torch.optim.SGD`` step (1e-4); the decomposition into standard ops is verified
+Runtime equals the same step of torch in float64 (1e-4, or twice as far as torch's own float32 step lies
+from it where rounding moves that further); the decomposition into standard ops is verified
 by execution; the forward MACs of the lowered Workload equal torch's own count (its FLOP counter, two
 FLOPs per MAC); the weights, gradients and optimizer states equal torch's and the saved activations
 are within 10 % of torch's ``saved_tensors_hooks`` measurement (``memory.compare.TOLERANCES``); and
@@ -13,6 +14,7 @@ the default suite, the others with ``-m slow``.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +45,24 @@ REPO = Path(__file__).resolve().parents[2]
 BATCH, LR = 2, 0.1
 
 
-def _torch_sgd_step(name: str) -> tuple[dict[str, np.ndarray], int, set[str]]:
-    """Parameters after one torch.optim.SGD step from the export's weights and batch, torch's forward
-    MACs, and the parameters whose gradient is 0 in exact arithmetic (below 1e-9 of the largest in float64)."""
+@dataclass(frozen=True)
+class _TorchStep:
+    """One torch.optim.SGD step from the export's weights and batch.
+
+    Attributes:
+        float32: the loss and every parameter after the step, as torch computes them in float32.
+        float64: every parameter after the same step computed in float64 (the reference rounding hardly moves).
+        forward_macs: torch's count of the forward pass's MACs.
+        zero_gradient: the parameters whose gradient is 0 in exact arithmetic (below 1e-9 of the largest in float64).
+    """
+
+    float32: dict[str, np.ndarray]
+    float64: dict[str, np.ndarray]
+    forward_macs: int
+    zero_gradient: set[str]
+
+
+def _torch_sgd_step(name: str) -> _TorchStep:
     torch.manual_seed(0)
     model = models.build_model(name)
     model.train()
@@ -59,9 +76,11 @@ def _torch_sgd_step(name: str) -> tuple[dict[str, np.ndarray], int, set[str]]:
     largest = max(float(p.grad.abs().max()) for p in exact.parameters())
     zero = {n for n, p in exact.named_parameters() if float(p.grad.abs().max()) <= 1e-9 * largest}
     torch.optim.SGD(model.parameters(), lr=LR).step()
+    torch.optim.SGD(exact.parameters(), lr=LR).step()
     values = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
     values["loss"] = loss.detach().numpy()
-    return values, counter.get_total_flops() // 2, zero
+    reference = {n: p.detach().numpy().copy() for n, p in exact.named_parameters()}
+    return _TorchStep(values, reference, counter.get_total_flops() // 2, zero)
 
 
 def _initial(graph: onnx.ModelProto, name: str) -> np.ndarray:
@@ -75,20 +94,25 @@ def test_a_third_party_network_goes_through_the_whole_chain(name: str, monkeypat
     register(monkeypatch, NETWORKS[name])
     train = build_train_step(export_model(name, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=LR))
     outputs = run(train, example_feeds(train, seed=0, states="zeros"))
-    expected, torch_macs, zero_gradient = _torch_sgd_step(name)
+    step = _torch_sgd_step(name)
+    expected = step.float32
     assert max_relative_error(expected["loss"], outputs["loss"]) < 1e-5
     params = [p for p in expected if p != "loss"]
     largest_step = max(float(np.max(np.abs(expected[p] - _initial(train, p)))) for p in params)
     for param in params:
-        if param in zero_gradient:
+        if param in step.zero_gradient:
             # 0 in exact arithmetic (a bias before BatchNorm, or a BatchNorm's shift followed by a linear
             # layer and another BatchNorm, as MobileNetV2's projections): float32 leaves rounding noise,
             # different in each run. The parameter must stay put, up to 0.1 % of the largest step taken.
             moved = float(np.max(np.abs(outputs[f"{param}.updated"] - _initial(train, param))))
             assert moved < 1e-3 * largest_step, (param, moved, largest_step)
             continue
-        error = max_relative_error(expected[param], outputs[f"{param}.updated"])
-        assert error < 1e-4, (param, error)
+        # Against the float64 step: two float32 steps each round their own way, and a cancelling sum (the bias
+        # gradient of a BatchNorm over a batch of 2) puts torch's float32 step up to 8e-5 from the float64 one and
+        # ours as far on the other side, so comparing the two float32 steps sits at the edge of 1e-4.
+        error = max_relative_error(step.float64[param], outputs[f"{param}.updated"])
+        rounding = max_relative_error(step.float64[param], expected[param])
+        assert error < max(1e-4, 2 * rounding), (param, error, rounding)
 
     after = decompose(train)
     assert all(is_primitive(node) for node in after.graph.node)
@@ -96,7 +120,7 @@ def test_a_third_party_network_goes_through_the_whole_chain(name: str, monkeypat
     assert all(error <= TOLERANCE for error in check.per_rule.values()), check.per_rule
 
     workload = lower(after)
-    assert workload.forward_macs == torch_macs
+    assert workload.forward_macs == step.forward_macs
     ours = memory_profile(workload).total_bytes
     measured = measure_torch_memory(name, batch=BATCH, optimizer=OptimizerSpec(kind="sgd", lr=LR), seed=0)
     for category, tolerance in TOLERANCES.items():
