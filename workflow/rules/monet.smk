@@ -22,7 +22,7 @@ rule measure_memory:
         options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
         optimizer=optimizer_flags,
         seed=config["seed"],
-    threads: workflow.cores
+    threads: 1  # torch on more threads: 1.1 cores used of 2 in the full run of 26 November 2026
     resources:
         mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: common.smk
         runtime=7,  # minutes; full run: longest job 42 s
@@ -277,7 +277,9 @@ rule fuse:
         time_limit=lambda w: fusion("time_limit_s", 60),
         seed=config["seed"],
         resident=monet_resident_flag,
-    threads: workflow.cores
+    # CP-SAT solves on 2 workers, but for 0.02-0.04 s of a job's 1-2 s: the job is one core's work, and a job of 2
+    # threads waits for both cores to be free, which on 2 cores comes only when nothing else is ready
+    threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # full run: peak 185 MB
         runtime=6,  # minutes; full run: longest job 6 s
@@ -467,7 +469,11 @@ rule checkpoint_nsga:
         tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
         seed=config["seed"],
         resident=monet_resident_flag,
-    threads: 2  # worker processes evaluating each generation
+    # One process: with 2 worker processes it used 1.66 of its 2 cores (the NSGA-II operators run between the
+    # generations' evaluations), and as a job of 2 threads it could only start once nothing else was ready: the last
+    # 258 s of the full run on 2 cores. On one thread, and first among the ready jobs, it runs beside the others.
+    threads: 1
+    priority: 10
     resources:
         mem_mb=job_mem_mb(1900),  # peak 1,259 MB on the quick config in CI (main process and 2 workers, RSS summed); full run 610 MB
         runtime=46,  # minutes; full run: longest job 1,225 s
