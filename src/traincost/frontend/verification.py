@@ -192,12 +192,10 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     types = tensor_types(before.graph)
     original = Executable(before)
     rewritten = Executable(after, weights=original.weights)
-    per_rule, magnitudes = _check_nodes(before, original, feeds, types)
-
     names = _compared(before)
     branches = _branching(before)
     told = [b.source for b in branches.values()] + [b.observed for b in branches.values() if b.kind == "choice"]
-    expected = original.run(feeds, list(dict.fromkeys(names + told)))
+    per_rule, magnitudes, expected = _check_nodes(before, original, feeds, types, also=list(dict.fromkeys(names + told)))
     in_after = {name: b for name, b in _branching(after).items() if name in branches}
     run = _Pinner(rewritten, in_after, expected).run(feeds, names)
     errors = {name: max_relative_error(expected[name], run.values[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
@@ -240,9 +238,15 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
 
 
 def _check_nodes(
-    before: onnx.ModelProto, original: Executable, feeds: dict[str, np.ndarray], types: dict[str, TensorType]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """The node-by-node check: worst error per rewritten op type, and the magnitudes of sum-of-products outputs.
+    before: onnx.ModelProto,
+    original: Executable,
+    feeds: dict[str, np.ndarray],
+    types: dict[str, TensorType],
+    *,
+    also: list[str],
+) -> tuple[dict[str, float], dict[str, float], dict[str, np.ndarray]]:
+    """The node-by-node check: worst error per rewritten op type, the magnitudes of sum-of-products outputs,
+    and the values of the tensors ``also`` (the end-to-end comparison's), fetched in the same execution.
 
     The composite nodes are taken in slices whose inputs take at most ``_CHECK_BYTES``, fetched in
     one execution of the part of ``before`` they depend on and let go after their last reader in the
@@ -253,9 +257,11 @@ def _check_nodes(
     constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
     per_rule: dict[str, float] = {}
     magnitudes: dict[str, float] = {}
+    kept: dict[str, np.ndarray] = {}
     for nodes in progress(_slices(composite, types, constants), desc="checking rewritten nodes", unit="slice"):
         last_reader = {name: index for index, node in enumerate(nodes) for name in node.input if name and name not in constants}
-        fetched = original.run(feeds, sorted(last_reader))
+        fetched = original.run(feeds, list(dict.fromkeys(sorted(last_reader) + (also if not kept else []))))
+        kept = kept or {name: fetched[name] for name in also}
         for index, node in enumerate(nodes):
             make = rewrite_node(node, types, constants)
             outputs = [name for name in node.output if name]
@@ -274,7 +280,7 @@ def _check_nodes(
                 raise GraphError(f"node {node.name!r} ({node.op_type}): its decomposition differs by {error:.2e} (> {TOLERANCE})")
             per_rule[node.op_type] = max(per_rule.get(node.op_type, 0.0), error)
             del inputs, reference, values
-    return per_rule, magnitudes
+    return per_rule, magnitudes, kept or original.run(feeds, also)
 
 
 def _slices(
