@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -89,6 +90,7 @@ def _corrupt(tables: dict[str, pd.DataFrame], how: tuple[Any, ...]) -> None:
             frame.at[row, column] = "sideways"
 
 
+@pytest.mark.slow  # 250 examples: 25 s
 @FUZZ
 @given(how=st.lists(corruption, min_size=1, max_size=3))
 def test_a_corrupted_workload_is_refused_or_costed_finitely(how: list[tuple[Any, ...]], tmp_path: Path) -> None:
@@ -136,6 +138,7 @@ text_edit = st.sampled_from(
 )
 
 
+@pytest.mark.slow  # 250 examples: 25 s
 @FUZZ
 @given(
     edits=st.lists(st.tuples(st.sampled_from(PATHS), hardware_value), min_size=1, max_size=3),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 import yaml
 
 from tests.integration.test_workflow import REPO, _config
@@ -49,6 +50,7 @@ def _wait_for(condition: Callable[[], bool], what: str, process: subprocess.Pope
         time.sleep(0.02)
 
 
+@pytest.mark.slow  # a Snakemake run killed and resumed: 27 s
 def test_a_killed_sharded_sweep_resumes_without_recomputing_finished_shards(tiny_gpt2: Path, tmp_path: Path) -> None:
     for name in CHAIN_FILES:  # copy2 keeps the mtimes, so the chain stays up to date
         target = tmp_path / "results" / name.format(w="first")
