@@ -32,6 +32,7 @@ rule export:
         model=model_flags,
         batch=lambda w: workload(w)["batch"],
         seed=config["seed"],
+    priority: checkpoint_first
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
@@ -54,6 +55,7 @@ rule train_graph:
     params:
         optimizer=optimizer_flags,
         seed=config["seed"],
+    priority: checkpoint_first
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: common.smk
@@ -76,6 +78,7 @@ rule decompose:
         histogram="results/graphs/{workload}/op_histogram.parquet",
     params:
         seed=config["seed"],
+    priority: checkpoint_first
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("decompose", 1200),  # peak 765 MB: ResNet-50 with Adam, alone; larger models: common.smk
@@ -122,6 +125,7 @@ rule lower:
     output:
         ops="results/workloads/{workload}/ops.parquet",
         tensors="results/workloads/{workload}/tensors.parquet",
+    priority: checkpoint_first
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("lower", 900),  # peak 562 MB: ResNet-50; larger models: common.smk
