@@ -219,12 +219,16 @@ FRONTEND_PEAK_MB = {
 }
 
 
+# The priority of the jobs Snakemake should start first among those ready (others have 0).
+FIRST = 10
+
+
 def checkpoint_first(wildcards):
     """A front-end job's priority: the workload of MONET's checkpointing study (Figures 11 and 12) first, so that its
     NSGA-II (checkpoint_nsga, the longest job of one thread) starts minutes into the run and runs beside the others
     instead of holding the end of it (the full run of 26 November 2026 lowered ResNet-18 with Adam 11.5 minutes in)."""
     study = config.get("monet_checkpoint") or {}
-    return 10 if wildcards.workload == study.get("workload") else 0
+    return FIRST if wildcards.workload == study.get("workload") else 0
 
 
 def model_flags(wildcards):

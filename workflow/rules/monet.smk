@@ -473,7 +473,7 @@ rule checkpoint_nsga:
     # generations' evaluations), and as a job of 2 threads it could only start once nothing else was ready: the last
     # 258 s of the full run on 2 cores. On one thread, and first among the ready jobs, it runs beside the others.
     threads: 1
-    priority: 10
+    priority: FIRST
     resources:
         mem_mb=job_mem_mb(1900),  # peak 1,259 MB on the quick config in CI (main process and 2 workers, RSS summed); full run 610 MB
         runtime=46,  # minutes; full run: longest job 1,225 s

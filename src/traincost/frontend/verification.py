@@ -177,9 +177,8 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     from ``before``, every other element as ``after`` computes it (a max-pool that flips has its whole
     input pinned), an element's flip told inside that execution, after the pins upstream of it
     (``_Pinner``); the loss moves by a rounding where an element flips, the gradients follow the
-    branches ``before`` took. Errors are
-    relative to a tensor's largest value, or for a ConvGrad output to its largest sum of absolute
-    products if that is larger.
+    branches ``before`` took. Errors are relative to a tensor's largest value, or for a ConvGrad output
+    to its largest sum of absolute products if that is larger.
 
     Dropout draws a new mask at every execution, so both graphs are checked with every Dropout in
     inference mode (its mask all kept): the same deterministic graph before and after the rewrite.
@@ -257,11 +256,12 @@ def _check_nodes(
     constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
     per_rule: dict[str, float] = {}
     magnitudes: dict[str, float] = {}
-    kept: dict[str, np.ndarray] = {}
+    kept: dict[str, np.ndarray] | None = None  # the values of ``also``, from the first slice's execution
     for nodes in progress(_slices(composite, types, constants), desc="checking rewritten nodes", unit="slice"):
         last_reader = {name: index for index, node in enumerate(nodes) for name in node.input if name and name not in constants}
-        fetched = original.run(feeds, list(dict.fromkeys(sorted(last_reader) + (also if not kept else []))))
-        kept = kept or {name: fetched[name] for name in also}
+        fetched = original.run(feeds, list(dict.fromkeys(sorted(last_reader) + (also if kept is None else []))))
+        if kept is None:
+            kept = {name: fetched[name] for name in also}
         for index, node in enumerate(nodes):
             make = rewrite_node(node, types, constants)
             outputs = [name for name in node.output if name]
@@ -280,7 +280,7 @@ def _check_nodes(
                 raise GraphError(f"node {node.name!r} ({node.op_type}): its decomposition differs by {error:.2e} (> {TOLERANCE})")
             per_rule[node.op_type] = max(per_rule.get(node.op_type, 0.0), error)
             del inputs, reference, values
-    return per_rule, magnitudes, kept or original.run(feeds, also)
+    return per_rule, magnitudes, kept if kept is not None else original.run(feeds, also)
 
 
 def _slices(
@@ -441,13 +441,15 @@ class _Pinner:
         self._counts: dict[str, tuple[str, str]] = {}  # source → the names of its counts of pinned and flipped elements
         self._wholes: list[str] = []  # per max-pool: the name of its flag "its choice flipped"
         pins = {source: self._pin(source, group, ops, reference) for source, group in by_source.items()}
+        placed: set[str] = set()
         nodes: list[onnx.NodeProto] = []
         for node in model.graph.node:
             for index, name in enumerate(node.input):
                 if name in pins and any(node.name in b.readers for b in by_source[name]):
                     pinning, pinned = pins[name]
-                    nodes += pinning  # before the first reader, after the source's writer
-                    pinning.clear()
+                    if name not in placed:  # before the first reader, after the source's writer
+                        nodes += pinning
+                        placed.add(name)
                     node.input[index] = pinned
             nodes.append(node)
         del model.graph.node[:]
@@ -490,7 +492,7 @@ class _Pinner:
                 outputs = graph.copy(op, [source], outputs=len(op.output))
                 changed = graph.node("Not", [graph.node("Equal", [outputs[-1], observed])])
                 flips.append(count(changed))
-                whole = graph.node("Greater", [flips[-1], graph.node("Constant", [], value=numpy_helper.from_array(np.int64(0)))])
+                whole = graph.node("Greater", [flips[-1], graph.constant(np.int64(0))])
                 self._wholes.append(whole)
                 masks.append(whole)
             else:
@@ -519,6 +521,10 @@ class _Nodes:
         """Append a node of one output; returns the output's name."""
         return self.copy(helper.make_node(op_type, [], [], **attributes), inputs, outputs=1)[0]
 
+    def constant(self, value: np.generic) -> str:
+        """Append a scalar constant of ``value``'s type; returns its name."""
+        return self.node("Constant", [], value=numpy_helper.from_array(np.array(value)))
+
     def fold(self, op_type: str, inputs: list[str]) -> str:
         """``inputs`` combined pairwise by a binary op (``Or``, ``Add``); the one input if there is one."""
         folded = inputs[0]
@@ -540,14 +546,11 @@ def _tests(graph: _Nodes, op: onnx.NodeProto, branch: _Branching, tensor: str) -
     """Booleans per element of ``tensor`` read as the source of the elementwise ``branch`` (of node ``op``) that
     together tell its branch: a ReLU's or LeakyReLU's output is positive; a Clip's input is below its lower
     bound, above its upper bound."""
-    def constant(value: float) -> str:
-        return graph.node("Constant", [], value=numpy_helper.from_array(np.float32(value)))
-
     if branch.kind == "sign":
         (output,) = graph.copy(op, [tensor], outputs=1)
-        return [graph.node("Greater", [output, constant(0.0)])]
+        return [graph.node("Greater", [output, graph.constant(np.float32(0.0))])]
     bounds = ((branch.low, "Less"), (branch.high, "Greater"))
-    return [graph.node(compare, [tensor, constant(bound)]) for bound, compare in bounds if bound is not None]
+    return [graph.node(compare, [tensor, graph.constant(np.float32(bound))]) for bound, compare in bounds if bound is not None]
 
 
 def _sensitivity(
