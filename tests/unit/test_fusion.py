@@ -11,7 +11,8 @@ import pytest
 from traincost.cost import op_table
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
-from traincost.optimize.fusion import FusionProblem, candidate_subgraphs, solve_fusion
+from traincost.optimize import fusion
+from traincost.optimize.fusion import FusionParts, FusionProblem, candidate_subgraphs, independent_parts, solve_fusion
 
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
 
@@ -114,6 +115,41 @@ def test_candidates_are_unique_rooted_and_the_cover_optimal() -> None:
         for group in candidates:  # one member reaches all the others along edges inside the group
             assert any(_reach(p, root, set(group)) == set(group) for root in group)
         assert len(solve_fusion(p, max_length=4).subgraphs) == _brute_force(p, 4)
+
+
+def test_a_part_alone_has_the_candidates_it_has_in_the_whole_graph() -> None:
+    # 0 -> 1 -> 2 -> 3 and 0 -> 4 -> 3, 5 -> 6: of nodes {0, 1, 2, 5, 6}, {0, 1, 2} and {5, 6} are apart
+    p = problem([(0, 1), (1, 2), (2, 3), (0, 4), (4, 3), (5, 6)], 7)
+    assert independent_parts(p, [6, 0, 2, 1, 5]) == [[0, 1, 2], [5, 6]]
+    assert independent_parts(p, [0, 2]) == [[0], [2]]  # 1 links them, but it is not among the nodes
+    part = [0, 1, 2]
+    local = p.restricted(part)
+    assert local.n_nodes == 4 and local.successors == (frozenset({1, 3}), frozenset({2}), frozenset({3}), frozenset())
+    alone = {tuple(part[i] for i in g) for g in candidate_subgraphs(local, max_length=4, nodes=range(3))}
+    assert alone == set(candidate_subgraphs(p, max_length=4, nodes=part))
+    assert (0, 1) not in alone and (1, 2) in alone  # 0 also feeds 4 outside: two exits with 1
+
+
+def test_parts_solved_apart_cover_as_well_as_one_solve(monkeypatch) -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        edges = sorted({(int(a), int(b)) for a, b in rng.integers(0, 12, size=(12, 2)) if a < b})
+        p = problem(edges, 12, tiling=list(rng.choice([1, 2, 4, 3], size=12)))
+        nodes = sorted(rng.choice(12, size=9, replace=False).tolist())
+        cover = FusionParts(max_length=4).solve(p, nodes)
+        assert sorted(m for g in cover for m in g) == nodes  # exact
+        valid = set(candidate_subgraphs(p, max_length=4, nodes=nodes))
+        assert all(g in valid for g in cover)
+        assert len(cover) == len(solve_fusion(p, max_length=4, nodes=nodes).subgraphs)  # as few subgraphs
+    # two equal chains apart (same ops, same readers outside): solved once; a reader outside makes another part
+    solves = []
+    monkeypatch.setattr(fusion, "solve_fusion", lambda *a, **k: solves.append(1) or solve_fusion(*a, **k))
+    twins = problem([(0, 1), (1, 2), (3, 4), (4, 5), (4, 6), (5, 6)], 7)
+    parts = FusionParts(max_length=4)
+    assert parts.solve(twins, [0, 1, 3, 4]) == [(0, 1), (3, 4)]
+    assert len(solves) == 1
+    assert parts.solve(twins, [1, 2, 4, 5]) == [(1, 2), (4,), (5,)]  # 4 and 5 both feed 6: two exits
+    assert len(solves) == 3
 
 
 def test_resnet18_training_graph_is_covered(chain) -> None:

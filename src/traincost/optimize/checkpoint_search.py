@@ -26,7 +26,7 @@ from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError, GraphError
 from traincost.hardware.spec import HardwareSpec
 from traincost.optimize.checkpoint import RecomputePlanner, saved_activations, workload_nodes
-from traincost.optimize.fusion import FusionProblem, FusionResult, solve_fusion
+from traincost.optimize.fusion import FusionParts, FusionProblem, FusionResult, solve_fusion
 from traincost.optimize.recompute_table import RecomputeTables, Rewrite
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
@@ -103,8 +103,10 @@ class CheckpointEvaluator:
     MONET does, either over the whole graph (``fusion="full"``) or only where the rewrite changed it
     (``"local"``): the recompute clones, and the base graph's groups that hold an op whose inputs or
     readers changed, are covered again by CP-SAT; every other group keeps the base graph's optimal
-    fusion, which stays valid (its ops, their memory, tiling and exits are unchanged). Results are
-    cached by choice; CP-SAT runs on one worker so the same choice always gets the same fusion.
+    fusion, which stays valid (its ops, their memory, tiling and exits are unchanged). The changed
+    region is covered part by part (``FusionParts``: parts no candidate spans, each solved once however
+    many choices meet it). Results are cached by choice; CP-SAT runs on one worker so the same choice
+    always gets the same fusion.
     """
 
     workload: Workload
@@ -121,12 +123,15 @@ class CheckpointEvaluator:
         self._cache: dict[frozenset[str], dict[str, float]] = {}
         self._tables = RecomputeTables(self.workload, phases=STEP_PHASES["training"])
         self._base_subgraphs = self._solve(self._tables.base).subgraphs if self.fusion == "local" else ()
+        self._parts = FusionParts(max_length=self.fusion_length)
         # a recompute clone costs on its core what the op it clones costs: the base table's costs, taken per row
         self._op_costs = OpCosts.of(self._tables.base, self.hardware, self._plan(()))
 
-    def _solve(self, table: OpTable, nodes: Sequence[int] | None = None) -> FusionResult:
-        problem = FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction)
-        return solve_fusion(problem, max_length=self.fusion_length, time_limit_s=30, workers=1, nodes=nodes)
+    def _problem(self, table: OpTable) -> FusionProblem:
+        return FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction)
+
+    def _solve(self, table: OpTable) -> FusionResult:
+        return solve_fusion(self._problem(table), max_length=self.fusion_length, time_limit_s=30, workers=1)
 
     def fused_groups(self, rewrite: Rewrite) -> tuple[tuple[int, ...], ...]:
         """The fused groups (table positions, more than one op each) of a rewritten table."""
@@ -154,7 +159,7 @@ class CheckpointEvaluator:
                     region.update(rows)
                 else:
                     kept.append(tuple(rows))
-            subgraphs = kept + list(self._solve(rewrite.table, sorted(region)).subgraphs)
+            subgraphs = kept + self._parts.solve(self._problem(rewrite.table), sorted(region))
         return tuple(g for g in subgraphs if len(g) > 1)
 
     def evaluate(self, dropped: Iterable[str]) -> dict[str, float]:

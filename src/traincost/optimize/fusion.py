@@ -36,7 +36,17 @@ from traincost.schedule.fusion_memory import core_capacity_bytes, fused_op_bytes
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops
 
-__all__ = ["FusionProblem", "FusionResult", "candidate_subgraphs", "solve_fusion", "fusion_report", "boundary_bytes", "Objective"]
+__all__ = [
+    "FusionProblem",
+    "FusionResult",
+    "FusionParts",
+    "candidate_subgraphs",
+    "independent_parts",
+    "solve_fusion",
+    "fusion_report",
+    "boundary_bytes",
+    "Objective",
+]
 
 Objective = Literal["subgraphs", "boundary_bytes"]
 _CONVS = ("conv", "conv_dgrad", "conv_wgrad")
@@ -93,6 +103,42 @@ class FusionProblem:
             kind=table.kind,
             tensor_bytes_out=out_bytes,
             tensor_bytes_in=np.array(bytes_in),
+        )
+
+    def restricted(self, nodes: Sequence[int]) -> FusionProblem:
+        """The problem of ``nodes`` alone, renumbered 0..k-1 in their order, plus node k standing for every node
+        outside them: a member with a successor outside has k as successor, so it is an exit. A candidate made of
+        ``nodes`` is valid here exactly when it is valid in the whole problem."""
+        local = {n: i for i, n in enumerate(nodes)}
+        outside = len(nodes)
+        successors = [frozenset(local.get(s, outside) for s in self.successors[n]) for n in nodes]
+        rows = list(nodes)
+
+        def take(values: np.ndarray, filler: object) -> np.ndarray:
+            return np.append(values[rows], np.array([filler], dtype=values.dtype))
+
+        return FusionProblem(
+            n_nodes=outside + 1,
+            successors=(*successors, frozenset()),
+            leaves_graph=take(self.leaves_graph, False),
+            memory_bytes=take(self.memory_bytes, 0.0),
+            core=take(self.core, 0),
+            capacity_bytes=self.capacity_bytes,
+            tiling=take(self.tiling, 1),
+            kind=take(self.kind, ""),
+            tensor_bytes_out=take(self.tensor_bytes_out, 0.0),
+            tensor_bytes_in=take(self.tensor_bytes_in, 0.0),
+        )
+
+    def key(self) -> tuple:
+        """Everything a solve depends on, as a hashable value: equal keys, equal candidates and cover."""
+        arrays = (self.leaves_graph, self.memory_bytes, self.core, self.capacity_bytes, self.tiling, self.kind)
+        return (
+            self.n_nodes,
+            tuple(tuple(sorted(s)) for s in self.successors),
+            *(tuple(a.tolist()) for a in arrays),
+            tuple(self.tensor_bytes_out.tolist()),
+            tuple(self.tensor_bytes_in.tolist()),
         )
 
 
@@ -215,6 +261,56 @@ class _Search:
             return self.impossible
         keep_options = pinned or exits
         return min(len(set().union(*(outside[m] for m in exits if m != keep))) for keep in keep_options)
+
+
+def independent_parts(problem: FusionProblem, nodes: Sequence[int]) -> list[list[int]]:
+    """``nodes`` split into the parts no candidate spans: a candidate is connected by edges between its members,
+    so each lies within one part of the graph that edges between two of ``nodes`` connect. Parts in node order."""
+    chosen = set(nodes)
+    part = {n: n for n in nodes}
+
+    def root(n: int) -> int:
+        while part[n] != n:
+            part[n] = part[part[n]]
+            n = part[n]
+        return n
+
+    for n in nodes:
+        for s in problem.successors[n]:
+            if s in chosen:
+                part[root(s)] = root(n)
+    parts: dict[int, list[int]] = {}
+    for n in sorted(chosen):
+        parts.setdefault(root(n), []).append(n)
+    return list(parts.values())
+
+
+class FusionParts:
+    """Covers of a problem's independent parts (``independent_parts``), each solved alone with CP-SAT and
+    remembered by the part's restricted problem (``FusionProblem.restricted``): a part met again, in this graph
+    or in another with the same ops around it, is not enumerated or solved again. The fewest subgraphs adds up
+    over parts, so optimal covers of the parts make an optimal cover of the nodes; among equally good covers,
+    the one chosen depends only on the part."""
+
+    def __init__(self, *, max_length: int, time_limit_s: float = 30.0) -> None:
+        self.max_length = max_length
+        self.time_limit_s = time_limit_s
+        self._covers: dict[tuple, tuple[tuple[int, ...], ...]] = {}
+
+    def solve(self, problem: FusionProblem, nodes: Sequence[int]) -> list[tuple[int, ...]]:
+        """An optimal cover of ``nodes`` (fewest subgraphs), in positions of ``problem``."""
+        subgraphs = []
+        for part in independent_parts(problem, nodes):
+            local = problem.restricted(part)
+            key = local.key()
+            cover = self._covers.get(key)
+            if cover is None:
+                result = solve_fusion(
+                    local, max_length=self.max_length, time_limit_s=self.time_limit_s, workers=1, nodes=range(len(part))
+                )
+                cover = self._covers[key] = result.subgraphs
+            subgraphs += [tuple(part[i] for i in group) for group in cover]
+        return subgraphs
 
 
 def boundary_bytes(problem: FusionProblem, members: Sequence[int]) -> float:
