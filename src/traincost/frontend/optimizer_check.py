@@ -17,6 +17,9 @@ import numpy as np
 import onnx
 import torch
 from onnx import helper, numpy_helper
+from torch.optim.adam import adam
+from torch.optim.adamw import adamw
+from torch.optim.sgd import sgd
 
 from traincost.errors import GraphError
 from traincost.frontend.execute import Executable, max_relative_error
@@ -34,8 +37,6 @@ TOLERANCE = 1e-4
 _STEP = 3.0
 # Parameter elements checked per execution.
 _CHUNK_ELEMENTS = 30_000_000
-# torch.optim's name of each optimizer state.
-_TORCH_STATE = {"momentum": "momentum_buffer", "exp_avg": "exp_avg", "exp_avg_sq": "exp_avg_sq"}
 
 
 def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
@@ -147,21 +148,47 @@ def _optimizer_part(train: onnx.ModelProto, outputs: list[str]) -> onnx.ModelPro
 
 def _torch_step(spec: OptimizerSpec, params: list[str], feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One ``torch.optim`` step from the parameters, gradients and states in ``feeds``; the states are updated in
-    place (the parameters, read-only views of the graph's data, are copied)."""
-    tensors = [torch.nn.Parameter(torch.from_numpy(feeds[p].copy())) for p in params]
-    optimizer = torch_optimizer(spec, tensors)
-    for name, tensor in zip(params, tensors, strict=True):
-        tensor.grad = torch.from_numpy(feeds[f"{name}_grad"])
-        state: dict[str, torch.Tensor] = {
-            _TORCH_STATE[s]: torch.from_numpy(feeds[state_input_name(name, s)]) for s in spec.states
-        }
-        if spec.kind in ("adam", "adamw"):
-            state["step"] = torch.tensor(_STEP - 1.0)
-        if state:
-            optimizer.state[tensor] = state
-    optimizer.step()
-    result = {name: tensor.detach().numpy() for name, tensor in zip(params, tensors, strict=True)}
-    for name, tensor in zip(params, tensors, strict=True):
-        for s in spec.states:
-            result[state_input_name(name, s)] = optimizer.state[tensor][_TORCH_STATE[s]].numpy()
+    place (the parameters, read-only views of the graph's data, are copied).
+
+    The step is torch.optim's functional form (``torch.optim.sgd.sgd``, ``torch.optim.adam.adam``,
+    ``torch.optim.adamw.adamw``): the code the optimizer classes' ``step`` runs on CPU, without constructing
+    a class, which imports torch._dynamo (3 s in every train-graph job)."""
+    tensors = [torch.from_numpy(feeds[p].copy()) for p in params]
+    grads = [torch.from_numpy(feeds[f"{name}_grad"]) for name in params]
+    states = {s: [torch.from_numpy(feeds[state_input_name(name, s)]) for name in params] for s in spec.states}
+    match spec.kind:
+        case "sgd" | "sgd_momentum":
+            sgd(
+                tensors,
+                grads,
+                states.get("momentum", [None] * len(params)),
+                foreach=False,
+                weight_decay=spec.weight_decay,
+                momentum=spec.momentum if spec.kind == "sgd_momentum" else 0.0,
+                lr=spec.lr,
+                dampening=0.0,
+                nesterov=False,
+                maximize=False,
+            )
+        case "adam" | "adamw":
+            step = adam if spec.kind == "adam" else adamw
+            step(
+                tensors,
+                grads,
+                states["exp_avg"],
+                states["exp_avg_sq"],
+                [],
+                [torch.tensor(_STEP - 1.0) for _ in params],  # the functional step counts this one
+                foreach=False,
+                amsgrad=False,
+                beta1=spec.beta1,
+                beta2=spec.beta2,
+                lr=spec.lr,
+                weight_decay=spec.weight_decay,
+                eps=spec.eps,
+                maximize=False,
+            )
+    result = {name: tensor.numpy() for name, tensor in zip(params, tensors, strict=True)}
+    for s, values in states.items():
+        result.update({state_input_name(name, s): value.numpy() for name, value in zip(params, values, strict=True)})
     return result
