@@ -140,7 +140,7 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
     from traincost import models  # torch: only when a command runs
     from traincost.frontend.export import export_model
     from traincost.frontend.onnx_import import import_onnx
-    from traincost.models.signature import check_loss, parse_inputs, parse_labels
+    from traincost.signature import check_loss, parse_inputs, parse_labels
 
     onnx_file = getattr(args, "onnx", None) or (Path(args.model) if args.model.endswith(".onnx") else None)
     if args.inputs is not None and args.input_shape is not None:

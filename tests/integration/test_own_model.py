@@ -22,7 +22,7 @@ from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
-from traincost.models.signature import InputSpec, draw_tensors
+from traincost.signature import InputSpec, draw_tensors
 from traincost.workload import read_table
 
 OWN_NETS = textwrap.dedent(
@@ -154,7 +154,7 @@ def test_a_module_with_token_inputs_kwargs_and_its_own_loss_trains_on_that_loss(
     torch.manual_seed(0)
     model = _own("encoder")(vocab=40).train()
     specs = [InputSpec("tokens", (2, 8), "int64", 0, 40), InputSpec("labels", (2, 8), "int64", 0, 40)]
-    batch = draw_tensors(specs, seed=0)
+    batch = {name: torch.from_numpy(array) for name, array in draw_tensors(specs, seed=0).items()}
     expected = _own("z_loss")(model(batch["tokens"]), batch["labels"]).item()
     assert float(loss) == pytest.approx(expected, rel=1e-5)
 
@@ -173,7 +173,8 @@ def test_a_loss_function_on_float_regression_targets(own_nets: str, tmp_path: Pa
     outputs = run(train, example_feeds(train, seed=0))
     torch.manual_seed(0)
     model = _own("regressor")().train()
-    batch = draw_tensors([InputSpec("input", (4, 6), "float32"), InputSpec("labels", (4, 3), "float32")], seed=0)
+    drawn = draw_tensors([InputSpec("input", (4, 6), "float32"), InputSpec("labels", (4, 3), "float32")], seed=0)
+    batch = {name: torch.from_numpy(array) for name, array in drawn.items()}
     loss = _own("weighted_huber")(model(batch["input"]), batch["labels"])
     loss.backward()
     assert float(outputs["loss"]) == pytest.approx(loss.item(), rel=1e-5)

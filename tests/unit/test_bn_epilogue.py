@@ -16,10 +16,10 @@ from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
 from traincost.hardware import load_hardware
 from traincost.models import register_factory
-from traincost.models.signature import InputSpec
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.bn_epilogue import bn_epilogue, bn_layers
 from traincost.schedule.scheduler import place_ops
+from traincost.signature import InputSpec
 
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
 

@@ -2,8 +2,9 @@
 
 Every workflow job is a process of its own, so what its imports cost, it costs every time: torch takes
 3 to 4 CPU seconds, ONNX Runtime 4 to 5 with the ORTModule its training wheel imports to validate its
-build (torch among it), pandas about 1. The parser imports none of them; decompose and lower, which run
-graphs in ONNX Runtime but train nothing, do not import torch (bench/frontend.py --startup measures each).
+build (torch among it), pandas about 1. The parser imports none of them; decompose, lower and the
+decomposition check, which run graphs in ONNX Runtime but train nothing, do not import torch (their batches
+are drawn with numpy; bench/frontend.py --startup measures each).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import onnx
 import pytest
 
 from traincost.analysis.agreement import STUDIES
@@ -33,6 +35,19 @@ def test_decompose_and_lower_run_onnx_runtime_without_torch(module: str) -> None
     loaded = _imported(module)
     assert "onnxruntime" in loaded
     assert "torch" not in loaded and "onnxruntime.training.ortmodule" not in loaded
+
+
+def test_the_decomposition_check_draws_its_batch_and_runs_without_torch(chain, tmp_path) -> None:
+    built = chain("mlp", 2)
+    onnx.save(built.train_step, tmp_path / "train_step.onnx")
+    onnx.save(built.decomposed, tmp_path / "decomposed.onnx")
+    code = (
+        "import sys, onnx; from traincost.frontend.verification import verify_decomposition; "
+        f"verify_decomposition(onnx.load({str(tmp_path / 'train_step.onnx')!r}), "
+        f"onnx.load({str(tmp_path / 'decomposed.onnx')!r}), seed=0); print('torch' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split()[-1] == "False"
 
 
 def test_the_summarys_study_choices_are_the_studies() -> None:

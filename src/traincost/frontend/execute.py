@@ -14,6 +14,7 @@ from onnx import helper, numpy_helper
 from traincost.errors import GraphError
 from traincost.frontend.onnx_graph import initializer_map, model_meta, producers, without_initializers
 from traincost.frontend.ort import onnxruntime as ort
+from traincost.signature import InputSpec, draw_tensors
 
 __all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error", "intra_op_threads", "weightless"]
 
@@ -194,14 +195,12 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
         seed: seed of the batch (and of random states).
         states: "zeros" or "random".
     """
-    from traincost.models.signature import InputSpec, draw_tensors  # noqa: PLC0415 (torch: only where a batch is drawn)
-
     meta = model_meta(model)
     if "inputs" not in meta or "labels" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.inputs metadata; was it written by traincost export?")
     specs = [InputSpec.from_json(spec) for spec in json.loads(meta["inputs"])]
     drawn = draw_tensors([*specs, InputSpec.from_json(json.loads(meta["labels"]))], seed=seed)
-    feeds: dict[str, np.ndarray] = {name: tensor.numpy() for name, tensor in drawn.items()}
+    feeds: dict[str, np.ndarray] = dict(drawn)
     initialized = set(initializer_map(model.graph))
     rng = np.random.default_rng(seed)
     for value in model.graph.input:

@@ -23,7 +23,7 @@ from traincost import models
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import Executable, max_relative_error, weightless
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
-from traincost.models.signature import LOSSES, InputSpec, draw_tensors
+from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = ["EXPORT_TOLERANCE", "LOGITS", "export_model", "flatten_logits", "label_spec", "record_signature"]
 
@@ -74,14 +74,14 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     params = [n for n, _ in module.named_parameters()]
     # The buffers as built (BatchNorm statistics, which the probe and the tracing move): restored in the graph below.
     buffers = {k: v.detach().clone() for k, v in module.state_dict().items() if k not in set(params)}
-    inputs = draw_tensors(specs, seed=seed)
+    inputs = {name: torch.from_numpy(array) for name, array in draw_tensors(specs, seed=seed).items()}
     output = expected = _probe(module, inputs, name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
     if custom:
         loss_fn = models.load_factory(arch.loss, what="loss")
         module = _WithLoss(module, loss_fn)
-        inputs[labels.name] = draw_tensors([*specs, labels], seed=seed)[labels.name]
+        inputs[labels.name] = torch.from_numpy(draw_tensors([*specs, labels], seed=seed)[labels.name])
         expected = _probe(module, inputs, name)
         if expected.dim() != 0:
             raise ConfigError(f"loss {arch.loss!r}: returns shape {list(expected.shape)} for model {name!r}; expected a scalar")

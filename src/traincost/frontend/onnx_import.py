@@ -28,7 +28,7 @@ from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import run
 from traincost.frontend.export import flatten_logits, label_spec, record_signature
 from traincost.frontend.onnx_graph import OPSET, consumers, set_model_meta
-from traincost.models.signature import LOSSES, InputSpec, draw_tensors
+from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = ["EXPORT_SETTINGS", "import_onnx"]
 
@@ -97,7 +97,7 @@ def import_onnx(
     graph.input.extend(fed)
     specs = _input_specs(graph, fed, inputs, batch=batch, file=file)
     _make_static(graph, specs)
-    feeds = {k: v.numpy() for k, v in draw_tensors(specs, seed=seed).items()}
+    feeds = draw_tensors(specs, seed=seed)
     described = ", ".join(spec.describe() for spec in specs)
     try:
         output = run(model, feeds)[graph.output[0].name]

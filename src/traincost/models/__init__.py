@@ -40,9 +40,9 @@ from traincost.models.alexnet import alexnet
 from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
 from traincost.models.mlp import MLP_CLASSES, MLP_FEATURES, mlp
 from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
-from traincost.models.signature import LOSSES, InputSpec, check_loss, draw_tensors
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
 from traincost.models.vgg import vgg16, vgg16_bn, vgg16_bn_cifar
+from traincost.signature import LOSSES, InputSpec, check_loss, draw_tensors
 
 __all__ = [
     "ARCHITECTURES",
@@ -443,7 +443,7 @@ def make_batch(
 
     Images are float32 from N(0, 1); token ids are int64, uniform in ``[0, vocab_size)``. Labels
     are int64, uniform in ``[0, num_classes)``, one per logit row (``batch * rows``). Both come
-    from one ``torch.Generator`` seeded with ``seed``; the global random state is not touched.
+    from one numpy generator seeded with ``seed`` (``draw_tensors``); torch's global random state is not touched.
 
     Args:
         name: Registry name.
@@ -465,7 +465,7 @@ def make_batch(
     (inputs,) = input_specs(name, options=options)
     labels = InputSpec("labels", (batch * spec.rows,), "int64", 0, spec.num_classes)
     drawn = draw_tensors([inputs.batched(batch), labels], seed=seed)
-    return drawn["input"], drawn["labels"]
+    return torch.from_numpy(drawn["input"]), torch.from_numpy(drawn["labels"])
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -8,6 +8,8 @@ A description in the config or on the command line is a mapping from input name 
 ``{shape: [...], dtype: float32 | int64, range: [low, high]}``: ``shape`` is one sample's shape
 without the batch, ``range`` bounds int64 values (drawn uniformly from ``[low, high)``, e.g. token
 ids below the vocabulary size); float32 values are drawn from N(0, 1).
+
+numpy draws the batches, so a stage that only executes a graph (``verify-decomposition``) never imports torch.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import torch
+import numpy as np
 
 from traincost.errors import ConfigError
 
@@ -26,7 +28,7 @@ LOSSES = ("cross_entropy", "mse")
 """Built-in losses: cross-entropy over the output's last axis (int64 labels), mean squared error (float
 targets shaped like the output). A factory path ``package.module:function`` names any other."""
 
-_DTYPES = {"float32": torch.float32, "int64": torch.int64}
+_DTYPES = ("float32", "int64")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,16 +141,14 @@ def _is_factory_path(text: str) -> bool:
     return bool(module) and all(part.isidentifier() for part in module.split(".")) and function.isidentifier()
 
 
-def draw_tensors(specs: Sequence[InputSpec], *, seed: int) -> dict[str, torch.Tensor]:
-    """Deterministic random tensors of the given (whole) shapes, in order, from one generator seeded with ``seed``.
-
-    The global random state is not touched.
-    """
-    generator = torch.Generator().manual_seed(seed)
+def draw_tensors(specs: Sequence[InputSpec], *, seed: int) -> dict[str, np.ndarray]:
+    """Deterministic random tensors of the given (whole) shapes, in order, from one numpy generator seeded with
+    ``seed`` (``torch.from_numpy`` shares them with torch)."""
+    rng = np.random.default_rng(seed)
     drawn = {}
     for spec in specs:
         if spec.dtype == "int64":
-            drawn[spec.name] = torch.randint(spec.low, spec.high, spec.shape, generator=generator, dtype=torch.int64)
+            drawn[spec.name] = rng.integers(spec.low, spec.high, size=spec.shape, dtype=np.int64)
         else:
-            drawn[spec.name] = torch.randn(spec.shape, generator=generator, dtype=torch.float32)
+            drawn[spec.name] = rng.standard_normal(spec.shape, dtype=np.float32)
     return drawn
