@@ -178,6 +178,23 @@ def test_changing_an_optimizer_reruns_from_the_train_graph(workdir: Path) -> Non
     assert not [job for job in jobs if job[1] == "first"]
 
 
+def test_workloads_of_one_model_and_batch_train_on_one_export(tmp_path: Path) -> None:
+    config = _config()
+    first = config["workloads"]["first"]
+    config["workloads"]["third"] = {**first, "options": dict(TINY), "optimizer": "adam"}  # first's model and batch
+    config["workloads"]["fourth"] = {**first, "options": dict(TINY), "batch": 3}
+    result = snakemake(tmp_path, config, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = planned_jobs(result)
+    assert {job for job in jobs if job[0] == "export"} == {("export", "first"), ("export", "second"), ("export", "fourth")}
+    trains_on = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
+        if block.startswith("rule train_graph:"):
+            export = re.search(r"input: results/graphs/(\w+)/model.onnx", block).group(1)
+            trains_on[re.search(r"wildcards: workload=(\w+)", block).group(1)] = export
+    assert trains_on == {"first": "first", "second": "second", "third": "first", "fourth": "fourth"}
+
+
 def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     result = snakemake(tmp_path, _config(), "-n")
     assert result.returncode == 0

@@ -1,6 +1,7 @@
 import json
 import shlex
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 import pandas as pd
@@ -231,6 +232,12 @@ def checkpoint_first(wildcards):
     return FIRST if wildcards.workload == study.get("workload") else 0
 
 
+def export_first(wildcards):
+    """An export's priority: first if the checkpointing study's workload trains on it (``exported_by``)."""
+    study = (config.get("monet_checkpoint") or {}).get("workload")
+    return FIRST if study is not None and wildcards.workload == exported_by(study) else 0
+
+
 def model_flags(wildcards):
     """The model of a workload as `traincost export` takes it: a zoo name with its options, or a user's module or
     ONNX file under the workload's name with its kwargs, inputs and loss."""
@@ -248,6 +255,19 @@ def model_flags(wildcards):
     if "labels" in spec:
         flags += ["--labels", json.dumps(spec["labels"])]
     return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", wildcards.workload])
+
+
+def exported_by(name):
+    """The workload whose export (results/graphs/<it>/model.onnx) workload ``name`` trains on: the first workload in
+    the config with the same export command (model, options, batch) and model files. One export per distinct model
+    and batch: the full config's ResNet-18 at batch 1 serves three workloads, ResNet-50 at batch 1 and 8 two each."""
+
+    def command(other):
+        named = SimpleNamespace(workload=other)
+        return model_flags(named), workload(named)["batch"], tuple(model_files(named))
+
+    wanted = command(name)
+    return next(other for other in config["workloads"] if command(other) == wanted)
 
 
 def model_files(wildcards):

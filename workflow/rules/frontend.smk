@@ -32,7 +32,7 @@ rule export:
         model=model_flags,
         batch=lambda w: workload(w)["batch"],
         seed=config["seed"],
-    priority: checkpoint_first
+    priority: export_first
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
@@ -49,7 +49,7 @@ rule train_graph:
     conda:
         TRAINCOST_ENV
     input:
-        onnx=rules.export.output.onnx,
+        onnx=lambda w: f"results/graphs/{exported_by(w.workload)}/model.onnx",  # one export per model and batch
     output:
         onnx="results/graphs/{workload}/train_step.onnx",
     params:
