@@ -444,9 +444,9 @@ def test_a_relu6_input_exactly_at_a_bound_is_pinned_and_without_the_pin_the_chec
 
 
 def _at_zero_by_the_batch(model: onnx.ModelProto, source: str, index: tuple[int, ...]) -> onnx.ModelProto:
-    """A copy of ``model`` in which element ``index`` of tensor ``source`` is the batch's first element minus
-    its value in ``example_feeds(model, seed=0)``: exactly 0 on those feeds, a rounding either side of 0 when
-    they are nudged."""
+    """A copy of ``model`` in which element ``index`` of tensor ``source`` is minus the distance of the batch's
+    first element from its value in ``example_feeds(model, seed=0)``: exactly 0 on those feeds, a rounding below 0
+    whichever way they are nudged (a one-ulp nudge always moves a float32)."""
     feeds = example_feeds(model, seed=0, states="random")
     batch = next(name for name, value in feeds.items() if value.ndim == 4)
     onehot = np.zeros(feeds[batch].shape, dtype=np.float32)
@@ -472,7 +472,9 @@ def _at_zero_by_the_batch(model: onnx.ModelProto, source: str, index: tuple[int,
         helper.make_node("Mul", [batch, "onehot"], ["picked_all"], name="pick"),
         helper.make_node("ReduceSum", ["picked_all"], ["picked"], name="picked", keepdims=0),
         helper.make_node("Sub", ["picked", "first"], ["offset"], name="offset"),
-        helper.make_node("Where", ["set_mask", "offset", "unset"], [source], name="set"),
+        helper.make_node("Abs", ["offset"], ["distance"], name="distance"),
+        helper.make_node("Neg", ["distance"], ["below"], name="below"),
+        helper.make_node("Where", ["set_mask", "below", "unset"], [source], name="set"),
     ]
     for node in reversed(nodes):
         planted.graph.node.insert(position, node)
@@ -480,10 +482,9 @@ def _at_zero_by_the_batch(model: onnx.ModelProto, source: str, index: tuple[int,
 
 
 def test_a_relu6_element_the_nudges_flip_is_pinned_in_the_nudged_executions(monkeypatch) -> None:
-    """An element of a ReLU6 input exactly at 0 in both graphs, moved a rounding either side of 0 by the
-    one-ulp nudges: a nudged execution where it flips is repeated with that element read from the unnudged
-    execution (its gradient would jump there, which is not rounding), so every gradient still gets a
-    sensitivity from it, and the check holds."""
+    """An element of a ReLU6 input exactly at 0 in both graphs, moved a rounding below 0 by the one-ulp nudges:
+    in each nudged execution it flips, and is read from the unnudged execution instead (its gradient would jump
+    there, which is not rounding), so every gradient still gets a sensitivity from it, and the check holds."""
     train = _train_step(monkeypatch, _conv_bn_relu6, (8, 4, 4))
     after = decompose(train)
     source = next(node for node in after.graph.node if node.op_type == "Clip").input[0]
@@ -500,7 +501,7 @@ def test_a_relu6_element_the_nudges_flip_is_pinned_in_the_nudged_executions(monk
     monkeypatch.setattr(verification_module._Pinner, "run", recording)
     check = verify_decomposition(train, after)
     assert check.branch_flips == 0
-    assert pins == [{source: 1}] * len(pins) and pins, pins
+    assert pins == [{source: 1}] * verification_module._NUDGES, pins  # one element pinned in every nudged execution
     tensors = {t.name: t for t in check.tensors}
     for name in ("0.weight_grad", "1.weight_grad", "4.weight_grad", "0.weight.updated"):
         assert tensors[name].held and 0 < tensors[name].sensitivity and tensors[name].error <= tensors[name].limit <= CAP
