@@ -327,6 +327,34 @@ def test_an_mtrain_model_that_is_not_in_the_paper_fails_before_any_job(tmp_path:
     assert "mtrain.workloads.resnet-18: not a model of the paper's tables" in said, said[-1500:]
 
 
+def test_the_mtrain_searches_take_the_worker_processes_the_config_gives_them(tmp_path: Path) -> None:
+    config = yaml.safe_load((REPO / "config/quick.yaml").read_text())
+    config["mtrain"]["table3"]["cells"] = {"cluster1": ["resnet18"], "cluster2": ["resnet18"]}
+    config["mtrain"]["table3"]["workers"] = {"cluster2": 2}
+    config["mtrain"]["scaling"]["workers_from_pairs"] = 2
+    config["mtrain"]["scaling"]["pairs"] = [1, 2, 3]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--nolock", "--cores", "2"]
+    command += ["--configfile", str(tmp_path / "config.yaml")]  # run in REPO: the config's paths are relative to it
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stdout[-3000:]
+    threads = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
+        rule = re.match(r"(?:local)?rule (mtrain_table3|mtrain_scaling):", block)
+        if rule:
+            wildcards = re.search(r"wildcards: (.*)", block).group(1)
+            count = re.search(r"threads: (\d+)", block)
+            threads[f"{rule.group(1)} {wildcards}"] = int(count.group(1)) if count else 1
+    assert threads == {
+        "mtrain_table3 mmodel=resnet18, cluster=cluster1": 1,
+        "mtrain_table3 mmodel=resnet18, cluster=cluster2": 2,
+        "mtrain_scaling pairs=1": 1,
+        "mtrain_scaling pairs=2": 2,
+        "mtrain_scaling pairs=3": 2,
+    }
+
+
 def _tiered_config(**changes: object) -> dict:
     config = _config(**{path: value for path, value in changes.items() if not path.startswith("tiered__")})
     config["tiered"] = {

@@ -114,7 +114,7 @@ rule mtrain_ablation_table3:
     params:
         bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
-    threads: 2
+    threads: table3_workers
     resources:
         mem_mb=job_mem_mb(700),  # as mtrain_table3
         runtime=7,  # minutes; full run of 26 November 2026: longest job 44 s
@@ -142,10 +142,10 @@ rule mtrain_ablation_scaling:
         cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
-    threads: 2
+    threads: scaling_workers
     resources:
         mem_mb=job_mem_mb(700),  # as mtrain_scaling
-        runtime=9,  # minutes; full run of 26 November 2026: longest job 114 s
+        runtime=9,  # minutes; full run of 26 November 2026: longest job 114 s (on 2 threads)
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.log",
     benchmark:

@@ -473,6 +473,17 @@ def mtrain_workload(wildcards):
     return mtrain_tables(wildcards.mmodel)
 
 
+def table3_workers(wildcards):
+    """A Table III job's threads: the worker processes of its cluster's DFS (mtrain.table3.workers, default 1)."""
+    return MTRAIN["table3"].get("workers", {}).get(wildcards.cluster, 1)
+
+
+def scaling_workers(wildcards):
+    """A Figure 12 job's threads: 2 worker processes from mtrain.scaling.workers_from_pairs pairs up, else 1."""
+    start = MTRAIN["scaling"].get("workers_from_pairs")
+    return 2 if start is not None and int(wildcards.pairs) >= start else 1
+
+
 def mtrain_outputs():
     outputs = expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
     outputs += expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=MTRAIN_CLUSTERS, ext=["png", "pdf"])

@@ -81,7 +81,7 @@ rule mtrain_table3:
     params:
         bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
-    threads: 2
+    threads: table3_workers
     resources:
         mem_mb=job_mem_mb(700),  # peak 418 MB: main process and its 2 workers together
         runtime=7,  # minutes; full run of 26 November 2026: longest job 39 s
@@ -109,12 +109,10 @@ rule mtrain_scaling:
         cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
-    # One process: a second one maps few ratios at once (4 pairs: 119 s on one, 97 s on two = 194 core-seconds;
-    # 3 pairs: 49 s on one, 47 s on two; 26 November 2026), so the other core does more running other jobs.
-    threads: 1
+    threads: scaling_workers
     resources:
         mem_mb=job_mem_mb(700),  # peak 416 MB with 2 workers (main process and both together)
-        runtime=8,  # minutes; 4 pairs on one process: 119 s
+        runtime=8,  # minutes; full run of 26 November 2026: longest job 147 s (4 pairs on one process)
     log:
         "results/logs/mtrain_scaling/pairs{pairs}.log",
     benchmark:
