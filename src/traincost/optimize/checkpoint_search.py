@@ -182,8 +182,8 @@ class CheckpointEvaluator:
         table = rewrite.table
         op = table.op.tolist()
         groups = tuple(tuple(op[i] for i in g) for g in self.fused_groups(rewrite))
-        row = schedule(table, self.hardware, self._plan(groups), op_costs=self._op_costs.take(rewrite.source)).summary.iloc[0]
-        return self._objectives(key, row)
+        summary = schedule(table, self.hardware, self._plan(groups), op_costs=self._op_costs.take(rewrite.source)).summary
+        return self._objectives(key, float(summary["latency_cycles"].iloc[0]), float(summary["energy_pj"].iloc[0]))
 
     def _plan(self, fused: tuple[tuple[int, ...], ...]) -> SchedulePlan:
         return SchedulePlan.from_mode(self.mode, fused=fused, resident_fraction=self.resident_fraction)
@@ -197,13 +197,13 @@ class CheckpointEvaluator:
         with get_context("spawn").Pool(workers, initializer=_install_worker, initargs=(self,)) as pool:
             yield pool
 
-    def _objectives(self, key: frozenset[str], row: pd.Series) -> dict[str, float]:
-        dropped = self.candidates["name"].isin(key)
+    def _objectives(self, key: frozenset[str], latency_cycles: float, energy_pj: float) -> dict[str, float]:
+        dropped = np.array([name in key for name in self.candidates["name"].tolist()], dtype=bool)
         return {
-            "latency_cycles": float(row["latency_cycles"]),
-            "energy_pj": float(row["energy_pj"]),
-            "activation_bytes": float(self.candidates.loc[~dropped, "bytes"].sum()),
-            "recompute_flops": float(self.candidates.loc[dropped, "recompute_flops"].sum()),
+            "latency_cycles": latency_cycles,
+            "energy_pj": energy_pj,
+            "activation_bytes": float(self.candidates["bytes"].to_numpy()[~dropped].sum()),
+            "recompute_flops": float(self.candidates["recompute_flops"].to_numpy()[dropped].sum()),
             "recomputed": len(key),
         }
 
