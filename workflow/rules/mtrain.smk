@@ -112,7 +112,7 @@ rule mtrain_scaling:
     threads: scaling_workers
     resources:
         mem_mb=job_mem_mb(700),  # peak 416 MB with 2 workers (main process and both together)
-        runtime=8,  # minutes; full run of 26 November 2026: longest job 147 s (4 pairs on one process)
+        runtime=8,  # minutes; full run of 26 November 2026 (commit 8b6137e): longest job 69 s (4 pairs, 2 processes)
     log:
         "results/logs/mtrain_scaling/pairs{pairs}.log",
     benchmark:
