@@ -199,8 +199,7 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
     if "inputs" not in meta or "labels" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.inputs metadata; was it written by traincost export?")
     specs = [InputSpec.from_json(spec) for spec in json.loads(meta["inputs"])]
-    drawn = draw_tensors([*specs, InputSpec.from_json(json.loads(meta["labels"]))], seed=seed)
-    feeds: dict[str, np.ndarray] = dict(drawn)
+    feeds = draw_tensors([*specs, InputSpec.from_json(json.loads(meta["labels"]))], seed=seed)
     initialized = set(initializer_map(model.graph))
     rng = np.random.default_rng(seed)
     for value in model.graph.input:
