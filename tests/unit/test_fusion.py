@@ -24,6 +24,7 @@ def problem(
     kinds: list[str] | None = None,
     tiling: list[int] | None = None,
     memory: list[float] | None = None,
+    outputs: list[float] | None = None,
     capacity: float = 1e9,
     leaves: tuple[int, ...] = (),
 ) -> FusionProblem:
@@ -34,7 +35,8 @@ def problem(
         n_nodes=n,
         successors=tuple(frozenset(s) for s in successors),
         leaves_graph=np.isin(np.arange(n), leaves),
-        memory_bytes=np.array(memory or [1.0] * n),
+        weight_bytes=np.array(memory or [1.0] * n),
+        output_bytes=np.array(outputs or [0.0] * n),
         core=np.zeros(n, dtype=np.int64),
         capacity_bytes=np.array([capacity]),
         tiling=np.array(tiling or [1] * n),
@@ -64,6 +66,15 @@ def test_constraints_that_split_a_chain() -> None:
     assert len(solve_fusion(problem(CHAIN, 6, kinds=convs), max_length=6, type_limits=False).subgraphs) == 1
     # memory: three nodes of 1 byte fit in 3 bytes
     assert len(solve_fusion(problem(CHAIN, 6, capacity=3), max_length=6).subgraphs) == 2
+
+
+def test_a_subgraph_keeps_one_tile_of_its_smallest_tiling_factor() -> None:
+    # no weights, 8-byte outputs in 4 or 2 rows: a subgraph keeps each output / its smallest tiling factor
+    chain = problem(CHAIN[:3], 4, memory=[0.0] * 4, outputs=[8.0] * 4, tiling=[4, 4, 4, 2], capacity=6)
+    candidates = set(candidate_subgraphs(chain, max_length=4))
+    assert (0, 1, 2) in candidates  # 3 x 8 / 4 = 6 bytes
+    assert (1, 2, 3) not in candidates  # 3 x 8 / 2 = 12 bytes: node 3's 2 rows make every member's tile larger
+    assert (2, 3) not in candidates and (0, 1, 2, 3) not in candidates  # 2 x 8 / 2 = 8, 4 x 8 / 2 = 16
 
 
 def test_single_exit_rule() -> None:

@@ -1,4 +1,4 @@
-"""One memory model for fusion: the solver admits groups, and the scheduler reports plans, by the same rule."""
+"""One memory model for fusion: the solver admits groups, and the scheduler fuses them, by the same rule."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
+import yaml
 
+from tests.workloads import conv_relu_workload
 from traincost.cli import _DEFAULT_RESIDENT_FRACTION
 from traincost.cost import op_table
 from traincost.cost.optable import MAC_KINDS
@@ -14,11 +17,28 @@ from traincost.hardware import load_hardware
 from traincost.optimize.fusion import FusionProblem, solve_fusion
 from traincost.plots.fusion import _fit_labels
 from traincost.schedule import SchedulePlan
-from traincost.schedule.fusion_memory import core_capacity_bytes, fused_op_bytes, groups_fit
+from traincost.schedule.fusion_memory import (
+    core_capacity_bytes,
+    group_fits,
+    group_tiles,
+    groups_fit,
+    op_output_bytes,
+    op_tiling,
+    op_weight_bytes,
+)
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops, schedule
+from traincost.workload import STEP_PHASES
 
-EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
+REPO = Path(__file__).resolve().parents[2]
+EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
+TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
+
+
+def _group_bytes(table, hardware, members: np.ndarray) -> float:
+    """What a group of ``members`` keeps on chip, by hand: weights plus its outputs over its smallest tiling factor."""
+    outputs = op_output_bytes(table, hardware)[members].sum()
+    return float(op_weight_bytes(table, hardware)[members].sum() + outputs / op_tiling(table)[members].min())
 
 
 def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> None:
@@ -26,13 +46,15 @@ def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> 
     hardware = load_hardware(EDGE_TPU)
     problem = FusionProblem.build(table, hardware)
     # the solver's memory facts are the shared model's
-    np.testing.assert_array_equal(problem.memory_bytes, fused_op_bytes(table, hardware))
+    np.testing.assert_array_equal(problem.weight_bytes, op_weight_bytes(table, hardware))
+    np.testing.assert_array_equal(problem.output_bytes, op_output_bytes(table, hardware))
     np.testing.assert_array_equal(problem.capacity_bytes, core_capacity_bytes(hardware, resident_fraction=0.5)[0])
-    # by hand, the first convolution: its weights plus one output row of its output
+    # by hand, the first convolution: its weights and its output, of which one row stays while fused
     conv = int(np.flatnonzero(np.isin(table.kind, MAC_KINDS))[0])
     out_elems = sum(table.tensor_elems[t] for t in table.outputs[conv])
-    by_hand = (table.s_elems[conv] + out_elems / max(1, table.dims["OY"][conv])) * hardware.word_bytes
-    assert problem.memory_bytes[conv] == by_hand
+    assert problem.weight_bytes[conv] == table.s_elems[conv] * hardware.word_bytes
+    assert problem.output_bytes[conv] == out_elems * hardware.word_bytes
+    assert group_tiles(table, np.where(np.arange(len(table)) == conv, 0, -1))[0] == max(1, table.dims["OY"][conv])
 
     result = solve_fusion(problem, max_length=3, time_limit_s=60)
     solved = [[int(table.op[i]) for i in members] for members in result.subgraphs if len(members) > 1]
@@ -43,13 +65,13 @@ def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> 
     core_of = place_ops(table, hardware)
     mac_core = int(core_of[conv])
     members = np.flatnonzero(core_of == mac_core)
-    assert problem.memory_bytes[members].sum() > problem.capacity_bytes[mac_core]
+    assert _group_bytes(table, hardware, members) > problem.capacity_bytes[mac_core]
     group_of = np.where(core_of == mac_core, 0, -1)
     assert not groups_fit(table, hardware, core_of, group_of, resident_fraction=0.5).any()
     plan = SchedulePlan.from_mode("pipeline_tensor", fused=(tuple(int(op) for op in table.op[members]),))
     summary = schedule(table, hardware, plan).summary
     assert not summary["fusion_fits"].any()
-    assert np.isfinite(summary["latency_cycles"]).all()  # still costed, and reported as not fitting
+    assert np.isfinite(summary["latency_cycles"]).all()  # still costed (as not fused), and reported as not fitting
     # no fusion: nothing to overflow
     assert groups_fit(table, hardware, core_of, np.full(len(table), -1), resident_fraction=0.5).all()
 
@@ -64,11 +86,11 @@ def test_the_resident_fraction_sets_the_capacity_of_solver_and_scheduler_alike(c
         np.testing.assert_allclose(problem.capacity_bytes, full[0] * fraction)
     # one group of the three largest forward convolutions: 0.42 of the MAC core's memory, so it fits 0.75 but not 0.25
     core_of = place_ops(table, hardware)
-    needed = fused_op_bytes(table, hardware)
     convs = np.flatnonzero(table.kind == "conv")
-    group = convs[np.argsort(needed[convs])[-3:]]
+    needed = np.array([_group_bytes(table, hardware, np.array([c])) for c in convs])
+    group = convs[np.argsort(needed)[-3:]]
     capacity = full[0, core_of[group[0]]]
-    assert 0.25 * capacity < needed[group].sum() < 0.75 * capacity
+    assert 0.25 * capacity < _group_bytes(table, hardware, group) < 0.75 * capacity
     group_of = np.full(len(table), -1)
     group_of[group] = 0
     for fraction, fits in ((0.25, False), (0.75, True)):
@@ -92,3 +114,64 @@ def test_figure10_labels_a_strategy_that_does_not_fit() -> None:
 
 def test_the_commands_default_resident_fraction_is_the_plans() -> None:
     assert _DEFAULT_RESIDENT_FRACTION == DEFAULT_RESIDENT_FRACTION == SchedulePlan().resident_fraction
+
+
+def _tiny(tmp_path: Path, local_kb: float) -> Path:
+    data = yaml.safe_load(TINY.read_text())
+    data["parameters"]["local_kb"]["default"] = local_kb
+    path = tmp_path / f"tiny_{local_kb}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_fused_group_that_fits_keeps_its_intermediate_on_chip(tmp_path: Path) -> None:
+    table = op_table(conv_relu_workload())
+    hardware = load_hardware(TINY)
+    # both ops tile by 4 rows: the PE core keeps w (16 B) and a quarter of y (16 B) of its 512 B share; the vector
+    # core a quarter of z (16 B) of its 128 B share
+    assert list(group_tiles(table, np.zeros(2, dtype=np.int64))) == [4]
+    row = schedule(table, hardware, SchedulePlan(fused=((0, 1),))).summary.iloc[0]
+    assert bool(row.fusion_fits)
+    # x and w in, z out; y never crosses a core's boundary (test_scheduler's unfused case moves it over the bus)
+    assert row.offchip_bytes == 16 + 64 + 64 and row.bus_bytes == 80 + 64
+    assert row.energy_pj == pytest.approx(960 + 544 + 80 * 10.5 + 64 * 12.5)
+    # the relu starts on the conv's first tile (69 / 4 cycles) and ends one of its own tiles (16 / 4) after the conv
+    assert row.latency_cycles == pytest.approx(69 + 16 / 4)
+
+
+def test_a_group_that_does_not_fit_costs_what_its_parts_cost_unfused(tmp_path: Path) -> None:
+    table = op_table(conv_relu_workload())
+    small = load_hardware(_tiny(tmp_path, 32 / 1024))  # 32 B local memory: a 16 B share, less than w and a tile of y
+    assert not group_fits(table, small, place_ops(table, small), np.zeros(2, dtype=np.int64), resident_fraction=0.5).any()
+    fused = schedule(table, small, SchedulePlan(fused=((0, 1),))).summary.iloc[0]
+    alone = schedule(table, small, SchedulePlan()).summary.iloc[0]
+    assert not bool(fused.fusion_fits)
+    # y (64 B) does not fit the 16 B share: it goes off chip and comes back, as without fusion
+    assert fused.offchip_bytes == alone.offchip_bytes == 16 + 64 + 64 + 64 + 64
+    columns = ["latency_cycles", "energy_pj", "offchip_bytes", "bus_bytes", "peak_onchip_bytes"]
+    assert fused[columns].tolist() == alone[columns].tolist()
+
+
+def test_a_plan_costs_what_its_fitting_groups_cost(chain) -> None:
+    """Groups that do not fit are run unfused: a plan costs exactly what the plan of its fitting groups costs, and
+    never less than that plan (it is never both infeasible and cheaper)."""
+    table = op_table(chain("resnet18_cifar", 1).workload, phases=STEP_PHASES["inference"])
+    hardware = load_hardware(EDGE_TPU)
+    # groups the solver admits with the whole top memories, scheduled with a quarter of them: some fit, some not
+    result = solve_fusion(FusionProblem.build(table, hardware, resident_fraction=1.0), max_length=4, time_limit_s=60)
+    solved = [members for members in result.subgraphs if len(members) > 1]
+    group_of = np.full(len(table), -1)
+    for g, members in enumerate(solved):
+        group_of[list(members)] = g
+    fits = group_fits(table, hardware, place_ops(table, hardware), group_of, resident_fraction=0.25)[0]
+    assert 0 < fits.sum() < len(solved)
+
+    def cost(groups: list[tuple[int, ...]]) -> pd.Series:
+        plan = SchedulePlan(fused=tuple(tuple(int(table.op[i]) for i in g) for g in groups), resident_fraction=0.25)
+        return schedule(table, hardware, plan).summary.iloc[0]
+
+    every, fitting = cost(solved), cost([g for g, ok in zip(solved, fits, strict=True) if ok])
+    columns = ["latency_cycles", "energy_pj", "offchip_bytes", "bus_bytes"]
+    assert every[columns].tolist() == fitting[columns].tolist()
+    assert not bool(every.fusion_fits) and bool(fitting.fusion_fits)
+    assert fitting.energy_pj < cost([]).energy_pj  # and the groups that fit do save

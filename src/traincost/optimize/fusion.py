@@ -6,9 +6,10 @@
    ESU scheme, on successor edges), backtracking as soon as a constraint that only gets worse with
    more nodes fails, or when the nodes still needed to leave a single exit exceed the length limit:
 
-   * memory: per core, the nodes' weights plus one tile (a row) of each node's output fit in the
-     core's resident share of its local memory (capacity × instances × ``resident_fraction``):
-     :mod:`traincost.schedule.fusion_memory`, the model the scheduler also checks every fused group of a plan with;
+   * memory: per core, the nodes' weights plus one tile of each node's output fit in the core's
+     resident share of its local memory (capacity × instances × ``resident_fraction``), a tile being
+     the output divided by the subgraph's smallest tiling factor (adding a node never frees memory):
+     :mod:`traincost.schedule.fusion_memory`, the model by which the scheduler fuses a group of a plan;
    * tiling: the nodes' intra-core tiling factors (output rows) divide one another pairwise;
    * operator types (optional): at most 3 convolutions (forward or gradient) and 2 GEMMs.
 
@@ -32,7 +33,7 @@ from ortools.sat.python import cp_model
 from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
 from traincost.hardware.spec import HardwareSpec
-from traincost.schedule.fusion_memory import core_capacity_bytes, fused_op_bytes, op_tiling
+from traincost.schedule.fusion_memory import core_capacity_bytes, op_output_bytes, op_tiling, op_weight_bytes
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops
 
@@ -60,7 +61,8 @@ class FusionProblem:
     n_nodes: int
     successors: tuple[frozenset[int], ...]
     leaves_graph: np.ndarray  # bool: the node writes a tensor that must leave the chip (a step output)
-    memory_bytes: np.ndarray  # what the node keeps on its core while fused
+    weight_bytes: np.ndarray  # the weights the node keeps on its core while fused
+    output_bytes: np.ndarray  # the node's outputs, of which one tile stays on its core while fused
     core: np.ndarray  # core index per node
     capacity_bytes: np.ndarray  # per core
     tiling: np.ndarray  # intra-core tiling factor (output rows) per node
@@ -96,7 +98,8 @@ class FusionProblem:
             n_nodes=len(table),
             successors=tuple(frozenset(s) for s in successors),
             leaves_graph=leaves,
-            memory_bytes=fused_op_bytes(table, hardware),
+            weight_bytes=op_weight_bytes(table, hardware),
+            output_bytes=op_output_bytes(table, hardware),
             core=core,
             capacity_bytes=core_capacity_bytes(hardware, resident_fraction=resident_fraction)[config],
             tiling=op_tiling(table),
@@ -121,7 +124,8 @@ class FusionProblem:
             n_nodes=outside + 1,
             successors=(*successors, frozenset()),
             leaves_graph=take(self.leaves_graph, False),
-            memory_bytes=take(self.memory_bytes, 0.0),
+            weight_bytes=take(self.weight_bytes, 0.0),
+            output_bytes=take(self.output_bytes, 0.0),
             core=take(self.core, 0),
             capacity_bytes=self.capacity_bytes,
             tiling=take(self.tiling, 1),
@@ -132,7 +136,7 @@ class FusionProblem:
 
     def key(self) -> tuple:
         """Everything a solve depends on, as a hashable value: equal keys, equal candidates and cover."""
-        arrays = (self.leaves_graph, self.memory_bytes, self.core, self.capacity_bytes, self.tiling, self.kind)
+        arrays = (self.leaves_graph, self.weight_bytes, self.output_bytes, self.core, self.capacity_bytes, self.tiling, self.kind)
         return (
             self.n_nodes,
             tuple(tuple(sorted(s)) for s in self.successors),
@@ -173,6 +177,33 @@ def candidate_subgraphs(
     return search.found
 
 
+@dataclass(frozen=True, slots=True)
+class _Usage:
+    """What a growing subgraph uses: its convolutions and GEMMs, its tiles (the smallest tiling factor of its
+    nodes), and per core the weights and the outputs (whole) of its nodes there."""
+
+    convs: int
+    gemms: int
+    tiles: int
+    weights: dict[int, float]
+    outputs: dict[int, float]
+
+    def with_node(self, node: int, search: _Search) -> _Usage:
+        """This usage with ``node`` added."""
+        core = search.core[node]
+        return _Usage(
+            convs=self.convs + search.conv[node],
+            gemms=self.gemms + search.gemm[node],
+            tiles=min(self.tiles, search.tiling[node]),
+            weights={**self.weights, core: self.weights.get(core, 0.0) + search.weights[node]},
+            outputs={**self.outputs, core: self.outputs.get(core, 0.0) + search.outputs[node]},
+        )
+
+    def fits(self, capacity: Sequence[float]) -> bool:
+        """Whether, on every core, the weights plus one tile of the outputs fit in its capacity."""
+        return all(w + self.outputs[core] / self.tiles <= capacity[core] for core, w in self.weights.items())
+
+
 class _Search:
     """The candidate enumeration, on plain Python lists (it runs millions of small steps)."""
 
@@ -183,7 +214,8 @@ class _Search:
         self.leaves = problem.leaves_graph.tolist()
         self.tiling = problem.tiling.tolist()
         self.core = problem.core.tolist()
-        self.memory = problem.memory_bytes.tolist()
+        self.weights = problem.weight_bytes.tolist()
+        self.outputs = problem.output_bytes.tolist()
         self.capacity = problem.capacity_bytes.tolist()
         limited = type_limits
         self.conv = [limited and k in _CONVS for k in problem.kind]
@@ -199,13 +231,13 @@ class _Search:
             found = self._inside[node] = {n for n in self.successors[node] if self.allowed[n]}
         return found
 
-    def usage(self, members: Sequence[int]) -> tuple[int, int, dict[int, float]]:
-        memory: dict[int, float] = {}
+    def usage(self, members: Sequence[int]) -> _Usage:
+        usage = _Usage(convs=0, gemms=0, tiles=min(self.tiling[m] for m in members), weights={}, outputs={})
         for m in members:
-            memory[self.core[m]] = memory.get(self.core[m], 0.0) + self.memory[m]
-        return sum(self.conv[m] for m in members), sum(self.gemm[m] for m in members), memory
+            usage = usage.with_node(m, self)
+        return usage
 
-    def grow(self, members: list[int], extension: set[int], usage: tuple[int, int, dict[int, float]]) -> None:
+    def grow(self, members: list[int], extension: set[int], usage: _Usage) -> None:
         missing = self.nodes_to_single_exit(members)
         if missing == 0:
             self.found.append(tuple(sorted(members)))
@@ -224,24 +256,17 @@ class _Search:
             exclusive = {n for n in self.inside(node) if n not in member_set and n not in near}
             self.grow([*members, node], extension | exclusive, grown_usage)
 
-    def admit(
-        self, members: Sequence[int], node: int, usage: tuple[int, int, dict[int, float]]
-    ) -> tuple[int, int, dict[int, float]] | None:
+    def admit(self, members: Sequence[int], node: int, usage: _Usage) -> _Usage | None:
         """The usage with ``node`` added, or None when a constraint that only gets worse fails
         (tiling factors dividing one another, at most 3 convolutions and 2 GEMMs, memory per core)."""
-        convs, gemms, memory = usage
-        convs, gemms = convs + self.conv[node], gemms + self.gemm[node]
-        if convs > 3 or gemms > 2:
+        if usage.convs + self.conv[node] > 3 or usage.gemms + self.gemm[node] > 2:
             return None
         tile, tiling = self.tiling[node], self.tiling
         for m in members:
             if tile % tiling[m] and tiling[m] % tile:
                 return None
-        core = self.core[node]
-        used = memory.get(core, 0.0) + self.memory[node]
-        if used > self.capacity[core]:
-            return None
-        return convs, gemms, {**memory, core: used}
+        grown = usage.with_node(node, self)
+        return grown if grown.fits(self.capacity) else None
 
     def nodes_to_single_exit(self, members: Sequence[int]) -> int:
         """A lower bound on the nodes to add before at most one member has edges leaving (0: already so).

@@ -18,10 +18,13 @@ Ops are visited once, in program order (a topological order), and for every conf
    its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth. Inside
    a fused group a consumer starts on its producer's first tile (rows / tiles) and ends no earlier
    than one tile after it; intermediates of the group never leave the chip, and the group's weights
-   are fetched once per tile if they do not fit on chip. ``fusion_fits`` says per configuration
-   whether every group fits the one memory model of fusion (:mod:`traincost.schedule.fusion_memory`,
-   which the fusion solver also admits groups by); a group that does not fit is still costed, and
-   reported so.
+   are fetched once per tile if they do not fit on chip. A group is fused only at the configurations
+   where it fits the one memory model of fusion (:mod:`traincost.schedule.fusion_memory`, which the
+   fusion solver also admits groups by); elsewhere its ops run one by one and its intermediates take
+   the ordinary path (resident where they fit, off chip and back where not). That is what Stream does
+   with a tensor that does not fit: its memory manager evicts it to off-chip memory and the consumer
+   fetches it back, so an op waits for the whole tensor. ``fusion_fits`` says per configuration whether
+   every group fits.
 4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
    bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column); the memory timeline keeps
    the peak of resident on-chip bytes and of live off-chip bytes.
@@ -42,7 +45,7 @@ from traincost.cost.core_cost import MAPPINGS, ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
-from traincost.schedule.fusion_memory import groups_fit
+from traincost.schedule.fusion_memory import group_fits, group_tiles
 from traincost.schedule.lanes import Lane, Lanes, lanes_for
 from traincost.schedule.plan import SchedulePlan
 
@@ -147,13 +150,10 @@ class _Static:
                 if op in position:  # view ops and other-phase ops are not scheduled
                     groups[position[op]] = g
         group_of = np.array(groups, dtype=np.int64)
-        unset = np.iinfo(np.int64).max
-        tiles = np.full(len(plan.fused), unset, dtype=np.int64)
-        weights = np.zeros(len(plan.fused))
+        tiles = group_tiles(table, group_of)
+        weights = np.zeros(len(tiles))
         is_mac = table.is_mac
         fused_macs = np.flatnonzero((group_of >= 0) & is_mac)
-        np.minimum.at(tiles, group_of[fused_macs], np.maximum(1, table.dims["OY"][fused_macs]))
-        tiles[tiles == unset] = 1  # a group without MAC ops
         np.add.at(weights, group_of[fused_macs], table.s_elems[fused_macs] * hardware.word_bytes)
         # an intermediate is made in a group and read only inside it (and not a step output)
         reader, read = flat_ids(table.inputs)
@@ -489,9 +489,12 @@ class _Traffic:
 class _Clock:
     """When each core instance is free and when each op ends, per configuration."""
 
-    def __init__(self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, lanes: Lanes) -> None:
+    def __init__(
+        self, table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, lanes: Lanes, *, fused: list[Lane]
+    ) -> None:
         self.lanes, self.plan, self.op = lanes, plan, static.op
         self.inputs = table.inputs
+        self.fused = fused  # per group: where it is fused (it fits)
         self.free = [lanes.slots(c.count) for c in hw.cores]
         self.start: list[Lane] = [0.0] * len(table)
         self.end: list[Lane] = [0.0] * len(table)
@@ -508,7 +511,7 @@ class _Clock:
         for t in self.inputs[i]:
             p = op.producer[t]
             if p >= 0 and group >= 0 and op.group[p] == group:
-                ready = maximum(ready, self.first_tile[p])
+                ready = maximum(ready, lanes.where(self.fused[group], self.first_tile[p], self.end[p]))
                 fused_producers.append(p)
             elif p >= 0:
                 ready = maximum(ready, self.end[p])
@@ -521,7 +524,7 @@ class _Clock:
             start = maximum(ready, free)
         finish = start + duration
         for p in fused_producers:
-            finish = maximum(finish, self.end[p] + duration / tiles)
+            finish = lanes.where(self.fused[group], maximum(finish, self.end[p] + duration / tiles), finish)
         if op.split[i]:
             self.free[k] = lanes.occupy_all(slots, finish)
         else:
@@ -537,10 +540,12 @@ def _run(
     n_cfg = hw.n_configs
     lanes = lanes_for(n_cfg)
     maximum = lanes.maximum
+    fits = group_fits(table, hw, static.core_of, static.group_of, resident_fraction=plan.resident_fraction)
+    fused = list(lanes.columns(fits))  # per group: where it is fused
     memory = _Memory(table, hw, plan, static, lanes)
-    clock = _Clock(table, hw, plan, static, lanes)
+    clock = _Clock(table, hw, plan, static, lanes, fused=fused)
     traffic = _Traffic(len(table), lanes, memory.n_pools)
-    moves = _Moves(table, static, costs, memory=memory, traffic=traffic, lanes=lanes)
+    moves = _Moves(table, static, costs, memory=memory, traffic=traffic, lanes=lanes, fused=fused)
     latency_of = lanes.columns(costs.latency)
     offchip_bandwidth = lanes.lane(hw.offchip.bandwidth_bytes_per_cycle)
     bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
@@ -580,7 +585,7 @@ def _run(
         "peak_offchip_bytes": lanes.array(memory.peak_offchip),
         "mac_pes": mac_pes,
         "utilization": table.macs.sum() / (latency * mac_pes),
-        "fusion_fits": groups_fit(table, hw, static.core_of, static.group_of, resident_fraction=plan.resident_fraction),
+        "fusion_fits": fits.all(axis=1),
     }
     summary = pd.concat([hw.configs, pd.DataFrame(columns, index=hw.configs.index)], axis=1)
     if not per_op:
@@ -610,9 +615,18 @@ class _Moves:
     """The data each op moves: its inputs brought in, its outputs put where they live."""
 
     def __init__(
-        self, table: OpTable, static: _Static, costs: OpCosts, *, memory: _Memory, traffic: _Traffic, lanes: Lanes
+        self,
+        table: OpTable,
+        static: _Static,
+        costs: OpCosts,
+        *,
+        memory: _Memory,
+        traffic: _Traffic,
+        lanes: Lanes,
+        fused: list[Lane],
     ) -> None:
         self.inputs, self.outputs = table.inputs, table.outputs
+        self.fused = fused  # per group: where it is fused (it fits)
         self.op, self.memory, self.traffic, self.lanes = static.op, memory, traffic, lanes
         self.group_weight_bytes = static.group_weight_bytes.tolist()
         self.in_w, self.in_i = lanes.columns(costs.in_w), lanes.columns(costs.in_i)
@@ -637,11 +651,15 @@ class _Moves:
         x, s = op.x_tensor[i], op.s_tensor[i]
         off_b = bus_b = top_w = remote_pj = 0.0
         for t in self.inputs[i]:
-            if op.intermediate[t]:
-                continue  # a fused intermediate is produced and consumed tile by tile on chip
             moved = self.in_i[i] if t == x else self.in_w[i] if t == s else sizes[t]
+            if op.intermediate[t]:  # produced and consumed tile by tile on chip where the group is fused
+                unfused = lanes.logical_not(self.fused[group])
+                if not lanes.any(unfused):
+                    continue
+                moved = moved * unfused
             if group >= 0 and t == s and op.persistent[t]:
-                moved = moved * lanes.where(self.group_weight_bytes[group] > memory.budget[pool], tiles, 1)
+                refetch = (self.group_weight_bytes[group] > memory.budget[pool]) & self.fused[group]
+                moved = moved * lanes.where(refetch, tiles, 1)
             if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
                 off_b = off_b + moved
                 bus_b = bus_b + moved
@@ -672,14 +690,18 @@ class _Moves:
         sizes, pool, outputs = memory.sizes, op.pool[i], self.outputs[i]
         top_r = 0.0
         for t in outputs:
-            if op.intermediate[t]:
-                memory.keep(t, pool, True, sizes[t] / tiles)
-                continue
+            placed = True  # where the output takes the ordinary path
+            if op.intermediate[t]:  # one tile on chip where the group is fused
+                fused = self.fused[op.group[i]]
+                memory.keep(t, pool, fused, sizes[t] / tiles)
+                placed = lanes.logical_not(fused)
+                if not lanes.any(placed):
+                    continue
             written = self.out[i] if len(outputs) == 1 else sizes[t]
             if op.last_use[t] > i:
-                stays = memory.fits(t, pool)
+                stays = memory.fits(t, pool) & placed
                 memory.keep(t, pool, stays, sizes[t])
-                spill = lanes.logical_not(stays)
+                spill = lanes.logical_not(stays) & placed
                 memory.spill(t, spill)
             else:  # no later reader: nothing to keep (a step output is still written through)
                 spill = False
