@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
-from traincost.analysis.pareto import pareto_mask
+from traincost.analysis.pareto import near_front_mask, pareto_mask
 from traincost.errors import ConfigError
 
 PAPER = pd.DataFrame(
@@ -65,7 +65,48 @@ def test_claims_report_values_and_verdicts() -> None:
     # median training latency 2.1 at 8192 B/cycle, 1.05 at 16384: ratio 0.5
     assert claims.loc["gpt2_buffer_bandwidth_lowers_training_latency", "value"] == 0.5
     assert set(claims["holds"].map(type)) == {bool}
-    assert (claims["kind"] == "claim").all() and claims["magnitude"].isna().all()  # stated in words: no magnitude
+    assert claims["magnitude"].isna().all()  # stated in words: no magnitude
+    kinds = claims["kind"]
+    assert kinds["inference_training_latency_cycles_rankings_differ"] == "extension"  # the paper's claim is joint
+    assert set(kinds[kinds == "invariant"].index) == {
+        "edge_tpu_resnet18_training_costs_more_than_inference",
+        "fusemax_gpt2_training_costs_more_than_inference",
+    }
+    # every strict-front row of Figure 8 is superseded by its row with a tolerance, named in its check
+    superseded = kinds[kinds == "superseded"].index
+    assert len(superseded) == 3
+    for name in superseded:
+        assert kinds[f"{name}_within_tolerance"] == "claim" and f"{name}_within_tolerance" in claims.loc[name, "check"]
+
+
+def test_a_point_within_the_tolerance_of_the_front_counts_as_on_it() -> None:
+    compute = np.array([1.0, 2.0, 2.0, 3.0, 4.0])
+    latency = np.array([10.0, 8.0, 8.004, 8.0, 9.0])
+    # (2, 8.004) is 0.05 % above (2, 8); (3, 8) ties the best at no more compute; (4, 9) is 12.5 % above it
+    assert list(pareto_mask(compute, latency)) == [True, True, False, False, False]
+    assert list(near_front_mask(compute, latency, tolerance=0.0)) == [True, True, False, True, False]
+    assert list(near_front_mask(compute, latency, tolerance=0.001)) == [True, True, True, True, False]
+
+
+def test_figure8_front_checks_with_and_without_tolerance() -> None:
+    # the largest U·L (128) is the best training latency at the largest compute by 0.01 %: on the strict front, and
+    # within 0.1 % of a smaller PE's latency, so on the front with the tolerance too; it never leaves the front
+    inference = _edge([10, 8, 6, 4], [5, 6, 7, 8], [16, 32, 64, 128])
+    training = _edge([40, 30, 20.002, 20.0], [20, 24, 28, 32], [16, 32, 64, 128])
+    g = _gpt([1.0, 1.1, 0.9, 1.0], [8192, 8192, 16384, 16384])
+    claims = monet_hardware_claims(inference, training, g, g).set_index("claim")
+    assert claims.loc["training_latency_front_has_no_largest_pe", "value"] == 1
+    assert claims.loc["training_latency_front_has_no_largest_pe_within_tolerance", "value"] == 1
+    # a larger PE 0.5 % worse than a smaller one at more compute: off the strict front and off the tolerant one
+    training = _edge([40, 30, 20.0, 20.1], [20, 24, 28, 32], [16, 32, 64, 128])
+    claims = monet_hardware_claims(inference, training, g, g).set_index("claim")
+    assert claims.loc["training_latency_front_has_no_largest_pe", "value"] == 0
+    assert claims.loc["training_latency_front_has_no_largest_pe_within_tolerance", "value"] == 0
+    # 0.05 % worse: off the strict front, on the tolerant one
+    training = _edge([40, 30, 20.0, 20.01], [20, 24, 28, 32], [16, 32, 64, 128])
+    claims = monet_hardware_claims(inference, training, g, g).set_index("claim")
+    assert claims.loc["training_latency_front_has_no_largest_pe", "value"] == 0
+    assert claims.loc["training_latency_front_has_no_largest_pe_within_tolerance", "value"] == 1
 
 
 def _fusion(step: str, manual: tuple[float, float], limits: dict[str, tuple[float, float]]) -> pd.DataFrame:
@@ -86,6 +127,10 @@ def test_section5_claims_by_hand() -> None:
     assert claims.loc["fusion_solver_beats_manual_inference_latency", "holds"]
     assert claims.loc["fusion_solver_beats_manual_inference_energy", "value"] == pytest.approx(1.2)
     assert not claims.loc["fusion_solver_beats_manual_inference_energy", "holds"]
+    assert claims.loc["fusion_solver_beats_manual_inference_energy", "kind"] == "claim"
+    # the paper's Figure 10 is inference: the same check on the training step is ours
+    training = monet_section5_claims([fusion.assign(step="training")], None, None, PAPER).set_index("claim")
+    assert set(training["kind"]) == {"extension"}
     assert (
         claims.loc["recomputation_not_additive_latency", "value"] == 0
         and not claims.loc["recomputation_not_additive_latency", "holds"]

@@ -5,7 +5,7 @@ MONET's ``monet/claims.csv`` (``claim``, ``paper_says``, ``value``, ``holds``), 
 ``mtrain/compare.csv`` and TM-Training's ``tiered/compare.csv`` (``claim``, ``paper``, ``ours``,
 ``agrees``). :func:`read_comparison` brings them to one shape, ``claim``, ``check``, ``paper``,
 ``ours``, ``agrees`` (nullable: a row without a check only sets values side by side), ``kind``
-(claim, invariant, timing, calibrated: :mod:`traincost.analysis.verdicts`) and ``magnitude`` (ours /
+(claim, invariant, timing, calibrated, extension, superseded: :mod:`traincost.analysis.verdicts`) and ``magnitude`` (ours /
 paper within the fixed band, nullable), plus the study's context columns. Only ``claim`` rows are
 counted as agreement; :func:`summary_text` and :func:`agreement_html` render that shape.
 """
@@ -128,7 +128,7 @@ class Agreement:
         rows: every row, of every kind, including those that only set values side by side.
         magnitude_agree: claim rows whose ours / paper lies in the magnitude band.
         magnitude_checked: claim rows with a magnitude verdict.
-        not_counted: rows by kind other than ``claim`` (invariant, timing, calibrated), as (kind, count).
+        not_counted: rows by kind other than ``claim`` (:data:`traincost.analysis.verdicts.KINDS`), as (kind, count).
     """
 
     agree: int

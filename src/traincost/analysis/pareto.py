@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["pareto_mask"]
+__all__ = ["near_front_mask", "pareto_mask"]
 
 
 def pareto_mask(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -18,3 +18,14 @@ def pareto_mask(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     mask = np.zeros(len(order), dtype=bool)
     mask[order[keep_sorted]] = True
     return mask
+
+
+def near_front_mask(first: np.ndarray, second: np.ndarray, *, tolerance: float) -> np.ndarray:
+    """True for the points within ``tolerance`` (a fraction) of the front: whose ``second`` is at most ``1 + tolerance``
+    times the lowest ``second`` of the points with no larger ``first`` (both minimised, ``second`` positive). With
+    ``tolerance`` 0, the front's points and their exact ties."""
+    first, second = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    levels, level_of = np.unique(first, return_inverse=True)
+    lowest = np.full(len(levels), np.inf)
+    np.minimum.at(lowest, level_of, second)
+    return second <= np.minimum.accumulate(lowest)[level_of] * (1.0 + tolerance)

@@ -8,6 +8,10 @@ Every row of ``monet/claims.csv``, ``mtrain/compare.csv`` and ``tiered/compare.c
 - ``timing``: our wall-clock seconds beside the paper's; a different machine, so never counted. The
   paper's own relative timing claims (e.g. DFS time / Converting time) are ``claim`` rows.
 - ``calibrated``: a paper aggregate one of our constants was fitted to; shown, never counted.
+- ``extension``: a check of ours beside the paper's claims (a setting the paper does not report, or a
+  narrower reading of a claim); shown, never counted.
+- ``superseded``: a check that a corrected row replaces (named in its check text); kept so that the
+  change is visible, never counted.
 
 A judged claim with a number on both sides also gets a magnitude verdict: ours / paper within
 :data:`MAGNITUDE_BAND`, fixed before looking at the results and written in the check text.
@@ -20,7 +24,7 @@ import pandas as pd
 
 __all__ = ["KINDS", "MAGNITUDE_BAND", "MAGNITUDE_TEXT", "add_magnitude", "magnitude_verdict"]
 
-KINDS = ("claim", "invariant", "timing", "calibrated")
+KINDS = ("claim", "invariant", "timing", "calibrated", "extension", "superseded")
 MAGNITUDE_BAND = (0.67, 1.5)
 """Ours / paper inside this closed interval is a magnitude agreement."""
 MAGNITUDE_TEXT = f"magnitude: ours / paper in {MAGNITUDE_BAND[0]:g}-{MAGNITUDE_BAND[1]:g}x"
