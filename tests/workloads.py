@@ -6,7 +6,7 @@ import pandas as pd
 
 from traincost.workload import LOOP_DIMS, Workload
 
-__all__ = ["conv_bn_net", "conv_bn_relu_workload", "conv_relu_workload", "conv_workload"]
+__all__ = ["conv_bn_net", "conv_bn_relu_workload", "conv_relu_workload", "conv_workload", "linear_bn_net"]
 
 
 def conv_relu_workload(*, relu: bool = True) -> Workload:
@@ -136,3 +136,11 @@ def conv_bn_relu_workload() -> Workload:
     ]
     frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv_bn_relu"})
+
+
+def linear_bn_net() -> object:
+    """A linear layer, a BatchNorm1d (no convolution before it to fold into), a Dropout, a ReLU and a linear
+    classifier (8 -> 16 -> 3). A model factory (``register_factory``)."""
+    from torch import nn  # noqa: PLC0415 - torch only for the tests that build this module
+
+    return nn.Sequential(nn.Flatten(), nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 3))

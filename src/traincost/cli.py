@@ -89,7 +89,7 @@ def _cmd_export(args: argparse.Namespace) -> None:
     from traincost.frontend.onnx_graph import save_onnx
 
     # inputs, labels, loss and parameters are recorded in the graph: no later stage needs the model's source
-    model = forward_graph(args, batch=args.batch, seed=args.seed, options=args.options)
+    model = forward_graph(args, batch=args.batch, seed=args.seed, options=args.options, inference=args.inference)
     save_onnx(model, args.out)
     log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
 
@@ -225,6 +225,12 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
     if not (index.isdigit() and count.isdigit()):
         raise ConfigError(f"--shard: expected INDEX/COUNT such as 0/4, got {args.shard!r}")
     workload = Workload.read(args.ops, args.tensors)
+    if args.step == "inference" and workload.meta.get("stage", "").startswith("train_step"):
+        log.warning(
+            "%s: --step inference costs the forward pass of a training step (training-mode BatchNorm, dropout, the loss); "
+            "the model's inference step is `traincost export --inference`, then decompose and lower",
+            args.ops,
+        )
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
     plan = SchedulePlan.from_mode(
         args.mode, fused=fused, resident_fraction=args.resident_fraction, mapping_objective=args.mapping_objective
@@ -382,7 +388,13 @@ def _parser() -> argparse.ArgumentParser:
         "--options", type=json_object, default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'"
     )
     cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")
-    cmd.add_argument("--out", type=Path, required=True, help="output model.onnx")
+    cmd.add_argument(
+        "--inference",
+        action="store_true",
+        help="a torch module's inference step instead: eval mode, each BatchNorm folded into its convolution, no dropout, "
+        "no loss; every node forward, every tensor typed (for decompose and lower)",
+    )
+    cmd.add_argument("--out", type=Path, required=True, help="output model.onnx (inference_step.onnx with --inference)")
 
     cmd = command(
         "train-graph", _cmd_train_graph, "forward + backward (ONNX Runtime Training) + optimizer as primitive ops, in one graph"
@@ -601,35 +613,42 @@ def _cmd_checkpoint_study(args: argparse.Namespace) -> None:
 
     if (args.graph is None) != (args.recompute_check is None):
         raise ConfigError("checkpoint-study: --graph and --recompute-check go together (the step to check, the table to write)")
+    if args.additivity is None and args.milp is None:
+        raise ConfigError("checkpoint-study: nothing to do; give --additivity (Figure 11), --milp (equation 6) or both")
     workload, evaluator = _checkpoint_evaluator(args)
     costs = evaluator.candidates
-    if len(costs) < 2:
-        raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the study needs at least 2")
-    study = additivity_study(evaluator, *first_feature_maps(costs))
-    milp = milp_sweep(evaluator, args.budgets)
+    if args.additivity is not None and len(costs) < 2:
+        raise ConfigError(f"{args.ops}: {len(costs)} recomputable activations; the additivity study needs at least 2")
+    study = None if args.additivity is None else additivity_study(evaluator, *first_feature_maps(costs))
+    milp = None if args.milp is None else milp_sweep(evaluator, args.budgets)
     with pd.option_context("display.width", 200):
-        print(
-            study[["scenario", "relative_latency_cycles", "relative_energy_pj", "relative_activation_bytes"]].to_string(
-                index=False
-            )
-        )
-        print(milp[["budget_fraction", "activation_bytes", "recomputed", "latency_cycles", "energy_pj"]].to_string(index=False))
+        if study is not None:
+            columns = ["scenario", "relative_latency_cycles", "relative_energy_pj", "relative_activation_bytes"]
+            print(study[columns].to_string(index=False))
+        if milp is not None:
+            columns = ["budget_fraction", "activation_bytes", "recomputed", "latency_cycles", "energy_pj"]
+            print(milp[columns].to_string(index=False))
     if args.graph is not None:
         check = _check_recompute_rewrites(args.graph, study, milp, seed=args.seed)
         write_table(check, args.recompute_check, workload.meta)
     write_table(costs, args.costs, workload.meta)
-    write_table(study, args.additivity, workload.meta)
-    write_table(milp, args.milp, workload.meta)
+    for table, path in ((study, args.additivity), (milp, args.milp)):
+        if table is not None:
+            write_table(table, path, workload.meta)
 
 
-def _check_recompute_rewrites(graph: Path, study: pd.DataFrame, milp: pd.DataFrame, *, seed: int) -> pd.DataFrame:
-    """Every rewrite of the study (AC10, AC01, AC11 and each MILP solution) applied to ``graph`` and checked by execution."""
+def _check_recompute_rewrites(graph: Path, study: pd.DataFrame | None, milp: pd.DataFrame | None, *, seed: int) -> pd.DataFrame:
+    """Every rewrite of the study (AC10, AC01, AC11 and each MILP solution, those it ran) applied to ``graph`` and
+    checked by execution."""
     from traincost.frontend.onnx_graph import load_onnx
     from traincost.optimize.checkpoint_check import verify_recompute
 
-    first, second = study["first"].iloc[0], study["second"].iloc[0]
-    rewrites = {"AC10": [first], "AC01": [second], "AC11": [first, second]}
-    rewrites |= {f"milp budget {row.budget_fraction:g}": list(row.dropped) for row in milp.itertuples()}
+    rewrites = {}
+    if study is not None:
+        first, second = study["first"].iloc[0], study["second"].iloc[0]
+        rewrites |= {"AC10": [first], "AC01": [second], "AC11": [first, second]}
+    if milp is not None:
+        rewrites |= {f"milp budget {row.budget_fraction:g}": list(row.dropped) for row in milp.itertuples()}
     with in_file(graph):
         check = verify_recompute(load_onnx(graph), rewrites, seed=seed)
     worst = check.loc[check["error"].idxmax()] if len(check) else None
@@ -824,8 +843,8 @@ def _checkpoint_commands(command: Callable[[str, Callable[[argparse.Namespace], 
         "--budgets", type=fraction, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0], help="MILP budgets, fractions of all"
     )
     cmd.add_argument("--costs", type=Path, required=True, help="output per-activation bytes and recompute FLOPs (Parquet)")
-    cmd.add_argument("--additivity", type=Path, required=True, help="output AC00/AC10/AC01/AC11 table (Parquet)")
-    cmd.add_argument("--milp", type=Path, required=True, help="output MILP solutions per budget, evaluated (Parquet)")
+    cmd.add_argument("--additivity", type=Path, help="output AC00/AC10/AC01/AC11 table, Figure 11 (Parquet)")
+    cmd.add_argument("--milp", type=Path, help="output MILP solutions per budget, evaluated (Parquet)")
     cmd.add_argument(
         "--graph", type=Path, help="the decomposed training step the workload was lowered from: run every rewrite on it"
     )

@@ -127,18 +127,22 @@ def json_object(text: str) -> dict[str, object]:
     return value
 
 
-def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: dict[str, object]) -> onnx.ModelProto:
+def forward_graph(
+    args: argparse.Namespace, *, batch: int, seed: int, options: dict[str, object], inference: bool = False
+) -> onnx.ModelProto:
     """The forward graph ``args`` name, with the metadata every later stage reads.
 
     A zoo name is exported with ``options``; a factory path is registered under ``--name`` with its
     ``--kwargs``, ``--inputs`` (or ``--input-shape``) and ``--loss``, then exported; an ONNX file is checked
-    and imported (``--inputs`` optional).
+    and imported (``--inputs`` optional). With ``inference``, a torch module's eval-mode inference step
+    (:func:`traincost.frontend.inference_graph.export_inference_step`) instead of its training-mode export.
 
     Raises:
         ConfigError: a flag that does not fit the kind of model, or a missing one.
     """
     from traincost import models  # torch: only when a command runs
     from traincost.frontend.export import export_model
+    from traincost.frontend.inference_graph import export_inference_step
     from traincost.frontend.onnx_import import import_onnx
     from traincost.signature import check_loss, parse_inputs, parse_labels
 
@@ -152,7 +156,10 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
     labels = parse_labels(args.labels, where="--labels") if args.labels is not None else None
     if labels is not None and (onnx_file is not None or ":" not in args.model):
         raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
+    export = export_inference_step if inference else export_model
     if onnx_file is not None:
+        if inference:
+            raise ConfigError(f"--inference: for a torch module; an ONNX file ({onnx_file}) is imported as it was exported")
         if args.kwargs or options:
             raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
         return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs, output=args.output)
@@ -163,10 +170,10 @@ def forward_graph(args: argparse.Namespace, *, batch: int, seed: int, options: d
         extra = [flag for flag, value in given.items() if value] + (["--loss"] if loss != "cross_entropy" else [])
         if extra:
             raise ConfigError(f"{', '.join(extra)}: only for a factory path or an ONNX file; {args.model!r} is a zoo model")
-        return export_model(args.model, batch=batch, seed=seed, options=options)
+        return export(args.model, batch=batch, seed=seed, options=options)
     if inputs is None:
         raise ConfigError(f"--inputs or --input-shape: required for the factory path {args.model!r} (e.g. --input-shape 3,32,32)")
     if options:
         raise ConfigError(f"--options: for zoo models; give the factory path {args.model!r} its --kwargs")
     name = models.register_factory(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
-    return export_model(name, batch=batch, seed=seed)
+    return export(name, batch=batch, seed=seed)

@@ -200,8 +200,10 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     assert result.returncode == 0
     rules = {rule for rule, _ in planned_jobs(result)}
     frontend = {"export", "train_graph", "decompose", "verify_decomposition", "lower", "memory"}
+    frontend |= {"export_inference", "decompose_inference", "lower_inference"}  # the sweeps' inference steps
     monet = {"hardware_sweep_shard", "hardware_sweep_merge", "figure1", "figure8", "figure9", "monet_claims"}
     monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture", "checkpoint_study", "figure11"}
+    monet |= {"checkpoint_additivity"}
     monet |= {"checkpoint_nsga", "figure12"}
     report = {"agreement_table"}  # the report's paper-vs-ours page of MONET's claims
     assert rules == frontend | monet | report | {"all"}
@@ -238,7 +240,7 @@ def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Pat
     # bn_epilogue=true: both workloads rewritten once, and every run of it reads the rewritten tables
     assert len(re.findall(r"rule bn_epilogue_workload:", result.stdout)) == 2
     assert "results/ablations/monet/bn_epilogue/true/workloads/first/ops.parquet" in result.stdout
-    assert {"monet_ablation_checkpoint_study", "monet_ablation_checkpoint_nsga"} <= rules
+    assert {"monet_ablation_checkpoint_additivity", "monet_ablation_checkpoint_nsga"} <= rules
     assert "--resident-fraction 0.75" in re.sub(r"\s+", " ", result.stdout)
     assert "results/ablations/monet/resident_fraction/0.25/checkpoint/nsga_summary.parquet" in result.stdout
     bad = snakemake(tmp_path, _config(ablations={"monet": {"resident_fraction": [0.3]}}), "-n", "ablations")

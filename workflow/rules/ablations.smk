@@ -322,16 +322,15 @@ use rule compare_fusion as monet_ablation_compare_fusion with:
         "results/benchmarks/ablations/monet/{assumption}/{value}/compare_fusion/{step}.tsv"
 
 
-use rule checkpoint_study as monet_ablation_checkpoint_study with:
+use rule checkpoint_additivity as monet_ablation_checkpoint_additivity with:
     output:
-        costs="results/ablations/monet/{assumption}/{value}/checkpoint/activation_costs.parquet",
+        costs="results/ablations/monet/{assumption}/{value}/checkpoint/figure11/activation_costs.parquet",
         additivity="results/ablations/monet/{assumption}/{value}/checkpoint/additivity.parquet",
-        milp="results/ablations/monet/{assumption}/{value}/checkpoint/milp.parquet",
-        recompute_check="results/ablations/monet/{assumption}/{value}/checkpoint/recompute_check.parquet",
+        recompute_check="results/ablations/monet/{assumption}/{value}/checkpoint/figure11/recompute_check.parquet",
     log:
-        "results/logs/ablations/monet/{assumption}/{value}/checkpoint_study.log",
+        "results/logs/ablations/monet/{assumption}/{value}/checkpoint_additivity.log",
     benchmark:
-        "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_study.tsv"
+        "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_additivity.tsv"
 
 
 use rule checkpoint_nsga as monet_ablation_checkpoint_nsga with:

@@ -68,8 +68,9 @@ def _check_references():
                 problems.append(f"monet_fusion.{key}: no such file {fusion[key]!r}")
     study = config["monet_checkpoint"]
     if study is not None:
-        if study["workload"] not in config["workloads"]:
-            problems.append(f"monet_checkpoint.workload: {study['workload']!r} is not a key of workloads")
+        for key in ("workload", "figure11_workload"):
+            if key in study and study[key] not in config["workloads"]:
+                problems.append(f"monet_checkpoint.{key}: {study[key]!r} is not a key of workloads")
         if not Path(study["hardware"]).is_file():
             problems.append(f"monet_checkpoint.hardware: no such file {study['hardware']!r}")
     problems += _mtrain_problems()
@@ -375,12 +376,17 @@ def monet_root(wildcards):
 
 
 def monet_tables(name, wildcards):
-    """The Workload IR tables of workload ``name`` that MONET rules read, the cached ones or, in a bn_epilogue=true
-    ablation, those with every forward BatchNorm run as its convolution's epilogue (made by bn_epilogue_workload)."""
-    root = "results/workloads"
-    if _monet_assumption(wildcards) == ("bn_epilogue", "true"):
-        root = "results/ablations/monet/bn_epilogue/true/workloads"
-    return {"ops": f"{root}/{name}/ops.parquet", "tensors": f"{root}/{name}/tensors.parquet"}
+    """The Workload IR tables of workload ``name`` that MONET rules read for the step of the rule's ``step`` wildcard
+    (training without one): the inference step's (lower_inference: an eval-mode export, BatchNorm folded), or the
+    training step's, the cached ones or, in a bn_epilogue=true ablation, those with every forward BatchNorm run as its
+    convolution's epilogue (made by bn_epilogue_workload)."""
+    if wildcards.get("step") == "inference":
+        folder = f"results/workloads/{name}/inference"
+    elif _monet_assumption(wildcards) == ("bn_epilogue", "true"):
+        folder = f"results/ablations/monet/bn_epilogue/true/workloads/{name}"
+    else:
+        folder = f"results/workloads/{name}"
+    return {"ops": f"{folder}/ops.parquet", "tensors": f"{folder}/tensors.parquet"}
 
 
 def monet_resident_flag(wildcards):
@@ -430,6 +436,16 @@ def fusion_strategies(wildcards):
 def checkpoint_inputs(wildcards):
     study = config["monet_checkpoint"]
     return {**monet_tables(study["workload"], wildcards), "hardware": study["hardware"]}
+
+
+def figure11_workload():
+    """The training step of MONET Figure 11 (``monet_checkpoint.figure11_workload``, default the study's workload)."""
+    study = config["monet_checkpoint"]
+    return study.get("figure11_workload", study["workload"])
+
+
+def figure11_inputs(wildcards):
+    return {**monet_tables(figure11_workload(), wildcards), "hardware": config["monet_checkpoint"]["hardware"]}
 
 
 def _section5_inputs(wildcards):

@@ -138,6 +138,57 @@ rule lower:
         "traincost lower --in {input.onnx} --ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
 
 
+# The inference step (MONET's inference rows and sweeps): the model exported in eval mode, each BatchNorm folded into
+# its convolution, no dropout and no loss; then the same decomposition (forward rewrites only) and lowering.
+rule export_inference:
+    conda:
+        TRAINCOST_ENV
+    input:
+        model_files,
+    output:
+        onnx="results/graphs/{workload}/inference_step.onnx",
+    params:
+        model=model_flags,
+        batch=lambda w: workload(w)["batch"],
+        seed=config["seed"],
+    threads: 1
+    resources:
+        mem_mb=frontend_mem_mb("export", 2200),  # as export
+        runtime=12,  # minutes; as export
+    log:
+        "results/logs/export_inference/{workload}.log",
+    benchmark:
+        "results/benchmarks/export_inference/{workload}.tsv",
+    shell:
+        "traincost export {params.model} --batch {params.batch} --seed {params.seed} --inference --out {output.onnx} > {log} 2>&1"
+
+
+use rule decompose as decompose_inference with:
+    input:
+        onnx=rules.export_inference.output.onnx,
+    output:
+        onnx="results/graphs/{workload}/inference_step.decomposed.onnx",
+        histogram="results/graphs/{workload}/inference_op_histogram.parquet",
+    priority: 0
+    log:
+        "results/logs/decompose_inference/{workload}.log",
+    benchmark:
+        "results/benchmarks/decompose_inference/{workload}.tsv"
+
+
+use rule lower as lower_inference with:
+    input:
+        onnx=rules.decompose_inference.output.onnx,
+    output:
+        ops="results/workloads/{workload}/inference/ops.parquet",
+        tensors="results/workloads/{workload}/inference/tensors.parquet",
+    priority: 0
+    log:
+        "results/logs/lower_inference/{workload}.log",
+    benchmark:
+        "results/benchmarks/lower_inference/{workload}.tsv"
+
+
 rule memory:
     conda:
         TRAINCOST_ENV

@@ -26,6 +26,7 @@ from traincost.frontend.onnx_graph import (
     NodeFactory,
     check_node_order,
     initializer_values,
+    model_meta,
     set_model_meta,
 )
 from traincost.frontend.shapes import TensorType, tensor_types
@@ -82,8 +83,9 @@ def decompose(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto:
     del result.opset_import[:]
     result.opset_import.append(helper.make_opsetid("", OPSET))
     result.ir_version = IR_VERSION
-    result.graph.name = graph.name.replace("train_step", "train_step_decomposed")
-    set_model_meta(result, stage="train_step.decomposed")
+    stage = model_meta(model).get("stage", "train_step")
+    result.graph.name = graph.name.replace(stage, f"{stage}_decomposed")
+    set_model_meta(result, stage=f"{stage}.decomposed")
     record_shapes(result, seed=seed)
     # The weights are checked as typed inputs: copied unchanged from ``model``, their data is not serialised again.
     onnx.checker.check_model(weightless(result))

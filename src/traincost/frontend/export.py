@@ -118,8 +118,8 @@ def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) 
     output does not depend on them.
     """
     described = ", ".join(f"{k}: {v.dtype} {'x'.join(map(str, v.shape))}".replace("torch.", "") for k, v in inputs.items())
-    dropouts = [sub for sub in module.modules() if isinstance(sub, torch.nn.Dropout)]
-    for sub in dropouts:
+    dropouts = [(sub, sub.training) for sub in module.modules() if isinstance(sub, torch.nn.Dropout)]
+    for sub, _ in dropouts:
         sub.eval()
     try:
         with torch.no_grad():
@@ -128,8 +128,8 @@ def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) 
         detail = " ".join(str(err).split())[:300]
         raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
     finally:
-        for sub in dropouts:
-            sub.train()
+        for sub, training in dropouts:
+            sub.train(training)
     if not isinstance(output, torch.Tensor):
         raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
     return output
@@ -209,7 +209,12 @@ def record_signature(
     )
 
 
-def _export(module: torch.nn.Module, inputs: dict[str, torch.Tensor], *, output_name: str, name: str) -> onnx.ModelProto:
+def _export(
+    module: torch.nn.Module, inputs: dict[str, torch.Tensor], *, output_name: str, name: str, training: bool = True
+) -> onnx.ModelProto:
+    """The legacy exporter's graph of ``module``: in training mode without constant folding (BatchNorm stays a
+    training-mode op), or in inference mode with constant folding, which folds each BatchNorm into the convolution
+    before it (torch's eval peephole pass) as deployment tools do."""
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -219,8 +224,8 @@ def _export(module: torch.nn.Module, inputs: dict[str, torch.Tensor], *, output_
                 tuple(inputs.values()),
                 buffer,
                 dynamo=False,
-                training=torch.onnx.TrainingMode.TRAINING,
-                do_constant_folding=False,
+                training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL,
+                do_constant_folding=not training,
                 opset_version=OPSET,
                 input_names=list(inputs),
                 output_names=[output_name],

@@ -1,0 +1,85 @@
+"""The inference step of a model: its eval-mode forward graph, as a deployment tool would run it.
+
+MONET costs inference apart from training: "Fig. 10. Latency and energy for ResNet18 inference", and the
+sweeps of Figures 1, 8 and 9 set "inference and training workloads" side by side. An inference graph is
+not the training step's forward pass: BatchNorm is in inference form and folded into the convolution
+before it where the pattern allows (torch's exporter does so in eval mode with constant folding, as
+deployment tools do; elsewhere it stays one ``BatchNormalization`` op), it writes no running statistics,
+dropout is gone and no loss is computed. The training step keeps its training-mode BatchNorm
+(:mod:`traincost.frontend.export`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import onnx
+import torch
+
+from traincost import models
+from traincost.errors import ConfigError
+from traincost.frontend.execute import record_shapes, weightless
+from traincost.frontend.export import LOGITS, _check_against_torch, _export, _probe, label_spec, record_signature
+from traincost.frontend.onnx_graph import set_model_meta, set_node_meta
+from traincost.frontend.train_graph import forward_layer_name
+from traincost.signature import draw_tensors
+
+__all__ = ["export_inference_step", "INFERENCE_STAGE"]
+
+log = logging.getLogger(__name__)
+
+INFERENCE_STAGE = "inference_step"
+_FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
+
+
+def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str, object] | None = None) -> onnx.ModelProto:
+    """The inference step of registered model ``name`` at a fixed batch size, ready for ``decompose`` and ``lower``.
+
+    The model is built under ``torch.manual_seed(seed)`` (the weights of the training step's export), put in
+    eval mode and exported with the legacy exporter in inference mode with constant folding, at opset 17. Every
+    node is annotated as forward with its layer, every tensor is typed, and the output ``logits`` must equal
+    torch's eval-mode output within ``EXPORT_TOLERANCE``. Its ``parameters`` metadata lists the floating-point
+    initializers (the folded weights, which the training step's parameter names no longer name).
+
+    Raises:
+        ConfigError: the module's forward fails on its inputs or returns no single tensor.
+        GraphError: the exporter fails, or the graph's output differs from torch's.
+    """
+    options = dict(options or {})
+    arch = models.get_architecture(name)
+    specs = [spec.batched(batch) for spec in models.input_specs(name, options=options)]
+    torch.manual_seed(seed)
+    module = models.build_model(name, options=options)
+    module.eval()
+    inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
+    expected = _probe(module, inputs, name)
+    model = _export(module, inputs, output_name=LOGITS, name=name, training=False)
+    _read_initializers_directly(model.graph)
+    params = [init.name for init in model.graph.initializer if init.data_type in _FLOATS]
+    labels = label_spec(arch.loss, tuple(expected.shape), where=f"model {name!r}", given=arch.labels)
+    record_signature(
+        model, name=name, batch=batch, seed=seed, options=options, params=params, inputs=specs, labels=labels, loss=arch.loss
+    )
+    set_model_meta(model, stage=INFERENCE_STAGE)
+    model.graph.name = f"{name}_{INFERENCE_STAGE}"
+    for node in model.graph.node:
+        set_node_meta(node, phase="forward", layer=forward_layer_name(node.name))
+    record_shapes(model, seed=seed)
+    onnx.checker.check_model(weightless(model))
+    if expected.dim() == 0:
+        raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
+    _check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
+    log.info("inference step of %s: %d nodes, %d weights", name, len(model.graph.node), len(params))
+    return model
+
+
+def _read_initializers_directly(graph: onnx.GraphProto) -> None:
+    """Drop the ``Identity`` nodes constant folding leaves on initializers (a weight under a second name): their
+    readers read the initializer itself."""
+    initializers = {init.name for init in graph.initializer}
+    alias = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Identity" and n.input[0] in initializers}
+    kept = [node for node in graph.node if not (node.op_type == "Identity" and node.output[0] in alias)]
+    for node in kept:
+        node.input[:] = [alias.get(name, name) for name in node.input]
+    del graph.node[:]
+    graph.node.extend(kept)
