@@ -25,7 +25,7 @@ from traincost.frontend.execute import Executable, max_relative_error, weightles
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
-__all__ = ["EXPORT_TOLERANCE", "LOGITS", "export_model", "flatten_logits", "label_spec", "record_signature"]
+__all__ = ["EXPORT_TOLERANCE", "LOGITS", "built_model", "export_model", "flatten_logits", "label_spec", "record_signature"]
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +66,11 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
             not fit its output.
     """
     options = dict(options or {})
-    arch = models.get_architecture(name)
-    specs = [spec.batched(batch) for spec in models.input_specs(name, options=options)]
-    torch.manual_seed(seed)
-    module = models.build_model(name, options=options)
+    arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
     module.train()
     params = [n for n, _ in module.named_parameters()]
     # The buffers as built (BatchNorm statistics, which the probe and the tracing move): restored in the graph below.
     buffers = {k: v.detach().clone() for k, v in module.state_dict().items() if k not in set(params)}
-    inputs = {name: torch.from_numpy(array) for name, array in draw_tensors(specs, seed=seed).items()}
     output = expected = _probe(module, inputs, name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
@@ -109,6 +105,19 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     _check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
     log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
     return model
+
+
+def built_model(
+    name: str, *, batch: int, seed: int, options: dict[str, object]
+) -> tuple[models.Architecture, list[InputSpec], torch.nn.Module, dict[str, torch.Tensor]]:
+    """Registered model ``name``: its architecture, its input specs at ``batch``, the module built under
+    ``torch.manual_seed(seed)`` and a batch drawn from the specs with ``seed``."""
+    arch = models.get_architecture(name)
+    specs = [spec.batched(batch) for spec in models.input_specs(name, options=options)]
+    torch.manual_seed(seed)
+    module = models.build_model(name, options=options)
+    inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
+    return arch, specs, module, inputs
 
 
 def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:

@@ -14,15 +14,20 @@ from __future__ import annotations
 import logging
 
 import onnx
-import torch
 
-from traincost import models
 from traincost.errors import ConfigError
 from traincost.frontend.execute import record_shapes, weightless
-from traincost.frontend.export import LOGITS, _check_against_torch, _export, _probe, label_spec, record_signature
+from traincost.frontend.export import (
+    LOGITS,
+    _check_against_torch,
+    _export,
+    _probe,
+    built_model,
+    label_spec,
+    record_signature,
+)
 from traincost.frontend.onnx_graph import set_model_meta, set_node_meta
 from traincost.frontend.train_graph import forward_layer_name
-from traincost.signature import draw_tensors
 
 __all__ = ["export_inference_step", "INFERENCE_STAGE"]
 
@@ -46,12 +51,8 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
         GraphError: the exporter fails, or the graph's output differs from torch's.
     """
     options = dict(options or {})
-    arch = models.get_architecture(name)
-    specs = [spec.batched(batch) for spec in models.input_specs(name, options=options)]
-    torch.manual_seed(seed)
-    module = models.build_model(name, options=options)
+    arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
     module.eval()
-    inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
     expected = _probe(module, inputs, name)
     model = _export(module, inputs, output_name=LOGITS, name=name, training=False)
     _read_initializers_directly(model.graph)
