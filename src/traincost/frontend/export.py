@@ -25,7 +25,18 @@ from traincost.frontend.execute import Executable, max_relative_error, weightles
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
-__all__ = ["EXPORT_TOLERANCE", "LOGITS", "built_model", "export_model", "flatten_logits", "label_spec", "record_signature"]
+__all__ = [
+    "EXPORT_TOLERANCE",
+    "LOGITS",
+    "built_model",
+    "check_against_torch",
+    "export_model",
+    "flatten_logits",
+    "label_spec",
+    "probe_output",
+    "record_signature",
+    "torch_export",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +82,17 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     params = [n for n, _ in module.named_parameters()]
     # The buffers as built (BatchNorm statistics, which the probe and the tracing move): restored in the graph below.
     buffers = {k: v.detach().clone() for k, v in module.state_dict().items() if k not in set(params)}
-    output = expected = _probe(module, inputs, name)
+    output = expected = probe_output(module, inputs, name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
     if custom:
         loss_fn = models.load_factory(arch.loss, what="loss")
         module = _WithLoss(module, loss_fn)
         inputs[labels.name] = torch.from_numpy(draw_tensors([*specs, labels], seed=seed)[labels.name])
-        expected = _probe(module, inputs, name)
+        expected = probe_output(module, inputs, name)
         if expected.dim() != 0:
             raise ConfigError(f"loss {arch.loss!r}: returns shape {list(expected.shape)} for model {name!r}; expected a scalar")
-    model = _export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
+    model = torch_export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
     if custom:
         _strip_prefix(model.graph, _WRAPPED)
     elif arch.loss == "cross_entropy" and output.dim() != 2:
@@ -102,7 +113,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     del model.graph.output[:]
     model.graph.output.extend(typed.graph.output)
     onnx.checker.check_model(model)
-    _check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
+    check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
     log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
     return model
 
@@ -120,7 +131,7 @@ def built_model(
     return arch, specs, module, inputs
 
 
-def _probe(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
     """The module's output on ``inputs`` with its Dropout off: what the exported graph's output must equal.
 
     It moves BatchNorm statistics, as tracing does (the export restores them); in training mode, BatchNorm's
@@ -218,7 +229,7 @@ def record_signature(
     )
 
 
-def _export(
+def torch_export(
     module: torch.nn.Module, inputs: dict[str, torch.Tensor], *, output_name: str, name: str, training: bool = True
 ) -> onnx.ModelProto:
     """The legacy exporter's graph of ``module``: in training mode without constant folding (BatchNorm stays a
@@ -256,7 +267,7 @@ def _strip_prefix(graph: onnx.GraphProto, prefix: str) -> None:
         node.input[:] = [renamed.get(i, i) for i in node.input]
 
 
-def _check_against_torch(model: onnx.ModelProto, expected: np.ndarray, feeds: dict[str, np.ndarray], name: str) -> None:
+def check_against_torch(model: onnx.ModelProto, expected: np.ndarray, feeds: dict[str, np.ndarray], name: str) -> None:
     """The graph's output on ``feeds``, with its Dropout off, equals torch's (``expected``) within ``EXPORT_TOLERANCE``."""
     checked = Executable(model)
     for node in checked.skeleton.graph.node:  # its own copy of the graph, without the weights' data

@@ -19,12 +19,12 @@ from traincost.errors import ConfigError
 from traincost.frontend.execute import record_shapes, weightless
 from traincost.frontend.export import (
     LOGITS,
-    _check_against_torch,
-    _export,
-    _probe,
     built_model,
+    check_against_torch,
     label_spec,
+    probe_output,
     record_signature,
+    torch_export,
 )
 from traincost.frontend.onnx_graph import set_model_meta, set_node_meta
 from traincost.frontend.train_graph import forward_layer_name
@@ -53,8 +53,8 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     options = dict(options or {})
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
     module.eval()
-    expected = _probe(module, inputs, name)
-    model = _export(module, inputs, output_name=LOGITS, name=name, training=False)
+    expected = probe_output(module, inputs, name)
+    model = torch_export(module, inputs, output_name=LOGITS, name=name, training=False)
     _read_initializers_directly(model.graph)
     params = [init.name for init in model.graph.initializer if init.data_type in _FLOATS]
     labels = label_spec(arch.loss, tuple(expected.shape), where=f"model {name!r}", given=arch.labels)
@@ -69,7 +69,7 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     onnx.checker.check_model(weightless(model))
     if expected.dim() == 0:
         raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
-    _check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
+    check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
     log.info("inference step of %s: %d nodes, %d weights", name, len(model.graph.node), len(params))
     return model
 
