@@ -30,6 +30,7 @@ from traincost.cost import op_table
 from traincost.frontend.decompose import decompose, is_primitive
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
+from traincost.frontend.inference_graph import export_inference_step
 from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
@@ -87,9 +88,7 @@ def _initial(graph: onnx.ModelProto, name: str) -> np.ndarray:
     return next(numpy_helper.to_array(i) for i in graph.graph.initializer if i.name == name)
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=() if n == "vit_tiny" else pytest.mark.slow) for n in NETWORKS]
-)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "vit_tiny" else pytest.mark.slow) for n in NETWORKS])
 def test_a_third_party_network_goes_through_the_whole_chain(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     register(monkeypatch, NETWORKS[name])
     train = build_train_step(export_model(name, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=LR))
@@ -129,3 +128,18 @@ def test_a_third_party_network_goes_through_the_whole_chain(name: str, monkeypat
         spec = load_hardware(REPO / "config/hardware" / hardware)
         cost = schedule(op_table(workload, phases=STEP_PHASES["training"]), spec, SchedulePlan()).summary.iloc[0]
         assert np.isfinite([cost.latency_cycles, cost.energy_pj]).all() and cost.latency_cycles > 0 and cost.energy_pj > 0
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "vit_tiny" else pytest.mark.slow) for n in NETWORKS])
+def test_a_third_party_networks_inference_step_is_its_eval_mode_graph(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The eval-mode export equals torch's eval output (checked inside), every BatchNorm after a convolution is folded
+    into it, no dropout, no loss and no shape arithmetic on constants remain, and it has the forward MACs torch
+    counts."""
+    register(monkeypatch, NETWORKS[name])
+    graph = export_inference_step(name, batch=BATCH, seed=0)
+    types = {node.op_type for node in graph.graph.node}
+    assert not types & {"BatchNormalization", "Dropout", "SoftmaxCrossEntropyLoss", "Constant", "Shape", "Identity"}, types
+    workload = lower(decompose(graph))
+    assert workload.forward_macs == _torch_sgd_step(name).forward_macs
+    cost = schedule(op_table(workload), load_hardware(REPO / "config/hardware/edge_tpu.yaml"), SchedulePlan()).summary.iloc[0]
+    assert cost.latency_cycles > 0 and cost.energy_pj > 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 
 import onnx
+from onnx import helper
+from onnxscript import optimizer
 
 from traincost.errors import ConfigError
 from traincost.frontend.execute import record_shapes, weightless
@@ -34,6 +36,12 @@ __all__ = ["export_inference_step", "INFERENCE_STAGE"]
 log = logging.getLogger(__name__)
 
 INFERENCE_STAGE = "inference_step"
+_LISTS = {
+    "value_int": onnx.TensorProto.INT64,
+    "value_ints": onnx.TensorProto.INT64,
+    "value_float": onnx.TensorProto.FLOAT,
+    "value_floats": onnx.TensorProto.FLOAT,
+}
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 
 
@@ -55,7 +63,10 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     module.eval()
     expected = probe_output(module, inputs, name)
     model = torch_export(module, inputs, output_name=LOGITS, name=name, training=False)
-    _read_initializers_directly(model.graph)
+    # what the exporter's folding leaves: shape arithmetic on static shapes, Identity copies of weights (onnxscript's
+    # constant folding, with shape inference), and Constant nodes, which become initializers as in the training step
+    optimizer.fold_constants(model, onnx_shape_inference=True)
+    _constants_to_initializers(model.graph)
     params = [init.name for init in model.graph.initializer if init.data_type in _FLOATS]
     labels = label_spec(arch.loss, tuple(expected.shape), where=f"model {name!r}", given=arch.labels)
     record_signature(
@@ -74,13 +85,25 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     return model
 
 
-def _read_initializers_directly(graph: onnx.GraphProto) -> None:
-    """Drop the ``Identity`` nodes constant folding leaves on initializers (a weight under a second name): their
-    readers read the initializer itself."""
-    initializers = {init.name for init in graph.initializer}
-    alias = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Identity" and n.input[0] in initializers}
-    kept = [node for node in graph.node if not (node.op_type == "Identity" and node.output[0] in alias)]
-    for node in kept:
-        node.input[:] = [alias.get(name, name) for name in node.input]
+def _constants_to_initializers(graph: onnx.GraphProto) -> None:
+    """Every ``Constant`` node becomes an initializer of its output's name (a tensor, or ints and floats)."""
+    kept = []
+    for node in graph.node:
+        if node.op_type != "Constant" or len(node.attribute) != 1:
+            kept.append(node)
+            continue
+        attribute = node.attribute[0]
+        if attribute.name == "value":
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(attribute.t)
+            tensor.name = node.output[0]
+        elif attribute.name in _LISTS:
+            elem, values = _LISTS[attribute.name], helper.get_attribute_value(attribute)
+            scalar = not attribute.name.endswith("s")
+            tensor = helper.make_tensor(node.output[0], elem, [] if scalar else [len(values)], [values] if scalar else values)
+        else:
+            kept.append(node)
+            continue
+        graph.initializer.append(tensor)
     del graph.node[:]
     graph.node.extend(kept)
