@@ -2,12 +2,14 @@
 
 A cycle between packages (``cost`` importing the scheduler that imports ``cost``) makes every change
 on either side touch both; ``analysis`` computes the checks the plots and the report show, so it
-must not depend on ``plots`` (matplotlib, seaborn) to do so.
+must not depend on ``plots`` (matplotlib, seaborn) to do so. The picture of that graph in
+``docs/architecture.md`` is generated from it (``python tests/unit/test_layering.py`` prints it).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
 from pathlib import Path
 
 import networkx as nx
@@ -15,6 +17,9 @@ import networkx as nx
 import traincost
 
 ROOT = Path(traincost.__file__).parent
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs/architecture.md"
+# modules every layer uses (errors, file and progress helpers): left out of the picture, not of the checks
+_UTILITIES = frozenset({"errors", "io", "progress", "tables", "config_files", "signature", "workload_check"})
 
 
 def _package_imports() -> nx.DiGraph:
@@ -46,3 +51,33 @@ def test_the_package_import_graph_has_no_cycle() -> None:
 def test_analysis_does_not_import_plots() -> None:
     graph = _package_imports()
     assert not graph.has_edge("analysis", "plots"), graph.edges["analysis", "plots"]["module"]
+
+
+def mermaid() -> str:
+    """The package import graph as a Mermaid flowchart: the ``cli*`` modules as one ``cli``, utilities left out."""
+    graph = _package_imports()
+
+    def drawn(package: str) -> str:
+        return "cli" if package.startswith("cli") else package
+
+    edges = {(drawn(a), drawn(b)) for a, b in graph.edges}
+    edges = {(a, b) for a, b in edges if a != b and not {a, b} & _UTILITIES}
+    return "\n".join(["```mermaid", "flowchart TD", *(f"    {a} --> {b}" for a, b in sorted(edges)), "```"])
+
+
+def test_the_architecture_page_shows_the_import_graph_as_it_is() -> None:
+    assert mermaid() in ARCHITECTURE.read_text(), "docs/architecture.md: paste `python tests/unit/test_layering.py`"
+
+
+if __name__ == "__main__":
+    print(mermaid())
+
+
+def test_nothing_in_the_repository_points_outside_it() -> None:
+    """A clone must carry what it needs: no tracked file names the shared folder beside the checkout."""
+    repo = ARCHITECTURE.parents[1]
+    listed = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    outside = ("../" + "shared", "/work/" + "shared")  # split, so that this file does not name them
+    texts = {name: (repo / name).read_text(errors="ignore") for name in listed if (repo / name).is_file()}
+    found = [name for name, text in texts.items() if any(o in text for o in outside)]
+    assert not found, found
