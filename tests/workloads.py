@@ -89,9 +89,7 @@ def conv_bn_net() -> object:
     BatchNorm, a ReLU and a linear classifier (32 -> 3). A model factory (``register_factory``)."""
     from torch import nn  # noqa: PLC0415 - torch only for the tests that build this module
 
-    return nn.Sequential(
-        nn.Conv2d(1, 2, 3, padding=1, bias=False), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(32, 3)
-    )
+    return nn.Sequential(nn.Conv2d(1, 2, 3, padding=1, bias=False), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(32, 3))
 
 
 def conv_bn_relu_workload() -> Workload:

@@ -21,6 +21,7 @@ __all__ = ["evaluate_sweep"]
 
 log = logging.getLogger(__name__)
 
+
 def evaluate_sweep(
     workload: Workload,
     hardware: str | os.PathLike[str],

@@ -111,6 +111,7 @@ class TransformerConfig:
         """Whether the blocks form an encoder and a decoder with cross-attention."""
         return self.n_encoder_layer > 0
 
+
 @dataclass(frozen=True, slots=True)
 class Parallelism:
     """How a training step is spread over chips (Megatron tensor parallelism × data parallelism).
@@ -151,6 +152,7 @@ class Parallelism:
         """Data-parallel replicas in total (``pods × data_parallel``)."""
         return self.pods * self.data_parallel
 
+
 @dataclass(frozen=True, slots=True)
 class Shard:
     """One chip's sizes, checked against the configuration."""
@@ -180,6 +182,7 @@ class Shard:
     @property
     def d_kv(self) -> int:
         return self.kv_heads * self.d_head
+
 
 def shard_sizes(config: TransformerConfig, parallel: Parallelism) -> Shard:
     """Per-chip sizes; raises ConfigError naming the field that does not split evenly."""
@@ -212,6 +215,7 @@ def shard_sizes(config: TransformerConfig, parallel: Parallelism) -> Shard:
         replicas=parallel.replicas,
         fully_sharded=parallel.fully_sharded,
     )
+
 
 def block_parts(config: TransformerConfig, index: int) -> tuple[str, ...]:
     """The sub-blocks of block ``index``: ``attn``, ``cross`` (decoder of an encoder-decoder), ``mlp``."""
@@ -249,6 +253,7 @@ def block_params(config: TransformerConfig, shard: Shard, index: int) -> list[tu
         params += [(f"{name}.weight", (d_in, d_out))] + ([(f"{name}.bias", (d_out,))] if config.bias else [])
     return params
 
+
 def top_params(config: TransformerConfig, shard: Shard) -> list[tuple[str, tuple[int, ...]]]:
     """(name, per-chip shape) of the parameters outside the blocks (the ``embedding`` group)."""
     d = shard.d_model
@@ -261,11 +266,13 @@ def top_params(config: TransformerConfig, shard: Shard) -> list[tuple[str, tuple
         params.append(("lm_head.weight", (shard.vocab, d)))
     return params
 
+
 def parameter_count(config: TransformerConfig) -> int:
     """Parameters of the whole model (shared embeddings counted once)."""
     shard = shard_sizes(config, Parallelism())
     groups = [top_params(config, shard), *(block_params(config, shard, i) for i in range(config.n_layer))]
     return sum(math.prod(shape) for group in groups for _, shape in group)
+
 
 def gpt2_transformer_config(config: GPT2Config, *, batch: int, name: str = "gpt2") -> TransformerConfig:
     """The ``TransformerConfig`` of a zoo GPT-2, its GELU (tanh) one fused kernel as in the ONNX path.

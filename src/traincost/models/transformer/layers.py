@@ -37,6 +37,7 @@ class SavedNorm:
     mean: int
     inv_std: int
 
+
 @dataclass(frozen=True, slots=True)
 class SavedAttention:
     """What an attention's backward reads: its inputs (``source``: cross-attention's keys/values input)."""
@@ -48,6 +49,7 @@ class SavedAttention:
     v: int
     probs: int
     context: int
+
 
 @dataclass(frozen=True, slots=True)
 class SavedMlp:

@@ -32,6 +32,7 @@ class SavedHead:
     log_prob: int
     labels: int
 
+
 @dataclass(frozen=True, slots=True)
 class SavedSublayer:
     """What a sub-block's backward reads."""
