@@ -1,8 +1,8 @@
 """Every rule's mem_mb and runtime hold what its jobs took in a full run.
 
 tests/fixtures/benchmarks/full_run.csv is each job's Snakemake benchmark of a full run on a quiet 2-core machine
-(config/config.yaml, 26 November 2026: `snakemake --cores 2`, 236 jobs at commit 8b6137e, and `snakemake --cores 2
-ablations`, 258 jobs at commit 390eba1; `bench/reproduce.py --table --peaks` of each): wall and CPU seconds,
+(config/config.yaml, 26 November 2026: `snakemake --cores 2`, 243 jobs, then `snakemake --cores 2 ablations`, 258
+jobs, both at commit ea899ab; `bench/reproduce.py all ablations --table --peaks`): wall and CPU seconds,
 max_rss (MB), and peak_rss_mb_0_5s, the job's process tree sampled every 0.5 s by bench/job_peaks.py (the `all`
 run's jobs; empty for the ablations). A dry run of the same config gives each job's mem_mb and runtime as the
 rules declare them now. On a cluster every job asks for 400 MB more (test below).
