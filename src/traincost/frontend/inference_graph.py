@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 
 import onnx
-from onnx import helper
+import onnx_ir as ir
+from onnx_ir.passes.common import LiftConstantsToInitializersPass
 from onnxscript import optimizer
 
 from traincost.errors import ConfigError
@@ -36,12 +37,6 @@ __all__ = ["export_inference_step", "INFERENCE_STAGE"]
 log = logging.getLogger(__name__)
 
 INFERENCE_STAGE = "inference_step"
-_LISTS = {
-    "value_int": onnx.TensorProto.INT64,
-    "value_ints": onnx.TensorProto.INT64,
-    "value_float": onnx.TensorProto.FLOAT,
-    "value_floats": onnx.TensorProto.FLOAT,
-}
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 
 
@@ -62,11 +57,9 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
     module.eval()
     expected = probe_output(module, inputs, name)
-    model = torch_export(module, inputs, output_name=LOGITS, name=name, training=False)
-    # what the exporter's folding leaves: shape arithmetic on static shapes, Identity copies of weights (onnxscript's
-    # constant folding, with shape inference), and Constant nodes, which become initializers as in the training step
-    optimizer.fold_constants(model, onnx_shape_inference=True)
-    _constants_to_initializers(model.graph)
+    if expected.dim() == 0:
+        raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
+    model = _folded(torch_export(module, inputs, output_name=LOGITS, name=name, training=False))
     params = [init.name for init in model.graph.initializer if init.data_type in _FLOATS]
     labels = label_spec(arch.loss, tuple(expected.shape), where=f"model {name!r}", given=arch.labels)
     record_signature(
@@ -78,32 +71,16 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
         set_node_meta(node, phase="forward", layer=forward_layer_name(node.name))
     record_shapes(model, seed=seed)
     onnx.checker.check_model(weightless(model))
-    if expected.dim() == 0:
-        raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
     check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name)
     log.info("inference step of %s: %d nodes, %d weights", name, len(model.graph.node), len(params))
     return model
 
 
-def _constants_to_initializers(graph: onnx.GraphProto) -> None:
-    """Every ``Constant`` node becomes an initializer of its output's name (a tensor, or ints and floats)."""
-    kept = []
-    for node in graph.node:
-        if node.op_type != "Constant" or len(node.attribute) != 1:
-            kept.append(node)
-            continue
-        attribute = node.attribute[0]
-        if attribute.name == "value":
-            tensor = onnx.TensorProto()
-            tensor.CopyFrom(attribute.t)
-            tensor.name = node.output[0]
-        elif attribute.name in _LISTS:
-            elem, values = _LISTS[attribute.name], helper.get_attribute_value(attribute)
-            scalar = not attribute.name.endswith("s")
-            tensor = helper.make_tensor(node.output[0], elem, [] if scalar else [len(values)], [values] if scalar else values)
-        else:
-            kept.append(node)
-            continue
-        graph.initializer.append(tensor)
-    del graph.node[:]
-    graph.node.extend(kept)
+def _folded(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` without what the exporter's folding leaves: shape arithmetic on static shapes and Identity copies of
+    weights (onnxscript's constant folding, with shape inference), and Constant nodes, which become initializers as
+    in the training step (onnx-ir's LiftConstantsToInitializersPass, every size)."""
+    graph = ir.serde.deserialize_model(model)
+    optimizer.fold_constants(graph, onnx_shape_inference=True)
+    LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0)(graph)
+    return ir.serde.serialize_model(graph)
