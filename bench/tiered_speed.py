@@ -87,8 +87,10 @@ def main() -> None:
                     "traincost", "tiered-study", "--ops", str(tables / "ops.parquet"),
                     "--tensors", str(tables / "tensors.parquet"), "--hardware", str(REPO / study["hardware"]),
                     "--variant", variant, "--ratios", *map(str, ratios), "--calibration", str(calibration),
-                    "--autotm-time-limit", str(study.get("autotm_time_limit_s", 30)), "--out", str(out / "table.parquet"),
+                    "--out", str(out / "table.parquet"),
                 ]  # fmt: skip
+                share = study.get("tier1_share_per_ratio")
+                command += ["--tier1-share-per-ratio", str(share)] if share is not None else []
                 command += ["--policies", *policies] if policies else []
                 record = scratch / "study" / workload / variant / "record.parquet"
                 if assume:

@@ -55,7 +55,7 @@ def _cmd_study(args: argparse.Namespace) -> None:
         variant=variant.name,
         ratios=args.ratios,
         policies=args.policies,
-        autotm_time_limit_s=args.autotm_time_limit,
+        tier1_share_per_ratio=args.tier1_share_per_ratio,
         record=read_record(args.record) if args.record else None,
         recorded_on=_study_system(loaded, {}, args.calibration),  # the study's own system: no assumption changed
     )
@@ -168,6 +168,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
+    from traincost.analysis.tiered_placement import placement_table
     from traincost.analysis.tiered_workloads import workload_table
     from traincost.workload import read_table, write_table
 
@@ -186,8 +187,12 @@ def _cmd_report(args: argparse.Namespace) -> None:
     with atomic_path(args.data_size) as tmp:
         workloads.to_csv(tmp, index=False, float_format="%.6g")
     ordering = ordering_agreement(study)
+    placement = placement_table(study) if args.placement else None
     with atomic_path(args.ordering) as tmp:
         ordering.to_csv(tmp, index=False, float_format="%.6g")
+    if placement is not None:
+        with atomic_path(args.placement) as tmp:
+            placement.to_csv(tmp, index=False, float_format="%.6g")
     print(f"{count_agreement(compare).text()}; {args.compare}")
     ordered = ordering["agrees"].dropna()
     print(f"TM-Training above Sentinel, AutoTM and DeepTM in {int(ordered.sum())} of {len(ordered)} settings; {args.ordering}")
@@ -275,10 +280,10 @@ def tiered_commands(command: Command) -> None:
         help="placement policies (hbm_only and ideal always run)",
     )
     cmd.add_argument(
-        "--autotm-time-limit",
+        "--tier1-share-per-ratio",
         type=positive_number,
-        default=30.0,
-        help="AutoTM's CP-SAT limit per Tier 1 size, deterministic s (work, not clock time)",
+        help="Tier 1 as this share of the address space per unit of ratio (TM-Training: 0.005, 25:1 = 12.5 %%); "
+        "default: ratio x model bytes per chip",
     )
     cmd.add_argument(
         "--calibration", type=Path, help="results/tiered/calibration.parquet: its fitted accelerator energy scale (default 1)"
@@ -293,11 +298,11 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument(
         "--record",
         type=Path,
-        help="the record (--record-out) of this study without --assume: its AutoTM plans, and the runs the assumptions "
-        "do not change, priced anew, are re-used instead of being solved and simulated again",
+        help="the record (--record-out) of this study without --assume: the runs the assumptions do not change, priced "
+        "anew, are re-used instead of being simulated again",
     )
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per policy and ratio (Parquet)")
-    cmd.add_argument("--record-out", type=Path, help="output: every simulation's tally and AutoTM plan, for --record (Parquet)")
+    cmd.add_argument("--record-out", type=Path, help="output: every simulation's tally, for --record (Parquet)")
 
     cmd = command(
         "tiered-report", _cmd_report, "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3"
@@ -322,6 +327,12 @@ def tiered_commands(command: Command) -> None:
         type=Path,
         required=True,
         help="output: per workload, variant and ratio, whether TM-Training leads the prior work (CSV)",
+    )
+    cmd.add_argument(
+        "--placement",
+        type=Path,
+        help="output: per run, the bytes read straight from Tier 2, written to it, promoted and demoted, and the split "
+        "ratios chosen (CSV)",
     )
 
     cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table")

@@ -367,7 +367,7 @@ def _tiered_config(**changes: object) -> dict:
         "motivation_workload": "bert_large",
         "ratio_workload": "bert_large",
         "figure_ratio": 25,
-        "autotm_time_limit_s": 10,
+        "tier1_share_per_ratio": 0.005,
     }
     for path, value in changes.items():
         if path.startswith("tiered__"):

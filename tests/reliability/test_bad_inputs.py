@@ -759,11 +759,10 @@ def zero_ratio_step(io: Inputs) -> Case:
 
 
 @case
-def negative_autotm_time_limit(io: Inputs) -> Case:
-    """A negative limit used to reach CP-SAT and come back as MODEL_INVALID."""
+def negative_tier1_share(io: Inputs) -> Case:
     out = io.out("study.parquet")
-    args = ("tiered-study", *io.bert, "--hardware", TPUV4_TIERED, "--ratios", 25, "--autotm-time-limit", -5, "--out", out)
-    return Case(args, ("argument --autotm-time-limit", "'-5'", "a number > 0"), (out,))
+    args = ("tiered-study", *io.bert, "--hardware", TPUV4_TIERED, "--ratios", 25, "--tier1-share-per-ratio", -5, "--out", out)
+    return Case(args, ("argument --tier1-share-per-ratio", "'-5'", "a number > 0"), (out,))
 
 
 def assert_nothing_left(*outputs: Path) -> None:

@@ -9,16 +9,18 @@ import pytest
 
 from traincost.errors import ConfigError
 from traincost.models.transformer import TransformerConfig, transformer_workload
-from traincost.tiered.autotm import plan_autotm
-from traincost.tiered.engine import Simulator, simulate
-from traincost.tiered.policies import POLICIES, VerOn, make_policy
+from traincost.tiered.engine import Simulator, simulate, tier1_bytes_for_ratio
+from traincost.tiered.policies import POLICIES, AutoTM, VerOn, _best_case, make_policy
 from traincost.tiered.split_ratio import DataCost, adjust_ratio, approximate_ratio
+from traincost.tiered.study import study_runs
 from traincost.tiered.system import Tier, TieredSystem, load_tiered_system
 from traincost.tiered.trace import Trace, build_trace
 from traincost.tiered.walk import Walk
+from traincost.workload import Workload
 
 HARDWARE = "config/hardware/tpuv4_tiered.yaml"
 HORIZONTAL = [name for name, cls in POLICIES.items() if not cls.vertical and name != "hbm_only"]
+SPLITTING = ["tm_training", "tm_training_off"]  # Algorithms 1-3 (the ideal tunes its ratios on energy alone)
 
 
 @pytest.fixture(scope="module")
@@ -98,14 +100,13 @@ def test_belady_never_migrates_more_than_lru(tiny_trace: Trace, system: TieredSy
         assert belady.promoted_bytes <= lru.promoted_bytes, share
 
 
-@pytest.mark.parametrize("policy", HORIZONTAL)
+@pytest.mark.parametrize("policy", [p for p in HORIZONTAL if p not in SPLITTING])
 def test_horizontal_policies_equal_hbm_only_traffic_when_tier1_holds_everything(
     policy: str, tiny_trace: Trace, system: TieredSystem
 ) -> None:
     room = 2 * tiny_trace.live_peak_bytes()
-    plan = plan_autotm(tiny_trace, system, tier1_bytes=room).arrays()
     hbm = simulate(Walk.of(tiny_trace), system, make_policy("hbm_only"), tier1_bytes=system.capacity_bytes)
-    tiered = simulate(Walk.of(tiny_trace), system, make_policy(policy, plan=plan), tier1_bytes=room)
+    tiered = simulate(Walk.of(tiny_trace), system, make_policy(policy), tier1_bytes=room)
     assert tiered.migrated_bytes == 0.0
     assert tiered.tier2_read_bytes == 0.0 and tiered.tier2_write_bytes == 0.0
     assert tiered.tier1_read_bytes == pytest.approx(hbm.tier1_read_bytes)
@@ -113,12 +114,21 @@ def test_horizontal_policies_equal_hbm_only_traffic_when_tier1_holds_everything(
     assert tiered.iteration_s == pytest.approx(hbm.iteration_s)
 
 
+@pytest.mark.parametrize("policy", SPLITTING)
+def test_tm_training_splits_by_timing_even_where_tier1_has_room(policy: str, tiny_trace: Trace, system: TieredSystem) -> None:
+    # Algorithm 1 sizes r' from the request timing alone and Algorithm 3 only lowers it: Tier 2 shares even with room
+    room = 2 * tiny_trace.live_peak_bytes()
+    tiered = simulate(Walk.of(tiny_trace), system, make_policy(policy), tier1_bytes=room)
+    assert tiered.migrated_bytes == 0.0
+    assert 0.0 < tiered.split_ratio_min < 1.0 and tiered.split_ratio_max <= 1.0
+    assert tiered.tier2_write_bytes > 0.0
+
+
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_energy_is_the_sum_of_its_parts(policy: str, tiny_trace: Trace, system: TieredSystem) -> None:
     tier1 = 0.3 * tiny_trace.live_peak_bytes()
-    plan = plan_autotm(tiny_trace, system, tier1_bytes=tier1).arrays()
     capacity = system.capacity_bytes if policy == "hbm_only" else tier1
-    out = simulate(Walk.of(tiny_trace), system, make_policy(policy, plan=plan), tier1_bytes=capacity)
+    out = simulate(Walk.of(tiny_trace), system, make_policy(policy), tier1_bytes=capacity)
     t1, t2 = system.tier1, system.tier2
     assert out.energy_j == pytest.approx(
         out.energy_accelerator_j + out.energy_tier_sram_j + out.energy_migration_j + out.energy_static_j
@@ -153,11 +163,9 @@ def test_data_larger_than_the_chip_fails_naming_the_workload(system: TieredSyste
         simulate(Walk.of(trace), small, make_policy("tm_training"), tier1_bytes=1e3)
 
 
-def test_unknown_policy_and_missing_plan_are_clear_errors() -> None:
+def test_unknown_policy_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="tiered policy 'lfu'"):
         make_policy("lfu")
-    with pytest.raises(ConfigError, match="needs an AutoTM plan"):
-        make_policy("autotm")
 
 
 def test_split_ratio_approximation_by_hand() -> None:
@@ -167,33 +175,159 @@ def test_split_ratio_approximation_by_hand() -> None:
     assert approximate_ratio(0.05, 100.0, 900.0, 50.0) == pytest.approx(900 / 950)
 
 
-def test_ratio_adjustment_moves_toward_lower_energy() -> None:
+def _cost(**changes: float | bool) -> DataCost:
+    """100 bytes read once at 50 B/s from Tier 2 within T_req = 1.02 s: Algorithm 1's r' is 1 - 1.02 * 50 / 100 = 0.49."""
     base = {
         "size_bytes": 100.0,
         "read_bytes": 100.0,
         "next_read_bytes": 100.0,
-        "t_req_s": 10.0,
+        "t_req_s": 1.02,
+        "t_write_s": 100.0,  # writing the Tier 2 share never outlasts its producer here
+        "evicted": False,
         "w1_pj": 1.0,
         "rd1_pj": 1.0,
         "w2_pj": 10.0,
         "rd2_pj": 10.0,
         "bw2_bytes_per_s": 50.0,
+        "bw2_write_bytes_per_s": 50.0,
         "static_w": 0.0,
     }
-    kept = DataCost(evicted=False, **base)
-    evicted = DataCost(evicted=True, **base)
-    assert adjust_ratio(0.5, 4, kept) == 1.0  # Tier 1 is cheaper when the data stays there
-    assert adjust_ratio(0.5, 4, evicted) == 0.0  # storing in Tier 1 only to be demoted costs more
-    assert adjust_ratio(0.5, 4, kept) - 0.5 == pytest.approx(2 * 0.25)  # steps of 1 / seq_len
+    return DataCost(**(base | changes))
 
 
-def test_autotm_plan_uses_tier1_only_when_it_has_room(tiny_trace: Trace, system: TieredSystem) -> None:
-    none = plan_autotm(tiny_trace, system, tier1_bytes=0.0)
-    assert not none.tier1.any()
-    ample = plan_autotm(tiny_trace, system, tier1_bytes=2 * tiny_trace.live_peak_bytes())
-    used = np.array([bool(a) for a in tiny_trace.accesses])
-    assert ample.tier1[used].all()
-    assert ample.status == "optimal"
+def test_algorithm_3_never_raises_the_ratio_and_keeps_a_split() -> None:
+    start = approximate_ratio(1.02, 100.0, 900.0, 50.0)
+    assert start == pytest.approx(0.49)
+    # Tier 1 is cheaper when the data stays there, but RATIOADJUSTMENT only lowers r: it keeps r' = 0.49
+    assert adjust_ratio(start, 4, _cost()) == pytest.approx(0.49)
+    # evicted data: each 1/4 step down saves 100 * (w1 + rd1) / 4 = 50 pJ of demotion and store, and costs
+    # 100 / 4 / 50 = 0.5 s more of Tier 2 at the static power: 1 nW makes that 500 pJ, so the split stays
+    assert adjust_ratio(start, 4, _cost(evicted=True, static_w=1e-9)) == pytest.approx(0.49)
+    # with no static power every step saves energy: 0.49, 0.24, then 0 (steps of 1 / seq_len, clipped at 0)
+    assert adjust_ratio(start, 4, _cost(evicted=True)) == 0.0
+    path = _cost(evicted=True).energy_pj(np.array([0.49, 0.24]))
+    assert path[0] - path[1] == pytest.approx(0.25 * 100 * (1.0 + 1.0))
+
+
+def test_runtime_overhead_depends_on_the_tier2_share() -> None:
+    # Algorithm 3 line 3: T_o = D (1 - r) / BW2 - T_req, never negative, evicted or not
+    for evicted in (False, True):
+        cost = _cost(evicted=evicted)
+        assert cost.runtime_overhead_s(0.49) == pytest.approx(0.0)
+        assert cost.runtime_overhead_s(0.0) == pytest.approx(100 / 50 - 1.02)
+        assert cost.runtime_overhead_s(1.0) == 0.0
+    # writing the Tier 2 share outlasting its producer (1 s here) adds the excess: 0.51 * 100 / 50 - 1
+    assert _cost(t_write_s=1.0).runtime_overhead_s(0.49) == pytest.approx(0.51 * 100 / 50 - 1.0)
+
+
+def _hot_trace() -> Trace:
+    """Two producer/reader pairs of one op type each: op0 and op2 write B (1,000 bytes), op1 and op3 read it in three
+    passes (3,000 bytes: hot data). 20 s per op, so B's read gets T_req = 20 * 3,000 / 4,000 = 15 s of its window."""
+    reads = ((), ((0, 3000.0),), (), ((1, 3000.0),))
+    writes = (((0, 1000.0),), (), ((1, 1000.0),), ())
+    return Trace(
+        name="hot",
+        compute_s=np.full(4, 20.0),
+        accel_energy_pj=np.zeros(4),
+        signature=np.array([0, 1, 0, 1]),
+        phase=np.array(["forward"] * 4),
+        reads=reads,
+        writes=writes,
+        size_bytes=np.array([1000.0, 1000.0]),
+        persistent=np.array([False, False]),
+        accesses=((0, 1), (2, 3)),
+        ops_per_iteration=4,
+        samples=1.0,
+        seq_len=4,
+    )
+
+
+def test_tm_training_does_not_promote_what_its_split_placed_in_tier2(system: TieredSystem) -> None:
+    # r' = 1 - 15 * 100 / 3,000 = 0.5 (Tier 2 at 100 B/s); Tier 2 costs more energy, so Algorithm 3 keeps it.
+    # B is hot (read three times its size), yet its Tier 2 half streams from Tier 2 in every pass: no promotion.
+    chip = _simple_system(system)
+    outcome = Simulator(Walk.of(_hot_trace(), 2), chip, make_policy("tm_training"), tier1_bytes=1e5).run()
+    assert outcome.split_ratio_count == 1 and outcome.split_ratio_min == pytest.approx(0.5)
+    assert outcome.promoted_bytes == 0.0
+    assert outcome.tier2_read_bytes == pytest.approx(2 * 0.5 * 3000)  # two reads of B, half from Tier 2
+    assert outcome.tier2_write_bytes == pytest.approx(2 * 0.5 * 1000)
+
+
+def test_tier1_is_the_papers_share_of_the_memory() -> None:
+    memory = 32 * 2**30
+    assert tier1_bytes_for_ratio(25, 1e6, memory, share_per_ratio=0.005) == memory / 8  # 12.5 %
+    assert tier1_bytes_for_ratio(100, 1e6, memory, share_per_ratio=0.005) == memory / 2
+    assert tier1_bytes_for_ratio(400, 1e6, memory, share_per_ratio=0.005) == memory  # capped
+    assert tier1_bytes_for_ratio(25, 1e6, memory) == 25e6  # by model bytes when no share is given
+    with pytest.raises(ConfigError, match="share per unit of ratio"):
+        tier1_bytes_for_ratio(25, 1e6, memory, share_per_ratio=0.0)
+
+
+def test_vertical_tiering_reads_only_from_tier1_and_writes_back_dead_dirty_data(system: TieredSystem) -> None:
+    # Ver_On, 300 B of Tier 1. op0: A (200 B) filled from Tier 2; B written into the cache (dirty).
+    # op1 reads B (a hit), writes C: room is made by evicting A's least recent page (clean: no traffic). B is now dead,
+    # but a cache cannot know that: it stays. op2 reads A: its missing page is filled, evicting B, whose dirty page is
+    # written back to Tier 2. C is read from the cache.
+    chip = _simple_system(system)
+    outcome = Simulator(Walk.of(_hand_trace(), 1), chip, make_policy("ver_on"), tier1_bytes=300.0).run()
+    assert outcome.tier2_read_bytes == 0.0 and outcome.tier2_write_bytes == 0.0  # requests never reach Tier 2
+    assert outcome.promoted_bytes == pytest.approx(300.0)  # A's two pages, then A's evicted page again
+    assert outcome.demoted_bytes == pytest.approx(100.0)  # B, dead and dirty
+    # a write the cache cannot hold passes through it: with 100 B, B and C (each written while the op's input fills the
+    # cache) go on down to Tier 2, then come back up when read
+    small = Simulator(Walk.of(_hand_trace(), 1), chip, make_policy("ver_on"), tier1_bytes=100.0).run()
+    assert small.tier2_read_bytes == 0.0 and small.tier2_write_bytes == 0.0
+    assert small.demoted_bytes == pytest.approx(200.0)
+
+
+def _three_ops() -> Trace:
+    """op0 reads W (100 B, persistent) and writes X (100 B); op1 reads X in four passes (400 B) and writes Y (300 B);
+    op2 reads Y and W. 1 s each."""
+    reads = (((0, 100.0),), ((1, 400.0),), ((2, 300.0), (0, 100.0)))
+    writes = (((1, 100.0),), ((2, 300.0),), ())
+    return Trace(
+        name="three",
+        compute_s=np.ones(3),
+        accel_energy_pj=np.zeros(3),
+        signature=np.arange(3),
+        phase=np.array(["forward"] * 3),
+        reads=reads,
+        writes=writes,
+        size_bytes=np.array([100.0, 100.0, 300.0]),
+        persistent=np.array([True, False, False]),
+        accesses=((0, 2), (0, 1), (1, 2)),
+        ops_per_iteration=3,
+        samples=1.0,
+        seq_len=4,
+    )
+
+
+def test_autotm_applies_the_best_of_four_cases_per_op(system: TieredSystem) -> None:
+    chip = _simple_system(system)  # Tier 2: 100 B/s each way
+    # op1, Tier 1 empty with room, X in Tier 2, a window of 2 s (op0's compute and op1's own). Tier 2 seconds per case
+    # (inputs, outputs): promote X and write Y to Tier 1: 1 s; promote, Y to Tier 2: 1 + 3; X read where it is (four
+    # passes), Y to Tier 1: 4; both in Tier 2: 7. Promoting the data read four times stalls least.
+    sim = Simulator(Walk.of(_three_ops(), 1), chip, AutoTM(), tier1_bytes=1000.0)
+    assert _best_case(sim, 1, 0.0) == (True, True)
+    # op2 with 100 B of Tier 1: promoting Y and W (400 B) means demoting 300 B: 4 + 3 s against 4 s for reading them
+    # where they are; both outputs cases tie (op2 writes nothing) and the first, Tier 1, is taken
+    sim = Simulator(Walk.of(_three_ops(), 1), chip, AutoTM(), tier1_bytes=100.0)
+    assert _best_case(sim, 2, 0.0) == (False, True)
+    # op0 with W in Tier 1 (placed first, as AutoTM starts): nothing to promote, X's 100 B fit: no Tier 2 time at all,
+    # and reading where the data is moves the fewest bytes
+    sim.place(0, 1.0)
+    sim.tier1_capacity = 1000.0
+    assert _best_case(sim, 0, 0.0) == (False, True)
+    # a Tier 2 backlog of 10 s makes every case stall; X's single read still goes where it is, not through a promotion
+    sim.t2.free_s = 10.0
+    assert _best_case(sim, 0, 0.0) == (False, True)
+    # the whole run with 100 B of Tier 1, W in it. op0: X to Tier 1 (in Tier 2, its reader would fetch 400 B in a 1 s
+    # window), but W, which op0 reads, cannot leave: X goes to Tier 2. op1: promote X (read four times), demoting W for
+    # room; Y to Tier 1 (3 s of stall either way, 2 more for op2 reading Y from Tier 2), but X fills Tier 1: Y goes to
+    # Tier 2. op2: Y and W read where they are (4 s) rather than promoted behind 300 B of demotions (7 s).
+    outcome = Simulator(Walk.of(_three_ops(), 1), chip, make_policy("autotm"), tier1_bytes=100.0).run()
+    assert (outcome.promoted_bytes, outcome.demoted_bytes) == (100.0, 100.0)
+    assert (outcome.tier2_read_bytes, outcome.tier2_write_bytes) == (400.0, 400.0)
 
 
 def test_trace_repeats_with_fresh_activations_and_shared_weights(tiny_trace: Trace) -> None:
@@ -204,3 +338,18 @@ def test_trace_repeats_with_fresh_activations_and_shared_weights(tiny_trace: Tra
         for (t1, b1), (t2, b2) in zip(first, second, strict=True):
             assert b1 == b2
             assert t2 == (t1 if tiny_trace.persistent[t1] else t1 + m)
+
+
+def test_no_policy_beats_the_static_ceiling_which_is_computed_by_hand(tiny_transformer: Workload, system: TieredSystem) -> None:
+    table = study_runs(tiny_transformer, system, variant="base", ratios=[3.0, 30.0], policies=list(POLICIES)).table
+    assert (table["energy_efficiency_vs_hbm"] <= table["static_ceiling_vs_hbm"] * (1 + 1e-12)).all()
+    for ratio, runs in table.groupby("ratio"):
+        hbm = runs[runs["policy"] == "hbm_only"].iloc[0]
+        tier1 = runs[runs["policy"] == "tm_training"].iloc[0]["tier1_bytes"]
+        capacity = system.capacity_bytes
+        swapped_w = system.tier1.static_w(capacity) - system.tier1.static_w(tier1) - system.tier2.static_w(capacity - tier1)
+        static_s = hbm["energy_static_j"] / system.tier1.static_w(capacity)
+        expected = hbm["energy_j"] / (hbm["energy_j"] - swapped_w * static_s)
+        ceilings = runs.set_index("policy")["static_ceiling_vs_hbm"]
+        assert ceilings["hbm_only"] == 1.0
+        assert ceilings.drop("hbm_only").to_numpy() == pytest.approx(expected, rel=1e-12), ratio

@@ -183,6 +183,46 @@ def test_compare_reductions_and_variants_by_hand() -> None:
     assert rows["agrees"].tolist() == [True, True, True]
 
 
+def test_corrected_checks_are_new_rows_and_the_rows_they_correct_stay_superseded() -> None:
+    paper = paper_rows(
+        ("fig3_migration_ver_off", "Figure 3", "", 5.0, "total_data", "migration_normalised_to_total_data", 3.6),
+        ("fig3_ver_off_vs_hor_off", "Figure 3", "", 5.0, "hor_off", "migration_vs_hor_off", 2.4),
+        ("fig14_tm_training_off", "Figure 14", "average", 25.0, "tm_training", "energy_efficiency_vs_tm_training", 1.05),
+        (
+            "fig14_tm_training_off_gain",
+            "Figure 14",
+            "average",
+            25.0,
+            "tm_training",
+            "energy_efficiency_gain_vs_tm_training",
+            0.05,
+        ),  # noqa: E501
+        ("fig11_palm_migration_sentinel_5to1", "Figure 11", "palm_540b", 5.0, "tm_training", "migration_vs_tm_training", 2.0),
+    )
+    rows = compare_with_paper(study(tm_efficiency=0.9), paper).set_index("claim")
+    assert rows.loc["fig3_migration_ver_off", "kind"] == "superseded"
+    assert "superseded by fig3_ver_*_vs_hor_*" in rows.loc["fig3_migration_ver_off", "check"]
+    assert rows.loc["fig14_tm_training_off", "kind"] == "superseded"
+    assert pd.isna(rows.loc["fig14_tm_training_off", "magnitude"])  # superseded rows are never judged
+    # Ver_Off migrates 4.0 / 1.4 times what Hor_Off does (MIGRATION); TM-Training_Off is 0.9 / 0.9 - 1 = 0 better
+    assert rows.loc["fig3_ver_off_vs_hor_off", "ours"] == pytest.approx(4.0 / 1.4)
+    assert rows.loc["fig14_tm_training_off_gain", "ours"] == pytest.approx(0.0)
+    assert bool(rows.loc["fig14_tm_training_off_gain", "agrees"]) is False  # a tie is on neither side of 0
+    # Sentinel over TM-Training at the one ratio the row names: 3.0 / 1.2
+    assert rows.loc["fig11_palm_migration_sentinel_5to1", "ours"] == pytest.approx(3.0 / 1.2)
+    assert (rows.loc[[c for c in rows.index if "superseded" != rows.loc[c, "kind"]], "kind"] == "claim").all()
+
+
+def test_compare_shows_the_static_ceiling_beside_the_claim_against_hbm_only() -> None:
+    table = study(tm_efficiency=0.9).assign(static_ceiling_vs_hbm=1.014)
+    table.loc[table["policy"] == "hbm_only", "static_ceiling_vs_hbm"] = 1.0
+    claim = ("intro_energy_efficiency_vs_hbm", "Section 1", "", None, "hbm_only", "energy_efficiency_vs_hbm_only", 1.18)
+    paper = paper_rows(claim)
+    row = compare_with_paper(table, paper).iloc[0]
+    assert row["ceiling"] == pytest.approx(1.014)
+    assert "above that ceiling: unreachable" in row["note"]
+
+
 def test_compare_leaves_what_the_study_cannot_compute_as_nan_with_a_note() -> None:
     paper = paper_rows(
         FIG8_SENTINEL,
@@ -208,6 +248,7 @@ def test_compare_leaves_what_the_study_cannot_compute_as_nan_with_a_note() -> No
         "metric",
         "paper",
         "ours",
+        "ceiling",
         "check",
         "agrees",
         "note",
@@ -229,10 +270,12 @@ def test_every_paper_row_is_compared_and_no_paper_number_is_copied() -> None:
     paper = pd.DataFrame([r[:7] for r in records[1:]], columns=records[0][:7]).assign(source="")
     paper = paper.replace("", np.nan).astype({"ratio": float, "value": float})
     rows = compare_with_paper(study(), paper)
-    assert len(rows) == len(paper) == 52
+    assert len(rows) == len(paper) == 60
     assert rows["claim"].tolist() == paper["claim"].tolist()
     computed = rows[rows["ours"].notna()]
-    assert set(rows.loc[rows["ours"].isna(), "claim"]) == {"intro_tier_migration_energy_vs_ideal_max"}
+    # at 100:1 nothing migrates in this study, so Sentinel's migration over TM-Training's is undefined there
+    undefined = {"intro_tier_migration_energy_vs_ideal_max", "fig11_palm_migration_sentinel_100to1"}
+    assert set(rows.loc[rows["ours"].isna(), "claim"]) == undefined
     assert computed["agrees"].notna().all() and (computed["note"] != "").all()
     assert not np.isclose(computed["ours"].to_numpy(), computed["paper"].to_numpy()).any()
 

@@ -2,8 +2,8 @@
 # assumption changed at a time (config `ablations:`), set beside the study's own comparison. Per study:
 # results/<study>/ablations.parquet, the comparison with a `why` column, and a heat map (assumptions x checks).
 # Every run re-uses the study's cached workloads, calibration and tables; only what the assumption changes re-runs
-# (TM-Training: the study's record gives its AutoTM plans, and the runs of every policy whose simulation the assumption
-# does not change, priced anew; traincost.tiered.study.resimulated).
+# (TM-Training: the study's record gives the runs of every policy whose simulation the assumption does not change,
+# priced anew; traincost.tiered.study.resimulated).
 #
 # Resources: as the study rules they mirror (tiered-study, tiered-report, mtrain-report).
 
@@ -26,7 +26,7 @@ rule tiered_ablation_study:
     params:
         ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
         policies=" ".join(TIERED.get("policies", [])),
-        time_limit=TIERED.get("autotm_time_limit_s", 30),
+        tier1=tiered_tier1_sizing,
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # as tiered_study
@@ -39,7 +39,7 @@ rule tiered_ablation_study:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
-        "--autotm-time-limit {params.time_limit} --assume {wildcards.assumption}={wildcards.value} "
+        "{params.tier1} --assume {wildcards.assumption}={wildcards.value} "
         "--record {input.record} --out {output.table} > {log} 2>&1"
 
 

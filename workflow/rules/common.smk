@@ -517,7 +517,7 @@ TIERED_FIGURES = ["fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig
 
 def tiered_outputs():
     outputs = expand("results/tiered/{figure}.{ext}", figure=TIERED_FIGURES, ext=["png", "pdf"])
-    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
+    outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv", "results/tiered/placement.csv"]
     outputs.append("results/tiered/calibration.parquet")
     return outputs
 
@@ -531,6 +531,12 @@ def tiered_figure_settings(figure):
     if figure == "fig12":
         return ""
     return f"--ratio {TIERED['figure_ratio']}"
+
+
+def tiered_tier1_sizing(wildcards):
+    """The tiered-study flag that sizes Tier 1 as a share of the memory (none: by model bytes)."""
+    share = TIERED.get("tier1_share_per_ratio")
+    return f"--tier1-share-per-ratio {share}" if share is not None else ""
 
 
 def tiered_workload(wildcards):

@@ -77,12 +77,12 @@ rule tiered_study:
         calibration="results/tiered/calibration.parquet",
     output:
         table="results/tiered/study/{tworkload}/{variant}.parquet",
-        # every simulation's tally and AutoTM plan: the ablations re-use what their assumption does not change
+        # every simulation's tally: the ablations re-use what their assumption does not change
         record="results/tiered/records/{tworkload}/{variant}.parquet",
     params:
         ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
         policies=" ".join(TIERED.get("policies", [])),
-        time_limit=TIERED.get("autotm_time_limit_s", 30),
+        tier1=tiered_tier1_sizing,
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 417 MB
@@ -95,7 +95,7 @@ rule tiered_study:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
-        "--autotm-time-limit {params.time_limit} --out {output.table} --record-out {output.record} > {log} 2>&1"
+        "{params.tier1} --out {output.table} --record-out {output.record} > {log} 2>&1"
 
 
 rule tiered_report:
@@ -126,6 +126,12 @@ rule tiered_report:
             category="TM-Training",
             subcategory="Tables",
         ),
+        placement=report(
+            "results/tiered/placement.csv",
+            caption="../report/tiered_placement.rst",
+            category="TM-Training",
+            subcategory="Tables",
+        ),
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 354 MB; the quick config's 700 is larger
@@ -137,7 +143,7 @@ rule tiered_report:
     shell:
         "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
-        "--ordering {output.ordering} > {log} 2>&1"
+        "--ordering {output.ordering} --placement {output.placement} > {log} 2>&1"
 
 
 # one rule per figure, each with its own caption

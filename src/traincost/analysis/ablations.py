@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from traincost.analysis.agreement import Study, disagreeing
@@ -277,4 +278,10 @@ def why_column(study: Study, baseline: pd.DataFrame, ablations: pd.DataFrame) ->
         (by_check.get(label, NO_SINGLE) if flag is False else "")
         for label, flag in zip(baseline["claim"].astype(str), holds.astype(object).where(holds.notna(), None), strict=True)
     ]
+    if "ceiling" in baseline.columns:  # tiered: the most our model lets the metric reach
+        ceiling = pd.to_numeric(baseline["ceiling"], errors="coerce").to_numpy(dtype=float)
+        paper = pd.to_numeric(baseline["paper"], errors="coerce").to_numpy(dtype=float)
+        for i in np.flatnonzero(np.isfinite(ceiling) & (ceiling < paper)):
+            bound = f"the paper's {paper[i]:g} is above our model's ceiling {ceiling[i]:.4g} (HBM static power saved, no cost)"
+            why[i] = f"{bound}; {why[i]}" if why[i] else bound
     return pd.Series(why, index=baseline.index, dtype=object)

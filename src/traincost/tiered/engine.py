@@ -14,14 +14,20 @@ For op ``k``:
    is a stall.
 3. **Outputs.** Written as the op runs, a policy-chosen share to Tier 1 (making room first) and the
    rest to Tier 2.
-4. **Release.** A tensor used for the last time leaves memory (persistent state never does).
+4. **Release.** A tensor used for the last time leaves memory (persistent state never does; nor, under
+   vertical tiering, does a cached copy before it is evicted).
 
 Making room in Tier 1 evicts victims in the policy's order (LRU, Belady …): a victim with a future use
-is demoted (Tier 1 → Tier 2), a dead one dropped. Migrations move whole pages.
+is demoted (Tier 1 → Tier 2), a dead one dropped (written back if it is a dirty cache line). Migrations
+move whole pages.
 
-Vertical tiering: Tier 2 holds every byte and Tier 1 is a hardware cache in front of it; every read
-is served from Tier 1 (misses are filled first), writes allocate in Tier 1 and dirty data is written
-back when evicted.
+Vertical tiering: Tier 2 holds every byte and Tier 1 is a hardware cache in front of it (section 2.1: "only
+Tier 2 memory is mapped to address space, while Tier 1 works as a hardware cache"; a page-based DRAM cache
+after Unison Cache). "Memory requests cannot directly access Tier 2, so all the data should be prefetched into
+Tier 1" (section 2.1): every read is served from Tier 1, a miss filled from Tier 2 first, and writes allocate in
+Tier 1. Dirty pages are written back to Tier 2 when evicted. A hardware cache does not know which data the
+program has freed: a dead tensor's pages stay cached until evicted, and dirty ones are then written back like
+any other (we model no reuse of freed addresses, which would let new data overwrite dead pages in place).
 
 Reported for the last iteration (the steady one): its ``Tally`` (time, bytes, dynamic energies) and the
 ``Outcome`` that ``outcome.price`` makes of it: energy as accelerator (MACs, SRAM accesses, SRAM static
@@ -33,7 +39,10 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from typing import Protocol
+
+import numpy as np
 
 from traincost.errors import ConfigError
 from traincost.tiered.outcome import Outcome, Tally, price
@@ -44,10 +53,21 @@ from traincost.tiered.walk import Walk
 __all__ = ["Policy", "Simulator", "simulate", "simulate_tally", "tier1_bytes_for_ratio"]
 
 
-def tier1_bytes_for_ratio(ratio: float, parameter_bytes: float, capacity_bytes: float) -> float:
-    """Tier 1 size for a ratio of Tier 1 to model (parameter) size, capped at the chip's address space."""
+def tier1_bytes_for_ratio(
+    ratio: float, parameter_bytes: float, capacity_bytes: float, *, share_per_ratio: float | None = None
+) -> float:
+    """Tier 1 size for a ratio of Tier 1 to model (parameter) size, capped at the chip's address space ``capacity_bytes``.
+
+    ``share_per_ratio`` given: ``ratio × share_per_ratio`` of the address space (TM-Training names its Tier 1 sizes by
+    the share of memory they are: 25:1 "corresponds to allocating 12.5% of the total memory capacity to Tier 1", 100:1
+    to 50 %, so 0.005 per unit of ratio); otherwise ``ratio × parameter_bytes``.
+    """
     if not ratio > 0:  # also rejects NaN
         raise ConfigError(f"Tier 1 ratio {ratio}: expected > 0 (Tier 1 size / model size)")
+    if share_per_ratio is not None:
+        if not share_per_ratio > 0:
+            raise ConfigError(f"Tier 1 share per unit of ratio {share_per_ratio}: expected > 0")
+        return min(ratio * share_per_ratio, 1.0) * capacity_bytes
     return min(ratio * parameter_bytes, capacity_bytes)
 
 
@@ -77,6 +97,9 @@ class Policy(Protocol):
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
         """Whether ``tensor`` may be evicted now."""
+
+    def split_ratios(self) -> Sequence[float]:
+        """The split ratios (Tier 1 shares) chosen, one per data type; none for a policy that does not split."""
 
 
 class _Channel:
@@ -174,10 +197,11 @@ class Simulator:
         self.promoted_unused.discard(tensor)
         return done
 
-    def promote(self, tensor: int, issue_s: float, k: int) -> float:
-        """Move ``tensor``'s Tier 2 bytes to Tier 1 (as many as room can be made for); return when done."""
+    def promote(self, tensor: int, issue_s: float, k: int, *, share: float = 1.0) -> float:
+        """Move ``tensor``'s Tier 2 bytes to Tier 1 until ``share`` of it is there (as many as room can be made for);
+        return when done."""
         size = self.size_bytes[tensor]
-        want = size - self.resident[tensor]
+        want = share * size - self.resident[tensor]
         if want <= 0:
             return issue_s
         want = self._pages(want, size - self.resident[tensor])
@@ -195,18 +219,16 @@ class Simulator:
         if nbytes <= 0:
             return
         if not self._vertical or self.dirty[tensor]:
-            moved = self._pages(nbytes, self.resident[tensor])
-            tier1, tier2 = self.system.tier1, self.system.tier2
-            if not self.free_evictions:
-                self.t1.serve(issue_s, moved / tier1.read_bytes_per_s)
-                self.t2.serve(issue_s, moved / tier2.write_bytes_per_s)
-            self._add("dem", moved, moved * (tier1.read_pj_per_byte + tier2.write_pj_per_byte), "e_mig")
+            self._tier1_to_tier2(self._pages(nbytes, self.resident[tensor]), issue_s)
         self._set_resident(tensor, self.resident[tensor] - nbytes)
         if self.resident[tensor] <= 0:
             self.dirty[tensor] = False
 
     def drop(self, tensor: int) -> None:
-        """Forget ``tensor``'s Tier 1 copy (dead data, or a clean cache line)."""
+        """Forget ``tensor``'s Tier 1 copy: dead data's pages (horizontal), or a cache line, written back first if dirty
+        (vertical: the cache does not know the data is dead)."""
+        if self._vertical and self.dirty[tensor]:
+            self.demote(tensor, self.resident[tensor], self._now)
         self._set_resident(tensor, 0.0)
         self.dirty[tensor] = False
 
@@ -251,6 +273,16 @@ class Simulator:
         """Pass ``nbytes`` from Tier 2 through Tier 1 without keeping them (a cache too small to hold them)."""
         return self._tier2_to_tier1(nbytes, issue_s) if nbytes > 0 else issue_s
 
+    def _tier1_to_tier2(self, nbytes: float, issue_s: float) -> None:
+        """Move ``nbytes`` down (Tier 1 read, Tier 2 write; both channels busy unless evictions are free)."""
+        if nbytes <= 0:
+            return
+        tier1, tier2 = self.system.tier1, self.system.tier2
+        if not self.free_evictions:
+            self.t1.serve(issue_s, nbytes / tier1.read_bytes_per_s)
+            self.t2.serve(issue_s, nbytes / tier2.write_bytes_per_s)
+        self._add("dem", nbytes, nbytes * (tier1.read_pj_per_byte + tier2.write_pj_per_byte), "e_mig")
+
     def _tier2_to_tier1(self, nbytes: float, issue_s: float) -> float:
         """Move ``nbytes`` up (Tier 2 read, Tier 1 write, both channels busy); return when done."""
         tier1, tier2 = self.system.tier1, self.system.tier2
@@ -293,8 +325,9 @@ class Simulator:
                 self._write(k, t, b, start)
             issue = start
             self._now = start + compute_s[k]
-            for t in walk.released[k]:
-                self.drop(t)
+            if not self._vertical:  # a hardware cache keeps dead data until it evicts it
+                for t in walk.released[k]:
+                    self.drop(t)
             policy.after_op(self, k)
         end = max(self._now, self.t1.free_s, self.t2.free_s)
         return self._tally(end - iteration_start)
@@ -313,9 +346,10 @@ class Simulator:
             # the eviction heap's entry for it comes from the touch below (nothing reads the heap in between);
             # the stamp still counts the superseded entry, so ties between tensors break as they always have
             self._stamp[tensor] += 1
-        if self._vertical:
+        if self._vertical:  # written into the cache; what it cannot hold passes through it on to Tier 2
             b1, b2 = nbytes, 0.0
-            self.dirty[tensor] = True
+            self.dirty[tensor] = want > 0
+            self._tier1_to_tier2(nbytes * (1.0 - want / size) if size > 0 else 0.0, start_s)
         else:
             frac = want / size if size > 0 else 1.0
             b1, b2 = nbytes * frac, nbytes * (1.0 - frac)
@@ -393,7 +427,17 @@ class Simulator:
             tier1_bytes=self.tier1_capacity,
             vertical=bool(self._vertical),
             samples=self.trace.samples,
+            **_ratio_summary(self.policy.split_ratios()),
         )
+
+
+def _ratio_summary(ratios: Sequence[float]) -> dict[str, float]:
+    """The ``split_ratio_*`` fields of a ``Tally``: count, minimum, quartiles, maximum (NaN if there are none)."""
+    if not len(ratios):
+        return {}
+    q = np.quantile(np.asarray(ratios, dtype=float), [0.0, 0.25, 0.5, 0.75, 1.0])
+    names = ("split_ratio_min", "split_ratio_q25", "split_ratio_median", "split_ratio_q75", "split_ratio_max")
+    return {"split_ratio_count": float(len(ratios))} | {name: float(v) for name, v in zip(names, q, strict=True)}
 
 
 def _max(a: float, b: float) -> float:

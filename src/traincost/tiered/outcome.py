@@ -36,6 +36,12 @@ class Outcome:
     demoted_bytes: float
     tier1_bytes: float
     tier2_bytes: float
+    split_ratio_count: float
+    split_ratio_min: float
+    split_ratio_q25: float
+    split_ratio_median: float
+    split_ratio_q75: float
+    split_ratio_max: float
 
     @property
     def energy_j(self) -> float:
@@ -64,6 +70,8 @@ class Tally:
         tier1_bytes: the Tier 1 capacity simulated.
         vertical: the policy's Tier 1 caches Tier 2 (Tier 2 then holds the whole address space).
         samples: samples one iteration processes.
+        split_ratio_count ... split_ratio_max: the split ratios (Tier 1 shares) the policy chose, one per data type
+            (TM-Training's), as their count, minimum, quartiles and maximum; count 0 and NaN for a policy that splits none.
     """
 
     iteration_s: float
@@ -81,6 +89,12 @@ class Tally:
     tier1_bytes: float
     vertical: bool
     samples: float
+    split_ratio_count: float = 0.0
+    split_ratio_min: float = float("nan")
+    split_ratio_q25: float = float("nan")
+    split_ratio_median: float = float("nan")
+    split_ratio_q75: float = float("nan")
+    split_ratio_max: float = float("nan")
 
 
 def price(tally: Tally, system: TieredSystem) -> Outcome:
@@ -108,4 +122,10 @@ def price(tally: Tally, system: TieredSystem) -> Outcome:
         demoted_bytes=tally.demoted_bytes,
         tier1_bytes=tally.tier1_bytes,
         tier2_bytes=capacity2,
+        split_ratio_count=tally.split_ratio_count,
+        split_ratio_min=tally.split_ratio_min,
+        split_ratio_q25=tally.split_ratio_q25,
+        split_ratio_median=tally.split_ratio_median,
+        split_ratio_q75=tally.split_ratio_q75,
+        split_ratio_max=tally.split_ratio_max,
     )

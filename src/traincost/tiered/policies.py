@@ -12,15 +12,17 @@ ver_off              vertical (Tier 1 caches Tier 2); Belady; proactive fills
 ver_on               vertical; LRU; fills on demand
 sentinel             horizontal address space, but reads only from Tier 1: data needed within the
                      migration interval is promoted ahead, data used and not needed within it demoted
-autotm               an ILP (OR-Tools CP-SAT) over each op's four in/out placement cases
-                     (``traincost.tiered.autotm``), executed as planned (LRU if Tier 1 overflows)
-deeptm               AutoTM's plan for the first layer; afterwards outputs go to Tier 1 and evictions
+autotm               per op, the best of its four cases (inputs from Tier 1 or Tier 2,
+                     outputs to Tier 1 or Tier 2): the one that stalls least, then moves
+                     fewest Tier 2 bytes; LRU
+deeptm               AutoTM's cases in the first layer; afterwards outputs go to Tier 1 and evictions
                      cost no run time (the DRL agent's idealisation, section 5.1)
 tm_training          horizontal; outputs split between tiers by the ratio of their op type, found at
                      its first occurrence by Algorithms 1-3 (``split_ratio``, which sizes the Tier 2
                      share to stream within the prefetch window or accepts the overhead); promotes
-                     only hot data (read in several passes); LRU that spares data promoted and not
-                     yet used, evicting ahead of a full Tier 1
+                     only hot data (read in several passes), and no share a split placed in
+                     Tier 2; LRU that spares data promoted and not yet used, evicting ahead of
+                     a full Tier 1
 tm_training_off      TM-Training with Belady's replacement
 ideal                TM-Training with Belady's replacement and each data type's ratio tuned exactly
                      (on a grid 8x finer than 1/seq_len, from its first occurrence on)
@@ -32,7 +34,7 @@ The migration interval of Sentinel and the look-ahead of proactive prefetching a
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -76,12 +78,6 @@ class _Policy:
     def after_op(self, sim: Simulator, k: int) -> None:
         return None
 
-    def _evicted(self, sim: Simulator, k: int, nxt: int) -> bool:
-        """Whether Tier 1 will have evicted data stored at op ``k`` by its next use at ``nxt``: the live data
-        outgrows Tier 1 in between, and more new data than Tier 1 holds is written meanwhile."""
-        room = sim.tier1_capacity * (1 - HEADROOM)
-        return bool(self.live[k:nxt].max() > room and self.written[nxt] - self.written[k + 1] > room)
-
     def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
         if self.belady:  # the next use first (Trace.next_use)
             uses = sim.trace.accesses[tensor]
@@ -91,6 +87,9 @@ class _Policy:
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
         return True
+
+    def split_ratios(self) -> Sequence[float]:
+        return ()
 
 
 def _place_by_first_use(sim: Simulator, fraction: Callable[[Simulator, int], float]) -> None:
@@ -110,9 +109,9 @@ def _tier2_stalls(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: f
     return backlog + nbytes * share2 / sim.system.tier2.read_bytes_per_s > sim.window_s(k)
 
 
-def _promote_then_read(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
-    """Promote ``tensor`` wholly (what does not fit streams through Tier 1), then read it from Tier 1."""
-    ready = sim.promote(tensor, issue_s, k)
+def _promote_then_read(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float, *, share: float = 1.0) -> float:
+    """Promote ``share`` of ``tensor`` (vertical: wholly; what does not fit streams through Tier 1), then read it."""
+    ready = sim.promote(tensor, issue_s, k, share=share)
     size = sim.size_bytes[tensor]
     missing = size - sim.resident[tensor]
     if missing > 0 and sim.policy.vertical:
@@ -120,8 +119,15 @@ def _promote_then_read(sim: Simulator, k: int, tensor: int, nbytes: float, issue
     return sim.read(tensor, nbytes, ready)
 
 
-def _prefetch_ahead(sim: Simulator, k: int, issue_s: float, wanted: Callable[[int, int, float], bool]) -> None:
-    """Promote, while Tier 2 is idle, the inputs of the next ``LOOKAHEAD_OPS`` ops that ``wanted(op, tensor, bytes)`` picks."""
+def _prefetch_ahead(
+    sim: Simulator,
+    k: int,
+    issue_s: float,
+    wanted: Callable[[int, int, float], bool],
+    share: Callable[[int], float] = lambda t: 1.0,
+) -> None:
+    """Promote, while Tier 2 is idle, the inputs of the next ``LOOKAHEAD_OPS`` ops that ``wanted(op, tensor, bytes)`` picks
+    (up to ``share(tensor)`` of each)."""
     reads, first = sim.walk.reads_in_order
     accesses, t2 = sim.trace.accesses, sim.t2
     for j, t, b in reads[first[k + 1] : first[min(len(first) - 1, k + 1 + LOOKAHEAD_OPS)]]:
@@ -129,7 +135,7 @@ def _prefetch_ahead(sim: Simulator, k: int, issue_s: float, wanted: Callable[[in
             return
         written = sim.persistent[t] or accesses[t][0] < k
         if written and sim.resident[t] < sim.size_bytes[t] and wanted(j, t, b):
-            sim.promote(t, issue_s, k)
+            sim.promote(t, issue_s, k, share=share(t))
 
 
 class HbmOnly(_Policy):
@@ -214,31 +220,88 @@ class Sentinel(HorOn):
                 sim.demote(t, sim.resident[t], sim.now_s)
 
 
+_CASES = ((False, True), (True, True), (False, False), (True, False))
+"""AutoTM's four cases of an op: (inputs read from Tier 1, outputs written to Tier 1); ties go to the first."""
+
+
 class AutoTM(_Policy):
-    """Executes a plan: ``tier1[t]`` (tensor t lives in Tier 1) and ``promote[op]`` (op reads from Tier 1)."""
+    """AutoTM as TM-Training models it (section 5.1): "For each operation, it analyzes four cases, as there are four
+    combinations where input and output data are stored across Tiers 1 and 2 ... we derive all results of four cases
+    for each operation. Then, we choose the best case among the results."
+
+    Before op ``k`` its four cases are costed on the simulator's state: inputs from Tier 1 (their Tier 2 bytes promoted
+    first) or read where they are (Tier 2 bytes straight from Tier 2); outputs to Tier 1 (room made by demoting what
+    is there) or to Tier 2. A case's Tier 2 time is the channel's backlog plus the promotions or direct reads, the
+    demotions and the Tier 2 writes it causes; its stall is what of that outlasts the op's prefetch window and compute,
+    plus, for outputs stored in Tier 2, what their next reader's fetch of them from Tier 2 outlasts that reader's
+    prefetch window (where an output is stored decides how it is read: the case is of "input and output data").
+    The case that stalls least is applied (AutoTM minimises run time), then the one that moves fewest bytes through
+    Tier 2 (a promotion counts twice: it is read from Tier 2 and moved between tiers); persistent data starts in Tier 1
+    as far as it fits (first used first).
+    """
 
     name = "autotm"
 
-    def __init__(self, tier1: np.ndarray, promote: np.ndarray) -> None:
-        self.tier1 = tier1
-        self.promote = promote
+    def start(self, sim: Simulator) -> None:
+        super().start(sim)
+        self.case = (False, True)
 
-    def _base(self, sim: Simulator, tensor: int) -> int:
-        return tensor % len(sim.base.size_bytes)
-
-    def initial_fraction(self, sim: Simulator, tensor: int) -> float:
-        return float(self.tier1[self._base(sim, tensor)])
+    def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
+        self.case = _best_case(sim, k, issue_s)
 
     def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
-        if self.promote[k % sim.trace.ops_per_iteration]:
+        if self.case[0]:
             return _promote_then_read(sim, k, tensor, nbytes, issue_s)
         return sim.read(tensor, nbytes, issue_s)
 
     def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
-        return float(self.tier1[self._base(sim, tensor)])
+        return 1.0 if self.case[1] else 0.0
+
+
+def _best_case(sim: Simulator, k: int, issue_s: float) -> tuple[bool, bool]:
+    """AutoTM's case for op ``k`` (``AutoTM``): (inputs from Tier 1, outputs to Tier 1)."""
+    tier2 = sim.system.tier2
+    reads, writes, size, resident = sim.trace.reads[k], sim.trace.writes[k], sim.size_bytes, sim.resident
+    direct = sum(b * (1.0 - resident[t] / size[t]) for t, b in reads if size[t] > 0)  # Tier 2 bytes read where they are
+    promote = sum(size[t] - resident[t] for t in {t for t, _ in reads})
+    written = sum(b for _, b in writes)
+    outputs = sum(size[t] - resident[t] for t in {t for t, _ in writes})
+    free = sim.tier1_capacity - sim.tier1_used
+    backlog = max(0.0, sim.t2.free_s - issue_s)
+    budget = sim.window_s(k) + sim.walk.compute_s[k]
+    read_later, stall_later = _next_reads_from_tier2(sim, k)
+
+    def cost(case: tuple[bool, bool]) -> tuple[float, float]:
+        inputs_t1, outputs_t1 = case
+        demote = max(0.0, (promote if inputs_t1 else 0.0) + (outputs if outputs_t1 else 0.0) - free)
+        read2 = promote if inputs_t1 else direct
+        write2 = demote + (0.0 if outputs_t1 else written)
+        busy = backlog + read2 / tier2.read_bytes_per_s + write2 / tier2.write_bytes_per_s
+        migrated = demote + (promote if inputs_t1 else 0.0)
+        later = (0.0, 0.0) if outputs_t1 else (stall_later, read_later)
+        return max(0.0, busy - budget) + later[0], read2 + write2 + migrated + later[1]
+
+    return min(_CASES, key=cost)
+
+
+def _next_reads_from_tier2(sim: Simulator, k: int) -> tuple[float, float]:
+    """If op ``k``'s outputs were stored in Tier 2: the bytes their next readers would fetch from it, and the time those
+    fetches outlast the readers' prefetch windows (each reader's fetches of them together)."""
+    per_reader: dict[int, float] = {}
+    trace = sim.trace
+    for t, _ in trace.writes[k]:
+        j = trace.next_use(t, k)
+        if j < NEVER:
+            per_reader[j] = per_reader.get(j, 0.0) + sum(b for u, b in trace.reads[j] if u == t)
+    rate = sim.system.tier2.read_bytes_per_s
+    stall = sum(max(0.0, nbytes / rate - sim.window_s(j)) for j, nbytes in per_reader.items())
+    return sum(per_reader.values()), stall
 
 
 class DeepTM(AutoTM):
+    """DeepTM as TM-Training models it (section 5.1): AutoTM's cases during the first layer; from the second layer on,
+    outputs are written to Tier 1 and evictions take no run time (the DRL agent's idealisation)."""
+
     name = "deeptm"
 
     def start(self, sim: Simulator) -> None:
@@ -246,16 +309,9 @@ class DeepTM(AutoTM):
         sim.free_evictions = not sim.system.deeptm_eviction_costs_time
         self.first_layer_ops = _first_layer_ops(sim.trace.signature[: sim.trace.ops_per_iteration])
 
-    def _planned(self, sim: Simulator, k: int) -> bool:
-        return k % sim.trace.ops_per_iteration < self.first_layer_ops
-
-    def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
-        if self._planned(sim, k):
-            return super().fetch(sim, k, tensor, nbytes, issue_s)
-        return sim.read(tensor, nbytes, issue_s)
-
-    def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
-        return super().store_fraction(sim, k, tensor) if self._planned(sim, k) else 1.0
+    def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
+        first_layer = k % sim.trace.ops_per_iteration < self.first_layer_ops
+        self.case = _best_case(sim, k, issue_s) if first_layer else (False, True)  # reads where data is, writes to Tier 1
 
 
 def _first_layer_ops(signature: np.ndarray) -> int:
@@ -274,6 +330,7 @@ class TMTraining(_Policy):
 
     def start(self, sim: Simulator) -> None:
         self.ratio: dict[tuple[int, int], float] = {}
+        self.split: dict[int, float] = {}  # tensors stored with a split ratio below 1, and that ratio
         self.live = sim.walk.live_bytes
         self.written = sim.walk.written_bytes
         # per tensor, the bytes still to be read from each of its reads on (to tell hot data; the first is all)
@@ -281,21 +338,32 @@ class TMTraining(_Policy):
         super().start(sim)
 
     def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
-        _prefetch_ahead(sim, k, issue_s, lambda j, t, b: self._hot(sim, t, j))
+        _prefetch_ahead(sim, k, issue_s, lambda j, t, b: self._promotable(sim, t, j), self._tier1_share)
         free = sim.tier1_capacity - sim.tier1_used
         if free < HEADROOM * sim.tier1_capacity:
             sim.make_room(HEADROOM * sim.tier1_capacity, k)
 
-    def _hot(self, sim: Simulator, tensor: int, k: int) -> bool:
-        """Hot data: what is still to be read of it from op ``k`` on exceeds its size (several passes or readers)."""
+    def _tier1_share(self, tensor: int) -> float:
+        """The share of ``tensor`` the hot-data rule may hold in Tier 1: its split ratio if one placed it, else all.
+        Data stored with a split ratio keeps its Tier 2 share in Tier 2, to be prefetched from there: the split
+        "leverages the bandwidth of Tier 1 and Tier 2 for prefetching the data to on-chip SRAM buffers" (section 1), and
+        promoting that share would undo the placement the data placement manager chose to minimise migration (sections
+        3.2, 4.2). What LRU demoted of its Tier 1 share is hot data like any other."""
+        return self.split.get(tensor, 1.0)
+
+    def _promotable(self, sim: Simulator, tensor: int, k: int) -> bool:
+        """Whether the hot-data rule promotes ``tensor`` for op ``k``: it is hot (what is still to be read of it from
+        op ``k`` on exceeds its size: several passes or readers) and less than its Tier 1 share is in Tier 1."""
+        if sim.resident[tensor] >= self._tier1_share(tensor) * sim.size_bytes[tensor]:
+            return False
         ops, remaining = self.remaining[tensor]
         i = bisect.bisect_left(ops, k)
         return i < len(ops) and remaining[i] > _HOT_READS * sim.size_bytes[tensor]
 
     def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
         # the Tier 2 share was sized at store time to stream within the window (or accepted as overhead)
-        if sim.resident[tensor] < sim.size_bytes[tensor] and self._hot(sim, tensor, k):
-            return _promote_then_read(sim, k, tensor, nbytes, issue_s)
+        if self._promotable(sim, tensor, k):
+            return _promote_then_read(sim, k, tensor, nbytes, issue_s, share=self._tier1_share(tensor))
         return sim.read(tensor, nbytes, issue_s)
 
     def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
@@ -306,7 +374,10 @@ class TMTraining(_Policy):
             self.ratio[label] = self._decide(sim, k, tensor)
             if not self.exact:
                 return 1.0  # first occurrence: measured with the data in Tier 1
-        return self.ratio[label]
+        ratio = self.ratio[label]
+        if ratio < 1.0:
+            self.split[tensor] = ratio
+        return ratio
 
     def _decide(self, sim: Simulator, k: int, tensor: int) -> float:
         """Algorithms 1-3 for the data ``tensor`` written at op ``k``, timed at its next read."""
@@ -315,17 +386,21 @@ class TMTraining(_Policy):
         if read_at >= NEVER:
             return 1.0
         capacity2 = system.capacity_bytes - sim.tier1_capacity
+        next_read = float(sum(b for t, b in trace.reads[read_at] if t == tensor))
+        written = float(sum(b for t, b in trace.writes[k] if t == tensor))
         cost = DataCost(
             size_bytes=float(sim.size_bytes[tensor]),
             read_bytes=float(self.remaining[tensor][1][0]) if tensor in self.remaining else 0.0,
-            next_read_bytes=float(sum(b for t, b in trace.reads[read_at] if t == tensor)),
-            t_req_s=sim.window_s(read_at),
+            next_read_bytes=next_read,
+            t_req_s=self._request_interval_s(sim, read_at - 1, next_read),
+            t_write_s=self._request_interval_s(sim, k, written),
             evicted=self._evicted(sim, k, read_at),
             w1_pj=system.tier1.write_pj_per_byte,
             rd1_pj=system.tier1.read_pj_per_byte,
             w2_pj=system.tier2.write_pj_per_byte,
             rd2_pj=system.tier2.read_pj_per_byte,
             bw2_bytes_per_s=system.tier2.read_bytes_per_s,
+            bw2_write_bytes_per_s=system.tier2.write_bytes_per_s,
             static_w=system.accelerator_static_w
             + system.tier1.static_w(sim.tier1_capacity)
             + system.tier2.static_w(max(0.0, capacity2)),
@@ -337,6 +412,17 @@ class TMTraining(_Policy):
         )
         return adjust_ratio(start, trace.seq_len, cost)
 
+    @staticmethod
+    def _request_interval_s(sim: Simulator, k: int, nbytes: float) -> float:
+        """Algorithm 1's T_req, the "memory requests interval" of ``nbytes`` requested while op ``k`` computes: its share,
+        by bytes, of that compute time, the requests of the window (op ``k``'s writes, op ``k + 1``'s reads) being
+        spaced over it. Summed over a window's requests, the intervals make the window, so Tier 2 shares sized by them
+        stream within it together, not each as if it had Tier 2 alone."""
+        if k < 0:
+            return 0.0
+        requested = sim.walk.requested_bytes[k]
+        return sim.walk.compute_s[k] * nbytes / requested if requested > 0 else 0.0
+
     def _evicted(self, sim: Simulator, after: int, use: int) -> bool:
         """Whether Tier 1 will have evicted data touched at op ``after`` by its use at ``use``: the live data
         outgrows Tier 1 in between, and more new data than Tier 1 holds is written meanwhile."""
@@ -345,6 +431,9 @@ class TMTraining(_Policy):
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
         return tensor not in sim.promoted_unused
+
+    def split_ratios(self) -> Sequence[float]:
+        return tuple(self.ratio.values())
 
 
 class TMTrainingOff(TMTraining):
@@ -365,17 +454,12 @@ POLICIES: Mapping[str, type[_Policy]] = {
 }
 
 
-def make_policy(name: str, *, plan: tuple[np.ndarray, np.ndarray] | None = None) -> _Policy:
-    """A fresh policy by name; ``autotm`` and ``deeptm`` need the AutoTM ``plan`` (tier1, promote).
+def make_policy(name: str) -> _Policy:
+    """A fresh policy by name.
 
     Raises:
-        ConfigError: an unknown name, or a missing plan.
+        ConfigError: an unknown name.
     """
     if name not in POLICIES:
         raise ConfigError(f"tiered policy {name!r}: expected one of {', '.join(POLICIES)}")
-    cls = POLICIES[name]
-    if issubclass(cls, AutoTM):
-        if plan is None:
-            raise ConfigError(f"tiered policy {name!r} needs an AutoTM plan")
-        return cls(*plan)
-    return cls()
+    return POLICIES[name]()

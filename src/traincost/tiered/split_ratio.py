@@ -6,17 +6,20 @@
   ``T_req``; clamped to [0, 1]); otherwise ``r' = BW1 / (BW1 + BW2)`` (both tiers stream in parallel).
 * **Algorithm 2** (``DataCost``): the energy of storing and reading the data, and the static energy
   of any run-time overhead, from profiled constants (tier energies per byte, static power).
-* **Algorithm 3** (``adjust_ratio``): from ``r'``, step the ratio by ``1 / seq_len`` while energy
-  efficiency (work per joule) improves. As printed, the algorithm only lowers the ratio; we step in
-  whichever direction improves it, so data that Tier 1 can keep until its next use stays there (the
-  printed energy model, which has no migration term, would otherwise never prefer Tier 1).
+* **Algorithm 3** (``adjust_ratio``): from ``r'``, lower the ratio by ``1 / seq_len`` while energy
+  efficiency (work per joule) improves, and return the last ratio that improved it (RATIOADJUSTMENT,
+  lines 13-23: ``r2 = r1 - 1/seq``; stop when ``EE(r1) >= EE(r2)``). The ratio is never raised above ``r'``.
+
+The run-time overhead is Algorithm 3's line 3, ``T_o = D·(1-r) / BW2 - T_req`` (never negative), for the
+read of the Tier 2 share by its next reader; to it we add the same for writing the Tier 2 share within
+the producing op (``(1-r)·S / BW2_write - T_write``), since Tier 2's one channel serves both (ours: the
+printed line counts the read alone). Both depend on ``1 - r``, as the printed line does.
 
 Our energy model (Algorithm 2 extended with the migration the paper's manager avoids): storing a share
 ``r`` of ``S`` bytes costs ``r·S·w1 + (1-r)·S·w2``; reading ``R`` bytes costs ``r·R·rd1 + (1-r)·R·rd2``
 unless Tier 1 is expected to evict the data before its next use (its reuse distance — bytes written
 between the store and the next use — exceeds Tier 1), in which case the Tier 1 share is demoted
-(``r·S·(rd1 + w2)``) and read from Tier 2. A Tier 2 share too large to stream within ``T_req`` adds
-run-time ``T_o = (1-r)·R_next / BW2 - T_req``, charged at the memory's static power.
+(``r·S·(rd1 + w2)``) and read from Tier 2. The run-time overhead is charged at the system's static power.
 """
 
 from __future__ import annotations
@@ -47,9 +50,11 @@ class DataCost:
         read_bytes: R, off-chip bytes read by all its readers.
         next_read_bytes: bytes its next reader fetches (what must arrive within ``t_req_s``).
         t_req_s: T_req, the prefetch window of its next reader.
+        t_write_s: the time the producing op computes, within which its Tier 2 share is written.
         evicted: Tier 1 is expected to evict it before its next use.
         w1_pj, rd1_pj, w2_pj, rd2_pj: write / read energy per byte of Tier 1 and Tier 2.
         bw2_bytes_per_s: Tier 2 read bandwidth.
+        bw2_write_bytes_per_s: Tier 2 write bandwidth.
         static_w: static power charged for run-time overhead.
     """
 
@@ -57,18 +62,23 @@ class DataCost:
     read_bytes: float
     next_read_bytes: float
     t_req_s: float
+    t_write_s: float
     evicted: bool
     w1_pj: float
     rd1_pj: float
     w2_pj: float
     rd2_pj: float
     bw2_bytes_per_s: float
+    bw2_write_bytes_per_s: float
     static_w: float
 
     def runtime_overhead_s(self, ratio: float | np.ndarray) -> float | np.ndarray:
-        """Algorithm 3's RUNTIMEOVERHEAD: how long Tier 2 outlasts the prefetch window (a ratio or an array of them)."""
-        share2 = np.ones_like(ratio) if self.evicted else 1.0 - ratio
-        return np.maximum(0.0, self.next_read_bytes * share2 / self.bw2_bytes_per_s - self.t_req_s)
+        """Algorithm 3's RUNTIMEOVERHEAD: how long Tier 2 outlasts the prefetch window of the next read, plus how
+        long writing the Tier 2 share outlasts the producing op (a ratio or an array of them)."""
+        share2 = 1.0 - np.asarray(ratio, dtype=float)
+        read = np.maximum(0.0, self.next_read_bytes * share2 / self.bw2_bytes_per_s - self.t_req_s)
+        write = np.maximum(0.0, self.size_bytes * share2 / self.bw2_write_bytes_per_s - self.t_write_s)
+        return read + write
 
     def energy_pj(self, ratio: float | np.ndarray) -> float | np.ndarray:
         """Energy of storing the data with Tier 1 share ``ratio`` (a ratio or an array of them)."""
@@ -82,21 +92,15 @@ class DataCost:
 
 
 def adjust_ratio(start: float, seq_len: int, cost: DataCost) -> float:
-    """Algorithm 3: step ``start`` by 1/seq_len in the direction that lowers energy, until it stops lowering it.
+    """Algorithm 3's RATIOADJUSTMENT: lower ``start`` by 1/seq_len while that lowers the energy; the last ratio that did.
 
-    The walk is evaluated at once along each direction (ratios clipped to [0, 1]): it stops before the
-    first step that does not lower the energy.
+    The walk down to 0 is evaluated at once: it stops before the first step that does not lower the energy.
     """
     step = 1.0 / max(1, seq_len)
-    for direction in (-1.0, 1.0):
-        path = np.unique(np.clip(start + direction * step * np.arange(seq_len + 1), 0.0, 1.0))
-        path = path[::-1] if direction < 0 else path  # from start outwards
-        energy = cost.energy_pj(path)
-        falls = np.flatnonzero(np.diff(energy) >= 0)
-        stop = int(falls[0]) if len(falls) else len(path) - 1
-        if stop > 0:
-            return float(path[stop])
-    return start
+    path = np.unique(np.clip(start - step * np.arange(seq_len + 1), 0.0, 1.0))[::-1]  # from start down
+    energy = cost.energy_pj(path)
+    rises = np.flatnonzero(np.diff(energy) >= 0)
+    return float(path[int(rises[0]) if len(rises) else len(path) - 1])
 
 
 def best_ratio(cost: DataCost, *, resolution: int) -> float:

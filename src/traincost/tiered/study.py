@@ -7,15 +7,17 @@ A run is (workload, variant, policy, ratio). Variants are the paper's sensitivit
   keeps its size; the HBM-only baseline doubles its HBM) (Figure 13);
 * ``half_tier2_bandwidth`` — Tier 2 reads and writes at half speed (Figure 15).
 
-Tier 1 is ``ratio × model bytes per chip`` (parameters in BF16 over all chips), capped at the address
-space. Every row also carries the normalisations the figures use: energy efficiency (samples per
-joule) and throughput over the HBM-only baseline of the same variant, migrated bytes over the ideal
-policy's at the same ratio and over the data one iteration touches.
+Tier 1 is ``ratio × tier1_share_per_ratio`` of the address space when that share is given (the paper's
+reading: 25:1 is 12.5 % of the memory; the doubled batch keeps Tier 1 at its size and grows Tier 2 only),
+else ``ratio × model bytes per chip`` (parameters in BF16 over all chips); capped at the address space.
+Every row also carries the normalisations the figures use: energy efficiency (samples per joule) and
+throughput over the HBM-only baseline of the same variant, migrated bytes over the ideal policy's at the
+same ratio and over the data one iteration touches.
 
-A study also returns its ``record`` (``tiered.record``): every simulation's tally and plan. Given the record of
-the same study on another system (an ablation's baseline), it re-uses the plans, and the tallies of every
-policy whose simulation cannot differ between the two systems (``resimulated``), priced on its own system:
-the same table as simulating them again.
+A study also returns its ``record`` (``tiered.record``): every simulation's tally. Given the record of the
+same study on another system (an ablation's baseline), it re-uses the tallies of every policy whose
+simulation cannot differ between the two systems (``resimulated``), priced on its own system: the same
+table as simulating them again.
 """
 
 from __future__ import annotations
@@ -30,11 +32,10 @@ import pandas as pd
 
 from traincost.errors import ConfigError
 from traincost.progress import progress
-from traincost.tiered.autotm import AutoTMPlan, plan_autotm
 from traincost.tiered.engine import simulate_tally, tier1_bytes_for_ratio
 from traincost.tiered.outcome import Outcome, Tally, price
 from traincost.tiered.policies import POLICIES, make_policy
-from traincost.tiered.record import Record, Run, run_key
+from traincost.tiered.record import Record, run_key
 from traincost.tiered.system import TieredSystem
 from traincost.tiered.trace import Trace, build_trace
 from traincost.tiered.walk import Walk
@@ -54,7 +55,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 BASELINE = "hbm_only"
-_PLANNED = ("autotm", "deeptm")
 _PRICING_ONLY = frozenset({"accelerator_energy_scale", "stall_static_power"})  # read by outcome.price, not by a simulation
 
 
@@ -90,7 +90,7 @@ def variant_system(system: TieredSystem, variant: Variant) -> TieredSystem:
 
 def hbm_only_outcome(workload: Workload, system: TieredSystem) -> Outcome:
     """One HBM-only simulation of ``workload`` (what calibration needs: its energy split)."""
-    return price(_timed(Walk.of(build_trace(workload, system)), system, BASELINE, None, system.capacity_bytes), system)
+    return price(_timed(Walk.of(build_trace(workload, system)), system, BASELINE, system.capacity_bytes), system)
 
 
 def resimulated(policy: str, system: TieredSystem, recorded: TieredSystem) -> bool:
@@ -109,7 +109,7 @@ def resimulated(policy: str, system: TieredSystem, recorded: TieredSystem) -> bo
 
 @dataclass(frozen=True, slots=True)
 class StudyRuns:
-    """A study's table (``study_runs``'s columns) and its record (every simulation's tally and plan)."""
+    """A study's table (``study_runs``'s columns) and its record (every simulation's tally)."""
 
     table: pd.DataFrame
     record: Record
@@ -122,20 +122,23 @@ def study_runs(
     variant: str,
     ratios: Sequence[float],
     policies: Sequence[str],
-    autotm_time_limit_s: float = 30.0,
+    tier1_share_per_ratio: float | None = None,
     record: Record | None = None,
     recorded_on: TieredSystem | None = None,
 ) -> StudyRuns:
     """Every policy at every ratio on one workload and system (``hbm_only`` and ``ideal`` always included).
 
+    ``tier1_share_per_ratio``: Tier 1 as a share of the address space per unit of ratio (``engine.tier1_bytes_for_ratio``);
+    the address space is the variant's before it grew Tier 2 (``Variant.batch_factor``).
     ``record`` (with ``recorded_on``, the system it was made on): the record of this study on that system, whose
-    plans and, where ``resimulated`` allows, tallies are re-used; it must hold every run the study needs.
+    tallies are re-used where ``resimulated`` allows; it must hold every run the study needs.
 
     Columns: ``workload``, ``variant``, ``policy``, ``ratio``, ``tier1_bytes``, ``tier2_bytes``,
     ``tier1_share`` (of the address space), the fields of ``outcome.Outcome`` (seconds, joules, bytes),
     ``energy_j``, ``migrated_bytes``, ``samples_per_j``, ``model_bytes`` (per chip), ``data_bytes``
     (every tensor one iteration touches), ``energy_efficiency_vs_hbm``, ``throughput_vs_hbm``,
-    ``migration_vs_ideal``, ``migration_vs_data``, and ``plan_status`` (AutoTM / DeepTM: the solve's, optimal or feasible).
+    ``migration_vs_ideal``, ``migration_vs_data``, ``static_ceiling_vs_hbm`` (the energy efficiency over HBM-only its Tier 1
+    size allows at most: HBM static power saved, nothing else spent).
     ``hbm_only`` is simulated once and repeated at every ratio; ratios whose Tier 1 is the same size (capped at
     the address space) share one set of simulations, the runs being the same.
 
@@ -152,28 +155,21 @@ def study_runs(
         )
     policies = list(dict.fromkeys([BASELINE, *policies, "ideal"]))
     trace = build_trace(workload, system)
-    if record is not None and (recorded_on is None or record.key != run_key(trace, recorded_on, autotm_time_limit_s)):
+    if record is not None and (recorded_on is None or record.key != run_key(trace, recorded_on)):
         raise ConfigError(
-            f"tiered study of {trace.name} ({variant}): record {record.source or '(given)'} is of another trace, system "
-            "or AutoTM limit"
+            f"tiered study of {trace.name} ({variant}): record {record.source or '(given)'} is of another trace or system"
         )
-    runner = _Runner(trace, system, time_limit_s=autotm_time_limit_s, record=record, recorded_on=recorded_on, variant=variant)
+    runner = _Runner(trace, system, record=record, recorded_on=recorded_on, variant=variant)
     model_bytes = model_bytes_per_chip(workload, word_bytes=system.hardware.word_bytes)
-    runner.run(system.capacity_bytes, BASELINE, planned=False)
+    # Figure 13 grows Tier 2 only: Tier 1 is sized on the address space before the variant doubled it
+    tier1_reference = system.capacity_bytes / (VARIANTS[variant].batch_factor if variant in VARIANTS else 1)
+    runner.run(system.capacity_bytes, BASELINE)
     rows = []
     for ratio in progress(ratios, desc=f"{trace.name} {variant}", unit="ratio"):
-        tier1 = tier1_bytes_for_ratio(ratio, model_bytes, system.capacity_bytes)
-        plan = runner.plan(tier1) if any(p in _PLANNED for p in policies) else None
+        tier1 = tier1_bytes_for_ratio(ratio, model_bytes, tier1_reference, share_per_ratio=tier1_share_per_ratio)
         for policy in policies:
-            if policy == BASELINE:
-                run = runner.run(system.capacity_bytes, BASELINE, planned=False)
-            else:
-                run = runner.run(tier1, policy, planned=policy in _PLANNED)
-            rows.append(
-                {"variant": variant, "policy": policy, "ratio": float(ratio)}
-                | _row(price(run.tally, system))
-                | {"plan_status": plan.status if plan is not None and policy in _PLANNED else ""}
-            )
+            tally = runner.run(system.capacity_bytes if policy == BASELINE else tier1, policy)
+            rows.append({"variant": variant, "policy": policy, "ratio": float(ratio)} | _row(price(tally, system)))
     frame = pd.DataFrame(rows)
     frame.insert(0, "workload", trace.name)
     frame["tier1_share"] = frame["tier1_bytes"] / (frame["tier1_bytes"] + frame["tier2_bytes"]).where(
@@ -181,98 +177,48 @@ def study_runs(
     )
     frame.loc[frame["policy"] == BASELINE, "tier1_share"] = 1.0
     frame["model_bytes"] = model_bytes
+    frame["static_ceiling_vs_hbm"] = _static_ceiling(frame, system)
     frame["data_bytes"] = float(trace.size_bytes[[bool(a) for a in trace.accesses]].sum())
-    return StudyRuns(_normalise(frame), Record(key=run_key(trace, system, autotm_time_limit_s), runs=dict(runner.runs)))
+    return StudyRuns(_normalise(frame), Record(key=run_key(trace, system), runs=dict(runner.runs)))
 
 
 class _Runner:
-    """The runs of one study, each made once: solved or simulated, or taken from the record of the same study on
-    ``recorded_on``: a plan when AutoTM's program is the same (``_same_program``), a tally when ``resimulated``
-    says the simulation is."""
+    """The runs of one study, each made once: simulated, or taken from the record of the same study on ``recorded_on``
+    where ``resimulated`` says the simulation is the same."""
 
     def __init__(
-        self,
-        trace: Trace,
-        system: TieredSystem,
-        *,
-        time_limit_s: float,
-        record: Record | None,
-        recorded_on: TieredSystem | None,
-        variant: str,
+        self, trace: Trace, system: TieredSystem, *, record: Record | None, recorded_on: TieredSystem | None, variant: str
     ) -> None:
         self.trace = trace
         self.system = system
-        self.time_limit_s = time_limit_s
         self.reuse = (record, recorded_on) if record is not None and recorded_on is not None else None
         self.variant = variant
-        self.runs: dict[tuple[float, str], Run] = {}
-        self._plans: dict[float, AutoTMPlan] = {}
+        self.runs: dict[tuple[float, str], Tally] = {}
         self._walk: Walk | None = None
 
-    def plan(self, tier1_bytes: float) -> AutoTMPlan:
-        """AutoTM's plan for ``tier1_bytes`` of Tier 1."""
-        if tier1_bytes not in self._plans:
-            if self.reuse is not None and _same_program(self.system, self.reuse[1]):
-                recorded = self.reuse[0].plan(tier1_bytes)
-                if recorded is None:
-                    raise self._missing(tier1_bytes, "AutoTM plan")
-                self._plans[tier1_bytes] = recorded
-            else:
-                self._plans[tier1_bytes] = _plan(self.trace, self.system, tier1_bytes, self.time_limit_s)
-        return self._plans[tier1_bytes]
-
-    def run(self, tier1_bytes: float, policy: str, *, planned: bool) -> Run:
-        """``policy``'s run at ``tier1_bytes`` of Tier 1 (executing AutoTM's plan if ``planned``)."""
+    def run(self, tier1_bytes: float, policy: str) -> Tally:
+        """``policy``'s run at ``tier1_bytes`` of Tier 1."""
         key = (tier1_bytes, policy)
         if key not in self.runs:
-            plan = self.plan(tier1_bytes) if planned else None
             if self.reuse is not None and not resimulated(policy, self.system, self.reuse[1]):
                 recorded = self.reuse[0].runs.get(key)
                 if recorded is None:
-                    raise self._missing(tier1_bytes, f"{policy} run")
-                self.runs[key] = Run(recorded.tally, plan)
+                    source = self.reuse[0].source
+                    raise ConfigError(
+                        f"tiered study of {self.trace.name} ({self.variant}): record {source} has no {policy} run at "
+                        f"{tier1_bytes / 1e9:.4g} GB of Tier 1"
+                    )
+                self.runs[key] = recorded
             else:
                 if self._walk is None:
                     self._walk = Walk.of(self.trace)
-                self.runs[key] = Run(_timed(self._walk, self.system, policy, plan, tier1_bytes), plan)
+                self.runs[key] = _timed(self._walk, self.system, policy, tier1_bytes)
         return self.runs[key]
 
-    def _missing(self, tier1_bytes: float, what: str) -> ConfigError:
-        source = self.reuse[0].source if self.reuse is not None else ""
-        return ConfigError(
-            f"tiered study of {self.trace.name} ({self.variant}): record {source} has no {what} at "
-            f"{tier1_bytes / 1e9:.4g} GB of Tier 1"
-        )
 
-
-def _same_program(system: TieredSystem, recorded: TieredSystem) -> bool:
-    """Whether AutoTM's program is the same on both systems: it reads the trace (the hardware and its clock) and
-    Tier 2's bandwidths."""
-    return (
-        system.hardware is recorded.hardware
-        and system.clock_hz == recorded.clock_hz
-        and system.tier2.read_bytes_per_s == recorded.tier2.read_bytes_per_s
-        and system.tier2.write_bytes_per_s == recorded.tier2.write_bytes_per_s
-    )
-
-
-def _plan(trace: Trace, system: TieredSystem, tier1_bytes: float, time_limit_s: float) -> AutoTMPlan:
+def _timed(walk: Walk, system: TieredSystem, policy: str, tier1_bytes: float) -> Tally:
     began = time.perf_counter()
-    plan = plan_autotm(trace, system, tier1_bytes=tier1_bytes, time_limit_s=time_limit_s)
-    log.info(
-        "%s: AutoTM plan for %.2f GB of Tier 1 (%s, %d variables) in %.2f s",
-        trace.name,
-        tier1_bytes / 1e9,
-        plan.status,
-        plan.variables,
-        time.perf_counter() - began,
-    )
-    return plan
-
-
-def _timed(walk: Walk, system: TieredSystem, policy: str, plan: AutoTMPlan | None, tier1_bytes: float) -> Tally:
-    began = time.perf_counter()
-    tally = simulate_tally(walk, system, make_policy(policy, plan=plan.arrays() if plan else None), tier1_bytes=tier1_bytes)
+    tally = simulate_tally(walk, system, make_policy(policy), tier1_bytes=tier1_bytes)
     outcome = price(tally, system)
     log.info(
         "%s %s Tier 1 %.2f GB: %.3f s per iteration, %.1f J (%.2f s to simulate)",
@@ -284,6 +230,21 @@ def _timed(walk: Walk, system: TieredSystem, policy: str, plan: AutoTMPlan | Non
         time.perf_counter() - began,
     )
     return tally
+
+
+def _static_ceiling(frame: pd.DataFrame, system: TieredSystem) -> np.ndarray:
+    """Per row, the energy efficiency over HBM-only that its Tier 1 size allows at most: HBM-only's run with the HBM
+    beyond Tier 1 replaced by Tier 2 (static power swapped over the same static time) and not one byte, joule or second
+    more. The bound of every saving a tiered memory can make in our model; 1 for HBM-only itself."""
+    base = frame[frame["policy"] == BASELINE].set_index(["variant", "ratio"])
+    index = pd.MultiIndex.from_frame(frame[["variant", "ratio"]])
+    energy_j = base["energy_j"].reindex(index).to_numpy()
+    static_j = base["energy_static_j"].reindex(index).to_numpy()  # HBM's static power over its static time
+    hbm_w = system.tier1.static_w(system.capacity_bytes)
+    tier1 = np.minimum(frame["tier1_bytes"].to_numpy(), system.capacity_bytes)
+    tiered_w = system.tier1.static_w(1.0) * tier1 + system.tier2.static_w(1.0) * (system.capacity_bytes - tier1)
+    ceiling = energy_j / (energy_j - static_j * (1.0 - tiered_w / hbm_w))
+    return np.where(frame["policy"].to_numpy() == BASELINE, 1.0, ceiling)
 
 
 def _row(outcome: Outcome) -> dict[str, float]:

@@ -83,6 +83,14 @@ class Walk:
         return np.concatenate([[0.0], np.cumsum([sum(sizes[t] for t, _ in pairs) for pairs in self.trace.writes])])
 
     @cached_property
+    def requested_bytes(self) -> list[float]:
+        """Per op of ``trace``, the off-chip bytes requested while it computes: its writes and the next op's reads (the
+        next op's prefetch window is this op's compute)."""
+        written = [sum(b for _, b in pairs) for pairs in self.trace.writes]
+        read = [sum(b for _, b in pairs) for pairs in self.trace.reads]
+        return [w + (read[k + 1] if k + 1 < len(read) else 0.0) for k, w in enumerate(written)]
+
+    @cached_property
     def reads_from(self) -> dict[int, tuple[list[int], np.ndarray]]:
         """Per tensor read in ``trace``: the ops that read it, and the bytes still to be read from each of those reads on."""
         readers: dict[int, list[tuple[int, float]]] = {}
