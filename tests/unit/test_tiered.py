@@ -43,25 +43,37 @@ def _simple_system(system: TieredSystem) -> TieredSystem:
     return replace(system, tier1=tier1, tier2=tier2, page_bytes=100.0, accelerator_static_w=0.0, capacity_bytes=1e6)
 
 
+def _trace(
+    name: str, reads: tuple, writes: tuple, size_bytes: list[float], persistent: list[bool], *, compute_s: float = 1.0
+) -> Trace:
+    """A hand-made one-iteration trace: ops in order, each its reads and writes as (tensor, bytes) pairs."""
+    uses: list[list[int]] = [[] for _ in size_bytes]
+    for k, pairs in enumerate(zip(reads, writes, strict=True)):
+        for t in sorted({t for side in pairs for t, _ in side}):
+            uses[t].append(k)
+    n = len(reads)
+    return Trace(
+        name=name,
+        compute_s=np.full(n, compute_s),
+        accel_energy_pj=np.zeros(n),
+        signature=np.arange(n),
+        phase=np.array(["forward"] * n),
+        reads=reads,
+        writes=writes,
+        size_bytes=np.array(size_bytes),
+        persistent=np.array(persistent),
+        accesses=tuple(tuple(u) for u in uses),
+        ops_per_iteration=n,
+        samples=1.0,
+        seq_len=4,
+    )
+
+
 def _hand_trace() -> Trace:
     """op0 reads A (a 200-byte weight) and writes B; op1 reads B and writes C; op2 reads A and C. 1 s each."""
     reads = (((0, 200.0),), ((1, 100.0),), ((0, 200.0), (2, 100.0)))
     writes = (((1, 100.0),), ((2, 100.0),), ())
-    return Trace(
-        name="hand",
-        compute_s=np.ones(3),
-        accel_energy_pj=np.zeros(3),
-        signature=np.arange(3),
-        phase=np.array(["forward"] * 3),
-        reads=reads,
-        writes=writes,
-        size_bytes=np.array([200.0, 100.0, 100.0]),
-        persistent=np.array([True, False, False]),
-        accesses=((0, 2), (0, 1), (1, 2)),
-        ops_per_iteration=3,
-        samples=1.0,
-        seq_len=4,
-    )
+    return _trace("hand", reads, writes, [200.0, 100.0, 100.0], [True, False, False])
 
 
 def test_hand_trace_gives_hand_computed_migrations_and_stalls(system: TieredSystem) -> None:
@@ -225,21 +237,8 @@ def _hot_trace() -> Trace:
     passes (3,000 bytes: hot data). 20 s per op, so B's read gets T_req = 20 * 3,000 / 4,000 = 15 s of its window."""
     reads = ((), ((0, 3000.0),), (), ((1, 3000.0),))
     writes = (((0, 1000.0),), (), ((1, 1000.0),), ())
-    return Trace(
-        name="hot",
-        compute_s=np.full(4, 20.0),
-        accel_energy_pj=np.zeros(4),
-        signature=np.array([0, 1, 0, 1]),
-        phase=np.array(["forward"] * 4),
-        reads=reads,
-        writes=writes,
-        size_bytes=np.array([1000.0, 1000.0]),
-        persistent=np.array([False, False]),
-        accesses=((0, 1), (2, 3)),
-        ops_per_iteration=4,
-        samples=1.0,
-        seq_len=4,
-    )
+    trace = _trace("hot", reads, writes, [1000.0, 1000.0], [False, False], compute_s=20.0)
+    return replace(trace, signature=np.array([0, 1, 0, 1]))
 
 
 def test_tm_training_does_not_promote_what_its_split_placed_in_tier2(system: TieredSystem) -> None:
@@ -285,21 +284,7 @@ def _three_ops() -> Trace:
     op2 reads Y and W. 1 s each."""
     reads = (((0, 100.0),), ((1, 400.0),), ((2, 300.0), (0, 100.0)))
     writes = (((1, 100.0),), ((2, 300.0),), ())
-    return Trace(
-        name="three",
-        compute_s=np.ones(3),
-        accel_energy_pj=np.zeros(3),
-        signature=np.arange(3),
-        phase=np.array(["forward"] * 3),
-        reads=reads,
-        writes=writes,
-        size_bytes=np.array([100.0, 100.0, 300.0]),
-        persistent=np.array([True, False, False]),
-        accesses=((0, 2), (0, 1), (1, 2)),
-        ops_per_iteration=3,
-        samples=1.0,
-        seq_len=4,
-    )
+    return _trace("three", reads, writes, [100.0, 100.0, 300.0], [True, False, False])
 
 
 def test_autotm_applies_the_best_of_four_cases_per_op(system: TieredSystem) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from traincost.errors import ConfigError
+from traincost.tiered.outcome import SPLIT_RATIO_FIELDS
 
 __all__ = ["placement_table"]
 
@@ -21,14 +22,6 @@ _BYTES = {
     "promoted_bytes": "promoted_gb",
     "demoted_bytes": "demoted_gb",
 }
-_RATIOS = (
-    "split_ratio_count",
-    "split_ratio_min",
-    "split_ratio_q25",
-    "split_ratio_median",
-    "split_ratio_q75",
-    "split_ratio_max",
-)
 _KEYS = ("workload", "variant", "ratio", "policy")
 
 
@@ -38,13 +31,13 @@ def placement_table(study: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ConfigError: ``study`` lacks a column the summary reads.
     """
-    missing = [c for c in (*_KEYS, *_BYTES, *_RATIOS) if c not in study.columns]
+    missing = [c for c in (*_KEYS, *_BYTES, *SPLIT_RATIO_FIELDS) if c not in study.columns]
     if missing:
         raise ConfigError(f"tiered study: missing columns {missing} (a study table of this version has them)")
     out = study[list(_KEYS)].copy()
     for column, name in _BYTES.items():
         out[name] = study[column] / 1e9
-    for column in _RATIOS:
+    for column in SPLIT_RATIO_FIELDS:
         out[column] = study[column]
     out["split_ratio_count"] = out["split_ratio_count"].astype(int)
     return out.sort_values(list(_KEYS), kind="stable").reset_index(drop=True)

@@ -45,7 +45,7 @@ from typing import Protocol
 import numpy as np
 
 from traincost.errors import ConfigError
-from traincost.tiered.outcome import Outcome, Tally, price
+from traincost.tiered.outcome import SPLIT_RATIO_FIELDS, Outcome, Tally, price
 from traincost.tiered.system import GIB, TieredSystem
 from traincost.tiered.trace import NEVER
 from traincost.tiered.walk import Walk
@@ -436,8 +436,7 @@ def _ratio_summary(ratios: Sequence[float]) -> dict[str, float]:
     if not len(ratios):
         return {}
     q = np.quantile(np.asarray(ratios, dtype=float), [0.0, 0.25, 0.5, 0.75, 1.0])
-    names = ("split_ratio_min", "split_ratio_q25", "split_ratio_median", "split_ratio_q75", "split_ratio_max")
-    return {"split_ratio_count": float(len(ratios))} | {name: float(v) for name, v in zip(names, q, strict=True)}
+    return dict(zip(SPLIT_RATIO_FIELDS, (float(len(ratios)), *map(float, q)), strict=True))
 
 
 def _max(a: float, b: float) -> float:

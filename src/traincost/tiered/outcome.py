@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from traincost.tiered.system import TieredSystem
 
-__all__ = ["Outcome", "Tally", "price"]
+__all__ = ["Outcome", "SPLIT_RATIO_FIELDS", "Tally", "price"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +97,17 @@ class Tally:
     split_ratio_max: float = float("nan")
 
 
+SPLIT_RATIO_FIELDS = (
+    "split_ratio_count",
+    "split_ratio_min",
+    "split_ratio_q25",
+    "split_ratio_median",
+    "split_ratio_q75",
+    "split_ratio_max",
+)
+"""The split-ratio summary a ``Tally`` carries to its ``Outcome`` unchanged."""
+
+
 def price(tally: Tally, system: TieredSystem) -> Outcome:
     """The outcome of ``tally`` on ``system``: accelerator energy at its scale plus the static power of the chip's
     SRAM and both tiers, over the iteration (over its compute time only when ``stall_static_power`` is off)."""
@@ -122,10 +133,5 @@ def price(tally: Tally, system: TieredSystem) -> Outcome:
         demoted_bytes=tally.demoted_bytes,
         tier1_bytes=tally.tier1_bytes,
         tier2_bytes=capacity2,
-        split_ratio_count=tally.split_ratio_count,
-        split_ratio_min=tally.split_ratio_min,
-        split_ratio_q25=tally.split_ratio_q25,
-        split_ratio_median=tally.split_ratio_median,
-        split_ratio_q75=tally.split_ratio_q75,
-        split_ratio_max=tally.split_ratio_max,
+        **{name: getattr(tally, name) for name in SPLIT_RATIO_FIELDS},
     )
