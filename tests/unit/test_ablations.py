@@ -138,6 +138,17 @@ def test_ablation_table_and_why_name_the_change_that_flips_a_check(tmp_path: Pat
     assert out[0].stat().st_size > 0
 
 
+def test_why_names_a_paper_value_above_our_models_ceiling(tmp_path: Path) -> None:
+    study = STUDIES["tiered"]
+    path = _compare(tmp_path / "b.csv", [False, False, True, None], [None, None, None, None], [0.8, 0.9, 1.1, 9])
+    frame = pd.read_csv(path).assign(paper=[1.09, 1.0, 1.0, 1.0], ceiling=[1.014, 2.0, None, None])
+    frame.to_csv(path, index=False)
+    base = read_comparison(path, study)
+    why = why_column(study, base, ablation_table(study, base, [("x", "1", base)]))
+    assert why[0] == f"the paper's 1.09 is above our model's ceiling 1.014 (HBM static power saved, no cost); {NO_SINGLE}"
+    assert list(why[1:]) == [NO_SINGLE, "", ""]  # a ceiling above the paper's value is no reason
+
+
 def test_ablation_runs_must_judge_every_baseline_check_and_may_judge_more(tmp_path: Path) -> None:
     study = STUDIES["tiered"]
     base = read_comparison(_compare(tmp_path / "b.csv", [True, False, None], [None, None, None], [1, 0, 9]), study)

@@ -219,8 +219,8 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
     Returns:
         One row per check: ``claim`` (the claim plus the context that tells its rows apart),
         ``claim_name`` (the claim alone), ``check``, ``paper``, ``ours``, ``agrees`` (pandas nullable
-        boolean), ``note`` (or empty), then the study's context columns, and ``why`` where the CSV has one
-        (``compare_why.csv``, from ``traincost ablations``).
+        boolean), ``note`` (or empty), then the study's context columns, ``why`` where the CSV has one
+        (``compare_why.csv``, from ``traincost ablations``) and ``ceiling`` where it has one (tiered).
 
     Raises:
         ConfigError: the file is missing or not a CSV, a column is missing, or ``agrees`` holds
@@ -257,6 +257,8 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
         out[column] = frame[column].map(_text)
     if "why" in frame.columns:  # compare_why.csv of `snakemake ablations`
         out["why"] = frame["why"].map(_text)
+    if "ceiling" in frame.columns:  # tiered: the most our model lets the metric reach
+        out["ceiling"] = frame["ceiling"].map(_value)
     return out
 
 
