@@ -136,6 +136,7 @@ def assumed_system(system: TieredSystem, assumed: Mapping[str, str]) -> TieredSy
         system.with_tier2_energy(float(assumption_value("tiered", assumed, "tier2_energy_factor"))),
         stall_static_power=assumption_value("tiered", assumed, "stall_static_power") == "true",
         deeptm_eviction_costs_time=assumption_value("tiered", assumed, "deeptm_eviction_costs_time") == "true",
+        split_only_if_evicted=assumption_value("tiered", assumed, "split_only_if_evicted") == "true",
     )
 
 
@@ -293,7 +294,7 @@ def tiered_commands(command: Command) -> None:
         nargs="+",
         metavar="NAME=VALUE",
         help="change a modelling assumption (an ablation): calibrated=true|false, stall_static_power=true|false, "
-        "deeptm_eviction_costs_time=false|true, tier2_energy_factor=1|0.5|2",
+        "deeptm_eviction_costs_time=false|true, split_only_if_evicted=false|true, tier2_energy_factor=1|0.5|2",
     )
     cmd.add_argument(
         "--record",

@@ -252,6 +252,16 @@ def test_tm_training_does_not_promote_what_its_split_placed_in_tier2(system: Tie
     assert outcome.tier2_write_bytes == pytest.approx(2 * 0.5 * 1000)
 
 
+def test_split_only_if_evicted_keeps_in_tier1_what_tier1_keeps(system: TieredSystem) -> None:
+    # the ablation's reading of "splits ... as needed": B, written and read back with 100 kB of Tier 1, is never evicted
+    chip = replace(_simple_system(system), split_only_if_evicted=True)
+    outcome = Simulator(Walk.of(_hot_trace(), 2), chip, make_policy("tm_training"), tier1_bytes=1e5).run()
+    assert outcome.split_ratio_min == 1.0 and outcome.tier2_read_bytes == outcome.tier2_write_bytes == 0.0
+    # as printed, Algorithms 1-3 split B by timing alone (r' = 0.5, test above), Tier 1 room or not
+    as_printed = Simulator(Walk.of(_hot_trace(), 2), _simple_system(system), make_policy("tm_training"), tier1_bytes=1e5)
+    assert as_printed.run().split_ratio_min == pytest.approx(0.5)
+
+
 def test_tier1_is_the_papers_share_of_the_memory() -> None:
     memory = 32 * 2**30
     assert tier1_bytes_for_ratio(25, 1e6, memory, share_per_ratio=0.005) == memory / 8  # 12.5 %

@@ -74,7 +74,7 @@ def test_an_ablation_on_the_record_equals_the_ablation_run_again(
     reused = _study(tiny_transformer, system, record=recorded.record, recorded_on=_system(loaded, {}))
     pd.testing.assert_frame_equal(reused.table, again.table, check_exact=True)
     # the shortcut was taken: only the policies whose simulation the assumption changes simulated
-    expected = {"calibrated": 0, "stall_static_power": 0, "deeptm_eviction_costs_time": 1}.get(
+    expected = {"calibrated": 0, "stall_static_power": 0, "deeptm_eviction_costs_time": 1, "split_only_if_evicted": 2}.get(
         assumption, len(recorded.record.runs)
     )
     assert calls == {"simulations": expected}

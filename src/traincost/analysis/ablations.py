@@ -99,6 +99,13 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "DeepTM's evictions are free in time (false, DeepTM's own assumption) or occupy both tiers' channels (true)",
         ),
         Assumption(
+            "split_only_if_evicted",
+            "false",
+            ("true",),
+            "TM-Training splits every data type by Algorithms 1-3 as printed (false) or only data Tier 1 is expected to "
+            "evict before its next read, the rest stored whole in Tier 1 (true: section 1's 'splits ... as needed')",
+        ),
+        Assumption(
             "tier2_energy_factor",
             "1",
             ("0.5", "2"),

@@ -385,6 +385,9 @@ class TMTraining(_Policy):
         read_at = sim.next_use(tensor, k)
         if read_at >= NEVER:
             return 1.0
+        evicted = self._evicted(sim, k, read_at)
+        if system.split_only_if_evicted and not evicted and not self.exact:
+            return 1.0  # the ablation's reading of "splits ... as needed": Tier 1 keeps it, no split needed
         capacity2 = system.capacity_bytes - sim.tier1_capacity
         next_read = float(sum(b for t, b in trace.reads[read_at] if t == tensor))
         written = float(sum(b for t, b in trace.writes[k] if t == tensor))
@@ -394,7 +397,7 @@ class TMTraining(_Policy):
             next_read_bytes=next_read,
             t_req_s=self._request_interval_s(sim, read_at - 1, next_read),
             t_write_s=self._request_interval_s(sim, k, written),
-            evicted=self._evicted(sim, k, read_at),
+            evicted=evicted,
             w1_pj=system.tier1.write_pj_per_byte,
             rd1_pj=system.tier1.read_pj_per_byte,
             w2_pj=system.tier2.write_pj_per_byte,

@@ -56,6 +56,10 @@ log = logging.getLogger(__name__)
 
 BASELINE = "hbm_only"
 _PRICING_ONLY = frozenset({"accelerator_energy_scale", "stall_static_power"})  # read by outcome.price, not by a simulation
+_READ_BY = {  # the ablation switches only some policies' simulations read
+    "deeptm_eviction_costs_time": frozenset({"deeptm"}),
+    "split_only_if_evicted": frozenset({"tm_training", "tm_training_off"}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +101,7 @@ def resimulated(policy: str, system: TieredSystem, recorded: TieredSystem) -> bo
     """Whether simulating ``policy`` on ``system`` may count otherwise than on ``recorded``: the two differ in a field
     its simulation reads, i.e. in any but the two that only pricing reads (``outcome.price``), or in DeepTM's eviction
     switch for DeepTM, the one policy that reads it. Another hardware object counts as a difference."""
-    ignored = _PRICING_ONLY if policy == "deeptm" else _PRICING_ONLY | {"deeptm_eviction_costs_time"}
+    ignored = _PRICING_ONLY | {switch for switch, readers in _READ_BY.items() if policy not in readers}
     for field in fields(TieredSystem):
         ours, theirs = getattr(system, field.name), getattr(recorded, field.name)
         if field.name in ignored or ours is theirs:

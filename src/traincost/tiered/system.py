@@ -55,6 +55,9 @@ class TieredSystem:
         stall_static_power: whether static power (the chip's SRAM and both tiers) is charged while the
             accelerator stalls (True: over the whole iteration; False: over its compute time only). An
             ablation switch (``traincost tiered-study --assume``).
+        split_only_if_evicted: whether TM-Training splits only data Tier 1 is expected to evict before its next read,
+            storing the rest whole in Tier 1 (True: section 1's "splits ... as needed"), or every data type by
+            Algorithms 1-3 as printed (False). An ablation switch.
         deeptm_eviction_costs_time: whether DeepTM's evictions occupy the tiers' channels (False: they are
             free in time, as DeepTM's paper assumes; their energy is charged either way). An ablation switch.
     """
@@ -70,6 +73,7 @@ class TieredSystem:
     accelerator_energy_scale: float = 1.0
     stall_static_power: bool = True
     deeptm_eviction_costs_time: bool = False
+    split_only_if_evicted: bool = False
 
     @property
     def onchip_bytes(self) -> float:
