@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/job_peaks.py <snakemake pid> peaks.csv      (psutil comes with Snakemake)
 
+The pid may be a wrapper's that runs Snakemake (``/usr/bin/time -v snakemake …``): the Snakemake under it is watched.
+
 Snakemake's benchmark samples a job every 0.5 s for its first 15 s and then every 30 s, so it can miss a long
 job's peak (it caught 2.6 GB of VGG-16's 6.2 GB training-graph peak). This watcher sums the resident memory of
 each job's process tree (the job's shell and everything under it, as the benchmark does) every 0.5 s and
@@ -40,8 +42,18 @@ def write(path: str, peaks: dict[str, float], first: dict[str, float], last: dic
             out.write(f"{key},{peaks[key]:.1f},{first[key]:.0f},{last[key]:.0f}\n")
 
 
+def snakemake_process(pid: int) -> psutil.Process:
+    """Snakemake's process: ``pid`` itself, or the Snakemake under a wrapper it runs (``/usr/bin/time -v snakemake``,
+    whose own children would be one "job" holding the whole run)."""
+    process = psutil.Process(pid)
+    for candidate in (process, *process.children(recursive=True)):
+        if any("snakemake" in part for part in candidate.cmdline()[:2]):
+            return candidate
+    sys.exit(f"job_peaks: process {pid} ({' '.join(process.cmdline())[:80]}) is not Snakemake and runs none")
+
+
 def main() -> None:
-    root, path = psutil.Process(int(sys.argv[1])), sys.argv[2]
+    root, path = snakemake_process(int(sys.argv[1])), sys.argv[2]
     peaks: dict[str, float] = {}
     first: dict[str, float] = {}
     last: dict[str, float] = {}
