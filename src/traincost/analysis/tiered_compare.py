@@ -30,7 +30,6 @@ __all__ = ["compare_with_paper", "ordering_agreement", "PAPER_COLUMNS", "PRIOR_W
 PAPER_COLUMNS = ("claim", "figure", "workload", "ratio", "baseline", "metric", "value", "source")
 STUDY_COLUMNS = ("workload", "variant", "policy", "ratio", "samples_per_j", "samples_per_s", "migrated_bytes")
 PRIOR_WORK = ("sentinel", "autotm", "deeptm")
-BASELINE_POLICY = "hbm_only"
 SECTION2_WORKLOAD = "palm_540b"
 """Section 2.1 does not name its workload; we use the one the motivation figures are drawn for."""
 MAIN_RATIO = 25.0
@@ -184,7 +183,7 @@ def _efficiency_vs(
             pivot=0.0,
         )
     ceiling = np.nan
-    if baseline == BASELINE_POLICY and "static_ceiling_vs_hbm" in study.table.columns:
+    if baseline == "hbm_only" and "static_ceiling_vs_hbm" in study.table.columns:
         ceiling, _ = _over_workloads(
             study, row, variant, ratio, lambda w: study.value("static_ceiling_vs_hbm", w, variant, subject, ratio)
         )

@@ -284,6 +284,11 @@ def _best_case(sim: Simulator, k: int, issue_s: float) -> tuple[bool, bool]:
     return min(_CASES, key=cost)
 
 
+def _bytes_of(pairs: tuple[tuple[int, float], ...], tensor: int) -> float:
+    """The off-chip bytes of ``tensor`` among one op's (tensor, bytes) reads or writes."""
+    return float(sum(b for t, b in pairs if t == tensor))
+
+
 def _next_reads_from_tier2(sim: Simulator, k: int) -> tuple[float, float]:
     """If op ``k``'s outputs were stored in Tier 2: the bytes their next readers would fetch from it, and the time those
     fetches outlast the readers' prefetch windows (each reader's fetches of them together)."""
@@ -292,7 +297,7 @@ def _next_reads_from_tier2(sim: Simulator, k: int) -> tuple[float, float]:
     for t, _ in trace.writes[k]:
         j = trace.next_use(t, k)
         if j < NEVER:
-            per_reader[j] = per_reader.get(j, 0.0) + sum(b for u, b in trace.reads[j] if u == t)
+            per_reader[j] = per_reader.get(j, 0.0) + _bytes_of(trace.reads[j], t)
     rate = sim.system.tier2.read_bytes_per_s
     stall = sum(max(0.0, nbytes / rate - sim.window_s(j)) for j, nbytes in per_reader.items())
     return sum(per_reader.values()), stall
@@ -389,8 +394,8 @@ class TMTraining(_Policy):
         if system.split_only_if_evicted and not evicted and not self.exact:
             return 1.0  # the ablation's reading of "splits ... as needed": Tier 1 keeps it, no split needed
         capacity2 = system.capacity_bytes - sim.tier1_capacity
-        next_read = float(sum(b for t, b in trace.reads[read_at] if t == tensor))
-        written = float(sum(b for t, b in trace.writes[k] if t == tensor))
+        next_read = _bytes_of(trace.reads[read_at], tensor)
+        written = _bytes_of(trace.writes[k], tensor)
         cost = DataCost(
             size_bytes=float(sim.size_bytes[tensor]),
             read_bytes=float(self.remaining[tensor][1][0]) if tensor in self.remaining else 0.0,

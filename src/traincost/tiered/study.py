@@ -246,7 +246,7 @@ def _static_ceiling(frame: pd.DataFrame, system: TieredSystem) -> np.ndarray:
     static_j = base["energy_static_j"].reindex(index).to_numpy()  # HBM's static power over its static time
     hbm_w = system.tier1.static_w(system.capacity_bytes)
     tier1 = np.minimum(frame["tier1_bytes"].to_numpy(), system.capacity_bytes)
-    tiered_w = system.tier1.static_w(1.0) * tier1 + system.tier2.static_w(1.0) * (system.capacity_bytes - tier1)
+    tiered_w = system.tier1.static_w(tier1) + system.tier2.static_w(system.capacity_bytes - tier1)
     ceiling = energy_j / (energy_j - static_j * (1.0 - tiered_w / hbm_w))
     return np.where(frame["policy"].to_numpy() == BASELINE, 1.0, ceiling)
 
