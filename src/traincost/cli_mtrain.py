@@ -20,8 +20,8 @@ Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.Ar
 
 
 def _inputs(args: argparse.Namespace):
-    """The workload's training DAG, its label, the devices YAML, the chosen cluster (at ``--batch``) and
-    the workload's metadata."""
+    """The workload's training DAG, its label, the devices YAML, the chosen cluster (at ``--batch``), the workload's
+    metadata and the IPs' constants."""
     from dataclasses import replace
 
     from traincost.fpga.devices import load_fpga_catalog
@@ -35,24 +35,39 @@ def _inputs(args: argparse.Namespace):
         raise ConfigError(f"--batch: {args.batch} must be positive (0: the cluster's)")
     cluster = catalog.clusters[args.cluster]
     cluster = replace(cluster, batch=args.batch or cluster.batch)
+    specs = _ip_specs(args)
     workload = Workload.read(args.ops, args.tensors)
     label = args.label or str(workload.meta.get("model", ""))
-    _apply_calibration(args.calibration if _calibrated(args) else None)
-    _apply_ip_constants(args)
-    return training_dag(workload), label, catalog, cluster, workload.meta
+    return training_dag(workload), label, catalog, cluster, workload.meta, specs
 
 
-def _apply_ip_constants(args: argparse.Namespace) -> None:
-    """The IP constants ``--assume`` sets for this run (an ablation); the baselines otherwise."""
+def _ip_specs(args: argparse.Namespace):
+    """The IPs' constants of ``--ips``, with ``--calibration``'s fitted clocks (not under ``--assume calibrated=false``)
+    and the constants ``--assume`` changes for this run (an ablation)."""
+    from dataclasses import replace
+
     from traincost.analysis.ablations import assumption_value, parse_assume
-    from traincost.fpga.ip_models import set_ip_constants
+    from traincost.fpga.calibration import apply_calibration
+    from traincost.fpga.ip_specs import load_ip_specs
+    from traincost.workload import read_table
 
+    specs = load_ip_specs(args.ips)
+    if args.calibration is not None and _calibrated(args):
+        specs = apply_calibration(read_table(args.calibration)[0], specs)
     assumed = parse_assume("mtrain", args.assume)
-    dsp = int(assumption_value("mtrain", assumed, "fp32_mac_dsp"))
-    efficiency = float(assumption_value("mtrain", assumed, "ip_dram_efficiency"))
-    set_ip_constants(fp32_mac_dsp=dsp, dram_efficiency=efficiency)
-    if assumed:
-        print(f"IP constants: {dsp} DSP slices per FP32 MAC lane, {efficiency:g} of each board's DRAM bandwidth")
+    if "fp32_mac_dsp" in assumed:
+        specs = {n: replace(s, mac_dsp=int(assumption_value("mtrain", assumed, "fp32_mac_dsp"))) for n, s in specs.items()}
+    if "darkfpga_batch_lanes" in assumed:
+        lanes = int(assumption_value("mtrain", assumed, "darkfpga_batch_lanes"))
+        dark = specs["DarkFPGA"]
+        specs = {**specs, "DarkFPGA": replace(dark, model=replace(dark.model, max_batch_lanes=lanes))}
+    if "ip_dram_efficiency" in assumed:
+        efficiency = float(assumption_value("mtrain", assumed, "ip_dram_efficiency"))
+        specs = {n: replace(s, dram_efficiency=efficiency) for n, s in specs.items()}
+    for spec in specs.values():
+        clock = f"{spec.clock_mhz:g} MHz" if spec.clock_mhz else "the device's clock"
+        print(f"{spec.name}: {clock}, {spec.mac_dsp} DSP slices per FP32 MAC lane, {spec.dram_efficiency:g} of DRAM bandwidth")
+    return specs
 
 
 def _calibrated(args: argparse.Namespace) -> bool:
@@ -62,63 +77,37 @@ def _calibrated(args: argparse.Namespace) -> bool:
     return assumption_value("mtrain", parse_assume("mtrain", args.assume), "calibrated") == "true"
 
 
-def _apply_calibration(path: Path | None) -> pd.DataFrame | None:
-    """The IPs' DSP shares of ``mtrain-calibrate``'s table, put in place for this run (none: today's constants)."""
-    from traincost.fpga.calibration import apply_dsp_shares
-    from traincost.workload import read_table
-
-    if path is None:
-        return None
-    table = read_table(path)[0]
-    shares = apply_dsp_shares(table)
-    print("IP DSP shares: " + ", ".join(f"{name} {share:.4f}" for name, share in shares.items()))
-    return table
-
-
 def _cmd_calibrate(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost.fpga import ip_models
-    from traincost.fpga.calibration import CALIBRATION_COLUMNS, TARGET_COLUMNS, fit_dsp_share
+    from traincost.fpga.calibration import TARGET_COLUMNS, calibration_table
     from traincost.fpga.devices import load_fpga_catalog
+    from traincost.fpga.ip_specs import load_ip_specs
     from traincost.fpga.training_dag import training_dag
     from traincost.tables import require_columns
     from traincost.workload import Workload, write_table
 
     catalog = load_fpga_catalog(args.devices)
+    specs = load_ip_specs(args.ips)
     targets = pd.read_csv(args.targets, keep_default_na=False, na_values=[""])
     require_columns(targets, TARGET_COLUMNS, str(args.targets))
     workload = Workload.read(args.ops, args.tensors)
-    dag = training_dag(workload)
     label = args.label or str(workload.meta.get("model", ""))
-    rows = []
-    for _, target in targets.iterrows():
-        name, board = str(target["ip"]), str(target["board"])
-        if name not in ip_models.DSP_SHARE:
-            raise ConfigError(f"{args.targets}: ip {name!r}, expected one of {', '.join(ip_models.DSP_SHARE)}")
-        today = ip_models.DSP_SHARE[name]
-        row = {"constant": "dsp_share", "ip": name, "value": today, "uncalibrated": today, "target": target["value"]}
-        row |= {"board": board, "source": target["source"], "achieved": float("nan"), "workload": label, "batch": args.batch}
-        if not args.calibrate:
-            row["status"] = "not calibrated (calibrate: false)"
-        elif pd.isna(target["value"]) or target["precision"] != "fp32" or target["metric"] != "training_gflops":
-            row["status"] = f"no FP32 training throughput on its own board ({target['precision']}): constant kept"
-        elif board not in catalog.devices:
-            raise ConfigError(f"{args.targets}: board {board!r} of {name} is not a device of {args.devices}")
-        else:
-            share, achieved = fit_dsp_share(dag, name, catalog.devices[board], args.batch, float(target["value"]))
-            row |= {"value": share, "achieved": achieved, "status": "fitted"}
-        print(f"{name} on {board}: dsp_share {row['value']:.4f} ({row['status']})")
-        rows.append(row)
-    write_table(pd.DataFrame(rows, columns=list(CALIBRATION_COLUMNS)), args.out, {"workload": label})
+    table = calibration_table(training_dag(workload), specs, catalog, targets, label=label, calibrate=args.calibrate)
+    for _, row in table.iterrows():
+        print(f"{row['ip']}: {row['constant']} {row['value']:.4g} ({row['status']})")
+    print(f"chosen without the fit: {table['chosen_uncalibrated'].iloc[0]}")
+    print(f"chosen with the fit:    {table['chosen_calibrated'].iloc[0]}")
+    write_table(table, args.out, {"workload": label})
 
 
 def _cmd_study(args: argparse.Namespace) -> None:
     from traincost.fpga.study import study_rows
     from traincost.workload import write_table
 
-    dag, label, catalog, cluster, meta = _inputs(args)
-    table = study_rows(dag, cluster, args.bandwidths or catalog.p2p_bandwidths_gb_per_s, step=args.step, workers=args.workers)
+    dag, label, catalog, cluster, meta, specs = _inputs(args)
+    bandwidths = args.bandwidths or catalog.p2p_bandwidths_gb_per_s
+    table = study_rows(dag, cluster, bandwidths, specs, step=args.step, workers=args.workers)
     table.insert(0, "model", label)
     final = table[(table["method"] == "MTrain") & (table["step"] == 4)]
     for _, row in final.iterrows():
@@ -133,8 +122,8 @@ def _cmd_table3(args: argparse.Namespace) -> None:
     from traincost.fpga.study import table3_row
     from traincost.workload import write_table
 
-    dag, label, _, cluster, meta = _inputs(args)
-    row = table3_row(dag, cluster, bandwidth_gb_per_s=args.bandwidth, step=args.step, workers=args.workers)
+    dag, label, _, cluster, meta, specs = _inputs(args)
+    row = table3_row(dag, cluster, specs, bandwidth_gb_per_s=args.bandwidth, step=args.step, workers=args.workers)
     print(
         f"{label} {args.cluster}: DFS {row['dfs_gflops']:.1f} GFLOPS in {row['dfs_s']:.1f} s "
         f"over {row['dfs_ratios_mapped']} ratios; "
@@ -147,10 +136,9 @@ def _cmd_scaling(args: argparse.Namespace) -> None:
     from traincost.fpga.study import scaling_rows
     from traincost.workload import write_table
 
-    dag, label, catalog, cluster, meta = _inputs(args)
-    table = scaling_rows(
-        dag, cluster, args.pairs, args.bandwidths or catalog.p2p_bandwidths_gb_per_s, step=args.step, workers=args.workers
-    )
+    dag, label, catalog, cluster, meta, specs = _inputs(args)
+    bandwidths = args.bandwidths or catalog.p2p_bandwidths_gb_per_s
+    table = scaling_rows(dag, cluster, args.pairs, bandwidths, specs, step=args.step, workers=args.workers)
     table.insert(0, "model", label)
     print(table[["fpgas", "bandwidth_gb_per_s", "throughput_gflops", "search_s"]].to_string(index=False))
     write_table(table, args.out, {**meta, "cluster": args.cluster})
@@ -171,14 +159,14 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison
     from traincost.plots.mtrain import table3_markdown
-    from traincost.workload import write_table
+    from traincost.workload import read_table, write_table
 
     if not args.paper.is_file():
         raise ConfigError(f"{args.paper}: no such file (the paper's numbers)")
     study, table3, scaling = _concat(args.study), _concat(args.table3), _concat(args.scaling)
     assumed = parse_assume("mtrain", args.assume)
     rule = assumption_value("mtrain", assumed, "dfs_ratio_rule")
-    calibration = _apply_calibration(args.calibration if _calibrated(args) else None)
+    calibration = read_table(args.calibration)[0] if args.calibration is not None and _calibrated(args) else None
     compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling, dfs_ratio_rule=rule, calibration=calibration)
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
@@ -213,12 +201,15 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of a batch-1 training step")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
     cmd.add_argument("--devices", type=Path, required=True, help="FPGA devices and clusters YAML (config/hardware/fpga/)")
+    cmd.add_argument(
+        "--ips", type=Path, required=True, help="the training IPs' constants with sources (data/fpga/training_ips.yaml)"
+    )
     cmd.add_argument("--cluster", required=True, help="a cluster of the devices YAML")
     cmd.add_argument("--label", default="", help="model name in the output (default: the workload's model)")
     cmd.add_argument("--batch", type=int, default=0, help="samples per step (default: the cluster's)")
     cmd.add_argument("--step", type=positive_int, default=1, help="samples moved per re-partition move and the DFS's ratio grid")
     cmd.add_argument("--workers", type=positive_int, default=1, help="processes mapping candidate ratios (same results)")
-    cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: the IPs' fitted DSP shares (default: today's)")
+    cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: the IPs' fitted clocks (default: --ips's)")
     cmd.add_argument(
         "--assume",
         nargs="+",
@@ -248,16 +239,18 @@ def mtrain_commands(command: Command) -> None:
     cmd = command(
         "mtrain-calibrate",
         _cmd_calibrate,
-        "fit each training IP's DSP share to the throughput its own paper reports on its own board (never to MTrain's)",
+        "fit a training IP's clock so its published design reaches its published throughput (never MTrain's)",
     )
-    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of the batch-1 training step the IPs are fitted on")
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of the batch-1 step of the IP's published network")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
     cmd.add_argument("--devices", type=Path, required=True, help="FPGA devices and clusters YAML (config/hardware/fpga/)")
+    cmd.add_argument(
+        "--ips", type=Path, required=True, help="the training IPs' constants with sources (data/fpga/training_ips.yaml)"
+    )
     cmd.add_argument("--targets", type=Path, required=True, help="the IPs' own published throughputs (data/paper/mtrain_ips.csv)")
-    cmd.add_argument("--batch", type=positive_int, required=True, help="samples per training step of the fit")
     cmd.add_argument("--label", default="", help="the workload's name in the table (default: its model)")
     cmd.add_argument(
-        "--calibrate", action=argparse.BooleanOptionalAction, default=True, help="fit (default) or keep today's constants"
+        "--calibrate", action=argparse.BooleanOptionalAction, default=True, help="fit (default) or keep the --ips constants"
     )
     cmd.add_argument("--out", type=Path, required=True, help="output: results/mtrain/calibration.parquet")
 

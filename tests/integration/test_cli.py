@@ -185,6 +185,7 @@ def test_help_and_version() -> None:
 
 
 FPGA_DEVICES = Path(__file__).resolve().parents[2] / "config/hardware/fpga/devices.yaml"
+FPGA_IPS = Path(__file__).resolve().parents[2] / "data/fpga/training_ips.yaml"
 REPO = Path(__file__).resolve().parents[2]
 EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
 FUSEMAX = Path(__file__).resolve().parents[2] / "config/hardware/fusemax.yaml"
@@ -359,6 +360,7 @@ def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> 
 
 def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_path: Path) -> None:
     inputs = ("--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--devices", FPGA_DEVICES, "--batch", 4)
+    inputs += ("--ips", FPGA_IPS)
     study = traincost("mtrain-study", *inputs, "--cluster", "cluster1", "--bandwidths", 0.5, 15, "--out", tmp_path / "s.parquet")
     assert study.returncode == 0, study.stderr
     table = pd.read_parquet(tmp_path / "s.parquet")
@@ -393,7 +395,7 @@ def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_pat
     assert report.returncode == 0, report.stderr
     assert list(pd.read_parquet(outs["x.parquet"])["fpgas"]) == [2, 4]
     compare = pd.read_csv(outs["compare.csv"])
-    assert {"speedup_vs_hap", "speedup_vs_alpa", "scaling_gain", "dfs_ratio_count"} <= set(compare["claim"])
+    assert {"speedup_vs_hap", "speedup_vs_alpa", "scaling_gain", "dfs_ratio_count", "dfs_ratios"} <= set(compare["claim"])
     assert outs["t3.md"].read_text().startswith("| Model | Cluster |")
     for figure, extra in (("steps", ()), ("methods", ("--cluster", "cluster1")), ("scaling", ("--search-bandwidth", 15))):
         source = tmp_path / ("x.parquet" if figure == "scaling" else "s.parquet")

@@ -32,6 +32,7 @@ EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
 FUSEMAX = REPO / "config/hardware/fusemax.yaml"
 TPUV4_TIERED = REPO / "config/hardware/tpuv4_tiered.yaml"
 FPGA_DEVICES = REPO / "config/hardware/fpga/devices.yaml"
+FPGA_IPS = REPO / "data/fpga/training_ips.yaml"
 
 # The chain below is built with the flags the workflow's front-end rules pass for workload `first` of
 # tests/integration/test_workflow.py (GPT-2 TINY, batch 2, SGD lr 0.1, seed 0), so its files can stand

@@ -22,7 +22,7 @@ from onnx import helper
 
 from tests.integration.test_cli import assert_clean_failure, traincost
 from tests.integration.test_workflow import _config, snakemake
-from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, TPUV4_TIERED, cli, edited_yaml
+from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, FPGA_IPS, TPUV4_TIERED, cli, edited_yaml
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
 from traincost.workload import read_table, write_table
 
@@ -708,7 +708,8 @@ def tier1_ratio_not_a_number(io: Inputs) -> Case:
 
 def _mtrain(io: Inputs, devices: Path, *extra: object) -> tuple[tuple[object, ...], tuple[Path, ...]]:
     out = io.out("mtrain.parquet")
-    args = ("mtrain-study", *io.workload, "--devices", devices, "--cluster", "cluster1", "--batch", 4, *extra, "--out", out)
+    args = ("mtrain-study", *io.workload, "--devices", devices, "--ips", FPGA_IPS, "--cluster", "cluster1", "--batch", 4)
+    args += (*extra, "--out", out)
     return args, (out,)
 
 
@@ -744,6 +745,14 @@ def cluster_with_no_devices(io: Inputs) -> Case:
     devices = edited_yaml(FPGA_DEVICES, io.tmp / "devices.yaml", lambda d: d["clusters"]["cluster2"].update(devices=[]))
     args, outputs = _mtrain(io, devices, "--bandwidths", 3)
     return Case(args, (str(devices), "clusters.cluster2.devices", "at least one device"), outputs)
+
+
+@case
+def training_ip_constant_without_its_source(io: Inputs) -> Case:
+    ips = edited_yaml(FPGA_IPS, io.tmp / "ips.yaml", lambda d: d["EF-Train"]["clock_mhz"].pop("source"))
+    out = io.out("mtrain.parquet")
+    args = ("mtrain-study", *io.workload, "--devices", FPGA_DEVICES, "--ips", ips, "--cluster", "cluster1", "--out", out)
+    return Case(args, (str(ips), "EF-Train.clock_mhz", "non-empty source"), (out,))
 
 
 @case

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.reliability.conftest import FPGA_DEVICES, FUSEMAX, TPUV4_TIERED, console
+from tests.reliability.conftest import FPGA_DEVICES, FPGA_IPS, FUSEMAX, TPUV4_TIERED, console
 
 
 def run_twice(tmp_path: Path, args: Callable[[Path], tuple[object, ...]]) -> tuple[Path, Path]:
@@ -51,8 +51,8 @@ def test_mtrain_study(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
     first, second = run_twice(
         tmp_path,
         lambda out: (
-            "mtrain-study", "--ops", ops, "--tensors", tensors, "--devices", FPGA_DEVICES, "--cluster", "cluster1",
-            "--batch", 4, "--bandwidths", 0.5, 15, "--out", out,
+            "mtrain-study", "--ops", ops, "--tensors", tensors, "--devices", FPGA_DEVICES, "--ips", FPGA_IPS,
+            "--cluster", "cluster1", "--batch", 4, "--bandwidths", 0.5, 15, "--out", out,
         ),
     )  # fmt: skip
     assert_identical(first, second)

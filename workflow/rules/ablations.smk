@@ -82,6 +82,7 @@ rule mtrain_ablation_study:
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.parquet",
@@ -97,7 +98,7 @@ rule mtrain_ablation_study:
     benchmark:
         "results/benchmarks/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.tsv",
     shell:
-        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
         "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} "
         "--assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
 
@@ -108,6 +109,7 @@ rule mtrain_ablation_table3:
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.parquet",
@@ -123,7 +125,7 @@ rule mtrain_ablation_table3:
     benchmark:
         "results/benchmarks/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.tsv",
     shell:
-        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
         "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
         "--calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
 
@@ -134,6 +136,7 @@ rule mtrain_ablation_scaling:
     input:
         unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.parquet",
@@ -151,7 +154,7 @@ rule mtrain_ablation_scaling:
     benchmark:
         "results/benchmarks/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.tsv",
     shell:
-        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
+        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {params.cluster} "
         "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
         "--workers {threads} --calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} "
         "--out {output.table} > {log} 2>&1"

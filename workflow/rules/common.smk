@@ -154,8 +154,10 @@ def _mtrain_problems():
     if scaling["cluster"] not in study["ratio_step"]:
         problems.append(f"mtrain.ratio_step: no step for cluster {scaling['cluster']!r} (mtrain.scaling)")
     calibration = study.get("calibration") or {}
-    if "workload" in calibration and calibration["workload"] not in study["workloads"]:
-        problems.append(f"mtrain.calibration.workload: {calibration['workload']!r} is not a key of mtrain.workloads")
+    if calibration.get("workload", "vgg16") not in config["workloads"]:
+        problems.append(f"mtrain.calibration.workload: {calibration.get('workload', 'vgg16')!r} is not a key of workloads")
+    if not Path(study.get("ips", "")).is_file():
+        problems.append(f"mtrain.ips: no such file {study.get('ips')!r}")
     if "targets" in calibration and not Path(calibration["targets"]).is_file():
         problems.append(f"mtrain.calibration.targets: no such file {calibration['targets']!r}")
     return problems
@@ -616,18 +618,17 @@ def ablation_run_flags(wildcards, input):
 
 
 def mtrain_calibration():
-    """mtrain.calibration with its defaults: fit (calibrate), on which MTrain model, at which batch, to which targets."""
+    """mtrain.calibration with its defaults: fit (calibrate), on which workload (the IP's published network), to which targets."""
     section = MTRAIN.get("calibration") or {}
     return {
         "calibrate": section.get("calibrate", True),
-        "workload": section.get("workload", MTRAIN.get("scaling", {}).get("model", (MTRAIN_MODELS or [""])[0])),
-        "batch": section.get("batch", 16),
+        "workload": section.get("workload", "vgg16"),
         "targets": section.get("targets", "data/paper/mtrain_ips.csv"),
     }
 
 
 # MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
-MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "ip_dram_efficiency")
+MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "darkfpga_batch_lanes", "ip_dram_efficiency")
 
 
 def mtrain_ablation_tables(wildcards):

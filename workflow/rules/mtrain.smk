@@ -22,14 +22,15 @@ rule mtrain_calibrate:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(lambda w: mtrain_tables(mtrain_calibration()["workload"])),
+        ops=lambda w: f"results/workloads/{mtrain_calibration()['workload']}/ops.parquet",
+        tensors=lambda w: f"results/workloads/{mtrain_calibration()['workload']}/tensors.parquet",
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         targets=lambda w: mtrain_calibration()["targets"],
     output:
         table="results/mtrain/calibration.parquet",
     params:
         calibrate=lambda w: "--calibrate" if mtrain_calibration()["calibrate"] else "--no-calibrate",
-        batch=lambda w: mtrain_calibration()["batch"],
         label=lambda w: mtrain_calibration()["workload"],
     threads: 1
     resources:
@@ -40,8 +41,8 @@ rule mtrain_calibrate:
     benchmark:
         "results/benchmarks/mtrain_calibrate.tsv",
     shell:
-        "traincost mtrain-calibrate --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --targets {input.targets} "
-        "--batch {params.batch} --label {params.label} {params.calibrate} --out {output.table} > {log} 2>&1"
+        "traincost mtrain-calibrate --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} "
+        "--targets {input.targets} --label {params.label} {params.calibrate} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_study:
@@ -50,6 +51,7 @@ rule mtrain_study:
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/study/{mmodel}/{cluster}.parquet",
@@ -65,7 +67,7 @@ rule mtrain_study:
     benchmark:
         "results/benchmarks/mtrain_study/{mmodel}/{cluster}.tsv",
     shell:
-        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
         "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} --out {output.table} > {log} 2>&1"
 
 
@@ -75,6 +77,7 @@ rule mtrain_table3:
     input:
         unpack(mtrain_workload),
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/table3/{mmodel}/{cluster}.parquet",
@@ -90,7 +93,7 @@ rule mtrain_table3:
     benchmark:
         "results/benchmarks/mtrain_table3/{mmodel}/{cluster}.tsv",
     shell:
-        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {wildcards.cluster} "
+        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
         "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} --calibration {input.calibration} "
         "--out {output.table} > {log} 2>&1"
 
@@ -101,6 +104,7 @@ rule mtrain_scaling:
     input:
         unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
         devices=MTRAIN.get("devices", []),
+        ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/scaling/pairs{pairs}.parquet",
@@ -118,7 +122,7 @@ rule mtrain_scaling:
     benchmark:
         "results/benchmarks/mtrain_scaling/pairs{pairs}.tsv",
     shell:
-        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --cluster {params.cluster} "
+        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {params.cluster} "
         "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
         "--workers {threads} --calibration {input.calibration} --out {output.table} > {log} 2>&1"
 

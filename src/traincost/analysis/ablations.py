@@ -117,7 +117,7 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "calibrated",
             "true",
             ("false",),
-            "the IPs' DSP shares fitted in mtrain.calibration (true) or today's constants (false: the counts before "
+            "EF-Train's clock fitted in mtrain.calibration (true) or its model's 100 MHz (false: the counts before "
             "calibration; the whole MTrain study re-runs)",
         ),
         Assumption(
@@ -132,8 +132,15 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "5",
             ("3",),
             "DSP slices per FP32 multiply-accumulate lane of both IPs: 5 (the Xilinx Floating-Point operator's "
-            "full-DSP multiplier 3 and adder 2) or 3 (the adder in fabric logic); the calibrated DSP shares are kept "
-            "as fitted (the study, Table III and scaling re-run)",
+            "full-DSP multiplier 3 and adder 2) or 3 (the adder in fabric logic); each IP's design search re-runs "
+            "with it (the study, Table III and scaling re-run)",
+        ),
+        Assumption(
+            "darkfpga_batch_lanes",
+            "batch",
+            ("8",),
+            "DarkFPGA's batch lanes Tb searched up to the batch (batch) or at most 8 (our earlier fixed Tb): with Tb = B a "
+            "share below B runs as slow as B, so MTrain keeps the batch on one FPGA (the study, Table III and scaling re-run)",
         ),
         Assumption(
             "ip_dram_efficiency",

@@ -5,8 +5,9 @@ MONET's ``monet/claims.csv`` (``claim``, ``paper_says``, ``value``, ``holds``), 
 ``mtrain/compare.csv`` and TM-Training's ``tiered/compare.csv`` (``claim``, ``paper``, ``ours``,
 ``agrees``). :func:`read_comparison` brings them to one shape, ``claim``, ``check``, ``paper``,
 ``ours``, ``agrees`` (nullable: a row without a check only sets values side by side), ``kind``
-(claim, invariant, timing, calibrated, extension, superseded: :mod:`traincost.analysis.verdicts`) and ``magnitude`` (ours /
-paper within the fixed band, nullable), plus the study's context columns. Only ``claim`` rows are
+(claim, invariant, timing, calibrated, extension, superseded, informational:
+:mod:`traincost.analysis.verdicts`) and ``magnitude`` (ours / paper within the fixed band,
+nullable), plus the study's context columns. Only ``claim`` rows are
 counted as agreement; :func:`summary_text` and :func:`agreement_html` render that shape.
 """
 

@@ -12,6 +12,8 @@ Every row of ``monet/claims.csv``, ``mtrain/compare.csv`` and ``tiered/compare.c
   narrower reading of a claim); shown, never counted.
 - ``superseded``: a check that a corrected row replaces (named in its check text); kept so that the
   change is visible, never counted.
+- ``informational``: a number the paper reports that no rule stated in its text reproduces (the check
+  text says which rules were tried); shown beside ours, never counted.
 
 A judged claim with a number on both sides also gets a magnitude verdict: ours / paper within
 :data:`MAGNITUDE_BAND`, fixed before looking at the results and written in the check text.
@@ -24,7 +26,7 @@ import pandas as pd
 
 __all__ = ["KINDS", "MAGNITUDE_BAND", "MAGNITUDE_TEXT", "add_magnitude", "magnitude_verdict"]
 
-KINDS = ("claim", "invariant", "timing", "calibrated", "extension", "superseded")
+KINDS = ("claim", "invariant", "timing", "calibrated", "extension", "superseded", "informational")
 MAGNITUDE_BAND = (0.67, 1.5)
 """Ours / paper inside this closed interval is a magnitude agreement."""
 MAGNITUDE_TEXT = f"magnitude: ours / paper in {MAGNITUDE_BAND[0]:g}-{MAGNITUDE_BAND[1]:g}x"

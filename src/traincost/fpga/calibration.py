@@ -1,26 +1,39 @@
-"""MTrain calibration: each training IP's DSP share fitted to the throughput its own paper reports on its own board.
+"""MTrain calibration: an IP's clock fitted so that its own published design reaches its own published throughput.
 
-MTrain's IPs (EF-Train, DarkFPGA) are reconstructed from their papers (:mod:`traincost.fpga.ip_models`); how many
-of a device's DSPs the reconstruction gives the MAC array (``DSP_SHARE``) is our choice. Where an IP's own paper
-reports its FP32 training throughput on its own board, the share is fitted (by bisection) so that the IP alone,
-on that board, trains the calibration workload at that throughput. Never fitted to MTrain's own results.
+EF-Train's repository pins its design (Tm = Tn = 16 on ZCU102), its clock (100 MHz in its model) and the setting of
+its throughput (VGG-16's convolutions at 224 × 224, batch 16); its model gives 47.99 GFLOPS there and the paper
+measured 46.99. What the model leaves out on the board is folded into one constant: the clock at which our port of
+the model reaches the measured throughput. DarkFPGA publishes no FP32 throughput on its own board, so nothing of it
+is fitted. Never fitted to MTrain's own results. The table also says what the fit changes, for the calibration
+workload with and without it: which IP and design each FPGA of each cluster gets, and the IP's single-FPGA baseline
+(Figures 9-11) on each cluster's strongest FPGA.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from traincost.errors import ConfigError
-from traincost.fpga import ip_models
-from traincost.fpga.converting import single_device
-from traincost.fpga.devices import Device
-from traincost.fpga.ip_models import IP_NAMES, size_ip
+from traincost.fpga.converting import select_accelerators
+from traincost.fpga.devices import Device, FpgaCatalog
+from traincost.fpga.ip_models import TrainingIp, size_ip
+from traincost.fpga.ip_specs import IP_NAMES, EfTrainModel, IpSpec
+from traincost.fpga.study import designs, strongest_device
 from traincost.fpga.training_dag import TrainingDag
 
-__all__ = ["CALIBRATION_COLUMNS", "TARGET_COLUMNS", "apply_dsp_shares", "fit_dsp_share", "single_ip_gflops"]
+__all__ = [
+    "CALIBRATION_COLUMNS",
+    "TARGET_COLUMNS",
+    "apply_calibration",
+    "calibration_table",
+    "fit_clock",
+    "published_gflops",
+]
 
 TARGET_COLUMNS = ("ip", "board", "metric", "value", "precision", "source")
 CALIBRATION_COLUMNS = (
@@ -30,76 +43,141 @@ CALIBRATION_COLUMNS = (
     "uncalibrated",
     "target",
     "board",
+    "design",
     "source",
     "achieved",
     "workload",
     "batch",
     "status",
+    "chosen_uncalibrated",
+    "chosen_calibrated",
+    "single_uncalibrated",
+    "single_calibrated",
 )
 
 
-def single_ip_gflops(dag: TrainingDag, name: str, device: Device, batch: int, *, dsp_share: float) -> float:
-    """Training throughput (GFLOPS) of IP ``name`` alone on ``device`` at ``batch``, its MAC array given ``dsp_share``."""
-    saved = ip_models.DSP_SHARE[name]
-    ip_models.DSP_SHARE[name] = dsp_share
-    try:
-        ip = size_ip(name, device)
-    finally:
-        ip_models.DSP_SHARE[name] = saved
-    mapping = single_device(dag, (ip,), batch, 0)
-    return dag.flops(batch) / mapping.schedule.latency_s / 1e9
+def published_gflops(dag: TrainingDag, spec: IpSpec, device: Device, *, clock_mhz: float) -> float:
+    """Throughput (GFLOPS) of ``spec``'s published design on ``device`` at ``clock_mhz``, in its published setting:
+    its batch, and only the convolutions where its paper counts only those."""
+    design = _published(spec)
+    ip = TrainingIp(spec=replace(spec, clock_mhz=clock_mhz), device=device, tm=design.tm, tn=design.tn)
+    ops = np.flatnonzero(dag.costs.conv) if design.ops == "conv" else np.arange(len(dag.costs.macs))
+    costs = dag.costs.take(ops)
+    flops = design.batch * float((2 * costs.macs + costs.elementwise).sum())
+    return flops / costs.seconds(ip, design.batch) / 1e9
 
 
-def fit_dsp_share(
-    dag: TrainingDag, name: str, device: Device, batch: int, target_gflops: float, *, steps: int = 20
-) -> tuple[float, float]:
-    """The DSP share (0-1] at which IP ``name`` on ``device`` reaches ``target_gflops``, and the throughput it gives.
+def fit_clock(dag: TrainingDag, spec: IpSpec, device: Device, target_gflops: float, *, steps: int = 60) -> tuple[float, float]:
+    """The clock (MHz) at which ``spec``'s published design reaches ``target_gflops``, and the throughput it gives.
 
-    Throughput grows with the share in steps (whole lanes), so the share returned is the smallest that reaches
-    the target, to ``1 / 2**steps``.
+    Throughput only grows with the clock (compute time falls, DRAM time stays), so bisection finds it.
 
     Raises:
-        ConfigError: the target is not a finite positive number, or not reached even with every DSP.
+        ConfigError: the target is not a finite positive number, or beyond what any clock reaches (DRAM-bound).
     """
     if not (math.isfinite(target_gflops) and target_gflops > 0):
-        raise ConfigError(f"calibration target of {name}: {target_gflops!r} GFLOPS, expected a finite number > 0")
-    most = single_ip_gflops(dag, name, device, batch, dsp_share=1.0)
-    if most < target_gflops:
-        raise ConfigError(
-            f"calibration of {name} on {device.name}: {target_gflops:g} GFLOPS is out of reach "
-            f"(every DSP in the MAC array gives {most:.1f})"
-        )
-    low, high = 0.0, 1.0
+        raise ConfigError(f"calibration target of {spec.name}: {target_gflops!r} GFLOPS, expected a finite number > 0")
+    low, high = 0.0, 100.0 * (spec.clock_mhz or device.clock_mhz)
+    if published_gflops(dag, spec, device, clock_mhz=high) < target_gflops:
+        raise ConfigError(f"calibration of {spec.name} on {device.name}: {target_gflops:g} GFLOPS is out of reach at any clock")
     for _ in range(steps):
         mid = (low + high) / 2
-        try:
-            reached = single_ip_gflops(dag, name, device, batch, dsp_share=mid) >= target_gflops
-        except ConfigError:  # too few DSPs for a 1 x 1 array
-            reached = False
-        low, high = (low, mid) if reached else (mid, high)
-    return high, single_ip_gflops(dag, name, device, batch, dsp_share=high)
+        low, high = (low, mid) if published_gflops(dag, spec, device, clock_mhz=mid) >= target_gflops else (mid, high)
+    return high, published_gflops(dag, spec, device, clock_mhz=high)
 
 
-def apply_dsp_shares(table: pd.DataFrame | None) -> Mapping[str, float]:
-    """Put a calibration table's fitted DSP shares into :data:`traincost.fpga.ip_models.DSP_SHARE`; return them.
-
-    ``None`` (no calibration) changes nothing.
+def calibration_table(
+    dag: TrainingDag, specs: Mapping[str, IpSpec], catalog: FpgaCatalog, targets: pd.DataFrame, *, label: str, calibrate: bool
+) -> pd.DataFrame:
+    """One row per IP: its fitted clock (or why none), and per cluster the IPs and designs chosen for ``dag`` with
+    and without the fit (``CALIBRATION_COLUMNS``).
 
     Raises:
-        ConfigError: the table lacks a column, or names an unknown IP or a share outside (0, 1].
+        ConfigError: ``targets`` lacks a column or names an unknown IP or board, or a fit is out of reach.
     """
+    missing = [c for c in TARGET_COLUMNS if c not in targets.columns]
+    if missing:
+        raise ConfigError(f"IP calibration targets: missing columns {missing}")
+    rows = []
+    fitted = dict(specs)
+    for _, target in targets.iterrows():
+        name = str(target["ip"])
+        if name not in specs:
+            raise ConfigError(f"IP calibration targets: ip {name!r}, expected one of {', '.join(IP_NAMES)}")
+        spec = specs[name]
+        row = {"constant": "clock_mhz", "ip": name, "board": target["board"], "source": target["source"], "workload": label}
+        value = pd.to_numeric(target["value"], errors="coerce")
+        if not isinstance(spec.model, EfTrainModel) or pd.isna(value) or target["precision"] != "fp32":
+            rows.append(
+                row | {"status": f"not fitted: no FP32 throughput of its own design on its own board ({target['metric']})"}
+            )
+            continue
+        design = spec.model.published_design
+        if design.board not in catalog.devices:
+            raise ConfigError(f"IP calibration: {name}'s published board {design.board!r} is not a device of the catalog")
+        device = catalog.devices[design.board]
+        today = spec.clock_mhz or device.clock_mhz
+        row |= {
+            "uncalibrated": today,
+            "target": float(value),
+            "design": f"{design.tm}x{design.tn}",
+            "batch": design.batch,
+            "value": today,
+            "achieved": published_gflops(dag, spec, device, clock_mhz=today),
+            "status": "not calibrated (calibrate: false)",
+        }
+        if calibrate:
+            clock, achieved = fit_clock(dag, spec, device, float(value))
+            row |= {"value": clock, "achieved": achieved, "status": "fitted"}
+            fitted[name] = replace(spec, clock_mhz=clock)
+        rows.append(row)
+    table = pd.DataFrame(rows).reindex(columns=list(CALIBRATION_COLUMNS))
+    table["chosen_uncalibrated"] = _choices(dag, specs, catalog)
+    table["chosen_calibrated"] = _choices(dag, fitted, catalog)
+    table["single_uncalibrated"] = [_singles(dag, specs[name], catalog) for name in table["ip"]]
+    table["single_calibrated"] = [_singles(dag, fitted[name], catalog) for name in table["ip"]]
+    return table
+
+
+def _choices(dag: TrainingDag, specs: Mapping[str, IpSpec], catalog: FpgaCatalog) -> str:
+    """Per cluster, the IP and design each FPGA gets for ``dag`` at the cluster's batch."""
+    return "; ".join(f"{name}: {designs(select_accelerators(dag, c, specs))}" for name, c in catalog.clusters.items())
+
+
+def _singles(dag: TrainingDag, spec: IpSpec, catalog: FpgaCatalog) -> str:
+    """Per cluster, the throughput of ``spec`` alone on the strongest FPGA (the single-FPGA baseline of Figures 9-11)."""
+    parts = []
+    for name, cluster in catalog.clusters.items():
+        device = cluster.devices[strongest_device(cluster)]
+        ip = size_ip(spec, device, dag.costs, cluster.batch)
+        gflops = dag.flops(cluster.batch) / dag.costs.seconds(ip, cluster.batch) / 1e9
+        parts.append(f"{name}: {device.name}:{ip.tm}x{ip.tn} {gflops:.2f} GFLOPS")
+    return "; ".join(parts)
+
+
+def _published(spec: IpSpec):
+    if not isinstance(spec.model, EfTrainModel):
+        raise ConfigError(f"{spec.name}: no published design in its constants")
+    return spec.model.published_design
+
+
+def apply_calibration(table: pd.DataFrame | None, specs: Mapping[str, IpSpec]) -> dict[str, IpSpec]:
+    """``specs`` with a calibration table's fitted clocks (``None``: as they are).
+
+    Raises:
+        ConfigError: the table lacks a column, or names an unknown IP or a clock that is not a positive number.
+    """
+    out = dict(specs)
     if table is None:
-        return {}
-    missing = [c for c in ("constant", "ip", "value") if c not in table.columns]
+        return out
+    missing = [c for c in ("constant", "ip", "value", "status") if c not in table.columns]
     if missing:
         raise ConfigError(f"MTrain calibration table: missing columns {missing}")
-    shares = {}
-    for _, row in table[table["constant"] == "dsp_share"].iterrows():
+    for _, row in table[(table["constant"] == "clock_mhz") & (table["status"] == "fitted")].iterrows():
         name, value = str(row["ip"]), float(row["value"])
-        if name not in IP_NAMES or not 0 < value <= 1:
+        if name not in out or not (math.isfinite(value) and value > 0):
             raise ConfigError(
-                f"MTrain calibration table: dsp_share of {name!r} = {value!r}, expected an IP of {IP_NAMES} and 0 < share <= 1"
+                f"MTrain calibration table: clock_mhz of {name!r} = {value!r}, expected an IP of {IP_NAMES} and a clock > 0"
             )
-        shares[name] = value
-    ip_models.DSP_SHARE.update(shares)
-    return shares
+        out[name] = replace(out[name], clock_mhz=value)
+    return out

@@ -1,7 +1,8 @@
 """MTrain-Converting (Algorithm 1), the DFS optimum over partition ratios (Table III), and single-FPGA mapping.
 
-* **Accelerator selection.** Each FPGA gets the IP (EF-Train or DarkFPGA, sized to it) with the best
-  throughput on the whole step at the full batch, DRAM not considered (Algorithm 1, step 2).
+* **Accelerator selection.** Each FPGA gets the IP (EF-Train or DarkFPGA, each in its best design for this
+  step on this FPGA) with the best throughput on the whole step at the full batch, DRAM not considered
+  (Algorithm 1, step 2).
 * **PE-based initial partition.** ``ratio_i = B · PE_i / Σ PE`` in multiples of the step size (largest
   remainders; the last share takes what the step leaves over).
 * **Duty-cycle-based re-partition.** From the least busy accelerator ``w`` (by duty cycle), move
@@ -19,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import get_context
 
@@ -29,6 +30,7 @@ from traincost.errors import ConfigError
 from traincost.fpga.devices import Cluster
 from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
+from traincost.fpga.ip_specs import IpSpec
 from traincost.fpga.mapping import MappingResult, mtrain_mapping
 from traincost.fpga.subops import partition
 from traincost.fpga.training_dag import TrainingDag
@@ -61,12 +63,13 @@ class Search:
     ratios_feasible: int | None = None  # ratios whose mapping fits the DRAM (DFS only)
 
 
-def select_accelerators(dag: TrainingDag, cluster: Cluster) -> tuple[TrainingIp, ...]:
-    """Per FPGA, the sized IP that runs the whole step fastest."""
+def select_accelerators(dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec]) -> tuple[TrainingIp, ...]:
+    """Per FPGA, the IP that runs the whole step fastest at the cluster's batch, each IP in the design its search
+    finds best for this step on this FPGA (Algorithm 1, step 2; DRAM capacity not considered)."""
     chosen = []
     costs = dag.costs
     for device in cluster.devices:
-        ips = [size_ip(name, device) for name in IP_NAMES]
+        ips = [size_ip(specs[name], device, costs, cluster.batch) for name in IP_NAMES]
         chosen.append(min(ips, key=lambda ip: costs.seconds(ip, cluster.batch)))
     return tuple(chosen)
 

@@ -1,112 +1,122 @@
-"""Performance and resource models of the two FP32 training IPs MTrain deploys: EF-Train and DarkFPGA.
+"""Performance and resource models of MTrain's two FP32 training IPs, and the search for each IP's design on a device.
 
-Both are reconstructed from their published designs at the level MTrain needs: for a device, the
-largest instance that fits its resources, and for any training op the latency at a batch share.
+Each IP's constants and their sources are in ``data/fpga/training_ips.yaml`` (:mod:`traincost.fpga.ip_specs`).
 
-* **Resources.** An FP32 multiply-accumulate lane uses ``FP32_MAC_DSP`` = 5 DSP slices (the Xilinx
-  Floating-Point operator's full-DSP FP32 multiplier takes 3 and its adder 2); ``DSP_SHARE`` = 80 %
-  of a device's DSPs go to the MAC array, the rest to the BN / pooling / update units and control
-  (our choice, per IP; ``traincost mtrain-calibrate`` fits it to the throughput an IP's own paper
-  reports on its own board, and the MTrain commands' ``--calibration`` puts the fitted share here).
-  On-chip buffers (input, weight and output tiles, double-buffered) must fit the device's BRAM and
-  URAM; the array shrinks until they do.
-* **EF-Train** (Tang et al., TODAES 2022) unrolls ``Tm`` output channels × ``Tn`` input channels
-  (the reduction dimension) and runs the batch, rows and columns as outer loops; with data reshaping
-  its backward and weight-update passes reuse the same array. An op of ``macs`` MACs per sample at
-  batch share ``b`` takes ``b · macs / (Tm · Tn · u)`` cycles, ``u`` the array utilisation from the
-  ceil of the output channels over ``Tm`` and the reduction over ``Tn``.
-* **DarkFPGA** (Luo et al., JoS 2020) exploits batch-level parallelism: ``Tb`` = 8 samples × ``Tm``
-  output channels, each lane reducing sequentially. An op takes ``ceil(b / Tb) · macs / (Tm · u)``
-  cycles: a batch share below ``Tb`` leaves lanes idle.
-* Element-wise, pooling, normalisation and optimizer ops stream through ``Tm`` vector lanes.
-* Every op also moves its operands through DRAM (activations per sample, weights once per op) at
-  ``DRAM_EFFICIENCY`` (1: the board's whole bandwidth) of the board's DRAM bandwidth; with double
-  buffering its latency is the larger of compute and DRAM time.
-
-``FP32_MAC_DSP`` and ``DRAM_EFFICIENCY`` are our choices, not fitted; ``set_ip_constants`` changes them for
-one run (``--assume fp32_mac_dsp=…`` / ``ip_dram_efficiency=…`` of the MTrain commands, an ablation). An
-IP instance carries its DRAM efficiency, so worker processes see the run's value.
+* **Design search** (MTrain section III-A: each FPGA "can select the design with the maximum single accelerator
+  throughput"; the IPs' models "automatically find the optimal design parameters"): every array shape that fits
+  the device is costed on the whole training step at the cluster's batch, vectorised over the shapes, and the
+  fastest kept (fewest lanes among equals). A lane takes ``mac_dsp`` DSP slices, and the array at most
+  ``dsp_share`` of the device's.
+* **EF-Train** (Tm output x Tn input channels): its own analytical model, ``finetune2.py`` of its repository,
+  for the convolutions of FP, BP and WU: per layer the row tile ``Tr`` (and the weight group ``M_on``) its
+  model picks, double-buffered DMA transfers of ``dma_words_per_cycle`` words per cycle beside the ``Tr·Tc·K²``
+  cycles of each tile. Its buffers (``source.h``) are BRAM banks: ``Tm·Tn`` weight banks, ``Tn`` input and ``Tm``
+  output banks, each double-buffered, each taking whole 1K-word blocks. Where its model stops we extend it,
+  our choice: a kernel over ``kernel_bound`` (ResNet-18's 7×7, AlexNet's 11×11) keeps one kernel per weight
+  group where the model divides by ``floor(3 / K)``; a row tile of one row is always allowed; fully connected
+  layers are 1×1 convolutions over their rows. ReLU (forward and backward) and the optimizer's update ride on
+  the neighbouring passes, as its HLS code does; every other element-wise op (BN, pooling, residual adds, the
+  loss) is a pass through its 128-bit stream, ``dma_words_per_cycle`` elements per cycle.
+* **DarkFPGA** (Tb samples × Tm output channels; our reconstruction from its abstract): an op takes
+  ``ceil(b / Tb) · macs / (Tm · u)`` cycles, ``u`` the utilisation of the Tm lanes by the output channels; its
+  element-wise ops run on the whole array. Buffers: double-buffered tiles in the device's BRAM and URAM bytes.
+* Layout ops (transposes, slices) move no data on either IP (EF-Train's data reshaping, DarkFPGA's batch-oriented
+  data pattern). Every op also moves its operands through DRAM (activations per sample, weights once per op):
+  its latency is the larger of its compute and its DRAM time at the board's bandwidth.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
 from traincost.fpga.devices import Device
+from traincost.fpga.ip_specs import IP_NAMES, DarkFpgaModel, EfTrainModel, IpSpec
 
-__all__ = ["TrainingIp", "IP_NAMES", "size_ip", "set_ip_constants", "OpCosts"]
+__all__ = ["TrainingIp", "IP_NAMES", "size_ip", "design_space", "OpCosts", "GEOMETRY", "WORD_BYTES"]
 
-IpName = Literal["EF-Train", "DarkFPGA"]
-IP_NAMES: tuple[IpName, ...] = ("EF-Train", "DarkFPGA")
-FP32_MAC_DSP = 5
-DRAM_EFFICIENCY = 1.0
-"""The share of a board's DRAM bandwidth an IP's transfers achieve."""
-DSP_SHARE: dict[str, float] = {"EF-Train": 0.8, "DarkFPGA": 0.8}
-"""Per IP, the share of a device's DSPs its MAC array gets."""
 WORD_BYTES = 4
-DARKFPGA_BATCH_LANES = 8
-_TILE_PIXELS = 28 * 28  # an output tile of the on-chip buffers (rows x columns)
-_KERNEL = 9  # 3 x 3 weights per lane pair in the weight buffer
+GEOMETRY = ("M", "N", "R", "C", "K", "S", "state")
+"""EF-Train's view of a MAC op (its model's layer row): output and input channels, output rows and columns, kernel,
+stride, and 1 FP / 2 BP / 3 WU; zeros for other ops."""
+_MAX_CHANNEL_LANES = 64  # EF-Train shapes searched: Tm, Tn <= 64 (our bound; its model keeps both near 16-24)
+_CHUNK_ELEMENTS = 2_000_000  # shapes x ops x row tiles per vectorised block of the search
+_FIRST_DESIGNS = 32  # the widest designs costed before the rest are bounded
 
 
 @dataclass(frozen=True, slots=True)
 class TrainingIp:
-    """One IP instance on one device: its array and clock."""
+    """One IP instance on one device: its array (``tm`` × ``tn``) and its constants."""
 
-    name: IpName
+    spec: IpSpec
     device: Device
     tm: int  # output-channel lanes
-    tn: int  # reduction lanes (EF-Train) or batch lanes (DarkFPGA)
-    dram_efficiency: float = 1.0  # share of the device's DRAM bandwidth its transfers achieve
+    tn: int  # input-channel lanes (EF-Train) or batch lanes (DarkFPGA)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def clock_hz(self) -> float:
+        return (self.spec.clock_mhz or self.device.clock_mhz) * 1e6
 
     @property
     def peak_flops(self) -> float:
-        return 2.0 * self.tm * self.tn * self.device.clock_mhz * 1e6
-
-    def buffer_bytes(self) -> float:
-        """Double-buffered input, weight and output tiles."""
-        tiles = self.tn * _TILE_PIXELS + self.tm * self.tn * _KERNEL + self.tm * _TILE_PIXELS
-        return 2.0 * tiles * WORD_BYTES
+        return 2.0 * self.tm * self.tn * self.clock_hz
 
 
-def size_ip(name: IpName, device: Device) -> TrainingIp:
-    """The largest instance of IP ``name`` whose MAC array fits the device's DSPs and buffers its on-chip RAM.
-
-    Raises:
-        ConfigError: an unknown IP, or a device too small for even a 1 x 1 array.
-    """
-    lanes = int(DSP_SHARE.get(name, 0.0) * device.dsp // FP32_MAC_DSP)
-    if name == "EF-Train":
-        shapes = [(lanes // tn, tn) for tn in (64, 32, 16, 8, 4, 2, 1) if lanes // tn >= 1]
-        shapes.sort(key=lambda s: (-s[0] * s[1], abs(s[0] - s[1])))  # most lanes, then the squarest
-    elif name == "DarkFPGA":
-        shapes = [(tm, DARKFPGA_BATCH_LANES) for tm in range(lanes // DARKFPGA_BATCH_LANES, 0, -1)]
+def design_space(spec: IpSpec, device: Device, batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (tm, tn) of ``spec`` worth costing on ``device``: EF-Train's every shape its DSPs and BRAM allow;
+    DarkFPGA's largest ``tm`` for each ``tn`` (more output-channel lanes are never slower in its model). Empty
+    when not even 1 × 1 fits."""
+    lanes = int(spec.dsp_share * device.dsp // spec.mac_dsp)
+    if isinstance(spec.model, EfTrainModel):
+        tn = np.arange(1, min(lanes, _MAX_CHANNEL_LANES) + 1)
+        m = spec.model
+        per_tn = 2 * _blocks(m.input_tile_pixels, m.bram36_words)  # double-buffered input banks
+        per_pair = 2 * _blocks(m.weight_bank_words, m.bram36_words)
+        per_tm = 2 * _blocks(m.row_tile_pixels, m.bram36_words)
+        free = device.bram_36kb - m.fixed_bram36 - per_tn * tn
+        most = np.minimum(np.minimum(lanes // tn, _MAX_CHANNEL_LANES), np.maximum(free, 0) // (per_pair * tn + per_tm))
+        tn, tm = np.repeat(tn, np.maximum(most, 0)), np.concatenate([np.arange(1, k + 1) for k in np.maximum(most, 0)] or [[]])
     else:
-        raise ConfigError(f"training IP {name!r}: expected one of {IP_NAMES}")
-    for tm, tn in shapes:
-        ip = TrainingIp(name=name, device=device, tm=tm, tn=tn, dram_efficiency=DRAM_EFFICIENCY)
-        if ip.buffer_bytes() <= device.onchip_bytes:
-            return ip
-    raise ConfigError(f"device {device.name}: too small for a {name} instance ({device.dsp} DSPs)")
+        tn = np.arange(1, min(lanes, batch, spec.model.max_batch_lanes or batch) + 1)  # beyond the batch never fills
+        m = spec.model
+        word_pairs = 2 * WORD_BYTES  # double-buffered FP32
+        free = device.onchip_bytes / word_pairs - tn * m.tile_pixels
+        tm = np.minimum(lanes // tn, np.floor(np.maximum(free, 0) / (tn * m.kernel_taps + m.tile_pixels)).astype(int))
+    keep = tm >= 1
+    return tm[keep].astype(np.int64), tn[keep].astype(np.int64)
 
 
-def set_ip_constants(*, fp32_mac_dsp: int, dram_efficiency: float) -> None:
-    """Set :data:`FP32_MAC_DSP` and :data:`DRAM_EFFICIENCY` for the IPs sized from now on in this process.
+def _blocks(words: int, block_words: int) -> int:
+    return -(-words // block_words)
+
+
+def size_ip(spec: IpSpec, device: Device, costs: OpCosts, batch: int) -> TrainingIp:
+    """The design of ``spec`` on ``device`` that runs ``costs`` (a whole training step) fastest at ``batch``.
 
     Raises:
-        ConfigError: fewer than 1 DSP per lane, or an efficiency outside (0, 1].
+        ConfigError: the device is too small for even a 1 × 1 array.
     """
-    global FP32_MAC_DSP, DRAM_EFFICIENCY  # noqa: PLW0603 (one run's IP constants, as DSP_SHARE's calibration)
-    if fp32_mac_dsp < 1:
-        raise ConfigError(f"fp32_mac_dsp: {fp32_mac_dsp} DSP slices per FP32 MAC lane, expected at least 1")
-    if not 0 < dram_efficiency <= 1:
-        raise ConfigError(f"ip_dram_efficiency: {dram_efficiency}, expected a share in (0, 1]")
-    FP32_MAC_DSP, DRAM_EFFICIENCY = fp32_mac_dsp, dram_efficiency
+    tm, tn = design_space(spec, device, batch)
+    if not len(tm):
+        raise ConfigError(f"device {device.name}: too small for a {spec.name} instance ({device.dsp} DSPs)")
+    order = np.argsort(-(tm * tn), kind="stable")  # the widest first: their best bounds the rest
+    tm, tn = tm[order], tn[order]
+    seconds = np.full(len(tm), np.inf)
+    seconds[:_FIRST_DESIGNS] = costs.seconds_of_designs(spec, device, tm[:_FIRST_DESIGNS], tn[:_FIRST_DESIGNS], batch)
+    # no design computes faster than its MACs over its lanes, one MAC per lane per cycle
+    floor_s = batch * costs.macs.sum() / (tm * tn) / ((spec.clock_mhz or device.clock_mhz) * 1e6)
+    rest = _FIRST_DESIGNS + np.flatnonzero(floor_s[_FIRST_DESIGNS:] < seconds.min())
+    seconds[rest] = costs.seconds_of_designs(spec, device, tm[rest], tn[rest], batch)
+    best = np.flatnonzero(seconds <= seconds.min() * (1 + 1e-12))
+    pick = best[np.argmin(tm[best] * tn[best])]
+    return TrainingIp(spec=spec, device=device, tm=int(tm[pick]), tn=int(tn[pick]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,10 +129,16 @@ class OpCosts:
     r: np.ndarray  # reduction of the GEMM view
     sample_bytes: np.ndarray  # activation-like bytes the op reads and writes per sample
     fixed_bytes: np.ndarray  # parameter-like bytes, once per op whatever the batch
+    geometry: np.ndarray  # (ops, len(GEOMETRY)): EF-Train's layer row of each MAC op
+    layout: np.ndarray  # bool: a layout op (transpose, slice, ...)
+    activation: np.ndarray  # bool: an op of a ReLU layer (forward or gradient)
+    update: np.ndarray  # bool: an optimizer op
+    conv: np.ndarray  # bool: a convolution (forward, data or weight gradient)
 
     @classmethod
-    def from_table(cls, table: OpTable, *, per_sample: np.ndarray) -> OpCosts:
-        """``per_sample``: per tensor id, true if its size grows with the batch."""
+    def from_table(cls, table: OpTable, *, per_sample: np.ndarray, stride: np.ndarray, activation: np.ndarray) -> OpCosts:
+        """``per_sample``: per tensor id, true if its size grows with the batch; ``stride``: per op, its
+        convolution stride; ``activation``: per op, whether it belongs to a ReLU layer."""
         sample, fixed = np.zeros(len(table)), np.zeros(len(table))
         for i, (ins, outs) in enumerate(zip(table.inputs, table.outputs, strict=True)):
             for t in (*ins, *outs):
@@ -138,6 +154,11 @@ class OpCosts:
             r=table.r.astype(np.float64),
             sample_bytes=sample,
             fixed_bytes=fixed,
+            geometry=_geometry(table, stride),
+            layout=table.kind == "layout",
+            activation=np.asarray(activation, dtype=bool) & ~mac,
+            update=table.phase == "optimizer",
+            conv=np.isin(table.kind, ("conv", "conv_dgrad", "conv_wgrad")),
         )
 
     def take(self, index: np.ndarray) -> OpCosts:
@@ -146,27 +167,152 @@ class OpCosts:
     def shard(self, fraction: float) -> OpCosts:
         """These ops with their output channels split (tensor parallelism): ``fraction`` of the MACs,
         element-wise work, output channels and weights; each accelerator still reads whole inputs."""
-        return OpCosts(
+        geometry = self.geometry.copy()
+        geometry[:, 0] = np.where(geometry[:, 0] > 0, np.maximum(1.0, np.ceil(geometry[:, 0] * fraction)), 0.0)
+        return replace(
+            self,
             macs=self.macs * fraction,
             elementwise=self.elementwise * fraction,
             n=np.maximum(1.0, np.ceil(self.n * fraction)),
-            r=self.r,
-            sample_bytes=self.sample_bytes,
             fixed_bytes=self.fixed_bytes * fraction,
+            geometry=geometry,
         )
 
     def seconds(self, ip: TrainingIp, batch: float) -> float:
         """Latency of running all these ops, one after the other, at batch share ``batch`` on ``ip``."""
         if batch <= 0:
             return 0.0
-        util_n = self.n / (np.ceil(self.n / ip.tm) * ip.tm)
-        if ip.name == "EF-Train":
-            util_r = self.r / (np.ceil(self.r / ip.tn) * ip.tn)
-            mac_cycles = batch * self.macs / (ip.tm * ip.tn * util_n * util_r)
+        return float(self.seconds_of_designs(ip.spec, ip.device, np.array([ip.tm]), np.array([ip.tn]), batch)[0])
+
+    def seconds_of_designs(self, spec: IpSpec, device: Device, tm: np.ndarray, tn: np.ndarray, batch: float) -> np.ndarray:
+        """Per design (``tm[i]`` × ``tn[i]``), the latency of these ops one after the other at batch share ``batch``."""
+        free = (self.layout & spec.free_layout) | (self.activation & spec.fuses_activation) | (self.update & spec.fuses_update)
+        keep = ~free
+        ops = self.take(np.flatnonzero(keep)) if not keep.all() else self
+        clock_hz = (spec.clock_mhz or device.clock_mhz) * 1e6
+        dram_s = (batch * ops.sample_bytes + ops.fixed_bytes) / (device.dram_bandwidth_gb_per_s * 1e9 * spec.dram_efficiency)
+        out = np.empty(len(tm))
+        step = max(1, _CHUNK_ELEMENTS // max(1, len(ops.macs) * _row_tiles(ops.geometry, spec.model)))
+        for start in range(0, len(tm), step):
+            tm_c = tm[start : start + step, None].astype(np.float64)
+            tn_c = tn[start : start + step, None].astype(np.float64)
+            cycles = ops._cycles(spec, tm_c, tn_c, batch)
+            out[start : start + step] = np.maximum(cycles / clock_hz, dram_s[None, :]).sum(axis=1)
+        return out
+
+    def _cycles(self, spec: IpSpec, tm: np.ndarray, tn: np.ndarray, batch: float) -> np.ndarray:
+        """(designs, ops): compute cycles at ``batch`` (``tm``, ``tn``: columns of designs)."""
+        mac = self.macs > 0
+        if isinstance(spec.model, EfTrainModel):
+            cycles = np.zeros((tm.shape[0], len(self.macs)))
+            if mac.any():
+                cycles[:, mac] = ef_train_cycles(self.geometry[mac], tm, tn, batch, spec.model)
+            return cycles + batch * self.elementwise / spec.model.dma_words_per_cycle
+        assert isinstance(spec.model, DarkFpgaModel)
+        n = np.maximum(self.n, 1.0)
+        rounds = np.ceil(batch / tn)
+        return rounds * (self.macs / n * np.ceil(n / tm) + self.elementwise / tm)
+
+
+def _geometry(table: OpTable, stride: np.ndarray) -> np.ndarray:
+    """EF-Train's layer row (``GEOMETRY``) of each MAC op: a conv gradient carries its forward conv's loop nest; the
+    data gradient convolves the output grid's losses at stride 1; a GEMM is a 1×1 conv over its rows."""
+    d = table.dims
+    out = np.zeros((len(table), len(GEOMETRY)))
+    kernel = np.maximum(d["FY"], d["FX"]).astype(np.float64)
+    rows = (
+        ("conv", d["K"], d["C"], d["OY"], d["OX"], kernel, stride, 1),
+        ("conv_dgrad", d["C"], d["K"], d["OY"], d["OX"], kernel, np.ones(len(table)), 2),
+        ("conv_wgrad", d["K"], d["C"], d["OY"], d["OX"], kernel, stride, 3),
+    )
+    for kind, *columns in rows:
+        at = table.kind == kind
+        out[at] = np.column_stack([np.broadcast_to(np.asarray(c, dtype=np.float64), len(table))[at] for c in columns])
+    gemm = np.isin(table.kind, ("gemm", "matmul"))
+    out[gemm] = np.column_stack([table.n[gemm], table.r[gemm], table.m[gemm], *(np.ones((4, int(gemm.sum()))))])
+    return out
+
+
+def _row_tiles(geometry: np.ndarray, model: EfTrainModel | DarkFpgaModel) -> int:
+    """The row tiles worth trying: up to the tallest tile EF-Train's buffers allow any op (at least 1)."""
+    if not isinstance(model, EfTrainModel) or not len(geometry):
+        return 1
+    return int(_tallest_tiles(geometry, model).max(initial=1.0))
+
+
+def _tallest_tiles(geometry: np.ndarray, m: EfTrainModel) -> np.ndarray:
+    """Per op, the most output rows ``Tr`` whose tile fits EF-Train's output and input buffers (at least one row)."""
+    rows, cols, kernel, stride = geometry[:, 2], geometry[:, 3], geometry[:, 4], geometry[:, 5]
+    by_output = np.floor(m.row_tile_pixels / np.maximum(cols, 1))
+    by_input = (
+        np.floor((np.floor(m.input_tile_pixels / np.maximum((cols - 1) * stride + kernel, 1)) - kernel) / np.maximum(stride, 1))
+        + 1
+    )
+    return np.maximum(1.0, np.minimum(rows, np.minimum(by_output, by_input)))
+
+
+def ef_train_cycles(geometry: np.ndarray, tm: np.ndarray, tn: np.ndarray, batch: float, m: EfTrainModel) -> np.ndarray:
+    """EF-Train's model (``finetune2.py``'s ``latency`` and its row-tile search) for MAC ops ``geometry`` at ``batch``:
+    (designs, ops) cycles, each op at the row tile ``Tr`` (and weight group ``M_on``) that minimises it. ``tm`` and
+    ``tn`` are columns of designs. Ops are costed in groups of one state and one tallest tile."""
+    out = np.empty((tm.shape[0], len(geometry)))
+    tallest = _tallest_tiles(geometry, m)
+    for state, rows in {(int(st), int(t)) for st, t in zip(geometry[:, 6], tallest, strict=True)}:
+        at = np.flatnonzero((geometry[:, 6] == state) & (tallest == rows))
+        out[:, at] = _ef_train_group(geometry[at], tm[:, :, None], tn[:, :, None], batch, m, state=state, tallest=rows)
+    return out
+
+
+def _ef_train_group(
+    geometry: np.ndarray, tm: np.ndarray, tn: np.ndarray, batch: float, m: EfTrainModel, *, state: int, tallest: int
+) -> np.ndarray:
+    """(designs, ops) cycles of ops that share ``state`` (1 FP, 2 BP, 3 WU) and row tiles 1..``tallest``."""
+    big_m, big_n, rows, cols, kernel, stride = (geometry[None, :, j, None] for j in range(6))
+    w, t0 = float(m.dma_words_per_cycle), float(m.dma_start_cycles)
+    tr = np.arange(1, tallest + 1, dtype=np.float64)[None, None, :]
+    tc, tc_in, tr_in = cols, (cols - 1) * stride + kernel, (tr - 1) * stride + kernel
+    ceil = np.ceil
+    t_ifm = t0 + np.where(big_n <= w, ceil(big_n / w), ceil(tn / w)) * tr_in * tc_in
+    t_comp = tr * tc * kernel * kernel
+    n_tiles, r_tiles = ceil(big_n / tn), ceil(rows / tr)
+    # the weight group M_on: the largest multiple of Tm below M (or M itself) within the weight buffer
+    taps = np.maximum(1.0, np.floor(m.kernel_bound / kernel)) ** 2
+    bound = np.floor(m.weight_tiles / ceil(ceil(big_n / (2 * tn)) / taps)) * tm
+    j_max = np.floor(big_m / tm) - 1
+    m_on = np.where(
+        big_m <= bound, big_m, np.where(j_max >= 1, tm * np.clip(np.minimum(np.floor(bound / tm), j_max), 1, None), big_m)
+    )
+    m_on1 = np.where(m_on == big_m, big_m, np.where(big_m % m_on == 0, m_on, big_m % m_on))
+    repeats = ceil(big_m / m_on) - 1
+    if state == 3:
+        w_out = ceil(tm * tn / w) * kernel * kernel
+        t_load = np.maximum(t_ifm, ceil(tm / w) * tr * tc + t0)
+        p1_w, p2_w, store_w = np.maximum(t_load, t_comp), np.maximum(t_ifm, t_comp), np.maximum(t_comp, w_out)
+
+        def update_group(mx: np.ndarray) -> np.ndarray:  # one weight group: row-tiled, or whole maps
+            groups = ceil(mx / tm)
+            tiled = ((batch - 1) * groups * n_tiles + 1) * ((r_tiles - 1) * p1_w + t_load + t_comp)
+            tiled += (groups * n_tiles - 1) * ((r_tiles - 1) * p1_w + t_load + store_w) + w_out
+            lat1 = (n_tiles - 1) * p2_w + t_load + t_comp
+            latb1 = (n_tiles - 1) * (p2_w + w_out) + t_load + t_comp + w_out
+            return np.where(tr < rows, tiled, groups * ((batch - 1) * lat1 + latb1))
+
+        return (repeats * update_group(m_on) + update_group(m_on1)).min(axis=2)
+    t_out = ceil(tm / w) * tr * tc
+    p1, t_store = np.maximum(t_ifm, t_comp), np.maximum(t_comp, t_out)
+    lat1 = (n_tiles - 1) * p1 + t_ifm + t_comp
+    lat2 = (n_tiles - 1) * p1 + t_ifm + t_store
+
+    def group(mx: np.ndarray) -> np.ndarray:  # one weight group over the batch
+        groups = ceil(mx / tm)
+        lat3 = (groups * r_tiles - 1) * lat2 + lat1 + t_out + t0
+        if state == 1:
+            p2 = np.maximum(np.maximum(t_ifm, ceil(tm * tn / w) * kernel * kernel), t_comp)
+            latb1, latb2 = (n_tiles - 1) * p2 + t_ifm + t_comp, (n_tiles - 1) * p2 + t_ifm + t_store
+            latb3 = groups * (r_tiles - 1) * lat2 + (groups - 1) * latb2 + latb1 + t_out + t0
         else:
-            mac_cycles = np.ceil(batch / ip.tn) * self.macs / (ip.tm * util_n)
-        cycles = mac_cycles + batch * self.elementwise / ip.tm
-        compute_s = cycles / (ip.device.clock_mhz * 1e6)
-        dram_bytes_per_s = ip.device.dram_bandwidth_gb_per_s * 1e9 * ip.dram_efficiency
-        dram_s = (batch * self.sample_bytes + self.fixed_bytes) / dram_bytes_per_s
-        return float(np.maximum(compute_s, dram_s).sum())
+            p2 = np.maximum(np.maximum(t_ifm, ceil(mx * tn / w) * kernel * kernel + t0), t_comp)
+            latb3 = (groups * r_tiles - 1) * lat2 + (n_tiles - 1) * p2 + t_ifm + t_comp + t_out + t0
+        return (batch - 1) * lat3 + latb3
+
+    return (repeats * group(m_on) + group(m_on1)).min(axis=2)

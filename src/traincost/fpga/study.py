@@ -7,7 +7,7 @@ report whether they fit (``fits``) without being held to it, as the paper draws 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -25,11 +25,12 @@ from traincost.fpga.converting import (
 from traincost.fpga.devices import Cluster
 from traincost.fpga.evaluator import Schedule
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
+from traincost.fpga.ip_specs import IpSpec
 from traincost.fpga.sharding import ShardedStep, alpa_sharding, hap_sharding
 from traincost.fpga.training_dag import TrainingDag
 from traincost.progress import progress
 
-__all__ = ["study_rows", "table3_row", "scaling_rows", "scaled_cluster", "strongest_device"]
+__all__ = ["designs", "study_rows", "table3_row", "scaling_rows", "scaled_cluster", "strongest_device"]
 
 
 def strongest_device(cluster: Cluster) -> int:
@@ -71,14 +72,22 @@ def _sharded_row(step: ShardedStep) -> dict[str, object]:
     }
 
 
-def study_rows(dag: TrainingDag, cluster: Cluster, bandwidths: Sequence[float], *, step: int, workers: int = 1) -> pd.DataFrame:
+def study_rows(
+    dag: TrainingDag,
+    cluster: Cluster,
+    bandwidths: Sequence[float],
+    specs: Mapping[str, IpSpec],
+    *,
+    step: int,
+    workers: int = 1,
+) -> pd.DataFrame:
     """Per P2P bandwidth: MTrain after each of its four steps (Figure 8; step 4 is MTrain's result),
     Alpa and HAP, and the single-FPGA mapping of each IP on the strongest device (Figures 9-11)."""
-    accelerators = select_accelerators(dag, cluster)
+    accelerators = select_accelerators(dag, cluster, specs)
     strongest = strongest_device(cluster)
     singles = {}
     for name in IP_NAMES:
-        ip = size_ip(name, cluster.devices[strongest])
+        ip = size_ip(specs[name], cluster.devices[strongest], dag.costs, cluster.batch)
         singles[name] = single_device(dag, [ip], cluster.batch, 0).schedule, ip
     rows = []
     with MappingPool(dag, accelerators, workers=workers) as pool:
@@ -108,7 +117,13 @@ def study_rows(dag: TrainingDag, cluster: Cluster, bandwidths: Sequence[float], 
             )
     table = pd.DataFrame(rows)
     table["accelerators"] = "|".join(f"{ip.device.name}:{ip.name}" for ip in accelerators)
+    table["designs"] = designs(accelerators)
     return table
+
+
+def designs(accelerators: Sequence[TrainingIp]) -> str:
+    """Each accelerator's array, ``device:IP:tm x tn``, joined by ``|``."""
+    return "|".join(f"{ip.device.name}:{ip.name}:{ip.tm}x{ip.tn}" for ip in accelerators)
 
 
 def _search_fields(prefix: str, search: Search) -> dict[str, object]:
@@ -121,10 +136,10 @@ def _search_fields(prefix: str, search: Search) -> dict[str, object]:
 
 
 def table3_row(
-    dag: TrainingDag, cluster: Cluster, *, bandwidth_gb_per_s: float, step: int, workers: int = 1
+    dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec], *, bandwidth_gb_per_s: float, step: int, workers: int = 1
 ) -> dict[str, object]:
     """Table III: MTrain-Converting beside the DFS optimum over every ratio at ``step`` samples."""
-    accelerators = select_accelerators(dag, cluster)
+    accelerators = select_accelerators(dag, cluster, specs)
     with MappingPool(dag, accelerators, workers=workers) as pool:
         search = {"bandwidth_gb_per_s": bandwidth_gb_per_s, "step": step, "pool": pool}
         converted = mtrain_converting(dag, accelerators, cluster.batch, **search)
@@ -146,6 +161,7 @@ def table3_row(
         **_search_fields("converting", converted),
         "converting_vs_dfs": converted.throughput_gflops / dfs.throughput_gflops,
         "dfs_vs_converting_time": dfs.seconds / converted.seconds,
+        "designs": designs(accelerators),
     }
 
 
@@ -156,13 +172,20 @@ def scaled_cluster(base: Cluster, pairs: int) -> Cluster:
 
 
 def scaling_rows(
-    dag: TrainingDag, base: Cluster, pair_counts: Sequence[int], bandwidths: Sequence[float], *, step: int, workers: int = 1
+    dag: TrainingDag,
+    base: Cluster,
+    pair_counts: Sequence[int],
+    bandwidths: Sequence[float],
+    specs: Mapping[str, IpSpec],
+    *,
+    step: int,
+    workers: int = 1,
 ) -> pd.DataFrame:
     """Figure 12: MTrain's throughput per bandwidth and its search time as the cluster grows."""
     rows = []
     for pairs in progress(pair_counts, desc=f"MTrain scaling {base.name}", unit="size"):
         cluster = scaled_cluster(base, pairs)
-        accelerators = select_accelerators(dag, cluster)
+        accelerators = select_accelerators(dag, cluster, specs)
         with MappingPool(dag, accelerators, workers=workers) as pool:
             searches = [
                 mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, pool=pool)

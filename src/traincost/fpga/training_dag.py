@@ -22,8 +22,9 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from traincost.cost.optable import op_table
+from traincost.cost.optable import OpTable, op_table
 from traincost.errors import GraphError
 from traincost.fpga.ip_models import WORD_BYTES, OpCosts
 from traincost.workload import Workload
@@ -64,9 +65,8 @@ def training_dag(workload: Workload) -> TrainingDag:
     kinds = np.full(len(table.tensor_elems), "", dtype=object)
     kinds[tensors.index.to_numpy()] = tensors["kind"].to_numpy()
     per_sample = np.isin(kinds, list(_PER_SAMPLE_KINDS))
-    costs = OpCosts.from_table(table, per_sample=per_sample)
-
     layers = ops.loc[table.op, "layer"].to_numpy()
+    costs = _op_costs(table, ops, layers, per_sample)
     order = list(dict.fromkeys(layers[table.phase == "forward"]))
     order += [name for name in dict.fromkeys(layers) if name not in order]
     batch_wise = {name for name in order if "BatchNorm" in name or name == "loss"}
@@ -125,6 +125,15 @@ def training_dag(workload: Workload) -> TrainingDag:
         flops_per_sample=float(flops[phase != "UPD"].sum()),
         fixed_flops=float(flops[phase == "UPD"].sum()),
     )
+
+
+def _op_costs(table: OpTable, ops: pd.DataFrame, layers: np.ndarray, per_sample: np.ndarray) -> OpCosts:
+    """The IP models' per-op facts, with each op's convolution stride and whether it belongs to a ReLU layer (its
+    forward and the mask of its gradient; not the sum of a residual's gradients)."""
+    op_types = ops.loc[table.op, "op_type"].to_numpy()
+    activation = np.isin(layers, np.unique(layers[op_types == "Relu"])) & (op_types != "Sum")
+    stride = pd.to_numeric(ops.loc[table.op, "stride_y"], errors="coerce").fillna(1).to_numpy(dtype=np.float64)
+    return OpCosts.from_table(table, per_sample=per_sample, stride=stride, activation=activation)
 
 
 def _topological(keys: list[tuple[str, str]], edges: dict, order: list[str]) -> list[int]:
