@@ -21,8 +21,8 @@ import pandas as pd
 from traincost.errors import ConfigError
 from traincost.fpga.converting import select_accelerators
 from traincost.fpga.devices import Device, FpgaCatalog
-from traincost.fpga.ip_models import TrainingIp, size_ip
-from traincost.fpga.ip_specs import IP_NAMES, EfTrainModel, IpSpec
+from traincost.fpga.ip_models import TrainingIp, clock_hz, size_ip
+from traincost.fpga.ip_specs import IP_NAMES, EfTrainModel, IpSpec, PublishedDesign
 from traincost.fpga.study import designs, strongest_device
 from traincost.fpga.training_dag import TrainingDag
 
@@ -77,7 +77,7 @@ def fit_clock(dag: TrainingDag, spec: IpSpec, device: Device, target_gflops: flo
     """
     if not (math.isfinite(target_gflops) and target_gflops > 0):
         raise ConfigError(f"calibration target of {spec.name}: {target_gflops!r} GFLOPS, expected a finite number > 0")
-    low, high = 0.0, 100.0 * (spec.clock_mhz or device.clock_mhz)
+    low, high = 0.0, 100.0 * clock_hz(spec, device) / 1e6
     if published_gflops(dag, spec, device, clock_mhz=high) < target_gflops:
         raise ConfigError(f"calibration of {spec.name} on {device.name}: {target_gflops:g} GFLOPS is out of reach at any clock")
     for _ in range(steps):
@@ -116,7 +116,7 @@ def calibration_table(
         if design.board not in catalog.devices:
             raise ConfigError(f"IP calibration: {name}'s published board {design.board!r} is not a device of the catalog")
         device = catalog.devices[design.board]
-        today = spec.clock_mhz or device.clock_mhz
+        today = clock_hz(spec, device) / 1e6
         row |= {
             "uncalibrated": today,
             "target": float(value),
@@ -155,7 +155,7 @@ def _singles(dag: TrainingDag, spec: IpSpec, catalog: FpgaCatalog) -> str:
     return "; ".join(parts)
 
 
-def _published(spec: IpSpec):
+def _published(spec: IpSpec) -> PublishedDesign:
     if not isinstance(spec.model, EfTrainModel):
         raise ConfigError(f"{spec.name}: no published design in its constants")
     return spec.model.published_design

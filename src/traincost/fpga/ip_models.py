@@ -36,7 +36,7 @@ from traincost.errors import ConfigError
 from traincost.fpga.devices import Device
 from traincost.fpga.ip_specs import IP_NAMES, DarkFpgaModel, EfTrainModel, IpSpec
 
-__all__ = ["TrainingIp", "IP_NAMES", "size_ip", "design_space", "OpCosts", "GEOMETRY", "WORD_BYTES"]
+__all__ = ["TrainingIp", "IP_NAMES", "clock_hz", "size_ip", "design_space", "OpCosts", "GEOMETRY", "WORD_BYTES"]
 
 WORD_BYTES = 4
 GEOMETRY = ("M", "N", "R", "C", "K", "S", "state")
@@ -62,11 +62,16 @@ class TrainingIp:
 
     @property
     def clock_hz(self) -> float:
-        return (self.spec.clock_mhz or self.device.clock_mhz) * 1e6
+        return clock_hz(self.spec, self.device)
 
     @property
     def peak_flops(self) -> float:
         return 2.0 * self.tm * self.tn * self.clock_hz
+
+
+def clock_hz(spec: IpSpec, device: Device) -> float:
+    """The IP's clock on ``device``: its own where its sources state one, else the device's."""
+    return (spec.clock_mhz or device.clock_mhz) * 1e6
 
 
 def design_space(spec: IpSpec, device: Device, batch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +116,7 @@ def size_ip(spec: IpSpec, device: Device, costs: OpCosts, batch: int) -> Trainin
     seconds = np.full(len(tm), np.inf)
     seconds[:_FIRST_DESIGNS] = costs.seconds_of_designs(spec, device, tm[:_FIRST_DESIGNS], tn[:_FIRST_DESIGNS], batch)
     # no design computes faster than its MACs over its lanes, one MAC per lane per cycle
-    floor_s = batch * costs.macs.sum() / (tm * tn) / ((spec.clock_mhz or device.clock_mhz) * 1e6)
+    floor_s = batch * costs.macs.sum() / (tm * tn) / clock_hz(spec, device)
     rest = _FIRST_DESIGNS + np.flatnonzero(floor_s[_FIRST_DESIGNS:] < seconds.min())
     seconds[rest] = costs.seconds_of_designs(spec, device, tm[rest], tn[rest], batch)
     best = np.flatnonzero(seconds <= seconds.min() * (1 + 1e-12))
@@ -189,7 +194,7 @@ class OpCosts:
         free = (self.layout & spec.free_layout) | (self.activation & spec.fuses_activation) | (self.update & spec.fuses_update)
         keep = ~free
         ops = self.take(np.flatnonzero(keep)) if not keep.all() else self
-        clock_hz = (spec.clock_mhz or device.clock_mhz) * 1e6
+        clock = clock_hz(spec, device)
         dram_s = (batch * ops.sample_bytes + ops.fixed_bytes) / (device.dram_bandwidth_gb_per_s * 1e9 * spec.dram_efficiency)
         out = np.empty(len(tm))
         step = max(1, _CHUNK_ELEMENTS // max(1, len(ops.macs) * _row_tiles(ops.geometry, spec.model)))
@@ -197,7 +202,7 @@ class OpCosts:
             tm_c = tm[start : start + step, None].astype(np.float64)
             tn_c = tn[start : start + step, None].astype(np.float64)
             cycles = ops._cycles(spec, tm_c, tn_c, batch)
-            out[start : start + step] = np.maximum(cycles / clock_hz, dram_s[None, :]).sum(axis=1)
+            out[start : start + step] = np.maximum(cycles / clock, dram_s[None, :]).sum(axis=1)
         return out
 
     def _cycles(self, spec: IpSpec, tm: np.ndarray, tn: np.ndarray, batch: float) -> np.ndarray:
