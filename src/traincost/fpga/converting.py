@@ -38,6 +38,7 @@ from traincost.fpga.training_dag import TrainingDag
 __all__ = [
     "Search",
     "select_accelerators",
+    "sized_ips",
     "initial_ratio",
     "mtrain_converting",
     "dfs_optimum",
@@ -63,15 +64,20 @@ class Search:
     ratios_feasible: int | None = None  # ratios whose mapping fits the DRAM (DFS only)
 
 
-def select_accelerators(dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec]) -> tuple[TrainingIp, ...]:
-    """Per FPGA, the IP that runs the whole step fastest at the cluster's batch, each IP in the design its search
-    finds best for this step on this FPGA (Algorithm 1, step 2; DRAM capacity not considered)."""
-    chosen = []
-    costs = dag.costs
-    for device in cluster.devices:
-        ips = [size_ip(specs[name], device, costs, cluster.batch) for name in IP_NAMES]
-        chosen.append(min(ips, key=lambda ip: costs.seconds(ip, cluster.batch)))
-    return tuple(chosen)
+def sized_ips(dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec]) -> tuple[dict[str, TrainingIp], ...]:
+    """Per FPGA, each IP in the design its search finds best for this step on this FPGA at the cluster's batch."""
+    return tuple(
+        {name: size_ip(specs[name], device, dag.costs, cluster.batch) for name in IP_NAMES} for device in cluster.devices
+    )
+
+
+def select_accelerators(
+    dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec], *, sized: Sequence[Mapping[str, TrainingIp]] | None = None
+) -> tuple[TrainingIp, ...]:
+    """Per FPGA, the IP that runs the whole step fastest at the cluster's batch, each IP in its best design
+    (Algorithm 1, step 2; DRAM capacity not considered). ``sized``: ``sized_ips``'s, if already searched."""
+    sized = sized_ips(dag, cluster, specs) if sized is None else sized
+    return tuple(min(ips.values(), key=lambda ip: dag.costs.seconds(ip, cluster.batch)) for ips in sized)
 
 
 def _check_search(batch: int, bandwidth_gb_per_s: float, step: int) -> None:

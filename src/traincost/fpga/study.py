@@ -21,10 +21,11 @@ from traincost.fpga.converting import (
     mtrain_converting,
     select_accelerators,
     single_device,
+    sized_ips,
 )
 from traincost.fpga.devices import Cluster
 from traincost.fpga.evaluator import Schedule
-from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
+from traincost.fpga.ip_models import TrainingIp
 from traincost.fpga.ip_specs import IpSpec
 from traincost.fpga.sharding import ShardedStep, alpa_sharding, hap_sharding
 from traincost.fpga.training_dag import TrainingDag
@@ -83,11 +84,10 @@ def study_rows(
 ) -> pd.DataFrame:
     """Per P2P bandwidth: MTrain after each of its four steps (Figure 8; step 4 is MTrain's result),
     Alpa and HAP, and the single-FPGA mapping of each IP on the strongest device (Figures 9-11)."""
-    accelerators = select_accelerators(dag, cluster, specs)
-    strongest = strongest_device(cluster)
+    sized = sized_ips(dag, cluster, specs)
+    accelerators = select_accelerators(dag, cluster, specs, sized=sized)
     singles = {}
-    for name in IP_NAMES:
-        ip = size_ip(specs[name], cluster.devices[strongest], dag.costs, cluster.batch)
+    for name, ip in sized[strongest_device(cluster)].items():
         singles[name] = single_device(dag, [ip], cluster.batch, 0).schedule, ip
     rows = []
     with MappingPool(dag, accelerators, workers=workers) as pool:
