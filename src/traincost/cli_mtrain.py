@@ -93,7 +93,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> None:
     require_columns(targets, TARGET_COLUMNS, str(args.targets))
     workload = Workload.read(args.ops, args.tensors)
     label = args.label or str(workload.meta.get("model", ""))
-    table = calibration_table(training_dag(workload), specs, catalog, targets, label=label, calibrate=args.calibrate)
+    network = str(workload.meta.get("model", ""))
+    table = calibration_table(
+        training_dag(workload), specs, catalog, targets, label=label, network=network, calibrate=args.calibrate
+    )
     for _, row in table.iterrows():
         print(f"{row['ip']}: {row['constant']} {row['value']:.4g} ({row['status']})")
     print(f"chosen without the fit: {table['chosen_uncalibrated'].iloc[0]}")

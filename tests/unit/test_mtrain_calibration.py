@@ -12,7 +12,7 @@ import pytest
 from tests.unit.test_mtrain import DEVICES, IPS, SPECS, plain_costs, two_layer_dag
 from traincost.analysis.mtrain_compare import calibration_rows
 from traincost.errors import ConfigError
-from traincost.fpga.calibration import apply_calibration, fit_clock, published_gflops
+from traincost.fpga.calibration import apply_calibration, calibration_table, fit_clock, published_gflops
 from traincost.fpga.devices import load_fpga_catalog
 from traincost.fpga.ip_models import TrainingIp, design_space, ef_train_cycles, size_ip
 from traincost.fpga.ip_specs import load_ip_specs
@@ -117,6 +117,13 @@ def test_the_clock_fit_reaches_the_target_and_scales_compute_by_hand() -> None:
         fit_clock(replace(dag, costs=replace(dag.costs, fixed_bytes=np.full(2, 1e12))), EF_TRAIN, ZCU102, at_100)
     with pytest.raises(ConfigError, match="expected a finite number > 0"):
         fit_clock(dag, EF_TRAIN, ZCU102, float("nan"))
+
+
+def test_the_clock_is_fitted_only_on_the_network_the_ip_published() -> None:
+    targets = pd.read_csv(PAPER_IPS)
+    catalog = load_fpga_catalog(DEVICES)
+    with pytest.raises(ConfigError, match="the workload 'mine' is the model 'resnet18', not its published network 'vgg16'"):
+        calibration_table(conv_dag(), SPECS, catalog, targets, label="mine", network="resnet18", calibrate=True)
 
 
 def test_a_calibration_table_sets_only_fitted_clocks_and_refuses_nonsense() -> None:

@@ -87,13 +87,21 @@ def fit_clock(dag: TrainingDag, spec: IpSpec, device: Device, target_gflops: flo
 
 
 def calibration_table(
-    dag: TrainingDag, specs: Mapping[str, IpSpec], catalog: FpgaCatalog, targets: pd.DataFrame, *, label: str, calibrate: bool
+    dag: TrainingDag,
+    specs: Mapping[str, IpSpec],
+    catalog: FpgaCatalog,
+    targets: pd.DataFrame,
+    *,
+    label: str,
+    network: str,
+    calibrate: bool,
 ) -> pd.DataFrame:
-    """One row per IP: its fitted clock (or why none), and per cluster the IPs and designs chosen for ``dag`` with
-    and without the fit (``CALIBRATION_COLUMNS``).
+    """One row per IP: its fitted clock (or why none), and per cluster the IPs and designs chosen for ``dag`` (the
+    zoo model ``network``) with and without the fit (``CALIBRATION_COLUMNS``).
 
     Raises:
-        ConfigError: ``targets`` lacks a column or names an unknown IP or board, or a fit is out of reach.
+        ConfigError: ``targets`` lacks a column or names an unknown IP or board, ``network`` is not the network of
+            an IP's published design, or a fit is out of reach.
     """
     missing = [c for c in TARGET_COLUMNS if c not in targets.columns]
     if missing:
@@ -113,6 +121,11 @@ def calibration_table(
             )
             continue
         design = spec.model.published_design
+        if network != design.workload:
+            raise ConfigError(
+                f"IP calibration of {name}: the workload {label!r} is the model {network!r}, not its published network "
+                f"{design.workload!r} (published_design.workload)"
+            )
         if design.board not in catalog.devices:
             raise ConfigError(f"IP calibration: {name}'s published board {design.board!r} is not a device of the catalog")
         device = catalog.devices[design.board]
