@@ -13,6 +13,7 @@ from tests.unit.test_mtrain import DEVICES, IPS, SPECS, plain_costs, two_layer_d
 from traincost.analysis.mtrain_compare import calibration_rows
 from traincost.errors import ConfigError
 from traincost.fpga.calibration import apply_calibration, calibration_table, fit_clock, published_gflops
+from traincost.fpga.converting import select_accelerators
 from traincost.fpga.devices import load_fpga_catalog
 from traincost.fpga.ip_models import TrainingIp, design_space, ef_train_cycles, size_ip
 from traincost.fpga.ip_specs import load_ip_specs
@@ -169,3 +170,14 @@ def test_every_ip_constant_needs_its_source_and_a_sane_value(tmp_path: Path) -> 
     bad.write_text(text + "Venkataramanaiah:\n  array: {value: channels, source: ICCAD 2020}\n")
     with pytest.raises(ConfigError, match="Venkataramanaiah: unknown IP"):
         load_ip_specs(bad)
+
+
+def test_two_ip_configurations_in_one_process_each_give_their_own_designs(chain) -> None:
+    """The IP constants are values passed in, not module state: an ablation's constants in between leave the
+    baseline's result as it was."""
+    dag = training_dag(chain("resnet18_cifar", 1, "sgd").workload)
+    cluster = load_fpga_catalog(DEVICES).clusters["cluster2"]
+    baseline = select_accelerators(dag, cluster, SPECS)
+    three_dsp = select_accelerators(dag, cluster, {name: replace(spec, mac_dsp=3) for name, spec in SPECS.items()})
+    assert [ip.tm * ip.tn for ip in three_dsp] != [ip.tm * ip.tn for ip in baseline]
+    assert select_accelerators(dag, cluster, SPECS) == baseline
