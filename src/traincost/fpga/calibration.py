@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from traincost.errors import ConfigError
-from traincost.fpga.converting import select_accelerators
+from traincost.fpga.converting import select_accelerators, sized_ips
 from traincost.fpga.devices import Device, FpgaCatalog
-from traincost.fpga.ip_models import TrainingIp, clock_hz, size_ip
+from traincost.fpga.ip_models import TrainingIp, clock_hz
 from traincost.fpga.ip_specs import IP_NAMES, EfTrainModel, IpSpec, PublishedDesign
 from traincost.fpga.study import designs, strongest_device
 from traincost.fpga.training_dag import TrainingDag
@@ -145,27 +145,24 @@ def calibration_table(
             fitted[name] = replace(spec, clock_mhz=clock)
         rows.append(row)
     table = pd.DataFrame(rows).reindex(columns=list(CALIBRATION_COLUMNS))
-    table["chosen_uncalibrated"] = _choices(dag, specs, catalog)
-    table["chosen_calibrated"] = _choices(dag, fitted, catalog)
-    table["single_uncalibrated"] = [_singles(dag, specs[name], catalog) for name in table["ip"]]
-    table["single_calibrated"] = [_singles(dag, fitted[name], catalog) for name in table["ip"]]
+    for state, these in (("uncalibrated", specs), ("calibrated", fitted)):
+        chosen, singles = _effects(dag, these, catalog)
+        table[f"chosen_{state}"] = chosen
+        table[f"single_{state}"] = [singles[name] for name in table["ip"]]
     return table
 
 
-def _choices(dag: TrainingDag, specs: Mapping[str, IpSpec], catalog: FpgaCatalog) -> str:
-    """Per cluster, the IP and design each FPGA gets for ``dag`` at the cluster's batch."""
-    return "; ".join(f"{name}: {designs(select_accelerators(dag, c, specs))}" for name, c in catalog.clusters.items())
-
-
-def _singles(dag: TrainingDag, spec: IpSpec, catalog: FpgaCatalog) -> str:
-    """Per cluster, the throughput of ``spec`` alone on the strongest FPGA (the single-FPGA baseline of Figures 9-11)."""
-    parts = []
+def _effects(dag: TrainingDag, specs: Mapping[str, IpSpec], catalog: FpgaCatalog) -> tuple[str, dict[str, str]]:
+    """For ``dag`` at each cluster's batch, from one design search per FPGA and IP: the IP and design each FPGA gets,
+    and per IP its throughput alone on the cluster's strongest FPGA (the single-FPGA baseline of Figures 9-11)."""
+    chosen, singles = [], {name: [] for name in specs}
     for name, cluster in catalog.clusters.items():
-        device = cluster.devices[strongest_device(cluster)]
-        ip = size_ip(spec, device, dag.costs, cluster.batch)
-        gflops = dag.flops(cluster.batch) / dag.costs.seconds(ip, cluster.batch) / 1e9
-        parts.append(f"{name}: {device.name}:{ip.tm}x{ip.tn} {gflops:.2f} GFLOPS")
-    return "; ".join(parts)
+        sized = sized_ips(dag, cluster, specs)
+        chosen.append(f"{name}: {designs(select_accelerators(dag, cluster, specs, sized=sized))}")
+        for ip_name, ip in sized[strongest_device(cluster)].items():
+            gflops = dag.flops(cluster.batch) / dag.costs.seconds(ip, cluster.batch) / 1e9
+            singles[ip_name].append(f"{name}: {ip.device.name}:{ip.tm}x{ip.tn} {gflops:.2f} GFLOPS")
+    return "; ".join(chosen), {ip_name: "; ".join(parts) for ip_name, parts in singles.items()}
 
 
 def _published(spec: IpSpec) -> PublishedDesign:
