@@ -30,10 +30,10 @@ _VGG += [(512, 256, 28), (512, 512, 28), (512, 512, 28), (512, 512, 14), (512, 5
 
 
 def vgg16_rows() -> np.ndarray:
-    """The script's 38 layer rows as our geometry (M, N, R, C, K, S, state)."""
-    forward = [(m, n, s, s, 3, 1, 1) for m, n, s in _VGG]
-    backward = [(n, m, s, s, 3, 1, 2) for m, n, s in reversed(_VGG[1:])]
-    update = [(m, n, s, s, 3, 1, 3) for m, n, s in reversed(_VGG)]
+    """The script's 38 layer rows as our geometry (M, N, R, C, K, S, state, G)."""
+    forward = [(m, n, s, s, 3, 1, 1, 1) for m, n, s in _VGG]
+    backward = [(n, m, s, s, 3, 1, 2, 1) for m, n, s in reversed(_VGG[1:])]
+    update = [(m, n, s, s, 3, 1, 3, 1) for m, n, s in reversed(_VGG)]
     return np.array(forward + backward + update, dtype=np.float64)
 
 
@@ -45,6 +45,18 @@ def test_ef_train_port_gives_the_cycles_its_own_model_prints() -> None:
         cycles = ef_train_cycles(rows, np.array([[lanes]], float), np.array([[lanes]], float), 16, EF_TRAIN.model)
         assert cycles.shape == (1, 38)
         assert cycles.sum() / 100e6 == pytest.approx(seconds, rel=1e-12)
+
+
+def test_a_grouped_convolution_runs_the_model_once_per_group() -> None:
+    # EF-Train's model has no groups: a depthwise 3 x 3 conv over 32 channels is 32 one-channel convolutions
+    one = np.array([[1, 1, 24, 24, 3, 1, 1, 1]], dtype=np.float64)
+    depthwise = one.copy()
+    depthwise[0, 7] = 32
+    design = (np.array([[16.0]]), np.array([[16.0]]))
+    single = ef_train_cycles(one, *design, 4, EF_TRAIN.model)
+    assert ef_train_cycles(depthwise, *design, 4, EF_TRAIN.model) == pytest.approx(32 * single)
+    costs = plain_costs(macs=np.full(1, 32 * 24 * 24 * 9.0), geometry=depthwise)
+    assert costs.shard(0.5).geometry[0].tolist() == [1, 1, 24, 24, 3, 1, 1, 16]  # tensor parallelism splits the groups
 
 
 def test_design_space_counts_dsps_and_bram_banks_by_hand() -> None:
@@ -103,7 +115,7 @@ def test_each_ip_runs_element_wise_work_as_its_code_or_our_reading_says() -> Non
 def conv_dag():
     """One 16 x 16 channel 3 x 3 convolution over 8 x 8 outputs (a compute-bound step)."""
     dag = two_layer_dag()
-    geometry = np.array([[16, 16, 8, 8, 3, 1, 1], [16, 16, 8, 8, 3, 1, 3]], dtype=np.float64)
+    geometry = np.array([[16, 16, 8, 8, 3, 1, 1, 1], [16, 16, 8, 8, 3, 1, 3, 1]], dtype=np.float64)
     costs = replace(dag.costs, macs=np.full(2, 16 * 16 * 64 * 9.0), geometry=geometry, conv=np.ones(2, dtype=bool))
     return replace(dag, costs=costs)
 

@@ -39,9 +39,10 @@ from traincost.fpga.ip_specs import IP_NAMES, DarkFpgaModel, EfTrainModel, IpSpe
 __all__ = ["TrainingIp", "IP_NAMES", "clock_hz", "size_ip", "design_space", "OpCosts", "GEOMETRY", "WORD_BYTES"]
 
 WORD_BYTES = 4
-GEOMETRY = ("M", "N", "R", "C", "K", "S", "state")
-"""EF-Train's view of a MAC op (its model's layer row): output and input channels, output rows and columns, kernel,
-stride, and 1 FP / 2 BP / 3 WU; zeros for other ops."""
+GEOMETRY = ("M", "N", "R", "C", "K", "S", "state", "G")
+"""EF-Train's view of a MAC op (its model's layer row): output and input channels per group, output rows and columns,
+kernel, stride, 1 FP / 2 BP / 3 WU, and the groups, each a convolution of its model (depthwise: M = N = 1, G
+channels); zeros for other ops."""
 _MAX_CHANNEL_LANES = 64  # EF-Train shapes searched: Tm, Tn <= 64 (our bound; its model keeps both near 16-24)
 _CHUNK_ELEMENTS = 2_000_000  # shapes x ops x row tiles per vectorised block of the search
 _FIRST_DESIGNS = 32  # the widest designs costed before the rest are bounded
@@ -172,8 +173,12 @@ class OpCosts:
     def shard(self, fraction: float) -> OpCosts:
         """These ops with their output channels split (tensor parallelism): ``fraction`` of the MACs,
         element-wise work, output channels and weights; each accelerator still reads whole inputs."""
-        geometry = self.geometry.copy()
-        geometry[:, 0] = np.where(geometry[:, 0] > 0, np.maximum(1.0, np.ceil(geometry[:, 0] * fraction)), 0.0)
+        geometry = self.geometry.copy()  # a grouped op's output channels are its groups
+        split = np.where(geometry[:, 7] > 1, 7, 0)
+        rows = np.arange(len(geometry))
+        geometry[rows, split] = np.where(
+            geometry[rows, split] > 0, np.maximum(1.0, np.ceil(geometry[rows, split] * fraction)), 0.0
+        )
         return replace(
             self,
             macs=self.macs * fraction,
@@ -226,15 +231,16 @@ def _geometry(table: OpTable, stride: np.ndarray) -> np.ndarray:
     out = np.zeros((len(table), len(GEOMETRY)))
     kernel = np.maximum(d["FY"], d["FX"]).astype(np.float64)
     rows = (
-        ("conv", d["K"], d["C"], d["OY"], d["OX"], kernel, stride, 1),
-        ("conv_dgrad", d["C"], d["K"], d["OY"], d["OX"], kernel, np.ones(len(table)), 2),
-        ("conv_wgrad", d["K"], d["C"], d["OY"], d["OX"], kernel, stride, 3),
+        ("conv", d["K"], d["C"], d["OY"], d["OX"], kernel, stride, 1, d["G"]),
+        ("conv_dgrad", d["C"], d["K"], d["OY"], d["OX"], kernel, np.ones(len(table)), 2, d["G"]),
+        ("conv_wgrad", d["K"], d["C"], d["OY"], d["OX"], kernel, stride, 3, d["G"]),
     )
     for kind, *columns in rows:
         at = table.kind == kind
         out[at] = np.column_stack([np.broadcast_to(np.asarray(c, dtype=np.float64), len(table))[at] for c in columns])
     gemm = np.isin(table.kind, ("gemm", "matmul"))
-    out[gemm] = np.column_stack([table.n[gemm], table.r[gemm], table.m[gemm], *(np.ones((4, int(gemm.sum()))))])
+    ones = np.ones(int(gemm.sum()))
+    out[gemm] = np.column_stack([table.n[gemm], table.r[gemm], table.m[gemm], ones, ones, ones, ones, table.groups[gemm]])
     return out
 
 
@@ -259,12 +265,14 @@ def _tallest_tiles(geometry: np.ndarray, m: EfTrainModel) -> np.ndarray:
 def ef_train_cycles(geometry: np.ndarray, tm: np.ndarray, tn: np.ndarray, batch: float, m: EfTrainModel) -> np.ndarray:
     """EF-Train's model (``finetune2.py``'s ``latency`` and its row-tile search) for MAC ops ``geometry`` at ``batch``:
     (designs, ops) cycles, each op at the row tile ``Tr`` (and weight group ``M_on``) that minimises it. ``tm`` and
-    ``tn`` are columns of designs. Ops are costed in groups of one state and one tallest tile."""
+    ``tn`` are columns of designs. Ops are costed in sets of one state and one tallest tile; a grouped op runs its
+    model's convolution once per group."""
     out = np.empty((tm.shape[0], len(geometry)))
     tallest = _tallest_tiles(geometry, m)
     for state, rows in {(int(st), int(t)) for st, t in zip(geometry[:, 6], tallest, strict=True)}:
         at = np.flatnonzero((geometry[:, 6] == state) & (tallest == rows))
-        out[:, at] = _ef_train_group(geometry[at], tm[:, :, None], tn[:, :, None], batch, m, state=state, tallest=rows)
+        cycles = _ef_train_group(geometry[at], tm[:, :, None], tn[:, :, None], batch, m, state=state, tallest=rows)
+        out[:, at] = cycles * geometry[at, 7]
     return out
 
 
