@@ -17,6 +17,9 @@ from torch import nn
 from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
 
 from traincost import models
+from traincost.frontend.export import output_sensitivity
+from traincost.frontend.rounding import NOISE
+from traincost.frontend.torch_randomness import no_randomness
 
 _library = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live as long as it does
 _library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
@@ -111,3 +114,107 @@ def register(monkeypatch: pytest.MonkeyPatch, network: Network) -> str:
     arch = models.Architecture(network.name, network.scaled, network.build, network.input_kind, {}, lambda: sample)
     monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, network.name: arch})
     return network.name
+
+
+# --- the zoos: every torchvision classification builder and timm models across families -------------------------
+
+# What a builder needs beyond ``num_classes`` to return one tensor in training mode: GoogLeNet and Inception v3
+# return their auxiliary heads' logits too (a named tuple) unless told not to; their ``init_weights`` draws
+# with SciPy's truncated normal (minutes for Inception v3), which random weights do not need.
+TORCHVISION_KWARGS: dict[str, dict[str, object]] = {
+    "googlenet": {"aux_logits": False, "init_weights": False},
+    "inception_v3": {"aux_logits": False, "init_weights": False},
+}
+# timm models across families, each the smallest of its family.
+TIMM_MODELS = (
+    # CNNs
+    "resnet10t",
+    "mobilenetv3_small_050",
+    "efficientnet_b0",
+    "regnetx_002",
+    "ghostnet_050",
+    "mixnet_s",
+    "densenet121",
+    "dla34",
+    "hrnet_w18_small",
+    "convnextv2_atto",
+    # vision transformers
+    "deit_tiny_patch16_224",
+    "pit_ti_224",
+    "levit_128s",
+    "xcit_nano_12_p16_224",
+    # hybrids
+    "mobilevitv2_050",
+    "edgenext_xx_small",
+    "coat_lite_tiny",
+    # MLP-mixers and metaformers
+    "mixer_s32_224",
+    "resmlp_12_224",
+    "poolformer_s12",
+)
+# Image sides tried in turn for a builder's smallest input.
+SIDES = (32, 64, 96, 128, 160, 192, 224, 256, 299)
+
+
+def torchvision_model(name: str, **kwargs: object) -> nn.Module:
+    """torchvision's classification builder ``name`` with random weights: a factory path for ``traincost cost``."""
+    return torchvision.models.get_model(name, weights=None, **kwargs)
+
+
+def timm_model(name: str, **kwargs: object) -> nn.Module:
+    """timm's model ``name`` with random weights: a factory path for ``traincost cost``."""
+    return timm.create_model(name, pretrained=False, **kwargs)
+
+
+def torchvision_names() -> list[str]:
+    """Every classification builder of torchvision (``list_models(module=torchvision.models)``)."""
+    return torchvision.models.list_models(module=torchvision.models)
+
+
+@dataclass(frozen=True)
+class ZooCase:
+    """One builder of a zoo as ``traincost cost`` takes it: the factory path, its keyword arguments and the smallest
+    image side at which its forward runs on a batch of 2 in training mode."""
+
+    name: str
+    factory: str
+    kwargs: dict[str, object]
+    side: int
+
+
+def zoo_case(zoo: str, name: str) -> ZooCase:
+    """The builder ``name`` of ``zoo`` (``torchvision`` or ``timm``) at the smallest side of ``SIDES`` its forward accepts
+    (a ViT's image size set to that side where the builder takes one) with an output that is not float32 noise: one
+    that one-ulp nudges of the input move by at most ``rounding.NOISE``, as the export check requires (a BatchNorm
+    over the 2 values per channel of a 1x1 map at batch 2 makes RegNet's and DenseNet's outputs at 32x32 noise).
+
+    Raises:
+        ValueError: no side of ``SIDES`` runs.
+    """
+    if zoo == "torchvision":
+        factory, build, base = "tests.third_party:torchvision_model", torchvision_model, TORCHVISION_KWARGS.get(name, {})
+        sized = {"image_size": lambda side: side, "input_size": lambda side: (side, side)}
+    else:
+        factory, build, base = "tests.third_party:timm_model", timm_model, {}
+        sized = {"img_size": lambda side: side}
+    base = {"name": name, "num_classes": CLASSES, **base}
+    failures = []
+    for side in SIDES:
+        for key, value in [*sized.items(), (None, None)]:
+            kwargs = base if key is None else {**base, key: value(side)}
+            try:
+                torch.manual_seed(0)
+                model = build(**kwargs).train()
+                image = {"input": torch.randn(2, 3, side, side)}
+                with torch.no_grad(), no_randomness():
+                    output = model(*image.values())
+            except Exception as err:  # a builder rejects a size in any way
+                failures.append(f"{side}: {type(err).__name__}")
+                continue
+            if not isinstance(output, torch.Tensor):
+                failures.append(f"{side}: returns {type(output).__name__}")
+            elif (sensitivity := output_sensitivity(model, image, output, seed=0)) > NOISE:
+                failures.append(f"{side}: rounding moves the output by {sensitivity:.1e}")
+            else:
+                return ZooCase(name, factory, {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()}, side)
+    raise ValueError(f"{zoo} {name}: no side of {SIDES} runs ({'; '.join(failures[-3:])})")

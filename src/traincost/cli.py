@@ -133,21 +133,13 @@ def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
 
     after = load_onnx(args.decomposed)
     if not args.verify:  # no rows: not verified
-        check = DecompositionCheck(per_rule={}, tensors=(), branch_flips=0, pinned=0)
+        check = DecompositionCheck.none()
         write_table(check.table(), args.out, {"graph": after.graph.name})
         print(f"{args.decomposed}: not verified (--no-verify); wrote a table with no rows")
         return
     before = load_onnx(args.input)
     check = verify_decomposition(before, after, seed=args.seed)
-    name, error = check.worst_end_to_end
-    node_error = max(check.per_rule.values(), default=0.0)
-    noise = sum(not t.held for t in check.tensors)
-    print(f"verified: worst node-level error {node_error:.1e}; end to end {error:.1e} at {name}")
-    print(f"end to end: {len(check.tensors) - noise} tensors compared, {noise} float32 noise (node by node only)")
-    print(
-        f"branch flips (ReLU / Clip / max-pool inputs within rounding of a kink): {check.branch_flips}, "
-        f"ops pinned: {check.pinned}"
-    )
+    print(check.summary())
     write_table(check.table(), args.out, {"graph": after.graph.name})
 
 

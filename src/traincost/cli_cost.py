@@ -49,7 +49,9 @@ def _cmd_cost(args: argparse.Namespace) -> None:
     write_table(result.summary, out / "cost.parquet", meta)
     write_table(result.phases, out / "phases.parquet", meta)
     write_table(result.memory, out / "memory.parquet", meta)
-    print(f"\nwrote ops, tensors, cost, phases and memory tables (Parquet) to {out}")
+    write_table(result.verification.table(), out / "verification.parquet", meta)
+    print(f"\n{result.verification.summary()}")
+    print(f"wrote ops, tensors, cost, phases, memory and verification tables (Parquet) to {out}")
 
 
 def cost_commands(command: Command) -> None:

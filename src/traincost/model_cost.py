@@ -20,7 +20,7 @@ from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import verify_decomposition
+from traincost.frontend.verification import DecompositionCheck, verify_decomposition
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.progress import progress_bar
@@ -43,6 +43,7 @@ class ModelCost:
         phases: per phase, its ops' span of the schedule (cycles) and energy (pJ).
         memory: per tensor category, bytes at the step's peak and in total (liveness analysis).
         peak_bytes: the step's peak memory.
+        verification: what the check of the decomposition by execution compared (no rows if not verified).
     """
 
     workload: Workload
@@ -50,6 +51,7 @@ class ModelCost:
     phases: pd.DataFrame
     memory: pd.DataFrame
     peak_bytes: int
+    verification: DecompositionCheck
 
 
 def cost_model(
@@ -70,8 +72,7 @@ def cost_model(
         train = build_train_step(forward, optimizer, seed=seed)
         bar.update(1)
         decomposed = decompose(train)
-        if verify:
-            verify_decomposition(train, decomposed, seed=seed)
+        check = verify_decomposition(train, decomposed, seed=seed) if verify else DecompositionCheck.none()
         bar.update(1)
         workload = lower(decomposed, source=model_meta(forward).get("source", name))  # a user's ONNX file: its path
         profile = memory_profile(workload)
@@ -95,6 +96,7 @@ def cost_model(
         phases=pd.DataFrame(phases),
         memory=profile.table(),
         peak_bytes=int(profile.peak_bytes),
+        verification=check,
     )
 
 

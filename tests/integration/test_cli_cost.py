@@ -50,6 +50,13 @@ def test_a_users_module_is_costed_in_one_command(user_module: str, tmp_path: Pat
     assert phases["energy_pj"].sum() == pytest.approx(summary["energy_pj"].iloc[0], rel=1e-9)
     assert sorted(ops[ops["G"] == 16]["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
     assert np.isfinite(summary.select_dtypes("number").to_numpy(dtype=float)).all()
+    # what the check compared: the loss, every gradient and updated parameter, each within its limit
+    verification = pd.read_parquet(out / "verification.parquet")
+    compared = verification[verification["check"] == "end_to_end"]
+    assert {"loss", "0.weight_grad", "0.weight.updated"} <= set(compared["name"])
+    held = compared[compared["held"]]
+    assert (held["error"] <= held["limit"]).all()
+    assert f"{len(held)} of {len(compared)} tensors held end to end" in result.stdout
 
 
 @pytest.mark.parametrize(

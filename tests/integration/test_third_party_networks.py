@@ -33,8 +33,9 @@ from traincost.frontend.export import export_model
 from traincost.frontend.inference_graph import export_inference_step
 from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.rounding import TOLERANCE
 from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import TOLERANCE, verify_decomposition
+from traincost.frontend.verification import verify_decomposition
 from traincost.hardware import load_hardware
 from traincost.memory.compare import TOLERANCES
 from traincost.memory.liveness import memory_profile

@@ -26,9 +26,10 @@ from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.export import export_model
 from traincost.frontend.forward_rewrites import FORWARD_REWRITES, rewrite_forward
 from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.rounding import TOLERANCE
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import TOLERANCE, verify_decomposition
+from traincost.frontend.verification import verify_decomposition
 
 BATCH, LR, CLASSES = 2, 0.1, 10
 

@@ -46,7 +46,7 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     The model is built under ``torch.manual_seed(seed)`` (the weights of the training step's export), put in
     eval mode and exported with the legacy exporter in inference mode with constant folding, at opset 17. Every
     node is annotated as forward with its layer, every tensor is typed, and the output ``logits`` must equal
-    torch's eval-mode output within ``EXPORT_TOLERANCE``. Its ``parameters`` metadata lists the floating-point
+    torch's eval-mode output within ``rounding.TOLERANCE``. Its ``parameters`` metadata lists the floating-point
     initializers (the folded weights, which the training step's parameter names no longer name).
 
     Raises:

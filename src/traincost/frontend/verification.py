@@ -24,31 +24,20 @@ from traincost.frontend.decompose import is_primitive, rewrite_node
 from traincost.frontend.execute import Executable, example_feeds, max_relative_error, run
 from traincost.frontend.onnx_graph import IR_VERSION, LOSS_OUTPUT, OPSET, NodeFactory, initializer_map, model_meta
 from traincost.frontend.optimizer import updated_name
+from traincost.frontend.randomness import without_randomness
+from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge
 from traincost.frontend.shapes import TensorType, tensor_types
 from traincost.progress import progress
 
-__all__ = ["CAP", "TOLERANCE", "DecompositionCheck", "TensorCheck", "verify_decomposition", "without_dropout"]
+__all__ = ["DecompositionCheck", "TensorCheck", "verify_decomposition"]
 
 log = logging.getLogger(__name__)
 
-# Largest relative difference allowed between the graphs before and after the pass, unless float32
-# rounding alone moves a tensor further (see verify_decomposition).
-TOLERANCE = 1e-4
-# Relative size of the random nudge given to every float input to measure how far rounding moves
-# each tensor of the original graph: one to two ulps.
-_NUDGE = 2.0**-23
 # Nudged executions; a tensor's sensitivity is its largest change over them. One can miss a tensor
 # whose largest change sits in one element (an Adam update where the second moment is near 0): on
 # VGG-16-BN (CIFAR) with Adam an error end to end was 8 times one nudge's change, at most 2.4 times
 # the larger of two.
 _NUDGES = 2
-# How many times its sensitivity a tensor may differ end to end. Measured on VGG-16-BN (CIFAR),
-# ResNet-18 (CIFAR, ImageNet), AlexNet and GPT-2 with SGD and Adam, 4 to 12 seeds each, errors above
-# 1e-6 were at most 4 times their sensitivity (those above TOLERANCE at most 2.4 times). A rewrite
-# 0.1 % off is still caught in every tensor that rounding moves by less than 1e-4.
-_SENSITIVITY_FACTOR = 10
-# The largest error allowed end to end, whatever rounding moves a tensor by.
-CAP = 1e-3
 # Bytes of reference tensors fetched per execution of the original graph for the node-by-node check: GPT-2 124M's
 # composite nodes read 3.9 GB, fetched in one execution (peak 6.8 GB; 1 GB per execution took five, 45 s more).
 _CHECK_BYTES = 4_000_000_000
@@ -68,9 +57,9 @@ class TensorCheck:
         error: largest relative difference between the two graphs (see ``max_relative_error``).
         sensitivity: how far float32 rounding moves it in the original graph: its largest relative
             change when the float inputs are nudged by one ulp.
-        limit: the error allowed, ``_SENSITIVITY_FACTOR`` times the sensitivity within
-            [``TOLERANCE``, ``CAP``].
-        held: False when rounding alone moves the tensor by more than ``CAP`` (its value is float32
+        limit: the error rounding explains (``rounding.allowed_error``: ten times the sensitivity, at least
+            ``rounding.TOLERANCE``).
+        held: False when rounding alone moves the tensor by more than ``rounding.NOISE`` (its value is float32
             noise, e.g. a sum that cancels to 0): reported, not compared; node by node it is.
     """
 
@@ -100,6 +89,24 @@ class DecompositionCheck:
     tensors: tuple[TensorCheck, ...]
     branch_flips: int
     pinned: int
+
+    @classmethod
+    def none(cls) -> DecompositionCheck:
+        """The check of a decomposition that was not verified: nothing compared."""
+        return cls(per_rule={}, tensors=(), branch_flips=0, pinned=0)
+
+    def summary(self) -> str:
+        """One line: how many tensors held of how many compared, the worst, the float32 noise and the branch flips."""
+        if not self.tensors:
+            return "decomposition not verified (--no-verify): nothing compared"
+        name, error = self.worst_end_to_end
+        held = sum(t.held for t in self.tensors)
+        node_error = max(self.per_rule.values(), default=0.0)
+        return (
+            f"decomposition verified: {held} of {len(self.tensors)} tensors held end to end (worst {error:.1e} at "
+            f"{name}), {len(self.tensors) - held} float32 noise (node by node only, worst node {node_error:.1e}); "
+            f"{self.branch_flips} branch flips pinned in {self.pinned} ops"
+        )
 
     @property
     def end_to_end(self) -> dict[str, float]:
@@ -135,38 +142,19 @@ class DecompositionCheck:
         return pd.DataFrame(nodes + tensors, columns=list(columns)).astype(columns)
 
 
-_NO_DROPOUT = "traincost/verification/dropout_off"
-
-
-def without_dropout(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with every Dropout's ``training_mode`` input a constant false (a copy; ``model`` itself if it has
-    no Dropout)."""
-    if not any(node.op_type == "Dropout" for node in model.graph.node):
-        return model
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    copy.graph.initializer.append(numpy_helper.from_array(np.array(False), _NO_DROPOUT))
-    for node in copy.graph.node:
-        if node.op_type == "Dropout":
-            while len(node.input) < 3:
-                node.input.append("")
-            node.input[2] = _NO_DROPOUT
-    return copy
-
-
 def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int = 0) -> DecompositionCheck:
     """Check a decomposition by execution, node by node and end to end.
 
     Node by node: each rewritten node's replacement runs on the tensors the original node read in an
     execution of ``before``; every output must match within ``TOLERANCE``. End to end: both graphs
     run on the same batch and random optimizer states; the loss, every parameter's gradient and every
-    updated parameter (and BatchNorm statistic) must match within ``TOLERANCE`` or, if larger,
-    ``_SENSITIVITY_FACTOR`` times its sensitivity, its largest change over ``_NUDGES`` executions of
-    ``before`` with every float input nudged by a relative ``_NUDGE`` with random signs, and never
-    more than ``CAP``. The two graphs round differently, and the differences add up through the
+    updated parameter (and BatchNorm statistic) must match within what rounding explains
+    (``rounding.allowed_error``): ``TOLERANCE`` or, if larger, ten times its sensitivity, its largest
+    change over ``_NUDGES`` executions of ``before`` with every float input nudged by one ulp with
+    random signs (``rounding.nudge``). The two graphs round differently, and the differences add up through the
     layers; where a graph amplifies them, e.g. BatchNorm over the 4 values per channel of
     VGG-16-BN's 2x2 maps at batch 1, they reach 1e-4, and nudging the inputs moves those tensors as
-    far. A tensor that rounding moves by more than ``CAP`` is float32 noise (a sum that cancels to
+    far. A tensor that rounding moves by more than ``rounding.NOISE`` is float32 noise (a sum that cancels to
     0): it is reported and left to the node-by-node check. Optimizer states are not compared: the
     same primitive ops compute them from the gradients in both graphs.
 
@@ -180,13 +168,14 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     branches ``before`` took. Errors are relative to a tensor's largest value, or for a ConvGrad output
     to its largest sum of absolute products if that is larger.
 
-    Dropout draws a new mask at every execution, so both graphs are checked with every Dropout in
-    inference mode (its mask all kept): the same deterministic graph before and after the rewrite.
+    Dropout and other random masks draw anew at every execution, so both graphs are checked with every
+    draw at its keep value (``randomness.without_randomness``: a dropout keeps every element, scaled by
+    ``1 / (1 - p)``): the same deterministic graph before and after the rewrite.
 
     Raises:
         GraphError: naming the node or tensor that differs by more than allowed.
     """
-    before, after = without_dropout(before), without_dropout(after)
+    before, after = without_randomness(before), without_randomness(after)
     feeds = example_feeds(before, seed=seed, states="random")
     types = tensor_types(before.graph)
     original = Executable(before)
@@ -211,7 +200,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
         len(held),
         f"{worst.error:.1e} at {worst.name}" if worst else "none",
         len(tensors) - len(held),
-        CAP,
+        NOISE,
         flips,
         pinned,
     )
@@ -225,14 +214,13 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
         )
     if failed:
         worst = max(failed, key=lambda t: t.error / t.limit)
-        raise GraphError(
-            f"graph {before.graph.name!r}: decomposed graph differs at {worst.name!r} by {worst.error:.2e} "
-            f"(> {worst.limit:.2e}: {_SENSITIVITY_FACTOR} times the {worst.sensitivity:.2e} that one-ulp nudges "
-            f"of the inputs move it, within [{TOLERANCE}, {CAP}])"
-        )
+        told = differs(f"at {worst.name!r}", worst.error, worst.sensitivity, retry="another --seed, or --no-verify")
+        raise GraphError(f"graph {before.graph.name!r}: the decomposed graph differs {told}")
     noise = [t.name for t in tensors if not t.held]
     if noise:
-        log.warning("%d tensors are float32 noise beyond %.0e (checked node by node only): %s", len(noise), CAP, ", ".join(noise))
+        log.warning(
+            "%d tensors are float32 noise beyond %.0e (checked node by node only): %s", len(noise), NOISE, ", ".join(noise)
+        )
     return DecompositionCheck(per_rule=per_rule, tensors=tensors, branch_flips=flips, pinned=pinned)
 
 
@@ -316,11 +304,10 @@ def _compared(model: onnx.ModelProto) -> list[str]:
 
 
 def _judged(name: str, error: float, sensitivity: float) -> TensorCheck:
-    """The verdict on one tensor: its limit, and whether rounding leaves anything to compare (it moves the
-    tensor by at most ``CAP``; one it moves by more than ``CAP / _SENSITIVITY_FACTOR`` is held to ``CAP``)."""
-    scaled = _SENSITIVITY_FACTOR * sensitivity
+    """The verdict on one tensor: its limit (what rounding explains), and whether rounding leaves anything to
+    compare (it moves the tensor by at most ``rounding.NOISE``)."""
     return TensorCheck(
-        name=name, error=error, sensitivity=sensitivity, limit=min(CAP, max(TOLERANCE, scaled)), held=sensitivity <= CAP
+        name=name, error=error, sensitivity=sensitivity, limit=allowed_error(sensitivity), held=sensitivity <= NOISE
     )
 
 
@@ -576,7 +563,7 @@ def _sensitivity(
     for _ in range(_NUDGES):
         feeds = example_feeds(before, seed=seed, states="random")
         for value in feeds.values():
-            _nudge(value, rng)
+            nudge(value, rng)
         run = pinner.run(feeds, names)
         del feeds
         if run.whole:
@@ -586,13 +573,6 @@ def _sensitivity(
             sensitivity[name] = max(sensitivity[name], change)
         del run
     return sensitivity
-
-
-def _nudge(value: np.ndarray, rng: np.random.Generator) -> None:
-    """Multiply a float tensor in place by 1 ± ``_NUDGE`` per element, the sign at random; labels and token ids
-    are left as they are."""
-    if np.issubdtype(value.dtype, np.floating):
-        value *= rng.choice(np.array([1 - _NUDGE, 1 + _NUDGE], dtype=value.dtype), size=value.shape)
 
 
 def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType]) -> onnx.ModelProto:

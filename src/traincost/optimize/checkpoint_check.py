@@ -3,8 +3,9 @@
 A recompute rewrite (``checkpoint.recompute_onnx``) clones forward ops into the backward pass; the
 clones run the same kernels on the same values as the ops they copy, so every output of the step
 (loss, updated parameters, optimizer states) must come out the same. Both graphs run in ONNX
-Runtime on the same batch and random optimizer states, Dropout in inference mode (a mask drawn
-anew at every execution would differ between any two runs), and every output is compared.
+Runtime on the same batch and random optimizer states, every random draw at its keep value (a mask
+drawn anew at every execution would differ between any two runs: ``randomness.without_randomness``),
+and every output is compared.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 
 from traincost.errors import GraphError
 from traincost.frontend.execute import Executable, example_feeds, max_relative_error
-from traincost.frontend.verification import without_dropout
+from traincost.frontend.randomness import without_randomness
 from traincost.optimize.checkpoint import recompute_onnx
 
 __all__ = ["LIMIT", "verify_recompute"]
@@ -45,7 +46,7 @@ def verify_recompute(model: onnx.ModelProto, rewrites: Mapping[str, Sequence[str
         GraphError: naming the rewrite and the output that differs by more than ``LIMIT``, or a
             rewrite the planner refuses (an activation that is not saved, or is behind a random op).
     """
-    model = without_dropout(model)
+    model = without_randomness(model)
     feeds = example_feeds(model, seed=seed, states="random")
     original = Executable(model)
     outputs = [value.name for value in model.graph.output]

@@ -1,0 +1,137 @@
+"""Every torchvision classification builder, and timm models across families, through ``traincost cost``: a table.
+
+    python bench/third_party.py torchvision [--only NAME,...] [--timeout S] [--out FILE.csv]
+    python bench/third_party.py timm        [--only NAME,...] [--timeout S] [--out FILE.csv]
+    python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from earlier runs)
+
+Run from the repository root (it imports ``tests.third_party``: torchvision and timm from the ``test``
+extra). Each builder as a user would give it: random weights, ``num_classes=10``, the smallest image side
+its forward accepts (``tests.third_party.zoo_case``), batch 2, Adam, on the Edge TPU description, one
+``traincost cost`` process each (``--no-verify`` for a builder whose parameters, gradients and Adam
+states take more than 8 GB). Per builder: the exit status, wall seconds, the error line, the workload's
+ops, the check's tensors held / compared, and the saved activations ours and torch's (measured in this
+process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import third_party  # noqa: E402 (after the path above)
+from traincost import models  # noqa: E402
+from traincost.frontend.optimizer import OptimizerSpec  # noqa: E402
+from traincost.memory.torch_measure import measure_torch_memory  # noqa: E402
+
+BATCH = 2
+HARDWARE = ROOT / "config" / "hardware" / "edge_tpu.yaml"
+STATE_LIMIT_BYTES = 8e9  # parameters, gradients and two Adam moments above this are run with --no-verify
+ADAM = OptimizerSpec(kind="adam", lr=0.001)
+
+
+def run_case(zoo: str, name: str, *, timeout_s: float) -> dict[str, object]:
+    """One builder through ``traincost cost``; its row of the table."""
+    row: dict[str, object] = {"zoo": zoo, "model": name}
+    try:
+        case = third_party.zoo_case(zoo, name)
+    except ValueError as err:
+        return row | {"exit": "no input", "error": str(err)}
+    spec = models.InputSpec("input", (3, case.side, case.side), "float32")
+    registered = models.register_factory(case.factory, inputs=(spec,), kwargs=case.kwargs, name=f"{zoo}_{name}_torch")
+    torch_bytes = measure_torch_memory(registered, batch=BATCH, optimizer=ADAM, seed=0)
+    state_bytes = torch_bytes["weights"] + torch_bytes["gradients"] + torch_bytes["optimizer_states"]
+    verify = state_bytes <= STATE_LIMIT_BYTES
+    row |= {
+        "side": case.side,
+        "params_m": torch_bytes["weights"] / 4e6,
+        "state_gb": state_bytes / 1e9,
+        "verified": verify,
+        "saved_torch_mb": torch_bytes["saved_activations"] / 1e6,
+    }
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "cost"
+        command = [
+            str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", case.factory,
+            "--name", f"{zoo}_{name}", "--kwargs", json.dumps(case.kwargs), "--input-shape", f"3,{case.side},{case.side}",
+            "--batch", str(BATCH), "--optimizer", "adam", "--lr", "0.001", "--hardware", str(HARDWARE), "--out-dir", str(out),
+        ] + ([] if verify else ["--no-verify"])  # fmt: skip
+        start = time.perf_counter()
+        try:
+            path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+            env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return row | {"exit": "timeout", "seconds": timeout_s}
+        row |= {"exit": str(done.returncode), "seconds": time.perf_counter() - start}
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if line.strip()]
+            return row | {"error": lines[-1] if lines else ""}
+        ops = pd.read_parquet(out / "ops.parquet", columns=["op_type"])
+        memory = pd.read_parquet(out / "memory.parquet").set_index("category")
+        checked = pd.read_parquet(out / "verification.parquet")
+    compared = checked[checked["check"] == "end_to_end"]
+    saved_ours = float(memory.loc["saved_activations", "total_bytes"])
+    return row | {
+        "ops": len(ops),
+        "held": int(compared["held"].sum()),
+        "compared": len(compared),
+        "saved_ours_mb": saved_ours / 1e6,
+        "saved_ratio": saved_ours / torch_bytes["saved_activations"] if torch_bytes["saved_activations"] else float("nan"),
+    }
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The table as Markdown, with a line of how many passed."""
+    table = table.reindex(columns=list(dict.fromkeys([*table.columns, "held", "compared"])))
+    passed = (table["exit"] == "0").sum()
+    shown = table.assign(
+        held=[f"{h:.0f} / {c:.0f}" if pd.notna(h) else "" for h, c in zip(table["held"], table["compared"], strict=True)]
+    ).drop(columns=["compared"])
+    return f"{passed} of {len(table)} pass.\n\n" + shown.to_markdown(index=False, floatfmt=".3g")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("zoo", nargs="?", choices=["torchvision", "timm"])
+    parser.add_argument("--only", help="comma-separated builder names (default: the whole zoo)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per builder (default 1800)")
+    parser.add_argument("--out", type=Path, help="CSV written after each builder (a run can be watched or resumed)")
+    parser.add_argument("--markdown", type=Path, nargs="+", help="print earlier runs' CSV files as Markdown tables")
+    args = parser.parse_args()
+    if args.markdown:
+        for path in args.markdown:
+            print(f"### {path.name}\n\n{markdown(pd.read_csv(path, dtype={'exit': str}))}\n")
+        return
+    if args.zoo is None:
+        parser.error("a zoo (torchvision or timm) or --markdown")
+    names = (
+        args.only.split(",")
+        if args.only
+        else (third_party.torchvision_names() if args.zoo == "torchvision" else list(third_party.TIMM_MODELS))
+    )
+    done = pd.read_csv(args.out, dtype={"exit": str}) if args.out and args.out.exists() else pd.DataFrame(columns=["model"])
+    rows = done.to_dict("records")
+    for name in names:
+        if name in set(done["model"]):
+            continue
+        row = run_case(args.zoo, name, timeout_s=args.timeout)
+        print(" ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
+        rows.append(row)
+        if args.out:
+            pd.DataFrame(rows).to_csv(args.out, index=False)
+    print(markdown(pd.DataFrame(rows)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""What float32 rounding explains, and what a failed check tells a user to do."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge
+
+
+def test_the_allowed_error_is_ten_times_the_sensitivity_and_at_least_the_tolerance() -> None:
+    assert allowed_error(0.0) == TOLERANCE
+    assert allowed_error(2e-4) == 2e-3  # above NOISE: a sensitive tensor is held to what rounding explains, not capped
+    assert allowed_error(2e-4) > NOISE
+
+
+def test_a_failure_suggests_a_retry_only_near_rounding() -> None:
+    near = differs("at 'w_grad'", 1.5e-3, 1e-4, retry="another --seed, or --no-verify")
+    assert "1.50e-03" in near and "1.00e-03" in near and "1.00e-04" in near  # the error, the limit, the sensitivity
+    assert "try another --seed, or --no-verify" in near
+    far = differs("at 'w_grad'", 0.5, 1e-4, retry="another --seed, or --no-verify")
+    assert "far beyond rounding" in far and "--no-verify" not in far
+
+
+def test_a_nudge_moves_floats_by_one_ulp_and_leaves_integers() -> None:
+    rng = np.random.default_rng(0)
+    floats, labels = np.ones(1000, np.float32), np.arange(10)
+    nudge(floats, rng)
+    nudge(labels, rng)
+    assert set(np.unique(floats)) == {np.float32(1 - 2**-23), np.float32(1 + 2**-23)}
+    assert np.array_equal(labels, np.arange(10))
