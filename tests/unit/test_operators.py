@@ -77,6 +77,31 @@ class _GatherElements(nn.Module):
         return self.head(self.conv(x).gather(1, self.index).flatten(1))
 
 
+class _StridedSlices(nn.Module):
+    """Swin's PatchMerging (``x[..., 0::2, 1::2]`` and its three siblings, concatenated) and a step of 4 whose last
+    element's spacing runs past the map's end (rows 1 and 5 of 6)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.head = nn.Conv2d(4, 6, 1), nn.Linear(4 * 6 * 3 * 3 + 6 * 2 * 6, CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        merged = torch.cat([y[:, :, 0::2, 0::2], y[:, :, 1::2, 0::2], y[:, :, 0::2, 1::2], y[:, :, 1::2, 1::2]], dim=1)
+        return self.head(torch.cat([merged.flatten(1), y[:, :, 1::4, :].flatten(1)], dim=1))
+
+
+class _SelfAttentionDropout(nn.Module):
+    """``nn.MultiheadAttention`` with attention dropout (torch's exporter writes that Dropout without its training mode)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention, self.head = nn.MultiheadAttention(8, 2, dropout=0.25, batch_first=True), nn.Linear(6 * 8, CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.attention(x, x, x, need_weights=False)[0].flatten(1))
+
+
 class _Embedding(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -192,8 +217,11 @@ LAYERS = {
         ),
         Layer("adaptive_avg_pool", "nn.AdaptiveAvgPool2d(1)", _conv_then(nn.AdaptiveAvgPool2d(1), side=1)),
         Layer("adaptive_avg_pool_3", "nn.AdaptiveAvgPool2d(3)", _conv_then(nn.AdaptiveAvgPool2d(3), side=3)),
+        Layer("adaptive_avg_pool_4", "nn.AdaptiveAvgPool2d(4) of a 6x6 map", _conv_then(nn.AdaptiveAvgPool2d(4), side=4)),
         Layer("max_pool", "nn.MaxPool2d(2)", _conv_then(nn.MaxPool2d(2), side=3)),
+        Layer("strided_slice", "x[..., 0::2, 1::2] (Swin's PatchMerging)", _StridedSlices),
         Layer("dropout", "nn.Dropout(0.3)", _conv_then(nn.Dropout(0.3))),
+        Layer("attention_dropout", "nn.MultiheadAttention(dropout=0.25)", _SelfAttentionDropout, shape=(6, 8)),
     )
 }
 
@@ -231,11 +259,14 @@ def _torch_sgd_step(layer: Layer) -> dict[str, np.ndarray]:
     return {"loss": loss.detach().numpy()} | {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
 
 
+_RANDOM = frozenset({"dropout", "attention_dropout"})
+
+
 @pytest.mark.parametrize("name", list(LAYERS))
 def test_a_layer_trains_as_in_torch_and_decomposes(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     layer = LAYERS[name]
     _, train = built(monkeypatch, layer)
-    if name == "dropout":  # torch and ONNX Runtime draw different masks: the step is compared without
+    if name in _RANDOM:  # torch and ONNX Runtime draw different masks: the step is compared without
         expected = None
     else:
         expected = _torch_sgd_step(layer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
 from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge
 
@@ -28,3 +29,23 @@ def test_a_nudge_moves_floats_by_one_ulp_and_leaves_integers() -> None:
     nudge(labels, rng)
     assert set(np.unique(floats)) == {np.float32(1 - 2**-23), np.float32(1 + 2**-23)}
     assert np.array_equal(labels, np.arange(10))
+
+
+def test_a_node_that_cancels_is_as_sensitive_as_its_cancellation() -> None:
+    """A - B with A and B equal to 1e-6: one-ulp nudges of its inputs (1.2e-7 of 1) move the difference by about
+    0.1 of itself; a node computing A + B moves by one or two ulps."""
+    from onnx import TensorProto, helper  # noqa: PLC0415
+
+    from traincost.frontend import verification  # noqa: PLC0415
+    from traincost.frontend.execute import run  # noqa: PLC0415
+
+    def single(op: str) -> onnx.ModelProto:
+        typed = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1000]) for n in ("a", "b", "y")]
+        graph = helper.make_graph([helper.make_node(op, ["a", "b"], ["y"])], op, typed[:2], typed[2:])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+
+    a = np.full(1000, 1 + 2e-6, np.float32)
+    inputs = {"a": a, "b": np.ones(1000, np.float32)}
+    for op, low, high in (("Sub", 0.02, 0.5), ("Add", 1e-8, 5e-7)):
+        reference = run(single(op), inputs, ["y"])
+        assert low < verification._node_sensitivity(single(op), inputs, reference, {}) < high, op

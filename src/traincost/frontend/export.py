@@ -21,10 +21,12 @@ from onnx import helper, numpy_helper
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.execute import Executable, max_relative_error, weightless
+from traincost.frontend.adaptive_pool import general_adaptive_pooling
+from traincost.frontend.execute import Executable, max_relative_error, record_shapes, weightless
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.rounding import NOISE, allowed_error, differs, nudge
+from traincost.frontend.shapes import tensor_types
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
@@ -113,6 +115,9 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     model.graph.value_info.extend(typed.graph.value_info)
     del model.graph.output[:]
     model.graph.output.extend(typed.graph.output)
+    known = tensor_types(model.graph)
+    if any(name not in known for node in model.graph.node for name in [*node.output, model.graph.output[0].name] if name):
+        record_shapes(model, seed=seed)  # shapes computed at run time (a Reshape to a computed shape): typed by execution
     onnx.checker.check_model(model)
     sensitivity = output_sensitivity(module, inputs, expected, seed=seed)
     check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name, sensitivity=sensitivity)
@@ -233,7 +238,7 @@ def torch_export(
     training-mode op), or in inference mode with constant folding, which folds each BatchNorm into the convolution
     before it (torch's eval peephole pass) as deployment tools do."""
     buffer = io.BytesIO()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), general_adaptive_pooling():
         warnings.simplefilter("ignore")
         try:
             torch.onnx.export(

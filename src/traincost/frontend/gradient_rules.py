@@ -627,22 +627,38 @@ def split_training(ctx: RuleContext) -> None:
 
 @rule(MS, "SliceGrad")
 def slice_grad(ctx: RuleContext) -> None:
-    """dX = dY zero-padded back to the sliced tensor's shape (unit steps, constant bounds)."""
+    """dX = dY put back where the slice took it (constant bounds, positive steps), zeros elsewhere.
+
+    Along an axis sliced with step ``s`` (PatchMerging's ``x[..., 0::2, ...]``), dY's elements are spread
+    ``s`` apart: a new axis after it padded with ``s - 1`` zeros, merged back (Unsqueeze, Pad, Reshape), the
+    trailing zeros past the axis's end cut off; then every axis is zero-padded to the sliced tensor's shape.
+    """
     make = ctx.make
     out_t = ctx.type_of(ctx.output(0))
     rank = out_t.rank
     starts, ends = ctx.constant(2), ctx.constant(3)
     axes = ctx.constant(4) if ctx.input(4) else np.arange(len(starts))
-    if ctx.input(5) and np.any(ctx.constant(5) != 1):
-        raise ctx.unsupported("slices with steps other than 1 are not decomposed")
+    steps = ctx.constant(5) if ctx.input(5) else np.ones(len(starts), dtype=np.int64)
+    if np.any(steps <= 0):
+        raise ctx.unsupported("slices with negative steps are not decomposed")
+    grad, shape = ctx.input(0), list(ctx.type_of(ctx.input(0)).shape)
     pads = [0] * (2 * rank)
-    for start, end, signed_axis in zip(starts.tolist(), ends.tolist(), axes.tolist(), strict=True):
+    for start, end, signed_axis, step in zip(starts.tolist(), ends.tolist(), axes.tolist(), steps.tolist(), strict=True):
         axis = signed_axis % rank
         dim = out_t.shape[axis]
         first = min(max(start + dim if start < 0 else start, 0), dim)
         last = min(max(end + dim if end < 0 else end, 0), dim)
+        if step > 1 and shape[axis] > 0:
+            spread_pads = [0] * (2 * (rank + 1))
+            spread_pads[rank + 1 + axis + 1] = step - 1
+            spread = make.op("Pad", [make.op("Unsqueeze", [grad, _i64(make, [axis + 1])]), _i64(make, spread_pads, "pads")])
+            spread_len, kept = shape[axis] * step, min(shape[axis] * step, dim - first)
+            grad = make.op("Reshape", [spread, _i64(make, [*shape[:axis], spread_len, *shape[axis + 1 :]], "shape")])
+            if kept < spread_len:  # the last element's trailing zeros run past the axis's end
+                grad = make.op("Slice", [grad, _i64(make, [0], "starts"), _i64(make, [kept], "ends"), _i64(make, [axis])])
+            shape[axis], last = kept, first + kept
         pads[axis], pads[rank + axis] = first, dim - last
-    make.op("Pad", [ctx.input(0), _i64(make, pads, "pads")], outputs=[ctx.output(0)], mode="constant")
+    make.op("Pad", [grad, _i64(make, pads, "pads")], outputs=[ctx.output(0)], mode="constant")
 
 
 @rule("", "AveragePoolGrad")
