@@ -38,6 +38,7 @@ from traincost.cli_types import (
     unit_interval_open,
 )
 from traincost.errors import ConfigError, TraincostError, in_file
+from traincost.frontend import ATTENTION_CHOICES
 from traincost.io import atomic_path
 from traincost.progress import set_quiet
 
@@ -144,12 +145,21 @@ def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
 
 
 def _cmd_lower(args: argparse.Namespace) -> None:
+    from traincost.frontend.fused_attention import attention_softmaxes, check_fused, chosen_fused, fuse_attention
     from traincost.frontend.lower import lower
-    from traincost.frontend.onnx_graph import load_onnx
+    from traincost.frontend.onnx_graph import load_onnx, model_meta
 
     model = load_onnx(args.input)
     with in_file(args.input):
+        fused = chosen_fused(model, args.attention)
+        if fused:
+            rewritten = fuse_attention(model, fused)
+            check_fused(model, rewritten, seed=int(model_meta(model).get("seed", 0)))
+            model = rewritten
         workload = lower(model, source=str(args.input))
+    found = attention_softmaxes(model)
+    if found:
+        print(f"attention: {len(fused)} of {len(found)} costed fused (--attention {args.attention})")
     workload.write(args.ops, args.tensors)
     summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
     summary["ops"] = workload.ops.groupby("phase").size()
@@ -416,6 +426,13 @@ def _parser() -> argparse.ArgumentParser:
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")
     cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
     cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+    cmd.add_argument(
+        "--attention",
+        choices=ATTENTION_CHOICES,
+        default="materialised",
+        help="materialised (default: the probabilities saved, as ONNX Runtime's graph keeps them), fused (the "
+        "log-sum-exp saved, the scores recomputed in the backward pass, checked by execution) or torch (as torch runs each)",
+    )
 
     cmd = command("memory", _cmd_memory, "liveness analysis: peak memory (bytes) and its breakdown")
     _workload_tables(cmd)

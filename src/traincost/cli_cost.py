@@ -9,6 +9,7 @@ from pathlib import Path
 
 from traincost.cli_types import add_model_args, forward_graph, positive_int, positive_number
 from traincost.errors import ConfigError
+from traincost.frontend import ATTENTION_CHOICES
 
 __all__ = ["cost_commands"]
 
@@ -30,7 +31,8 @@ def _cmd_cost(args: argparse.Namespace) -> None:
         raise ConfigError(f"--out-dir {out}: cannot write in it")
     forward = forward_graph(args, batch=args.batch, seed=args.seed, options={})
     spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
-    result = cost_model(forward, args.hardware, optimizer=spec, seed=args.seed, verify=not args.no_verify)
+    verify = not args.no_verify
+    result = cost_model(forward, args.hardware, optimizer=spec, seed=args.seed, verify=verify, attention=args.attention)
     name = result.workload.meta["model"]
     row = result.summary.iloc[0]
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
@@ -51,6 +53,9 @@ def _cmd_cost(args: argparse.Namespace) -> None:
     write_table(result.memory, out / "memory.parquet", meta)
     write_table(result.verification.table(), out / "verification.parquet", meta)
     print(f"\n{result.verification.summary()}")
+    if result.attention:
+        fused = sum(result.attention.values())
+        print(f"attention: {fused} of {len(result.attention)} costed fused (--attention {args.attention})")
     print(f"wrote ops, tensors, cost, phases, memory and verification tables (Parquet) to {out}")
 
 
@@ -69,4 +74,11 @@ def cost_commands(command: Command) -> None:
     cmd.add_argument("--lr", type=positive_number, default=0.01, help="learning rate (default 0.01)")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
     cmd.add_argument("--no-verify", action="store_true", help="skip checking the decomposition by execution")
+    cmd.add_argument(
+        "--attention",
+        choices=ATTENTION_CHOICES,
+        default="torch",
+        help="attention costed fused (saves the log-sum-exp, recomputes the scores in the backward pass, as "
+        "FlashAttention) or materialised (saves the probabilities); default torch: as torch runs each one",
+    )
     cmd.add_argument("--out-dir", type=Path, required=True, help="directory for the tables it writes (created if missing)")

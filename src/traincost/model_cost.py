@@ -16,6 +16,7 @@ import pandas as pd
 
 from traincost.cost import op_table
 from traincost.frontend.decompose import decompose
+from traincost.frontend.fused_attention import attention_softmaxes, check_fused, chosen_fused, fuse_attention
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
@@ -44,6 +45,7 @@ class ModelCost:
         memory: per tensor category, bytes at the step's peak and in total (liveness analysis).
         peak_bytes: the step's peak memory.
         verification: what the check of the decomposition by execution compared (no rows if not verified).
+        attention: the step's attention softmaxes (by node name) and which of them are costed fused.
     """
 
     workload: Workload
@@ -52,6 +54,7 @@ class ModelCost:
     memory: pd.DataFrame
     peak_bytes: int
     verification: DecompositionCheck
+    attention: dict[str, bool]
 
 
 def cost_model(
@@ -61,8 +64,12 @@ def cost_model(
     optimizer: OptimizerSpec,
     seed: int = 0,
     verify: bool = True,
+    attention: str = "torch",
 ) -> ModelCost:
     """Cost one training step of ``forward`` (a graph ``traincost export`` writes, at its batch) on ``hardware``.
+
+    ``attention``: which attentions are costed fused (``frontend.fused_attention``): ``torch`` (those torch runs
+    with a fused kernel), ``materialised`` or ``fused``; a fused step is checked by execution against the other.
 
     Raises:
         TraincostError: any stage's error, naming the node, field or file at fault.
@@ -73,6 +80,12 @@ def cost_model(
         bar.update(1)
         decomposed = decompose(train)
         check = verify_decomposition(train, decomposed, seed=seed) if verify else DecompositionCheck.none()
+        fused = chosen_fused(decomposed, attention)
+        if fused:
+            rewritten = fuse_attention(decomposed, fused)
+            if verify:
+                check_fused(decomposed, rewritten, seed=seed)
+            decomposed = rewritten
         bar.update(1)
         workload = lower(decomposed, source=model_meta(forward).get("source", name))  # a user's ONNX file: its path
         profile = memory_profile(workload)
@@ -97,6 +110,7 @@ def cost_model(
         memory=profile.table(),
         peak_bytes=int(profile.peak_bytes),
         verification=check,
+        attention={name: name in fused for name in attention_softmaxes(decomposed)},
     )
 
 

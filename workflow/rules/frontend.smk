@@ -134,8 +134,10 @@ rule lower:
         "results/logs/lower/{workload}.log",
     benchmark:
         "results/benchmarks/lower/{workload}.tsv",
+    params:
+        attention=lambda wildcards: workload(wildcards).get("attention", "materialised"),
     shell:
-        "traincost lower --in {input.onnx} --ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
+        "traincost lower --in {input.onnx} --attention {params.attention} --ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
 
 
 # The inference step (MONET's inference rows and sweeps): the model exported in eval mode, each BatchNorm folded into

@@ -18,11 +18,13 @@ import numpy as np
 import onnx
 import torch
 from onnx import helper, numpy_helper
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.adaptive_pool import general_adaptive_pooling
 from traincost.frontend.execute import Executable, max_relative_error, record_shapes, weightless
+from traincost.frontend.fused_attention import ATTENTION_META
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.rounding import NOISE, allowed_error, differs, nudge
@@ -85,7 +87,9 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     params = [n for n, _ in module.named_parameters()]
     # The buffers as built (BatchNorm statistics, which the probe and the tracing move): restored in the graph below.
     buffers = {k: v.detach().clone() for k, v in module.state_dict().items() if k not in set(params)}
-    output = expected = probe_output(module, inputs, name)
+    kernels = _SoftmaxKernels()
+    with kernels:
+        output = expected = probe_output(module, inputs, name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
     if custom:
@@ -110,6 +114,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     record_signature(
         model, name=name, batch=batch, seed=seed, options=options, params=params, inputs=specs, labels=labels, loss=arch.loss
     )
+    set_model_meta(model, **{ATTENTION_META: json.dumps(kernels.by_softmax(model.graph, name))})
     # Typed on the graph without its weights' data (shapes do not read it); strict, so check_model need not infer again.
     typed = onnx.shape_inference.infer_shapes(weightless(model), check_type=True, strict_mode=True)
     model.graph.value_info.extend(typed.graph.value_info)
@@ -155,6 +160,36 @@ def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name:
     if not isinstance(output, torch.Tensor):
         raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
     return output
+
+
+class _SoftmaxKernels(TorchDispatchMode):
+    """The softmaxes torch computes in a forward pass, in order: ``fused`` where it calls a fused attention kernel
+    (``_scaled_dot_product_flash_attention_for_cpu`` here), ``materialised`` where it computes a softmax (its math
+    attention kernel, taken with attention dropout, or a model's own softmax)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kernels: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 (torch's signature)
+        name = func.overloadpacket.__name__
+        if name.startswith(("_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention")):
+            self.kernels.append("fused")
+        elif name in ("_softmax", "_safe_softmax"):
+            self.kernels.append("materialised")
+        return func(*args, **(kwargs or {}))
+
+    def by_softmax(self, graph: onnx.GraphProto, name: str) -> dict[str, str]:
+        """Each ``Softmax`` of the exported ``graph`` with the kernel torch ran it with (the same order); none if the
+        counts differ (a softmax the exporter wrote otherwise), with a warning."""
+        softmaxes = [node.name for node in graph.node if node.op_type == "Softmax"]
+        if len(softmaxes) != len(self.kernels):
+            log.warning(
+                "export of %s: %d softmaxes in the graph, %d in torch's forward: attention kernels not recorded "
+                "(--attention torch costs every attention materialised)", name, len(softmaxes), len(self.kernels)
+            )  # fmt: skip
+            return {}
+        return dict(zip(softmaxes, self.kernels, strict=True))
 
 
 def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: InputSpec | None = None) -> InputSpec:

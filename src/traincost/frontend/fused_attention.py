@@ -1,0 +1,235 @@
+"""Fused attention as a modelling choice: save the log-sum-exp, recompute the scores in the backward pass.
+
+A materialised attention (``softmax(Q Kᵀ) V`` as separate ops, torch's math kernel) keeps its probabilities
+``P`` for the backward pass: ``N·H·L²`` values per attention. A fused kernel (FlashAttention; torch's
+``scaled_dot_product_attention`` on this CPU without dropout, ``_scaled_dot_product_flash_attention_for_cpu``)
+keeps only each row's log-sum-exp ``LSE`` (``N·H·L`` values) and, in the backward pass, recomputes the scores
+``S = Q Kᵀ`` (with their scale and mask) and ``P = exp(S − LSE)`` before the gradients.
+
+``fuse_attention`` rewrites a decomposed training step to the fused form: after each chosen attention
+softmax, a forward ``ReduceLogSumExp`` of its input; before its first backward reader, the ops from the
+attention's ``Q Kᵀ`` product to the softmax's input cloned into the backward pass, then ``Exp(S − LSE)``;
+the backward readers of ``P`` read the recomputed one. The step computes the same loss, gradients and updates
+(``traincost cost`` checks it by execution); its cost gains the recompute and loses ``P`` from the saved
+activations.
+
+Which attentions torch runs fused is recorded at export (``attention_kernels``, the ``attention`` metadata):
+per ONNX ``Softmax`` in graph order, ``fused`` where torch called its flash kernel, ``materialised`` where it
+computed a softmax itself (its math kernel, taken with attention dropout, or a model's own softmax).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import onnx
+from onnx import helper
+
+from traincost.errors import ConfigError, GraphError
+from traincost.frontend import ATTENTION_CHOICES
+from traincost.frontend.execute import Executable, example_feeds, max_relative_error
+from traincost.frontend.onnx_graph import PHASE_KEY, consumers, model_meta, node_meta, set_node_meta
+from traincost.frontend.randomness import without_randomness
+from traincost.frontend.rounding import TOLERANCE
+from traincost.frontend.shapes import TensorType, tensor_types
+
+__all__ = [
+    "ATTENTION_META",
+    "SUFFIX",
+    "attention_softmaxes",
+    "check_fused",
+    "chosen_fused",
+    "fuse_attention",
+]
+
+ATTENTION_META = "attention"  # model metadata: JSON {softmax node name: "fused" | "materialised"}, as torch ran it
+SUFFIX = "/fused"
+# Ops between an attention's Q Kᵀ product and its softmax: scale, mask, casts and views.
+_BETWEEN = frozenset({"Mul", "Div", "Add", "Sub", "Where", "Cast", "Identity", "Reshape", "Neg"})
+_PRODUCTS = frozenset({"MatMul"})
+_DEPTH = 6
+
+
+def attention_softmaxes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    """Every forward ``Softmax`` of an attention: name → the indices (in graph order) of the ops from its ``Q Kᵀ``
+    product to its input, the product first.
+
+    An attention softmax reads, through at most ``_DEPTH`` scale, mask, cast or view ops, a ``MatMul``, and its
+    output is read (directly or through a ``Dropout``) by a forward ``MatMul``.
+    """
+    graph = model.graph
+    writer = {name: index for index, node in enumerate(graph.node) for name in node.output if name}
+    readers = consumers(graph)
+    forward = [node_meta(node, PHASE_KEY) in (None, "forward") for node in graph.node]
+    found: dict[str, list[int]] = {}
+    for index, node in enumerate(graph.node):
+        if node.op_type != "Softmax" or not forward[index]:
+            continue
+        chain = _chain_to_product(graph, writer, node.input[0])
+        if chain is None or not _feeds_product(graph, readers, node.output[0]):
+            continue
+        found[node.name] = chain
+    return found
+
+
+def _chain_to_product(graph: onnx.GraphProto, writer: dict[str, int], scores: str) -> list[int] | None:
+    """Indices of the ops from the nearest ``MatMul`` behind ``scores`` to ``scores``'s writer, in graph order."""
+    on_path: set[int] = set()
+    frontier = [(scores, 0)]
+    product = None
+    while frontier:
+        name, depth = frontier.pop()
+        index = writer.get(name)
+        if index is None or depth > _DEPTH:
+            continue
+        node = graph.node[index]
+        if node.op_type in _PRODUCTS:
+            product = index if product is None else max(product, index)
+            on_path.add(index)
+        elif node.op_type in _BETWEEN:
+            on_path.add(index)
+            frontier += [(i, depth + 1) for i in node.input if i]
+    if product is None:
+        return None
+    # only the ops the product reaches: a mask computed beside the scores stays where it is
+    reached, chain = set(graph.node[product].output), [product]
+    for index in sorted(i for i in on_path if i > product):
+        if any(i in reached for i in graph.node[index].input):
+            chain.append(index)
+            reached.update(graph.node[index].output)
+    return chain
+
+
+def _feeds_product(graph: onnx.GraphProto, readers: dict[str, list[onnx.NodeProto]], probabilities: str) -> bool:
+    for reader in readers.get(probabilities, []):
+        if reader.op_type in _PRODUCTS:
+            return True
+        if reader.op_type == "Dropout" and any(r.op_type in _PRODUCTS for r in readers.get(reader.output[0], [])):
+            return True
+    return False
+
+
+def chosen_fused(model: onnx.ModelProto, choice: str) -> list[str]:
+    """The attention softmaxes to fuse under ``choice``: ``torch`` (as the export recorded torch's kernels; none
+    recorded: none), ``materialised`` (none) or ``fused`` (every attention).
+
+    Raises:
+        ConfigError: an unknown choice.
+    """
+    if choice not in ATTENTION_CHOICES:
+        raise ConfigError(f"attention {choice!r}: expected one of {', '.join(ATTENTION_CHOICES)}")
+    found = attention_softmaxes(model)
+    if choice == "materialised":
+        return []
+    if choice == "fused":
+        return list(found)
+    recorded = model_meta(model).get(ATTENTION_META)
+    kernels = json.loads(recorded) if recorded else {}
+    return [name for name in found if kernels.get(name) == "fused"]
+
+
+def fuse_attention(model: onnx.ModelProto, softmaxes: Iterable[str]) -> onnx.ModelProto:
+    """A copy of the decomposed training step ``model`` with each attention of ``softmaxes`` in fused form (see the
+    module's docstring); ``model`` itself if there is none."""
+    chains = {name: chain for name, chain in attention_softmaxes(model).items() if name in set(softmaxes)}
+    if not chains:
+        return model
+    graph = model.graph
+    types = tensor_types(graph)
+    readers = consumers(graph)
+    index_of = {id(node): index for index, node in enumerate(graph.node)}
+    backward = {index for index, node in enumerate(graph.node) if node_meta(node, PHASE_KEY) in ("backward", "recompute")}
+    after: dict[int, list[onnx.NodeProto]] = {}  # forward index -> nodes to append after it
+    before: dict[int, list[onnx.NodeProto]] = {}  # backward index -> nodes to insert before it
+    renamed: dict[int, dict[str, str]] = {}  # backward index -> its inputs read from the recompute
+    infos: list[onnx.ValueInfoProto] = []
+    for index, softmax in enumerate(graph.node):
+        if softmax.name not in chains:
+            continue
+        late = sorted(index_of[id(r)] for r in readers.get(softmax.output[0], []) if index_of[id(r)] in backward)
+        if not late:
+            continue
+        lse, recompute, infos_of = _fused(graph, softmax, chains[softmax.name], types)
+        after.setdefault(index, []).append(lse)
+        before.setdefault(late[0], []).extend(recompute)
+        for reader in late:
+            renamed.setdefault(reader, {})[softmax.output[0]] = recompute[-1].output[0]
+        infos += infos_of
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    for index, node in enumerate(graph.node):
+        out.graph.node.extend(before.get(index, []))
+        copy = out.graph.node.add()
+        copy.CopyFrom(node)
+        if index in renamed:
+            copy.input[:] = [renamed[index].get(i, i) for i in copy.input]
+        out.graph.node.extend(after.get(index, []))
+    out.graph.value_info.extend(infos)
+    return out
+
+
+def _fused(
+    graph: onnx.GraphProto, softmax: onnx.NodeProto, chain: list[int], types: dict[str, TensorType]
+) -> tuple[onnx.NodeProto, list[onnx.NodeProto], list[onnx.ValueInfoProto]]:
+    """For one attention: the forward node of its log-sum-exp, the backward nodes that recompute its probabilities
+    (the last one writes them), and the types of every new tensor."""
+    name, scores, probabilities = softmax.name, softmax.input[0], softmax.output[0]
+    axis = next((helper.get_attribute_value(a) for a in softmax.attribute if a.name == "axis"), -1)
+    lse = helper.make_node(
+        "ReduceLogSumExp", [scores], [f"{name}{SUFFIX}/lse"], name=f"{name}{SUFFIX}/lse", axes=[axis], keepdims=1
+    )
+    _copy_meta(softmax, lse, phase="forward")
+    clones, local = [], {}
+    for index in chain:
+        clone = onnx.NodeProto()
+        clone.CopyFrom(graph.node[index])
+        clone.name = f"{clone.name}{SUFFIX}"
+        clone.input[:] = [local.get(i, i) for i in clone.input]
+        for position, output in enumerate(clone.output):
+            if output:
+                local[output] = clone.output[position] = f"{output}{SUFFIX}"
+        set_node_meta(clone, phase="backward")
+        clones.append(clone)
+    shifted = helper.make_node("Sub", [local[scores], lse.output[0]], [f"{name}{SUFFIX}/shifted"], name=f"{name}{SUFFIX}/shift")
+    exp = helper.make_node("Exp", [shifted.output[0]], [f"{probabilities}{SUFFIX}"], name=f"{name}{SUFFIX}/exp")
+    for node in (shifted, exp):
+        _copy_meta(softmax, node, phase="backward")
+    shape, elem = types[scores].shape, types[scores].elem_type
+    reduced = tuple(1 if d == axis % len(shape) else n for d, n in enumerate(shape))
+    infos = [helper.make_tensor_value_info(lse.output[0], elem, reduced)]
+    infos += [helper.make_tensor_value_info(local[o], types[o].elem_type, types[o].shape) for o in local if o in types]
+    infos += [helper.make_tensor_value_info(n, elem, shape) for n in (shifted.output[0], exp.output[0])]
+    return lse, [*clones, shifted, exp], infos
+
+
+def _copy_meta(source: onnx.NodeProto, target: onnx.NodeProto, *, phase: str) -> None:
+    """``target`` annotated as ``source`` is (its layer), in ``phase``."""
+    target.metadata_props.extend(source.metadata_props)
+    set_node_meta(target, phase=phase)
+
+
+def check_fused(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int) -> float:
+    """Run the step before and after ``fuse_attention`` in ONNX Runtime (every random draw at its keep value) on the same
+    batch and random optimizer states; returns the largest relative difference of any output (loss, gradients,
+    updates).
+
+    Raises:
+        GraphError: an output differs by more than ``rounding.TOLERANCE``: ``exp(S − LSE)`` and the softmax agree to a
+            few ulps, so more means the rewrite read something else.
+    """
+    before, after = without_randomness(before), without_randomness(after)
+    feeds = example_feeds(before, seed=seed, states="random")
+    original = Executable(before)
+    outputs = [value.name for value in before.graph.output]
+    expected = original.run(feeds, outputs)
+    actual = Executable(after, weights=original.weights).run(feeds, outputs)
+    errors = {name: max_relative_error(expected[name], actual[name]) for name in outputs}
+    worst = max(errors, key=errors.__getitem__)
+    if not errors[worst] <= TOLERANCE:
+        raise GraphError(
+            f"graph {before.graph.name!r}: fused attention changes the step: {worst!r} differs by {errors[worst]:.2e} "
+            f"(> {TOLERANCE})"
+        )
+    return errors[worst]
