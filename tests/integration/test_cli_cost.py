@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.test_cli import assert_clean_failure
-from tests.reliability.conftest import EDGE_TPU, cli
+from tests.reliability.conftest import EDGE_TPU, cli, importable
 
 USER_MODULE = textwrap.dedent(
     """
@@ -31,9 +31,7 @@ USER_MODULE = textwrap.dedent(
 
 @pytest.fixture
 def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "user_nets.py").write_text(USER_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return "user_nets"
+    return importable(tmp_path, monkeypatch, "user_nets", USER_MODULE)
 
 
 def test_a_users_module_is_costed_in_one_command(user_module: str, tmp_path: Path) -> None:

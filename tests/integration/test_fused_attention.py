@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.reliability.conftest import EDGE_TPU, cli
+from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost import models
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.memory.torch_measure import measure_torch_memory
@@ -27,9 +27,7 @@ BATCH, HEADS, TOKENS, WIDTH, LAYERS = 2, 2, 8, 8, 2
 
 @pytest.fixture
 def encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "encoder_nets.py").write_text(ENCODER)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return "encoder_nets:encoder"
+    return f"{importable(tmp_path, monkeypatch, 'encoder_nets', ENCODER)}:encoder"
 
 
 def _cost(encoder: str, out: Path, *extra: object) -> tuple[str, pd.DataFrame, pd.DataFrame]:

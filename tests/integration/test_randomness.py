@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.reliability.conftest import EDGE_TPU, cli
+from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost.frontend.execute import Executable
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.torch_randomness import no_randomness
@@ -47,9 +47,7 @@ RANDOM_MODULE = textwrap.dedent(
 
 @pytest.fixture
 def random_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "random_nets.py").write_text(RANDOM_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return "random_nets:drops"
+    return f"{importable(tmp_path, monkeypatch, 'random_nets', RANDOM_MODULE)}:drops"
 
 
 def test_every_random_draw_is_costed_with_its_mask_saved_and_checked(random_module: str, tmp_path: Path) -> None:

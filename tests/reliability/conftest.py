@@ -66,6 +66,14 @@ def cli(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(["traincost", *argv], status, out.getvalue(), err.getvalue())
 
 
+def importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, source: str) -> str:
+    """Write ``source`` as the module ``module`` in ``tmp_path`` and put it on the path for the rest of the test;
+    returns the module's name (a user's factory module, as ``traincost cost`` imports it)."""
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return module
+
+
 def run_ok(*args: object) -> subprocess.CompletedProcess[str]:
     result = cli(*args)
     assert result.returncode == 0, result.stderr

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.reliability.conftest import EDGE_TPU, cli
+from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost.frontend.adaptive_pool import pooling_matrix
 
 
@@ -33,10 +33,9 @@ POOLED = textwrap.dedent(
 
 
 def test_a_model_pooling_to_a_size_that_does_not_divide_its_map_is_costed(tmp_path: Path, monkeypatch) -> None:
-    (tmp_path / "pooled_nets.py").write_text(POOLED)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importable(tmp_path, monkeypatch, "pooled_nets", POOLED)
     out = tmp_path / "cost"
-    result = cli("cost", "pooled_nets:pooled", "--input-shape", "3,4,4", "--batch", 2, "--hardware", EDGE_TPU, "--out-dir", out)
+    result = cli("cost", f"{module}:pooled", "--input-shape", "3,4,4", "--batch", 2, "--hardware", EDGE_TPU, "--out-dir", out)
     assert result.returncode == 0, result.stderr  # exported, and its training step verified by execution
     ops = pd.read_parquet(out / "ops.parquet")
     pooling = ops[(ops["phase"] == "forward") & (ops["op_type"] == "MatMul")]
