@@ -17,9 +17,8 @@ from torch import nn
 from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
 
 from traincost import models
-from traincost.frontend.export import output_sensitivity
+from traincost.frontend.export import built_model, output_sensitivity, probe_output
 from traincost.frontend.rounding import NOISE
-from traincost.frontend.torch_randomness import no_randomness
 
 _library = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live as long as it does
 _library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
@@ -184,37 +183,36 @@ class ZooCase:
 
 def zoo_case(zoo: str, name: str) -> ZooCase:
     """The builder ``name`` of ``zoo`` (``torchvision`` or ``timm``) at the smallest side of ``SIDES`` its forward accepts
-    (a ViT's image size set to that side where the builder takes one) with an output that is not float32 noise: one
-    that one-ulp nudges of the input move by at most ``rounding.NOISE``, as the export check requires (a BatchNorm
-    over the 2 values per channel of a 1x1 map at batch 2 makes RegNet's and DenseNet's outputs at 32x32 noise).
+    (a ViT's image size set to that side where the builder takes one) with an output that is not float32 noise: the
+    export's own probe, on the weights and batch ``traincost cost`` draws (seed 0, batch 2), moved by at most
+    ``rounding.NOISE`` by one-ulp nudges of the input, as the export check requires (a BatchNorm over the 2 values per
+    channel of a 1x1 map at batch 2 makes RegNet's and DenseNet's outputs at 32x32 noise).
 
     Raises:
         ValueError: no side of ``SIDES`` runs.
     """
     if zoo == "torchvision":
-        factory, build, base = "tests.third_party:torchvision_model", torchvision_model, TORCHVISION_KWARGS.get(name, {})
-        sized = {"image_size": lambda side: side, "input_size": lambda side: (side, side)}
+        factory, base = "tests.third_party:torchvision_model", TORCHVISION_KWARGS.get(name, {})
+        sized = {"image_size": lambda side: side, "input_size": lambda side: [side, side]}
     else:
-        factory, build, base = "tests.third_party:timm_model", timm_model, {}
+        factory, base = "tests.third_party:timm_model", {}
         sized = {"img_size": lambda side: side}
     base = {"name": name, "num_classes": CLASSES, **base}
     failures = []
     for side in SIDES:
         for key, value in [*sized.items(), (None, None)]:
             kwargs = base if key is None else {**base, key: value(side)}
+            spec = models.InputSpec("input", (3, side, side), "float32")
+            probe = models.register_factory(factory, inputs=(spec,), kwargs=kwargs, name=f"{zoo}_{name}_probe")
             try:
-                torch.manual_seed(0)
-                model = build(**kwargs).train()
-                image = {"input": torch.randn(2, 3, side, side)}
-                with torch.no_grad(), no_randomness():
-                    output = model(*image.values())
+                _, _, module, inputs = built_model(probe, batch=2, seed=0, options={})
+                module.train()
+                output = probe_output(module, inputs, probe)
             except Exception as err:  # a builder rejects a size in any way
                 failures.append(f"{side}: {type(err).__name__}")
                 continue
-            if not isinstance(output, torch.Tensor):
-                failures.append(f"{side}: returns {type(output).__name__}")
-            elif (sensitivity := output_sensitivity(model, image, output, seed=0)) > NOISE:
+            if (sensitivity := output_sensitivity(module, inputs, output, seed=0)) > NOISE:
                 failures.append(f"{side}: rounding moves the output by {sensitivity:.1e}")
             else:
-                return ZooCase(name, factory, {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()}, side)
+                return ZooCase(name, factory, kwargs, side)
     raise ValueError(f"{zoo} {name}: no side of {SIDES} runs ({'; '.join(failures[-3:])})")
