@@ -219,6 +219,11 @@ LAYERS = {
         Layer("adaptive_avg_pool_3", "nn.AdaptiveAvgPool2d(3)", _conv_then(nn.AdaptiveAvgPool2d(3), side=3)),
         Layer("adaptive_avg_pool_4", "nn.AdaptiveAvgPool2d(4) of a 6x6 map", _conv_then(nn.AdaptiveAvgPool2d(4), side=4)),
         Layer("max_pool", "nn.MaxPool2d(2)", _conv_then(nn.MaxPool2d(2), side=3)),
+        Layer(
+            "avg_pool_without_padding",
+            "nn.AvgPool2d(3, 2, 1, count_include_pad=False) (PoolFormer's, strided)",
+            _conv_then(nn.AvgPool2d(3, 2, 1, count_include_pad=False), side=3),
+        ),
         Layer("strided_slice", "x[..., 0::2, 1::2] (Swin's PatchMerging)", _StridedSlices),
         Layer("dropout", "nn.Dropout(0.3)", _conv_then(nn.Dropout(0.3))),
         Layer("attention_dropout", "nn.MultiheadAttention(dropout=0.25)", _SelfAttentionDropout, shape=(6, 8)),

@@ -9,6 +9,7 @@ before and after (``decompose.verify_decomposition``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -664,7 +665,9 @@ def slice_grad(ctx: RuleContext) -> None:
 @rule("", "AveragePoolGrad")
 @rule(MS, "AveragePoolGrad")
 def average_pool_grad(ctx: RuleContext) -> None:
-    """dX = ConvTranspose of dY (one channel at a time) with a k×k kernel of 1/(k·k)."""
+    """dX = ConvTranspose of dY (one channel at a time) with a k×k kernel of 1/(k·k); padded pooling that does not
+    count the padding (PoolFormer's ``AvgPool2d(count_include_pad=False)``) divides each dY by its window's count of
+    input elements first and spreads it with a kernel of ones."""
     make = ctx.make
     d_y = ctx.input(0)
     dy_t, x_t = ctx.type_of(d_y), ctx.type_of(ctx.output(0))
@@ -672,18 +675,27 @@ def average_pool_grad(ctx: RuleContext) -> None:
     kernel = list(ctx.attr("kernel_shape"))
     strides = list(ctx.attr("strides", [1] * spatial))
     pads = list(ctx.attr("pads", [0] * 2 * spatial))
-    if any(pads) and not int(ctx.attr("count_include_pad", 0)):
-        raise ctx.unsupported("padded average pooling without count_include_pad is not decomposed")
+    excluded = any(pads) and not int(ctx.attr("count_include_pad", 0))
+    if excluded and int(ctx.attr("ceil_mode", 0)):
+        raise ctx.unsupported("padded average pooling in ceil mode without count_include_pad is not decomposed")
     if kernel == [1] * spatial and strides == [1] * spatial and not any(pads):
         make.op("Identity", [d_y], outputs=[ctx.output(0)])
         return
     n, c = x_t.shape[:2]
-    weights = np.full([1, 1, *kernel], 1.0 / math.prod(kernel), dtype=helper.tensor_dtype_to_np_dtype(x_t.elem_type))
+    dtype = helper.tensor_dtype_to_np_dtype(x_t.elem_type)
+    weights = np.full([1, 1, *kernel], 1.0 if excluded else 1.0 / math.prod(kernel), dtype=dtype)
     output_padding = [
         x_t.shape[2 + i] - (strides[i] * (dy_t.shape[2 + i] - 1) + kernel[i] - pads[i] - pads[spatial + i])
         for i in range(spatial)
     ]
     planes = make.op("Reshape", [d_y, _i64(make, [n * c, 1, *dy_t.shape[2:]], "shape")])
+    if excluded:  # each output's divisor: the input elements its window covers
+        counts = [
+            [min(o * strides[i] - pads[i] + kernel[i], x_t.shape[2 + i]) - max(o * strides[i] - pads[i], 0) for o in range(size)]
+            for i, size in enumerate(dy_t.shape[2:])
+        ]
+        divisor = functools.reduce(np.multiply, np.ix_(*[np.asarray(axis, dtype=np.float64) for axis in counts]))
+        planes = make.op("Mul", [planes, make.const((1.0 / divisor).astype(dtype)[None, None], "inverse_counts")])
     spread = make.op(
         "ConvTranspose",
         [planes, make.const(weights, "kernel")],
