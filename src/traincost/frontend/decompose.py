@@ -18,6 +18,7 @@ import onnx
 from onnx import helper
 
 from traincost.errors import UnsupportedOpError
+from traincost.frontend.backward_recompute import recompute_rewritten_activations
 from traincost.frontend.execute import record_shapes, weightless
 from traincost.frontend.gradient_rules import COMPOSITE_STANDARD_OPS, RULES, RuleContext
 from traincost.frontend.onnx_graph import (
@@ -86,6 +87,7 @@ def decompose(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto:
     stage = model_meta(model).get("stage", "train_step")
     result.graph.name = graph.name.replace(stage, f"{stage}_decomposed")
     set_model_meta(result, stage=f"{stage}.decomposed")
+    result = recompute_rewritten_activations(result)  # their intermediates, as torch's kernels keep only one tensor
     record_shapes(result, seed=seed)
     # The weights are checked as typed inputs: copied unchanged from ``model``, their data is not serialised again.
     onnx.checker.check_model(weightless(result))

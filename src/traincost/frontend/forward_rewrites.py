@@ -11,6 +11,7 @@ rewrite is checked by executing the forward graph before and after (``tests/unit
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import ChainMap
@@ -21,10 +22,19 @@ import onnx
 from onnx import helper
 
 from traincost.errors import GraphError, UnsupportedOpError
+from traincost.frontend.backward_recompute import REWRITES_META
 from traincost.frontend.execute import example_feeds, max_relative_error, run
 from traincost.frontend.gelu_fusion import fuse_tanh_gelu
 from traincost.frontend.gradient_rules import RuleContext
-from traincost.frontend.onnx_graph import IR_VERSION, OPSET, NodeFactory, initializer_values, model_meta, producers
+from traincost.frontend.onnx_graph import (
+    IR_VERSION,
+    OPSET,
+    NodeFactory,
+    initializer_values,
+    model_meta,
+    producers,
+    set_model_meta,
+)
 from traincost.frontend.shapes import TensorType, tensor_types
 
 __all__ = ["FORWARD_REWRITES", "TOLERANCE", "no_gradient_error", "rewrite_forward"]
@@ -85,6 +95,10 @@ def rewrite_forward(model: onnx.ModelProto, *, seed: int = 0) -> onnx.ModelProto
         result.graph.initializer.extend(make.initializers)
     replaced = [*checked, *(name for node in targets for name in node.output if name)]
     _check(model, result, {name: written_by[name] for name in replaced}, seed=seed)
+    recorded = json.loads(model_meta(result).get(REWRITES_META, "{}"))
+    set_model_meta(
+        result, **{REWRITES_META: json.dumps(recorded | {node.name: node.op_type for node in targets}, sort_keys=True)}
+    )
     return result
 
 

@@ -28,11 +28,12 @@ from onnx import helper
 
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend import ATTENTION_CHOICES
+from traincost.frontend.backward_recompute import BackwardEdits
 from traincost.frontend.execute import Executable, example_feeds, max_relative_error
 from traincost.frontend.onnx_graph import PHASE_KEY, consumers, model_meta, node_meta, set_node_meta
 from traincost.frontend.randomness import without_randomness
 from traincost.frontend.rounding import TOLERANCE
-from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.frontend.shapes import tensor_types
 
 __all__ = [
     "ATTENTION_META",
@@ -133,81 +134,30 @@ def fuse_attention(model: onnx.ModelProto, softmaxes: Iterable[str]) -> onnx.Mod
     """A copy of the decomposed training step ``model`` with each attention of ``softmaxes`` in fused form (see the
     module's docstring); ``model`` itself if there is none."""
     chains = {name: chain for name, chain in attention_softmaxes(model).items() if name in set(softmaxes)}
-    if not chains:
-        return model
-    graph = model.graph
-    types = tensor_types(graph)
-    readers = consumers(graph)
-    index_of = {id(node): index for index, node in enumerate(graph.node)}
-    backward = {index for index, node in enumerate(graph.node) if node_meta(node, PHASE_KEY) in ("backward", "recompute")}
-    after: dict[int, list[onnx.NodeProto]] = {}  # forward index -> nodes to append after it
-    before: dict[int, list[onnx.NodeProto]] = {}  # backward index -> nodes to insert before it
-    renamed: dict[int, dict[str, str]] = {}  # backward index -> its inputs read from the recompute
-    infos: list[onnx.ValueInfoProto] = []
-    for index, softmax in enumerate(graph.node):
+    edits = BackwardEdits(model)
+    types = tensor_types(model.graph)
+    for index, softmax in enumerate(model.graph.node):
         if softmax.name not in chains:
             continue
-        late = sorted(index_of[id(r)] for r in readers.get(softmax.output[0], []) if index_of[id(r)] in backward)
-        if not late:
+        name, scores, probabilities = softmax.name, softmax.input[0], softmax.output[0]
+        axis = next((helper.get_attribute_value(a) for a in softmax.attribute if a.name == "axis"), -1)
+        prefix = f"{name}{SUFFIX}"
+        lse = helper.make_node("ReduceLogSumExp", [scores], [f"{prefix}/lse"], name=f"{prefix}/lse", axes=[axis], keepdims=1)
+        clones, local = edits.clones(chains[name], SUFFIX)
+        shifted = helper.make_node("Sub", [local[scores], lse.output[0]], [f"{prefix}/shifted"], name=f"{prefix}/shift")
+        exp = helper.make_node("Exp", [shifted.output[0]], [f"{probabilities}{SUFFIX}"], name=f"{prefix}/exp")
+        for node, phase in ((lse, "forward"), (shifted, "backward"), (exp, "backward")):
+            node.metadata_props.extend(softmax.metadata_props)  # its layer
+            set_node_meta(node, phase=phase)
+        if not edits.recompute([*clones, shifted, exp], {probabilities: exp.output[0]}):
             continue
-        lse, recompute, infos_of = _fused(graph, softmax, chains[softmax.name], types)
-        after.setdefault(index, []).append(lse)
-        before.setdefault(late[0], []).extend(recompute)
-        for reader in late:
-            renamed.setdefault(reader, {})[softmax.output[0]] = recompute[-1].output[0]
-        infos += infos_of
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    del out.graph.node[:]
-    for index, node in enumerate(graph.node):
-        out.graph.node.extend(before.get(index, []))
-        copy = out.graph.node.add()
-        copy.CopyFrom(node)
-        if index in renamed:
-            copy.input[:] = [renamed[index].get(i, i) for i in copy.input]
-        out.graph.node.extend(after.get(index, []))
-    out.graph.value_info.extend(infos)
-    return out
-
-
-def _fused(
-    graph: onnx.GraphProto, softmax: onnx.NodeProto, chain: list[int], types: dict[str, TensorType]
-) -> tuple[onnx.NodeProto, list[onnx.NodeProto], list[onnx.ValueInfoProto]]:
-    """For one attention: the forward node of its log-sum-exp, the backward nodes that recompute its probabilities
-    (the last one writes them), and the types of every new tensor."""
-    name, scores, probabilities = softmax.name, softmax.input[0], softmax.output[0]
-    axis = next((helper.get_attribute_value(a) for a in softmax.attribute if a.name == "axis"), -1)
-    lse = helper.make_node(
-        "ReduceLogSumExp", [scores], [f"{name}{SUFFIX}/lse"], name=f"{name}{SUFFIX}/lse", axes=[axis], keepdims=1
-    )
-    _copy_meta(softmax, lse, phase="forward")
-    clones, local = [], {}
-    for index in chain:
-        clone = onnx.NodeProto()
-        clone.CopyFrom(graph.node[index])
-        clone.name = f"{clone.name}{SUFFIX}"
-        clone.input[:] = [local.get(i, i) for i in clone.input]
-        for position, output in enumerate(clone.output):
-            if output:
-                local[output] = clone.output[position] = f"{output}{SUFFIX}"
-        set_node_meta(clone, phase="backward")
-        clones.append(clone)
-    shifted = helper.make_node("Sub", [local[scores], lse.output[0]], [f"{name}{SUFFIX}/shifted"], name=f"{name}{SUFFIX}/shift")
-    exp = helper.make_node("Exp", [shifted.output[0]], [f"{probabilities}{SUFFIX}"], name=f"{name}{SUFFIX}/exp")
-    for node in (shifted, exp):
-        _copy_meta(softmax, node, phase="backward")
-    shape, elem = types[scores].shape, types[scores].elem_type
-    reduced = tuple(1 if d == axis % len(shape) else n for d, n in enumerate(shape))
-    infos = [helper.make_tensor_value_info(lse.output[0], elem, reduced)]
-    infos += [helper.make_tensor_value_info(local[o], types[o].elem_type, types[o].shape) for o in local if o in types]
-    infos += [helper.make_tensor_value_info(n, elem, shape) for n in (shifted.output[0], exp.output[0])]
-    return lse, [*clones, shifted, exp], infos
-
-
-def _copy_meta(source: onnx.NodeProto, target: onnx.NodeProto, *, phase: str) -> None:
-    """``target`` annotated as ``source`` is (its layer), in ``phase``."""
-    target.metadata_props.extend(source.metadata_props)
-    set_node_meta(target, phase=phase)
+        edits.after.setdefault(index, []).append(lse)
+        shape, elem = types[scores].shape, types[scores].elem_type
+        reduced = tuple(1 if d == axis % len(shape) else n for d, n in enumerate(shape))
+        edits.infos.append(helper.make_tensor_value_info(lse.output[0], elem, reduced))
+        edits.infos += [helper.make_tensor_value_info(local[o], types[o].elem_type, types[o].shape) for o in local if o in types]
+        edits.infos += [helper.make_tensor_value_info(n, elem, shape) for n in (shifted.output[0], exp.output[0])]
+    return edits.apply()
 
 
 def check_fused(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int) -> float:
