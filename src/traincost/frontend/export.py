@@ -47,6 +47,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LOGITS = "logits"
+_PROTOBUF_LIMIT_BYTES = 2**31  # the largest message protobuf serialises: an ONNX graph with its weights inline
 _WRAPPED = "model."  # prefix of the user's parameters inside the module that adds a custom loss
 
 
@@ -84,6 +85,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     options = dict(options or {})
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
     module.train()
+    _check_protobuf_size(module, name)
     params = [n for n, _ in module.named_parameters()]
     # The buffers as built (BatchNorm statistics, which the probe and the tracing move): restored in the graph below.
     buffers = {k: v.detach().clone() for k, v in module.state_dict().items() if k not in set(params)}
@@ -128,6 +130,22 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name, sensitivity=sensitivity)
     log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
     return model
+
+
+def _check_protobuf_size(module: torch.nn.Module, name: str) -> None:
+    """Refuse a module whose weights an ONNX protobuf cannot hold in one piece (2 GiB): the exporter would fail after
+    tracing, and every later stage reads the graph whole.
+
+    Raises:
+        ConfigError: naming the model, its size and what to do.
+    """
+    size = sum(t.numel() * t.element_size() for t in [*module.parameters(), *module.buffers()])
+    if size >= _PROTOBUF_LIMIT_BYTES:
+        raise ConfigError(
+            f"model {name!r}: its parameters and buffers take {size / 1e9:.2f} GB, more than the 2 GiB an ONNX graph "
+            "holds in one protobuf, which the ONNX front end reads whole; cost a smaller variant (fewer layers or a "
+            "narrower width)"
+        )
 
 
 def built_model(
