@@ -449,3 +449,4 @@ def test_a_forward_op_without_gradient_is_one_error_naming_op_and_node(monkeypat
         build_train_step(export_model(layer.name, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=LR))
     message = str(info.value)
     assert "no gradient for Floor (node '/Floor')" in message and "\n" not in message
+    assert "write that part of the model with ops it lists" in message  # what to do

@@ -109,10 +109,15 @@ def no_gradient_error(graph_name: str, message: str) -> UnsupportedOpError | Non
     if found is None:
         return None
     op_type, node = found.groups()
+    instead = _INSTEAD.get(op_type, "ops it lists")
     return UnsupportedOpError(
         f"graph {graph_name!r}: ONNX Runtime Training has no gradient for {op_type} (node {node!r}) and no forward "
-        "rewrite replaces it; docs/operators.md lists the layers that train"
+        f"rewrite replaces it; write that part of the model with {instead} (docs/operators.md lists the layers that train)"
     )
+
+
+# What a user can write instead of a forward op no gradient covers, where the zoo run met one.
+_INSTEAD = {"Einsum": "torch.matmul and transposes instead of torch.einsum (torchvision's MaxViT uses it)"}
 
 
 def _check(before: onnx.ModelProto, after: onnx.ModelProto, written_by: dict[str, onnx.NodeProto], *, seed: int) -> None:
