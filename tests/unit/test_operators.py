@@ -102,6 +102,21 @@ class _SelfAttentionDropout(nn.Module):
         return self.head(self.attention(x, x, x, need_weights=False)[0].flatten(1))
 
 
+class _Einsum(nn.Module):
+    """MaxViT's attention as it writes it: ``torch.einsum`` for Q Kᵀ and for the product with V, plus an index summed in
+    one operand alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv, self.out = nn.Linear(8, 24), nn.Linear(6 * 8, CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x).reshape(x.shape[0], 6, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        scores = torch.einsum("b g i d, b g j d -> b g i j", q, k).softmax(-1)
+        y = torch.einsum("bgij,bgjd->bigd", scores, v) + torch.einsum("bgid,bgje->bige", q, v)
+        return self.out(y.reshape(x.shape[0], -1))
+
+
 class _Embedding(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -187,6 +202,7 @@ LAYERS = {
             lambda: _Attention("additive"),
             shape=(6, 8),
         ),
+        Layer("einsum", "torch.einsum (MaxViT's attention)", _Einsum, shape=(6, 8)),
         Layer("upsample_nearest", "nn.Upsample(scale_factor=2)", _conv_then(nn.Upsample(scale_factor=2), side=12)),
         Layer(
             "upsample_bilinear",

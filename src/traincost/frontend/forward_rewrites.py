@@ -109,15 +109,10 @@ def no_gradient_error(graph_name: str, message: str) -> UnsupportedOpError | Non
     if found is None:
         return None
     op_type, node = found.groups()
-    instead = _INSTEAD.get(op_type, "ops it lists")
     return UnsupportedOpError(
         f"graph {graph_name!r}: ONNX Runtime Training has no gradient for {op_type} (node {node!r}) and no forward "
-        f"rewrite replaces it; write that part of the model with {instead} (docs/operators.md lists the layers that train)"
+        "rewrite replaces it; write that part of the model with ops it lists (docs/operators.md lists the layers that train)"
     )
-
-
-# What a user can write instead of a forward op no gradient covers, where the zoo run met one.
-_INSTEAD = {"Einsum": "torch.matmul and transposes instead of torch.einsum (torchvision's MaxViT uses it)"}
 
 
 def _check(before: onnx.ModelProto, after: onnx.ModelProto, written_by: dict[str, onnx.NodeProto], *, seed: int) -> None:
@@ -224,6 +219,51 @@ def hard_swish(ctx: RuleContext) -> None:
     elem = ctx.type_of(x).elem_type
     z = make.op("Add", [make.op("Mul", [x, _f(make, 1 / 6, elem, "sixth")]), _f(make, 0.5, elem, "half")])
     make.op("Mul", [x, _clip01(make, z, elem)], outputs=[ctx.output(0)])
+
+
+@_rewrite("Einsum")
+def einsum(ctx: RuleContext) -> None:
+    """Two-operand einsum as one batched MatMul between Transposes and Reshapes (MaxViT's attention).
+
+    The operands are transposed and reshaped to (batch, kept, contracted) and (batch, contracted, kept), multiplied,
+    then reshaped and transposed to the output's order; an index in one operand only and not in the output is summed
+    first (torchvision MaxViT's ``B G H I D, B G H J D -> B G H I J``).
+    """
+    make = ctx.make
+    equation = ctx.attr("equation")
+    equation = (equation.decode() if isinstance(equation, bytes) else str(equation)).replace(" ", "")
+    if "->" not in equation or "." in equation or len(ctx.node.input) != 2:
+        raise ctx.unsupported(f"einsum {equation!r}: only two operands with an explicit output and no ellipsis")
+    operands, out = equation.split("->")
+    subscripts = operands.split(",")
+    if any(len(set(sub)) != len(sub) for sub in subscripts) or len(set(out)) != len(out):
+        raise ctx.unsupported(f"einsum {equation!r}: an index repeated within an operand (a trace or diagonal)")
+    size = {}
+    names = [ctx.input(0), ctx.input(1)]
+    for k, sub in enumerate(subscripts):
+        size |= dict(zip(sub, ctx.type_of(names[k]).shape, strict=True))
+    for k, sub in enumerate(subscripts):  # summed in this operand alone
+        alone = [axis for axis, index in enumerate(sub) if index not in subscripts[1 - k] and index not in out]
+        if alone:
+            names[k] = make.op("ReduceSum", [names[k], _i64(make, alone, "axes")], keepdims=0)
+            subscripts[k] = "".join(index for axis, index in enumerate(sub) if axis not in alone)
+    a, b = subscripts
+    batch = [i for i in a if i in b and i in out]
+    contracted = [i for i in a if i in b and i not in out]
+    left, right = [i for i in a if i not in b], [i for i in b if i not in a]
+
+    def matrix(name: str, sub: str, order: list[str], rows: list[str]) -> str:
+        moved = make.op("Transpose", [name], perm=[sub.index(i) for i in order])
+        shape = [math.prod(size[i] for i in batch), math.prod(size[i] for i in rows), -1]
+        return make.op("Reshape", [moved, _i64(make, shape, "shape")])
+
+    product = make.op(
+        "MatMul",
+        [matrix(names[0], a, batch + left + contracted, left), matrix(names[1], b, batch + contracted + right, contracted)],
+    )
+    order = batch + left + right
+    spread = make.op("Reshape", [product, _i64(make, [size[i] for i in order], "shape")])
+    make.op("Transpose", [spread], outputs=[ctx.output(0)], perm=[order.index(i) for i in out])
 
 
 @_rewrite("Elu")
