@@ -21,7 +21,7 @@ from traincost.frontend.gradient_rules import RULES, Rule, RuleContext
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta, set_node_meta
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error
+from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 from traincost.frontend.verification import verify_decomposition
@@ -516,7 +516,7 @@ def test_a_relu6_element_the_nudges_flip_is_pinned_in_the_nudged_executions(monk
     monkeypatch.setattr(verification_module._Pinner, "run", recording)
     check = verify_decomposition(train, after)
     assert check.branch_flips == 0
-    assert pins == [{source: 1}] * verification_module._NUDGES, pins  # one element pinned in every nudged execution
+    assert pins == [{source: 1}] * NUDGES, pins  # one element pinned in every nudged execution
     tensors = {t.name: t for t in check.tensors}
     for name in ("0.weight_grad", "1.weight_grad", "4.weight_grad", "0.weight.updated"):
         assert tensors[name].held and 0 < tensors[name].sensitivity and tensors[name].error <= tensors[name].limit

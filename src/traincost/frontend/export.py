@@ -27,7 +27,7 @@ from traincost.frontend.execute import Executable, max_relative_error, record_sh
 from traincost.frontend.fused_attention import ATTENTION_META
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
-from traincost.frontend.rounding import NOISE, allowed_error, differs, nudge
+from traincost.frontend.rounding import NOISE, allowed_error, differs, sensitivity
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import LOSSES, InputSpec, draw_tensors
@@ -351,15 +351,11 @@ def check_against_torch(
 
 
 def output_sensitivity(module: torch.nn.Module, inputs: dict[str, torch.Tensor], expected: torch.Tensor, *, seed: int) -> float:
-    """How far float32 rounding moves the module's output (``expected``, from ``probe_output``): its largest relative
-    change over two executions on the float inputs nudged by one ulp (``rounding.nudge``), every draw kept."""
-    rng = np.random.default_rng(seed)
-    change = 0.0
-    for _ in range(2):
-        nudged = {key: value.numpy().copy() for key, value in inputs.items()}
-        for value in nudged.values():
-            nudge(value, rng)
+    """How far float32 rounding moves the module's output (``expected``, from ``probe_output``): ``rounding.sensitivity``
+    of the forward, every draw kept, on the float inputs nudged by one ulp."""
+
+    def forward(feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         with torch.no_grad(), no_randomness():
-            output = module(*(torch.from_numpy(value) for value in nudged.values()))
-        change = max(change, max_relative_error(expected.numpy(), output.numpy()))
-    return change
+            return {"output": module(*(torch.from_numpy(value) for value in feeds.values())).numpy()}
+
+    return sensitivity(forward, {key: value.numpy() for key, value in inputs.items()}, {"output": expected.numpy()}, seed=seed)

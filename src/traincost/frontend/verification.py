@@ -25,7 +25,7 @@ from traincost.frontend.execute import Executable, example_feeds, max_relative_e
 from traincost.frontend.onnx_graph import IR_VERSION, LOSS_OUTPUT, OPSET, NodeFactory, initializer_map, model_meta
 from traincost.frontend.optimizer import updated_name
 from traincost.frontend.randomness import without_randomness
-from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge
+from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error, differs, nudge, sensitivity
 from traincost.frontend.shapes import TensorType, tensor_types
 from traincost.progress import progress
 
@@ -33,11 +33,6 @@ __all__ = ["DecompositionCheck", "TensorCheck", "verify_decomposition"]
 
 log = logging.getLogger(__name__)
 
-# Nudged executions; a tensor's sensitivity is its largest change over them. One can miss a tensor
-# whose largest change sits in one element (an Adam update where the second moment is near 0): on
-# VGG-16-BN (CIFAR) with Adam an error end to end was 8 times one nudge's change, at most 2.4 times
-# the larger of two.
-_NUDGES = 2
 # Bytes of reference tensors fetched per execution of the original graph for the node-by-node check: GPT-2 124M's
 # composite nodes read 3.9 GB, fetched in one execution (peak 6.8 GB; 1 GB per execution took five, 45 s more).
 _CHECK_BYTES = 4_000_000_000
@@ -164,7 +159,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     run on the same batch and random optimizer states; the loss, every parameter's gradient and every
     updated parameter (and BatchNorm statistic) must match within what rounding explains
     (``rounding.allowed_error``): ``TOLERANCE`` or, if larger, ten times its sensitivity, its largest
-    change over ``_NUDGES`` executions of ``before`` with every float input nudged by one ulp with
+    change over ``NUDGES`` executions of ``before`` with every float input nudged by one ulp with
     random signs (``rounding.nudge``). The two graphs round differently, and the differences add up through the
     layers; where a graph amplifies them, e.g. BatchNorm over the 4 values per channel of
     VGG-16-BN's 2x2 maps at batch 1, they reach 1e-4, and nudging the inputs moves those tensors as
@@ -253,7 +248,7 @@ def _check_nodes(
     fetched in the same execution.
 
     A node's outputs must match the kernel's within ``rounding.TOLERANCE`` or, where the kernel itself moves more
-    on inputs nudged by one ulp (``_node_sensitivity``), within what rounding explains.
+    on inputs nudged by one ulp (``rounding.sensitivity``), within what rounding explains.
 
     The composite nodes are taken in slices whose inputs take at most ``_CHECK_BYTES``, fetched in
     one execution of the part of ``before`` they depend on and let go after their last reader in the
@@ -278,40 +273,31 @@ def _check_nodes(
             for name in inputs:
                 if last_reader.get(name) == index:
                     del fetched[name]  # the slice's last reader: one tensor fewer in memory
-            reference = run(_alone(node, before, types), inputs, outputs)
+            alone = _alone(node, before, types)
+            reference = run(alone, inputs, outputs)
             values = run(_isolated(node, make, types, constants, outputs), inputs, outputs)
             if node.op_type in _SUM_OF_PRODUCTS_OPS:
-                magnitudes |= _magnitudes(node, before, types, inputs)
+                magnitudes |= _magnitudes(alone, inputs, outputs)
             error = max(
                 max_relative_error(reference[name], values[name], magnitude=magnitudes.get(name, 0.0)) for name in outputs
             )
             limit = TOLERANCE
             if not error <= TOLERANCE:  # what rounding explains: the kernel itself on inputs nudged by one ulp
-                sensitivity = _node_sensitivity(_alone(node, before, types), inputs, reference, magnitudes)
-                limit = allowed_error(sensitivity)
+                moved = sensitivity(
+                    lambda feeds, alone=alone, outputs=outputs: run(alone, feeds, outputs),
+                    inputs,
+                    reference,
+                    seed=0,
+                    magnitudes=magnitudes,
+                )
+                limit = allowed_error(moved)
                 if not error <= limit:
-                    told = differs("its decomposition differs", error, sensitivity, retry="another --seed, or --no-verify")
+                    told = differs("its decomposition differs", error, moved, retry="another --seed, or --no-verify")
                     raise GraphError(f"node {node.name!r} ({node.op_type}): {told}")
             if error / limit >= per_rule.get(node.op_type, 0.0) / limits.get(node.op_type, TOLERANCE):
                 per_rule[node.op_type], limits[node.op_type] = error, limit
             del inputs, reference, values
     return per_rule, limits, magnitudes, kept if kept is not None else original.run(feeds, also)
-
-
-def _node_sensitivity(
-    alone: onnx.ModelProto, inputs: dict[str, np.ndarray], reference: dict[str, np.ndarray], magnitudes: dict[str, float]
-) -> float:
-    """How far rounding moves a node's outputs: its largest relative change over ``_NUDGES`` executions of the node
-    alone (``alone``) on ``inputs`` nudged by one ulp (``rounding.nudge``), against ``reference``."""
-    rng = np.random.default_rng(0)
-    change = 0.0
-    for _ in range(_NUDGES):
-        nudged = {name: np.array(value, copy=True) for name, value in inputs.items()}
-        for value in nudged.values():
-            nudge(value, rng)
-        moved = run(alone, nudged, list(reference))
-        change = max(change, *(max_relative_error(reference[n], moved[n], magnitude=magnitudes.get(n, 0.0)) for n in reference))
-    return change
 
 
 def _slices(
@@ -610,7 +596,7 @@ def _sensitivity(
     """How far float32 rounding moves each of ``names`` in ``expected``, the values of the graph ``before`` on the
     feeds ``example_feeds(before, seed=seed, states="random")``, executed by ``pinner``.
 
-    The largest relative change over ``_NUDGES`` executions on nudged feeds, each drawn again and nudged
+    The largest relative change over ``NUDGES`` executions on nudged feeds, each drawn again and nudged
     in place (GPT-2 124M's Adam states take 1 GB). Where a ReLU, LeakyReLU or Clip element took
     another branch, its gradients jump at the kink, by far more than rounding moves them elsewhere: the
     element's input is read from the unnudged execution (``pinner``), the rest of the tensor nudged. An
@@ -618,7 +604,7 @@ def _sensitivity(
     """
     rng = np.random.default_rng(seed)
     sensitivity = dict.fromkeys(names, 0.0)
-    for _ in range(_NUDGES):
+    for _ in range(NUDGES):
         feeds = example_feeds(before, seed=seed, states="random")
         for value in feeds.values():
             nudge(value, rng)
@@ -642,12 +628,9 @@ def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, Tensor
     )
 
 
-def _magnitudes(
-    node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, TensorType], values: dict[str, np.ndarray]
-) -> dict[str, float]:
-    """Largest value of each output of ``node`` (of ``model``) run on the absolute values of its inputs."""
-    outputs = [name for name in node.output if name]
-    absolute = run(_alone(node, model, types), {name: np.abs(values[name]) for name in node.input if name}, outputs)
+def _magnitudes(alone: onnx.ModelProto, values: dict[str, np.ndarray], outputs: list[str]) -> dict[str, float]:
+    """Largest value of each of ``outputs`` of a node run alone (``_alone``) on the absolute values of its inputs."""
+    absolute = run(alone, {name: np.abs(value) for name, value in values.items()}, outputs)
     return {name: float(np.max(absolute[name])) for name in outputs}
 
 
