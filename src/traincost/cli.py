@@ -145,21 +145,16 @@ def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
 
 
 def _cmd_lower(args: argparse.Namespace) -> None:
-    from traincost.frontend.fused_attention import attention_softmaxes, check_fused, chosen_fused, fuse_attention
+    from traincost.frontend.fused_attention import attention_line, costed_attention
     from traincost.frontend.lower import lower
     from traincost.frontend.onnx_graph import load_onnx, model_meta
 
     model = load_onnx(args.input)
     with in_file(args.input):
-        fused = chosen_fused(model, args.attention)
-        if fused:
-            rewritten = fuse_attention(model, fused)
-            check_fused(model, rewritten, seed=int(model_meta(model).get("seed", 0)))
-            model = rewritten
+        model, chosen = costed_attention(model, args.attention, seed=int(model_meta(model).get("seed", 0)))
         workload = lower(model, source=str(args.input))
-    found = attention_softmaxes(model)
-    if found:
-        print(f"attention: {len(fused)} of {len(found)} costed fused (--attention {args.attention})")
+    if chosen:
+        print(attention_line(chosen, args.attention))
     workload.write(args.ops, args.tensors)
     summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
     summary["ops"] = workload.ops.groupby("phase").size()

@@ -19,6 +19,7 @@ Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.Ar
 def _cmd_cost(args: argparse.Namespace) -> None:
     import pandas as pd
 
+    from traincost.frontend.fused_attention import attention_line
     from traincost.frontend.optimizer import OptimizerSpec
     from traincost.model_cost import cost_model, energy_by_level
     from traincost.workload import write_table
@@ -54,8 +55,7 @@ def _cmd_cost(args: argparse.Namespace) -> None:
     write_table(result.verification.table(), out / "verification.parquet", meta)
     print(f"\n{result.verification.summary()}")
     if result.attention:
-        fused = sum(result.attention.values())
-        print(f"attention: {fused} of {len(result.attention)} costed fused (--attention {args.attention})")
+        print(attention_line(result.attention, args.attention))
     print(f"wrote ops, tensors, cost, phases, memory and verification tables (Parquet) to {out}")
 
 

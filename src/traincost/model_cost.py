@@ -16,7 +16,7 @@ import pandas as pd
 
 from traincost.cost import op_table
 from traincost.frontend.decompose import decompose
-from traincost.frontend.fused_attention import attention_softmaxes, check_fused, chosen_fused, fuse_attention
+from traincost.frontend.fused_attention import costed_attention
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
@@ -80,12 +80,7 @@ def cost_model(
         bar.update(1)
         decomposed = decompose(train)
         check = verify_decomposition(train, decomposed, seed=seed) if verify else DecompositionCheck.none()
-        fused = chosen_fused(decomposed, attention)
-        if fused:
-            rewritten = fuse_attention(decomposed, fused)
-            if verify:
-                check_fused(decomposed, rewritten, seed=seed)
-            decomposed = rewritten
+        decomposed, chosen = costed_attention(decomposed, attention, seed=seed, verify=verify)
         bar.update(1)
         workload = lower(decomposed, source=model_meta(forward).get("source", name))  # a user's ONNX file: its path
         profile = memory_profile(workload)
@@ -110,7 +105,7 @@ def cost_model(
         memory=profile.table(),
         peak_bytes=int(profile.peak_bytes),
         verification=check,
-        attention={name: name in fused for name in attention_softmaxes(decomposed)},
+        attention=chosen,
     )
 
 

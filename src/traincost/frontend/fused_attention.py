@@ -13,7 +13,7 @@ the backward readers of ``P`` read the recomputed one. The step computes the sam
 (``traincost cost`` checks it by execution); its cost gains the recompute and loses ``P`` from the saved
 activations.
 
-Which attentions torch runs fused is recorded at export (``attention_kernels``, the ``attention`` metadata):
+Which attentions torch runs fused is recorded at export (``export._SoftmaxKernels``, the ``attention`` metadata):
 per ONNX ``Softmax`` in graph order, ``fused`` where torch called its flash kernel, ``materialised`` where it
 computed a softmax itself (its math kernel, taken with attention dropout, or a model's own softmax).
 """
@@ -39,8 +39,9 @@ __all__ = [
     "ATTENTION_META",
     "SUFFIX",
     "attention_softmaxes",
+    "attention_line",
     "check_fused",
-    "chosen_fused",
+    "costed_attention",
     "fuse_attention",
 ]
 
@@ -111,29 +112,43 @@ def _feeds_product(graph: onnx.GraphProto, readers: dict[str, list[onnx.NodeProt
     return False
 
 
-def chosen_fused(model: onnx.ModelProto, choice: str) -> list[str]:
-    """The attention softmaxes to fuse under ``choice``: ``torch`` (as the export recorded torch's kernels; none
-    recorded: none), ``materialised`` (none) or ``fused`` (every attention).
+def costed_attention(
+    model: onnx.ModelProto, choice: str, *, seed: int, verify: bool = True
+) -> tuple[onnx.ModelProto, dict[str, bool]]:
+    """The decomposed training step ``model`` with its attentions costed as ``choice`` says, and each attention softmax
+    (by name) with whether it is fused.
+
+    ``choice``: ``torch`` (those the export recorded torch running with a fused kernel; none recorded: none),
+    ``materialised`` (none) or ``fused`` (every attention). A step with any fused is checked by execution against
+    ``model`` (``check_fused``, on the batch of ``seed``) unless ``verify`` is false.
 
     Raises:
         ConfigError: an unknown choice.
+        GraphError: the fused step computes something else.
     """
     if choice not in ATTENTION_CHOICES:
         raise ConfigError(f"attention {choice!r}: expected one of {', '.join(ATTENTION_CHOICES)}")
     found = attention_softmaxes(model)
-    if choice == "materialised":
-        return []
-    if choice == "fused":
-        return list(found)
-    recorded = model_meta(model).get(ATTENTION_META)
-    kernels = json.loads(recorded) if recorded else {}
-    return [name for name in found if kernels.get(name) == "fused"]
+    recorded = json.loads(model_meta(model).get(ATTENTION_META) or "{}")
+    chosen = {name: choice == "fused" or (choice == "torch" and recorded.get(name) == "fused") for name in found}
+    fused = fuse_attention(model, [name for name, is_fused in chosen.items() if is_fused], chains=found)
+    if fused is not model and verify:
+        check_fused(model, fused, seed=seed)
+    return fused, chosen
 
 
-def fuse_attention(model: onnx.ModelProto, softmaxes: Iterable[str]) -> onnx.ModelProto:
+def attention_line(chosen: dict[str, bool], choice: str) -> str:
+    """What the command line prints about a step's attentions (``costed_attention``'s second value)."""
+    return f"attention: {sum(chosen.values())} of {len(chosen)} costed fused (--attention {choice})"
+
+
+def fuse_attention(
+    model: onnx.ModelProto, softmaxes: Iterable[str], *, chains: dict[str, list[int]] | None = None
+) -> onnx.ModelProto:
     """A copy of the decomposed training step ``model`` with each attention of ``softmaxes`` in fused form (see the
-    module's docstring); ``model`` itself if there is none."""
-    chains = {name: chain for name, chain in attention_softmaxes(model).items() if name in set(softmaxes)}
+    module's docstring); ``model`` itself if there is none. ``chains``: ``attention_softmaxes(model)`` if known."""
+    wanted = set(softmaxes)
+    chains = {name: chain for name, chain in (chains or attention_softmaxes(model)).items() if name in wanted}
     edits = BackwardEdits(model)
     types = tensor_types(model.graph)
     for index, softmax in enumerate(model.graph.node):
