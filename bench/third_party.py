@@ -16,7 +16,6 @@ process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -30,9 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests import third_party  # noqa: E402 (after the path above)
-from traincost import models  # noqa: E402
 from traincost.frontend.optimizer import OptimizerSpec  # noqa: E402
-from traincost.memory.torch_measure import measure_torch_memory  # noqa: E402
 
 BATCH = 2
 HARDWARE = ROOT / "config" / "hardware" / "edge_tpu.yaml"
@@ -47,9 +44,7 @@ def run_case(zoo: str, name: str, *, timeout_s: float) -> dict[str, object]:
         case = third_party.zoo_case(zoo, name)
     except ValueError as err:
         return row | {"exit": "no input", "error": str(err)}
-    spec = models.InputSpec("input", (3, case.side, case.side), "float32")
-    registered = models.register_factory(case.factory, inputs=(spec,), kwargs=case.kwargs, name=f"{zoo}_{name}_torch")
-    torch_bytes = measure_torch_memory(registered, batch=BATCH, optimizer=ADAM, seed=0)
+    torch_bytes = case.torch_memory(f"{zoo}_{name}_torch", batch=BATCH, optimizer=ADAM)
     state_bytes = torch_bytes["weights"] + torch_bytes["gradients"] + torch_bytes["optimizer_states"]
     verify = state_bytes <= STATE_LIMIT_BYTES
     row |= {
@@ -62,8 +57,7 @@ def run_case(zoo: str, name: str, *, timeout_s: float) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cost"
         command = [
-            str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", case.factory,
-            "--name", f"{zoo}_{name}", "--kwargs", json.dumps(case.kwargs), "--input-shape", f"3,{case.side},{case.side}",
+            str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", *case.cost_args(f"{zoo}_{name}"),
             "--batch", str(BATCH), "--optimizer", "adam", "--lr", "0.001", "--hardware", str(HARDWARE), "--out-dir", str(out),
         ] + ([] if verify else ["--no-verify"])  # fmt: skip
         start = time.perf_counter()

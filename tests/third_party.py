@@ -8,6 +8,7 @@ operator schemas first lets the import finish; none of these networks calls them
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,7 +19,9 @@ from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
 
 from traincost import models
 from traincost.frontend.export import built_model, output_sensitivity, probe_output
+from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.rounding import NOISE
+from traincost.memory.torch_measure import measure_torch_memory
 
 _library = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live as long as it does
 _library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
@@ -179,6 +182,17 @@ class ZooCase:
     factory: str
     kwargs: dict[str, object]
     side: int
+
+    def cost_args(self, name: str) -> list[str]:
+        """The model as ``traincost cost`` takes it, under ``name``: the factory path, its kwargs and the input shape."""
+        shape = f"3,{self.side},{self.side}"
+        return [self.factory, "--name", name, "--kwargs", json.dumps(self.kwargs), "--input-shape", shape]
+
+    def torch_memory(self, name: str, *, batch: int, optimizer: OptimizerSpec) -> dict[str, int]:
+        """torch's bytes of one step (``memory.torch_measure``), the builder registered under ``name``."""
+        spec = models.InputSpec("input", (3, self.side, self.side), "float32")
+        registered = models.register_factory(self.factory, inputs=(spec,), kwargs=self.kwargs, name=name)
+        return measure_torch_memory(registered, batch=batch, optimizer=optimizer, seed=0)
 
 
 def zoo_case(zoo: str, name: str) -> ZooCase:

@@ -4,7 +4,6 @@ slices, stochastic depth, attention dropout, shapes computed at run time, fused 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -12,9 +11,7 @@ import pytest
 
 from tests import third_party
 from tests.reliability.conftest import EDGE_TPU, cli
-from traincost import models
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.memory.torch_measure import measure_torch_memory
 
 BATCH = 2
 ADAM = OptimizerSpec(kind="adam", lr=0.001)
@@ -35,18 +32,13 @@ SAMPLE = [
 def test_a_zoo_builder_is_costed_and_verified(zoo: str, name: str, saved_within: float, tmp_path: Path) -> None:
     case = third_party.zoo_case(zoo, name)
     out = tmp_path / "cost"
-    result = cli(
-        "cost", case.factory, "--name", f"zoo_{name}", "--kwargs", json.dumps(case.kwargs),
-        "--input-shape", f"3,{case.side},{case.side}", "--batch", BATCH, "--optimizer", "adam", "--lr", "0.001",
-        "--hardware", EDGE_TPU, "--out-dir", out,
-    )  # fmt: skip
+    training = ("--batch", BATCH, "--optimizer", "adam", "--lr", "0.001")
+    result = cli("cost", *case.cost_args(f"zoo_{name}"), *training, "--hardware", EDGE_TPU, "--out-dir", out)
     assert result.returncode == 0, result.stderr
     checked = pd.read_parquet(out / "verification.parquet")
     compared = checked[checked["check"] == "end_to_end"]
     assert len(compared) > 0 and (compared.loc[compared["held"], "error"] <= compared.loc[compared["held"], "limit"]).all()
-    spec = models.InputSpec("input", (3, case.side, case.side), "float32")
-    registered = models.register_factory(case.factory, inputs=(spec,), kwargs=case.kwargs, name=f"zoo_{name}_torch")
-    torch_bytes = measure_torch_memory(registered, batch=BATCH, optimizer=ADAM, seed=0)
+    torch_bytes = case.torch_memory(f"zoo_{name}_torch", batch=BATCH, optimizer=ADAM)
     memory = pd.read_parquet(out / "memory.parquet").set_index("category")["total_bytes"]
     for category in ("weights", "gradients", "optimizer_states"):
         assert memory[category] == torch_bytes[category], category
