@@ -148,7 +148,8 @@ def fuse_attention(
     """A copy of the decomposed training step ``model`` with each attention of ``softmaxes`` in fused form (see the
     module's docstring); ``model`` itself if there is none. ``chains``: ``attention_softmaxes(model)`` if known."""
     wanted = set(softmaxes)
-    chains = {name: chain for name, chain in (chains or attention_softmaxes(model)).items() if name in wanted}
+    found = chains if chains is not None else attention_softmaxes(model)
+    chains = {name: chain for name, chain in found.items() if name in wanted}
     edits = BackwardEdits(model)
     types = tensor_types(model.graph)
     for index, softmax in enumerate(model.graph.node):
