@@ -4,13 +4,18 @@ Every configuration file of traincost (hardware and FPGA descriptions, manual fu
 workflow config, ``--grid`` JSON, schedule plans) is read through here, so the same limits hold
 everywhere and each is named in its error:
 
-* a file larger than ``MAX_FILE_BYTES`` is refused before it is parsed;
+* only regular files are read (a FIFO, ``/dev/zero`` or a directory is refused before it is
+  opened for reading), and never more than ``MAX_FILE_BYTES``: a larger file is refused whatever its
+  size on disk says;
 * a key given twice in one mapping is an error naming the key and both lines (YAML and JSON both
-  let the last one win silently);
+  let the last one win silently); a file of another tool (ZigZag, Stream) is read as that tool
+  reads it, the last one winning (``last_key_wins``);
 * YAML aliases (``*name``) are refused: a few lines of nested aliases expand to billions of values
   for whatever walks the data (the schema validator, an error message);
-* a number that is NaN or infinite (YAML ``.nan`` / ``.inf``, JSON ``NaN`` / ``Infinity``) is an
-  error naming its key path: NaN passes every ``<= 0`` check;
+* a number that is NaN or infinite (YAML ``.nan`` / ``.inf``, JSON ``NaN`` / ``Infinity``, a float
+  past the float range such as ``1e400``) or an integer that 64-bit arithmetic cannot hold is an
+  error naming its key path: NaN passes every ``<= 0`` check, and a 400-digit integer overflows
+  the first float it meets;
 * messages that quote a value are cut to ``MAX_MESSAGE_CHARS``.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +32,47 @@ import yaml
 
 from traincost.errors import ConfigError, TraincostError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_MESSAGE_CHARS", "check_finite", "parse_json", "read_json", "read_yaml", "shorten"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_INTEGER",
+    "MAX_MESSAGE_CHARS",
+    "check_numbers",
+    "parse_json",
+    "read_json",
+    "read_text",
+    "read_yaml",
+    "shorten",
+]
 
 MAX_FILE_BYTES = 8 * 2**20
 """Largest YAML or JSON configuration file read (8 MiB; the shipped ones are under 10 KiB)."""
 MAX_MESSAGE_CHARS = 300
 """Longest quoted value in an error message."""
+MAX_INTEGER = 2**63 - 1
+"""Largest integer magnitude a configuration value may have (what int64 columns and float64 arithmetic carry)."""
 
 
 class _StrictnessError(Exception):
     """A strictness rule broken while parsing; the caller adds the file."""
+
+
+class _HugeInteger(int):
+    """An integer literal longer than Python converts (``sys.get_int_max_str_digits``): ``check_numbers`` names its key."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> _HugeInteger:
+        value = super().__new__(cls, MAX_INTEGER + 1)
+        value.digits = sum(char.isdigit() for char in text)
+        return value
+
+
+def _integer(text: str) -> int:
+    """JSON's integer literal ``text`` as an int, or a ``_HugeInteger`` where Python refuses its length."""
+    try:
+        return int(text)
+    except ValueError:
+        return _HugeInteger(text)
 
 
 def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -45,7 +82,9 @@ def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without aliases and without duplicate keys."""
+    """PyYAML's safe loader without aliases and without duplicate keys (or, with ``last_key_wins``, the last kept)."""
+
+    last_key_wins = False
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
         if self.check_event(yaml.AliasEvent):
@@ -56,7 +95,15 @@ class _StrictLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            return _HugeInteger(str(node.value))
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if self.last_key_wins:
+            return super().construct_mapping(node, deep=deep)
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -72,24 +119,38 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _read_text(file: Path, error: type[TraincostError]) -> str:
-    """The text of ``file``, once its size is known to be within ``MAX_FILE_BYTES``."""
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+
+
+def read_text(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> str:
+    """The text of the regular file ``path``, at most ``MAX_FILE_BYTES`` of it; anything else raises ``error``."""
+    file = Path(path)
     try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
+        mode = file.stat().st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
+            raise error(f"{file}: is {kind}; expected a regular file")
+        with file.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
             raise error(
-                f"{file}: {size / 2**20:.1f} MiB is larger than a configuration file may be "
+                f"{file}: larger than a configuration file may be "
                 f"(traincost.config_files.MAX_FILE_BYTES = {MAX_FILE_BYTES // 2**20} MiB)"
             )
-        return file.read_text()
+        return data.decode()
     except (OSError, UnicodeDecodeError) as err:
         raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
 
 
-def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> Any:
-    """The data of a YAML file, read strictly (see the module docstring); problems raise ``error``."""
+def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError, last_key_wins: bool = False) -> Any:
+    """The data of a YAML file, read strictly (see the module docstring); problems raise ``error``.
+
+    ``last_key_wins`` reads a key given twice as PyYAML's safe loader does (the last value), for the files
+    of tools that read them so; everything else stays strict.
+    """
     file = Path(path)
-    loader = _StrictLoader(_read_text(file, error))
+    loader = _StrictLoader(read_text(file, error=error))
+    loader.last_key_wins = last_key_wins
     try:
         data = loader.get_single_data()
     except _StrictnessError as err:
@@ -100,18 +161,18 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = Con
         raise error(f"{file}: nested deeper than the YAML reader can follow") from err
     finally:
         loader.dispose()
-    check_finite(data, str(file), error=error)
+    check_numbers(data, str(file), error=error)
     return data
 
 
 def read_json(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> Any:
     """The data of a JSON file, read strictly (see ``parse_json``); problems raise ``error``."""
     file = Path(path)
-    return parse_json(_read_text(file, error), str(file), error=error)
+    return parse_json(read_text(file, error=error), str(file), error=error)
 
 
 def parse_json(text: str, where: str, *, error: type[TraincostError] = ConfigError) -> Any:
-    """The data of JSON ``text`` (``where`` names it in errors): no duplicate keys, no NaN or Infinity."""
+    """The data of JSON ``text`` (``where`` names it in errors): no duplicate keys, numbers as ``check_numbers`` allows."""
     if len(text) > MAX_FILE_BYTES:
         raise error(f"{where}: {len(text)} characters of JSON is more than the {MAX_FILE_BYTES // 2**20} MiB allowed")
 
@@ -127,13 +188,15 @@ def parse_json(text: str, where: str, *, error: type[TraincostError] = ConfigErr
         raise _StrictnessError(f"{name} is not a number; expected a finite number")
 
     try:
-        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+        data = json.loads(text, object_pairs_hook=pairs, parse_constant=constant, parse_int=_integer)
     except RecursionError as err:
         raise error(f"{where}: JSON nested deeper than the reader can follow") from err
     except _StrictnessError as err:
         raise error(f"{where}: {_with_lines(text) or err}") from err
     except json.JSONDecodeError as err:
         raise error(f"{where}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from err
+    check_numbers(data, where, error=error)
+    return data
 
 
 def _with_lines(text: str) -> str | None:
@@ -150,13 +213,18 @@ def _with_lines(text: str) -> str | None:
     return None
 
 
-def check_finite(data: Any, where: str, *, error: type[TraincostError] = ConfigError) -> None:
-    """Raise ``error`` naming the key path of the first NaN or infinite number in ``data``."""
+def check_numbers(data: Any, where: str, *, error: type[TraincostError] = ConfigError) -> None:
+    """Raise ``error`` naming the key path of the first NaN or infinite number, or integer beyond ``MAX_INTEGER``, in ``data``."""
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
             raise error(f"{where}: {path or 'the value'} is {value}; expected a finite number")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+            digits = value.digits if isinstance(value, _HugeInteger) else len(str(abs(value)))
+            raise error(
+                f"{where}: {path or 'the value'} is an integer of {digits} digits; expected at most {MAX_INTEGER:,} in magnitude"
+            )
         if isinstance(value, dict):
             stack += [(f"{path}.{key}" if path else str(key), item) for key, item in reversed(value.items())]
         elif isinstance(value, list):

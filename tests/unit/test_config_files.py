@@ -1,12 +1,14 @@
-"""The strict reader of configuration files: duplicate keys with their lines, aliases, NaN, size, nesting."""
+"""The strict reader of configuration files: duplicate keys with their lines, aliases, NaN, huge integers, size,
+nesting, special files."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from traincost.config_files import MAX_FILE_BYTES, parse_json, read_yaml
+from traincost.config_files import MAX_FILE_BYTES, parse_json, read_text, read_yaml
 from traincost.errors import ConfigError
 
 
@@ -26,6 +28,9 @@ def _yaml(tmp_path: Path, text: str) -> Path:
         ("a: -.inf\n", "a is -inf"),
         ("[" * 20_000 + "]" * 20_000, "nested deeper"),
         ("a: [1, 2\n", "not valid YAML"),
+        ("a:\n  b: " + "9" * 400 + "\n", "a.b is an integer of 400 digits"),
+        ("a: [-" + "9" * 5000 + "]\n", "a[0] is an integer of 5000 digits"),  # longer than Python's int() reads
+        ("a: 9223372036854775808\n", "a is an integer of 19 digits"),  # 2**63: one past int64
     ],
 )
 def test_a_bad_yaml_file_is_one_error_naming_the_file(tmp_path: Path, text: str, words: str) -> None:
@@ -37,6 +42,29 @@ def test_a_bad_yaml_file_is_one_error_naming_the_file(tmp_path: Path, text: str,
 
 def test_a_valid_yaml_file_reads_as_safe_load_would(tmp_path: Path) -> None:
     assert read_yaml(_yaml(tmp_path, "a: 1\nb: {c: [1.5, x], d: null}\n")) == {"a": 1, "b": {"c": [1.5, "x"], "d": None}}
+    assert read_yaml(_yaml(tmp_path, "a: 0x1f\nb: 1_000\nc: -9223372036854775807\n")) == {"a": 31, "b": 1000, "c": -(2**63 - 1)}
+
+
+def test_another_tools_file_keeps_the_last_of_a_repeated_key_and_nothing_else_relaxed(tmp_path: Path) -> None:
+    """ZigZag's tpu_like.yaml gives ``ports`` twice; ZigZag (yaml.safe_load) keeps the second."""
+    assert read_yaml(_yaml(tmp_path, "a: 1\na: 2\n"), last_key_wins=True) == {"a": 2}
+    with pytest.raises(ConfigError, match="alias"):
+        read_yaml(_yaml(tmp_path, "a: &x [1]\nb: *x\n"), last_key_wins=True)
+
+
+def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
+    """/dev/zero would be read without end, a FIFO would block for a writer: both are refused unopened."""
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    for path, kind in ((Path("/dev/zero"), "a special file"), (fifo, "a FIFO"), (tmp_path, "a directory")):
+        with pytest.raises(ConfigError, match=f"^{path}: is {kind}; expected a regular file"):
+            read_yaml(path)
+
+
+def test_a_file_whose_size_says_zero_is_still_read_within_the_limit() -> None:
+    """Files under /proc report a size of 0 bytes: the limit holds on what is read, not on what stat says."""
+    assert os.stat("/proc/self/status").st_size == 0
+    assert "Name:" in read_text("/proc/self/status")
 
 
 def test_a_file_larger_than_the_limit_is_refused_unread(tmp_path: Path) -> None:
@@ -53,6 +81,8 @@ def test_a_file_larger_than_the_limit_is_refused_unread(tmp_path: Path) -> None:
         ('{"a": NaN}', "NaN is not a number"),
         ('{"a": Infinity}', "Infinity is not a number"),
         ('{"a": [1, }', "not valid JSON"),
+        ('{"a": {"b": 1e400}}', "a.b is inf"),
+        ('{"a": ' + "9" * 5000 + "}", "a is an integer of 5000 digits"),
     ],
 )
 def test_bad_json_is_one_error_naming_where_it_came_from(text: str, words: str) -> None:

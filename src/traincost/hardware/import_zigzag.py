@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from traincost.config_files import read_yaml
 from traincost.hardware.load import HardwareError
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "zigzag_hardware",
     "zigzag_core",
     "parse_unroll",
+    "bundled_mapping",
 ]
 
 LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
@@ -58,16 +60,10 @@ _OFFCHIP_NAME = re.compile(r"dram|offchip|off_chip|hbm", re.IGNORECASE)
 
 
 def read_foreign_yaml(path: str | os.PathLike[str]) -> Any:
-    """A ZigZag or Stream YAML file read as those tools read it (``yaml.safe_load``: a repeated key keeps its last value)."""
-    file = Path(path)
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise HardwareError(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise HardwareError(f"{file}: not valid YAML ({str(err).splitlines()[0]})") from err
+    """A ZigZag or Stream YAML file read as those tools read it (a repeated key keeps its last value), otherwise
+    as strictly and as bounded as every traincost file (``traincost.config_files.read_yaml``: no aliases, a
+    regular file of at most 8 MiB, finite numbers)."""
+    return read_yaml(path, error=HardwareError, last_key_wins=True)
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -124,7 +120,7 @@ def zigzag_hardware(
         unroll = _unroll_entries(data["dataflows"], f"{file}: dataflows")
     if unroll is None:
         imc = bool(data["operational_array"].get("is_imc", False))
-        mapping_file, generic = (Path(mapping), False) if mapping is not None else _bundled_mapping(file, imc=imc)
+        mapping_file, generic = (Path(mapping), False) if mapping is not None else bundled_mapping(file, imc=imc)
         if mapping_file is None:
             raise HardwareError(
                 f"{file}: no spatial mapping (no dataflows key, no mapping folder beside it); pass --mapping or --unroll"
@@ -247,7 +243,7 @@ def _required(data: Mapping[str, Any], key: str, file: Path, where: str = "") ->
     return data[key]
 
 
-def _bundled_mapping(file: Path, *, imc: bool) -> tuple[Path | None, bool]:
+def bundled_mapping(file: Path, *, imc: bool) -> tuple[Path | None, bool]:
     """ZigZag's bundled mapping for a bundled hardware file, and whether it is the generic default.
 
     ``../mapping/<stem>.yaml`` or ``<stem>_like.yaml``; else ZigZag's generic ``default.yaml``
