@@ -7,10 +7,24 @@ line and exits non-zero.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["TraincostError", "UnknownModelError", "GraphError", "UnsupportedOpError", "ConfigError", "in_file"]
+__all__ = [
+    "TraincostError",
+    "UnknownModelError",
+    "GraphError",
+    "UnsupportedOpError",
+    "ConfigError",
+    "MAX_LINE_CHARS",
+    "cycle_text",
+    "in_file",
+    "one_line",
+]
+
+
+MAX_LINE_CHARS = 1000
+"""Longest error line the command line prints: its start names what is at fault, its end what was expected."""
 
 
 class TraincostError(Exception):
@@ -43,3 +57,19 @@ def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
         if str(path) in str(err):
             raise
         raise type(err)(f"{path}: {err}") from err
+
+
+def cycle_text(names: Sequence[str], *, shown: int = 6) -> str:
+    """The members of a cycle (the first repeated last) joined by arrows, the middle left out past ``shown``."""
+    if len(names) > shown:
+        names = [*names[:3], f"… {len(names) - 5} more …", *names[-2:]]
+    return " → ".join(names)
+
+
+def one_line(message: str, *, limit: int = MAX_LINE_CHARS) -> str:
+    """``message`` on one line; past ``limit`` characters its middle is cut (the start and the end are kept)."""
+    flat = " ".join(message.split())
+    if len(flat) <= limit:
+        return flat
+    keep = limit // 2
+    return f"{flat[:keep]} … ({len(flat) - 2 * keep} characters cut) … {flat[-keep:]}"

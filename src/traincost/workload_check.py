@@ -5,18 +5,22 @@ with one line naming the file, the column, the first offending row and what was 
 tables, ids that are not ``0 … n-1`` in order, integer columns stored as another dtype (a NaN turns an
 integer column into floats), negative counts or bytes, loop dimensions below 1, a kind or phase
 outside the vocabulary, MACs that are not the product of the loop dimensions, and op or tensor
-references that point nowhere.
+references that point nowhere. Then the two tables are checked as one graph: each op's ``inputs`` and
+``outputs`` agree with each tensor's ``consumers`` and ``producer``, and every op comes after the
+producers of what it reads, so the op ids are a topological order. Where they are not, the error names
+an op on the cycle (a graph with a cycle has no order at all) or the op that reads too early.
 """
 
 from __future__ import annotations
 
+import graphlib
 import os
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from traincost.errors import GraphError
+from traincost.errors import GraphError, cycle_text
 
 __all__ = ["check_tables"]
 
@@ -69,6 +73,66 @@ def check_tables(
     tensor_table.ids_in("consumers", (0, n_ops), f"an op id of {ops_path} (0 … {n_ops - 1})")
     tensor_table.ids_in("producer", (-1, n_ops), f"-1 or an op id of {ops_path} (0 … {n_ops - 1})")
     tensor_table.ids_in("updates", (-1, n_tensors), f"-1 or a tensor id (0 … {n_tensors - 1})")
+    _check_graph(op_table, tensor_table)
+
+
+def _pairs(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A column of id lists as (row, id) pairs."""
+    lengths = np.fromiter((len(ids) for ids in cells), dtype=np.int64, count=len(cells))
+    rows = np.repeat(np.arange(len(cells)), lengths)
+    ids = np.concatenate([np.asarray(cell, dtype=np.int64) for cell in cells if len(cell)]) if lengths.sum() else rows
+    return rows, ids
+
+
+def _first_missing(wanted: np.ndarray, present: np.ndarray) -> int | None:
+    """The position in ``wanted`` of the first code not in ``present``, or None."""
+    missing = ~np.isin(wanted, present)
+    return int(np.argmax(missing)) if missing.any() else None
+
+
+def _check_graph(ops: _Table, tensors: _Table) -> None:
+    """Ops and tensors tell the same edges, and op order is a topological order (ids checked in range before)."""
+    n_ops = len(ops.frame)
+    op_names = ops.frame["name"].to_numpy() if "name" in ops.frame.columns else np.arange(n_ops).astype(str)
+    producer = tensors.frame["producer"].to_numpy(dtype=np.int64)
+    read_op, read_tensor = _pairs(ops.frame["inputs"].to_numpy())
+    consumed_tensor, consumer = _pairs(tensors.frame["consumers"].to_numpy())
+    reads, consumed = read_tensor * n_ops + read_op, consumed_tensor * n_ops + consumer
+    at = _first_missing(reads, consumed)
+    if at is not None:
+        tensor = int(read_tensor[at])
+        ops.fail("inputs", int(read_op[at]), tensor, f"tensor {tensor}'s consumers in {tensors.path} to list this op")
+    at = _first_missing(consumed, reads)
+    if at is not None:
+        op = int(consumer[at])
+        tensors.fail("consumers", int(consumed_tensor[at]), op, f"op {op}'s inputs in {ops.path} to list this tensor")
+    write_op, written = _pairs(ops.frame["outputs"].to_numpy())
+    wrong = producer[written] != write_op
+    if wrong.any():
+        at = int(np.argmax(wrong))
+        tensor = int(written[at])
+        tensors.fail("producer", tensor, int(producer[tensor]), f"op {int(write_op[at])}, which lists it in its outputs")
+    has_producer = producer >= 0
+    produced = np.flatnonzero(has_producer)
+    at = _first_missing(produced * n_ops + producer[produced], written * n_ops + write_op)
+    if at is not None:
+        tensor = int(produced[at])
+        tensors.fail("producer", tensor, int(producer[tensor]), f"an op that lists tensor {tensor} in its outputs")
+    early = producer[consumed_tensor] >= consumer
+    if not early.any():
+        return
+    sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
+    for source, target in zip(producer[consumed_tensor], consumer, strict=True):
+        sorter.add(int(target), int(source))
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as err:
+        cycle = cycle_text([f"op {op} ({op_names[op]!r})" for op in err.args[1]])
+        raise GraphError(f"{ops.path}: the ops form a cycle, {cycle}; expected an acyclic graph") from None
+    at = int(np.argmax(early))
+    tensor, op = int(consumed_tensor[at]), int(consumer[at])
+    writer = int(producer[tensor])
+    ops.fail("inputs", op, tensor, f"ops after the producers of their inputs (tensor {tensor} is written by op {writer})")
 
 
 class _Table:
