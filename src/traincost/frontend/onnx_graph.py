@@ -8,6 +8,7 @@ Workload IR never has to guess.
 
 from __future__ import annotations
 
+import graphlib
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -18,7 +19,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from onnx import helper, numpy_helper
 
-from traincost.errors import GraphError
+from traincost.errors import GraphError, cycle_text
 from traincost.io import atomic_path
 
 __all__ = [
@@ -127,10 +128,11 @@ def check_node_order(graph: onnx.GraphProto) -> None:
     """Check that each tensor has one writer and that every node comes after the writers of its inputs.
 
     ONNX requires the nodes of a graph in topological order, so a node that reads a tensor written
-    by a later node means a cycle (or a graph edited out of order).
+    by a later node means a cycle (or a graph edited out of order); a tensor that nothing writes and
+    that is no graph input or initializer cannot be read at all.
 
     Raises:
-        GraphError: naming the graph, the node and the tensor at fault.
+        GraphError: naming the graph, the node and the tensor at fault, and the nodes of a cycle.
     """
     sources = {v.name for v in graph.input} | {i.name for i in graph.initializer}
     writer: dict[str, onnx.NodeProto] = {}
@@ -148,12 +150,36 @@ def check_node_order(graph: onnx.GraphProto) -> None:
     written = set(sources)
     for node in graph.node:
         for name in node.input:
-            if name and name not in written and name in writer:
+            if not name or name in written:
+                continue
+            if name not in writer:
                 raise GraphError(
-                    f"graph {graph.name!r}: node {node.name!r} reads {name!r} before node {writer[name].name!r} writes it; "
-                    "expected nodes in topological order (the graph has a cycle or is out of order)"
+                    f"graph {graph.name!r}: node {node.name!r} reads {name!r}, which no node writes and which is "
+                    "no graph input or initializer; expected every tensor read to be written first"
                 )
+            cycle = _cycle_through(graph, writer)
+            problem = (
+                f"the nodes form a cycle, {cycle_text([repr(name) for name in cycle])}"
+                if cycle
+                else "expected nodes in topological order (the graph is out of order)"
+            )
+            raise GraphError(
+                f"graph {graph.name!r}: node {node.name!r} reads {name!r} before node {writer[name].name!r} writes it; {problem}"
+            )
         written.update(node.output)
+
+
+def _cycle_through(graph: onnx.GraphProto, writer: Mapping[str, onnx.NodeProto]) -> list[str]:
+    """The names of nodes on a cycle of ``graph`` (the first repeated last), or ``[]`` if it has none."""
+    sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
+    index = {id(node): position for position, node in enumerate(graph.node)}
+    for position, node in enumerate(graph.node):
+        sorter.add(position, *(index[id(writer[name])] for name in node.input if name in writer))
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as err:
+        return [graph.node[position].name or f"#{position} {graph.node[position].op_type}" for position in err.args[1]]
+    return []
 
 
 def consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:

@@ -27,7 +27,7 @@ from onnx import helper, version_converter
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import run
 from traincost.frontend.export import flatten_logits, label_spec, record_signature
-from traincost.frontend.onnx_graph import OPSET, consumers, set_model_meta
+from traincost.frontend.onnx_graph import OPSET, check_node_order, consumers, set_model_meta
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = ["EXPORT_SETTINGS", "import_onnx"]
@@ -178,6 +178,10 @@ def _load(file: Path) -> onnx.ModelProto:
         raise GraphError(f"{file}: not a readable ONNX model ({type(err).__name__}: {err})") from err
     if not model.graph.node:
         raise GraphError(f"{file}: not an ONNX model (the graph has no nodes)")
+    try:
+        check_node_order(model.graph)
+    except GraphError as err:
+        raise GraphError(f"{file}: {err}") from None
     for init in model.graph.initializer:
         if init.data_location == onnx.TensorProto.EXTERNAL:
             location = {entry.key: entry.value for entry in init.external_data}.get("location", "")

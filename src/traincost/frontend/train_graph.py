@@ -29,6 +29,7 @@ from traincost.frontend.onnx_graph import (
     IR_VERSION,
     LAYER_KEY,
     LOSS_OUTPUT,
+    check_node_order,
     consumers,
     model_meta,
     node_meta,
@@ -68,6 +69,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
     """
     from onnxruntime.training import artifacts  # noqa: PLC0415 (imports torch; here, after traincost.frontend.ort)
 
+    check_node_order(model.graph)  # ONNX Runtime's account of a cycle or a tensor nothing writes names neither
     meta = model_meta(model)
     if "parameters" not in meta:
         raise GraphError(f"graph {model.graph.name!r}: no traincost.parameters metadata; write it with traincost export")
