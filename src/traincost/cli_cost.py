@@ -10,6 +10,7 @@ from pathlib import Path
 from traincost.cli_types import add_model_args, forward_graph, positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.frontend import ATTENTION_CHOICES
+from traincost.io import output_directory
 
 __all__ = ["cost_commands"]
 
@@ -17,6 +18,17 @@ Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.Ar
 
 
 def _cmd_cost(args: argparse.Namespace) -> None:
+    out: Path = args.out_dir
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out-dir {out}: is a file; expected a directory")
+    with output_directory(out):
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise ConfigError(f"--out-dir {out}: cannot write in it")
+        _cost_into(args, out)
+
+
+def _cost_into(args: argparse.Namespace, out: Path) -> None:
+    """``traincost cost``'s work, its tables written into the directory ``out``."""
     import pandas as pd
 
     from traincost.frontend.fused_attention import attention_line
@@ -24,12 +36,6 @@ def _cmd_cost(args: argparse.Namespace) -> None:
     from traincost.model_cost import cost_model, energy_by_level
     from traincost.workload import write_table
 
-    out: Path = args.out_dir
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out-dir {out}: is a file; expected a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise ConfigError(f"--out-dir {out}: cannot write in it")
     forward = forward_graph(args, batch=args.batch, seed=args.seed, options={})
     spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
     verify = not args.no_verify

@@ -1,15 +1,33 @@
-"""Atomic file writing: a stage's output either appears whole or not at all."""
+"""Writing outputs: a stage's output either appears whole or not at all, with the mode a plain ``open`` gives.
+
+``atomic_path`` writes each file through a temporary beside it, created with mode 0666 less the
+umask (``tempfile.mkstemp`` would give 0600: the user's group could not read results on a shared
+filesystem), and names the output in an OS error that does not name a file (pyarrow's disk-full
+error names none). ``output_directory`` removes a directory a command created if the command fails
+before writing anything into it.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import glob
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path"]
+__all__ = ["atomic_path", "output_directory"]
+
+
+def _temporary_beside(final: Path) -> Path:
+    """A new empty file beside ``final``, created as a plain ``open`` would (mode 0666 less the umask)."""
+    while True:
+        tmp = final.parent / f".{final.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
 
 
 @contextlib.contextmanager
@@ -21,16 +39,39 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
     Yields:
         A path in the same directory to write to. It is removed if the block raises.
+
+    Raises:
+        OSError: as raised within, naming ``path`` when it named no file or the temporary one.
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
     for stale in final.parent.glob(f".{glob.escape(final.name)}.*.tmp"):  # left by a run that was killed (SIGKILL)
         stale.unlink(missing_ok=True)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(handle)
-    tmp = Path(tmp_name)
+    tmp = _temporary_beside(final)
     try:
         yield tmp
         os.replace(tmp, final)
+    except OSError as err:
+        if err.filename in (None, str(tmp), tmp):
+            raise OSError(err.errno, err.strerror or str(err), str(final)) from err
+        raise
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def output_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Create the directory ``path`` (and missing parents) for the block; if the block raises, remove those it
+    created and that are still empty, so a failed command leaves no empty output directory behind."""
+    directory = Path(path)
+    created = [parent for parent in (directory, *directory.parents) if not parent.exists()]
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        yield directory
+    except BaseException:
+        for made in created:  # deepest first
+            try:
+                made.rmdir()
+            except OSError:  # not empty (something was written), or gone
+                break
+        raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -43,17 +44,37 @@ def test_an_output_under_a_file_is_refused_before_any_work(tiny_tables: tuple[Pa
     _one_error_line(_sweep(tiny_tables, blocker / "sweep.parquet"), "--out", "cannot write in", str(blocker))
 
 
+@pytest.mark.parametrize("names", ["no file", "the temporary file"])
 def test_a_full_disk_is_one_line_naming_the_file(
-    tiny_tables: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_tables: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names: str
 ) -> None:
+    """pyarrow's disk-full error names no file (``OSError(28, 'Error writing bytes to file. Detail: ...')``, as it
+    raises writing to /dev/full); an OS error may name the temporary file: either way the line names the output."""
+
     def full(_table: object, where: object, *_: object, **__: object) -> None:
         Path(where).write_bytes(b"PAR1")  # a partial file, as a real short write leaves
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(where))
+        detail = f"Error writing bytes to file. Detail: [errno {errno.ENOSPC}] {os.strerror(errno.ENOSPC)}"
+        raise OSError(errno.ENOSPC, detail, *([str(where)] if names == "the temporary file" else []))
 
     monkeypatch.setattr(pq, "write_table", full)
     out = tmp_path / "sweep.parquet"
-    _one_error_line(_sweep(tiny_tables, out), "No space left on device", ".sweep.parquet.")
+    _one_error_line(_sweep(tiny_tables, out), f"{out}: ", "No space left on device")
     assert not out.exists() and not list(tmp_path.glob(".sweep.parquet.*")), list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_outputs_and_their_folders_honour_the_umask(tiny_tables: tuple[Path, Path], tmp_path: Path, umask: int) -> None:
+    """A shared cluster filesystem: with umask 022 the group reads the results (a temporary file made by
+    ``tempfile.mkstemp`` would be 0600 whatever the umask)."""
+    out = tmp_path / "results" / "sweep.parquet"
+    previous = os.umask(umask)
+    try:
+        result = _sweep(tiny_tables, out)
+    finally:
+        os.umask(previous)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE(out.parent.stat().st_mode) == 0o777 & ~umask
 
 
 def test_an_unknown_figure_format_is_refused_before_anything_is_written(tmp_path: Path) -> None:
