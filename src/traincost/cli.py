@@ -37,7 +37,7 @@ from traincost.cli_types import (
     positive_number,
     unit_interval_open,
 )
-from traincost.errors import ConfigError, TraincostError, in_file
+from traincost.errors import ConfigError, TraincostError, in_file, one_line
 from traincost.frontend import ATTENTION_CHOICES
 from traincost.io import atomic_path
 from traincost.progress import set_quiet
@@ -100,7 +100,9 @@ def _cmd_train_graph(args: argparse.Namespace) -> None:
     from traincost.frontend.train_graph import build_train_step
 
     spec = _optimizer_spec(args)
-    model = build_train_step(load_onnx(args.input), spec, seed=args.seed)
+    forward = load_onnx(args.input)
+    with in_file(args.input):
+        model = build_train_step(forward, spec, seed=args.seed)
     save_onnx(model, args.out)
     log.info("wrote %s (%d nodes)", args.out, len(model.graph.node))
 
@@ -334,7 +336,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with its errors on the one ``traincost: error:`` line every other error uses."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"traincost: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, f"traincost: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
 def _decompose_args(cmd: argparse.ArgumentParser) -> None:
@@ -901,11 +903,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_outputs(parser, args)
         args.handler(args)
     except TraincostError as err:
-        print(f"traincost: error: {err}", file=sys.stderr)
+        print(f"traincost: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:  # disk full, permissions, a path that vanished: one line naming the path
         where = f"{err.filename}: " if err.filename else ""
-        print(f"traincost: error: {where}{err.strerror or err}", file=sys.stderr)
+        print(f"traincost: error: {one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
         return 2
     finally:
         if main_thread:

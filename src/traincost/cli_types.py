@@ -116,14 +116,14 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
 
 def json_object(text: str) -> dict[str, object]:
     """A JSON object, read as strictly as a configuration file (no duplicate keys, no NaN)."""
-    from traincost.config_files import parse_json  # noqa: PLC0415
+    from traincost.config_files import parse_json, shorten  # noqa: PLC0415
 
     try:
-        value = parse_json(text, repr(text))
+        value = parse_json(text, shorten(repr(text), 80))
     except ConfigError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a JSON object")
+        raise argparse.ArgumentTypeError(f"{shorten(repr(text), 80)}: expected a JSON object")
     return value
 
 

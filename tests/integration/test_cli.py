@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from onnx import helper, numpy_helper
 
+from traincost.errors import MAX_LINE_CHARS
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
 
 TINY_GPT2 = json.dumps({"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64})
@@ -26,6 +27,7 @@ def assert_clean_failure(result: subprocess.CompletedProcess[str], *words: str, 
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("traincost: error:")]
     assert len(lines) == 1, result.stderr
+    assert len(lines[0]) <= MAX_LINE_CHARS + 100, f"an error line of {len(lines[0])} characters"
     for word in words:
         assert word in lines[0], (word, lines[0])
     if left is not None:

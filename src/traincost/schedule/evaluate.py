@@ -7,11 +7,12 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from traincost.cost.optable import op_table
 from traincost.errors import ConfigError
-from traincost.hardware import load_hardware, shard_rows
+from traincost.hardware import HardwareError, load_hardware, shard_rows
 from traincost.hardware.sweep import MAX_CONFIGS
 from traincost.schedule.plan import SchedulePlan
 from traincost.schedule.scheduler import schedule
@@ -47,9 +48,11 @@ def evaluate_sweep(
     spec = spec.take(slice(0, 1) if empty else rows)
     table = op_table(workload, phases=STEP_PHASES[step])
     began = time.perf_counter()
-    result = schedule(table, spec, plan).summary
+    with np.errstate(over="ignore"):  # an overflow becomes inf, which _check_finite names
+        result = schedule(table, spec, plan).summary
     if empty:
         result = result.iloc[:0]  # the columns of a sweep, no rows
+    _check_finite(result, hardware)
     log.info(
         "%s %s on %s: %d configurations x %d ops in %.2f s",
         workload.meta.get("model", "?"),
@@ -63,3 +66,16 @@ def evaluate_sweep(
     result.insert(2, "hardware", spec.name)
     result.insert(3, "step", step)
     return result
+
+
+def _check_finite(result: pd.DataFrame, hardware: str | os.PathLike[str]) -> None:
+    """Raise ``HardwareError`` on the first metric that overflowed float64 (a value of the file near 1e308)."""
+    numbers = result.select_dtypes("number")
+    bad = ~np.isfinite(numbers.to_numpy(dtype=float))
+    if bad.any():
+        row, column = (int(i[0]) for i in np.nonzero(bad))
+        raise HardwareError(
+            f"{hardware}: {numbers.columns[column]} of configuration {result['config_id'].iloc[row]} is "
+            f"{numbers.iat[row, column]}: a value of the file is too large for float arithmetic; "
+            "expected sizes, bandwidths and energies in a physical range"
+        )
