@@ -155,8 +155,8 @@ import pandas as pd
 
 from traincost.cost import mac_cost, op_table
 from traincost.cost.core_cost import MAPPINGS, ExternalPath
-from traincost.hardware import HardwareSpec, load_hardware
-from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
+from traincost.hardware import HardwareError, HardwareSpec, load_hardware
+from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, zigzag_hardware
 from traincost.workload import LOOP_DIMS, Workload
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -312,7 +312,7 @@ def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]
             stages,
             accelerator=str(inputs / f"hardware/{hardware}.yaml"),
             workload=workload,
-            mapping=str(inputs / f"mapping/{hardware}.yaml"),
+            mapping=str(zigzag_mapping(hardware)),
             dump_folder=tmp,
             loma_lpf_limit=lpf_limit,
             loma_show_progress_bar=False,
@@ -348,6 +348,28 @@ def run_zigzag(network: str, hardware: str, lpf_limit: int, opt: str) -> pd.Data
         table = pd.DataFrame(rows).assign(network=network, hardware=hardware, **seconds)
         table.to_parquet(_cache(network, hardware, lpf_limit, objective))
     return pd.read_parquet(_cache(network, hardware, lpf_limit, opt))
+
+
+def importable() -> list[str]:
+    """The bundled ZigZag hardware that ``traincost hardware import zigzag`` takes with its bundled mapping (not the
+    in-memory-computing arrays, which need ``--mac-energy-pj``, nor the GEMM cores, whose mappings unroll ``D0``)."""
+    accepted = []
+    for path in sorted((zigzag_inputs() / "hardware").glob("*.yaml")):
+        try:
+            zigzag_hardware(path)
+        except HardwareError:
+            continue
+        accepted.append(path.stem)
+    return accepted
+
+
+def zigzag_mapping(hardware: str) -> Path:
+    """The mapping ZigZag bundles for ``hardware`` (``meta_prototype`` has ``meta_prototype_like.yaml``), the one
+    ``traincost hardware import zigzag`` reads too."""
+    mapping, _ = bundled_mapping(zigzag_inputs() / f"hardware/{hardware}.yaml", imc=False)
+    if mapping is None:
+        sys.exit(f"no mapping bundled with ZigZag's {hardware}")
+    return mapping
 
 
 def imported(hardware: str, folder: Path) -> HardwareSpec:
@@ -558,6 +580,10 @@ def main() -> None:
     if unknown:
         sys.exit(f"--networks: unknown {unknown}; expected some of {NETWORKS}")
     hardware = [h for h in args.hardware.split(",") if h]
+    accepted = importable()
+    unknown = [h for h in hardware if h not in accepted]
+    if unknown:
+        sys.exit(f"--hardware: {unknown}: no bundled hardware that imports with its mapping; expected some of {accepted}")
     protocol = PROTOCOLS[args.protocol]
     objectives = sorted(set(protocol.values()))
     jobs = [(n, h, args.lpf_limit, ZIGZAG_OPT[o]) for n in networks for h in hardware for o in objectives]
