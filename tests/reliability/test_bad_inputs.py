@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -230,6 +231,34 @@ def _export(io: Inputs, *model: object, words: tuple[str, ...]) -> Case:
     return Case(("export", *model, "--batch", 2, "--out", out), words, (out,))
 
 
+def _cost_onnx(io: Inputs, change: Callable[[onnx.GraphProto], object]) -> tuple[tuple[object, ...], Path, Path]:
+    """``traincost cost`` on the user's ONNX file as ``change`` edits it, into an ``--out-dir`` that does not exist yet."""
+    path = _user_onnx(io)
+    model = onnx.load(str(path))
+    change(model.graph)
+    onnx.save(model, str(path))
+    out = io.tmp / "costed" / "net"
+    return ("cost", path, "--batch", 2, "--hardware", EDGE_TPU, "--out-dir", out), path, out
+
+
+@case
+def onnx_with_a_cycle_costed(io: Inputs) -> Case:
+    def cycle(graph: onnx.GraphProto) -> None:
+        graph.node[1].input[0] = graph.node[2].output[0]
+
+    args, path, out = _cost_onnx(io, cycle)
+    return Case(args, (str(path), "cycle", "'/1/BatchNormalization'", "'/2/Relu'"), (out, out.parent))
+
+
+@case
+def onnx_reading_a_tensor_nothing_writes(io: Inputs) -> Case:
+    def dangling(graph: onnx.GraphProto) -> None:
+        graph.node[1].input[0] = "written_by_nobody"
+
+    args, path, out = _cost_onnx(io, dangling)
+    return Case(args, (str(path), "'written_by_nobody'", "no node writes"), (out, out.parent))
+
+
 @case
 def onnx_exported_in_eval_mode(io: Inputs) -> Case:
     path = _user_onnx(io, train=False)
@@ -329,6 +358,14 @@ def factory_kwargs_it_does_not_take(io: Inputs) -> Case:
     module = _user_module(io)
     words = (f"'{module}:net'", "net(**{'wings': 2}) raised TypeError")
     return _export(io, "--module", f"{module}:net", "--kwargs", '{"wings": 2}', "--input-shape", "3,8,8", words=words)
+
+
+@case
+def factory_kwargs_ten_thousand_levels_deep(io: Inputs) -> Case:
+    module = _user_module(io)
+    deep = '{"a": ' * 10_000 + "1" + "}" * 10_000
+    words = ("argument --kwargs", "more characters", "nested deeper")
+    return _export(io, "--module", f"{module}:net", "--kwargs", deep, "--input-shape", "3,8,8", words=words)
 
 
 @case
@@ -470,6 +507,43 @@ def producer_out_of_range(io: Inputs) -> Case:
     return _ir_case(io, "tensors", _set("producer", 5, 99999), "'producer'", "row 5", "op id")
 
 
+def _op_reads_last_output(io: Inputs, *, tensors_too: bool) -> tuple[Path, Path]:
+    """The tiny workload with op 0 also reading the last op's output (listed as a consumer too with ``tensors_too``)."""
+    ops, meta = read_table(io.workload[1])
+    tensors, _ = read_table(io.workload[3])
+    last = int(ops.at[len(ops) - 1, "outputs"][0])
+    ops.at[0, "inputs"] = [*ops.at[0, "inputs"], last]
+    if tensors_too:
+        tensors.at[last, "consumers"] = [*tensors.at[last, "consumers"], 0]
+    paths = io.tmp / "cycle_ops.parquet", io.tmp / "cycle_tensors.parquet"
+    write_table(ops, paths[0], meta)
+    write_table(tensors, paths[1], meta)
+    return paths
+
+
+@case
+def workload_with_a_cycle(io: Inputs) -> Case:
+    ops, tensors = _op_reads_last_output(io, tensors_too=True)
+    out = io.out("memory.parquet")
+    return Case(("memory", "--ops", ops, "--tensors", tensors, "--out", out), (str(ops), "cycle", "op 0 ("), (out,))
+
+
+@case
+def workload_with_a_cycle_swept(io: Inputs) -> Case:
+    ops, tensors = _op_reads_last_output(io, tensors_too=True)
+    out = io.out("sweep.parquet")
+    args = ("sweep", "--ops", ops, "--tensors", tensors, "--hardware", EDGE_TPU, "--step", "training", "--out", out)
+    return Case(args, (str(ops), "cycle", "op 0 ("), (out,))
+
+
+@case
+def ops_and_tensors_tables_that_disagree(io: Inputs) -> Case:
+    ops, tensors = _op_reads_last_output(io, tensors_too=False)
+    out = io.out("memory.parquet")
+    args = ("memory", "--ops", ops, "--tensors", tensors, "--out", out)
+    return Case(args, (str(ops), "'inputs'", "row 0", "consumers", str(tensors)), (out,))
+
+
 # --- hardware YAML (read by `traincost sweep`) --------------------------------------------------
 
 
@@ -559,6 +633,63 @@ def hardware_yaml_larger_than_a_config_may_be(io: Inputs) -> Case:
     hardware.write_text(EDGE_TPU.read_text() + "#" * (9 * 2**20) + "\n")
     args, outputs = _sweep_with(io, hardware)
     return Case(args, (str(hardware), "MAX_FILE_BYTES"), outputs)
+
+
+@case
+def hardware_yaml_that_is_a_special_file(io: Inputs) -> Case:
+    args, outputs = _sweep_with(io, Path("/dev/zero"))
+    return Case(args, ("/dev/zero", "special file", "expected a regular file"), outputs)
+
+
+@case
+def hardware_yaml_that_is_a_fifo(io: Inputs) -> Case:
+    fifo = io.tmp / "hardware.yaml"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer for ever
+    args, outputs = _sweep_with(io, fifo)
+    return Case(args, (str(fifo), "a FIFO", "expected a regular file"), outputs)
+
+
+@case
+def integer_of_400_digits_in_a_hardware_yaml(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["memories"]["local_memory"].update(size_bytes=int("9" * 400)))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "memories.local_memory.size_bytes", "400 digits"), outputs)
+
+
+@case
+def integer_longer_than_python_converts_in_a_hardware_yaml(io: Inputs) -> Case:
+    hardware = _edited_text(EDGE_TPU, io.tmp / "long.yaml", "\nword_bytes: 2", "\nword_bytes: " + "7" * 5000)
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "word_bytes", "5000 digits"), outputs)
+
+
+@case
+def energy_that_overflows_float_arithmetic(io: Inputs) -> Case:
+    hardware = _edge(io, lambda d: d["memories"]["local_memory"].update(read_energy_pj_per_bit=1e308))
+    args, outputs = _sweep_with(io, hardware)
+    return Case(args, (str(hardware), "energy_pj", "too large for float arithmetic"), outputs)
+
+
+def _import_zigzag(io: Inputs, source: Path) -> tuple[tuple[object, ...], tuple[Path, ...]]:
+    out = io.out("imported.yaml")
+    return ("hardware", "import", "zigzag", source, "--out", out), (out,)
+
+
+@case
+def zigzag_hardware_with_an_alias_bomb(io: Inputs) -> Case:
+    bomb = io.tmp / "bomb.yaml"
+    levels = "abcdefgh"  # each nine times the last: 9**9 values under h, tripled in name
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    rows += [f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip(levels, levels[1:], strict=False)]
+    bomb.write_text("\n".join([*rows, "name: [*h, *h, *h]", ""]))
+    args, outputs = _import_zigzag(io, bomb)
+    return Case(args, (str(bomb), "alias *a is not allowed"), outputs)
+
+
+@case
+def zigzag_import_of_a_special_file(io: Inputs) -> Case:
+    args, outputs = _import_zigzag(io, Path("/dev/zero"))
+    return Case(args, ("/dev/zero", "special file"), outputs)
 
 
 @case

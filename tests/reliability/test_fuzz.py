@@ -5,10 +5,14 @@ with every number of the output finite, or exit 2 with one ``traincost: error:``
 file. Never a traceback (exit 1), never a hang (each example has a time budget), never NaN or inf in a
 table. 250 examples per target, the same on every run (about 20 s for both). Its first runs found a
 division by zero in a hardware expression and loop dimensions whose product was not the op's MACs.
+A third target draws whole graphs (random DAGs of element-wise ops) and rewires them: an op reading a
+later op's output (a cycle, or an order that is not topological), references that point nowhere, and
+edges written in one table but not the other; a graph with a cycle must always be refused.
 """
 
 from __future__ import annotations
 
+import graphlib
 import math
 import subprocess
 import tempfile
@@ -24,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability.conftest import REPO, cli, conv_chain_workload
-from traincost.workload import write_table
+from traincost.workload import LOOP_DIMS, write_table
 
 TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
 FUZZ = settings(
@@ -108,6 +112,95 @@ def test_a_corrupted_workload_is_refused_or_costed_finitely(how: list[tuple[Any,
     )
     memory = folder / "memory.parquet"
     _outcome_is_clean(cli("memory", "--ops", ops, "--tensors", tensors, "--out", memory), memory)
+
+
+# --- drawn graphs -------------------------------------------------------------------------------
+
+
+Graph = tuple[list[list[int]], list[tuple[Any, ...]]]
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> Graph:
+    """What each op of a DAG reads (op i writes tensor i + 1; tensor 0 is the input), and edits to it."""
+    n_ops = draw(st.integers(1, 8))
+    reads = [draw(st.lists(st.integers(0, op), min_size=1, max_size=3, unique=True)) for op in range(n_ops)]
+    op, later = st.integers(0, n_ops - 1), st.integers(0, n_ops - 1)
+    edit = st.one_of(
+        st.tuples(st.just("read_later"), op, later, st.sampled_from(["both", "ops", "tensors"])),
+        st.tuples(st.just("dangling"), op, st.sampled_from([-1, n_ops + 1, 10**9]), st.sampled_from(["ops", "tensors"])),
+        st.tuples(st.just("producer"), st.integers(0, n_ops), st.sampled_from([-1, 0, n_ops - 1, n_ops, 10**9]), st.none()),
+    )
+    return reads, draw(st.lists(edit, max_size=3))
+
+
+def _graph_tables(reads: list[list[int]], edits: list[tuple[Any, ...]]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    """The ops and tensors tables of a drawn graph after its edits, and whether an edit made a cycle in both tables."""
+    n_ops = len(reads)
+    inputs = [list(ids) for ids in reads]
+    consumers: list[list[int]] = [[] for _ in range(n_ops + 1)]
+    for op, ids in enumerate(reads):
+        for tensor in ids:
+            consumers[tensor].append(op)
+    producer = [-1, *range(n_ops)]
+    for what, op, value, side in edits:
+        if what == "read_later":  # op reads the output of op `value` (itself or a later op: not a DAG order)
+            tensor = value + 1
+            if side in ("both", "ops"):
+                inputs[op].append(tensor)
+            if side in ("both", "tensors"):
+                consumers[tensor].append(op)
+        elif what == "dangling":
+            (inputs[op] if side == "ops" else consumers[min(op, n_ops)]).append(value)
+        else:
+            producer[op] = value
+    sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
+    for op, ids in enumerate(inputs):
+        sorter.add(op, *(producer[t] for t in ids if 0 <= t <= n_ops and op in consumers[t] and 0 <= producer[t] < n_ops))
+    try:
+        sorter.prepare()
+        cyclic = False
+    except graphlib.CycleError:
+        cyclic = True
+    ops = pd.DataFrame(
+        [
+            {"op": op, "name": f"op{op}", "op_type": "Add", "kind": "eltwise", "phase": "forward", "layer": f"l{op}"}
+            | dict.fromkeys(LOOP_DIMS, 1)
+            | {"macs": 0, "elementwise_ops": 16, "inputs": inputs[op], "outputs": [op + 1]}
+            for op in range(n_ops)
+        ]
+    )
+    tensors = pd.DataFrame(
+        [
+            {"tensor": t, "name": f"t{t}", "kind": "input" if t == 0 else "output" if t == n_ops else "activation",
+             "shape": [4, 4], "dtype_bytes": 4, "bytes": 64, "producer": producer[t], "consumers": consumers[t],
+             "saved_for_backward": False, "updates": -1}
+            for t in range(n_ops + 1)
+        ]
+    )  # fmt: skip
+    return ops, tensors, cyclic
+
+
+@pytest.mark.slow  # 250 examples: 20 s
+@FUZZ
+@given(graph=graphs())
+def test_a_drawn_graph_with_a_cycle_is_always_refused(graph: Graph, tmp_path: Path) -> None:
+    reads, edits = graph
+    ops_frame, tensors_frame, cyclic = _graph_tables(reads, edits)
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    ops, tensors = folder / "ops.parquet", folder / "tensors.parquet"
+    write_table(ops_frame, ops, {"model": "drawn"})
+    write_table(tensors_frame, tensors, {"model": "drawn"})
+    for args, out in (
+        (("sweep", "--hardware", TINY, "--step", "inference"), folder / "sweep.parquet"),
+        (("memory",), folder / "memory.parquet"),
+    ):
+        result = cli(*args, "--ops", ops, "--tensors", tensors, "--out", out)
+        _outcome_is_clean(result, out)
+        if cyclic:
+            assert result.returncode == 2, "a graph with a cycle was costed"
+        if not edits:
+            assert result.returncode == 0, result.stderr
 
 
 # --- the hardware YAML --------------------------------------------------------------------------
