@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from traincost.bisection import bisect
 from traincost.errors import ConfigError
 from traincost.fpga.converting import select_accelerators, sized_ips
 from traincost.fpga.devices import Device, FpgaCatalog
@@ -80,9 +81,7 @@ def fit_clock(dag: TrainingDag, spec: IpSpec, device: Device, target_gflops: flo
     low, high = 0.0, 100.0 * clock_hz(spec, device) / 1e6
     if published_gflops(dag, spec, device, clock_mhz=high) < target_gflops:
         raise ConfigError(f"calibration of {spec.name} on {device.name}: {target_gflops:g} GFLOPS is out of reach at any clock")
-    for _ in range(steps):
-        mid = (low + high) / 2
-        low, high = (low, mid) if published_gflops(dag, spec, device, clock_mhz=mid) >= target_gflops else (mid, high)
+    _, high = bisect(lambda mhz: published_gflops(dag, spec, device, clock_mhz=mhz) >= target_gflops, low, high, steps=steps)
     return high, published_gflops(dag, spec, device, clock_mhz=high)
 
 

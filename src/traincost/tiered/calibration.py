@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from traincost.bisection import bisect
 from traincost.errors import ConfigError
 from traincost.tiered.outcome import Outcome
 
@@ -69,11 +70,6 @@ def fit_accelerator_energy_scale(parts: pd.DataFrame, target_share: float, *, bo
             f"calibration: off-chip share {target_share:g} is out of reach (scales {bounds[0]:g}-{bounds[1]:g} give "
             f"{high:.4g}-{low:.4g})"
         )
-    lo, hi = np.log(bounds)
-    for _ in range(100):  # the bracket halves each step: 100 steps reach float precision
-        mid = 0.5 * (lo + hi)
-        if offchip_share(parts, np.exp(mid))[0] > target_share:
-            lo = mid
-        else:
-            hi = mid
-    return float(np.exp(0.5 * (lo + hi)))
+    log_low, log_high = np.log(bounds)
+    log_low, log_high = bisect(lambda log_k: offchip_share(parts, np.exp(log_k))[0] <= target_share, log_low, log_high, steps=100)
+    return float(np.exp(0.5 * (log_low + log_high)))
