@@ -40,6 +40,7 @@ outputs.
 from __future__ import annotations
 
 import argparse
+import graphlib
 import heapq
 import math
 import os
@@ -180,15 +181,7 @@ def longest_chain(durations: list[float], after: list[list[int]]) -> tuple[float
     """The chain of dependent jobs with the largest summed duration: its length and its jobs, first to last."""
     finish: dict[int, float] = {}
     previous: dict[int, int | None] = {}
-    pending = [(index, False) for index in range(len(durations))]
-    while pending:  # depth first, without recursion: a job after every job it reads
-        index, ready = pending.pop()
-        if index in finish:
-            continue
-        if not ready:
-            pending.append((index, True))
-            pending += [(before, False) for before in after[index] if before not in finish]
-            continue
+    for index in _topological(after):  # a job after every job it reads
         best = max(after[index], key=finish.__getitem__, default=None)
         finish[index] = durations[index] + (finish[best] if best is not None else 0.0)
         previous[index] = best
@@ -219,18 +212,8 @@ def _needed_by(after: list[list[int]]) -> list[list[int]]:
 
 
 def _topological(after: list[list[int]]) -> list[int]:
-    waiting = [len(befores) for befores in after]
-    needed_by = _needed_by(after)
-    ready = [index for index, count in enumerate(waiting) if count == 0]
-    order = []
-    while ready:
-        index = ready.pop()
-        order.append(index)
-        for later in needed_by[index]:
-            waiting[later] -= 1
-            if waiting[later] == 0:
-                ready.append(later)
-    return order
+    """Every job after the jobs it reads."""
+    return list(graphlib.TopologicalSorter(dict(enumerate(after))).static_order())
 
 
 def list_schedule(

@@ -18,14 +18,14 @@ Built from the Workload IR of a batch-1 training step (``phases`` forward, backw
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 
 from traincost.cost.optable import OpTable, op_table
-from traincost.errors import GraphError
+from traincost.errors import GraphError, cycle_text
 from traincost.fpga.ip_models import WORD_BYTES, OpCosts
 from traincost.workload import Workload
 
@@ -143,29 +143,17 @@ def _topological(keys: list[tuple[str, str]], edges: dict, order: list[str]) -> 
     Raises:
         GraphError: the sub-operations depend on each other in a cycle.
     """
-    succ: dict[int, set[int]] = {n: set() for n in range(len(keys))}
-    indegree = [0] * len(keys)
-    for s, d, _ in edges:
-        if d not in succ[s]:
-            succ[s].add(d)
-            indegree[d] += 1
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(keys)))
+    graph.add_edges_from((s, d) for s, d, _ in edges)
 
     def priority(n: int) -> tuple[int, int]:
         layer, phase = keys[n]
         position = order.index(layer)
         return (0, position) if phase == "FP" else (1, -position)
 
-    ready = [(priority(n), n) for n in range(len(keys)) if indegree[n] == 0]
-    heapq.heapify(ready)
-    ranked = []
-    while ready:
-        _, n = heapq.heappop(ready)
-        ranked.append(n)
-        for d in succ[n]:
-            indegree[d] -= 1
-            if indegree[d] == 0:
-                heapq.heappush(ready, (priority(d), d))
-    if len(ranked) < len(keys):
-        stuck = [keys[n] for n in range(len(keys)) if n not in set(ranked)][:4]
-        raise GraphError(f"MTrain sub-operations depend on each other in a cycle, e.g. {stuck}")
-    return ranked
+    try:
+        return list(nx.lexicographical_topological_sort(graph, key=priority))
+    except nx.NetworkXUnfeasible:
+        cycle = [" ".join(keys[s]) for s, _ in nx.find_cycle(graph)]
+        raise GraphError(f"MTrain sub-operations depend on each other in a cycle: {cycle_text([*cycle, cycle[0]])}") from None
