@@ -938,7 +938,7 @@ def test_the_in_process_runner_reports_a_crash_as_status_1(monkeypatch: pytest.M
     def crash(_: object) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setattr("traincost.cli._cmd_models", crash)
+    monkeypatch.setattr("traincost.cli.frontend._cmd_models", crash)
     result = cli("models")
     assert result.returncode == 1 and "KeyError: 'boom'" in result.stderr
 

@@ -88,7 +88,7 @@ def test_sigterm_removes_the_temporary_file_of_an_output_being_written(tmp_path:
     out = tmp_path / "model.onnx"
     program = f"""
 import sys, time
-from traincost import cli
+from traincost.cli import frontend, main
 from traincost.io import atomic_path
 
 def slow_export(args):
@@ -97,8 +97,8 @@ def slow_export(args):
         print("writing", flush=True)
         time.sleep(60)
 
-cli._cmd_export = slow_export
-sys.exit(cli.main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
+frontend._cmd_export = slow_export
+sys.exit(main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
 """
     process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

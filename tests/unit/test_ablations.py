@@ -12,7 +12,7 @@ from tests.unit.test_tiered import HARDWARE, _hand_trace, _simple_system
 from traincost.analysis.ablations import NO_SINGLE, ablation_table, check_holds, parse_assume, why_column
 from traincost.analysis.agreement import STUDIES, read_comparison
 from traincost.analysis.mtrain_compare import dfs_ratio_count
-from traincost.cli_tiered import assumed_system
+from traincost.cli.tiered import assumed_system
 from traincost.errors import ConfigError
 from traincost.fpga.converting import ratios
 from traincost.plots.ablations import plot_ablations

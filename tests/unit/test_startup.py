@@ -16,7 +16,7 @@ import onnx
 import pytest
 
 from traincost.analysis.agreement import STUDIES
-from traincost.cli_summary import STUDY_KEYS
+from traincost.cli.summary import STUDY_KEYS
 
 
 def _imported(module: str) -> set[str]:

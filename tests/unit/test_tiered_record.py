@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from traincost.analysis.ablations import ASSUMPTIONS
-from traincost.cli_tiered import assumed_system
+from traincost.cli.tiered import assumed_system
 from traincost.errors import ConfigError
 from traincost.tiered import study as study_module
 from traincost.tiered.record import Record, read_record, write_record

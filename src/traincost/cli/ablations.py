@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
+from traincost.cli.types import Command
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
 __all__ = ["ablation_commands"]
-
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
 def _cmd_ablations(args: argparse.Namespace) -> None:

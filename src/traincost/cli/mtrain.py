@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traincost.cli_types import positive_int, positive_number
+from traincost.cli.types import Command, positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -15,8 +14,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["mtrain_commands"]
-
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
 def _inputs(args: argparse.Namespace):

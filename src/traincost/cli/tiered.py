@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traincost.cli_types import positive_int, positive_number
+from traincost.cli.types import Command, positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 __all__ = ["tiered_commands"]
 
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 # the --figure choices: TM-Training Figures 2-4 and 8-15
 FIGURES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15")

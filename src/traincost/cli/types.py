@@ -1,7 +1,9 @@
 """Argument types of the command line: each checks the range the workflow config's schema allows.
 
-Also the model arguments that ``export`` and ``cost`` share: a zoo name, a factory path (with its
-keyword arguments, inputs and loss) or an ONNX file.
+Also what several subcommand modules share: the ``Command`` each one's ``*_commands`` function adds its
+subcommands with; the model arguments that ``export`` and ``cost`` share (a zoo name, a factory path with
+its keyword arguments, inputs and loss, or an ONNX file); and the argument groups of the optimizer, the
+workload tables, the hardware and the resident fraction.
 
 argparse reports a value these refuse as ``argument --flag: 'value': expected …``, naming the flag as
 the user typed it, before any work starts; the ranges are those of ``workflow/schemas/config.schema.yaml``
@@ -21,17 +23,28 @@ from traincost.errors import ConfigError
 if TYPE_CHECKING:
     import onnx
 
+    from traincost.frontend.optimizer import OptimizerSpec
+
 __all__ = [
+    "Command",
     "add_model_args",
     "forward_graph",
     "fraction",
     "json_object",
     "non_negative_number",
+    "optimizer_args",
+    "optimizer_spec",
     "positive_int",
     "positive_number",
+    "resident_fraction",
     "sample_shape",
     "unit_interval_open",
+    "workload_and_hardware",
+    "workload_tables",
 ]
+
+# What a module's ``*_commands`` function is given: ``command(name, handler, help)`` adds a subcommand and returns its parser
+Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
 def _number(text: str) -> float:
@@ -125,6 +138,59 @@ def json_object(text: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{shorten(repr(text), 80)}: expected a JSON object")
     return value
+
+
+def optimizer_args(parser: argparse.ArgumentParser) -> None:
+    """The optimizer and its hyperparameters (``train-graph``, ``measure-memory``)."""
+    group = parser.add_argument_group("optimizer (torch.optim semantics)")
+    group.add_argument("--optimizer", required=True, choices=["sgd", "sgd_momentum", "adam", "adamw"], help="optimizer kind")
+    group.add_argument("--lr", type=positive_number, required=True, help="learning rate")
+    group.add_argument("--momentum", type=unit_interval_open, default=0.9, help="momentum coefficient (sgd_momentum)")
+    group.add_argument("--beta1", type=unit_interval_open, default=0.9, help="first-moment decay (adam, adamw)")
+    group.add_argument("--beta2", type=unit_interval_open, default=0.999, help="second-moment decay (adam, adamw)")
+    group.add_argument("--eps", type=positive_number, default=1e-8, help="denominator term (adam, adamw)")
+    group.add_argument("--weight-decay", type=non_negative_number, default=0.0, help="L2 penalty (decoupled for adamw)")
+
+
+def optimizer_spec(args: argparse.Namespace) -> OptimizerSpec:
+    """The optimizer :func:`optimizer_args` read."""
+    from traincost.frontend.optimizer import OptimizerSpec
+
+    return OptimizerSpec(
+        kind=args.optimizer,
+        lr=args.lr,
+        momentum=args.momentum,
+        beta1=args.beta1,
+        beta2=args.beta2,
+        eps=args.eps,
+        weight_decay=args.weight_decay,
+    )
+
+
+def workload_tables(cmd: argparse.ArgumentParser) -> None:
+    """The two tables of a Workload, ``--ops`` and ``--tensors``."""
+    cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet")
+    cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
+
+
+def workload_and_hardware(cmd: argparse.ArgumentParser) -> None:
+    """The Workload's tables and one hardware YAML."""
+    workload_tables(cmd)
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
+
+
+# traincost.schedule.plan.DEFAULT_RESIDENT_FRACTION, written out so that `traincost --help` does not import the scheduler
+_DEFAULT_RESIDENT_FRACTION = 0.5
+
+
+def resident_fraction(cmd: argparse.ArgumentParser) -> None:
+    """``--resident-fraction`` of the scheduler (``sweep``, the fusion and checkpointing commands)."""
+    cmd.add_argument(
+        "--resident-fraction",
+        type=fraction,
+        default=_DEFAULT_RESIDENT_FRACTION,
+        help="share of a core's top memory that keeps tensors between ops and holds fused groups",
+    )
 
 
 def forward_graph(

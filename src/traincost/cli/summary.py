@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
+from traincost.cli.types import Command
 from traincost.io import atomic_path
 
 __all__ = ["STUDY_KEYS", "summary_commands"]
 
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 # The keys of traincost.analysis.agreement.STUDIES, written out so that `traincost --help` does not import pandas
 STUDY_KEYS = ("monet", "mtrain", "tiered")
 

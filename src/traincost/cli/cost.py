@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 from pathlib import Path
 
-from traincost.cli_types import add_model_args, forward_graph, positive_int, positive_number
+from traincost.cli.types import Command, add_model_args, forward_graph, positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.frontend import ATTENTION_CHOICES
 from traincost.io import output_directory
 
 __all__ = ["cost_commands"]
-
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
 def _cmd_cost(args: argparse.Namespace) -> None:

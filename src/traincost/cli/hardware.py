@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
-from traincost.cli_types import positive_number
+from traincost.cli.types import Command, positive_number
 from traincost.io import atomic_path
 
 __all__ = ["hardware_commands"]
-
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
 def _cmd_hardware(args: argparse.Namespace) -> None:

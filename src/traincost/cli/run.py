@@ -1,0 +1,129 @@
+"""``traincost``: the command line every Snakemake rule calls. One subcommand per stage.
+
+The parser, the check of every output path before any work, and :func:`main`; each subcommand is
+added by the ``*_commands`` function of its study's module in :mod:`traincost.cli`.
+
+Handlers import the library lazily, so `traincost --help` does not load torch or ONNX Runtime.
+
+Every subcommand reads its inputs, writes its outputs atomically (a temporary file renamed into
+place) and, on bad input, prints one line ``traincost: error: …`` naming the file, node or field,
+and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from traincost import __version__
+from traincost.cli.ablations import ablation_commands
+from traincost.cli.checkpoint import checkpoint_commands
+from traincost.cli.cost import cost_commands
+from traincost.cli.frontend import frontend_commands
+from traincost.cli.fusion import fusion_commands
+from traincost.cli.hardware import hardware_commands
+from traincost.cli.memory import memory_commands
+from traincost.cli.mtrain import mtrain_commands
+from traincost.cli.summary import summary_commands
+from traincost.cli.sweep import sweep_commands
+from traincost.cli.tiered import tiered_commands
+from traincost.errors import ConfigError, TraincostError, one_line
+from traincost.progress import set_quiet
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on the one ``traincost: error:`` line every other error uses."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"traincost: error: {one_line(message)} (see `{self.prog} --help`)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="traincost",
+        description="Model what training a network costs on an accelerator (cycles, energy, memory, data moved): "
+        "one subcommand per stage of the workflow. Every subcommand's --help gives its inputs and outputs with units.",
+    )
+    parser.add_argument("--version", action="version", version=f"traincost {__version__}")
+    parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no progress bars")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd.set_defaults(handler=handler)
+        return cmd
+
+    # `traincost --help` lists the subcommands in the order they are added
+    groups = (
+        frontend_commands,
+        memory_commands,
+        sweep_commands,
+        fusion_commands,
+        checkpoint_commands,
+        cost_commands,
+        mtrain_commands,
+        tiered_commands,
+        hardware_commands,
+        summary_commands,
+        ablation_commands,
+    )
+    for add in groups:
+        add(command)
+    return parser
+
+
+def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every output path can be written, before any work: not a directory, in a directory we may create and write.
+
+    The outputs of a command are its options whose help starts "output" or "also write".
+    """
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    outputs = [a for a in commands.choices[args.command]._actions if (a.help or "").startswith(("output", "also write"))]
+    for action in outputs:
+        value = getattr(args, action.dest)
+        for path in value if isinstance(value, list) else [value]:
+            if path is None:
+                continue
+            flag = action.option_strings[0]
+            if path.is_dir():
+                raise ConfigError(f"{flag} {path}: is a directory; expected a file path")
+            parent = next(p for p in (path.absolute().parent, *path.absolute().parents) if p.exists())
+            if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(f"{flag} {path}: cannot write in {parent} (permission denied or not a directory)")
+
+
+def _on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM (timeout, SLURM, Snakemake) unwinds like Ctrl-C: temporary files are removed on the way out."""
+    raise SystemExit(128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the traincost command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    set_quiet(args.quiet)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    try:
+        _check_outputs(parser, args)
+        args.handler(args)
+    except TraincostError as err:
+        print(f"traincost: error: {one_line(str(err))}", file=sys.stderr)
+        return 2
+    except OSError as err:  # disk full, permissions, a path that vanished: one line naming the path
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"traincost: error: {one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
+        return 2
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    return 0

@@ -1,0 +1,196 @@
+"""``traincost`` subcommands of the hardware cost model and the MONET hardware study: sweeps over hardware grids,
+their figures and MONET's claims."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from traincost.cli.types import Command, json_object, positive_int, resident_fraction, workload_tables
+from traincost.errors import ConfigError
+from traincost.io import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["sweep_commands"]
+
+log = logging.getLogger("traincost")
+
+
+def _cmd_sweep(args: argparse.Namespace) -> None:
+    from traincost.hardware.sweep import MAX_CONFIGS
+    from traincost.schedule import SchedulePlan
+    from traincost.schedule.evaluate import evaluate_sweep
+    from traincost.schedule.manual_fusion import read_manual_fusion
+    from traincost.workload import Workload, write_table
+
+    index, _, count = args.shard.partition("/")
+    if not (index.isdigit() and count.isdigit()):
+        raise ConfigError(f"--shard: expected INDEX/COUNT such as 0/4, got {args.shard!r}")
+    workload = Workload.read(args.ops, args.tensors)
+    if args.step == "inference" and workload.meta.get("stage", "").startswith("train_step"):
+        log.warning(
+            "%s: --step inference costs the forward pass of a training step (training-mode BatchNorm, dropout, the loss); "
+            "the model's inference step is `traincost export --inference`, then decompose and lower",
+            args.ops,
+        )
+    fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
+    plan = SchedulePlan.from_mode(
+        args.mode, fused=fused, resident_fraction=args.resident_fraction, mapping_objective=args.mapping_objective
+    )
+    grid = args.grid
+    table = evaluate_sweep(
+        workload,
+        args.hardware,
+        grid=grid,
+        step=args.step,
+        plan=plan,
+        shard_index=int(index),
+        shard_count=int(count),
+        max_configs=args.max_configs or MAX_CONFIGS,
+    )
+    meta = {
+        **workload.meta,
+        "hardware": str(args.hardware),
+        "mode": args.mode,
+        "fusion": str(args.fusion or ""),
+        "step": args.step,
+    }
+    write_table(table, args.out, meta)
+    if table.empty:
+        print(f"shard {args.shard}: no configurations (the grid has fewer than its shards); wrote an empty table")
+        return
+    best = table.nsmallest(1, "latency_cycles").iloc[0]
+    print(f"{len(table)} configurations; fastest {best.config_id}: {best.latency_cycles:.4g} cycles, {best.energy_pj:.4g} pJ")
+
+
+def _cmd_concat(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from traincost.workload import read_table, write_table
+
+    frames, metas = zip(*(read_table(path) for path in args.inputs), strict=True)
+    columns = list(frames[0].columns)
+    for path, frame in zip(args.inputs, frames, strict=True):
+        if list(frame.columns) != columns:
+            raise ConfigError(f"{path}: columns differ from {args.inputs[0]}")
+    write_table(pd.concat(frames, ignore_index=True), args.out, metas[0])
+
+
+def _read_steps(paths: Sequence[Path]) -> list[tuple[str, pd.DataFrame]]:
+    from traincost.workload import read_table
+
+    steps = []
+    for path in paths:
+        table, meta = read_table(path)
+        steps.append((meta.get("step", path.stem), table))
+    return steps
+
+
+def _cmd_plot_sweep(args: argparse.Namespace) -> None:
+    from traincost.analysis.edge_tpu import edge_tpu_resources
+    from traincost.plots.hardware_sweeps import plot_compute_resources, plot_energy_latency
+
+    steps = _read_steps(args.inputs)
+    outputs = [Path(p) for p in args.out]
+    match args.figure:
+        case "energy-latency-compute":
+            steps = [(step, edge_tpu_resources(table)) for step, table in steps]
+            plot_energy_latency(steps, hue="total_compute", hue_label="U·L·n_PEs", outputs=outputs, title=args.title)
+        case "compute-resources":
+            plot_compute_resources(steps, outputs=outputs, title=args.title)
+        case "energy-latency-bandwidth":
+            plot_energy_latency(
+                steps,
+                hue="buffer_bandwidth",
+                hue_label="buffer bandwidth (B/cycle)",
+                outputs=outputs,
+                title=args.title,
+                log_hue=False,
+            )
+
+
+def _cmd_claims(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
+    from traincost.workload import read_table, write_table
+
+    tables = [read_table(path)[0] for path in (args.edge_inference, args.edge_training, args.gpt_inference, args.gpt_training)]
+    claims = monet_hardware_claims(*tables)
+    section5 = (args.fusion_compare or [], args.additivity, args.nsga_summary)
+    if any(section5):
+        if args.paper is None or not args.paper.is_file():
+            raise ConfigError(f"--paper {args.paper}: no such file (MONET's numbers, data/paper/monet.csv, for section V)")
+        fusion = [read_table(path)[0] for path in section5[0]]
+        additivity, summary = (read_table(path)[0] if path else None for path in section5[1:])
+        claims = pd.concat(
+            [claims, monet_section5_claims(fusion, additivity, summary, pd.read_csv(args.paper))], ignore_index=True
+        )
+    with pd.option_context("display.width", 200, "display.max_colwidth", 70):
+        print(claims[["figure", "claim", "value", "holds"]].to_string(index=False))
+    print(f"{int(claims['holds'].sum())} of {len(claims)} claims hold on our model")
+    with atomic_path(args.csv) as tmp:
+        claims.to_csv(tmp, index=False)
+    if args.out:
+        write_table(claims, args.out)
+
+
+def sweep_commands(command: Command) -> None:
+    """Subcommands of the hardware cost model and the MONET hardware study."""
+    cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
+    workload_tables(cmd)
+    cmd.add_argument("--hardware", type=Path, required=True, help="hardware template YAML (config/hardware/)")
+    cmd.add_argument(
+        "--grid", type=json_object, default="{}", help="values per template parameter as JSON, e.g. '{\"x_pes\": [1, 2, 4]}'"
+    )
+    cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
+    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
+    resident_fraction(cmd)
+    cmd.add_argument(
+        "--mapping-objective",
+        default="edp",
+        choices=["latency", "energy", "edp"],
+        help="what the per-op choice of loop order at a core's top memory minimises",
+    )
+    cmd.add_argument("--shard", default="0/1", help="INDEX/COUNT: evaluate one contiguous slice of the grid")
+    cmd.add_argument("--max-configs", type=positive_int, help="refuse a grid of more configurations (default 1,000,000)")
+    cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")
+
+    cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)")
+    cmd.add_argument(
+        "--figure",
+        required=True,
+        choices=["energy-latency-compute", "compute-resources", "energy-latency-bandwidth"],
+        help="Fig. 1 (Edge TPU, colour U·L·n_PEs), Fig. 8 (vs compute resources), Fig. 9 (FuseMax, colour buffer bandwidth)",
+    )
+    cmd.add_argument(
+        "--in", dest="inputs", type=Path, nargs="+", required=True, help="sweep tables, e.g. inference then training"
+    )
+    cmd.add_argument("--title", default="", help="figure title")
+    cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+
+    cmd = command(
+        "claims",
+        _cmd_claims,
+        "MONET's claims: section IV on the Edge TPU and FuseMax sweeps, section V on fusion, checkpointing",
+    )
+    cmd.add_argument("--edge-inference", type=Path, required=True, help="ResNet-18 on Edge TPU, inference sweep")
+    cmd.add_argument("--edge-training", type=Path, required=True, help="ResNet-18 on Edge TPU, training sweep")
+    cmd.add_argument("--gpt-inference", type=Path, required=True, help="GPT-2 on FuseMax, inference sweep")
+    cmd.add_argument("--gpt-training", type=Path, required=True, help="GPT-2 on FuseMax, training sweep")
+    cmd.add_argument("--fusion-compare", type=Path, nargs="+", help="section V, Figure 10: compare-fusion tables (one per step)")
+    cmd.add_argument("--additivity", type=Path, help="section V, Figure 11: checkpoint-study's additivity table")
+    cmd.add_argument("--nsga-summary", type=Path, help="section V, Figure 12: checkpoint-nsga's summary")
+    cmd.add_argument("--paper", type=Path, help="MONET's numbers (data/paper/monet.csv), needed with any section V input")
+    cmd.add_argument("--csv", type=Path, required=True, help="output claims.csv")
+    cmd.add_argument("--out", type=Path, help="also write the claims as Parquet")
+
+    cmd = command("concat", _cmd_concat, "concatenate tables with the same columns (sweep shards)")
+    cmd.add_argument("--in", dest="inputs", type=Path, nargs="+", required=True, help="Parquet tables")
+    cmd.add_argument("--out", type=Path, required=True, help="output Parquet table")
