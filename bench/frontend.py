@@ -241,7 +241,7 @@ def bench_cost_mobilenet(*, verify: bool) -> dict[str, object]:
 # What each front-end job imports before it reads its input (the modules of its CLI handler).
 STARTUP = {
     "parser (`traincost --help`)": "traincost.cli",
-    "export": "traincost.cli, traincost.cli.types, traincost.frontend.export",
+    "export": "traincost.cli, traincost.cli.arguments, traincost.frontend.export",
     "train-graph": "traincost.cli, traincost.frontend.train_graph",
     "decompose": "traincost.cli, traincost.frontend.decompose, traincost.workload",
     "verify-decomposition": "traincost.cli, traincost.frontend.verification, traincost.workload",

@@ -2,7 +2,7 @@
 execution), lowering, memory and the schedule on one hardware description.
 
 This is what ``traincost cost`` runs for a user: each stage of the workflow, in one process, on the
-forward graph of a zoo model, a user's torch module or ONNX file (``cli.types.forward_graph``).
+forward graph of a zoo model, a user's torch module or ONNX file (``cli.arguments.forward_graph``).
 """
 
 from __future__ import annotations

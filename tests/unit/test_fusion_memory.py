@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.workloads import conv_relu_workload
-from traincost.cli.types import _DEFAULT_RESIDENT_FRACTION
+from traincost.cli.arguments import _DEFAULT_RESIDENT_FRACTION
 from traincost.cost import op_table
 from traincost.cost.optable import MAC_KINDS
 from traincost.hardware import load_hardware

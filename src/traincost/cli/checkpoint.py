@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traincost.cli.types import (
+from traincost.cli.arguments import (
     Command,
     fraction,
     non_negative_number,

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from traincost.cli.types import Command, add_model_args, forward_graph, positive_int, positive_number
+from traincost.cli.arguments import Command, add_model_args, forward_graph, positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.frontend import ATTENTION_CHOICES
 from traincost.io import output_directory

@@ -7,7 +7,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from traincost.cli.types import (
+from traincost.cli.arguments import (
     Command,
     add_model_args,
     forward_graph,

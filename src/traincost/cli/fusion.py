@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from traincost.cli.types import (
+from traincost.cli.arguments import (
     Command,
     positive_int,
     positive_number,

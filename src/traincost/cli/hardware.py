@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traincost.cli.types import Command, positive_number
+from traincost.cli.arguments import Command, positive_number
 from traincost.io import atomic_path
 
 __all__ = ["hardware_commands"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traincost.cli.types import Command, json_object, optimizer_args, optimizer_spec, positive_int, workload_tables
+from traincost.cli.arguments import Command, json_object, optimizer_args, optimizer_spec, positive_int, workload_tables
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traincost.cli.types import Command, positive_int, positive_number
+from traincost.cli.arguments import Command, positive_int, positive_number
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traincost.cli.types import Command
+from traincost.cli.arguments import Command
 from traincost.io import atomic_path
 
 __all__ = ["STUDY_KEYS", "summary_commands"]

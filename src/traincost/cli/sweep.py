@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traincost.cli.types import Command, json_object, positive_int, resident_fraction, workload_tables
+from traincost.cli.arguments import Command, json_object, positive_int, resident_fraction, workload_tables
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
