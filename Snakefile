@@ -28,10 +28,10 @@ report: "workflow/report/workflow.rst"
 
 rule all:
     input:
-        get_final_output(),
+        PLAN.final_outputs(),
 
 
 # each study's comparison with one modelling assumption changed at a time (config `ablations:`), not part of `all`
 rule ablations:
     input:
-        ablation_outputs(),
+        PLAN.ablation_outputs(),

@@ -224,7 +224,7 @@ def test_comparison_judges_directions_not_absolute_numbers() -> None:
     assert not gains.loc[0.5, "agrees"] and gains.loc[15.0, "agrees"]  # doubling at 0.5 GB/s contradicts the paper
     with pytest.raises(ConfigError, match="missing columns"):
         mtrain_comparison(paper.drop(columns=["value"]), study, table3, scaling)
-    # the ablations re-run only the fewest and the most FPGAs of Figure 12 (common.smk mtrain_ablation_tables):
+    # the ablations re-run only the fewest and the most FPGAs of Figure 12 (traincost.workflow.Plan.mtrain_ablation_tables):
     # the comparison must read no other size, so adding the intermediate ones changes none of its rows
     middle = pd.DataFrame([{"fpgas": 4, "bandwidth_gb_per_s": bw, "throughput_gflops": 1.0, "search_s": 1.0} for bw in (0.5, 15)])
     every_size = mtrain_comparison(paper, study, table3, pd.concat([scaling, middle], ignore_index=True))

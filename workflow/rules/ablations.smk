@@ -13,9 +13,9 @@ wildcard_constraints:
     value=r"[a-z0-9.]+",
 
 
-rule tiered_ablation_study:
-    conda:
-        TRAINCOST_ENV
+# TM-Training and MTrain under the assumption: the study's rules (their `{params.assume}` is the assumption here),
+# writing under the ablation's root.
+use rule tiered_study as tiered_ablation_study with:
     input:
         unpack(tiered_workload),
         hardware=TIERED.get("hardware", []),
@@ -23,29 +23,16 @@ rule tiered_ablation_study:
         record=rules.tiered_study.output.record,
     output:
         table="results/ablations/tiered/{assumption}/{value}/study/{tworkload}/{variant}.parquet",
-    params:
-        ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
-        policies=" ".join(TIERED.get("policies", [])),
-        tier1=tiered_tier1_sizing,
-    threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # as tiered_study
         runtime=7,  # minutes; full run of 26 November 2026: longest job 49 s
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.log",
     benchmark:
-        "results/benchmarks/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.tsv",
-    shell:
-        "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
-        "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
-        "$(test -n '{params.policies}' && echo --policies {params.policies}) "
-        "{params.tier1} --assume {wildcards.assumption}={wildcards.value} "
-        "--record {input.record} --out {output.table} > {log} 2>&1"
+        "results/benchmarks/ablations/tiered/{assumption}/{value}/{tworkload}/{variant}.tsv"
 
 
-rule tiered_ablation_report:
-    conda:
-        TRAINCOST_ENV
+use rule tiered_report as tiered_ablation_report with:
     input:
         study=lambda w: expand(
             "results/ablations/tiered/{a}/{v}/study/{tworkload}/{variant}.parquet",
@@ -62,107 +49,53 @@ rule tiered_ablation_report:
         study=temp("results/ablations/tiered/{assumption}/{value}/study.parquet"),
         table3=temp("results/ablations/tiered/{assumption}/{value}/table3.csv"),
         ordering=temp("results/ablations/tiered/{assumption}/{value}/ordering.csv"),
-    threads: 1
+        placement=temp("results/ablations/tiered/{assumption}/{value}/placement.csv"),
     resources:
         mem_mb=job_mem_mb(700),  # as tiered_report
         runtime=6,  # minutes; full run of 26 November 2026: longest job 8 s
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/report.log",
     benchmark:
-        "results/benchmarks/ablations/tiered/{assumption}/{value}/report.tsv",
-    shell:
-        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
-        "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
-        "--ordering {output.ordering} --assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+        "results/benchmarks/ablations/tiered/{assumption}/{value}/report.tsv"
 
 
-rule mtrain_ablation_study:
-    conda:
-        TRAINCOST_ENV
-    input:
-        unpack(mtrain_workload),
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
-        calibration="results/mtrain/calibration.parquet",
+use rule mtrain_study as mtrain_ablation_study with:
     output:
         table="results/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.parquet",
-    params:
-        bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
-        step=lambda w: MTRAIN["ratio_step"][w.cluster],
-    threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # as mtrain_study
         runtime=9,  # minutes; full run of 26 November 2026: longest job 103 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.log",
     benchmark:
-        "results/benchmarks/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.tsv",
-    shell:
-        "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} "
-        "--assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/study/{mmodel}/{cluster}.tsv"
 
 
-rule mtrain_ablation_table3:
-    conda:
-        TRAINCOST_ENV
-    input:
-        unpack(mtrain_workload),
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
-        calibration="results/mtrain/calibration.parquet",
+use rule mtrain_table3 as mtrain_ablation_table3 with:
     output:
         table="results/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.parquet",
-    params:
-        bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
-        step=lambda w: MTRAIN["ratio_step"][w.cluster],
-    threads: table3_workers
     resources:
         mem_mb=job_mem_mb(700),  # as mtrain_table3
         runtime=7,  # minutes; full run of 26 November 2026: longest job 44 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.log",
     benchmark:
-        "results/benchmarks/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.tsv",
-    shell:
-        "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} "
-        "--calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} --out {output.table} > {log} 2>&1"
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.tsv"
 
 
-rule mtrain_ablation_scaling:
-    conda:
-        TRAINCOST_ENV
-    input:
-        unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
-        calibration="results/mtrain/calibration.parquet",
+use rule mtrain_scaling as mtrain_ablation_scaling with:
     output:
         table="results/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.parquet",
-    params:
-        model=MTRAIN.get("scaling", {}).get("model", ""),
-        cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
-        bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
-        step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
-    threads: scaling_workers
     resources:
         mem_mb=job_mem_mb(700),  # as mtrain_scaling
         runtime=9,  # minutes; full run of 26 November 2026: longest job 114 s (on 2 threads)
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.log",
     benchmark:
-        "results/benchmarks/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.tsv",
-    shell:
-        "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {params.cluster} "
-        "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
-        "--workers {threads} --calibration {input.calibration} --assume {wildcards.assumption}={wildcards.value} "
-        "--out {output.table} > {log} 2>&1"
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/scaling/pairs{pairs}.tsv"
 
 
-rule mtrain_ablation_report:
-    conda:
-        TRAINCOST_ENV
+use rule mtrain_report as mtrain_ablation_report with:
     input:
         unpack(mtrain_ablation_tables),
         paper="data/paper/mtrain.csv",
@@ -174,19 +107,13 @@ rule mtrain_ablation_report:
         table3=temp("results/ablations/mtrain/{assumption}/{value}/table3.parquet"),
         table3_csv=temp("results/ablations/mtrain/{assumption}/{value}/table3.csv"),
         table3_md=temp("results/ablations/mtrain/{assumption}/{value}/table3.md"),
-    threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as mtrain_report
         runtime=6,  # minutes; full run of 26 November 2026: longest job 5 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
     benchmark:
-        "results/benchmarks/ablations/mtrain/{assumption}/{value}/report.tsv",
-    shell:
-        "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
-        "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
-        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration} "
-        "--assume {wildcards.assumption}={wildcards.value} > {log} 2>&1"
+        "results/benchmarks/ablations/mtrain/{assumption}/{value}/report.tsv"
 
 
 rule ablation_table:
@@ -225,9 +152,9 @@ rule agreement_counts:
     conda:
         TRAINCOST_ENV
     input:
-        after=lambda w: list(comparison_csvs().values()),
-        before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(comparison_csvs()) if ("calibrated", "false") in ablation_runs(s)],
-        why=lambda w: [f"results/{s}/compare_why.csv" for s in sorted(comparison_csvs()) if ablation_runs(s)],
+        after=lambda w: list(PLAN.comparison_csvs().values()),
+        before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(PLAN.comparison_csvs()) if ("calibrated", "false") in PLAN.ablation_runs(s)],
+        why=lambda w: [f"results/{s}/compare_why.csv" for s in sorted(PLAN.comparison_csvs()) if PLAN.ablation_runs(s)],
     output:
         counts=report(
             "results/agreement_counts.csv",
@@ -257,7 +184,7 @@ rule monet_ablation_sweep:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(_sweep_inputs),
+        unpack(sweep_inputs),
     output:
         table="results/ablations/monet/{assumption}/{value}/sweeps/{sweep}/{step}.parquet",
     params:
@@ -305,7 +232,7 @@ rule bn_epilogue_workload:
 
 
 # Section V under the assumption: the study's rules, their inputs and flags chosen by the wildcards (monet_tables,
-# monet_resident_flag, monet_root in common.smk), writing under the ablation's root.
+# monet_resident_flag, fusion_strategies in common.smk: the Plan's paths of an ablation run), writing under its root.
 use rule fuse as monet_ablation_fuse with:
     output:
         groups="results/ablations/monet/{assumption}/{value}/fusion/{step}/limit{limit}_{types}.json",
@@ -350,7 +277,7 @@ rule monet_ablation_claims:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(_section5_inputs),
+        unpack(section5_inputs),
         edge_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/inference.parquet",
         edge_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/training.parquet",
         gpt_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/inference.parquet",
@@ -359,7 +286,7 @@ rule monet_ablation_claims:
         compare="results/ablations/monet/{assumption}/{value}/compare.csv",
         table=temp("results/ablations/monet/{assumption}/{value}/claims.parquet"),
     params:
-        section5=_section5_flags,
+        section5=section5_flags,
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as monet_claims

@@ -17,7 +17,7 @@
 # tests/integration/test_rule_resources.py checks both against the table.
 # Memory grows with the model: each front-end rule's mem_mb is its default (1.5 x the peak of the workloads not listed
 # in FRONTEND_PEAK_MB, or the earlier quick-config value if larger) or, for the full config's GPT-2 124M, VGG-16,
-# AlexNet and ResNet-50 at batch 8, 1.5 x their own peak (FRONTEND_PEAK_MB in common.smk, measured with the rules'
+# AlexNet and ResNet-50 at batch 8, 1.5 x their own peak (FRONTEND_PEAK_MB in src/traincost/workflow/plan.py, measured with the rules'
 # commands after this split).
 
 
@@ -35,7 +35,7 @@ rule export:
     priority: export_first
     threads: 1
     resources:
-        mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: common.smk
+        mem_mb=frontend_mem_mb("export", 2200),  # peak 1,426 MB: ResNet-50; larger models: FRONTEND_PEAK_MB (traincost.workflow.plan)
         runtime=12,  # minutes; full run: longest job 206 s
     log:
         "results/logs/export/{workload}.log",
@@ -58,7 +58,7 @@ rule train_graph:
     priority: checkpoint_first
     threads: 1
     resources:
-        mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: common.smk
+        mem_mb=frontend_mem_mb("train_graph", 3600),  # peak 2,368 MB: ResNet-50 with Adam; larger models: FRONTEND_PEAK_MB (traincost.workflow.plan)
         runtime=8,  # minutes; full run: longest job 82 s
     log:
         "results/logs/train_graph/{workload}.log",
@@ -81,7 +81,7 @@ rule decompose:
     priority: checkpoint_first
     threads: 1
     resources:
-        mem_mb=frontend_mem_mb("decompose", 1200),  # peak 765 MB: ResNet-50 with Adam, alone; larger models: common.smk
+        mem_mb=frontend_mem_mb("decompose", 1200),  # peak 765 MB: ResNet-50 with Adam, alone; larger models: FRONTEND_PEAK_MB (traincost.workflow.plan)
         runtime=6,  # minutes; longest: VGG-16, 20 s (load 10)
     log:
         "results/logs/decompose/{workload}.log",
@@ -106,7 +106,7 @@ rule verify_decomposition:
         verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
     threads: 1
     resources:
-        mem_mb=frontend_mem_mb("verify_decomposition", 3000),  # peak 1,978 MB: ResNet-50 with Adam; larger models: common.smk
+        mem_mb=frontend_mem_mb("verify_decomposition", 3000),  # peak 1,978 MB: ResNet-50 with Adam; larger models: FRONTEND_PEAK_MB (traincost.workflow.plan)
         runtime=32,  # minutes; GPT-2 124M: 795 s (load 8 to 10)
     log:
         "results/logs/verify_decomposition/{workload}.log",
@@ -128,7 +128,7 @@ rule lower:
     priority: checkpoint_first
     threads: 1
     resources:
-        mem_mb=frontend_mem_mb("lower", 900),  # peak 562 MB: ResNet-50; larger models: common.smk
+        mem_mb=frontend_mem_mb("lower", 900),  # peak 562 MB: ResNet-50; larger models: FRONTEND_PEAK_MB (traincost.workflow.plan)
         runtime=6,  # minutes; full run: longest job 22 s
     log:
         "results/logs/lower/{workload}.log",

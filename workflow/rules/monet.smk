@@ -93,7 +93,7 @@ rule hardware_sweep_shard:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(_sweep_inputs),
+        unpack(sweep_inputs),
     output:
         table="results/monet/sweeps/{sweep}/{step}/shard{index}-of-{shards}.parquet",
     wildcard_constraints:
@@ -146,8 +146,8 @@ rule figure1:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: _edge("inference"),
-        training=lambda w: _edge("training"),
+        inference=lambda w: PLAN.edge_table("inference"),
+        training=lambda w: PLAN.edge_table("training"),
     output:
         png=report(
             "results/monet/figure1.png",
@@ -173,8 +173,8 @@ rule figure8:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: _edge("inference"),
-        training=lambda w: _edge("training"),
+        inference=lambda w: PLAN.edge_table("inference"),
+        training=lambda w: PLAN.edge_table("training"),
     output:
         png=report(
             "results/monet/figure8.png",
@@ -200,8 +200,8 @@ rule figure9:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: _fusemax("inference"),
-        training=lambda w: _fusemax("training"),
+        inference=lambda w: PLAN.fusemax_table("inference"),
+        training=lambda w: PLAN.fusemax_table("training"),
     output:
         png=report(
             "results/monet/figure9.png",
@@ -227,11 +227,11 @@ rule monet_claims:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(_section5_inputs),
-        edge_inference=lambda w: _edge("inference"),
-        edge_training=lambda w: _edge("training"),
-        gpt_inference=lambda w: _fusemax("inference"),
-        gpt_training=lambda w: _fusemax("training"),
+        unpack(section5_inputs),
+        edge_inference=lambda w: PLAN.edge_table("inference"),
+        edge_training=lambda w: PLAN.edge_table("training"),
+        gpt_inference=lambda w: PLAN.fusemax_table("inference"),
+        gpt_training=lambda w: PLAN.fusemax_table("training"),
     output:
         csv=report(
             "results/monet/claims.csv",
@@ -241,7 +241,7 @@ rule monet_claims:
         ),
         table="results/monet/claims.parquet",
     params:
-        section5=_section5_flags,
+        section5=section5_flags,
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # full run: peak 173 MB; the quick config's 400 is larger
@@ -324,7 +324,7 @@ rule fusion_solver_runs:
     conda:
         TRAINCOST_ENV
     input:
-        lambda w: [path.replace(".json", ".parquet") for step in STEPS for path in fusion_groups(step).values()],
+        lambda w: [path.replace(".json", ".parquet") for step in STEPS for path in PLAN.fusion_groups(step).values()],
     output:
         table="results/monet/fusion/solver_runs.parquet",
     threads: 1
@@ -401,7 +401,7 @@ rule checkpoint_additivity:
         TRAINCOST_ENV
     input:
         unpack(figure11_inputs),
-        graph=lambda w: f"results/graphs/{figure11_workload()}/train_step.decomposed.onnx",  # rewrites run on it
+        graph=lambda w: f"results/graphs/{PLAN.figure11_workload}/train_step.decomposed.onnx",  # rewrites run on it
     output:
         costs="results/monet/checkpoint/figure11/activation_costs.parquet",
         additivity="results/monet/checkpoint/additivity.parquet",

@@ -22,16 +22,16 @@ rule mtrain_calibrate:
     conda:
         TRAINCOST_ENV
     input:
-        ops=lambda w: f"results/workloads/{mtrain_calibration()['workload']}/ops.parquet",
-        tensors=lambda w: f"results/workloads/{mtrain_calibration()['workload']}/tensors.parquet",
+        ops=lambda w: f"results/workloads/{PLAN.mtrain_calibration()['workload']}/ops.parquet",
+        tensors=lambda w: f"results/workloads/{PLAN.mtrain_calibration()['workload']}/tensors.parquet",
         devices=MTRAIN.get("devices", []),
         ips=MTRAIN.get("ips", []),
-        targets=lambda w: mtrain_calibration()["targets"],
+        targets=lambda w: PLAN.mtrain_calibration()["targets"],
     output:
         table="results/mtrain/calibration.parquet",
     params:
-        calibrate=lambda w: "--calibrate" if mtrain_calibration()["calibrate"] else "--no-calibrate",
-        label=lambda w: mtrain_calibration()["workload"],
+        calibrate=lambda w: "--calibrate" if PLAN.mtrain_calibration()["calibrate"] else "--no-calibrate",
+        label=lambda w: PLAN.mtrain_calibration()["workload"],
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # full run: peak 147 MB
@@ -58,6 +58,7 @@ rule mtrain_study:
     params:
         bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
+        assume=assume_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # full run: peak 182 MB
@@ -68,7 +69,8 @@ rule mtrain_study:
         "results/benchmarks/mtrain_study/{mmodel}/{cluster}.tsv",
     shell:
         "traincost mtrain-study --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration} --out {output.table} > {log} 2>&1"
+        "--label {wildcards.mmodel} --bandwidths {params.bandwidths} --step {params.step} --calibration {input.calibration}{params.assume} "
+        "--out {output.table} > {log} 2>&1"
 
 
 rule mtrain_table3:
@@ -84,6 +86,7 @@ rule mtrain_table3:
     params:
         bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
         step=lambda w: MTRAIN["ratio_step"][w.cluster],
+        assume=assume_flag,
     threads: table3_workers
     resources:
         mem_mb=job_mem_mb(700),  # peak 418 MB: main process and its 2 workers together
@@ -94,15 +97,15 @@ rule mtrain_table3:
         "results/benchmarks/mtrain_table3/{mmodel}/{cluster}.tsv",
     shell:
         "traincost mtrain-table3 --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {wildcards.cluster} "
-        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} --calibration {input.calibration} "
-        "--out {output.table} > {log} 2>&1"
+        "--label {wildcards.mmodel} --bandwidth {params.bandwidth} --step {params.step} --workers {threads} --calibration {input.calibration}"
+        "{params.assume} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_scaling:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(lambda w: mtrain_tables(MTRAIN["scaling"]["model"])),
+        unpack(lambda w: PLAN.mtrain_tables(MTRAIN["scaling"]["model"])),
         devices=MTRAIN.get("devices", []),
         ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
@@ -113,6 +116,7 @@ rule mtrain_scaling:
         cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
+        assume=assume_flag,
     threads: scaling_workers
     resources:
         mem_mb=job_mem_mb(700),  # peak 416 MB with 2 workers (main process and both together)
@@ -124,7 +128,7 @@ rule mtrain_scaling:
     shell:
         "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {params.cluster} "
         "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
-        "--workers {threads} --calibration {input.calibration} --out {output.table} > {log} 2>&1"
+        "--workers {threads} --calibration {input.calibration}{params.assume} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_report:
@@ -153,6 +157,8 @@ rule mtrain_report:
             category="MTrain",
             subcategory="Paper vs ours",
         ),
+    params:
+        assume=assume_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # peak 224 MB
@@ -164,7 +170,7 @@ rule mtrain_report:
     shell:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
         "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
-        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration} > {log} 2>&1"
+        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration}{params.assume} > {log} 2>&1"
 
 
 rule mtrain_figure8:

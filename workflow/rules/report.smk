@@ -16,7 +16,7 @@ rule agreement_table:
     conda:
         TRAINCOST_ENV
     input:
-        csv=lambda w: comparison_csvs()[w.study],
+        csv=lambda w: PLAN.comparison_csvs()[w.study],
     output:
         html=report(
             "results/{study}/agreement.html",

@@ -12,8 +12,6 @@
 # what a cluster job asks) is 2 x the rule's longest job in that run, which shared 2 cores with other work, plus
 # 5 minutes for Snakemake's start on a node. tests/integration/test_rule_resources.py checks both against the table.
 
-TIERED_FIGURES += [fig for fig, variant in (("fig13", "double_batch"), ("fig15", "half_tier2_bandwidth")) if variant in TIERED_VARIANTS]
-
 
 wildcard_constraints:
     tworkload="|".join(TIERED.get("workloads", [])) or "NONE",
@@ -51,9 +49,9 @@ rule tiered_calibrate:
     output:
         table="results/tiered/calibration.parquet",
     params:
-        calibrate=lambda w: "--calibrate" if tiered_calibration()[0] else "--no-calibrate",
-        target=lambda w: tiered_calibration()[1]["target"],
-        also=lambda w: " ".join(tiered_calibration()[1].get("also_pins", [])),
+        calibrate=lambda w: "--calibrate" if PLAN.tiered_calibration()[0] else "--no-calibrate",
+        target=lambda w: PLAN.tiered_calibration()[1]["target"],
+        also=lambda w: " ".join(PLAN.tiered_calibration()[1].get("also_pins", [])),
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 418 MB
@@ -83,6 +81,9 @@ rule tiered_study:
         ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
         policies=" ".join(TIERED.get("policies", [])),
         tier1=tiered_tier1_sizing,
+        assume=assume_flag,
+        # the study writes every simulation's tally; an ablation reads it and re-runs only what its assumption changes
+        record=lambda w, input, output: f"--record {input.record}" if "record" in input.keys() else f"--record-out {output.record}",
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 417 MB
@@ -95,7 +96,7 @@ rule tiered_study:
         "traincost tiered-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--variant {wildcards.variant} --ratios {params.ratios} --calibration {input.calibration} "
         "$(test -n '{params.policies}' && echo --policies {params.policies}) "
-        "{params.tier1} --out {output.table} --record-out {output.record} > {log} 2>&1"
+        "{params.tier1}{params.assume} --out {output.table} {params.record} > {log} 2>&1"
 
 
 rule tiered_report:
@@ -132,6 +133,8 @@ rule tiered_report:
             category="TM-Training",
             subcategory="Tables",
         ),
+    params:
+        assume=assume_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 354 MB; the quick config's 700 is larger
@@ -143,7 +146,7 @@ rule tiered_report:
     shell:
         "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
-        "--ordering {output.ordering} --placement {output.placement} > {log} 2>&1"
+        "--ordering {output.ordering} --placement {output.placement}{params.assume} > {log} 2>&1"
 
 
 # one rule per figure, each with its own caption
@@ -167,7 +170,7 @@ for _figure in TIERED_FIGURES:
         params:
             figure=_figure,
             # only the settings this figure uses, so that changing another one does not re-draw it
-            settings=tiered_figure_settings(_figure),
+            settings=PLAN.tiered_figure_settings(_figure),
         threads: 1
         resources:
             mem_mb=job_mem_mb(400),  # full run: peak 249 MB

@@ -1,0 +1,467 @@
+"""The plan of one workflow run: what the config asks for, as the names, flags, resources and paths of its jobs.
+
+A :class:`Plan` is built once per run from the checked config (``workflow/rules/common.smk``); the rules call its
+methods with wildcard values. Every path here is the one a rule writes: ``tests/unit/test_workflow_plan.py`` checks
+them against a Snakemake dry run.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+__all__ = ["COMPARISON_CSVS", "FIRST", "FRONTEND_PEAK_MB", "SNAKEMAKE_IN_JOB_MB", "STEPS", "Plan"]
+
+STEPS = ("inference", "training")
+# Each study's paper-vs-ours table (the outputs of monet_claims, mtrain_report and tiered_report).
+COMPARISON_CSVS = {
+    "monet": "results/monet/claims.csv",
+    "mtrain": "results/mtrain/compare.csv",
+    "tiered": "results/tiered/compare.csv",
+}
+# Peak resident memory (MB) of the front-end stages on the full config's largest workloads (model, batch), where
+# 1.5 x it is more than the rule's default, rounded up to 100 MB; other workloads use the rule's default. Measured
+# on 25 November 2026 with the split of decompose and verify_decomposition, each rule's command in a process of its
+# own with one thread (bench/frontend.py --rules WORKLOAD: the process's maximum RSS; ResNet-50 at batch 8 with Adam,
+# the larger of its SGD and Adam steps; AlexNet as the workload alexnet, which mtrain_alexnet shares), at load 9 to 11
+# from other work; measure_memory: the full run of the same day (its benchmark's max_rss). verify_decomposition: again
+# on 26 November 2026, once its node-by-node check and end-to-end comparison shared one execution (the maximum RSS of
+# the check on one thread, on the graphs of the full run).
+FRONTEND_PEAK_MB = {
+    ("gpt2_124m", 1): {"export": 4100, "train_graph": 3600, "decompose": 2700, "verify_decomposition": 8300, "lower": 1200},
+    ("vgg16", 1): {"export": 3600, "train_graph": 4900, "decompose": 3500, "verify_decomposition": 7900, "lower": 1200},
+    ("resnet50", 8): {"verify_decomposition": 3500, "measure_memory": 1500},
+    ("alexnet", 1): {"decompose": 1300, "verify_decomposition": 3500, "lower": 700},
+}
+# A cluster job runs two Snakemake processes beside the tool its rule measures (the batch script's and its srun
+# step's): about 350 MB RSS together, measured on bench/slurm_local.sh's cluster (profiles/README.md), rounded up
+# to 100 MB. A rule's own mem_mb is its tool's (what its benchmark measures, and all a local run needs: there the
+# jobs share one Snakemake); a cluster executor (SLURM, cluster-generic) asks this much more for every job, so that
+# a site which enforces the request (cgroups) does not kill the job. A dry run (-n) shows the tool's mem_mb alone.
+SNAKEMAKE_IN_JOB_MB = 400
+# The priority of the jobs Snakemake should start first among those ready (others have 0).
+FIRST = 10
+# The TM-Training figures and the batch factor of each variant of its study.
+TIERED_FIGURE_NAMES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig14")
+TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
+# MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
+MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "darkfpga_batch_lanes", "ip_dram_efficiency")
+
+Config = Mapping[str, Any]
+
+
+def _expand(pattern: str, **values: Sequence[object]) -> list[str]:
+    """``pattern`` filled with every combination of ``values`` (the last key varying fastest), as Snakemake's expand."""
+    return [pattern.format(**dict(zip(values, combination, strict=True))) for combination in product(*values.values())]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The jobs a checked config asks for.
+
+    Args:
+        config: the workflow config, checked (``check_config``, ``config_problems``) and with the schema's defaults.
+        repo: the repository (``data/paper`` is read from it, so that a run in another directory needs no copy).
+    """
+
+    config: Config
+    repo: Path
+
+    # --- workloads and the front end ------------------------------------------------------------------------
+
+    @property
+    def workloads(self) -> list[str]:
+        return sorted(self.config["workloads"])
+
+    def workload(self, name: str) -> Config:
+        return self.config["workloads"][name]
+
+    def model_flags(self, name: str) -> str:
+        """The model of workload ``name`` as `traincost export` takes it: a zoo name with its options, or a user's
+        module or ONNX file under the workload's name with its kwargs, inputs and loss."""
+        spec = self.workload(name)
+        if "onnx" in spec:
+            flags = ["--onnx", spec["onnx"]] + (["--output", spec["output"]] if "output" in spec else [])
+        elif "module" in spec:
+            flags = ["--module", spec["module"], "--kwargs", json.dumps(spec.get("kwargs", {}), sort_keys=True)]
+        elif ":" in spec["model"]:
+            shape = ",".join(map(str, spec["input_shape"]))
+            return shlex.join(["--model", spec["model"], "--name", name, "--input-shape", shape])
+        else:
+            return shlex.join(["--model", spec["model"], "--options", json.dumps(spec.get("options", {}), sort_keys=True)])
+        if "inputs" in spec:
+            flags += ["--inputs", json.dumps(spec["inputs"])]
+        if "labels" in spec:
+            flags += ["--labels", json.dumps(spec["labels"])]
+        return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", name])
+
+    def model_files(self, name: str) -> list[str]:
+        """A workload's ONNX file, so that the export re-runs when it changes."""
+        return [self.workload(name)["onnx"]] if "onnx" in self.workload(name) else []
+
+    def exported_by(self, name: str) -> str:
+        """The workload whose export (results/graphs/<it>/model.onnx) workload ``name`` trains on: the first workload
+        in the config with the same export command (model, options, batch) and model files. One export per distinct
+        model and batch: the full config's ResNet-18 at batch 1 serves three workloads, ResNet-50 at batch 1 and 8
+        two each."""
+
+        def command(other: str) -> tuple[str, int, tuple[str, ...]]:
+            return self.model_flags(other), self.workload(other)["batch"], tuple(self.model_files(other))
+
+        wanted = command(name)
+        return next(other for other in self.config["workloads"] if command(other) == wanted)
+
+    def optimizer_flags(self, name: str) -> str:
+        """The optimizer of workload ``name`` as `traincost` flags (only the keys the config sets)."""
+        spec = self.config["optimizers"][self.workload(name)["optimizer"]]
+        flags = [f"--optimizer {spec['kind']}"]
+        flags += [f"--{key.replace('_', '-')} {value}" for key, value in sorted(spec.items()) if key != "kind"]
+        return " ".join(flags)
+
+    def checkpoint_priority(self, name: str) -> int:
+        """A front-end job's priority: the workload of MONET's checkpointing study (Figures 11 and 12) first, so that
+        its NSGA-II (checkpoint_nsga, the longest job of one thread) starts minutes into the run and runs beside the
+        others instead of holding the end of it (the full run of 26 November 2026 lowered ResNet-18 with Adam 11.5
+        minutes in)."""
+        study = self.config.get("monet_checkpoint") or {}
+        return FIRST if name == study.get("workload") else 0
+
+    def export_priority(self, name: str) -> int:
+        """An export's priority: first if the checkpointing study's workload trains on it (``exported_by``)."""
+        study = (self.config.get("monet_checkpoint") or {}).get("workload")
+        return FIRST if study is not None and name == self.exported_by(study) else 0
+
+    # --- resources ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def job_mem_mb(tool_mb: int, *, cluster: bool) -> int:
+        """mem_mb of a job whose tool needs ``tool_mb``: plus Snakemake's own processes where each job runs its own
+        (``cluster``: a cluster executor; known only when jobs run, not when the workflow is read)."""
+        return tool_mb + (SNAKEMAKE_IN_JOB_MB if cluster else 0)
+
+    def frontend_mem_mb(self, name: str, stage: str, quick_mb: int, *, cluster: bool) -> int:
+        """mem_mb of a front-end job: 1.5 x the peak measured for its model and batch, rounded up to 100 MB, else
+        ``quick_mb``; on a cluster plus Snakemake's own processes."""
+        spec = self.workload(name)
+        peak = FRONTEND_PEAK_MB.get((spec.get("model"), spec["batch"]), {}).get(stage)
+        return self.job_mem_mb(quick_mb if peak is None else max(quick_mb, -(-15 * peak // 1000) * 100), cluster=cluster)
+
+    # --- MONET ----------------------------------------------------------------------------------------------
+
+    @property
+    def sweeps(self) -> list[str]:
+        return sorted(self.config["hardware_sweeps"])
+
+    def sweep(self, name: str) -> Config:
+        return self.config["hardware_sweeps"][name]
+
+    @property
+    def fusion_types(self) -> list[str]:
+        fusion = self.config["monet_fusion"]
+        return ["typed" if flag else "free" for flag in fusion.get("type_limits", [True])] if fusion is not None else ["typed"]
+
+    def fusion(self, key: str, default: object = None) -> Any:
+        return self.config["monet_fusion"].get(key, default)
+
+    def sweep_shards(self, name: str, step: str) -> list[str]:
+        """The shard files of one sweep and step."""
+        count = self.sweep(name).get("shards", 1)
+        return [f"results/monet/sweeps/{name}/{step}/shard{i}-of-{count}.parquet" for i in range(count)]
+
+    @staticmethod
+    def sweep_table(name: str, step: str) -> str:
+        return f"results/monet/sweeps/{name}/{step}.parquet"
+
+    def edge_table(self, step: str) -> str:
+        return self.sweep_table(self.config["monet_hardware"]["edge_tpu"], step)
+
+    def fusemax_table(self, step: str) -> str:
+        return self.sweep_table(self.config["monet_hardware"]["fusemax"], step)
+
+    @staticmethod
+    def monet_root(ablation: tuple[str, str] | None) -> str:
+        """Where a MONET rule's section V tables live: the study's, or one ablation run's (assumption, value)."""
+        return "results/monet" if ablation is None else "results/ablations/monet/{}/{}".format(*ablation)
+
+    @staticmethod
+    def monet_tables(name: str, step: str | None, ablation: tuple[str, str] | None) -> dict[str, str]:
+        """The Workload IR tables of workload ``name`` that MONET rules read for ``step`` (training without one): the
+        inference step's (lower_inference: an eval-mode export, BatchNorm folded), or the training step's, the cached
+        ones or, in a bn_epilogue=true ablation, those with every forward BatchNorm run as its convolution's epilogue
+        (made by bn_epilogue_workload)."""
+        if step == "inference":
+            folder = f"results/workloads/{name}/inference"
+        elif ablation == ("bn_epilogue", "true"):
+            folder = f"results/ablations/monet/bn_epilogue/true/workloads/{name}"
+        else:
+            folder = f"results/workloads/{name}"
+        return {"ops": f"{folder}/ops.parquet", "tensors": f"{folder}/tensors.parquet"}
+
+    @staticmethod
+    def resident_flag(ablation: tuple[str, str] | None) -> str:
+        """--resident-fraction of a resident_fraction ablation run; empty (the commands' default) otherwise."""
+        return f"--resident-fraction {ablation[1]}" if ablation and ablation[0] == "resident_fraction" else ""
+
+    @staticmethod
+    def assume_flag(ablation: tuple[str, str] | None) -> str:
+        """` --assume ASSUMPTION=VALUE` of an ablation run of TM-Training or MTrain (its study's rule re-used), else
+        nothing: the study's own jobs keep their command."""
+        return f" --assume {ablation[0]}={ablation[1]}" if ablation else ""
+
+    def sweep_inputs(self, name: str, step: str, ablation: tuple[str, str] | None) -> dict[str, str]:
+        """The workload tables and hardware/fusion files a sweep reads (so editing them re-runs it)."""
+        spec = self.sweep(name)
+        files = {**self.monet_tables(spec["workload"], step, ablation), "hardware": spec["hardware"]}
+        if "fusion" in spec:
+            files["fusion"] = spec["fusion"]
+        return files
+
+    def fusion_groups(self, step: str, root: str = "results/monet") -> dict[str, str]:
+        """Strategy name -> fused groups file of every solve of one step (the study's, or under an ablation's root)."""
+        return {
+            f"limit{limit}{'' if types == 'typed' else '_free'}": f"{root}/fusion/{step}/limit{limit}_{types}.json"
+            for limit in self.fusion("limits")
+            for types in self.fusion_types
+        }
+
+    def checkpoint_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str]:
+        study = self.config["monet_checkpoint"]
+        return {**self.monet_tables(study["workload"], None, ablation), "hardware": study["hardware"]}
+
+    @property
+    def figure11_workload(self) -> str:
+        """The training step of MONET Figure 11 (``monet_checkpoint.figure11_workload``, default the study's workload)."""
+        study = self.config["monet_checkpoint"]
+        return study.get("figure11_workload", study["workload"])
+
+    def figure11_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str]:
+        hardware = self.config["monet_checkpoint"]["hardware"]
+        return {**self.monet_tables(self.figure11_workload, None, ablation), "hardware": hardware}
+
+    def section5_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str | list[str]]:
+        """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12
+        (the study's, or one ablation run's), and MONET's numbers."""
+        files: dict[str, str | list[str]] = {"paper": str(self.repo / "data/paper/monet.csv")}
+        root = self.monet_root(ablation)
+        if self.config["monet_fusion"] is not None:
+            files["fusion"] = _expand("{root}/fusion/{step}/compare.parquet", root=[root], step=STEPS)
+        if self.config["monet_checkpoint"] is not None:
+            files["additivity"] = f"{root}/checkpoint/additivity.parquet"
+            files["nsga_summary"] = f"{root}/checkpoint/nsga_summary.parquet"
+        return files
+
+    @staticmethod
+    def section5_flags(inputs: Mapping[str, Any]) -> str:
+        """`traincost claims` flags of the section V inputs ``section5_inputs`` gave."""
+        flags = [f"--paper {inputs['paper']}"]
+        if "fusion" in inputs:
+            flags.append("--fusion-compare " + " ".join(inputs["fusion"]))
+        if "additivity" in inputs:
+            flags += [f"--additivity {inputs['additivity']}", f"--nsga-summary {inputs['nsga_summary']}"]
+        return " ".join(flags)
+
+    # --- MTrain ---------------------------------------------------------------------------------------------
+
+    @property
+    def mtrain(self) -> Config:
+        return self.config.get("mtrain") or {}
+
+    @property
+    def mtrain_models(self) -> list[str]:
+        return sorted(self.mtrain.get("workloads", {}))
+
+    @property
+    def mtrain_clusters(self) -> list[str]:
+        return sorted(self.mtrain.get("clusters", []))
+
+    @property
+    def mtrain_scaling_pairs(self) -> list[int]:
+        """Figure 12: one job per cluster size."""
+        return self.mtrain.get("scaling", {}).get("pairs", [])
+
+    @property
+    def mtrain_table3(self) -> list[tuple[str, str]]:
+        return [(c, m) for c, models in sorted(self.mtrain.get("table3", {}).get("cells", {}).items()) for m in models]
+
+    def mtrain_tables(self, model: str) -> dict[str, str]:
+        """The Workload IR tables of an MTrain model (its batch-1 training step)."""
+        name = self.mtrain["workloads"][model]
+        return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
+
+    def table3_workers(self, cluster: str) -> int:
+        """A Table III job's threads: the worker processes of its cluster's DFS (mtrain.table3.workers, default 1)."""
+        return self.mtrain["table3"].get("workers", {}).get(cluster, 1)
+
+    def scaling_workers(self, pairs: int) -> int:
+        """A Figure 12 job's threads: 2 worker processes from mtrain.scaling.workers_from_pairs pairs up, else 1."""
+        start = self.mtrain["scaling"].get("workers_from_pairs")
+        return 2 if start is not None and pairs >= start else 1
+
+    def mtrain_calibration(self) -> dict[str, Any]:
+        """mtrain.calibration with its defaults: fit (calibrate), on which workload (the IP's published network), to
+        which targets."""
+        section = self.mtrain.get("calibration") or {}
+        return {
+            "calibrate": section.get("calibrate", True),
+            "workload": section.get("workload", "vgg16"),
+            "targets": section.get("targets", "data/paper/mtrain_ips.csv"),
+        }
+
+    def mtrain_outputs(self) -> list[str]:
+        outputs = _expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
+        outputs += _expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=self.mtrain_clusters, ext=["png", "pdf"])
+        outputs += _expand("results/mtrain/figure12.{ext}", ext=["png", "pdf"])
+        outputs += ["results/mtrain/compare.csv", "results/mtrain/table3.csv", "results/mtrain/table3.md"]
+        return outputs
+
+    def mtrain_ablation_tables(self, assumption: str, value: str) -> dict[str, list[str]]:
+        """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
+        them, else the study's own. A re-run scaling study runs only the fewest and the most FPGAs: the comparison
+        reads no other cluster size (mtrain_compare._scaling_rows; the intermediate sizes only draw Figure 12)."""
+        rerun = assumption in MTRAIN_RERUN_ASSUMPTIONS
+        root = f"results/ablations/mtrain/{assumption}/{value}" if rerun else "results/mtrain"
+        every = self.mtrain_scaling_pairs
+        pairs = sorted({min(every), max(every)}) if rerun and every else every
+        return {
+            "study": [f"{root}/study/{m}/{c}.parquet" for m in self.mtrain_models for c in self.mtrain_clusters],
+            "table3": [f"{root}/table3/{m}/{c}.parquet" for c, m in self.mtrain_table3],
+            "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in pairs],
+        }
+
+    # --- TM-Training ----------------------------------------------------------------------------------------
+
+    @property
+    def tiered(self) -> Config:
+        return self.config.get("tiered") or {}
+
+    @property
+    def tiered_variants(self) -> dict[str, list[int]]:
+        return {"base": self.tiered.get("ratios", []), **self.tiered.get("variant_ratios", {})}
+
+    @property
+    def tiered_figures(self) -> list[str]:
+        """Figures 2-4 and 8-12 and 14; 13 with the doubled batch, 15 with half the Tier 2 bandwidth."""
+        if not self.tiered:
+            return []
+        variants = (("fig13", "double_batch"), ("fig15", "half_tier2_bandwidth"))
+        return [*TIERED_FIGURE_NAMES, *(figure for figure, variant in variants if variant in self.tiered_variants)]
+
+    def tiered_outputs(self) -> list[str]:
+        outputs = _expand("results/tiered/{figure}.{ext}", figure=self.tiered_figures, ext=["png", "pdf"])
+        outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
+        outputs += ["results/tiered/placement.csv", "results/tiered/calibration.parquet"]
+        return outputs
+
+    def tiered_figure_settings(self, figure: str) -> str:
+        """The plot-tiered flags of one figure: the workload of Figures 2-4, 10, 11; the ratio of Figures 8, 9, 13-15."""
+        if figure in ("fig2", "fig3", "fig4"):
+            return f"--workload {self.tiered['motivation_workload']}"
+        if figure in ("fig10", "fig11"):
+            return f"--workload {self.tiered['ratio_workload']}"
+        if figure == "fig12":
+            return ""
+        return f"--ratio {self.tiered['figure_ratio']}"
+
+    def tiered_tier1_sizing(self) -> str:
+        """The tiered-study flag that sizes Tier 1 as a share of the memory (none: by model bytes)."""
+        share = self.tiered.get("tier1_share_per_ratio")
+        return f"--tier1-share-per-ratio {share}" if share is not None else ""
+
+    @staticmethod
+    def tiered_workload(tworkload: str, variant: str) -> dict[str, str]:
+        folder = f"results/tiered/workloads/{tworkload}/batch{TIERED_BATCH[variant]}"
+        return {"ops": f"{folder}/ops.parquet", "tensors": f"{folder}/tensors.parquet"}
+
+    def tiered_calibration(self) -> tuple[bool, Config]:
+        """calibrate: true/false and the accelerator energy target (the paper's off-chip share of HBM-only energy)."""
+        section = self.tiered.get("calibration") or {}
+        target = section.get("accelerator_energy_scale") or {
+            "target": "sec2_offchip_energy_share_hbm_only",
+            "also_pins": ["sec2_accelerator_vs_offchip_energy_hbm_only"],
+        }
+        return section.get("calibrate", True), target
+
+    # --- the report, the targets and the ablations ----------------------------------------------------------
+
+    def comparison_csvs(self) -> dict[str, str]:
+        """Study -> its paper-vs-ours CSV, for the studies the config runs."""
+        runs = {
+            "monet": bool(self.config["monet_hardware"]["edge_tpu"] and self.config["monet_hardware"]["fusemax"]),
+            "mtrain": self.config.get("mtrain") is not None,
+            "tiered": self.config.get("tiered") is not None,
+        }
+        return {study: csv for study, csv in COMPARISON_CSVS.items() if runs[study]}
+
+    def agreement_outputs(self) -> list[str]:
+        return _expand("results/{study}/agreement.html", study=sorted(self.comparison_csvs()))
+
+    def final_outputs(self) -> list[str]:
+        """The targets of ``all``: every study the config runs, its figures, tables and paper-vs-ours pages."""
+        outputs = _expand("results/workloads/{workload}/memory.parquet", workload=self.workloads)
+        outputs += _expand("results/graphs/{workload}/verification.parquet", workload=self.workloads)  # every check
+        if self.config["figure3"]["workloads"]:
+            outputs += _expand("results/monet/figure3.{ext}", ext=["png", "pdf"])
+            outputs.append("results/monet/figure3_memory_compare.csv")
+        edge, fusemax = self.config["monet_hardware"]["edge_tpu"], self.config["monet_hardware"]["fusemax"]
+        if edge:
+            outputs += _expand("results/monet/{figure}.{ext}", figure=["figure1", "figure8"], ext=["png", "pdf"])
+        if fusemax:
+            outputs += _expand("results/monet/figure9.{ext}", ext=["png", "pdf"])
+        if edge and fusemax:
+            outputs.append("results/monet/claims.csv")
+        outputs += [self.sweep_table(name, step) for name in self.sweeps for step in STEPS]
+        if self.config["monet_fusion"] is not None:
+            outputs += _expand("results/monet/figure10.{ext}", ext=["png", "pdf"])
+            outputs.append("results/monet/fusion/solver_runs.parquet")
+            limit = max(self.config["monet_fusion"]["limits"])
+            pattern = "results/monet/fusion/{step}/limit{limit}_{types}.png"
+            outputs += _expand(pattern, step=STEPS, limit=[limit], types=self.fusion_types[:1])
+        if self.config.get("mtrain") is not None:
+            outputs += self.mtrain_outputs()
+        if self.config.get("tiered") is not None:
+            outputs += self.tiered_outputs()
+        if self.config["monet_checkpoint"] is not None:
+            outputs += _expand("results/monet/figure11.{ext}", ext=["png", "pdf"])
+            outputs.append("results/monet/checkpoint/milp.parquet")
+            if "nsga" in self.config["monet_checkpoint"]:
+                outputs += _expand("results/monet/figure12.{ext}", ext=["png", "pdf"])
+        outputs += self.agreement_outputs()
+        return outputs
+
+    def ablation_runs(self, study: str) -> list[tuple[str, str]]:
+        """(assumption, value) per ablation run of ``study`` the config asks for and the config runs the study of."""
+        if study not in self.comparison_csvs():
+            return []
+        ablations = self.config.get("ablations") or {}
+        return [(name, _ablation_value(v)) for name, values in ablations.get(study, {}).items() for v in values]
+
+    def ablation_outputs(self) -> list[str]:
+        """The `ablations` target: per study with runs, its ablation table, its comparison with `why`, its heat map."""
+        outputs = []
+        for study in sorted(self.comparison_csvs()):
+            if self.ablation_runs(study):
+                outputs += [f"results/{study}/ablations.parquet", f"results/{study}/compare_why.csv"]
+                outputs += _expand("results/{study}/ablations.{ext}", study=[study], ext=["png", "pdf"])
+        if self.comparison_csvs():
+            outputs += ["results/agreement_counts.csv", "results/fidelity.md"]
+        return outputs
+
+    def ablation_table_inputs(self, study: str) -> dict[str, str | list[str]]:
+        return {
+            "baseline": self.comparison_csvs()[study],
+            "runs": [f"results/ablations/{study}/{a}/{v}/compare.csv" for a, v in self.ablation_runs(study)],
+        }
+
+    def ablation_run_flags(self, study: str, runs: Sequence[str]) -> str:
+        """`traincost ablations` --run flags: each run's assumption, value and comparison table."""
+        return " ".join(f"--run {a} {v} {path}" for (a, v), path in zip(self.ablation_runs(study), runs, strict=True))
+
+
+def _ablation_value(value: object) -> str:
+    """A config value as the --assume text: booleans lower-case, numbers as written."""
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)

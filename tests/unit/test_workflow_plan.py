@@ -1,0 +1,160 @@
+"""The workflow's logic in the package: the config checks, and the Plan's flags, resources, paths and targets.
+
+The rules only bind these to wildcards (``workflow/rules/common.smk``); the shipped configs' dry runs are checked
+end to end by ``tests/integration/test_workflow.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from traincost.workflow import Plan, check_config, config_problems
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
+
+
+def _config(name: str) -> dict:
+    config = yaml.safe_load((REPO / "config" / name).read_text())
+    validate(config, schema=str(SCHEMA))  # the schema's defaults, as Snakemake fills them
+    return config
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the configs name their files relative to the repository
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "quick.yaml"])
+def test_the_shipped_configs_pass_every_check(name: str, in_repo: None) -> None:
+    check_config(_config(name), [REPO / "config" / name], SCHEMA)
+    assert config_problems(_config(name), repo=REPO) == []
+
+
+def test_cross_references_are_named_by_key(in_repo: None) -> None:
+    config = _config("quick.yaml")
+    config["workloads"]["vgg16"]["optimizer"] = "lion"
+    config["hardware_sweeps"]["edge_tpu_resnet18"]["grid"]["x_pe"] = [1]
+    config["mtrain"]["clusters"].append("cluster9")
+    config["figure3"]["workloads"].append("nowhere")
+    problems = config_problems(config, repo=REPO)
+    assert "workloads.vgg16.optimizer: 'lion' is not a key of optimizers (adam, sgd, sgd_momentum)" in problems
+    assert any(p.startswith("hardware_sweeps.edge_tpu_resnet18.grid.x_pe: not a parameter of") for p in problems)
+    assert any(p.startswith("mtrain.clusters: 'cluster9' is not a cluster of") for p in problems)
+    assert "figure3.workloads[2]: 'nowhere' is not a key of workloads" in problems
+
+
+def test_a_config_file_is_read_strictly_and_the_schema_speaks_in_one_line(tmp_path: Path) -> None:
+    configfile = tmp_path / "config.yaml"
+    configfile.write_text("seed: 0\nseed: 1\n")
+    with pytest.raises(Exception, match="duplicate key 'seed'"):
+        check_config({"seed": 0}, [configfile], SCHEMA)
+    configfile.write_text("seed: 0\n")
+    with pytest.raises(ValueError, match=r"^invalid config: ") as info:
+        check_config({"seed": "zero"}, [configfile], SCHEMA)
+    assert "\n" not in str(info.value)
+
+
+def _plan(workloads: dict, **sections: object) -> Plan:
+    config = {"workloads": workloads, "optimizers": {"sgd": {"kind": "sgd", "lr": 0.1}, "adam": {"kind": "adam", "lr": 0.001}}}
+    return Plan(config={**config, **sections}, repo=REPO)
+
+
+def test_each_kind_of_model_becomes_its_export_flags() -> None:
+    plan = _plan(
+        {
+            "zoo": {"model": "resnet18", "options": {"width": 2}, "batch": 1, "optimizer": "sgd"},
+            "factory": {"model": "pkg.nets:small", "input_shape": [3, 8, 8], "batch": 1, "optimizer": "sgd"},
+            "module": {
+                "module": "pkg.nets:lm",
+                "kwargs": {"d": 4},
+                "inputs": {"tokens": {"shape": [8]}},
+                "batch": 1,
+                "optimizer": "adam",
+            },
+            "file": {"onnx": "net.onnx", "output": "logits", "loss": "mse", "batch": 1, "optimizer": "sgd"},
+        }
+    )
+    assert plan.model_flags("zoo") == "--model resnet18 --options '{\"width\": 2}'"
+    assert plan.model_flags("factory") == "--model pkg.nets:small --name factory --input-shape 3,8,8"
+    assert plan.model_flags("module") == (
+        '--module pkg.nets:lm --kwargs \'{"d": 4}\' --inputs \'{"tokens": {"shape": [8]}}\' --loss cross_entropy --name module'
+    )
+    assert plan.model_flags("file") == "--onnx net.onnx --output logits --loss mse --name file"
+    assert plan.model_files("file") == ["net.onnx"] and plan.model_files("zoo") == []
+    assert plan.optimizer_flags("module") == "--optimizer adam --lr 0.001"
+
+
+def test_one_export_serves_every_workload_of_the_same_model_and_batch() -> None:
+    plan = _plan(
+        {
+            "a_sgd": {"model": "resnet18", "batch": 1, "optimizer": "sgd"},
+            "b_adam": {"model": "resnet18", "batch": 1, "optimizer": "adam"},
+            "c_batch8": {"model": "resnet18", "batch": 8, "optimizer": "sgd"},
+        },
+        monet_checkpoint={"workload": "b_adam", "hardware": "x.yaml"},
+    )
+    assert [plan.exported_by(name) for name in ("a_sgd", "b_adam", "c_batch8")] == ["a_sgd", "a_sgd", "c_batch8"]
+    assert (plan.export_priority("a_sgd"), plan.export_priority("c_batch8")) == (10, 0)
+    assert (plan.checkpoint_priority("b_adam"), plan.checkpoint_priority("a_sgd")) == (10, 0)
+
+
+def test_front_end_memory_is_the_measured_peak_and_a_cluster_job_adds_snakemakes_own() -> None:
+    plan = _plan(
+        {
+            "big": {"model": "gpt2_124m", "batch": 1, "optimizer": "adam"},
+            "small": {"model": "mlp", "batch": 1, "optimizer": "sgd"},
+        }
+    )
+    assert plan.frontend_mem_mb("big", "verify_decomposition", 2000, cluster=False) == 12_500  # 1.5 x 8,300 MB, up to 100
+    assert plan.frontend_mem_mb("big", "verify_decomposition", 2000, cluster=True) == 12_900
+    assert plan.frontend_mem_mb("small", "verify_decomposition", 2000, cluster=False) == 2000
+    assert plan.frontend_mem_mb("big", "lower", 2000, cluster=False) == 2000  # 1.5 x 1,200 MB is less than the default
+
+
+def test_the_quick_config_plans_its_paths(in_repo: None) -> None:
+    plan = Plan(config=_config("quick.yaml"), repo=REPO)
+    assert plan.sweep_shards("edge_tpu_resnet18", "training") == [
+        "results/monet/sweeps/edge_tpu_resnet18/training/shard0-of-2.parquet",
+        "results/monet/sweeps/edge_tpu_resnet18/training/shard1-of-2.parquet",
+    ]
+    assert (
+        plan.monet_tables("resnet18_cifar", "inference", None)["ops"] == "results/workloads/resnet18_cifar/inference/ops.parquet"
+    )
+    bn = plan.monet_tables("resnet18_cifar", None, ("bn_epilogue", "true"))
+    assert bn["ops"] == "results/ablations/monet/bn_epilogue/true/workloads/resnet18_cifar/ops.parquet"
+    assert plan.resident_flag(("resident_fraction", "0.25")) == "--resident-fraction 0.25" and plan.resident_flag(None) == ""
+    assert plan.fusion_groups("training") == {
+        "limit4": "results/monet/fusion/training/limit4_typed.json",
+        "limit8": "results/monet/fusion/training/limit8_typed.json",
+    }
+    outputs = plan.final_outputs()
+    assert len(outputs) == len(set(outputs))
+    assert {"results/monet/claims.csv", "results/mtrain/compare.csv", "results/tiered/compare.csv"} <= set(outputs)
+    assert "results/monet/fusion/training/limit8_typed.png" in outputs
+
+
+def test_an_mtrain_ablation_reruns_only_what_its_assumption_changes(in_repo: None) -> None:
+    plan = Plan(config=_config("config.yaml"), repo=REPO)
+    rerun = plan.mtrain_ablation_tables("fp32_mac_dsp", "3")
+    judged = plan.mtrain_ablation_tables("dfs_optimum", "true")
+    pairs = plan.mtrain_scaling_pairs
+    assert rerun["scaling"] == [
+        f"results/ablations/mtrain/fp32_mac_dsp/3/scaling/pairs{p}.parquet" for p in (min(pairs), max(pairs))
+    ]
+    assert judged["scaling"] == [f"results/mtrain/scaling/pairs{p}.parquet" for p in pairs]
+    assert all(path.startswith("results/mtrain/study/") for path in judged["study"])
+
+
+def test_tm_training_figures_follow_the_variants(in_repo: None) -> None:
+    config = _config("config.yaml")
+    assert Plan(config=config, repo=REPO).tiered_figures[-2:] == ["fig13", "fig15"]
+    only_base = copy.deepcopy(config)
+    only_base["tiered"]["variant_ratios"] = {}
+    assert "fig13" not in Plan(config=only_base, repo=REPO).tiered_figures
+    assert Plan(config={**config, "tiered": None}, repo=REPO).tiered_figures == []
