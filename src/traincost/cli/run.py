@@ -34,7 +34,6 @@ from traincost.cli.summary import summary_commands
 from traincost.cli.sweep import sweep_commands
 from traincost.cli.tiered import tiered_commands
 from traincost.errors import ConfigError, TraincostError, one_line
-from traincost.progress import set_quiet
 
 __all__ = ["main"]
 
@@ -109,8 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the traincost command line; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    set_quiet(args.quiet)
+    level = logging.WARNING if args.quiet else logging.INFO
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logger = logging.getLogger("traincost")
+    logged = logger.level
+    logger.setLevel(level)  # also the progress bars' switch (traincost.progress); restored on return
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
@@ -124,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"traincost: error: {one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
         return 2
     finally:
+        logger.setLevel(logged)
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
     return 0
