@@ -191,7 +191,7 @@ class ZooCase:
     def torch_memory(self, name: str, *, batch: int, optimizer: OptimizerSpec) -> dict[str, int]:
         """torch's bytes of one step (``memory.torch_measure``), the builder registered under ``name``."""
         spec = models.InputSpec("input", (3, self.side, self.side), "float32")
-        registered = models.register_factory(self.factory, inputs=(spec,), kwargs=self.kwargs, name=name)
+        registered = models.factory_architecture(self.factory, inputs=(spec,), kwargs=self.kwargs, name=name)
         return measure_torch_memory(registered, batch=batch, optimizer=optimizer, seed=0)
 
 
@@ -217,11 +217,11 @@ def zoo_case(zoo: str, name: str) -> ZooCase:
         for key, value in [*sized.items(), (None, None)]:
             kwargs = base if key is None else {**base, key: value(side)}
             spec = models.InputSpec("input", (3, side, side), "float32")
-            probe = models.register_factory(factory, inputs=(spec,), kwargs=kwargs, name=f"{zoo}_{name}_probe")
+            probe = models.factory_architecture(factory, inputs=(spec,), kwargs=kwargs, name=f"{zoo}_{name}_probe")
             try:
                 _, _, module, inputs = built_model(probe, batch=2, seed=0, options={})
                 module.train()
-                output = probe_output(module, inputs, probe)
+                output = probe_output(module, inputs, probe.name)
             except Exception as err:  # a builder rejects a size in any way
                 failures.append(f"{side}: {type(err).__name__}")
                 continue

@@ -86,7 +86,7 @@ def conv_workload(
 
 def conv_bn_net() -> object:
     """A torch module small enough to follow by hand: a 3x3 convolution (1 -> 2 channels, 4x4, no bias), its
-    BatchNorm, a ReLU and a linear classifier (32 -> 3). A model factory (``register_factory``)."""
+    BatchNorm, a ReLU and a linear classifier (32 -> 3). A model factory (``factory_architecture``)."""
     from torch import nn  # noqa: PLC0415 - torch only for the tests that build this module
 
     return nn.Sequential(nn.Conv2d(1, 2, 3, padding=1, bias=False), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(32, 3))
@@ -138,7 +138,7 @@ def conv_bn_relu_workload() -> Workload:
 
 def linear_bn_net() -> object:
     """A linear layer, a BatchNorm1d (no convolution before it to fold into), a Dropout, a ReLU and a linear
-    classifier (8 -> 16 -> 3). A model factory (``register_factory``)."""
+    classifier (8 -> 16 -> 3). A model factory (``factory_architecture``)."""
     from torch import nn  # noqa: PLC0415 - torch only for the tests that build this module
 
     return nn.Sequential(nn.Flatten(), nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 3))

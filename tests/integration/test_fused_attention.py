@@ -49,8 +49,9 @@ def test_fused_attention_saves_the_log_sum_exp_and_recomputes_the_scores(encoder
     backward = {name: ops[ops["phase"] == "backward"]["macs"].sum() for name, ops in (("f", fused_ops), ("m", materialised_ops))}
     assert backward["f"] - backward["m"] == BATCH * HEADS * TOKENS * TOKENS * WIDTH * LAYERS
     # and the saved activations are torch's, within 1 % (torch's flash kernel keeps Q, K, V, the output and the LSE)
-    name = models.register_factory(encoder, inputs=(models.InputSpec("input", (TOKENS, 16), "float32"),), name="fused_encoder")
-    measured = measure_torch_memory(name, batch=BATCH, optimizer=OptimizerSpec(kind="adam", lr=0.001), seed=0)
+    spec = models.InputSpec("input", (TOKENS, 16), "float32")
+    model = models.factory_architecture(encoder, inputs=(spec,), name="fused_encoder")
+    measured = measure_torch_memory(model, batch=BATCH, optimizer=OptimizerSpec(kind="adam", lr=0.001), seed=0)
     assert fused["saved_activations"] == pytest.approx(measured["saved_activations"], rel=0.01)
     assert materialised["saved_activations"] > 1.05 * measured["saved_activations"]
 
@@ -70,8 +71,8 @@ def test_the_workflows_lowering_costs_a_workload_fused_when_its_key_says_so(enco
     from traincost.frontend.export import export_model  # noqa: PLC0415
     from traincost.frontend.train_graph import build_train_step  # noqa: PLC0415
 
-    name = models.register_factory(encoder, inputs=(models.InputSpec("input", (TOKENS, 16), "float32"),), name="lowered_encoder")
-    step = decompose(build_train_step(export_model(name, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=0.01)))
+    model = models.factory_architecture(encoder, inputs=(models.InputSpec("input", (TOKENS, 16), "float32"),), name="lowered")
+    step = decompose(build_train_step(export_model(model, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=0.01)))
     onnx.save(step, tmp_path / "decomposed.onnx")
     saved = {}
     for choice in ("materialised", "fused"):

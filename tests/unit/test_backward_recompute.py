@@ -37,7 +37,7 @@ def test_a_rewritten_activation_saves_what_torchs_kernel_saves(kind: str, tmp_pa
     ops = pd.read_parquet(out / "ops.parquet")
     assert (ops["name"].str.endswith("/backward") & (ops["phase"] == "backward")).any()  # the intermediates, recomputed
     spec = models.InputSpec("input", (3, 8, 8), "float32")
-    name = models.register_factory(f"{module}:activated", inputs=(spec,), kwargs={"kind": kind}, name=f"activated_{kind}")
+    name = models.factory_architecture(f"{module}:activated", inputs=(spec,), kwargs={"kind": kind}, name=f"activated_{kind}")
     measured = measure_torch_memory(name, batch=2, optimizer=OptimizerSpec(kind="sgd", lr=0.01), seed=0)
     saved = pd.read_parquet(out / "memory.parquet").set_index("category").loc["saved_activations", "total_bytes"]
     assert saved == pytest.approx(measured["saved_activations"], abs=4)  # torch's cross-entropy keeps one float more

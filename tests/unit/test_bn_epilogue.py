@@ -15,7 +15,7 @@ from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
 from traincost.hardware import load_hardware
-from traincost.models import register_factory
+from traincost.models import factory_architecture
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.bn_epilogue import bn_epilogue, bn_layers
 from traincost.schedule.scheduler import place_ops
@@ -62,7 +62,7 @@ def test_a_workload_without_batchnorm_is_unchanged() -> None:
 
 @pytest.fixture(scope="module")
 def conv_bn_training():
-    name = register_factory(
+    name = factory_architecture(
         "tests.workloads:conv_bn_net", inputs=(InputSpec("x", (1, 4, 4), "float32", 0, 3),), name="conv_bn_net"
     )
     model = export_model(name, batch=2, seed=0)

@@ -14,7 +14,7 @@ from traincost.frontend.execute import Executable
 from traincost.frontend.inference_graph import export_inference_step
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import LAYER_KEY, PHASE_KEY, model_meta, node_meta
-from traincost.models import register_factory
+from traincost.models import factory_architecture
 from traincost.signature import InputSpec, draw_tensors
 
 
@@ -36,7 +36,7 @@ def test_resnet18_inference_is_its_convolutions_with_batchnorm_folded(chain) -> 
 
 
 def test_batchnorm_without_a_convolution_stays_one_op_and_dropout_goes() -> None:
-    name = register_factory(
+    name = factory_architecture(
         "tests.workloads:linear_bn_net", inputs=(InputSpec("x", (8,), "float32", 0, 3),), name="linear_bn_net"
     )
     graph = export_inference_step(name, batch=4, seed=0)

@@ -13,7 +13,9 @@ from torch import nn
 from traincost.errors import ConfigError, TraincostError, UnknownModelError
 from traincost.models import (
     ARCHITECTURES,
+    InputSpec,
     build_model,
+    factory_architecture,
     get_architecture,
     input_shape,
     make_batch,
@@ -303,3 +305,14 @@ def test_onnx_export_without_dropout_has_no_dropout_node(tmp_path: Path) -> None
     inputs, _ = make_batch("alexnet", batch=1, seed=0, options={"dropout": 0.0})
     op_types, _ = _export_op_types(model, inputs, tmp_path / "model.onnx")
     assert "Dropout" not in op_types
+
+
+def test_a_users_architecture_is_a_value_no_registry_keeps() -> None:
+    """Two user models of one name in one process: each builds its own module, and the zoo does not learn the name."""
+    spec = InputSpec("x", (8,), "float32")
+    small = factory_architecture("torch.nn:Linear", inputs=(spec,), kwargs={"in_features": 8, "out_features": 2}, name="mine")
+    wide = factory_architecture("torch.nn:Linear", inputs=(spec,), kwargs={"in_features": 8, "out_features": 32}, name="mine")
+    assert parameter_count(build_model(small)) == 18 and parameter_count(build_model(wide)) == 288
+    assert "mine" not in ARCHITECTURES
+    with pytest.raises(UnknownModelError):
+        get_architecture("mine")

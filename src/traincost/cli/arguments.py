@@ -241,5 +241,5 @@ def forward_graph(
         raise ConfigError(f"--inputs or --input-shape: required for the factory path {args.model!r} (e.g. --input-shape 3,32,32)")
     if options:
         raise ConfigError(f"--options: for zoo models; give the factory path {args.model!r} its --kwargs")
-    name = models.register_factory(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
-    return export(name, batch=batch, seed=seed)
+    model = models.factory_architecture(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
+    return export(model, batch=batch, seed=seed)

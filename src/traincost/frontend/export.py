@@ -64,8 +64,8 @@ class _WithLoss(torch.nn.Module):
         return self.loss_fn(self.model(*inputs), labels)
 
 
-def export_model(name: str, *, batch: int, seed: int, options: dict[str, object] | None = None) -> onnx.ModelProto:
-    """Export registered model ``name`` for training at a fixed batch size.
+def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str, object] | None = None) -> onnx.ModelProto:
+    """Export model ``name`` (a zoo name or an architecture, ``models.Model``) for training at a fixed batch size.
 
     The model is built under ``torch.manual_seed(seed)``, run on a batch drawn from its inputs, and
     exported with the legacy exporter in training mode (so BatchNorm stays a training-mode op), without
@@ -84,6 +84,7 @@ def export_model(name: str, *, batch: int, seed: int, options: dict[str, object]
     """
     options = dict(options or {})
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
+    name = arch.name
     module.train()
     _check_protobuf_size(module, name)
     params = [n for n, _ in module.named_parameters()]
@@ -149,14 +150,14 @@ def _check_protobuf_size(module: torch.nn.Module, name: str) -> None:
 
 
 def built_model(
-    name: str, *, batch: int, seed: int, options: dict[str, object]
+    model: models.Model, *, batch: int, seed: int, options: dict[str, object]
 ) -> tuple[models.Architecture, list[InputSpec], torch.nn.Module, dict[str, torch.Tensor]]:
-    """Registered model ``name``: its architecture, its input specs at ``batch``, the module built under
-    ``torch.manual_seed(seed)`` and a batch drawn from the specs with ``seed``."""
-    arch = models.get_architecture(name)
-    specs = [spec.batched(batch) for spec in models.input_specs(name, options=options)]
+    """``model`` (a zoo name or an architecture): its architecture, its input specs at ``batch``, the module built
+    under ``torch.manual_seed(seed)`` and a batch drawn from the specs with ``seed``."""
+    arch = models.get_architecture(model)
+    specs = [spec.batched(batch) for spec in models.input_specs(arch, options=options)]
     torch.manual_seed(seed)
-    module = models.build_model(name, options=options)
+    module = models.build_model(arch, options=options)
     inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
     return arch, specs, module, inputs
 

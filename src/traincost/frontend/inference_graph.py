@@ -18,6 +18,7 @@ import onnx_ir as ir
 from onnx_ir.passes.common import LiftConstantsToInitializersPass
 from onnxscript import optimizer
 
+from traincost import models
 from traincost.errors import ConfigError
 from traincost.frontend.execute import record_shapes, weightless
 from traincost.frontend.export import (
@@ -40,8 +41,11 @@ INFERENCE_STAGE = "inference_step"
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 
 
-def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str, object] | None = None) -> onnx.ModelProto:
-    """The inference step of registered model ``name`` at a fixed batch size, ready for ``decompose`` and ``lower``.
+def export_inference_step(
+    name: models.Model, *, batch: int, seed: int, options: dict[str, object] | None = None
+) -> onnx.ModelProto:
+    """The inference step of model ``name`` (a zoo name or an architecture) at a fixed batch size, ready for
+    ``decompose`` and ``lower``.
 
     The model is built under ``torch.manual_seed(seed)`` (the weights of the training step's export), put in
     eval mode and exported with the legacy exporter in inference mode with constant folding, at opset 17. Every
@@ -55,6 +59,7 @@ def export_inference_step(name: str, *, batch: int, seed: int, options: dict[str
     """
     options = dict(options or {})
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
+    name = arch.name
     module.eval()
     expected = probe_output(module, inputs, name)
     if expected.dim() == 0:

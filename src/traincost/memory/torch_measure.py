@@ -19,7 +19,7 @@ __all__ = ["measure_torch_memory", "torch_optimizer"]
 
 
 def measure_torch_memory(
-    name: str,
+    name: models.Model,
     *,
     batch: int,
     optimizer: OptimizerSpec,

@@ -7,9 +7,10 @@ Every zoo model obeys one contract, which later stages rely on: ``model(x)`` ret
 :mod:`traincost.models.tiny_yolo` for that proxy loss). Activations are never in-place, and with
 ``dropout=0.0`` no Dropout module exists, so exported training graphs are deterministic.
 
-A user's torch module joins the same registry through :func:`register_factory` (a factory path with its
-keyword arguments, named inputs and loss); :func:`input_specs` gives any entry's inputs, and the export
-records them in the graph, so no later stage needs the registry.
+A user's torch module is an :class:`Architecture` too, made by :func:`factory_architecture` (a factory path with
+its keyword arguments, named inputs and loss) and passed where a zoo name goes: every function here takes a
+``Model``, a zoo name or an architecture, and no registry changes at run time. :func:`input_specs` gives any
+model's inputs, and the export records them in the graph, so no later stage needs the model.
 
 Options are keyword arguments of the builder. Each architecture lists the option keys it accepts
 with their default values; the GPT-2 presets ``gpt2_small`` and ``gpt2_124m`` take the same keys
@@ -56,7 +57,8 @@ __all__ = [
     "load_factory",
     "make_batch",
     "parameter_count",
-    "register_factory",
+    "factory_architecture",
+    "Model",
 ]
 
 
@@ -259,7 +261,8 @@ ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType(
 """Every zoo architecture by registry name."""
 
 
-_USER_ARCHITECTURES: dict[str, Architecture] = {}
+Model = str | Architecture
+"""A zoo name (a key of ``ARCHITECTURES``) or an architecture (a zoo entry, or a user's: ``factory_architecture``)."""
 
 
 def load_factory(path: str, *, what: str) -> Callable[..., object]:
@@ -287,7 +290,7 @@ def load_factory(path: str, *, what: str) -> Callable[..., object]:
     return factory
 
 
-def register_factory(
+def factory_architecture(
     path: str,
     *,
     inputs: tuple[InputSpec, ...],
@@ -295,8 +298,8 @@ def register_factory(
     loss: str = "cross_entropy",
     name: str | None = None,
     labels: InputSpec | None = None,
-) -> str:
-    """Make a user's torch module an architecture of this process, from a factory path.
+) -> Architecture:
+    """A user's torch module as an architecture, from a factory path.
 
     The entry is an :class:`Architecture` like the zoo's: ``build(**kwargs)`` returns the module,
     and the export reads its inputs and loss from the entry.
@@ -308,12 +311,12 @@ def register_factory(
         kwargs: keyword arguments of the factory.
         loss: ``cross_entropy`` (over the output's last axis), ``mse`` or a factory path
             ``package.module:function`` of ``loss_fn(output, labels) -> scalar``.
-        name: the registry name (a workload's name); default the function's name.
+        name: the architecture's name (a workload's name); default the function's name.
         labels: what a loss function reads as ``labels``, one sample's (e.g. float32 regression
             targets); default int64 class ids shaped like the output without its last axis.
 
     Returns:
-        The registry name.
+        The architecture, to pass wherever a ``Model`` goes.
 
     Raises:
         ConfigError: the path is malformed, does not import, or names no callable; ``name`` is a zoo name.
@@ -342,13 +345,10 @@ def register_factory(
     sample = SampleSpec(shape=inputs[0].shape, rows=1, num_classes=max(inputs[0].high, 1))
     description = f"{path}, inputs {', '.join(spec.describe() for spec in inputs)}, loss {loss}"
     kind = "tokens" if inputs[0].dtype == "int64" else "image"
-    _USER_ARCHITECTURES[name] = Architecture(
-        name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss, labels=labels
-    )
-    return name
+    return Architecture(name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss, labels=labels)
 
 
-def input_specs(name: str, *, options: Mapping[str, object] | None = None) -> tuple[InputSpec, ...]:
+def input_specs(name: Model, *, options: Mapping[str, object] | None = None) -> tuple[InputSpec, ...]:
     """The inputs of architecture ``name``, one sample's shapes without the batch.
 
     A zoo model reads one tensor ``input``: float32 images or int64 token ids below its vocabulary.
@@ -361,26 +361,25 @@ def input_specs(name: str, *, options: Mapping[str, object] | None = None) -> tu
     return (InputSpec("input", spec.shape, "float32"),)
 
 
-def get_architecture(name: str) -> Architecture:
-    """Look up an architecture by registry name.
+def get_architecture(name: Model) -> Architecture:
+    """The architecture of a zoo name, or ``name`` itself if it is one.
 
     Args:
-        name: Registry name, e.g. ``"resnet18"``.
-
-    Returns:
-        The registry entry.
+        name: a zoo name, e.g. ``"resnet18"``, or an architecture.
 
     Raises:
         UnknownModelError: ``name`` is not in the zoo; the message lists the known names.
     """
+    if isinstance(name, Architecture):
+        return name
     try:
-        return ARCHITECTURES[name] if name in ARCHITECTURES else _USER_ARCHITECTURES[name]
+        return ARCHITECTURES[name]
     except KeyError:
         known = ", ".join(sorted(ARCHITECTURES))
         raise UnknownModelError(f"unknown model {name!r}; expected one of: {known}") from None
 
 
-def _resolve(name: str, options: Mapping[str, object] | None) -> tuple[Architecture, dict[str, object], SampleSpec]:
+def _resolve(name: Model, options: Mapping[str, object] | None) -> tuple[Architecture, dict[str, object], SampleSpec]:
     """Look up ``name``, merge ``options`` over its defaults and check every value.
 
     Raises:
@@ -392,12 +391,13 @@ def _resolve(name: str, options: Mapping[str, object] | None) -> tuple[Architect
     unknown = sorted(str(key) for key in given if key not in arch.defaults)
     if unknown:
         allowed = ", ".join(sorted(arch.defaults)) or "none"
-        raise ConfigError(f"unknown option(s) {', '.join(map(repr, unknown))} for model {name!r}; allowed options: {allowed}")
+        given_keys = ", ".join(map(repr, unknown))
+        raise ConfigError(f"unknown option(s) {given_keys} for model {arch.name!r}; allowed options: {allowed}")
     resolved = {**arch.defaults, **given}
     return arch, resolved, arch.sample(**resolved)
 
 
-def build_model(name: str, *, options: Mapping[str, object] | None = None) -> nn.Module:
+def build_model(name: Model, *, options: Mapping[str, object] | None = None) -> nn.Module:
     """Build a zoo model, initialised from torch's global random state (not seeded here).
 
     Args:
@@ -416,7 +416,7 @@ def build_model(name: str, *, options: Mapping[str, object] | None = None) -> nn
     return arch.build(**resolved)
 
 
-def input_shape(name: str, *, batch: int, options: Mapping[str, object] | None = None) -> tuple[int, ...]:
+def input_shape(name: Model, *, batch: int, options: Mapping[str, object] | None = None) -> tuple[int, ...]:
     """Return the input shape of a batch, e.g. ``(batch, 3, 224, 224)`` or ``(batch, seq_len)``.
 
     Args:
@@ -437,7 +437,7 @@ def input_shape(name: str, *, batch: int, options: Mapping[str, object] | None =
 
 
 def make_batch(
-    name: str, *, batch: int, seed: int, options: Mapping[str, object] | None = None
+    name: Model, *, batch: int, seed: int, options: Mapping[str, object] | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw a deterministic random input batch and matching labels.
 
