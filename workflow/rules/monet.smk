@@ -24,7 +24,7 @@ rule measure_memory:
         seed=config["seed"],
     threads: 1  # torch on more threads: 1.1 cores used of 2 in the full run of 26 November 2026
     resources:
-        mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: common.smk
+        mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: FRONTEND_PEAK_MB (traincost.workflow.plan)
         runtime=7,  # minutes; full run: longest job 42 s
     log:
         "results/logs/measure_memory/{workload}.log",
