@@ -366,7 +366,7 @@ def importable() -> list[str]:
 def zigzag_mapping(hardware: str) -> Path:
     """The mapping ZigZag bundles for ``hardware`` (``meta_prototype`` has ``meta_prototype_like.yaml``), the one
     ``traincost hardware import zigzag`` reads too."""
-    mapping, _ = bundled_mapping(zigzag_inputs() / f"hardware/{hardware}.yaml", imc=False)
+    mapping = bundled_mapping(zigzag_inputs() / f"hardware/{hardware}.yaml", imc=False)
     if mapping is None:
         sys.exit(f"no mapping bundled with ZigZag's {hardware}")
     return mapping

@@ -175,7 +175,6 @@ def _edited(tmp_path: Path, edit) -> Path:
         (lambda d: d["memories"]["rf_1B"].update(operands=["I3"]), ["memories.rf_1B.operands", "'I3'"]),
         (lambda d: d["memories"]["rf_1B"].update(ports=[]), ["memories.rf_1B.ports", "expected a list of ports"]),
         (lambda d: d["operational_array"].pop("unit_energy"), ["operational_array.unit_energy", "--mac-energy-pj"]),
-        (lambda d: d["operational_array"].update(sizes=[8, 8, 2, 4]), ["unrolls 4 PEs on D3, which has 2"]),
     ],
 )
 def test_bad_zigzag_file_names_file_and_key(tmp_path: Path, edit, words: list[str]) -> None:
@@ -232,3 +231,20 @@ def test_an_input_that_fits_zigzags_edge_tpu_sram_is_fetched_once(tmp_path: Path
     assert native.ext_in_bytes["I"][0, 0] >= 5 * input_bytes
     assert MAPPINGS[chosen.mapping[0, 0]] == "input_resident"
     assert chosen.ext_in_bytes["I"][0, 0] == input_bytes and chosen.ext_in_bytes["W"][0, 0] == weight_bytes
+
+
+def test_a_mapping_file_is_unrolled_as_zigzag_reads_it(tmp_path: Path) -> None:
+    """ZigZag cuts each factor of a mapping file to its array dimension (SpatialMapping.check_and_reduce): the
+    generic default.yaml's K 32 x C 32 on generic_array_cacti's 256 x 256 array uses 1,024 of its 65,536 PEs, on
+    eyeriss_like's 14 x 12 all 168; edge_tpu_like's OX 4 on a D3 of 2 becomes 2."""
+    data = zigzag_hardware(ZIGZAG / "generic_array_cacti.yaml")
+    assert [(a["dim"], a["size"]) for a in data["cores"][0]["pe_array"]] == [("K", 32), ("C", 32)]
+    assert data["description"].endswith("the spatial unrolling uses 1,024 of the array's 65,536 PEs")
+    assert "uses 168 of the array's 168 PEs" in zigzag_hardware(ZIGZAG / "eyeriss_like.yaml")["description"]
+    narrow = zigzag_hardware(_edited(tmp_path, lambda d: d["operational_array"].update(sizes=[8, 8, 2, 4])))
+    assert [(a["dim"], a["size"]) for a in narrow["cores"][0]["pe_array"]] == [("K", 8), ("C", 8), ("OX", 2), ("OY", 4)]
+
+
+def test_an_unrolling_given_by_hand_beyond_the_array_is_an_error() -> None:
+    with pytest.raises(HardwareError, match=r"eyeriss_like.yaml: the mapping unrolls 32 PEs on D1, which has 14"):
+        zigzag_hardware(ZIGZAG / "eyeriss_like.yaml", unroll=parse_unroll("D1=K:32,D2=C"))

@@ -39,6 +39,7 @@ def _cmd_hardware(args: argparse.Namespace) -> None:
         f"{args.out}: {hardware.name}, {len(hardware.cores)} core kind(s), {int(core.pes[0])} PEs x {int(core.count[0])} "
         f"in {core.name!r}, {len(hardware.memories)} on-chip memories"
         + (f", and {', '.join(c.name for c in others)}" if others else "")
+        + f" ({data['description']})"
     )
 
 

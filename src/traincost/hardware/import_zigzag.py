@@ -11,7 +11,8 @@ holds which layer operand (``memory_operand_links``: W → I2, I → I1 unless i
 The translation, field by field:
 
 - an array dimension becomes a ``pe_array`` axis per loop dimension the mapping unrolls on it, of the
-  mapping's factor (a hint without factors, or ``unroll``, takes the whole dimension);
+  mapping's factor cut to the dimension, as ZigZag reads a mapping file (a hint without factors, or
+  ``unroll`` without ``:N``, takes the whole dimension);
 - ``size`` bits → ``size_bytes`` = size / 8; each port → a port of ``bandwidth_max / 8`` bytes per
   cycle serving the operands of its ``allocation``; ``r_cost`` → ``read_energy_pj_per_bit`` =
   r_cost / the widest read port's bits (``w_cost`` likewise); the narrowest ``bandwidth_min`` →
@@ -120,16 +121,24 @@ def zigzag_hardware(
         unroll = _unroll_entries(data["dataflows"], f"{file}: dataflows")
     if unroll is None:
         imc = bool(data["operational_array"].get("is_imc", False))
-        mapping_file, generic = (Path(mapping), False) if mapping is not None else bundled_mapping(file, imc=imc)
+        mapping_file = Path(mapping) if mapping is not None else bundled_mapping(file, imc=imc)
         if mapping_file is None:
             raise HardwareError(
                 f"{file}: no spatial mapping (no dataflows key, no mapping folder beside it); pass --mapping or --unroll"
             )
         unroll, links = _mapping_default(mapping_file)
-        if generic:  # ZigZag's generic default names the loops each dimension unrolls; the array's sizes say how far
-            unroll = {dim: [(loop, None) for loop, _ in loops[:1]] for dim, loops in unroll.items()}
+        reduce = True  # a mapping file's factors are read as ZigZag reads them: reduced to the array
+    else:
+        reduce = False  # --unroll or the file's dataflows: a factor beyond the array is an error
     core, memories, dram = zigzag_core(
-        data, file, name=str(data["name"]), unroll=unroll, links=links, offchip=offchip, mac_energy_pj=mac_energy_pj
+        data,
+        file,
+        name=str(data["name"]),
+        unroll=unroll,
+        links=links,
+        offchip=offchip,
+        mac_energy_pj=mac_energy_pj,
+        reduce=reduce,
     )
     core["runs"] = list(ALL_KINDS)
     core["tile_io"] = "serial"  # ZigZag's on- and off-loading cycles, around each layer's compute
@@ -144,7 +153,8 @@ def zigzag_hardware(
         }
     return {
         "name": str(data["name"]),
-        "description": f"imported from ZigZag {file.name} by traincost hardware import zigzag",
+        "description": f"imported from ZigZag {file.name} by traincost hardware import zigzag; "
+        + _pes_used(core, data["operational_array"]),
         "word_bytes": max(1, math.ceil(precision["inputs"] / 8)),
         "precision_bits": precision,
         "parameters": {},
@@ -170,10 +180,13 @@ def zigzag_core(
     mac_energy_pj: float | None,
     prefix: str = "",
     precision: Mapping[str, int] | None = None,
+    reduce: bool = False,
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any] | None]:
     """One ZigZag core as (our core entry without ``runs``, its memories by name, its off-chip link or None).
 
-    Memory names get ``prefix``; ``precision`` overrides the array's (Stream's ``operand_precision``).
+    Memory names get ``prefix``; ``precision`` overrides the array's (Stream's ``operand_precision``); ``reduce``
+    reads the unrolling as ZigZag reads a mapping file's (``SpatialMapping.check_and_reduce``): each factor cut
+    to its array dimension, then loops dropped from the first while a dimension's product still exceeds it.
     """
     array = _required(data, "operational_array", file)
     dims = [str(d) for d in _required(array, "dimensions", file, "operational_array")]
@@ -181,7 +194,7 @@ def zigzag_core(
     if len(dims) != len(sizes):
         raise HardwareError(f"{file}: operational_array: {len(dims)} dimensions but {len(sizes)} sizes")
     dim_size = dict(zip(dims, sizes, strict=True))
-    axes = _pe_axes(dim_size, unroll, file)
+    axes = _pe_axes(dim_size, unroll, file, reduce=reduce)
     energy = array.get("unit_energy", mac_energy_pj) if mac_energy_pj is None else mac_energy_pj
     if energy is None:
         raise HardwareError(
@@ -228,6 +241,12 @@ def zigzag_core(
     return core, memories, dram
 
 
+def _pes_used(core: Mapping[str, Any], array: Mapping[str, Any]) -> str:
+    """How many of the array's PEs the core's spatial unrolling uses (ZigZag's utilisation before any layer)."""
+    used = math.prod(axis["size"] for axis in core["pe_array"])
+    return f"the spatial unrolling uses {used:,} of the array's {math.prod(int(size) for size in array['sizes']):,} PEs"
+
+
 def _as_accelerator(data: Any, file: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HardwareError(f"{file}: expected a ZigZag accelerator (a mapping with name, memories, operational_array)")
@@ -243,19 +262,14 @@ def _required(data: Mapping[str, Any], key: str, file: Path, where: str = "") ->
     return data[key]
 
 
-def bundled_mapping(file: Path, *, imc: bool) -> tuple[Path | None, bool]:
-    """ZigZag's bundled mapping for a bundled hardware file, and whether it is the generic default.
-
-    ``../mapping/<stem>.yaml`` or ``<stem>_like.yaml``; else ZigZag's generic ``default.yaml``
-    (``default_imc.yaml`` for an in-memory-computing array), whose factors are not this array's.
-    """
+def bundled_mapping(file: Path, *, imc: bool) -> Path | None:
+    """ZigZag's bundled mapping for a bundled hardware file: ``../mapping/<stem>.yaml`` or ``<stem>_like.yaml``; else
+    ZigZag's generic ``default.yaml`` (``default_imc.yaml`` for an in-memory-computing array); None if none is there."""
     folder = file.parent.parent / "mapping"
-    for stem in (file.stem, f"{file.stem}_like"):
-        candidate = folder / f"{stem}.yaml"
-        if candidate.is_file():
-            return candidate, False
-    generic = folder / ("default_imc.yaml" if imc else "default.yaml")
-    return (generic, True) if generic.is_file() else (None, False)
+    for name in (f"{file.stem}.yaml", f"{file.stem}_like.yaml", "default_imc.yaml" if imc else "default.yaml"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
 
 
 def _mapping_default(file: Path) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str]]:
@@ -308,13 +322,18 @@ def _check_loop(loop: object, where: str) -> None:
 
 
 def _pe_axes(
-    dim_size: Mapping[str, int], unroll: Mapping[str, Sequence[tuple[str, int | None]]], file: Path
+    dim_size: Mapping[str, int], unroll: Mapping[str, Sequence[tuple[str, int | None]]], file: Path, *, reduce: bool
 ) -> list[dict[str, Any]]:
     axes = []
-    for dim, loops in unroll.items():
+    for dim, given in unroll.items():
         if dim not in dim_size:
             raise HardwareError(f"{file}: the mapping unrolls {dim}, which is not an array dimension ({', '.join(dim_size)})")
+        loops = list(given)
         factors = [dim_size[dim] if factor is None else factor for _, factor in loops]
+        if reduce:  # ZigZag: each factor at most the dimension, then drop the first loop while the product exceeds it
+            factors = [min(factor, dim_size[dim]) for factor in factors]
+            while math.prod(factors) > dim_size[dim]:
+                loops, factors = loops[1:], factors[1:]
         if math.prod(factors) > dim_size[dim]:
             raise HardwareError(
                 f"{file}: the mapping unrolls {math.prod(factors)} PEs on {dim}, "
