@@ -6,9 +6,11 @@ line and exits non-zero.
 
 from __future__ import annotations
 
+import graphlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 __all__ = [
     "TraincostError",
@@ -18,6 +20,7 @@ __all__ = [
     "ConfigError",
     "MAX_LINE_CHARS",
     "cycle_text",
+    "find_cycle",
     "in_file",
     "one_line",
 ]
@@ -57,6 +60,19 @@ def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
         if str(path) in str(err):
             raise
         raise type(err)(f"{path}: {err}") from err
+
+
+_Node = TypeVar("_Node", bound=Hashable)
+
+
+def find_cycle(predecessors: Mapping[_Node, Iterable[_Node]]) -> list[_Node]:
+    """A cycle of the graph ``predecessors`` gives (each node → the nodes it comes after), in the order its edges run,
+    the first node repeated last; ``[]`` if the graph has none."""
+    try:
+        graphlib.TopologicalSorter(predecessors).prepare()
+    except graphlib.CycleError as err:
+        return list(err.args[1])
+    return []
 
 
 def cycle_text(names: Sequence[str], *, shown: int = 6) -> str:

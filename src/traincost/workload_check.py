@@ -13,14 +13,13 @@ an op on the cycle (a graph with a cycle has no order at all) or the op that rea
 
 from __future__ import annotations
 
-import graphlib
 import os
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from traincost.errors import GraphError, cycle_text
+from traincost.errors import GraphError, cycle_text, find_cycle
 
 __all__ = ["check_tables"]
 
@@ -77,10 +76,10 @@ def check_tables(
 
 
 def _pairs(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A column of id lists as (row, id) pairs."""
+    """A column of id lists as (row, id) pairs: each id and the row whose list holds it."""
     lengths = np.fromiter((len(ids) for ids in cells), dtype=np.int64, count=len(cells))
     rows = np.repeat(np.arange(len(cells)), lengths)
-    ids = np.concatenate([np.asarray(cell, dtype=np.int64) for cell in cells if len(cell)]) if lengths.sum() else rows
+    ids = np.concatenate([np.asarray(cell) for cell in cells if len(cell)]) if lengths.sum() else rows
     return rows, ids
 
 
@@ -95,8 +94,9 @@ def _check_graph(ops: _Table, tensors: _Table) -> None:
     n_ops = len(ops.frame)
     op_names = ops.frame["name"].to_numpy() if "name" in ops.frame.columns else np.arange(n_ops).astype(str)
     producer = tensors.frame["producer"].to_numpy(dtype=np.int64)
-    read_op, read_tensor = _pairs(ops.frame["inputs"].to_numpy())
-    consumed_tensor, consumer = _pairs(tensors.frame["consumers"].to_numpy())
+    # the ids are integers in range (checked before); int64, so that tensor * n_ops + op cannot overflow
+    read_op, read_tensor = (ids.astype(np.int64) for ids in _pairs(ops.frame["inputs"].to_numpy()))
+    consumed_tensor, consumer = (ids.astype(np.int64) for ids in _pairs(tensors.frame["consumers"].to_numpy()))
     reads, consumed = read_tensor * n_ops + read_op, consumed_tensor * n_ops + consumer
     at = _first_missing(reads, consumed)
     if at is not None:
@@ -106,14 +106,13 @@ def _check_graph(ops: _Table, tensors: _Table) -> None:
     if at is not None:
         op = int(consumer[at])
         tensors.fail("consumers", int(consumed_tensor[at]), op, f"op {op}'s inputs in {ops.path} to list this tensor")
-    write_op, written = _pairs(ops.frame["outputs"].to_numpy())
+    write_op, written = (ids.astype(np.int64) for ids in _pairs(ops.frame["outputs"].to_numpy()))
     wrong = producer[written] != write_op
     if wrong.any():
         at = int(np.argmax(wrong))
         tensor = int(written[at])
         tensors.fail("producer", tensor, int(producer[tensor]), f"op {int(write_op[at])}, which lists it in its outputs")
-    has_producer = producer >= 0
-    produced = np.flatnonzero(has_producer)
+    produced = np.flatnonzero(producer >= 0)
     at = _first_missing(produced * n_ops + producer[produced], written * n_ops + write_op)
     if at is not None:
         tensor = int(produced[at])
@@ -121,14 +120,13 @@ def _check_graph(ops: _Table, tensors: _Table) -> None:
     early = producer[consumed_tensor] >= consumer
     if not early.any():
         return
-    sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
-    for source, target in zip(producer[consumed_tensor], consumer, strict=True):
-        sorter.add(int(target), int(source))
-    try:
-        sorter.prepare()
-    except graphlib.CycleError as err:
-        cycle = cycle_text([f"op {op} ({op_names[op]!r})" for op in err.args[1]])
-        raise GraphError(f"{ops.path}: the ops form a cycle, {cycle}; expected an acyclic graph") from None
+    predecessors: dict[int, list[int]] = {}
+    for source, target in zip(producer[consumed_tensor].tolist(), consumer.tolist(), strict=True):
+        predecessors.setdefault(target, []).append(source)
+    cycle = find_cycle(predecessors)
+    if cycle:
+        path = cycle_text([f"op {op} ({op_names[op]!r})" for op in cycle])
+        raise GraphError(f"{ops.path}: the ops form a cycle, {path}; expected an acyclic graph")
     at = int(np.argmax(early))
     tensor, op = int(consumed_tensor[at]), int(consumer[at])
     writer = int(producer[tensor])
@@ -194,11 +192,9 @@ class _Table:
         if cells.dtype != object:
             self.fail_first(column, (cells < low) | (cells >= high), cells, expected)
             return
-        lengths = np.fromiter((len(ids) for ids in cells), dtype=np.int64, count=len(cells))
-        if not lengths.sum():
+        rows, flat = _pairs(cells)
+        if not len(flat):
             return
-        rows = np.repeat(np.arange(len(cells)), lengths)
-        flat = np.concatenate([np.asarray(ids) for ids in cells if len(ids)])
         if not np.issubdtype(flat.dtype, np.integer):
             self.fail(column, int(rows[0]), list(cells[rows[0]]), "a list of integer ids")
         bad = (flat < low) | (flat >= high)

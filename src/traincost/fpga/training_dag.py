@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from traincost.cost.optable import OpTable, op_table
-from traincost.errors import GraphError, cycle_text
+from traincost.errors import GraphError, cycle_text, find_cycle
 from traincost.fpga.ip_models import WORD_BYTES, OpCosts
 from traincost.workload import Workload
 
@@ -155,5 +155,5 @@ def _topological(keys: list[tuple[str, str]], edges: dict, order: list[str]) -> 
     try:
         return list(nx.lexicographical_topological_sort(graph, key=priority))
     except nx.NetworkXUnfeasible:
-        cycle = [" ".join(keys[s]) for s, _ in nx.find_cycle(graph)]
-        raise GraphError(f"MTrain sub-operations depend on each other in a cycle: {cycle_text([*cycle, cycle[0]])}") from None
+        cycle = [" ".join(keys[node]) for node in find_cycle(dict(graph.pred))]
+        raise GraphError(f"MTrain sub-operations depend on each other in a cycle: {cycle_text(cycle)}") from None

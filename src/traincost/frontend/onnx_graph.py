@@ -8,7 +8,6 @@ Workload IR never has to guess.
 
 from __future__ import annotations
 
-import graphlib
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from onnx import helper, numpy_helper
 
-from traincost.errors import GraphError, cycle_text
+from traincost.errors import GraphError, cycle_text, find_cycle
 from traincost.io import atomic_path
 
 __all__ = [
@@ -171,15 +170,11 @@ def check_node_order(graph: onnx.GraphProto) -> None:
 
 def _cycle_through(graph: onnx.GraphProto, writer: Mapping[str, onnx.NodeProto]) -> list[str]:
     """The names of nodes on a cycle of ``graph`` (the first repeated last), or ``[]`` if it has none."""
-    sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
     index = {id(node): position for position, node in enumerate(graph.node)}
-    for position, node in enumerate(graph.node):
-        sorter.add(position, *(index[id(writer[name])] for name in node.input if name in writer))
-    try:
-        sorter.prepare()
-    except graphlib.CycleError as err:
-        return [graph.node[position].name or f"#{position} {graph.node[position].op_type}" for position in err.args[1]]
-    return []
+    predecessors = {
+        position: [index[id(writer[name])] for name in node.input if name in writer] for position, node in enumerate(graph.node)
+    }
+    return [graph.node[position].name or f"#{position} {graph.node[position].op_type}" for position in find_cycle(predecessors)]
 
 
 def consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
