@@ -34,13 +34,7 @@ use rule tiered_study as tiered_ablation_study with:
 
 use rule tiered_report as tiered_ablation_report with:
     input:
-        study=lambda w: expand(
-            "results/ablations/tiered/{a}/{v}/study/{tworkload}/{variant}.parquet",
-            a=w.assumption,
-            v=w.value,
-            tworkload=TIERED.get("workloads", []),
-            variant=list(TIERED_VARIANTS),
-        ),
+        study=lambda w: PLAN.tiered_study_tables(f"results/ablations/tiered/{w.assumption}/{w.value}"),
         paper="data/paper/tm_training.csv",
         table3="data/paper/tm_training_table3.csv",
         calibration="results/tiered/calibration.parquet",

@@ -130,9 +130,6 @@ def section5_flags(wildcards, input):
 # ---------------------------------------------------------------- MTrain (mtrain.smk)
 MTRAIN = PLAN.mtrain
 MTRAIN_MODELS = PLAN.mtrain_models
-MTRAIN_CLUSTERS = PLAN.mtrain_clusters
-MTRAIN_SCALING_PAIRS = PLAN.mtrain_scaling_pairs
-MTRAIN_TABLE3 = PLAN.mtrain_table3
 
 
 def mtrain_workload(wildcards):

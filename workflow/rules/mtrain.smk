@@ -135,9 +135,7 @@ rule mtrain_report:
     conda:
         TRAINCOST_ENV
     input:
-        study=expand("results/mtrain/study/{mmodel}/{cluster}.parquet", mmodel=MTRAIN_MODELS, cluster=MTRAIN_CLUSTERS),
-        table3=[f"results/mtrain/table3/{m}/{c}.parquet" for c, m in MTRAIN_TABLE3],
-        scaling=expand("results/mtrain/scaling/pairs{pairs}.parquet", pairs=MTRAIN_SCALING_PAIRS),
+        **PLAN.mtrain_judged_tables(),
         paper="data/paper/mtrain.csv",
         calibration="results/mtrain/calibration.parquet",
     output:

@@ -103,7 +103,7 @@ rule tiered_report:
     conda:
         TRAINCOST_ENV
     input:
-        study=expand("results/tiered/study/{tworkload}/{variant}.parquet", tworkload=TIERED.get("workloads", []), variant=list(TIERED_VARIANTS)),
+        study=PLAN.tiered_study_tables(),
         paper="data/paper/tm_training.csv",
         table3="data/paper/tm_training_table3.csv",
         calibration="results/tiered/calibration.parquet",

@@ -319,19 +319,26 @@ class Plan:
         outputs += ["results/mtrain/compare.csv", "results/mtrain/table3.csv", "results/mtrain/table3.md"]
         return outputs
 
-    def mtrain_ablation_tables(self, assumption: str, value: str) -> dict[str, list[str]]:
-        """The study, Table III and scaling tables an MTrain ablation judges: re-run under the assumption if it changes
-        them, else the study's own. A re-run scaling study runs only the fewest and the most FPGAs: the comparison
-        reads no other cluster size (mtrain_compare._scaling_rows; the intermediate sizes only draw Figure 12)."""
-        rerun = assumption in MTRAIN_RERUN_ASSUMPTIONS
-        root = f"results/ablations/mtrain/{assumption}/{value}" if rerun else "results/mtrain"
-        every = self.mtrain_scaling_pairs
-        pairs = sorted({min(every), max(every)}) if rerun and every else every
+    def mtrain_judged_tables(self, root: str = "results/mtrain", pairs: Sequence[int] | None = None) -> dict[str, list[str]]:
+        """The study, Table III and scaling tables `traincost mtrain-report` judges, under ``root`` (the study's, or
+        an ablation's re-run), the scaling tables of ``pairs`` FPGA pairs (default every size of Figure 12)."""
+        pairs = self.mtrain_scaling_pairs if pairs is None else pairs
         return {
             "study": [f"{root}/study/{m}/{c}.parquet" for m in self.mtrain_models for c in self.mtrain_clusters],
             "table3": [f"{root}/table3/{m}/{c}.parquet" for c, m in self.mtrain_table3],
             "scaling": [f"{root}/scaling/pairs{p}.parquet" for p in pairs],
         }
+
+    def mtrain_ablation_tables(self, assumption: str, value: str) -> dict[str, list[str]]:
+        """The tables an MTrain ablation judges: re-run under the assumption if it changes them, else the study's own.
+        A re-run scaling study runs only the fewest and the most FPGAs: the comparison reads no other cluster size
+        (mtrain_compare._scaling_rows; the intermediate sizes only draw Figure 12)."""
+        if assumption not in MTRAIN_RERUN_ASSUMPTIONS:
+            return self.mtrain_judged_tables()
+        every = self.mtrain_scaling_pairs
+        return self.mtrain_judged_tables(
+            f"results/ablations/mtrain/{assumption}/{value}", sorted({min(every), max(every)}) if every else every
+        )
 
     # --- TM-Training ----------------------------------------------------------------------------------------
 
@@ -350,6 +357,11 @@ class Plan:
             return []
         variants = (("fig13", "double_batch"), ("fig15", "half_tier2_bandwidth"))
         return [*TIERED_FIGURE_NAMES, *(figure for figure, variant in variants if variant in self.tiered_variants)]
+
+    def tiered_study_tables(self, root: str = "results/tiered") -> list[str]:
+        """Every workload's and variant's study table under ``root`` (the study's, or an ablation's)."""
+        workloads, variants = self.tiered.get("workloads", []), list(self.tiered_variants)
+        return _expand(f"{root}/study/{{tworkload}}/{{variant}}.parquet", tworkload=workloads, variant=variants)
 
     def tiered_outputs(self) -> list[str]:
         outputs = _expand("results/tiered/{figure}.{ext}", figure=self.tiered_figures, ext=["png", "pdf"])
