@@ -7,7 +7,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from traincost.workflow import FIRST, STEPS, Plan, check_config, config_problems
+from traincost.workflow import COMPARISON_CSVS, FIRST, STEPS, Plan, check_config, config_problems
 
 check_config(config, workflow.configfiles, Path(workflow.current_basedir) / "../schemas/config.schema.yaml")
 validate(config, schema="../schemas/config.schema.yaml")  # fills in the schema's defaults

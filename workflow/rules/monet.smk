@@ -234,7 +234,7 @@ rule monet_claims:
         gpt_training=lambda w: PLAN.fusemax_table("training"),
     output:
         csv=report(
-            "results/monet/claims.csv",
+            COMPARISON_CSVS["monet"],
             caption="../report/claims.rst",
             category="MONET",
             subcategory="Paper vs ours",

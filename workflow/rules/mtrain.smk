@@ -150,7 +150,7 @@ rule mtrain_report:
         ),
         table3_md="results/mtrain/table3.md",
         compare=report(
-            "results/mtrain/compare.csv",
+            COMPARISON_CSVS["mtrain"],
             caption="../report/mtrain_compare.rst",
             category="MTrain",
             subcategory="Paper vs ours",

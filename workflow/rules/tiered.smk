@@ -110,7 +110,7 @@ rule tiered_report:
     output:
         study="results/tiered/study.parquet",
         compare=report(
-            "results/tiered/compare.csv",
+            COMPARISON_CSVS["tiered"],
             caption="../report/tiered_compare.rst",
             category="TM-Training",
             subcategory="Paper vs ours",

@@ -316,7 +316,7 @@ class Plan:
         outputs = _expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
         outputs += _expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=self.mtrain_clusters, ext=["png", "pdf"])
         outputs += _expand("results/mtrain/figure12.{ext}", ext=["png", "pdf"])
-        outputs += ["results/mtrain/compare.csv", "results/mtrain/table3.csv", "results/mtrain/table3.md"]
+        outputs += [COMPARISON_CSVS["mtrain"], "results/mtrain/table3.csv", "results/mtrain/table3.md"]
         return outputs
 
     def mtrain_judged_tables(self, root: str = "results/mtrain", pairs: Sequence[int] | None = None) -> dict[str, list[str]]:
@@ -365,7 +365,7 @@ class Plan:
 
     def tiered_outputs(self) -> list[str]:
         outputs = _expand("results/tiered/{figure}.{ext}", figure=self.tiered_figures, ext=["png", "pdf"])
-        outputs += ["results/tiered/compare.csv", "results/tiered/table3.csv", "results/tiered/ordering.csv"]
+        outputs += [COMPARISON_CSVS["tiered"], "results/tiered/table3.csv", "results/tiered/ordering.csv"]
         outputs += ["results/tiered/placement.csv", "results/tiered/calibration.parquet"]
         return outputs
 
@@ -425,7 +425,7 @@ class Plan:
         if fusemax:
             outputs += _expand("results/monet/figure9.{ext}", ext=["png", "pdf"])
         if edge and fusemax:
-            outputs.append("results/monet/claims.csv")
+            outputs.append(COMPARISON_CSVS["monet"])
         outputs += [self.sweep_table(name, step) for name in self.sweeps for step in STEPS]
         if self.config["monet_fusion"] is not None:
             outputs += _expand("results/monet/figure10.{ext}", ext=["png", "pdf"])
