@@ -18,9 +18,10 @@ from torch import nn
 from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
 
 from traincost import models
-from traincost.frontend.export import built_model, output_sensitivity, probe_output
+from traincost.frontend.export import output_sensitivity
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.rounding import NOISE
+from traincost.frontend.torch_model import built_model, probe_output
 from traincost.memory.torch_measure import measure_torch_memory
 
 _library = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live as long as it does

@@ -20,8 +20,9 @@ from traincost.frontend.fused_attention import costed_attention
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.step_check import DecompositionCheck
 from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import DecompositionCheck, verify_decomposition
+from traincost.frontend.verification import verify_decomposition
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.progress import progress_bar

@@ -65,6 +65,7 @@ __all__ = [
     "TENSOR_KINDS",
     "write_table",
     "read_table",
+    "spatial_loops",
 ]
 
 LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
@@ -102,6 +103,19 @@ TENSOR_KINDS = (
 _META_KEY = b"traincost"
 # the tensors columns the cost model, the liveness analysis and the studies read
 _TENSOR_COLUMNS = ("tensor", "name", "kind", "dtype_bytes", "bytes", "producer", "consumers", "updates")
+
+
+def spatial_loops(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:
+    """The spatial loop dimensions of a 1-D (along x) or 2-D convolution with output ``out_sizes`` and ``kernel``.
+
+    Raises:
+        GraphError: a convolution over more than 2 spatial axes.
+    """
+    if len(out_sizes) == 1:
+        return {"OX": out_sizes[0], "FX": kernel[0]}
+    if len(out_sizes) == 2:
+        return {"OY": out_sizes[0], "OX": out_sizes[1], "FY": kernel[0], "FX": kernel[1]}
+    raise GraphError(f"{len(out_sizes)}-D convolutions are not lowered (1-D and 2-D only)")
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, str] | None = None) -> None:

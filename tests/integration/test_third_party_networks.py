@@ -28,12 +28,12 @@ from tests.third_party import NETWORKS, register
 from traincost import models
 from traincost.cost import op_table
 from traincost.frontend.decompose import decompose, is_primitive
-from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.export import export_model
 from traincost.frontend.inference_graph import export_inference_step
 from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import TOLERANCE
+from traincost.frontend.rounding import TOLERANCE, max_relative_error
 from traincost.frontend.train_graph import build_train_step
 from traincost.frontend.verification import verify_decomposition
 from traincost.hardware import load_hardware

@@ -15,13 +15,13 @@ from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend import verification as verification_module
 from traincost.frontend.decompose import decompose, is_primitive, op_histogram, rewrite_node
-from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.export import export_model
 from traincost.frontend.gradient_rules import RULES, Rule, RuleContext
 from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta, set_node_meta
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error
+from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error, max_relative_error
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 from traincost.frontend.verification import verify_decomposition

@@ -22,11 +22,11 @@ from torch import nn
 from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.decompose import decompose, is_primitive, rewrite_node
-from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.export import export_model
 from traincost.frontend.forward_rewrites import FORWARD_REWRITES, rewrite_forward
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import TOLERANCE
+from traincost.frontend.rounding import TOLERANCE, max_relative_error
 from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 from traincost.frontend.verification import verify_decomposition

@@ -12,10 +12,11 @@ from onnx import numpy_helper
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.optimizer_check import TOLERANCE as OPTIMIZER_TOLERANCE
 from traincost.frontend.optimizer_check import check_optimizer, torch_optimizer
+from traincost.frontend.rounding import max_relative_error
 
 from ..conftest import OPTIMIZERS
 

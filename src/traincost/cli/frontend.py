@@ -76,7 +76,8 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
 
 def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
     from traincost.frontend.onnx_graph import load_onnx
-    from traincost.frontend.verification import DecompositionCheck, verify_decomposition
+    from traincost.frontend.step_check import DecompositionCheck
+    from traincost.frontend.verification import verify_decomposition
     from traincost.workload import write_table
 
     after = load_onnx(args.decomposed)

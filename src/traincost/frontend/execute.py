@@ -16,7 +16,7 @@ from traincost.frontend.onnx_graph import initializer_map, model_meta, producers
 from traincost.frontend.ort import onnxruntime as ort
 from traincost.signature import InputSpec, draw_tensors
 
-__all__ = ["Executable", "run", "example_feeds", "record_shapes", "max_relative_error", "intra_op_threads", "weightless"]
+__all__ = ["Executable", "run", "example_feeds", "record_shapes", "intra_op_threads", "weightless"]
 
 _PROVIDERS = ["CPUExecutionProvider"]
 # Initializers with at least this many elements are fed as inputs (shape tensors stay initializers).
@@ -313,22 +313,3 @@ def _run_alone(
     alone.ir_version = executable.skeleton.ir_version
     values = _session(alone).run(outputs, values)
     return dict(zip(outputs, values, strict=True))
-
-
-def max_relative_error(expected: np.ndarray, actual: np.ndarray, *, magnitude: float = 0.0) -> float:
-    """max |actual - expected| / max(max |expected|, magnitude, tiny): a scale-aware error of a whole tensor.
-
-    ``magnitude`` is the size float32 rounding scales with when it exceeds the values themselves,
-    e.g. the largest sum of absolute terms for a tensor of sums that cancel.
-    """
-    # Float tensors are compared in their own precision (a float64 copy of GPT-2's logits is 400 MB);
-    # float32 rounds the difference of two values this close by less than one of their ulps.
-    expected, actual = np.asarray(expected), np.asarray(actual)
-    if not np.issubdtype(expected.dtype, np.floating):
-        expected, actual = expected.astype(np.float64), actual.astype(np.float64)
-    if expected.shape != actual.shape:
-        return float("inf")
-    if expected.size == 0:
-        return 0.0
-    scale = max(float(np.max(np.abs(expected))), magnitude, 1e-12)
-    return float(np.max(np.abs(actual - expected))) / scale

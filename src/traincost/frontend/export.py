@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import math
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -23,23 +22,21 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from traincost import models
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.adaptive_pool import general_adaptive_pooling
-from traincost.frontend.execute import Executable, max_relative_error, record_shapes, weightless
+from traincost.frontend.execute import Executable, record_shapes, weightless
 from traincost.frontend.fused_attention import ATTENTION_META
 from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
-from traincost.frontend.rounding import NOISE, allowed_error, differs, sensitivity
+from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivity
 from traincost.frontend.shapes import tensor_types
+from traincost.frontend.torch_model import built_model, label_spec, probe_output
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = [
     "LOGITS",
-    "built_model",
     "check_against_torch",
     "export_model",
     "flatten_logits",
-    "label_spec",
-    "probe_output",
     "record_signature",
     "torch_export",
 ]
@@ -149,38 +146,6 @@ def _check_protobuf_size(module: torch.nn.Module, name: str) -> None:
         )
 
 
-def built_model(
-    model: models.Model, *, batch: int, seed: int, options: dict[str, object]
-) -> tuple[models.Architecture, list[InputSpec], torch.nn.Module, dict[str, torch.Tensor]]:
-    """``model`` (a zoo name or an architecture): its architecture, its input specs at ``batch``, the module built
-    under ``torch.manual_seed(seed)`` and a batch drawn from the specs with ``seed``."""
-    arch = models.get_architecture(model)
-    specs = [spec.batched(batch) for spec in models.input_specs(arch, options=options)]
-    torch.manual_seed(seed)
-    module = models.build_model(arch, options=options)
-    inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
-    return arch, specs, module, inputs
-
-
-def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
-    """The module's output on ``inputs`` with every random draw at its keep value (``randomness.no_randomness``):
-    what the exported graph's output must equal with its draws likewise (``check_against_torch``).
-
-    It moves BatchNorm statistics, as tracing does (the export restores them); in training mode, BatchNorm's
-    output does not depend on them.
-    """
-    described = ", ".join(f"{k}: {v.dtype} {'x'.join(map(str, v.shape))}".replace("torch.", "") for k, v in inputs.items())
-    try:
-        with torch.no_grad(), no_randomness():
-            output = module(*inputs.values())
-    except Exception as err:  # a user's forward may fail in any way: report it on one line
-        detail = " ".join(str(err).split())[:300]
-        raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
-    if not isinstance(output, torch.Tensor):
-        raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
-    return output
-
-
 class _SoftmaxKernels(TorchDispatchMode):
     """The softmaxes torch computes in a forward pass, in order: ``fused`` where it calls a fused attention kernel
     (``_scaled_dot_product_flash_attention_for_cpu`` here), ``materialised`` where it computes a softmax (its math
@@ -209,27 +174,6 @@ class _SoftmaxKernels(TorchDispatchMode):
             )  # fmt: skip
             return {}
         return dict(zip(softmaxes, self.kernels, strict=True))
-
-
-def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: InputSpec | None = None) -> InputSpec:
-    """The labels ``loss`` reads for a model output of ``output_shape`` (batch included).
-
-    cross-entropy: int64 class ids, one per row of the output flattened over its last axis; mse: float32
-    targets shaped like the output; a user's loss function: ``given`` (one sample's) at the output's
-    batch, by default int64 class ids shaped like the output without its last axis.
-
-    Raises:
-        ConfigError: the output has no class axis for a cross-entropy.
-    """
-    if loss == "mse":
-        return InputSpec("target", output_shape, "float32")
-    if given is not None:
-        return given.batched(output_shape[0])
-    if len(output_shape) < 2:
-        raise ConfigError(f"{where}: output shape {list(output_shape)} has no class axis; {loss!r} needs (batch, ..., classes)")
-    classes = output_shape[-1]
-    shape = (math.prod(output_shape[:-1]),) if loss == "cross_entropy" else output_shape[:-1]
-    return InputSpec("labels", shape, "int64", 0, classes)
 
 
 def flatten_logits(graph: onnx.GraphProto, output: str, *, classes: int) -> None:

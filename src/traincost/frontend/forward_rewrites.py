@@ -23,7 +23,7 @@ from onnx import helper
 
 from traincost.errors import GraphError, UnsupportedOpError
 from traincost.frontend.backward_recompute import REWRITES_META
-from traincost.frontend.execute import example_feeds, max_relative_error, run
+from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.gelu_fusion import fuse_tanh_gelu
 from traincost.frontend.gradient_rules import RuleContext
 from traincost.frontend.onnx_graph import (
@@ -35,6 +35,7 @@ from traincost.frontend.onnx_graph import (
     producers,
     set_model_meta,
 )
+from traincost.frontend.rounding import max_relative_error
 from traincost.frontend.shapes import TensorType, tensor_types
 
 __all__ = ["FORWARD_REWRITES", "TOLERANCE", "no_gradient_error", "rewrite_forward"]

@@ -29,10 +29,10 @@ from onnx import helper
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend import ATTENTION_CHOICES
 from traincost.frontend.backward_recompute import BackwardEdits
-from traincost.frontend.execute import Executable, example_feeds, max_relative_error
+from traincost.frontend.execute import Executable, example_feeds
 from traincost.frontend.onnx_graph import PHASE_KEY, consumers, model_meta, node_meta, set_node_meta
 from traincost.frontend.randomness import without_randomness
-from traincost.frontend.rounding import TOLERANCE
+from traincost.frontend.rounding import TOLERANCE, max_relative_error
 from traincost.frontend.shapes import tensor_types
 
 __all__ = [

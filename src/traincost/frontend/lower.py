@@ -16,7 +16,7 @@ from traincost.frontend.decompose import is_primitive
 from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
 from traincost.frontend.saved import saved_for_backward
 from traincost.frontend.shapes import TensorType, tensor_types
-from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload
+from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, spatial_loops
 
 __all__ = ["lower", "op_kind", "saved_for_backward"]
 
@@ -251,19 +251,19 @@ def _loops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> 
             x, w, y = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
             group = _attr(node, "group", 1)
             dims |= {"B": x[0], "K": y[1] // group, "C": w[1], "G": group}
-            dims |= _spatial(y[2:], w[2:])
+            dims |= spatial_loops(y[2:], w[2:])
         case "conv_wgrad":
             # Conv(Xᵀ: C/g×(g·N)×H×W, dYᵀ: K×N×OY×OX, g groups) → C/g×K×FY×FX, the forward loop nest re-read.
             xt, dyt, out = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
             group = _attr(node, "group", 1)
             dims |= {"B": dyt[1], "K": dyt[0] // group, "C": xt[0], "G": group}
-            dims |= _spatial(dyt[2:], out[2:])
+            dims |= spatial_loops(dyt[2:], out[2:])
         case "conv_dgrad":
             # ConvTranspose(dY: N×K×OY×OX, W: K×C/g×FY×FX, g groups) → N×C×H×W.
             dy, w = shape[node.input[0]], shape[node.input[1]]
             group = _attr(node, "group", 1)
             dims |= {"B": dy[0], "K": w[0] // group, "C": w[1], "G": group}
-            dims |= _spatial(dy[2:], w[2:])
+            dims |= spatial_loops(dy[2:], w[2:])
         case "gemm":
             a, b = shape[node.input[0]], shape[node.input[1]]
             m, reduce_a = (a[1], a[0]) if _attr(node, "transA", 0) else (a[0], a[1])
@@ -291,18 +291,10 @@ def _window(node: onnx.NodeProto, kind: str) -> dict[str, int]:
         strides, dilations = dilations, strides
     if kind not in ("conv", "conv_dgrad", "conv_wgrad"):
         strides, dilations = [1], [1]
-    # a 1-D convolution runs along x (``_spatial``); an absent attribute is 1 on every axis
+    # a 1-D convolution runs along x (``spatial_loops``); an absent attribute is 1 on every axis
     stride_y, stride_x = ([1, *strides] if len(strides) == 1 else strides)[:2]
     dilation_y, dilation_x = ([1, *dilations] if len(dilations) == 1 else dilations)[:2]
     return {"stride_y": stride_y, "stride_x": stride_x, "dilation_y": dilation_y, "dilation_x": dilation_x}
-
-
-def _spatial(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:
-    if len(out_sizes) == 1:
-        return {"OX": out_sizes[0], "FX": kernel[0]}
-    if len(out_sizes) == 2:
-        return {"OY": out_sizes[0], "OX": out_sizes[1], "FY": kernel[0], "FX": kernel[1]}
-    raise GraphError(f"{len(out_sizes)}-D convolutions are not lowered (1-D and 2-D only)")
 
 
 def _attr(node: onnx.NodeProto, name: str, default: int) -> int:

@@ -26,8 +26,9 @@ from onnx import helper, version_converter
 
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import run
-from traincost.frontend.export import flatten_logits, label_spec, record_signature
+from traincost.frontend.export import flatten_logits, record_signature
 from traincost.frontend.onnx_graph import OPSET, check_node_order, consumers, set_model_meta
+from traincost.frontend.torch_model import label_spec
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = ["EXPORT_SETTINGS", "import_onnx"]

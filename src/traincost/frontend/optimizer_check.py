@@ -22,9 +22,10 @@ from torch.optim.adamw import adamw
 from torch.optim.sgd import sgd
 
 from traincost.errors import GraphError
-from traincost.frontend.execute import Executable, max_relative_error
+from traincost.frontend.execute import Executable
 from traincost.frontend.onnx_graph import PHASE_KEY, model_meta, node_meta, producers
 from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.rounding import max_relative_error
 from traincost.frontend.shapes import tensor_types
 
 __all__ = ["check_optimizer", "torch_optimizer", "TOLERANCE"]

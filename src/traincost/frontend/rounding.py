@@ -15,9 +15,18 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from traincost.frontend.execute import max_relative_error
-
-__all__ = ["NOISE", "NUDGES", "SENSITIVITY_FACTOR", "TOLERANCE", "allowed_error", "differs", "nudge", "sensitivity"]
+__all__ = [
+    "NOISE",
+    "NUDGES",
+    "SENSITIVITY_FACTOR",
+    "TOLERANCE",
+    "allowed_error",
+    "differs",
+    "max_relative_error",
+    "nudge",
+    "sensitivities",
+    "sensitivity",
+]
 
 # Largest relative difference allowed whatever the sensitivity: two float32 graphs of the same computation
 # agree this closely unless the graph amplifies rounding.
@@ -41,6 +50,25 @@ NOISE = 1e-3
 _NEAR_ROUNDING = 10
 
 
+def max_relative_error(expected: np.ndarray, actual: np.ndarray, *, magnitude: float = 0.0) -> float:
+    """max |actual - expected| / max(max |expected|, magnitude, tiny): a scale-aware error of a whole tensor.
+
+    ``magnitude`` is the size float32 rounding scales with when it exceeds the values themselves,
+    e.g. the largest sum of absolute terms for a tensor of sums that cancel.
+    """
+    # Float tensors are compared in their own precision (a float64 copy of GPT-2's logits is 400 MB);
+    # float32 rounds the difference of two values this close by less than one of their ulps.
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    if not np.issubdtype(expected.dtype, np.floating):
+        expected, actual = expected.astype(np.float64), actual.astype(np.float64)
+    if expected.shape != actual.shape:
+        return float("inf")
+    if expected.size == 0:
+        return 0.0
+    scale = max(float(np.max(np.abs(expected))), magnitude, 1e-12)
+    return float(np.max(np.abs(actual - expected))) / scale
+
+
 def allowed_error(sensitivity: float) -> float:
     """The largest error rounding explains for a tensor of ``sensitivity``: ``SENSITIVITY_FACTOR`` times it, at least
     ``TOLERANCE``."""
@@ -53,6 +81,30 @@ def nudge(value: np.ndarray, rng: np.random.Generator) -> None:
         value *= rng.choice(np.array([1 - _NUDGE, 1 + _NUDGE], dtype=value.dtype), size=value.shape)
 
 
+def sensitivities(
+    execute: Callable[[dict[str, np.ndarray]], Mapping[str, np.ndarray]],
+    inputs: Mapping[str, np.ndarray],
+    reference: Mapping[str, np.ndarray],
+    *,
+    seed: int,
+    magnitudes: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """How far rounding moves each output of ``execute`` computed from ``inputs``: its largest relative change against
+    ``reference`` (relative to ``magnitudes`` where larger, see ``max_relative_error``) over ``NUDGES`` executions on
+    copies of ``inputs`` nudged by one ulp (``nudge``, random signs drawn with ``seed``)."""
+    rng = np.random.default_rng(seed)
+    magnitudes = magnitudes or {}
+    change = dict.fromkeys(reference, 0.0)
+    for _ in range(NUDGES):
+        nudged = {name: np.array(value, copy=True) for name, value in inputs.items()}
+        for value in nudged.values():
+            nudge(value, rng)
+        moved = execute(nudged)
+        for n in reference:
+            change[n] = max(change[n], max_relative_error(reference[n], moved[n], magnitude=magnitudes.get(n, 0.0)))
+    return change
+
+
 def sensitivity(
     execute: Callable[[dict[str, np.ndarray]], Mapping[str, np.ndarray]],
     inputs: Mapping[str, np.ndarray],
@@ -61,19 +113,8 @@ def sensitivity(
     seed: int,
     magnitudes: Mapping[str, float] | None = None,
 ) -> float:
-    """How far rounding moves what ``execute`` computes from ``inputs``: the largest relative change of any of its
-    outputs against ``reference`` (relative to ``magnitudes`` where larger, see ``max_relative_error``) over ``NUDGES``
-    executions on copies of ``inputs`` nudged by one ulp (``nudge``, random signs drawn with ``seed``)."""
-    rng = np.random.default_rng(seed)
-    magnitudes = magnitudes or {}
-    change = 0.0
-    for _ in range(NUDGES):
-        nudged = {name: np.array(value, copy=True) for name, value in inputs.items()}
-        for value in nudged.values():
-            nudge(value, rng)
-        moved = execute(nudged)
-        change = max(change, *(max_relative_error(reference[n], moved[n], magnitude=magnitudes.get(n, 0.0)) for n in reference))
-    return change
+    """The largest of ``sensitivities``: how far rounding moves any output of ``execute``."""
+    return max(sensitivities(execute, inputs, reference, seed=seed, magnitudes=magnitudes).values(), default=0.0)
 
 
 def differs(what: str, error: float, sensitivity: float, *, retry: str) -> str:

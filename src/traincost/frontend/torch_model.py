@@ -1,0 +1,68 @@
+"""A registered model as torch runs it: built with its seed, a batch drawn from its inputs, its output probed, and the
+labels its loss reads. Both front ends start here (``export`` for ONNX, ``torch_step`` for torch's own graph)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from traincost import models
+from traincost.errors import ConfigError
+from traincost.frontend.torch_randomness import no_randomness
+from traincost.signature import InputSpec, draw_tensors
+
+__all__ = ["built_model", "label_spec", "probe_output"]
+
+
+def built_model(
+    model: models.Model, *, batch: int, seed: int, options: dict[str, object]
+) -> tuple[models.Architecture, list[InputSpec], torch.nn.Module, dict[str, torch.Tensor]]:
+    """``model`` (a zoo name or an architecture): its architecture, its input specs at ``batch``, the module built
+    under ``torch.manual_seed(seed)`` and a batch drawn from the specs with ``seed``."""
+    arch = models.get_architecture(model)
+    specs = [spec.batched(batch) for spec in models.input_specs(arch, options=options)]
+    torch.manual_seed(seed)
+    module = models.build_model(arch, options=options)
+    inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
+    return arch, specs, module, inputs
+
+
+def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """The module's output on ``inputs`` with every random draw at its keep value (``randomness.no_randomness``):
+    what the exported graph's output must equal with its draws likewise (``check_against_torch``).
+
+    It moves BatchNorm statistics, as tracing does (the export restores them); in training mode, BatchNorm's
+    output does not depend on them.
+    """
+    described = ", ".join(f"{k}: {v.dtype} {'x'.join(map(str, v.shape))}".replace("torch.", "") for k, v in inputs.items())
+    try:
+        with torch.no_grad(), no_randomness():
+            output = module(*inputs.values())
+    except Exception as err:  # a user's forward may fail in any way: report it on one line
+        detail = " ".join(str(err).split())[:300]
+        raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
+    if not isinstance(output, torch.Tensor):
+        raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
+    return output
+
+
+def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: InputSpec | None = None) -> InputSpec:
+    """The labels ``loss`` reads for a model output of ``output_shape`` (batch included).
+
+    cross-entropy: int64 class ids, one per row of the output flattened over its last axis; mse: float32
+    targets shaped like the output; a user's loss function: ``given`` (one sample's) at the output's
+    batch, by default int64 class ids shaped like the output without its last axis.
+
+    Raises:
+        ConfigError: the output has no class axis for a cross-entropy.
+    """
+    if loss == "mse":
+        return InputSpec("target", output_shape, "float32")
+    if given is not None:
+        return given.batched(output_shape[0])
+    if len(output_shape) < 2:
+        raise ConfigError(f"{where}: output shape {list(output_shape)} has no class axis; {loss!r} needs (batch, ..., classes)")
+    classes = output_shape[-1]
+    shape = (math.prod(output_shape[:-1]),) if loss == "cross_entropy" else output_shape[:-1]
+    return InputSpec("labels", shape, "int64", 0, classes)
