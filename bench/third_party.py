@@ -1,16 +1,16 @@
 """Every torchvision classification builder, and timm models across families, through ``traincost cost``: a table.
 
-    python bench/third_party.py torchvision [--only NAME,...] [--timeout S] [--out FILE.csv]
-    python bench/third_party.py timm        [--only NAME,...] [--timeout S] [--out FILE.csv]
+    python bench/third_party.py torchvision [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
+    python bench/third_party.py timm        [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from earlier runs)
 
 Run from the repository root (it imports ``tests.third_party``: torchvision and timm from the ``test``
 extra). Each builder as a user would give it: random weights, ``num_classes=10``, the smallest image side
 its forward accepts (``tests.third_party.zoo_case``), batch 2, Adam, on the Edge TPU description, one
-``traincost cost`` process each (``--no-verify`` for a builder whose parameters, gradients and Adam
-states take more than 8 GB). Per builder: the exit status, wall seconds, the error line, the workload's
-ops, the check's tensors held / compared, and the saved activations ours and torch's (measured in this
-process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
+``traincost cost`` process each on the front end ``--frontend`` names (default torch; ``--no-verify`` for a
+builder whose parameters, gradients and Adam states take more than 8 GB). Per builder: the exit status, wall
+seconds, the error line, the workload's ops, the check's tensors held / compared, and the saved activations ours
+and torch's (measured in this process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ STATE_LIMIT_BYTES = 8e9  # parameters, gradients and two Adam moments above this
 ADAM = OptimizerSpec(kind="adam", lr=0.001)
 
 
-def run_case(zoo: str, name: str, *, timeout_s: float) -> dict[str, object]:
+def run_case(zoo: str, name: str, *, frontend: str, timeout_s: float) -> dict[str, object]:
     """One builder through ``traincost cost``; its row of the table."""
-    row: dict[str, object] = {"zoo": zoo, "model": name}
+    row: dict[str, object] = {"zoo": zoo, "model": name, "frontend": frontend}
     try:
         case = third_party.zoo_case(zoo, name)
     except ValueError as err:
@@ -59,6 +59,7 @@ def run_case(zoo: str, name: str, *, timeout_s: float) -> dict[str, object]:
         command = [
             str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", *case.cost_args(f"{zoo}_{name}"),
             "--batch", str(BATCH), "--optimizer", "adam", "--lr", "0.001", "--hardware", str(HARDWARE), "--out-dir", str(out),
+            "--frontend", frontend,
         ] + ([] if verify else ["--no-verify"])  # fmt: skip
         start = time.perf_counter()
         try:
@@ -98,6 +99,7 @@ def markdown(table: pd.DataFrame) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("zoo", nargs="?", choices=["torchvision", "timm"])
+    parser.add_argument("--frontend", choices=["torch", "onnx"], default="torch", help="the front end (default torch)")
     parser.add_argument("--only", help="comma-separated builder names (default: the whole zoo)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per builder (default 1800)")
     parser.add_argument("--out", type=Path, help="CSV written after each builder (a run can be watched or resumed)")
@@ -119,7 +121,7 @@ def main() -> None:
     for name in names:
         if name in set(done["model"]):
             continue
-        row = run_case(args.zoo, name, timeout_s=args.timeout)
+        row = run_case(args.zoo, name, frontend=args.frontend, timeout_s=args.timeout)
         print(" ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
         rows.append(row)
         if args.out:

@@ -1,8 +1,9 @@
-"""A model's training step costed in one call: export, training graph, decomposition (checked by
-execution), lowering, memory and the schedule on one hardware description.
+"""A model's training step costed in one call: the training graph (checked by execution), lowering, memory and the
+schedule on one hardware description.
 
-This is what ``traincost cost`` runs for a user: each stage of the workflow, in one process, on the
-forward graph of a zoo model, a user's torch module or ONNX file (``cli.arguments.forward_graph``).
+This is what ``traincost cost`` runs for a user, in one process, through either front end: torch's own trace of the
+step (``cost_torch_model``: a zoo model or a user's torch module) or ONNX Runtime Training's graph, decomposed
+(``cost_model``: the forward graph of a zoo model, a user's torch module or ONNX file, ``cli.arguments.forward_graph``).
 """
 
 from __future__ import annotations
@@ -13,23 +14,23 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 import pandas as pd
+from tqdm import tqdm
 
+from traincost import models
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose
-from traincost.frontend.fused_attention import costed_attention
-from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.step_check import DecompositionCheck
-from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import verify_decomposition
+from traincost.frontend.torch_check import verify_step
+from traincost.frontend.torch_lower import lower_step
+from traincost.frontend.torch_step import trace_step
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.progress import progress_bar
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import PHASES, STEP_PHASES, Workload
 
-__all__ = ["ModelCost", "cost_model", "energy_by_level"]
+__all__ = ["ModelCost", "cost_model", "cost_torch_model", "energy_by_level"]
 
 _STEPS = 4  # training graph, decomposition (and its check), workload and memory, schedule
 
@@ -67,7 +68,8 @@ def cost_model(
     verify: bool = True,
     attention: str = "torch",
 ) -> ModelCost:
-    """Cost one training step of ``forward`` (a graph ``traincost export`` writes, at its batch) on ``hardware``.
+    """Cost one training step of ``forward`` (a graph ``traincost export`` writes, at its batch) on ``hardware``, through
+    the ONNX front end (ONNX Runtime Training builds the backward pass).
 
     ``attention``: which attentions are costed fused (``frontend.fused_attention``): ``torch`` (those torch runs
     with a fused kernel), ``materialised`` or ``fused``; a fused step is checked by execution against the other.
@@ -75,6 +77,13 @@ def cost_model(
     Raises:
         TraincostError: any stage's error, naming the node, field or file at fault.
     """
+    # the ONNX front end needs ONNX Runtime Training (the `ort` extra): imported only where it runs
+    from traincost.frontend.decompose import decompose  # noqa: PLC0415
+    from traincost.frontend.fused_attention import costed_attention  # noqa: PLC0415
+    from traincost.frontend.lower import lower  # noqa: PLC0415
+    from traincost.frontend.train_graph import build_train_step  # noqa: PLC0415
+    from traincost.frontend.verification import verify_decomposition  # noqa: PLC0415
+
     name = forward.graph.name
     with progress_bar(total=_STEPS, desc=f"cost {name}", unit="stage") as bar:
         train = build_train_step(forward, optimizer, seed=seed)
@@ -84,11 +93,44 @@ def cost_model(
         decomposed, chosen = costed_attention(decomposed, attention, seed=seed, verify=verify)
         bar.update(1)
         workload = lower(decomposed, source=model_meta(forward).get("source", name))  # a user's ONNX file: its path
-        profile = memory_profile(workload)
+        return _costed(workload, hardware, check, chosen, bar)
+
+
+def cost_torch_model(
+    model: models.Model,
+    hardware: str | os.PathLike[str],
+    *,
+    batch: int,
+    optimizer: OptimizerSpec,
+    seed: int = 0,
+    verify: bool = True,
+    options: dict[str, object] | None = None,
+) -> ModelCost:
+    """Cost one training step of ``model`` (a zoo name or an architecture) at ``batch`` on ``hardware``, through the
+    torch front end (torch traces the step: ``frontend.torch_step``); attention is costed as the traced graph computes
+    it, materialised.
+
+    Raises:
+        TraincostError: any stage's error, naming the op, field or file at fault.
+    """
+    name = model if isinstance(model, str) else model.name
+    with progress_bar(total=_STEPS, desc=f"cost {name}", unit="stage") as bar:
+        step = trace_step(model, batch=batch, seed=seed, optimizer=optimizer, options=options)
         bar.update(1)
-        table = op_table(workload, phases=STEP_PHASES["training"])
-        step = schedule(table, load_hardware(hardware), SchedulePlan(), per_op=True)
+        check = verify_step(step, seed=seed) if verify else DecompositionCheck.none()
         bar.update(1)
+        return _costed(lower_step(step), hardware, check, {}, bar)
+
+
+def _costed(
+    workload: Workload, hardware: str | os.PathLike[str], check: DecompositionCheck, attention: dict[str, bool], bar: tqdm
+) -> ModelCost:
+    """The memory profile and the schedule of a lowered step (the last two of ``_STEPS``)."""
+    profile = memory_profile(workload)
+    bar.update(1)
+    table = op_table(workload, phases=STEP_PHASES["training"])
+    step = schedule(table, load_hardware(hardware), SchedulePlan(), per_op=True)
+    bar.update(1)
     phases = [
         {
             "phase": phase,
@@ -106,7 +148,7 @@ def cost_model(
         memory=profile.table(),
         peak_bytes=int(profile.peak_bytes),
         verification=check,
-        attention=chosen,
+        attention=attention,
     )
 
 

@@ -34,12 +34,14 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return importable(tmp_path, monkeypatch, "user_nets", USER_MODULE)
 
 
-def test_a_users_module_is_costed_in_one_command(user_module: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("frontend", ["torch", "onnx"])
+def test_a_users_module_is_costed_in_one_command(user_module: str, frontend: str, tmp_path: Path) -> None:
     out = tmp_path / "cost"
-    args = ("--input-shape", "3,32,32", "--batch", 4, "--hardware", EDGE_TPU, "--out-dir", out)
+    args = ("--input-shape", "3,32,32", "--batch", 4, "--hardware", EDGE_TPU, "--out-dir", out, "--frontend", frontend)
     result = cli("cost", f"{user_module}:separable", *args)
     assert result.returncode == 0, result.stderr
     assert "per phase:" in result.stdout and "peak memory by tensor category" in result.stdout
+    assert f"({frontend} front end)" in result.stdout
     summary = pd.read_parquet(out / "cost.parquet")
     phases = pd.read_parquet(out / "phases.parquet").set_index("phase")
     ops = pd.read_parquet(out / "ops.parquet")

@@ -32,7 +32,7 @@ def encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _cost(encoder: str, out: Path, *extra: object) -> tuple[str, pd.DataFrame, pd.DataFrame]:
     args = ("--input-shape", f"{TOKENS},16", "--batch", BATCH, "--optimizer", "adam", "--hardware", EDGE_TPU)
-    result = cli("cost", encoder, *args, "--out-dir", out, *extra)
+    result = cli("cost", encoder, *args, "--out-dir", out, "--frontend", "onnx", *extra)
     assert result.returncode == 0, result.stderr  # the fused step is checked by execution against the materialised one
     memory = pd.read_parquet(out / "memory.parquet").set_index("category")["total_bytes"]
     return result.stdout, memory, pd.read_parquet(out / "ops.parquet")
@@ -61,6 +61,29 @@ def test_an_attention_with_dropout_is_materialised_as_torch_runs_it(encoder: str
     assert "attention: 0 of 2 costed fused (--attention torch)" in told
     told, _, _ = _cost(encoder, tmp_path / "forced", "--kwargs", '{"dropout": 0.1}', "--attention", "fused")
     assert "attention: 2 of 2 costed fused (--attention fused)" in told
+
+
+def test_the_torch_front_end_saves_what_torchs_attention_kernels_save(encoder: str, tmp_path: Path) -> None:
+    """Traced, the flash kernel's backward reads Q, K, V, the output and the log-sum-exp (its three gradients are
+    lowered as products, the scores recomputed: ``torch_lower``); with attention dropout torch takes its math kernel
+    and keeps the probabilities. Either way the saved activations are torch's own, to the byte."""
+    spec = models.InputSpec("input", (TOKENS, 16), "float32")
+    adam = OptimizerSpec(kind="adam", lr=0.001)
+    for dropout in (0.0, 0.1):
+        out = tmp_path / f"torch_{dropout}"
+        args = ("--input-shape", f"{TOKENS},16", "--batch", BATCH, "--optimizer", "adam", "--hardware", EDGE_TPU)
+        result = cli("cost", encoder, *args, "--kwargs", f'{{"dropout": {dropout}}}', "--out-dir", out, "--frontend", "torch")
+        assert result.returncode == 0, result.stderr
+        saved = pd.read_parquet(out / "memory.parquet").set_index("category").loc["saved_activations", "total_bytes"]
+        model = models.factory_architecture(encoder, inputs=(spec,), kwargs={"dropout": dropout}, name=f"encoder_{dropout}")
+        assert saved == measure_torch_memory(model, batch=BATCH, optimizer=adam, seed=0)["saved_activations"]
+        ops = pd.read_parquet(out / "ops.parquet")
+        flash = ops[ops["name"].str.contains("flash_attention")]
+        if dropout:
+            assert flash.empty
+        else:  # per layer: S and O forward; dQ (S, dP, dQ), dK and dV backward; each N·H·L·L·d MACs
+            per_product = BATCH * HEADS * TOKENS * TOKENS * WIDTH * LAYERS
+            assert flash.groupby("phase")["macs"].sum().to_dict() == {"forward": 2 * per_product, "backward": 5 * per_product}
 
 
 def test_the_workflows_lowering_costs_a_workload_fused_when_its_key_says_so(encoder: str, tmp_path: Path) -> None:

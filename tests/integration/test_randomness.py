@@ -12,10 +12,14 @@ import pytest
 import torch
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable
+from traincost import models
 from traincost.frontend.execute import Executable
+from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.torch_randomness import no_randomness
+from traincost.memory.torch_measure import measure_torch_memory
 
+ADAM = OptimizerSpec(kind="adam", lr=0.01)
 RANDOM_MODULE = textwrap.dedent(
     """
     import torch
@@ -50,10 +54,12 @@ def random_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return f"{importable(tmp_path, monkeypatch, 'random_nets', RANDOM_MODULE)}:drops"
 
 
-def test_every_random_draw_is_costed_with_its_mask_saved_and_checked(random_module: str, tmp_path: Path) -> None:
+def test_every_random_draw_is_costed_with_its_mask_saved_and_checked_on_the_onnx_front_end(
+    random_module: str, tmp_path: Path
+) -> None:
     out = tmp_path / "cost"
     args = ("--input-shape", "4,8", "--batch", 2, "--optimizer", "adam", "--hardware", EDGE_TPU, "--out-dir", out)
-    result = cli("cost", random_module, *args)
+    result = cli("cost", random_module, *args, "--frontend", "onnx")
     # the export check and the decomposition check both pass: each side draws the same (keep) values
     assert result.returncode == 0, result.stderr
     ops = pd.read_parquet(out / "ops.parquet")
@@ -66,6 +72,27 @@ def test_every_random_draw_is_costed_with_its_mask_saved_and_checked(random_modu
     assert sorted(masks["bytes"]) == [2 * 4 * 8, 2 * 2 * 4 * 4]  # the functional dropout's, the attention probabilities'
     # stochastic depth: bernoulli_ and torch.rand are both uniform draws compared with a probability
     assert (forward["op_type"] == "RandomUniformLike").sum() + (forward["op_type"] == "RandomUniform").sum() == 2
+
+
+def test_every_random_draw_is_traced_and_its_mask_saved_as_torch_saves_it(random_module: str, tmp_path: Path) -> None:
+    out = tmp_path / "cost"
+    args = ("--input-shape", "4,8", "--batch", 2, "--optimizer", "adam", "--hardware", EDGE_TPU, "--out-dir", out)
+    result = cli("cost", random_module, *args, "--frontend", "torch")
+    # the traced step and eager torch both draw every mask at its keep value for the check
+    assert result.returncode == 0, result.stderr
+    assert "33 of 33 tensors held end to end" in result.stdout
+    ops = pd.read_parquet(out / "ops.parquet")
+    forward = ops[ops["phase"] == "forward"]
+    # stochastic depth's bernoulli_ and torch.rand, the attention dropout and the functional one: four draws
+    assert sorted(forward.loc[forward["op_type"].isin(["Bernoulli", "RandomUniformLike"]), "layer"]) == [
+        "attention/multi_head_attention_forward", "bernoulli_", "dropout", "rand",
+    ]  # fmt: skip
+    spec = models.InputSpec("input", (4, 8), "float32")
+    measured = measure_torch_memory(
+        models.factory_architecture(random_module, inputs=(spec,), name="drops"), batch=2, optimizer=ADAM, seed=0
+    )
+    saved = pd.read_parquet(out / "memory.parquet").set_index("category").loc["saved_activations", "total_bytes"]
+    assert saved == measured["saved_activations"]  # the dropout masks as the storages torch keeps them in
 
 
 def _sdpa_graph() -> onnx.ModelProto:

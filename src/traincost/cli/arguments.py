@@ -23,7 +23,9 @@ from traincost.errors import ConfigError
 if TYPE_CHECKING:
     import onnx
 
+    from traincost import models
     from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.signature import InputSpec
 
 __all__ = [
     "Command",
@@ -198,37 +200,48 @@ def forward_graph(
 ) -> onnx.ModelProto:
     """The forward graph ``args`` name, with the metadata every later stage reads.
 
-    A zoo name is exported with ``options``; a factory path is registered under ``--name`` with its
-    ``--kwargs``, ``--inputs`` (or ``--input-shape``) and ``--loss``, then exported; an ONNX file is checked
-    and imported (``--inputs`` optional). With ``inference``, a torch module's eval-mode inference step
+    A torch model (``torch_model``) is exported with ``options``; an ONNX file is checked and imported
+    (``--inputs`` optional). With ``inference``, a torch module's eval-mode inference step
     (:func:`traincost.frontend.inference_graph.export_inference_step`) instead of its training-mode export.
 
     Raises:
         ConfigError: a flag that does not fit the kind of model, or a missing one.
     """
-    from traincost import models  # torch: only when a command runs
     from traincost.frontend.export import export_model
     from traincost.frontend.inference_graph import export_inference_step
     from traincost.frontend.onnx_import import import_onnx
-    from traincost.signature import check_loss, parse_inputs, parse_labels
 
-    onnx_file = getattr(args, "onnx", None) or (Path(args.model) if args.model.endswith(".onnx") else None)
-    if args.inputs is not None and args.input_shape is not None:
-        raise ConfigError("--inputs and --input-shape: give one of them")
-    inputs = parse_inputs(args.inputs, where="--inputs") if args.inputs is not None else None
-    if args.input_shape is not None:
-        inputs = (models.InputSpec("input", args.input_shape, "float32"),)
-    loss = check_loss(args.loss, where="--loss")
-    labels = parse_labels(args.labels, where="--labels") if args.labels is not None else None
-    if labels is not None and (onnx_file is not None or ":" not in args.model):
+    onnx_file = _onnx_file(args)
+    if onnx_file is None:
+        export = export_inference_step if inference else export_model
+        return export(torch_model(args, options=options), batch=batch, seed=seed, options=options)
+    if inference:
+        raise ConfigError(f"--inference: for a torch module; an ONNX file ({onnx_file}) is imported as it was exported")
+    if args.kwargs or options:
+        raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
+    if args.labels is not None:
         raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
-    export = export_inference_step if inference else export_model
+    inputs = _inputs(args)
+    return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=_loss(args), inputs=inputs, output=args.output)
+
+
+def torch_model(args: argparse.Namespace, *, options: dict[str, object]) -> models.Model:
+    """The torch model ``args`` name: a zoo name (with ``options``), or a factory path registered under ``--name`` with
+    its ``--kwargs``, ``--inputs`` (or ``--input-shape``), ``--loss`` and ``--labels``.
+
+    Raises:
+        ConfigError: an ONNX file, a flag that does not fit the kind of model, or a missing one.
+    """
+    from traincost import models  # torch: only when a command runs
+    from traincost.signature import parse_labels
+
+    onnx_file = _onnx_file(args)
     if onnx_file is not None:
-        if inference:
-            raise ConfigError(f"--inference: for a torch module; an ONNX file ({onnx_file}) is imported as it was exported")
-        if args.kwargs or options:
-            raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
-        return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=loss, inputs=inputs, output=args.output)
+        raise ConfigError(f"{onnx_file}: an ONNX file is costed by the ONNX front end (--frontend onnx)")
+    inputs, loss = _inputs(args), _loss(args)
+    labels = parse_labels(args.labels, where="--labels") if args.labels is not None else None
+    if labels is not None and ":" not in args.model:
+        raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
     if args.output is not None:
         raise ConfigError(f"--output: only for an ONNX file; {args.model!r} is a torch module (its forward returns one tensor)")
     if ":" not in args.model:
@@ -236,10 +249,30 @@ def forward_graph(
         extra = [flag for flag, value in given.items() if value] + (["--loss"] if loss != "cross_entropy" else [])
         if extra:
             raise ConfigError(f"{', '.join(extra)}: only for a factory path or an ONNX file; {args.model!r} is a zoo model")
-        return export(args.model, batch=batch, seed=seed, options=options)
+        return args.model
     if inputs is None:
         raise ConfigError(f"--inputs or --input-shape: required for the factory path {args.model!r} (e.g. --input-shape 3,32,32)")
     if options:
         raise ConfigError(f"--options: for zoo models; give the factory path {args.model!r} its --kwargs")
-    model = models.factory_architecture(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
-    return export(model, batch=batch, seed=seed)
+    return models.factory_architecture(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
+
+
+def _onnx_file(args: argparse.Namespace) -> Path | None:
+    return getattr(args, "onnx", None) or (Path(args.model) if args.model.endswith(".onnx") else None)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[InputSpec, ...] | None:
+    """``--inputs`` or ``--input-shape`` (one of them), parsed."""
+    from traincost.signature import InputSpec, parse_inputs
+
+    if args.inputs is not None and args.input_shape is not None:
+        raise ConfigError("--inputs and --input-shape: give one of them")
+    if args.input_shape is not None:
+        return (InputSpec("input", args.input_shape, "float32"),)
+    return parse_inputs(args.inputs, where="--inputs") if args.inputs is not None else None
+
+
+def _loss(args: argparse.Namespace) -> str:
+    from traincost.signature import check_loss
+
+    return check_loss(args.loss, where="--loss")

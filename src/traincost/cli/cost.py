@@ -6,9 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from traincost.cli.arguments import Command, add_model_args, forward_graph, positive_int, positive_number
+from traincost.cli.arguments import Command, add_model_args, forward_graph, positive_int, positive_number, torch_model
 from traincost.errors import ConfigError
-from traincost.frontend import ATTENTION_CHOICES
+from traincost.frontend import ATTENTION_CHOICES, FRONTENDS
 from traincost.io import output_directory
 
 __all__ = ["cost_commands"]
@@ -28,19 +28,22 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
     """``traincost cost``'s work, its tables written into the directory ``out``."""
     import pandas as pd
 
-    from traincost.frontend.fused_attention import attention_line
     from traincost.frontend.optimizer import OptimizerSpec
-    from traincost.model_cost import cost_model, energy_by_level
+    from traincost.model_cost import cost_model, cost_torch_model, energy_by_level
     from traincost.workload import write_table
 
-    forward = forward_graph(args, batch=args.batch, seed=args.seed, options={})
     spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
     verify = not args.no_verify
-    result = cost_model(forward, args.hardware, optimizer=spec, seed=args.seed, verify=verify, attention=args.attention)
+    if frontend(args) == "torch":
+        model = torch_model(args, options={})
+        result = cost_torch_model(model, args.hardware, batch=args.batch, optimizer=spec, seed=args.seed, verify=verify)
+    else:
+        forward = forward_graph(args, batch=args.batch, seed=args.seed, options={})
+        result = cost_model(forward, args.hardware, optimizer=spec, seed=args.seed, verify=verify, attention=args.attention)
     name = result.workload.meta["model"]
     row = result.summary.iloc[0]
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
-        print(f"{name}, batch {args.batch}, {args.optimizer}, on {args.hardware}:")
+        print(f"{name}, batch {args.batch}, {args.optimizer}, on {args.hardware} ({frontend(args)} front end):")
         energy_uj, peak_mb = row.energy_pj / 1e6, result.peak_bytes / 1e6
         print(f"  latency {row.latency_cycles:.4g} cycles, energy {energy_uj:.4g} uJ, peak memory {peak_mb:.4g} MB")
         print("\nper phase:")
@@ -58,8 +61,24 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
     write_table(result.verification.table(), out / "verification.parquet", meta)
     print(f"\n{result.verification.summary()}")
     if result.attention:
+        from traincost.frontend.fused_attention import attention_line  # the ONNX front end's
+
         print(attention_line(result.attention, args.attention))
     print(f"wrote ops, tensors, cost, phases, memory and verification tables (Parquet) to {out}")
+
+
+def frontend(args: argparse.Namespace) -> str:
+    """The front end ``args`` ask for: ``--frontend``, else onnx for an ONNX file and torch for a torch module.
+
+    Raises:
+        ConfigError: ``--attention`` other than its default on the torch front end, which costs attention as torch's
+            traced graph computes it.
+    """
+    chosen = args.frontend or ("onnx" if args.model.endswith(".onnx") else "torch")
+    if chosen == "torch" and args.attention != "torch":
+        raise ConfigError(f"--attention {args.attention}: for the ONNX front end (--frontend onnx); the torch front end "
+                          "costs each attention as torch runs it")  # fmt: skip
+    return chosen
 
 
 def cost_commands(command: Command) -> None:
@@ -77,6 +96,13 @@ def cost_commands(command: Command) -> None:
     cmd.add_argument("--lr", type=positive_number, default=0.01, help="learning rate (default 0.01)")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
     cmd.add_argument("--no-verify", action="store_true", help="skip checking the decomposition by execution")
+    cmd.add_argument(
+        "--frontend",
+        choices=FRONTENDS,
+        help="who builds the training step: torch (torch traces forward, backward and optimizer; the default for a torch "
+        "module) or onnx (ONNX Runtime Training's gradient graph, decomposed: needs the `ort` extra; the only one for an "
+        "ONNX file)",
+    )
     cmd.add_argument(
         "--attention",
         choices=ATTENTION_CHOICES,

@@ -1,0 +1,356 @@
+"""One training step of a torch module, traced by torch itself: forward, loss, backward and optimizer as one graph of
+core ATen ops (the torch front end; ``onnx_graph`` and ``train_graph`` are the ONNX Runtime Training one).
+
+``make_fx`` runs the step once on proxy tensors and records every ATen op the dispatcher sees, decomposed by torch's
+core ATen tables (``core_aten_decompositions``): the forward as the module runs it, the backward as torch's autograd
+engine runs it (each op's own derivative formula), then the optimizer. Nothing is rewritten by hand: every op torch
+can differentiate is covered, and the backward reads exactly the tensors autograd saved.
+
+Each recorded node carries its phase and its layer in ``node.meta[STEP_META]``:
+
+* forward: the layer is the module that ran it and the torch function it came from, e.g. ``layer1.0.conv1/conv2d``
+  (the loss: ``loss/cross_entropy``); a function called twice in one module is numbered (``layer1.0/add_2``);
+* backward: the layer of the forward function whose autograd node the engine is running (hooks on the autograd
+  nodes each forward function created);
+* optimizer: the parameter it updates (``traincost.frontend.torch_lower`` names its layer).
+
+The optimizer updates are torch.optim's single-tensor formulas (SGD with momentum and dampening 0, Adam, AdamW) with the
+step count a tensor input; ``torch_check`` checks one traced step against ``torch.optim`` itself.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F  # noqa: N812 (torch's own alias)
+from torch._decomp import core_aten_decompositions
+from torch.func import functional_call
+from torch.fx.experimental.proxy_tensor import get_proxy_mode, make_fx
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_leaves
+
+from traincost import models
+from traincost.errors import ConfigError, GraphError
+from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.torch_model import built_model, label_spec, probe_output
+from traincost.signature import LOSSES, draw_tensors
+
+__all__ = ["LOSS_LAYER", "SHARED_LAYER", "STEP_META", "TracedStep", "trace_step"]
+
+log = logging.getLogger(__name__)
+
+STEP_META = "traincost"  # node.meta key: (phase, layer)
+LOSS_LAYER = "loss"
+SHARED_LAYER = "optimizer"  # the optimizer's terms every parameter's update reads (Adam's bias corrections)
+
+
+@dataclass(frozen=True)
+class TracedStep:
+    """A traced training step and what its inputs and outputs are.
+
+    Attributes:
+        graph: the step; it reads ``inputs`` (in order) and returns ``outputs`` (in order). Running it updates the
+            module's buffers (BatchNorm statistics) in place, as torch does.
+        inputs: the name of each graph input: every parameter, buffer and optimizer state (``<param>.<state>``), the
+            step count ``optimizer.step`` (Adam), then the batch's inputs and its labels.
+        outputs: ``loss``, every gradient ``<param>_grad``, every updated parameter and state (``<name>.updated``).
+        feeds: the tensors the step was traced with, by input name (the module's initial weights, zero states, step 1,
+            a batch drawn with the seed).
+        params: the parameters, in the module's order.
+        buffers: the buffers, in the module's order.
+        module: the module (in training mode), for the check against eager torch.
+        loss_fn: the loss on the module's output and the labels.
+        optimizer: the optimizer traced.
+        meta: the Workload metadata (model, batch, seed, options, inputs, labels, loss, optimizer, ...).
+    """
+
+    graph: torch.fx.GraphModule
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    feeds: dict[str, torch.Tensor]
+    params: tuple[str, ...]
+    buffers: tuple[str, ...]
+    module: torch.nn.Module
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    optimizer: OptimizerSpec
+    meta: dict[str, str]
+
+    @property
+    def batch_inputs(self) -> tuple[str, ...]:
+        """The batch's inputs and labels (the graph inputs after the parameters, buffers and states)."""
+        known = {*self.params, *self.buffers, STEP_INPUT, *self.state_inputs}
+        return tuple(name for name in self.inputs if name not in known)
+
+    @property
+    def state_inputs(self) -> tuple[str, ...]:
+        return tuple(state_input_name(p, s) for p in self.params for s in self.optimizer.states)
+
+
+# torch's core ATen decompositions, but for the fused attention kernel torch runs on CPU: its decomposition computes a
+# log-sum-exp that the kernel's backward (which has none) does not read as the kernel's own (the gradients come out
+# wrong), so the forward stays one op, as the backward is (``torch_lower`` lowers both).
+_FLASH_ATTENTION = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+_DECOMPOSITIONS = {op: rule for op, rule in core_aten_decompositions().items() if op is not _FLASH_ATTENTION}
+
+
+def trace_step(
+    model: models.Model, *, batch: int, seed: int, optimizer: OptimizerSpec, options: dict[str, object] | None = None
+) -> TracedStep:
+    """Trace one training step of ``model`` (a zoo name or an architecture) at ``batch``.
+
+    Raises:
+        ConfigError: the module's forward fails on its inputs or the loss does not fit its output.
+        GraphError: torch cannot trace the step (the first line of its error, naming the op).
+    """
+    import json  # noqa: PLC0415
+
+    options = dict(options or {})
+    arch, specs, module, inputs = built_model(model, batch=batch, seed=seed, options=options)
+    name = arch.name
+    module.train()
+    state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    output = probe_output(module, inputs, name)  # moves BatchNorm statistics: restored below
+    module.load_state_dict(state)
+    labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
+    inputs[labels.name] = torch.from_numpy(draw_tensors([*specs, labels], seed=seed)[labels.name])
+    loss_fn = _loss_function(arch.loss, classes=output.shape[-1] if output.dim() else 1)
+    params = tuple(n for n, _ in module.named_parameters())
+    buffers = tuple(n for n, _ in module.named_buffers())
+    feeds: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in module.named_parameters()}
+    feeds |= {n: b.detach().clone() for n, b in module.named_buffers()}
+    for p in params:
+        feeds |= {state_input_name(p, s): torch.zeros_like(feeds[p]) for s in optimizer.states}
+    if optimizer.kind in ("adam", "adamw"):
+        feeds[STEP_INPUT] = torch.ones((), dtype=torch.float32)
+    feeds |= inputs
+    names = tuple(feeds)
+    outputs = ("loss", *(f"{p}_grad" for p in params), *(updated_name(p) for p in params))
+    outputs += tuple(updated_name(state_input_name(p, s)) for p in params for s in optimizer.states)
+    step = _Step(module, params=params, buffers=buffers, batch=tuple(inputs), loss_fn=loss_fn, optimizer=optimizer)
+    graph = step.trace([feeds[n].clone() for n in names], name)  # tracing marks the parameters as requiring grad
+    meta = {
+        "model": name,
+        "batch": str(batch),
+        "seed": str(seed),
+        "options": json.dumps(options, sort_keys=True),
+        "parameters": json.dumps(list(params)),
+        "inputs": json.dumps([spec.to_json() for spec in specs]),
+        "labels": json.dumps(labels.to_json()),
+        "loss": arch.loss,
+        "input_shape": json.dumps(list(specs[0].shape)),
+        "optimizer": optimizer.kind,
+        "optimizer_hyperparameters": json.dumps(optimizer.hyperparameters(), sort_keys=True),
+        "frontend": "torch",
+    }
+    log.info("traced %s: %d nodes, %d parameters", name, len(graph.graph.nodes), len(params))
+    return TracedStep(graph, names, outputs, feeds, params, buffers, module, loss_fn, optimizer, meta)
+
+
+def _loss_function(loss: str, *, classes: int) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The loss as ``traincost export`` records it: cross-entropy over the output's last axis (rows flattened), mean
+    squared error, or a user's function (``package.module:function``)."""
+    if loss == "cross_entropy":
+        return lambda output, labels: F.cross_entropy(output.reshape(-1, classes), labels)
+    if loss == "mse":
+        return F.mse_loss
+    if loss in LOSSES:
+        raise AssertionError(loss)
+    return models.load_factory(loss, what="loss")
+
+
+class _Step:
+    """The function ``make_fx`` traces: one step on flat tensors, recording phases and layers as it runs."""
+
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        *,
+        params: tuple[str, ...],
+        buffers: tuple[str, ...],
+        batch: tuple[str, ...],
+        loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+        optimizer: OptimizerSpec,
+    ) -> None:
+        self.module, self.params, self.buffers, self.batch = module, params, buffers, batch
+        self.loss_fn, self.optimizer = loss_fn, optimizer
+        self.marks: list[tuple[int, str, str]] = []  # (first node index, phase, layer), in order
+        self.modules: list[str] = []  # the qualified names of the modules running, innermost last
+
+    def trace(self, flat: Sequence[torch.Tensor], name: str) -> torch.fx.GraphModule:
+        handles = _track_modules(self.module, self.modules)
+        try:
+            graph = make_fx(self, decomposition_table=_DECOMPOSITIONS, tracing_mode="fake")(*flat)
+        except (ConfigError, GraphError):
+            raise
+        except Exception as err:  # torch raises many classes; the first line names the op
+            detail = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
+            raise GraphError(
+                f"torch front end, {name}: tracing the training step failed ({type(err).__name__}: {detail})"
+            ) from err
+        finally:
+            for handle in handles:
+                handle.remove()
+        starts = [mark[0] for mark in self.marks]
+        for index, node in enumerate(graph.graph.nodes):
+            if node.op in ("call_function", "output"):
+                at = bisect.bisect_right(starts, index) - 1
+                node.meta[STEP_META] = self.marks[at][1:] if at >= 0 else ("forward", "")
+        return graph
+
+    def __call__(self, *flat: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        it = iter(flat)
+        params = {n: next(it).requires_grad_() for n in self.params}
+        buffers = {n: next(it) for n in self.buffers}
+        states = {(p, s): next(it) for p in self.params for s in self.optimizer.states}
+        count = next(it) if self.optimizer.kind in ("adam", "adamw") else None
+        *inputs, labels = list(it)
+        layers = _Layers(self.marks, self.modules)
+        with layers:
+            output = functional_call(self.module, {**params, **buffers}, tuple(inputs))
+            with layers.within(LOSS_LAYER):
+                loss = self.loss_fn(output, labels)
+        self._mark("backward", LOSS_LAYER)
+        grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
+        missing = [n for n, g in zip(params, grads, strict=True) if g is None]
+        if missing:
+            raise GraphError(
+                f"torch front end: the loss does not depend on parameters {missing[:5]}; expected every parameter to train"
+            )
+        self._mark("optimizer", SHARED_LAYER)
+        corrections = _bias_corrections(self.optimizer, count) if count is not None else None
+        updated, new_states = [], []
+        for (name, param), grad in zip(params.items(), grads, strict=True):
+            self._mark("optimizer", name)
+            kept = [states[name, s] for s in self.optimizer.states]
+            value, kept = _update(self.optimizer, param.detach(), grad, kept, corrections)
+            updated.append(value)
+            new_states.extend(kept)
+        return (loss, *grads, *updated, *new_states)
+
+    def _mark(self, phase: str, layer: str) -> None:
+        self.marks.append((_node_count(), phase, layer))
+
+
+def _node_count() -> int:
+    mode = get_proxy_mode()
+    if mode is None:
+        raise AssertionError("the step runs only under make_fx")
+    return len(mode.tracer.graph.nodes)
+
+
+def _bias_corrections(spec: OptimizerSpec, count: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adam's bias corrections at step ``count``, ``1 - beta1^t`` and ``sqrt(1 - beta2^t)``: computed once for every
+    parameter (torch.optim computes them per parameter, on Python numbers)."""
+    return 1 - torch.pow(spec.beta1, count), torch.sqrt(1 - torch.pow(spec.beta2, count))
+
+
+def _update(
+    spec: OptimizerSpec,
+    param: torch.Tensor,
+    grad: torch.Tensor,
+    states: list[torch.Tensor],
+    corrections: tuple[torch.Tensor, torch.Tensor] | None,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """torch.optim's single-tensor update of one parameter (its first step reads zero states and a step count of 1)."""
+    lr, decay = spec.lr, spec.weight_decay
+    if spec.kind == "adamw" and decay:
+        param = param * (1 - lr * decay)
+    elif decay:
+        grad = grad + decay * param
+    match spec.kind:
+        case "sgd":
+            return param - lr * grad, []
+        case "sgd_momentum":
+            momentum = spec.momentum * states[0] + grad
+            return param - lr * momentum, [momentum]
+        case "adam" | "adamw":
+            if corrections is None:
+                raise AssertionError("Adam without a step count")
+            bias_correction1, bias_correction2_sqrt = corrections
+            exp_avg = states[0] + (grad - states[0]) * (1 - spec.beta1)  # torch: exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq = states[1] * spec.beta2 + grad * grad * (1 - spec.beta2)
+            denominator = torch.sqrt(exp_avg_sq) / bias_correction2_sqrt + spec.eps
+            return param - (lr / bias_correction1) * (exp_avg / denominator), [exp_avg, exp_avg_sq]
+    raise AssertionError(spec.kind)
+
+
+class _Layers(TorchFunctionMode):
+    """Names each forward torch function call by the module running it, marks where its ops start in the traced graph,
+    and hooks the autograd nodes it created so that their backward ops are marked with the same layer."""
+
+    def __init__(self, marks: list[tuple[int, str, str]], modules: list[str]) -> None:
+        super().__init__()
+        self.marks, self.modules = marks, modules
+        self.seen: dict[str, Iterator[int]] = {}
+        self.hooked: set[torch.autograd.graph.Node] = set()
+        self.scope: list[str] = []
+
+    def within(self, scope: str) -> _Scope:
+        return _Scope(self.scope, scope)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 (torch's signature)
+        start = _node_count()
+        out = func(*args, **(kwargs or {}))
+        if _node_count() == start:  # a shape read, a view of metadata: nothing recorded
+            return out
+        module = self.scope[-1] if self.scope else (self.modules[-1] if self.modules else "")
+        base = f"{module}/{getattr(func, '__name__', 'op')}" if module else getattr(func, "__name__", "op")
+        counter = self.seen.setdefault(base, itertools.count(1))
+        index = next(counter)
+        layer = base if index == 1 else f"{base}_{index}"
+        self.marks.append((start, "forward", layer))
+        self._hook(out, layer)
+        return out
+
+    def _hook(self, out: object, layer: str) -> None:
+        """Mark, when the engine runs them, the backward of the autograd nodes this call created (those reachable
+        from its outputs not yet hooked by an earlier call)."""
+        todo = [t.grad_fn for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        while todo:
+            node = todo.pop()
+            if node is None or node in self.hooked:
+                continue
+            self.hooked.add(node)
+            node.register_prehook(self._backward_mark(layer))
+            todo.extend(next_node for next_node, _ in node.next_functions)
+
+    def _backward_mark(self, layer: str) -> Callable[[object], None]:
+        def mark(_grads: object) -> None:
+            self.marks.append((_node_count(), "backward", layer))
+
+        return mark
+
+
+class _Scope:
+    def __init__(self, stack: list[str], scope: str) -> None:
+        self.stack, self.scope = stack, scope
+
+    def __enter__(self) -> None:
+        self.stack.append(self.scope)
+
+    def __exit__(self, *_: object) -> None:
+        self.stack.pop()
+
+
+def _track_modules(module: torch.nn.Module, running: list[str]) -> list[torch.utils.hooks.RemovableHandle]:
+    """Hooks that keep the qualified name of each module on ``running`` while its forward runs."""
+
+    def enter(name: str) -> Callable[..., None]:
+        def hook(*_: object) -> None:
+            running.append(name)
+
+        return hook
+
+    def leave(*_: object) -> None:
+        running.pop()
+
+    handles = []
+    for name, sub in module.named_modules():
+        handles.append(sub.register_forward_pre_hook(enter(name)))
+        handles.append(sub.register_forward_hook(leave))
+    return handles

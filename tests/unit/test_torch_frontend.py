@@ -1,0 +1,152 @@
+"""The torch front end: a training step traced by torch, lowered to the Workload IR and checked against eager torch.
+
+Hand-made modules whose counts are known, torch's own measurement of what autograd saves, and a traced graph made
+wrong on purpose, which the check must catch.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+from torch import nn
+
+from traincost import models
+from traincost.errors import GraphError
+from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.torch_check import verify_step
+from traincost.frontend.torch_lower import lower_step
+from traincost.frontend.torch_step import STEP_META, trace_step
+from traincost.memory.torch_measure import measure_torch_memory
+from traincost.signature import InputSpec
+from traincost.workload import Workload
+
+BATCH = 5
+SGD = OptimizerSpec(kind="sgd", lr=0.1)
+ADAM = OptimizerSpec(kind="adam", lr=0.01)
+
+
+def two_layer_mlp() -> nn.Module:
+    """4 → 3 → 2 features."""
+    return nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+
+
+def conv_bn(inplace: bool = False, dropout: float = 0.0) -> nn.Module:
+    """A 3x3 convolution, BatchNorm, ReLU, a 1x1 convolution with stride 2, dropout and a classifier on 3 x 8 x 8."""
+    return nn.Sequential(
+        nn.Conv2d(3, 6, 3, padding=1),
+        nn.BatchNorm2d(6),
+        nn.ReLU(inplace=inplace),
+        nn.Conv2d(6, 4, 1, stride=2, bias=False),
+        nn.Flatten(),
+        nn.Dropout(dropout),
+        nn.Linear(4 * 4 * 4, 3),
+    )
+
+
+def _architecture(factory: str, shape: tuple[int, ...], **kwargs: object) -> models.Architecture:
+    path = f"{__name__}:{factory}"
+    return models.factory_architecture(path, inputs=(InputSpec("input", shape, "float32"),), kwargs=kwargs)
+
+
+@pytest.fixture(scope="module")
+def mlp_step():
+    return trace_step(_architecture("two_layer_mlp", (4,)), batch=BATCH, seed=0, optimizer=SGD)
+
+
+def test_the_step_has_the_macs_of_its_products(mlp_step, tmp_path) -> None:
+    workload = lower_step(mlp_step)
+    ops = workload.ops
+    macs = ops.groupby("phase")["macs"].sum()
+    # forward: 5x4 by 4x3 and 5x3 by 3x2; backward: the second layer's input gradient and both weight gradients (the
+    # batch needs no gradient)
+    assert macs["forward"] == BATCH * 4 * 3 + BATCH * 3 * 2
+    assert macs["backward"] == BATCH * 3 * 2 + BATCH * 3 * 2 + BATCH * 4 * 3
+    assert macs.get("optimizer", 0) == 0
+    assert set(ops.loc[ops["phase"] == "forward", "kind"]) >= {"gemm", "eltwise", "softmax"}
+    workload.write(tmp_path / "ops.parquet", tmp_path / "tensors.parquet")  # checks the two tables as a graph
+    assert len(Workload.read(tmp_path / "ops.parquet", tmp_path / "tensors.parquet").ops) == len(ops)
+
+
+def test_weights_gradients_and_states_take_the_parameters_bytes() -> None:
+    step = trace_step(_architecture("two_layer_mlp", (4,)), batch=BATCH, seed=0, optimizer=ADAM)
+    tensors = lower_step(step).tensors
+    param_bytes = 4 * (4 * 3 + 3 + 3 * 2 + 2)
+    by_kind = tensors.groupby("kind")["bytes"].sum()
+    assert by_kind["weight"] == 2 * param_bytes  # read and updated
+    assert by_kind["weight_grad"] == param_bytes
+    assert by_kind["optimizer_state"] == 2 * 2 * param_bytes  # exp_avg and exp_avg_sq, read and updated
+    updated = tensors[tensors["name"].str.endswith(".updated")]
+    assert (updated["updates"] >= 0).all()
+    assert set(tensors.loc[updated["updates"], "kind"]) == {"weight", "optimizer_state"}
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_saved_activations_are_what_torch_autograd_keeps(inplace: bool) -> None:
+    arch = _architecture("conv_bn", (3, 8, 8), inplace=inplace)
+    tensors = lower_step(trace_step(arch, batch=BATCH, seed=0, optimizer=SGD)).tensors
+    ours = int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum())
+    torch_bytes = measure_torch_memory(arch, batch=BATCH, optimizer=SGD, seed=0)
+    # torch's hooks also see the BatchNorm running statistics native_batch_norm keeps (buffers, 2 x 6 floats)
+    assert ours == torch_bytes["saved_activations"] - 2 * 6 * 4
+
+
+def test_batchnorm_statistics_are_updated_buffers_and_convolution_gradients_keep_the_forward_loops() -> None:
+    step = trace_step(_architecture("conv_bn", (3, 8, 8)), batch=BATCH, seed=0, optimizer=SGD)
+    workload = lower_step(step)
+    ops, tensors = workload.ops, workload.tensors
+    updated = tensors[tensors["name"].isin(["1.running_mean.updated", "1.running_var.updated"])]
+    assert len(updated) == 2 and (updated["kind"] == "buffer").all()
+    assert list(tensors.loc[updated["updates"], "name"]) == ["1.running_mean", "1.running_var"]
+    strided = ops[(ops["layer"] == "3/conv2d") & ops["kind"].isin(["conv", "conv_dgrad", "conv_wgrad"])]
+    assert sorted(strided["kind"]) == ["conv", "conv_dgrad", "conv_wgrad"]
+    assert strided["macs"].nunique() == 1 and (strided["stride_y"] == 2).all()
+    first = ops[ops["layer"] == "0/conv2d"]
+    assert set(first["kind"]) >= {"conv", "conv_wgrad", "reduce"} and "conv_dgrad" not in set(first["kind"])
+
+
+def test_every_op_has_its_phase_and_each_parameters_update_its_forward_layer(mlp_step) -> None:
+    ops = lower_step(mlp_step).ops
+    assert list(dict.fromkeys(ops["phase"])) == ["forward", "backward", "optimizer"]
+    # the loss's seed gradient is the loss layer's; each function's backward is the function's layer
+    expected = {"loss", "loss/cross_entropy", "loss/reshape", "2/linear", "1/relu", "0/linear"}
+    assert set(ops.loc[ops["phase"] == "backward", "layer"]) == expected
+    owners = set(ops.loc[ops["phase"] == "optimizer", "layer"])
+    assert owners == {"0/linear", "2/linear"}
+
+
+def test_dropout_masks_are_saved_and_the_check_compares_like_with_like() -> None:
+    arch = _architecture("conv_bn", (3, 8, 8), dropout=0.5)
+    step = trace_step(arch, batch=BATCH, seed=0, optimizer=SGD)
+    tensors = lower_step(step).tensors
+    check = verify_step(step)
+    assert all(t.held for t in check.tensors if t.name == "loss")
+    ours = int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum())
+    torch_bytes = measure_torch_memory(arch, batch=BATCH, optimizer=SGD, seed=0)
+    assert ours == torch_bytes["saved_activations"] - 2 * 6 * 4
+
+
+@pytest.mark.parametrize("kind", ["sgd", "sgd_momentum", "adam", "adamw"])
+def test_the_traced_step_equals_eager_torch_and_torch_optim(kind: str) -> None:
+    spec = OptimizerSpec(kind=kind, lr=0.05, weight_decay=0.01)
+    step = trace_step(_architecture("conv_bn", (3, 8, 8)), batch=BATCH, seed=1, optimizer=spec)
+    check = verify_step(step, seed=1)
+    names = {t.name for t in check.tensors}
+    assert {"loss", "0.weight_grad", "0.weight.updated", "1.running_mean.updated"} <= names
+    assert all(t.error <= t.limit for t in check.tensors if t.held)
+    assert "traced step verified against eager torch" in check.summary()
+
+
+def test_the_check_catches_a_step_that_computes_something_else() -> None:
+    step = trace_step(_architecture("conv_bn", (3, 8, 8)), batch=BATCH, seed=0, optimizer=SGD)
+    relu = next(n for n in step.graph.graph.nodes if n.target is torch.ops.aten.relu.default)
+    relu.target = torch.ops.aten.sigmoid.default
+    step.graph.recompile()
+    with pytest.raises(GraphError, match="differs from eager torch's .* far beyond rounding"):
+        verify_step(step)
+
+
+def test_getitem_nodes_carry_no_phase_of_their_own(mlp_step) -> None:
+    nodes = [n for n in mlp_step.graph.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
+    assert all(STEP_META in n.meta for n in nodes)
