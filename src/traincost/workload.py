@@ -32,7 +32,7 @@ buffer, constant, gradient, weight_grad, optimizer_state, temporary, output), ``
 ``consumers`` (op ids), ``saved_for_backward`` (made in the forward pass, or a batch input, and read
 by the backward pass; counted per storage), ``updates`` (id of the persistent tensor this one
 overwrites in place — an updated parameter, optimizer state or running statistic — else -1),
-``view_of`` (optional: id of the tensor whose storage a reshape or transpose of it views, else -1;
+``view_of`` (optional: id of the tensor whose storage a reshape, transpose or expand of it views, else -1;
 a view adds no bytes to the liveness analysis).
 
 Metadata (model, batch, input_shape, optimizer, precision, source, …) travels in the Parquet

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper
 
 from traincost.cost import op_table
 from traincost.frontend.lower import lower
+from traincost.frontend.onnx_graph import set_node_meta
 from traincost.workload import LOOP_DIMS, OP_KINDS, PHASES, TENSOR_KINDS, Workload
 
 GPT2_TINY = {"n_layer": 2, "d_model": 64, "n_head": 4, "seq_len": 32, "vocab_size": 257}
@@ -149,3 +152,54 @@ def test_a_transposed_weight_is_a_view_not_a_saved_activation(chain) -> None:
     assert set(saved["kind"]) <= {"input", "activation"}
     views = tensors[tensors["view_of"] >= 0]
     assert (tensors.loc[views["view_of"], "view_of"].to_numpy() == -1).all()  # chains end at a storage
+
+
+def _normalize_step() -> onnx.ModelProto:
+    """A hand-made step: ``F.normalize(x)`` as ONNX exports it (ReduceL2, a Clip, the Clip output expanded
+    to x's shape, a Div), a backward Div that reads the expanded divisor, and a backward Expand of a
+    per-channel gradient reshaped to rows, as a global average pool's gradient is."""
+    x, norm, row = (2, 3, 64, 32), (2, 3, 64, 1), (2, 3, 64 * 32)
+    nodes = []
+    for phase, op_type, inputs, output in [
+        ("forward", "ReduceL2", ["x", "last_axis"], "norm"),
+        ("forward", "Clip", ["norm", "eps"], "clipped"),
+        ("forward", "Expand", ["clipped", "x_shape"], "divisor"),
+        ("forward", "Div", ["x", "divisor"], "y"),
+        ("backward", "Div", ["dy", "divisor"], "dx"),
+        ("backward", "Expand", ["clipped", "x_shape"], "spread"),
+        ("backward", "Reshape", ["spread", "row_shape"], "rows"),
+        ("backward", "Neg", ["rows"], "drows"),
+    ]:
+        node = helper.make_node(op_type, inputs, [output], name=output, **({"keepdims": 1} if op_type == "ReduceL2" else {}))
+        set_node_meta(node, phase=phase)
+        nodes.append(node)
+    constants = [
+        helper.make_tensor("last_axis", TensorProto.INT64, [1], [-1]),
+        helper.make_tensor("eps", TensorProto.FLOAT, [], [1e-12]),
+        helper.make_tensor("x_shape", TensorProto.INT64, [4], list(x)),
+        helper.make_tensor("row_shape", TensorProto.INT64, [3], list(row)),
+    ]
+    value = helper.make_tensor_value_info
+    shapes = {"norm": norm, "clipped": norm, "divisor": x, "y": x, "spread": x, "rows": row}
+    graph = helper.make_graph(
+        nodes,
+        "normalize",
+        [value("x", TensorProto.FLOAT, x), value("dy", TensorProto.FLOAT, x)],
+        [value("dx", TensorProto.FLOAT, x), value("drows", TensorProto.FLOAT, row)],
+        initializer=constants,
+        value_info=[value(name, TensorProto.FLOAT, shape) for name, shape in shapes.items()],
+    )
+    return helper.make_model(graph)
+
+
+def test_an_expand_is_a_view_and_a_reshape_of_it_a_copy() -> None:
+    """torch's ``expand`` is a stride-0 view: ``F.normalize``'s division saves the (2, 3, 64, 1) norm its
+    divisor expands, not a (2, 3, 64, 32) tensor (Swin V2's cosine attention). A reshape that merges an
+    expanded dimension has no strides to express it and copies, as torch's ``reshape`` does."""
+    tensors = lower(_normalize_step()).tensors.set_index("name")
+    assert tensors.loc["divisor", "view_of"] == tensors.loc["clipped", "tensor"]
+    saved = tensors[tensors["saved_for_backward"] & (tensors["kind"] == "activation")]
+    assert set(saved.index) == {"clipped"}
+    assert saved["bytes"].sum() == 2 * 3 * 64 * 4
+    assert tensors.loc["spread", "view_of"] == tensors.loc["clipped", "tensor"]
+    assert tensors.loc["rows", "view_of"] == -1

@@ -58,8 +58,12 @@ _LAYOUT_OPS = frozenset(
     }
 )
 # Layout ops whose output is a view of their first input's storage, as torch's reshape, flatten,
-# squeeze, unsqueeze, transpose and detach are: they allocate nothing.
-_VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity"})
+# squeeze, unsqueeze, transpose, detach and expand are: they allocate nothing.
+_VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Expand"})
+# An Expand repeats its input with stride 0 (torch's ``expand``); a reshape that merges such a
+# dimension with another has no strides to express it, so torch's ``reshape`` copies (a nearest
+# upsampling, the gradient of a global average pool): that Reshape or Flatten has a storage of its own.
+_COPIES_A_BROADCAST = frozenset({"Reshape", "Flatten"})
 _VIEW_KINDS = frozenset({"activation", "gradient", "temporary"})
 # Elementary operations per element of the (largest) tensor an op reads or writes.
 _NORM_OPS_PER_ELEMENT = 7  # mean, centre, square, mean, normalise, scale, shift
@@ -192,17 +196,19 @@ def _views(graph: onnx.GraphProto, tensor_ids: Mapping[str, int], kinds: np.ndar
     """Per tensor id, the id of the tensor whose storage it views through chains of ``_VIEW_OPS``, or -1.
 
     Only activations, gradients and temporaries are views: a weight gradient, an output or an
-    optimizer state is a buffer of its own even when a transpose writes it.
+    optimizer state is a buffer of its own even when a transpose writes it. A reshape of an
+    expanded tensor is a copy (``_COPIES_A_BROADCAST``).
     """
     view_of = np.full(len(kinds), -1, dtype=np.int64)
+    broadcast = np.zeros(len(kinds), dtype=bool)  # a view with a stride-0 dimension (of an Expand)
     for node in graph.node:
         if node.op_type not in _VIEW_OPS or not node.output[0]:
             continue
-        target = tensor_ids[node.output[0]]
-        if kinds[target] not in _VIEW_KINDS:
+        target, source = tensor_ids[node.output[0]], tensor_ids[node.input[0]]
+        if kinds[target] not in _VIEW_KINDS or (broadcast[source] and node.op_type in _COPIES_A_BROADCAST):
             continue
-        source = tensor_ids[node.input[0]]
         view_of[target] = view_of[source] if view_of[source] >= 0 else source
+        broadcast[target] = broadcast[source] or node.op_type == "Expand"
     return view_of
 
 

@@ -3,7 +3,7 @@
 A tensor is live from the op that writes it (or the start, for inputs and persistent state) to its
 last reader; graph outputs stay live to the end; persistent state (weights, buffers, optimizer
 states, constants) is live throughout; an updated parameter or state overwrites its old value in
-place and adds nothing; a view (``view_of``, a reshape or transpose) adds nothing and keeps the
+place and adds nothing; a view (``view_of``, a reshape, transpose or expand) adds nothing and keeps the
 tensor it views live to its own last reader. The peak is the largest sum of live bytes over the ops.
 """
 
