@@ -205,9 +205,38 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture", "checkpoint_study", "figure11"}
     monet |= {"checkpoint_additivity"}
     monet |= {"checkpoint_nsga", "figure12"}
-    report = {"agreement_table"}  # the report's paper-vs-ours page of MONET's claims
+    report = {"agreement_table", "workloads_page"}  # the report's paper-vs-ours page of MONET's claims, its workloads
     assert rules == frontend | monet | report | {"all"}
     assert not (tmp_path / "results").exists()
+
+
+def test_a_workload_the_torch_front_end_builds_skips_the_onnx_rules(tmp_path: Path) -> None:
+    """`frontend: torch` sends a workload through trace_step (its ops, tensors and check in one job) instead of export,
+    train_graph, decompose, verify_decomposition and lower; the other workload keeps the ONNX front end."""
+    config = _config()
+    config["workloads"]["second"]["frontend"] = "torch"
+    result = snakemake(tmp_path, config, "-n", "-p")
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = planned_jobs(result)
+    assert {("trace_step", "second"), ("memory", "second"), ("lower", "first"), ("verify_decomposition", "first")} <= jobs
+    onnx_rules = {"train_graph", "decompose", "verify_decomposition", "lower"}
+    assert not {(rule, "second") for rule in onnx_rules} & jobs and ("trace_step", "first") not in jobs
+    [command] = [line for line in result.stdout.splitlines() if "traincost trace-step" in line]
+    assert "--model gpt2" in command and "--optimizer adam" in command and "--batch 1" in command
+
+
+@pytest.mark.slow  # 40 s: a tiny GPT-2 traced, checked and costed, and the workloads page
+def test_a_traced_workload_is_written_checked_and_named_on_the_workloads_page(tmp_path: Path) -> None:
+    config = _config()
+    config["workloads"]["second"]["frontend"] = "torch"
+    targets = ["results/workloads/second/memory.parquet", "results/graphs/second/verification.parquet"]
+    result = snakemake(tmp_path, config, *targets)
+    assert result.returncode == 0, result.stderr[-3000:]
+    ops, meta = read_table(tmp_path / "results/workloads/second/ops.parquet")
+    assert meta["frontend"] == "torch" and meta["model"] == "gpt2"
+    assert set(ops["phase"]) == {"forward", "backward", "optimizer"}
+    check, _ = read_table(tmp_path / "results/graphs/second/verification.parquet")
+    assert check["held"].any() and (check.loc[check["held"], "error"] <= check.loc[check["held"], "limit"]).all()
 
 
 def test_every_workload_gets_its_verification_table_and_verify_false_checks_nothing(tmp_path: Path) -> None:
@@ -271,6 +300,7 @@ def _first_by_default(cases: list[tuple[dict, list[str]]], keep: int) -> list[ob
             ({"monet_fusion__limits": [0]}, ["limits"]),
             ({"monet_fusion__manual": "nope.yaml"}, ["monet_fusion.manual", "nope.yaml"]),
             ({"monet_checkpoint__milp_budgets": [1.5]}, ["milp_budgets"]),
+            ({"workloads__first__frontend": "tvm"}, ["frontend", "tvm"]),
         ],
         keep=3,
     ),

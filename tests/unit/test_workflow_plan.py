@@ -49,6 +49,23 @@ def test_cross_references_are_named_by_key(in_repo: None) -> None:
     assert "figure3.workloads[2]: 'nowhere' is not a key of workloads" in problems
 
 
+def test_a_workload_traced_by_torch_is_a_torch_model_and_is_built_by_trace_step_alone(in_repo: None, tmp_path: Path) -> None:
+    config = _config("quick.yaml")
+    config["workloads"]["vgg16"]["frontend"] = "torch"
+    plan = Plan(config=config, repo=REPO)
+    assert plan.workloads_built_by("torch") == ["vgg16"] and "vgg16" not in plan.workloads_built_by("onnx")
+    assert plan.built_by("torch") == "vgg16" and "vgg16" not in plan.built_by("onnx").split("|")
+    assert config_problems(config, repo=REPO) == []
+    config["workloads"]["vgg16"]["attention"] = "fused"
+    onnx_file = tmp_path / "net.onnx"
+    onnx_file.write_bytes(b"")
+    config["workloads"]["file"] = {"onnx": str(onnx_file), "batch": 1, "optimizer": "sgd", "frontend": "torch"}
+    problems = config_problems(config, repo=REPO)
+    assert "workloads.vgg16.attention: for the onnx front end; torch costs each attention as torch runs it" in problems
+    assert any(p.startswith("workloads.file.frontend: torch traces a torch module") for p in problems)
+    assert Plan(config=_config("quick.yaml"), repo=REPO).built_by("torch") == "(?!)"  # matches no workload
+
+
 def test_a_config_file_is_read_strictly_and_the_schema_speaks_in_one_line(tmp_path: Path) -> None:
     configfile = tmp_path / "config.yaml"
     configfile.write_text("seed: 0\nseed: 1\n")

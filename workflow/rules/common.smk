@@ -20,6 +20,9 @@ PLAN = Plan(config=config, repo=Path(workflow.basedir))
 # Every rule's conda environment (relative to workflow/rules/; see workflow/envs/traincost.yaml).
 TRAINCOST_ENV = "../envs/traincost.yaml"
 WORKLOADS = PLAN.workloads
+# the workloads each front end builds (the workload key `frontend`), as wildcard patterns of the rules' outputs
+BUILT_BY_ONNX = PLAN.built_by("onnx")
+BUILT_BY_TORCH = PLAN.built_by("torch")
 SWEEPS = PLAN.sweeps
 FUSION_TYPES = PLAN.fusion_types
 # the report's category of each study's figures and tables

@@ -1,4 +1,6 @@
-# torch model → ONNX → training step → primitive graph (and its check by execution) → Workload IR → memory.
+# torch model → ONNX → training step → primitive graph (and its check by execution) → Workload IR → memory, the onnx
+# front end (MONET's method, every workload's default); or torch model → the step traced by torch (and its check by
+# execution) → Workload IR, the torch front end (rule trace_step, workloads with `frontend: torch`).
 #
 # Threads: 1. Each front-end job uses about one core: with 2 threads its main thread does 84 to 95 % of its CPU work,
 # the check's 61 %, and the second thread costs 10 to 45 % more CPU seconds (bench/frontend.py --rules
@@ -100,7 +102,7 @@ rule verify_decomposition:
         onnx=rules.train_graph.output.onnx,
         decomposed=rules.decompose.output.onnx,
     output:
-        table="results/graphs/{workload}/verification.parquet",
+        table=f"results/graphs/{{workload,{BUILT_BY_ONNX}}}/verification.parquet",
     params:
         seed=config["seed"],
         verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
@@ -123,8 +125,8 @@ rule lower:
     input:
         onnx=rules.decompose.output.onnx,
     output:
-        ops="results/workloads/{workload}/ops.parquet",
-        tensors="results/workloads/{workload}/tensors.parquet",
+        ops=f"results/workloads/{{workload,{BUILT_BY_ONNX}}}/ops.parquet",
+        tensors=f"results/workloads/{{workload,{BUILT_BY_ONNX}}}/tensors.parquet",
     priority: checkpoint_first
     threads: 1
     resources:
@@ -138,6 +140,37 @@ rule lower:
         attention=lambda wildcards: workload(wildcards).get("attention", "materialised"),
     shell:
         "traincost lower --in {input.onnx} --attention {params.attention} --ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
+
+
+# The torch front end: torch traces the step (forward, loss, backward, optimizer) and it is checked by execution against
+# eager torch in the same job (the check reruns the whole step, so it is not worth a job of its own).
+rule trace_step:
+    conda:
+        TRAINCOST_ENV
+    input:
+        model_files,
+    output:
+        ops=f"results/workloads/{{workload,{BUILT_BY_TORCH}}}/ops.parquet",
+        tensors=f"results/workloads/{{workload,{BUILT_BY_TORCH}}}/tensors.parquet",
+        table=f"results/graphs/{{workload,{BUILT_BY_TORCH}}}/verification.parquet",
+    params:
+        model=model_flags,
+        batch=lambda w: workload(w)["batch"],
+        optimizer=optimizer_flags,
+        seed=config["seed"],
+        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+    priority: checkpoint_first
+    threads: 1
+    resources:
+        mem_mb=frontend_mem_mb("trace_step", 3600),  # as train_graph (not yet in a full run's measurements)
+        runtime=30,  # minutes; ResNet-18 CIFAR at batch 2: 40 s (load 3)
+    log:
+        "results/logs/trace_step/{workload}.log",
+    benchmark:
+        "results/benchmarks/trace_step/{workload}.tsv",
+    shell:
+        "traincost trace-step {params.model} --batch {params.batch} {params.optimizer} --seed {params.seed} {params.verify} "
+        "--ops {output.ops} --tensors {output.tensors} --verification {output.table} > {log} 2>&1"
 
 
 # The inference step (MONET's inference rows and sweeps): the model exported in eval mode, each BatchNorm folded into

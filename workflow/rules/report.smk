@@ -36,3 +36,36 @@ rule agreement_table:
         "results/benchmarks/agreement_table/{study}.tsv",
     shell:
         "traincost report-table --study {wildcards.study} --in {input.csv} --out {output.html} > {log} 2>&1"
+
+
+# The report's page of the run's workloads: which front end built each training step, its size and its check.
+rule workloads_page:
+    conda:
+        TRAINCOST_ENV
+    input:
+        tables=lambda w: [
+            path
+            for name in WORKLOADS
+            for path in (
+                f"results/workloads/{name}/ops.parquet",
+                f"results/workloads/{name}/tensors.parquet",
+                f"results/graphs/{name}/verification.parquet",
+            )
+        ],
+    output:
+        html=report("results/workloads.html", caption="../report/workloads.rst", category="Workloads"),
+    params:
+        workloads=lambda w, input: " ".join(
+            f"{name} {ops} {tensors} {check}"
+            for name, ops, tensors, check in zip(WORKLOADS, input.tables[::3], input.tables[1::3], input.tables[2::3])
+        ),
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(300),  # as agreement_table, with the workloads' tables read one at a time
+        runtime=6,  # minutes
+    log:
+        "results/logs/workloads_page/all.log",
+    benchmark:
+        "results/benchmarks/workloads_page/all.tsv"
+    shell:
+        "traincost report-workloads --workload {params.workloads} --out {output.html} > {log} 2>&1"

@@ -378,6 +378,11 @@ td { max-width: 36em; }
 """
 
 
+def page_style() -> str:
+    """The CSS of the report's table pages."""
+    return _STYLE
+
+
 # row class and verdict cell, by the value of ``agrees``
 _ROW_KINDS = {True: ("agree", "✔ agrees"), False: ("disagree", "✘ differs"), None: ("unchecked", "– no check")}
 

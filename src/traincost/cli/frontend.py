@@ -15,6 +15,7 @@ from traincost.cli.arguments import (
     optimizer_args,
     optimizer_spec,
     positive_int,
+    torch_model,
 )
 from traincost.errors import in_file
 from traincost.frontend import ATTENTION_CHOICES
@@ -128,6 +129,25 @@ def _verify_decomposition_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--out", type=Path, required=True, help="output verification.parquet: the check per op type and per tensor")
 
 
+def _cmd_trace_step(args: argparse.Namespace) -> None:
+    from traincost.frontend.step_check import DecompositionCheck
+    from traincost.frontend.torch_check import verify_step
+    from traincost.frontend.torch_lower import lower_step
+    from traincost.frontend.torch_step import trace_step
+    from traincost.workload import write_table
+
+    model = torch_model(args, options=args.options)
+    step = trace_step(model, batch=args.batch, seed=args.seed, optimizer=optimizer_spec(args), options=args.options)
+    check = verify_step(step, seed=args.seed) if args.verify else DecompositionCheck.none()
+    workload = lower_step(step)
+    workload.write(args.ops, args.tensors)
+    write_table(check.table(), args.verification, {"graph": step.meta["model"]})
+    print(check.summary())
+    summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
+    summary["ops"] = workload.ops.groupby("phase").size()
+    print(summary.to_string())
+
+
 def frontend_commands(command: Command) -> None:
     """Subcommands of the front end: from a model to its Workload IR."""
     command("models", _cmd_models, "list the model zoo")
@@ -175,6 +195,22 @@ def frontend_commands(command: Command) -> None:
             "parameter end to end; exits 2 naming the node or tensor that differs by more than allowed",
         )
     )
+
+    cmd = command(
+        "trace-step",
+        _cmd_trace_step,
+        "the torch front end: torch traces one training step (forward, loss, backward, optimizer) → Workload IR "
+        "(ops.parquet, tensors.parquet), checked by execution against eager torch and torch.optim",
+    )
+    add_model_args(cmd, positional=False)
+    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
+    cmd.add_argument("--options", type=json_object, default="{}", help="builder options of a zoo model, a JSON object")
+    optimizer_args(cmd)
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights, the batch and the check's states")
+    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the check by execution")
+    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
+    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+    cmd.add_argument("--verification", type=Path, required=True, help="output verification.parquet: each tensor compared")
 
     cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from traincost.cli.arguments import Command
+from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
 __all__ = ["STUDY_KEYS", "summary_commands"]
@@ -75,6 +76,17 @@ def _cmd_report_table(args: argparse.Namespace) -> None:
         tmp.write_text(agreement_html(study, frame, source=str(args.input)), encoding="utf-8")
 
 
+def _cmd_report_workloads(args: argparse.Namespace) -> None:
+    from traincost.analysis.workloads_page import workload_rows, workloads_html
+
+    if len(args.workload) % 4:
+        raise ConfigError("--workload: give NAME OPS TENSORS VERIFICATION for each workload")
+    given = [args.workload[i : i + 4] for i in range(0, len(args.workload), 4)]
+    rows = workload_rows({name: (Path(ops), Path(tensors), Path(check)) for name, ops, tensors, check in given})
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(workloads_html(rows), encoding="utf-8")
+
+
 def summary_commands(command: Command) -> None:
     """The paper-vs-ours summary (terminal) and its HTML table (report)."""
     cmd = command("summary", _cmd_summary, "per study found under --results: how many of the paper's checks agree, and the table")
@@ -95,4 +107,10 @@ def summary_commands(command: Command) -> None:
     cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")
     cmd.add_argument("--study", required=True, choices=STUDY_KEYS, help="which study's CSV")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="claims.csv (monet) or compare.csv (mtrain, tiered)")
+    cmd.add_argument("--out", type=Path, required=True, help="output HTML page")
+
+    cmd = command("report-workloads", _cmd_report_workloads, "the run's workloads and the front end that built each, as HTML")
+    cmd.add_argument(
+        "--workload", nargs="+", required=True, help="NAME OPS TENSORS VERIFICATION per workload (its tables, Parquet)"
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output HTML page")

@@ -130,6 +130,11 @@ def _model_problems(name: str, workload: Config) -> list[str]:
             problems.append(f"{at}.inputs.{input_name}.range: only int64 inputs take a range")
     if kind == "onnx" and ":" in workload.get("loss", ""):
         problems.append(f"{at}.loss: an ONNX file takes cross_entropy or mse (a loss function needs the torch module)")
+    if workload.get("frontend") == "torch":
+        if kind == "onnx":
+            problems.append(f"{at}.frontend: torch traces a torch module; an ONNX file is costed by the onnx front end")
+        if workload.get("attention", "materialised") != "materialised":
+            problems.append(f"{at}.attention: for the onnx front end; torch costs each attention as torch runs it")
     return problems
 
 

@@ -100,6 +100,14 @@ class Plan:
             flags += ["--labels", json.dumps(spec["labels"])]
         return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", name])
 
+    def workloads_built_by(self, frontend: str) -> list[str]:
+        """The workloads whose training step ``frontend`` (onnx or torch, the workload key) builds."""
+        return [name for name in self.workloads if self.workload(name).get("frontend", "onnx") == frontend]
+
+    def built_by(self, frontend: str) -> str:
+        """A wildcard constraint matching exactly the workloads ``frontend`` builds (and nothing if it builds none)."""
+        return "|".join(self.workloads_built_by(frontend)) or "(?!)"
+
     def model_files(self, name: str) -> list[str]:
         """A workload's ONNX file, so that the export re-runs when it changes."""
         return [self.workload(name)["onnx"]] if "onnx" in self.workload(name) else []
@@ -416,6 +424,7 @@ class Plan:
         """The targets of ``all``: every study the config runs, its figures, tables and paper-vs-ours pages."""
         outputs = _expand("results/workloads/{workload}/memory.parquet", workload=self.workloads)
         outputs += _expand("results/graphs/{workload}/verification.parquet", workload=self.workloads)  # every check
+        outputs.append("results/workloads.html")  # which front end built each
         if self.config["figure3"]["workloads"]:
             outputs += _expand("results/monet/figure3.{ext}", ext=["png", "pdf"])
             outputs.append("results/monet/figure3_memory_compare.csv")
