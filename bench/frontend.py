@@ -3,7 +3,9 @@
     python bench/frontend.py [model[:batch] ...]      (default: resnet18_cifar:1 resnet50:1 gpt2_small:1)
     python bench/frontend.py --third-party            (the networks of tests/third_party.py, at their test size)
     python bench/frontend.py --cost-mobilenet         (`traincost cost` on MobileNetV2, 224x224, batch 1)
-    python bench/frontend.py --rules gpt2_124m        (the workflow's front-end commands, one process each)
+    python bench/frontend.py --rules gpt2_124m        (the workflow's front-end commands, one process each: the
+                                                       ONNX front end's rules, then the torch front end's trace_step)
+    python bench/frontend.py --agreement resnet18 ... (both front ends' MACs, state bytes and saved activations)
     python bench/frontend.py --startup                (the imports each front-end job pays)
 
 Run from the repository root (``--third-party`` imports ``tests.third_party``: torchvision and timm from
@@ -332,11 +334,46 @@ def bench_rules(name: str, *, threads: int, keep: Path | None) -> list[dict[str,
             "lower": ["lower", "--in", decomposed, "--ops", str(out / "ops.parquet"), "--tensors", str(out / "tensors.parquet")],
             "verify_decomposition": ["verify-decomposition", "--in", train, "--decomposed", decomposed, "--seed", seed,
                                      "--out", str(out / "verification.parquet")],
+            # the torch front end's one job (rule trace_step), without and with its check by execution
+            "trace_step --no-verify": ["trace-step", "--model", spec["model"], "--options", options, "--batch",
+                                       str(spec["batch"]), *flags, "--seed", seed, "--no-verify",
+                                       "--ops", str(out / "torch_ops.parquet"), "--tensors", str(out / "torch_tensors.parquet"),
+                                       "--verification", str(out / "torch_verification.parquet")],
+            "trace_step": ["trace-step", "--model", spec["model"], "--options", options, "--batch", str(spec["batch"]),
+                           *flags, "--seed", seed, "--ops", str(out / "torch_ops.parquet"),
+                           "--tensors", str(out / "torch_tensors.parquet"),
+                           "--verification", str(out / "torch_verification.parquet")],
         }  # fmt: skip
         return [
             {"model": f"{name}: {rule}", "batch": spec["batch"], **run_rule([traincost, *command], threads=threads)}
             for rule, command in commands.items()
         ]
+
+
+def bench_agreement(name: str) -> list[dict[str, object]]:
+    """Workload ``name`` of config/config.yaml (or a zoo model[:batch], with Adam) built by both front ends in this
+    process (no checks): each total of ``traincost.frontend.agreement`` by each, and whether they agree within its
+    limit."""
+    import yaml  # noqa: PLC0415
+
+    from traincost.frontend.agreement import frontend_agreement  # noqa: PLC0415
+    from traincost.frontend.torch_lower import lower_step  # noqa: PLC0415
+    from traincost.frontend.torch_step import trace_step  # noqa: PLC0415
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    if name in config["workloads"]:
+        spec = config["workloads"][name]
+        optimizer = OptimizerSpec.from_mapping(config["optimizers"][spec["optimizer"]])
+    else:  # a zoo model[:batch], with Adam
+        model, _, batch = name.partition(":")
+        spec, optimizer = {"model": model, "batch": int(batch or 1)}, OptimizerSpec(kind="adam", lr=1e-3)
+    options, batch = spec.get("options", {}), spec["batch"]
+    forward = export_model(spec["model"], batch=batch, seed=0, options=options)
+    onnx_workload = lower(decompose(build_train_step(forward, optimizer)))
+    del forward
+    torch_workload = lower_step(trace_step(spec["model"], batch=batch, seed=0, optimizer=optimizer, options=options))
+    table = frontend_agreement(torch_workload, onnx_workload)
+    return [{"workload": name, **row} for row in table.to_dict("records")]
 
 
 def main() -> None:
@@ -351,9 +388,20 @@ def main() -> None:
     parser.add_argument(
         "--rules", nargs="+", default=[], metavar="WORKLOAD", help="the workflow's front-end commands for these workloads"
     )
+    parser.add_argument(
+        "--agreement",
+        nargs="+",
+        default=[],
+        metavar="WORKLOAD",
+        help="both front ends' totals: config workloads or model[:batch]",
+    )
     parser.add_argument("--threads", type=int, default=1, help="--rules: OMP_NUM_THREADS of each job (its rule's threads)")
     parser.add_argument("--keep", type=Path, help="--rules: write the graphs and tables here (default: a temporary folder)")
     args = parser.parse_args()
+    if args.agreement:
+        table = pd.DataFrame([row for name in args.agreement for row in bench_agreement(name)])
+        print(table.to_markdown(index=False, floatfmt=".3g"))
+        return
     rows = bench_startup() if args.startup else []
     for name in args.rules:
         rows += bench_rules(name, threads=args.threads, keep=args.keep)

@@ -11,19 +11,36 @@ import os
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import onnx
 import pytest
 
-from traincost.frontend.decompose import decompose
-from traincost.frontend.export import export_model
-from traincost.frontend.lower import lower
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.train_graph import build_train_step
 from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.workload import Workload
+
+# Without the `ort` extra (ONNX Runtime Training) the ONNX front end cannot import: the test modules that use it
+# throughout say so with `pytestmark = pytest.mark.ort` and are not collected; a test of the torch front end runs.
+_ORT_INSTALLED = importlib.util.find_spec("onnxruntime") is not None
+_ORT_MODULE = "\npytestmark = pytest.mark.ort"
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Leave out a test module marked `ort` as a whole where ONNX Runtime Training is not installed."""
+    if _ORT_INSTALLED or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if _ORT_MODULE in collection_path.read_text(encoding="utf-8") else None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that builds the ONNX front end's chain (the ``chain`` fixture) needs ONNX Runtime Training: marked `ort`."""
+    for item in items:
+        if "chain" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ort)
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,12 @@ def chain() -> Callable[..., Chain]:
     cache: dict[tuple[object, ...], Chain] = {}
 
     def build(name: str, batch: int, optimizer: str = "sgd", options: dict[str, object] | None = None) -> Chain:
+        # the ONNX front end (the `ort` extra): imported by the tests that build a chain, which are marked `ort`
+        from traincost.frontend.decompose import decompose  # noqa: PLC0415
+        from traincost.frontend.export import export_model  # noqa: PLC0415
+        from traincost.frontend.lower import lower  # noqa: PLC0415
+        from traincost.frontend.train_graph import build_train_step  # noqa: PLC0415
+
         key = (name, batch, optimizer, tuple(sorted((options or {}).items())))
         if key not in cache:
             model = export_model(name, batch=batch, seed=0, options=options)

@@ -16,6 +16,8 @@ from onnx import helper, numpy_helper
 from traincost.errors import MAX_LINE_CHARS
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 TINY_GPT2 = json.dumps({"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64})
 
 

@@ -34,7 +34,7 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return importable(tmp_path, monkeypatch, "user_nets", USER_MODULE)
 
 
-@pytest.mark.parametrize("frontend", ["torch", "onnx"])
+@pytest.mark.parametrize("frontend", ["torch", pytest.param("onnx", marks=pytest.mark.ort)])
 def test_a_users_module_is_costed_in_one_command(user_module: str, frontend: str, tmp_path: Path) -> None:
     out = tmp_path / "cost"
     args = ("--input-shape", "3,32,32", "--batch", 4, "--hardware", EDGE_TPU, "--out-dir", out, "--frontend", frontend)

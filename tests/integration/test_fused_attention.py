@@ -38,6 +38,7 @@ def _cost(encoder: str, out: Path, *extra: object) -> tuple[str, pd.DataFrame, p
     return result.stdout, memory, pd.read_parquet(out / "ops.parquet")
 
 
+@pytest.mark.ort
 def test_fused_attention_saves_the_log_sum_exp_and_recomputes_the_scores(encoder: str, tmp_path: Path) -> None:
     told, fused, fused_ops = _cost(encoder, tmp_path / "torch")  # torch runs this attention fused: the default
     assert "attention: 2 of 2 costed fused (--attention torch)" in told
@@ -56,6 +57,7 @@ def test_fused_attention_saves_the_log_sum_exp_and_recomputes_the_scores(encoder
     assert materialised["saved_activations"] > 1.05 * measured["saved_activations"]
 
 
+@pytest.mark.ort
 def test_an_attention_with_dropout_is_materialised_as_torch_runs_it(encoder: str, tmp_path: Path) -> None:
     told, _, _ = _cost(encoder, tmp_path / "dropout", "--kwargs", '{"dropout": 0.1}')
     assert "attention: 0 of 2 costed fused (--attention torch)" in told
@@ -86,6 +88,7 @@ def test_the_torch_front_end_saves_what_torchs_attention_kernels_save(encoder: s
             assert flash.groupby("phase")["macs"].sum().to_dict() == {"forward": 2 * per_product, "backward": 5 * per_product}
 
 
+@pytest.mark.ort
 def test_the_workflows_lowering_costs_a_workload_fused_when_its_key_says_so(encoder: str, tmp_path: Path) -> None:
     """`traincost lower --attention` (the `attention` workload key): materialised by default, as MONET's graph is."""
     import onnx  # noqa: PLC0415

@@ -25,6 +25,8 @@ from traincost.frontend.train_graph import build_train_step
 from traincost.signature import InputSpec, draw_tensors
 from traincost.workload import read_table
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 OWN_NETS = textwrap.dedent(
     """
     import torch

@@ -13,9 +13,7 @@ import torch
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost import models
-from traincost.frontend.execute import Executable
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.memory.torch_measure import measure_torch_memory
 
@@ -54,6 +52,7 @@ def random_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return f"{importable(tmp_path, monkeypatch, 'random_nets', RANDOM_MODULE)}:drops"
 
 
+@pytest.mark.ort
 def test_every_random_draw_is_costed_with_its_mask_saved_and_checked_on_the_onnx_front_end(
     random_module: str, tmp_path: Path
 ) -> None:
@@ -112,7 +111,11 @@ def _sdpa_graph() -> onnx.ModelProto:
     return onnx.load_from_string(buffer.getvalue())
 
 
+@pytest.mark.ort
 def test_the_attention_dropout_is_exported_in_training_mode() -> None:
+    from traincost.frontend.execute import Executable  # noqa: PLC0415 (the ONNX front end: the `ort` extra)
+    from traincost.frontend.randomness import dropout_in_training_mode, without_randomness  # noqa: PLC0415
+
     model = _sdpa_graph()
     (dropout,) = [node for node in model.graph.node if node.op_type == "Dropout"]
     assert len(dropout.input) == 2  # torch's exporter leaves out training_mode: ONNX reads it as inference
@@ -124,7 +127,10 @@ def test_the_attention_dropout_is_exported_in_training_mode() -> None:
     assert not np.allclose(drawn, kept)  # at p = 0.5 some attention weight was dropped (and the rest doubled)
 
 
+@pytest.mark.ort
 def test_torch_and_onnx_keep_every_element_alike() -> None:
+    from traincost.frontend.randomness import dropout_in_training_mode, without_randomness  # noqa: PLC0415
+
     """A dropout at p = 0.5 with every draw kept scales by 2 in torch and in the ONNX graph without randomness."""
     x = torch.randn(3, 4)
     with no_randomness():

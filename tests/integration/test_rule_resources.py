@@ -23,6 +23,8 @@ import yaml
 
 from tests.integration.test_workflow import _config, snakemake
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 REPO = Path(__file__).resolve().parents[2]
 FULL_RUN = REPO / "tests/fixtures/benchmarks/full_run.csv"
 

@@ -43,6 +43,8 @@ from traincost.memory.torch_measure import measure_torch_memory
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import STEP_PHASES
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 REPO = Path(__file__).resolve().parents[2]
 BATCH, LR = 2, 0.1
 

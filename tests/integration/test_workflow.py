@@ -453,6 +453,8 @@ def test_bad_tiered_config_fails_before_any_job(tmp_path: Path, change: dict, wo
 USER_NETS = """
 from torch import nn
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 def tiny_cnn():
     return nn.Sequential(
         nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.SiLU(),

@@ -13,6 +13,8 @@ from tests import third_party
 from tests.reliability.conftest import EDGE_TPU, cli
 from traincost.frontend.optimizer import OptimizerSpec
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 BATCH = 2
 ADAM = OptimizerSpec(kind="adam", lr=0.001)
 # (zoo, builder, how far our saved activations may be from torch's): CPU torch's dropout keeps the float mask and

@@ -179,6 +179,8 @@ def unknown_model_option(io: Inputs) -> Case:
 USER_MODULE = """
 from torch import nn
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 def net():
     return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 10))
 

@@ -15,6 +15,8 @@ import pytest
 
 from tests.reliability.conftest import FPGA_DEVICES, FPGA_IPS, FUSEMAX, TPUV4_TIERED, console
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 
 def run_twice(tmp_path: Path, args: Callable[[Path], tuple[object, ...]]) -> tuple[Path, Path]:
     """Run ``traincost *args(out)`` twice concurrently (hash seeds 1 and 2); return both outputs."""

@@ -25,6 +25,8 @@ import yaml
 from tests.integration.test_workflow import REPO, _config
 from tests.reliability.conftest import CHAIN_FILES, EDGE_TPU, run_ok
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 SWEEP = "results/monet/sweeps/edge/training"
 MERGED = Path(f"{SWEEP}.parquet")
 SHARDS = [Path(f"{SWEEP}/shard{i}-of-4.parquet") for i in range(4)]

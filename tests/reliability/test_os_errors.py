@@ -91,6 +91,8 @@ import sys, time
 from traincost.cli import frontend, main
 from traincost.io import atomic_path
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 def slow_export(args):
     with atomic_path(args.out) as tmp:
         tmp.write_text("half")

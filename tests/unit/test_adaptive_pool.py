@@ -32,6 +32,7 @@ POOLED = textwrap.dedent(
 )
 
 
+@pytest.mark.ort
 def test_a_model_pooling_to_a_size_that_does_not_divide_its_map_is_costed(tmp_path: Path, monkeypatch) -> None:
     module = importable(tmp_path, monkeypatch, "pooled_nets", POOLED)
     out = tmp_path / "cost"

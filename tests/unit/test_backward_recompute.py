@@ -25,7 +25,7 @@ ACTIVATIONS = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("frontend", ["onnx", "torch"])
+@pytest.mark.parametrize("frontend", [pytest.param("onnx", marks=pytest.mark.ort), "torch"])
 @pytest.mark.parametrize("kind", ["hardswish", "hardsigmoid", "softplus", "elu", "selu"])
 def test_a_rewritten_activation_saves_what_torchs_kernel_saves(kind: str, frontend: str, tmp_path: Path, monkeypatch) -> None:
     """Without the recompute, HardSwish's rewrite kept three intermediates besides its input: 34,400 bytes saved

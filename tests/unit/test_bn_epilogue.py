@@ -21,6 +21,8 @@ from traincost.schedule.bn_epilogue import bn_epilogue, bn_layers
 from traincost.schedule.scheduler import place_ops
 from traincost.signature import InputSpec
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 EDGE_TPU = Path(__file__).resolve().parents[2] / "config/hardware/edge_tpu.yaml"
 
 

@@ -30,6 +30,8 @@ from traincost.optimize.checkpoint_check import LIMIT, verify_recompute
 from traincost.optimize.recompute_table import RecomputeTables
 from traincost.workload import STEP_PHASES, Workload
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 GPT2_TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
 
 # x -> relu -> a -> mul -> b -> add -> c -> loss; the backward pass reads a and c

@@ -26,6 +26,8 @@ from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 from traincost.frontend.verification import verify_decomposition
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 # Every zoo architecture at a small batch (VGG-16 and GPT-2 124M are covered by their smaller
 # siblings here and run whole in the default workflow; see bench/frontend.py). The three largest
 # (20-100 s each) run with `-m slow`: their op types are all in resnet18 / resnet18_cifar.

@@ -8,6 +8,8 @@ import torch
 from traincost.errors import ConfigError
 from traincost.frontend.export import _check_protobuf_size
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 
 def test_a_model_too_large_for_one_onnx_protobuf_is_refused_before_tracing() -> None:
     """torchvision's RegNetY-128GF (2.5 GB of weights) failed deep in torch's exporter; it is refused up front, by

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 import torch
 
 from traincost import models
@@ -16,6 +17,8 @@ from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import LAYER_KEY, PHASE_KEY, model_meta, node_meta
 from traincost.models import factory_architecture
 from traincost.signature import InputSpec, draw_tensors
+
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
 
 def test_resnet18_inference_is_its_convolutions_with_batchnorm_folded(chain) -> None:

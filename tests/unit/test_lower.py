@@ -12,6 +12,8 @@ from traincost.frontend.lower import lower
 from traincost.frontend.onnx_graph import set_node_meta
 from traincost.workload import LOOP_DIMS, OP_KINDS, PHASES, TENSOR_KINDS, Workload
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 GPT2_TINY = {"n_layer": 2, "d_model": 64, "n_head": 4, "seq_len": 32, "vocab_size": 257}
 
 

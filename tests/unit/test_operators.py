@@ -31,6 +31,8 @@ from traincost.frontend.shapes import tensor_types
 from traincost.frontend.train_graph import build_train_step
 from traincost.frontend.verification import verify_decomposition
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 BATCH, LR, CLASSES = 2, 0.1, 10
 
 

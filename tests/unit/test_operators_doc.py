@@ -21,6 +21,8 @@ from traincost.frontend.decompose import is_primitive
 from traincost.frontend.forward_rewrites import FORWARD_REWRITES
 from traincost.frontend.gradient_rules import RULES
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "operators.md"
 UPDATE = os.environ.get("TRAINCOST_UPDATE_DOCS") == "1"
 _LAYER_TEST = "tests/unit/test_operators.py::test_a_layer_trains_as_in_torch_and_decomposes"

@@ -15,10 +15,13 @@ from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import example_feeds, run
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.optimizer_check import TOLERANCE as OPTIMIZER_TOLERANCE
-from traincost.frontend.optimizer_check import check_optimizer, torch_optimizer
+from traincost.frontend.optimizer_check import check_optimizer
 from traincost.frontend.rounding import max_relative_error
+from traincost.frontend.torch_model import torch_optimizer
 
 from ..conftest import OPTIMIZERS
+
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
 _TORCH_STATE = {"momentum": "momentum_buffer", "exp_avg": "exp_avg", "exp_avg_sq": "exp_avg_sq"}
 # Adam and AdamW start from random moments at step 3: from zero moments the first update is

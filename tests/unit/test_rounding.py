@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 
 from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge, sensitivity
 
@@ -31,6 +32,7 @@ def test_a_nudge_moves_floats_by_one_ulp_and_leaves_integers() -> None:
     assert np.array_equal(labels, np.arange(10))
 
 
+@pytest.mark.ort
 def test_a_node_that_cancels_is_as_sensitive_as_its_cancellation() -> None:
     """A - B with A and B equal to 1e-6: one-ulp nudges of its inputs (1.2e-7 of 1) move the difference by about
     0.1 of itself; a node computing A + B moves by one or two ulps."""

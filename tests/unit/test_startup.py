@@ -30,6 +30,7 @@ def test_the_command_line_imports_no_library_until_a_command_runs() -> None:
     assert not {"torch", "onnxruntime", "onnx", "pandas", "numpy"} & _imported("traincost.cli")
 
 
+@pytest.mark.ort
 @pytest.mark.parametrize("module", ["traincost.frontend.decompose", "traincost.frontend.lower"])
 def test_decompose_and_lower_run_onnx_runtime_without_torch(module: str) -> None:
     loaded = _imported(module)

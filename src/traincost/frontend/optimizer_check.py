@@ -28,7 +28,7 @@ from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_
 from traincost.frontend.rounding import max_relative_error
 from traincost.frontend.shapes import tensor_types
 
-__all__ = ["check_optimizer", "torch_optimizer", "TOLERANCE"]
+__all__ = ["check_optimizer", "TOLERANCE"]
 
 log = logging.getLogger(__name__)
 
@@ -38,24 +38,6 @@ TOLERANCE = 1e-4
 _STEP = 3.0
 # Parameter elements checked per execution.
 _CHUNK_ELEMENTS = 30_000_000
-
-
-def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
-    """The ``torch.optim`` optimizer that ``spec`` describes."""
-    match spec.kind:
-        case "sgd":
-            return torch.optim.SGD(params, lr=spec.lr, weight_decay=spec.weight_decay)
-        case "sgd_momentum":
-            return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
-        case "adam":
-            return torch.optim.Adam(
-                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
-            )
-        case "adamw":
-            return torch.optim.AdamW(
-                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
-            )
-    raise AssertionError(spec.kind)
 
 
 def check_optimizer(train: onnx.ModelProto, spec: OptimizerSpec, *, seed: int) -> float:

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 
 from traincost.errors import GraphError
-from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.optimizer import STEP_INPUT, state_input_name, updated_name
 from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
 from traincost.frontend.step_check import DecompositionCheck, TensorCheck
+from traincost.frontend.torch_model import torch_optimizer
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.frontend.torch_step import TracedStep
 
@@ -99,7 +100,7 @@ def _eager(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.nd
             value.copy_(torch.from_numpy(np.asarray(feeds[name])))
     inputs = [torch.from_numpy(np.asarray(feeds[name])) for name in step.batch_inputs]
     *batch, labels = inputs
-    optimizer = _torch_optimizer(step.optimizer, module.parameters())
+    optimizer = torch_optimizer(step.optimizer, list(module.parameters()))
     for name, p in module.named_parameters():
         state = {
             _TORCH_STATE[s]: torch.from_numpy(np.array(feeds[state_input_name(name, s)], copy=True))
@@ -123,18 +124,3 @@ def _eager(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.nd
             values[updated_name(state_input_name(name, ours))] = state[_TORCH_STATE[ours]].numpy()
     values |= {updated_name(name): b.numpy() for name, b in module.named_buffers()}
     return values
-
-
-def _torch_optimizer(spec: OptimizerSpec, params: object) -> torch.optim.Optimizer:
-    match spec.kind:
-        case "sgd":
-            return torch.optim.SGD(params, lr=spec.lr, weight_decay=spec.weight_decay)
-        case "sgd_momentum":
-            return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
-        case "adam":
-            betas = (spec.beta1, spec.beta2)
-            return torch.optim.Adam(params, lr=spec.lr, betas=betas, eps=spec.eps, weight_decay=spec.weight_decay)
-        case "adamw":
-            betas = (spec.beta1, spec.beta2)
-            return torch.optim.AdamW(params, lr=spec.lr, betas=betas, eps=spec.eps, weight_decay=spec.weight_decay)
-    raise AssertionError(spec.kind)

@@ -1,5 +1,6 @@
-"""A registered model as torch runs it: built with its seed, a batch drawn from its inputs, its output probed, and the
-labels its loss reads. Both front ends start here (``export`` for ONNX, ``torch_step`` for torch's own graph)."""
+"""A registered model as torch runs it: built with its seed, a batch drawn from its inputs, its output probed, the
+labels its loss reads, and the torch.optim optimizer of a spec. Both front ends start here (``export`` for ONNX,
+``torch_step`` for torch's own graph)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import torch
 
 from traincost import models
 from traincost.errors import ConfigError
+from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import InputSpec, draw_tensors
 
-__all__ = ["built_model", "label_spec", "probe_output"]
+__all__ = ["built_model", "label_spec", "probe_output", "torch_optimizer"]
 
 
 def built_model(
@@ -66,3 +68,21 @@ def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: I
     classes = output_shape[-1]
     shape = (math.prod(output_shape[:-1]),) if loss == "cross_entropy" else output_shape[:-1]
     return InputSpec("labels", shape, "int64", 0, classes)
+
+
+def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+    """The ``torch.optim`` optimizer that ``spec`` describes."""
+    match spec.kind:
+        case "sgd":
+            return torch.optim.SGD(params, lr=spec.lr, weight_decay=spec.weight_decay)
+        case "sgd_momentum":
+            return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
+        case "adam":
+            return torch.optim.Adam(
+                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
+            )
+        case "adamw":
+            return torch.optim.AdamW(
+                params, lr=spec.lr, betas=(spec.beta1, spec.beta2), eps=spec.eps, weight_decay=spec.weight_decay
+            )
+    raise AssertionError(spec.kind)

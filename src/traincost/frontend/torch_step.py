@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -107,8 +108,6 @@ def trace_step(
         ConfigError: the module's forward fails on its inputs or the loss does not fit its output.
         GraphError: torch cannot trace the step (the first line of its error, naming the op).
     """
-    import json  # noqa: PLC0415
-
     options = dict(options or {})
     arch, specs, module, inputs = built_model(model, batch=batch, seed=seed, options=options)
     name = arch.name
@@ -145,6 +144,7 @@ def trace_step(
         "input_shape": json.dumps(list(specs[0].shape)),
         "optimizer": optimizer.kind,
         "optimizer_hyperparameters": json.dumps(optimizer.hyperparameters(), sort_keys=True),
+        "stage": "train_step",
         "frontend": "torch",
     }
     log.info("traced %s: %d nodes, %d parameters", name, len(graph.graph.nodes), len(params))

@@ -13,9 +13,9 @@ import torch
 
 from traincost import models
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.optimizer_check import torch_optimizer
+from traincost.frontend.torch_model import torch_optimizer
 
-__all__ = ["measure_torch_memory", "torch_optimizer"]
+__all__ = ["measure_torch_memory"]
 
 
 def measure_torch_memory(
