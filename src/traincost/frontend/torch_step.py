@@ -60,8 +60,8 @@ class TracedStep:
         inputs: the name of each graph input: every parameter, buffer and optimizer state (``<param>.<state>``), the
             step count ``optimizer.step`` (Adam), then the batch's inputs and its labels.
         outputs: ``loss``, every gradient ``<param>_grad``, every updated parameter and state (``<name>.updated``).
-        feeds: the tensors the step was traced with, by input name (the module's initial weights, zero states, step 1,
-            a batch drawn with the seed).
+        feeds: the tensors the step was traced with, by input name (the module's initial weights and buffers, zero
+            states, step 1, a batch drawn with the seed); the module's own tensors, not to be written.
         params: the parameters, in the module's order.
         buffers: the buffers, in the module's order.
         module: the module (in training mode), for the check against eager torch.
@@ -112,18 +112,23 @@ def trace_step(
     arch, specs, module, inputs = built_model(model, batch=batch, seed=seed, options=options)
     name = arch.name
     module.train()
-    state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    buffers_as_built = {n: b.detach().clone() for n, b in module.named_buffers()}
     output = probe_output(module, inputs, name)  # moves BatchNorm statistics: restored below
-    module.load_state_dict(state)
+    with torch.no_grad():
+        for n, b in module.named_buffers():
+            b.copy_(buffers_as_built[n])
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     inputs[labels.name] = torch.from_numpy(draw_tensors([*specs, labels], seed=seed)[labels.name])
     loss_fn = _loss_function(arch.loss, classes=output.shape[-1] if output.dim() else 1)
     params = tuple(n for n, _ in module.named_parameters())
     buffers = tuple(n for n, _ in module.named_buffers())
-    feeds: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in module.named_parameters()}
-    feeds |= {n: b.detach().clone() for n, b in module.named_buffers()}
+    # the module's own tensors (tracing fakes them and the check copies what it changes), and zero states that take
+    # no memory (one zero broadcast to each shape: the check draws states of its own)
+    feeds: dict[str, torch.Tensor] = {n: p.detach() for n, p in module.named_parameters()}
+    feeds |= {n: b.detach() for n, b in module.named_buffers()}
+    zero = torch.zeros((), dtype=torch.float32)
     for p in params:
-        feeds |= {state_input_name(p, s): torch.zeros_like(feeds[p]) for s in optimizer.states}
+        feeds |= {state_input_name(p, s): zero.expand(feeds[p].shape) for s in optimizer.states}
     if optimizer.kind in ("adam", "adamw"):
         feeds[STEP_INPUT] = torch.ones((), dtype=torch.float32)
     feeds |= inputs
@@ -131,7 +136,7 @@ def trace_step(
     outputs = ("loss", *(f"{p}_grad" for p in params), *(updated_name(p) for p in params))
     outputs += tuple(updated_name(state_input_name(p, s)) for p in params for s in optimizer.states)
     step = _Step(module, params=params, buffers=buffers, batch=tuple(inputs), loss_fn=loss_fn, optimizer=optimizer)
-    graph = step.trace([feeds[n].clone() for n in names], name)  # tracing marks the parameters as requiring grad
+    graph = step.trace([feeds[n] for n in names], name)
     meta = {
         "model": name,
         "batch": str(batch),
