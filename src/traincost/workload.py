@@ -65,6 +65,7 @@ __all__ = [
     "TENSOR_KINDS",
     "write_table",
     "read_table",
+    "made_kind",
     "spatial_loops",
 ]
 
@@ -103,6 +104,18 @@ TENSOR_KINDS = (
 _META_KEY = b"traincost"
 # the tensors columns the cost model, the liveness analysis and the studies read
 _TENSOR_COLUMNS = ("tensor", "name", "kind", "dtype_bytes", "bytes", "producer", "consumers", "updates")
+
+
+def made_kind(phase: str) -> str:
+    """The kind of a tensor an op of ``phase`` makes (no other rule names it): an activation in the forward pass or a
+    recompute, a gradient in the backward pass, else a temporary (the optimizer's)."""
+    match phase:
+        case "forward" | "recompute":
+            return "activation"
+        case "backward":
+            return "gradient"
+        case _:
+            return "temporary"
 
 
 def spatial_loops(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:

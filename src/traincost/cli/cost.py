@@ -86,8 +86,8 @@ def cost_commands(command: Command) -> None:
     cmd = command(
         "cost",
         _cmd_cost,
-        "one command from a model to its training cost: export, training graph, decomposition checked by "
-        "execution, lowering, memory and the schedule on one hardware description",
+        "one command from a model to its training cost: the training step (traced by torch, or through ONNX and ONNX "
+        "Runtime Training), its check by execution, lowering, memory and the schedule on one hardware description",
     )
     add_model_args(cmd, positional=True)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML, costed at its defaults (config/hardware/)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from traincost.cli.arguments import (
     Command,
@@ -19,6 +20,9 @@ from traincost.cli.arguments import (
 )
 from traincost.errors import in_file
 from traincost.frontend import ATTENTION_CHOICES
+
+if TYPE_CHECKING:
+    from traincost.workload import Workload
 
 __all__ = ["frontend_commands"]
 
@@ -105,9 +109,7 @@ def _cmd_lower(args: argparse.Namespace) -> None:
     if chosen:
         print(attention_line(chosen, args.attention))
     workload.write(args.ops, args.tensors)
-    summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
-    summary["ops"] = workload.ops.groupby("phase").size()
-    print(summary.to_string())
+    _print_phases(workload)
 
 
 def _decompose_args(cmd: argparse.ArgumentParser) -> None:
@@ -143,6 +145,11 @@ def _cmd_trace_step(args: argparse.Namespace) -> None:
     workload.write(args.ops, args.tensors)
     write_table(check.table(), args.verification, {"graph": step.meta["model"]})
     print(check.summary())
+    _print_phases(workload)
+
+
+def _print_phases(workload: Workload) -> None:
+    """Per phase: the lowered step's MACs, elementwise operations and ops."""
     summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
     summary["ops"] = workload.ops.groupby("phase").size()
     print(summary.to_string())

@@ -16,7 +16,7 @@ from traincost.frontend.decompose import is_primitive
 from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
 from traincost.frontend.saved import saved_for_backward
 from traincost.frontend.shapes import TensorType, tensor_types
-from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, spatial_loops
+from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, made_kind, spatial_loops
 
 __all__ = ["lower", "op_kind", "saved_for_backward"]
 
@@ -239,13 +239,7 @@ def _tensor_kind(
         return "output"
     if name.endswith("_grad") and base.removesuffix("_grad") in params:
         return "weight_grad"
-    match phase_of_op[made_by]:
-        case "forward" | "recompute":
-            return "activation"
-        case "backward":
-            return "gradient"
-        case _:
-            return "temporary"
+    return made_kind(phase_of_op[made_by])
 
 
 def _loops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> tuple[dict[str, int], int]:

@@ -24,7 +24,7 @@ import torch
 from traincost.errors import GraphError
 from traincost.frontend.saved import saved_for_backward
 from traincost.frontend.torch_step import SHARED_LAYER, STEP_META, TracedStep
-from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, spatial_loops
+from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, made_kind, spatial_loops
 
 __all__ = ["lower_step", "ONNX_OP_TYPES"]
 
@@ -215,7 +215,7 @@ class _Lowering:
         tensors["consumers"] = consumers
         phase = ops["phase"].to_numpy()
         made_by = tensors["producer"].to_numpy()
-        tensors["kind"] = [kind or _made_kind(phase[producer]) for kind, producer in zip(tensors["kind"], made_by, strict=True)]
+        tensors["kind"] = [kind or made_kind(phase[producer]) for kind, producer in zip(tensors["kind"], made_by, strict=True)]
         own = tensors["kind"].isin(["activation", "gradient", "temporary"]).to_numpy()
         roots = pd.Series(self.root)
         tensors["view_of"] = [int(r) if keep and r != t else -1 for t, (r, keep) in enumerate(zip(roots, own, strict=True))]
@@ -505,16 +505,6 @@ def _attention_sizes(node: torch.fx.Node, *, first: int = 0) -> tuple[int, int, 
     ``first`` and ``first + 1``)."""
     q, k = (arg.meta["val"].shape for arg in node.args[first : first + 2])
     return math.prod(q[:-2]), q[-2], k[-2], q[-1]
-
-
-def _made_kind(phase: str) -> str:
-    match phase:
-        case "forward" | "recompute":
-            return "activation"
-        case "backward":
-            return "gradient"
-        case _:
-            return "temporary"
 
 
 def _window(stride: Sequence[int], dilation: Sequence[int]) -> dict[str, int]:
