@@ -193,6 +193,7 @@ class _Lowering:
         self.current: dict[torch.fx.Node, int] = {}  # fx value → its latest tensor version
         self.items: dict[tuple[torch.fx.Node, int], int] = {}  # (tuple-returning node, index) → tensor
         self.root: list[int] = []  # per tensor: the tensor that owns its storage
+        self.owners: dict[str, str] = {}  # per tensor name: the layer of the first forward op that reads it
 
     def workload(self) -> Workload:
         graph = self.step.graph.graph
@@ -279,11 +280,11 @@ class _Lowering:
 
     def _owner(self, param: str) -> str:
         """The optimizer's layer for ``param``: the first forward op that reads it (a shared weight: where it is read first)."""
-        t = self.step.inputs.index(param)
-        for row in self.ops:
-            if row["phase"] == "forward" and t in row["inputs"]:
-                return row["layer"]
-        return SHARED_LAYER
+        if not self.owners:  # the optimizer's ops come after every forward op
+            for row in self.ops:
+                for t in row["inputs"] if row["phase"] == "forward" else ():
+                    self.owners.setdefault(self.tensors[t]["name"], row["layer"])
+        return self.owners.get(param, SHARED_LAYER)
 
     def _inputs(self, node: torch.fx.Node) -> list[int]:
         ids = []
