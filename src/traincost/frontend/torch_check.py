@@ -119,7 +119,7 @@ def _eager(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.nd
         loss.backward()
     named = dict(module.named_parameters())
     values = {"loss": loss.detach().numpy()}
-    values |= {f"{name}_grad": p.grad.detach().numpy().copy() for name, p in named.items()}
+    values |= {f"{name}_grad": p.grad.detach().numpy() for name, p in named.items()}  # torch.optim reads, never writes, them
     optimizer.step()
     values |= {updated_name(name): p.detach().numpy() for name, p in named.items()}
     for name, p in named.items():
