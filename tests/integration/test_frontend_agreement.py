@@ -15,6 +15,10 @@ from traincost.frontend.torch_step import trace_step
 pytestmark = pytest.mark.ort
 
 SLOW = pytest.mark.slow
+# Where torch's derivative formula reads an op's input and ONNX Runtime's gradient op its output, torch saves one more
+# tensor: Tiny-YOLOv3's LeakyReLUs (leaky_relu_backward reads self; LeakyReluGrad reads Y), whose inputs are the
+# BatchNorm outputs, 23.8 MB at batch 1 (torch's own saved_tensors_hooks agree with the torch front end to 0.03 %).
+READS_ITS_INPUT = {"tiny_yolov3": "aten::leaky_relu"}
 
 
 @pytest.mark.parametrize(
@@ -35,5 +39,13 @@ def test_both_front_ends_agree_on_a_zoo_network(chain, name: str, batch: int, op
     step = trace_step(name, batch=batch, seed=0, optimizer=OPTIMIZERS[optimizer])
     check = verify_step(step)  # raises naming the tensor if the traced step computes something else
     assert sum(t.held for t in check.tensors) >= len(check.tensors) // 2
-    table = frontend_agreement(lower_step(step), onnx_workload)
+    torch_workload = lower_step(step)
+    table = frontend_agreement(torch_workload, onnx_workload).set_index("total")
+    if name in READS_ITS_INPUT:  # torch keeps the op's input for its backward, ONNX Runtime's gradient its output
+        tensors, ops = torch_workload.tensors, torch_workload.ops
+        inputs = [row.inputs[0] for row in ops[ops["op_type"] == READS_ITS_INPUT[name]].itertuples()]
+        kept = int(tensors.loc[inputs].query("saved_for_backward")["bytes"].sum())
+        saved = table.loc["saved_activation_bytes"]
+        assert saved["torch"] - saved["onnx"] == pytest.approx(kept, rel=0.01)
+        table = table.drop("saved_activation_bytes")
     assert table["within"].all(), table.to_string()
