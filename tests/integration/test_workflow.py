@@ -111,7 +111,7 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "sweeps/edge/training/shard1-of-2.parquet",
         "figure10.pdf",
         "fusion/solver_runs.parquet",
-        "fusion/training/limit4_typed.png",
+        "fusion/training/fused_training_limit4_typed.png",
         "figure11.pdf",
         "figure12.png",
         "checkpoint/milp.parquet",

@@ -15,7 +15,7 @@ from traincost.cost import op_table
 from traincost.cost.optable import MAC_KINDS
 from traincost.hardware import load_hardware
 from traincost.optimize.fusion import FusionProblem, solve_fusion
-from traincost.plots.fusion import _fit_labels
+from traincost.plots.fusion import _fit_labels, _overflow_note
 from traincost.schedule import SchedulePlan
 from traincost.schedule.fusion_memory import (
     core_capacity_bytes,
@@ -109,7 +109,8 @@ def test_figure10_labels_a_strategy_that_does_not_fit() -> None:
             "fusion_fits": [False, True, True],
         }
     )
-    assert list(_fit_labels(table)) == ["manual\ndoes not fit:\ntraining"] * 2 + ["limit4"]
+    assert list(_fit_labels(table)) == ["manual †"] * 2 + ["limit4"]
+    assert _overflow_note(table).endswith("do not fit on-chip memory (their groups run unfused): manual (training)")
 
 
 def test_the_commands_default_resident_fraction_is_the_plans() -> None:

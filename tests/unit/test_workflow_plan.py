@@ -153,7 +153,7 @@ def test_the_quick_config_plans_its_paths(in_repo: None) -> None:
     outputs = plan.final_outputs()
     assert len(outputs) == len(set(outputs))
     assert {"results/monet/claims.csv", "results/mtrain/compare.csv", "results/tiered/compare.csv"} <= set(outputs)
-    assert "results/monet/fusion/training/limit8_typed.png" in outputs
+    assert "results/monet/fusion/training/fused_training_limit8_typed.png" in outputs
 
 
 def test_an_mtrain_ablation_reruns_only_what_its_assumption_changes(in_repo: None) -> None:

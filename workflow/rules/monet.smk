@@ -373,7 +373,7 @@ rule fused_graph_picture:
         groups="results/monet/fusion/{step}/limit{limit}_{types}.json",
     output:
         png=report(
-            "results/monet/fusion/{step}/limit{limit}_{types}.png",
+            "results/monet/fusion/{step}/fused_{step}_limit{limit}_{types}.png",
             caption="../report/fused_graph.rst",
             category="MONET",
             subcategory="Figures",

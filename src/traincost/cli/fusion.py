@@ -112,7 +112,8 @@ def _cmd_plot_fused_graph(args: argparse.Namespace) -> None:
 
     workload = Workload.read(args.ops, args.tensors)
     table = op_table(workload, phases=STEP_PHASES[args.step])
-    plot_fused_graph(table, read_fused_groups(args.groups), [Path(p) for p in args.out], title=args.title)
+    layers = workload.ops.set_index("op").loc[table.op, "layer"].astype(str).tolist()
+    plot_fused_graph(table, layers, read_fused_groups(args.groups), [Path(p) for p in args.out], title=args.title)
 
 
 def fusion_commands(command: Command) -> None:

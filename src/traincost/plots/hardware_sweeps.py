@@ -7,6 +7,8 @@ orders of magnitude of compute.
 
 from __future__ import annotations
 
+import logging
+import math
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,9 +16,13 @@ from pathlib import Path
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.backend_bases import FigureCanvasBase
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.ticker import Locator, LogFormatterSciNotation, LogLocator, MaxNLocator, NullFormatter
 
 from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.errors import ConfigError
@@ -26,9 +32,13 @@ from traincost.tables import require_columns
 __all__ = [
     "plot_energy_latency",
     "plot_compute_resources",
+    "overlapping_tick_labels",
+    "readable_log_ticks",
     "save_figure",
     "wrapped_suptitle",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def plot_energy_latency(
@@ -57,7 +67,9 @@ def plot_energy_latency(
             ylabel="energy (pJ)",
             title=f"{step} ({len(table)} configurations)",
         )
+        readable_log_ticks(ax)
         ax.legend(title=hue_label, fontsize=6, title_fontsize=7, loc="upper right")
+        _whole_number_legend(ax)
     fig.suptitle(title)
     save_figure(fig, outputs)
 
@@ -74,7 +86,9 @@ def plot_compute_resources(steps: Sequence[tuple[str, pd.DataFrame]], *, outputs
             ax = axes[row][column]
             _scatter(ax, table, x="total_compute", y=metric, hue="pe_compute", norm=norm, discrete=False)
             ax.set(xscale="log", yscale="log", xlabel="compute resources U·L·n_PEs", ylabel=label, title=step)
+            readable_log_ticks(ax)
             ax.legend(title="U·L per PE", fontsize=6, title_fontsize=7, loc="upper right")
+            _whole_number_legend(ax)
     fig.suptitle(title)
     save_figure(fig, outputs)
 
@@ -84,6 +98,68 @@ def _scatter(ax: Axes, table: pd.DataFrame, *, x: str, y: str, hue: str, norm: L
     sns.scatterplot(
         data=table, x=x, y=y, hue=hue, hue_norm=norm, palette=palette, s=6, linewidth=0, alpha=0.6, ax=ax, rasterized=True
     )
+
+
+def _whole_number_legend(ax: Axes) -> None:
+    """Legend values that are whole numbers written as such: seaborn labels a continuous hue "16.0", "64.0"."""
+    for text in ax.get_legend().get_texts():
+        try:
+            value = float(text.get_text())
+        except ValueError:
+            continue
+        if value.is_integer():
+            text.set_text(f"{int(value):,}")
+
+
+# log-axis tick positions per decade, by how many decades the axis spans: the fewer decades, the more positions, so
+# that a sweep spanning less than a decade still gets two or more labels (matplotlib's default labels only the one
+# power of ten inside it, or crowds the minor ticks with labels)
+_LOG_SUBS_BY_DECADES = ((2.0, (1.0,)), (0.7, (1.0, 2.0, 5.0)), (0.3, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)))
+
+
+def _log_locator(decades: float) -> Locator:
+    """Ticks for a log axis spanning ``decades``; under a third of a decade the axis is nearly linear: four steps."""
+    for least, subs in _LOG_SUBS_BY_DECADES:
+        if decades >= least:
+            return LogLocator(subs=subs)
+    return MaxNLocator(nbins=4)
+
+
+def readable_log_ticks(ax: Axes) -> None:
+    """Label the log axes of ``ax`` as their span needs (at least two labels, none crowded), minor ticks unlabelled."""
+    for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() != "log" or low <= 0 or high <= 0:
+            continue
+        axis.set_major_locator(_log_locator(abs(math.log10(high / low))))
+        # thresholds at infinity: label every tick the locator places, not only the powers of ten
+        axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False, minor_thresholds=(math.inf, math.inf)))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _drawn_tick_labels(axis: Axis) -> list[Text]:
+    """The tick labels of ``axis`` a drawing shows: visible, with text, at a tick inside the view."""
+    low, high = sorted(axis.get_view_interval())
+    ticks = axis.get_major_ticks(len(axis.get_majorticklocs())) + axis.get_minor_ticks(len(axis.get_minorticklocs()))
+    labels = [(tick.label1, tick.label2) for tick in ticks if low <= tick.get_loc() <= high]
+    return [label for pair in labels for label in pair if label.get_visible() and label.get_text()]
+
+
+def overlapping_tick_labels(fig: Figure) -> list[str]:
+    """Every pair of tick labels of ``fig`` whose boxes overlap once drawn, as "panel title, x axis: 'a' and 'b'"."""
+    canvas = FigureCanvasAgg(fig)  # a figure made as Figure() has no renderer to measure text with
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in _drawn_tick_labels(axis)]
+            for i, (text, box) in enumerate(boxes):
+                found += [
+                    f"{ax.get_title() or 'untitled panel'}, {name} axis: {text!r} and {other!r}"
+                    for other, other_box in boxes[i + 1 :]
+                    if box.overlaps(other_box)
+                ]
+    return found
 
 
 _TITLE_CHARS_PER_IN = {"medium": 12.5, "large": 10.0}  # characters of a suptitle per inch of figure, with margin
@@ -105,6 +181,8 @@ def save_figure(fig: Figure, outputs: Sequence[Path]) -> None:
     for path in outputs:
         if Path(path).suffix.lstrip(".").lower() not in formats:
             raise ConfigError(f"{path}: {Path(path).suffix or 'no suffix'} is not a figure format ({', '.join(sorted(formats))})")
+    for overlap in overlapping_tick_labels(fig):
+        log.warning("%s: tick labels overlap (%s)", Path(outputs[0]).name if outputs else "figure", overlap)
     for path in outputs:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=200)

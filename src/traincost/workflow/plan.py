@@ -440,7 +440,7 @@ class Plan:
             outputs += _expand("results/monet/figure10.{ext}", ext=["png", "pdf"])
             outputs.append("results/monet/fusion/solver_runs.parquet")
             limit = max(self.config["monet_fusion"]["limits"])
-            pattern = "results/monet/fusion/{step}/limit{limit}_{types}.png"
+            pattern = "results/monet/fusion/{step}/fused_{step}_limit{limit}_{types}.png"
             outputs += _expand(pattern, step=STEPS, limit=[limit], types=self.fusion_types[:1])
         if self.config.get("mtrain") is not None:
             outputs += self.mtrain_outputs()
