@@ -373,7 +373,9 @@ tr.agree { background: #dcfce7; }
 tr.disagree { background: #fee2e2; }
 tr.unchecked { background: #f1f5f9; color: #475569; }
 td.verdict { font-weight: 600; white-space: nowrap; }
-td { max-width: 36em; }
+td { overflow-wrap: anywhere; }
+td.claim { min-width: 13em; }
+.context, .kind, .note { font-size: 11px; color: #475569; font-weight: normal; }
 .legend span { padding: 1px 6px; margin-right: 6px; border: 1px solid #cbd5e1; }
 """
 
@@ -395,8 +397,22 @@ def _cell(value: object) -> str:
     return f"<td>{html.escape(str(value))}</td>"
 
 
+def _stacked_cell(markup: str, below: str, below_class: str, *, css: str) -> str:
+    """A cell of ``markup`` with ``below`` (text, escaped here) in small print under it, if any."""
+    under = f'<div class="{below_class}">{html.escape(below)}</div>' if below else ""
+    return f'<td class="{css}">{markup}{under}</td>'
+
+
+def _context_text(row: pd.Series, context: Sequence[str]) -> str:
+    """The row's context values as "figure: Figure 9 · workload: average", each named by its column."""
+    return " · ".join(f"{name}: {row[name]}" for name in context if row[name])
+
+
 def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
     """A standalone HTML page of one comparison, every row coloured by whether it agrees.
+
+    Six columns, so that the table fits the report's frame beside its caption (about 700 px): the row's kind under
+    its verdict, its context (model, figure, metric, ...) under the claim, its note under the check.
 
     Args:
         study: which study.
@@ -406,24 +422,21 @@ def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
     count = count_agreement(frame)
     context = [c for c in study.context if frame[c].astype(bool).any()]
     has_note = bool(frame["note"].astype(bool).any())
-    columns: Sequence[str] = [
-        "agrees",
-        "kind",
-        "claim_name",
-        *context,
-        "paper",
-        "ours",
-        "magnitude",
-        "check",
-        *(["note"] if has_note else []),
-    ]
-    head = "".join(f"<th>{html.escape(c.removesuffix('_name'))}</th>" for c in columns)
+    head = "".join(f"<th>{name}</th>" for name in ("agrees", "claim", "paper", "ours", "magnitude", "check"))
     body = []
     for _, row in frame.iterrows():
         flag = row["agrees"] if row["kind"] == "claim" else pd.NA
         kind, verdict = _ROW_KINDS[None if flag is pd.NA else bool(flag)]
-        cells = [f'<td class="verdict">{verdict}</td>']
-        cells += [_cell(_verdict(row[c]) if c == "magnitude" else row[c]) for c in columns[1:]]
+        where = _context_text(row, context)
+        note = row["note"] if has_note else ""
+        cells = [
+            _stacked_cell(verdict, row["kind"], "kind", css="verdict"),
+            _stacked_cell(html.escape(row["claim_name"]), where, "context", css="claim"),
+            _cell(row["paper"]),
+            _cell(row["ours"]),
+            _cell(_verdict(row["magnitude"])),
+            _stacked_cell(html.escape(row["check"]), note, "note", css="check"),
+        ]
         body.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(study.title)}: paper vs ours</title>
