@@ -5,12 +5,17 @@
 Checks, each printed with its count:
 
 1. static: the report's ``results`` table parses; every image result is a data URI (self-contained, no
-   file links) that decodes to a PNG/SVG with a size; every result has a caption and no caption holds
-   unrendered Jinja (``{{``, ``{%``); the agreement pages (``agreement.html``) carry coloured rows.
+   file links) that decodes to a PNG/SVG with a size; every result has a caption, no caption holds
+   unrendered Jinja (``{{``, ``{%``), every caption states this run's config values (its ``This run``
+   sentence) and every figure's caption names the paper's figure or table; the agreement pages
+   (``agreement.html``) carry coloured rows and their "N of M claims agree" line.
 2. in Chromium: a copy of the report with a probe script appended loads every image data URI into an
    ``Image`` (``naturalWidth`` > 0 proves the browser decoded it), then asks the report's own app to
    show one figure with its caption. ``--dump-dom`` of that page must contain the probe's verdict and
-   the report's ``<img>`` with a ``data:image`` source.
+   the report's ``<img>`` with a ``data:image`` source. Then each agreement page is shown in the report's
+   own view in a 1,400 px wide window, with a script added to the page that measures its table against
+   the page (the report's ``<iframe>``) and posts the numbers to the report: the table must be whole
+   (no wider than the frame, so nothing is cropped); its tallest row is printed.
 3. screenshots, to look at: ``<out>/report.png`` (a figure with its caption, ``--show`` picks which)
    and ``<out>/report_agreement.png`` (the last agreement page, as the report shows it).
 
@@ -59,6 +64,36 @@ window.addEventListener("load", function () {
 });
 </script>
 """
+
+# added to an agreement page inside the probe copy of the report: the page is a data: URI in an <iframe>, which the
+# report cannot read, so the page measures itself and posts the numbers to the report
+TABLE_PROBE = """
+<script id="bench-table-probe">
+window.addEventListener("load", function () {
+  const table = document.querySelector("table");
+  const rows = Array.from(document.querySelectorAll("tbody tr"));
+  parent.postMessage({bench: "table", frameWidth: document.documentElement.clientWidth,
+    tableWidth: table ? Math.ceil(table.getBoundingClientRect().width) : 0, scrollWidth: document.documentElement.scrollWidth,
+    tallestRow: Math.max(0, ...rows.map(r => Math.round(r.getBoundingClientRect().height)))}, "*");
+});
+</script>
+"""
+
+# in the report: writes what the agreement page posted into the DOM, for --dump-dom
+TABLE_LISTENER = """
+<script id="bench-table-listener">
+window.addEventListener("message", function (event) {
+  if (!event.data || event.data.bench !== "table") return;
+  const pre = document.createElement("pre");
+  pre.id = "bench-table-result";
+  pre.style.display = "none";
+  pre.textContent = JSON.stringify(event.data);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+TABLE_WINDOW = "1400,1000"  # a laptop-sized window, where the report gives the frame about half its width
 
 ROW_CLASS = re.compile(r'<tr class="(agree|disagree|unchecked)">')
 
@@ -139,32 +174,75 @@ def static_checks(results: dict[str, dict], checks: Checks) -> tuple[list[str], 
     checks.check(not no_caption, f"every result has a caption {no_caption or ''}")
     raw_jinja = [p for p, r in results.items() if "{{" in (r.get("caption") or "") or "{%" in (r.get("caption") or "")]
     checks.check(not raw_jinja, f"no caption holds unrendered Jinja {raw_jinja or ''}")
-    with_config = [p for p, r in results.items() if "This run" in (r.get("caption") or "")]
-    print(f"  captions stating this run's config values: {len(with_config)} of {len(results)}")
+    without_config = [p for p, r in results.items() if "This run" not in (r.get("caption") or "")]
+    stating = len(results) - len(without_config)
+    stated = f"{stating} of {len(results)} captions state this run's config values {without_config or ''}"
+    checks.check(not without_config, stated)
     naming = [p for p in images if re.search(r"(Figure|Table) \w+", results[p].get("caption") or "")]
     checks.check(len(naming) == len(images), f"{len(naming)} of {len(images)} figure captions name a paper figure or table")
     for page in pages:
         _, data = _decode(results[page]["data_uri"])
         rows = ROW_CLASS.findall(data.decode("utf-8"))
-        summary = re.search(r"<b>(\d+ of \d+ checks agree)</b>", data.decode("utf-8"))
+        summary = re.search(r"<b>(\d+ of \d+ claims agree[^<]*)</b>", data.decode("utf-8"))
         counts = {kind: rows.count(kind) for kind in ("agree", "disagree", "unchecked")}
         agree = summary.group(1) if summary else "no summary line"
         checks.check(bool(rows) and summary is not None, f"{page}: {agree}; rows coloured {counts}")
     return images, pages
 
 
-def _probe_page(text: str, folder: Path, show: str) -> str:
-    """A copy of the report with the probe appended, showing ``show``; returns its file URL."""
+def _probe_page(text: str, folder: Path, show: str, *, extra: str = "") -> str:
+    """A copy of the report with the probe (and ``extra``) appended, showing ``show``; returns its file URL."""
     end = text.rfind("</body>")  # the last one: bundled scripts hold "</body>" in strings
     page = folder / f"probe{abs(hash(show))}.html"
-    page.write_text(text[:end] + PROBE.replace("SHOW_PATH", json.dumps(show)) + text[end:], encoding="utf-8")
+    page.write_text(text[:end] + extra + PROBE.replace("SHOW_PATH", json.dumps(show)) + text[end:], encoding="utf-8")
     return page.as_uri()
 
 
-def browser_checks(
-    text: str, images: list[str], pages: list[str], checks: Checks, *, out: Path, show: str, budget_ms: int
+def _with_table_probe(text: str, data_uri: str) -> str | None:
+    """The report with one agreement page's data URI replaced by the same page plus :data:`TABLE_PROBE`; None if absent."""
+    if text.count(data_uri) != 1:
+        return None
+    mime, data = _decode(data_uri)
+    page = data.decode("utf-8")
+    end = page.rfind("</body>")
+    probed = (page[:end] + TABLE_PROBE + page[end:]).encode("utf-8")
+    return text.replace(data_uri, f"data:{mime};charset=utf-8;base64,{base64.b64encode(probed).decode()}")
+
+
+def table_checks(
+    text: str, results: dict[str, dict], pages: list[str], checks: Checks, *, chromium: str, folder: Path, budget_ms: int
 ) -> None:
-    """Load the report in headless Chromium: decode every figure, show one figure and one agreement page, screenshot both."""
+    """Each agreement page shown in the report's view at :data:`TABLE_WINDOW`: its table whole, none of it cropped."""
+    for page in pages:
+        probed = _with_table_probe(text, results[page]["data_uri"])
+        if probed is None:
+            checks.check(False, f"{page}: its data URI is in the report once (to add the table probe to)")
+            continue
+        url = _probe_page(probed, folder, page, extra=TABLE_LISTENER)
+        dom = _run_chromium(chromium, url, "--dump-dom", f"--window-size={TABLE_WINDOW}", budget_ms=budget_ms).stdout
+        found = re.search(r'<pre id="bench-table-result"[^>]*>(.*?)</pre>', dom, re.S)
+        if not found:
+            checks.check(False, f"{page}: the table probe reported from the report's view")
+            continue
+        size = json.loads(html.unescape(found.group(1)))
+        whole = 0 < size["tableWidth"] <= size["frameWidth"] and size["scrollWidth"] <= size["frameWidth"]
+        measured = f"table {size['tableWidth']} px (page {size['scrollWidth']} px) in a {size['frameWidth']} px frame"
+        checks.check(whole, f"{page}: the table is whole in the report at a {TABLE_WINDOW} window: {measured}")
+        print(f"      tallest row: {size['tallestRow']} px")
+
+
+def browser_checks(
+    text: str,
+    results: dict[str, dict],
+    images: list[str],
+    pages: list[str],
+    checks: Checks,
+    *,
+    out: Path,
+    show: str,
+    budget_ms: int,
+) -> None:
+    """Load the report in headless Chromium: decode every figure, show one figure and every agreement page, screenshot two."""
     chromium = _chromium()
     out.mkdir(parents=True, exist_ok=True)
     version = subprocess.run([chromium, "--version"], capture_output=True, text=True, check=False).stdout.strip()
@@ -193,8 +271,9 @@ def browser_checks(
             framed = re.findall(r'<iframe[^>]+src="data:text/html[^"]{100,}', dom)
             checks.check(bool(framed), f"the report shows {pages[-1]} in its own view (<iframe src=data:text/html...>)")
             shot = out / "report_agreement.png"
-            _run_chromium(chromium, url, f"--screenshot={shot}", "--window-size=1600,1000", budget_ms=budget_ms)
+            _run_chromium(chromium, url, f"--screenshot={shot}", f"--window-size={TABLE_WINDOW}", budget_ms=budget_ms)
             checks.check(shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot}")
+        table_checks(text, results, pages, checks, chromium=chromium, folder=Path(tmp), budget_ms=budget_ms)
 
 
 def main() -> None:
@@ -208,8 +287,9 @@ def main() -> None:
     checks = Checks()
     print(f"{args.report} ({args.report.stat().st_size / 1e6:.1f} MB)")
     print("static checks:")
-    images, pages = static_checks(_results_table(text), checks)
-    browser_checks(text, images, pages, checks, out=args.out, show=args.show, budget_ms=args.budget_ms)
+    results = _results_table(text)
+    images, pages = static_checks(results, checks)
+    browser_checks(text, results, images, pages, checks, out=args.out, show=args.show, budget_ms=args.budget_ms)
     if checks.failed:
         print(f"{len(checks.failed)} check(s) failed")
         sys.exit(1)
