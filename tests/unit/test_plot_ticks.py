@@ -138,6 +138,9 @@ def test_fused_graph_rows_are_module_blocks_and_ticks_do_not_overlap(tmp_path: P
     groups = [list(range(start, start + 4)) for start in range(0, len(table) - 4, 6)]
     plot_fused_graph(table, layers, groups, [tmp_path / "fused.png"], title="training, limit 4")  # type: ignore[arg-type]
     assert (tmp_path / "fused.png").stat().st_size > 10_000
+    forward = table.phase == "forward"  # inference: one panel
+    inference = _Ops(op=table.op[forward], phase=table.phase[forward])
+    plot_fused_graph(inference, layers[: len(inference)], groups[:10], [tmp_path / "inference.png"], title="inference, limit 8")  # type: ignore[arg-type]
     assert _overlaps(caplog) == []
 
 

@@ -12,7 +12,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from traincost.cost.optable import OpTable
-from traincost.plots.hardware_sweeps import readable_log_ticks, save_figure
+from traincost.plots.hardware_sweeps import readable_log_ticks, save_figure, wrapped_suptitle
 
 __all__ = ["module_blocks", "plot_fusion_strategies", "plot_fused_graph"]
 
@@ -68,6 +68,8 @@ def _overflow_note(table: pd.DataFrame) -> str:
 _MAX_BLOCKS = 24
 _MIN_PANEL_OPS = 16  # a phase with few ops per block (the optimizer's) still gets a panel as wide as its title
 _OPS_PER_TICK = 10
+_MIN_WIDTH_IN = 8.0  # inference has one panel: the title and the axis label still fit
+_MAX_WIDTH_IN = 24.0
 _UNFUSED = (0.85, 0.85, 0.85, 1.0)
 _EMPTY = (1.0, 1.0, 1.0, 0.0)
 
@@ -109,7 +111,8 @@ def plot_fused_graph(
     # panel widths in ops, at least enough for the panel's title: one op per cell at the same size in every panel
     widths = [max(_MIN_PANEL_OPS, int(frame.loc[frame["phase"] == phase, "column"].max()) + 1) for phase in phases]
     palette = sns.color_palette("tab10")
-    fig = Figure(figsize=(min(24.0, 3.0 + 0.1 * sum(widths)), 1.5 + 0.28 * len(blocks)), layout="constrained")
+    width_in = min(_MAX_WIDTH_IN, max(_MIN_WIDTH_IN, 3.0 + 0.1 * sum(widths)))
+    fig = Figure(figsize=(width_in, 1.5 + 0.28 * len(blocks)), layout="constrained")
     axes = fig.subplots(1, len(phases), squeeze=False, sharey=True, width_ratios=widths)[0]
     for ax, phase, width in zip(axes, phases, widths, strict=True):
         image = np.tile(np.array(_EMPTY), (len(blocks), width, 1))
@@ -122,7 +125,7 @@ def plot_fused_graph(
         ax.set_xticks(range(0, width, _OPS_PER_TICK))
     fused = int((frame["group"] >= 0).sum())
     fig.supxlabel("op of the module block, in execution order (one cell per op)")
-    fig.suptitle(f"{title}: {len(groups)} fused subgraphs, {fused} of {len(table)} ops fused (grey: unfused)")
+    wrapped_suptitle(fig, f"{title}: {len(groups)} fused subgraphs, {fused} of {len(table)} ops fused (grey: unfused)")
     save_figure(fig, outputs)
 
 
