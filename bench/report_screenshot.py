@@ -106,6 +106,12 @@ def _chromium() -> str:
     sys.exit("no Chromium found: apt-get install -y chromium")
 
 
+# a headless Chromium on a loaded machine now and then hangs on a page it renders in seconds on the next try; a run
+# that hangs every time yields no output, and the check that needed it fails
+_TIMEOUT_S = 120
+_ATTEMPTS = 2
+
+
 def _run_chromium(chromium: str, url: str, *args: str, budget_ms: int) -> subprocess.CompletedProcess[str]:
     command = [
         chromium,
@@ -117,7 +123,12 @@ def _run_chromium(chromium: str, url: str, *args: str, budget_ms: int) -> subpro
         *args,
         url,
     ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    for attempt in range(_ATTEMPTS):
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            print(f"      Chromium hung for {_TIMEOUT_S} s (attempt {attempt + 1} of {_ATTEMPTS}): {' '.join(args)}")
+    return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr="timed out")
 
 
 def _results_table(text: str) -> dict[str, dict]:
