@@ -10,7 +10,6 @@ draw at its keep value (``torch_randomness.no_randomness``), so a dropout compar
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 
 import numpy as np
@@ -98,7 +97,7 @@ def _traced(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.n
 
 def _eager(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One eager step of the module from ``feeds``: the loss, the gradients, torch.optim's update and the buffers."""
-    module = copy.deepcopy(step.module)
+    module = step.fresh_module()
     with torch.no_grad():
         for name, value in [*module.named_parameters(), *module.named_buffers()]:
             value.copy_(torch.from_numpy(np.asarray(feeds[name])))

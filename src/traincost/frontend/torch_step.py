@@ -64,7 +64,9 @@ class TracedStep:
             states, step 1, a batch drawn with the seed); the module's own tensors, not to be written.
         params: the parameters, in the module's order.
         buffers: the buffers, in the module's order.
-        module: the module (in training mode), for the check against eager torch.
+        fresh_module: builds the module again as it was traced (the same seed), in training mode, for the check against
+            eager torch: tracing may leave fake tensors cached on the traced module (timm's CoaT), which a copy cannot
+            take.
         loss_fn: the loss on the module's output and the labels.
         optimizer: the optimizer traced.
         meta: the Workload metadata (model, batch, seed, options, inputs, labels, loss, optimizer, ...).
@@ -76,7 +78,7 @@ class TracedStep:
     feeds: dict[str, torch.Tensor]
     params: tuple[str, ...]
     buffers: tuple[str, ...]
-    module: torch.nn.Module
+    fresh_module: Callable[[], torch.nn.Module]
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     optimizer: OptimizerSpec
     meta: dict[str, str]
@@ -153,7 +155,10 @@ def trace_step(
         "frontend": "torch",
     }
     log.info("traced %s: %d nodes, %d parameters", name, len(graph.graph.nodes), len(params))
-    return TracedStep(graph, names, outputs, feeds, params, buffers, module, loss_fn, optimizer, meta)
+    def fresh_module() -> torch.nn.Module:
+        return built_model(model, batch=batch, seed=seed, options=options)[2].train()
+
+    return TracedStep(graph, names, outputs, feeds, params, buffers, fresh_module, loss_fn, optimizer, meta)
 
 
 def _loss_function(loss: str, *, classes: int) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
