@@ -155,6 +155,7 @@ def trace_step(
         "frontend": "torch",
     }
     log.info("traced %s: %d nodes, %d parameters", name, len(graph.graph.nodes), len(params))
+
     def fresh_module() -> torch.nn.Module:
         return built_model(model, batch=batch, seed=seed, options=options)[2].train()
 
