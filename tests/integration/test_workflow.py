@@ -16,6 +16,8 @@ import yaml
 from tests.integration.test_own_model import OWN_NETS, TOKENS, export_encoder_onnx
 from traincost.workload import read_table
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
@@ -452,8 +454,6 @@ def test_bad_tiered_config_fails_before_any_job(tmp_path: Path, change: dict, wo
 
 USER_NETS = """
 from torch import nn
-
-pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
 def tiny_cnn():
     return nn.Sequential(

@@ -27,6 +27,8 @@ from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, FPGA_IPS, TPUV4_T
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
 from traincost.workload import read_table, write_table
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -178,8 +180,6 @@ def unknown_model_option(io: Inputs) -> Case:
 
 USER_MODULE = """
 from torch import nn
-
-pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
 def net():
     return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 10))

@@ -20,6 +20,8 @@ from traincost.errors import ConfigError
 from traincost.io import atomic_path
 from traincost.plots.hardware_sweeps import save_figure
 
+pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
+
 
 def _sweep(tiny_tables: tuple[Path, Path], out: Path) -> subprocess.CompletedProcess[str]:
     ops, tensors = tiny_tables
@@ -90,8 +92,6 @@ def test_sigterm_removes_the_temporary_file_of_an_output_being_written(tmp_path:
 import sys, time
 from traincost.cli import frontend, main
 from traincost.io import atomic_path
-
-pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
 def slow_export(args):
     with atomic_path(args.out) as tmp:
