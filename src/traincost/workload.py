@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +66,10 @@ __all__ = [
     "write_table",
     "read_table",
     "made_kind",
+    "NORM_OPS_PER_ELEMENT",
+    "SOFTMAX_OPS_PER_ELEMENT",
     "spatial_loops",
+    "window_columns",
 ]
 
 LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
@@ -116,6 +119,20 @@ def made_kind(phase: str) -> str:
             return "gradient"
         case _:
             return "temporary"
+
+
+# Elementary operations per element of the (largest) tensor a norm or a softmax reads or writes, as both lowerings
+# count them.
+NORM_OPS_PER_ELEMENT = 7  # mean, centre, square, mean, normalise, scale, shift
+SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide (log-softmax: log-subtract)
+
+
+def window_columns(strides: Sequence[int], dilations: Sequence[int]) -> dict[str, int]:
+    """The ``WINDOW_COLUMNS`` of a convolution with ``strides`` and ``dilations`` (one per spatial axis, or one for
+    all): a 1-D convolution runs along x (``spatial_loops``)."""
+    stride_y, stride_x = ([1, *strides] if len(strides) == 1 else list(strides))[:2]
+    dilation_y, dilation_x = ([1, *dilations] if len(dilations) == 1 else list(dilations))[:2]
+    return {"stride_y": stride_y, "stride_x": stride_x, "dilation_y": dilation_y, "dilation_x": dilation_x}
 
 
 def spatial_loops(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:

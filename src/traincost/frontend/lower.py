@@ -16,7 +16,16 @@ from traincost.frontend.decompose import is_primitive
 from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
 from traincost.frontend.saved import saved_for_backward
 from traincost.frontend.shapes import TensorType, tensor_types
-from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, made_kind, spatial_loops
+from traincost.workload import (
+    LOOP_DIMS,
+    NORM_OPS_PER_ELEMENT,
+    SOFTMAX_OPS_PER_ELEMENT,
+    WINDOW_COLUMNS,
+    Workload,
+    made_kind,
+    spatial_loops,
+    window_columns,
+)
 
 __all__ = ["lower", "op_kind", "saved_for_backward"]
 
@@ -65,9 +74,6 @@ _VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"
 # upsampling, the gradient of a global average pool): that Reshape or Flatten has a storage of its own.
 _COPIES_A_BROADCAST = frozenset({"Reshape", "Flatten"})
 _VIEW_KINDS = frozenset({"activation", "gradient", "temporary"})
-# Elementary operations per element of the (largest) tensor an op reads or writes.
-_NORM_OPS_PER_ELEMENT = 7  # mean, centre, square, mean, normalise, scale, shift
-_SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide (log-softmax: log-subtract)
 
 
 def op_kind(node: onnx.NodeProto) -> str:
@@ -291,10 +297,7 @@ def _window(node: onnx.NodeProto, kind: str) -> dict[str, int]:
         strides, dilations = dilations, strides
     if kind not in ("conv", "conv_dgrad", "conv_wgrad"):
         strides, dilations = [1], [1]
-    # a 1-D convolution runs along x (``spatial_loops``); an absent attribute is 1 on every axis
-    stride_y, stride_x = ([1, *strides] if len(strides) == 1 else strides)[:2]
-    dilation_y, dilation_x = ([1, *dilations] if len(dilations) == 1 else dilations)[:2]
-    return {"stride_y": stride_y, "stride_x": stride_x, "dilation_y": dilation_y, "dilation_x": dilation_x}
+    return window_columns(strides, dilations)  # an absent attribute is 1 on every axis
 
 
 def _attr(node: onnx.NodeProto, name: str, default: int) -> int:
@@ -319,9 +322,9 @@ def _elementwise_ops(node: onnx.NodeProto, kind: str, types: Mapping[str, Tensor
         case "reduce":
             return first_in
         case "norm":
-            return _NORM_OPS_PER_ELEMENT * first_in
+            return NORM_OPS_PER_ELEMENT * first_in
         case "softmax":
-            return _SOFTMAX_OPS_PER_ELEMENT * first_in
+            return SOFTMAX_OPS_PER_ELEMENT * first_in
         case "pool":
             if node.op_type in ("MaxPool", "AveragePool"):
                 return out * int(np.prod(_ints(node, "kernel_shape")))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
 
 import pandas as pd
 import torch
@@ -24,7 +23,16 @@ import torch
 from traincost.errors import GraphError
 from traincost.frontend.saved import saved_for_backward
 from traincost.frontend.torch_step import SHARED_LAYER, STEP_META, TracedStep
-from traincost.workload import LOOP_DIMS, WINDOW_COLUMNS, Workload, made_kind, spatial_loops
+from traincost.workload import (
+    LOOP_DIMS,
+    NORM_OPS_PER_ELEMENT,
+    SOFTMAX_OPS_PER_ELEMENT,
+    WINDOW_COLUMNS,
+    Workload,
+    made_kind,
+    spatial_loops,
+    window_columns,
+)
 
 __all__ = ["lower_step", "ONNX_OP_TYPES"]
 
@@ -171,9 +179,6 @@ _LAYOUT = frozenset(
 # In-place writes an op's schema does not declare: native_batch_norm in training mode (its argument 5) updates its
 # running mean and variance (arguments 3 and 4), as ``_native_batch_norm_legit``'s schema says.
 _UNDECLARED_WRITES = {_aten.native_batch_norm.default: (3, 4)}
-# Elementary operations per element of the (largest) tensor an op reads or writes, as ``lower`` counts them.
-_NORM_OPS_PER_ELEMENT = 7
-_SOFTMAX_OPS_PER_ELEMENT = 5
 
 
 def lower_step(step: TracedStep) -> Workload:
@@ -308,7 +313,7 @@ class _Lowering:
         aliased = {frozenset(info.before_set): arg for arg, info in arguments if isinstance(arg, torch.fx.Node) and info}
         values = node.meta["val"]
         single = not isinstance(values, list | tuple)
-        users = {user.args[1]: user for user in node.users if user.target is operator.getitem}
+        users = _items(node)
         outs, written = [], set()
         results = [values] if single else list(values)
         # one list return (``split``'s ``Tensor(a)[]``) describes every element
@@ -364,8 +369,8 @@ class _Lowering:
             dims = {"B": xv[0], "K": wv[0] // groups, "C": wv[1], "G": groups} | spatial_loops(tuple(xv[2:]), tuple(wv[2:]))
         else:
             dims = {"B": xv[0], "K": dy[1] // groups, "C": wv[1], "G": groups} | spatial_loops(tuple(dy[2:]), tuple(wv[2:]))
-        window = _window(stride, dilation)
-        users = {user.args[1]: user for user in node.users if user.target is operator.getitem}
+        window = window_columns(stride, dilation)
+        users = _items(node)
         reads = {"dx": [inputs[0], inputs[2]], "dw": [inputs[0], inputs[1]], "db": [inputs[0]]}
         parts = (
             ("dx", "ConvTranspose" if not transposed else "Conv", "conv_dgrad" if not transposed else "conv"),
@@ -399,7 +404,7 @@ class _Lowering:
         heads, length, source, width = _attention_sizes(node)
         outputs = self._outputs(node)
         dims = {"B": 2 * heads, "OY": length, "C": width, "K": source}
-        scores = _SOFTMAX_OPS_PER_ELEMENT * heads * length * source
+        scores = SOFTMAX_OPS_PER_ELEMENT * heads * length * source
         where = (phase, layer)
         self._row(
             node.name,
@@ -420,7 +425,7 @@ class _Lowering:
         writes: dQ with the three products of L x S x E per head it needs (S, dP, dQ; V's width taken as E, as in
         multi-head attention), dK and dV with one each, and the five operations per score element with dQ."""
         heads, length, source, width = _attention_sizes(node, first=1)
-        users = {user.args[1]: user for user in node.users if user.target is operator.getitem}
+        users = _items(node)
         # grad_out, query, key, value, out, logsumexp
         reads = {0: inputs[:6], 1: inputs[:3] + inputs[4:6], 2: [inputs[0], *inputs[1:3], inputs[5]]}
         products = {0: 3, 1: 1, 2: 1}
@@ -430,7 +435,7 @@ class _Lowering:
             t = self._tensor(users[index].name, users[index].meta["val"], producer=len(self.ops))
             self.items[node, index] = t
             dims = {"B": products[index] * heads, "OY": length, "C": width, "K": source}
-            scores = _SOFTMAX_OPS_PER_ELEMENT * heads * length * source if index == 0 else 0
+            scores = SOFTMAX_OPS_PER_ELEMENT * heads * length * source if index == 0 else 0
             where = (phase, layer)
             name = f"{node.name}.{part}"
             self._row(
@@ -501,17 +506,17 @@ class _Lowering:
             self.root[t] = t
 
 
+def _items(node: torch.fx.Node) -> dict[int, torch.fx.Node]:
+    """The ``getitem`` nodes that read the results of a tuple-returning ``node``, by index (a result nothing reads has
+    none)."""
+    return {user.args[1]: user for user in node.users if user.target is operator.getitem}
+
+
 def _attention_sizes(node: torch.fx.Node, *, first: int = 0) -> tuple[int, int, int, int]:
     """An attention kernel's heads (batch x heads), query length, key length and width, from its Q and K (arguments
     ``first`` and ``first + 1``)."""
     q, k = (arg.meta["val"].shape for arg in node.args[first : first + 2])
     return math.prod(q[:-2]), q[-2], k[-2], q[-1]
-
-
-def _window(stride: Sequence[int], dilation: Sequence[int]) -> dict[str, int]:
-    stride_y, stride_x = ([1, *stride] if len(stride) == 1 else list(stride))[:2]
-    dilation_y, dilation_x = ([1, *dilation] if len(dilation) == 1 else list(dilation))[:2]
-    return {"stride_y": stride_y, "stride_x": stride_x, "dilation_y": dilation_y, "dilation_x": dilation_x}
 
 
 def _shape_of(node: torch.fx.Node, op_type: str) -> tuple[str, dict[str, int], dict[str, int]]:
@@ -523,9 +528,9 @@ def _shape_of(node: torch.fx.Node, op_type: str) -> tuple[str, dict[str, int], d
         groups = args[8]
         if op_type == "Conv":
             dims = {"B": x[0], "K": y[1] // groups, "C": w[1], "G": groups} | spatial_loops(tuple(y[2:]), tuple(w[2:]))
-            return "conv", dims, _window(args[3], args[5])
+            return "conv", dims, window_columns(args[3], args[5])
         dims = {"B": x[0], "K": w[0] // groups, "C": w[1], "G": groups} | spatial_loops(tuple(x[2:]), tuple(w[2:]))
-        return "conv_dgrad", dims, _window(args[3], args[5])
+        return "conv_dgrad", dims, window_columns(args[3], args[5])
     if node.target is _aten.mm.default:
         return "matmul", {"OY": shape[0][0], "C": shape[0][1], "K": shape[1][1]}, {}
     if node.target is _aten.bmm.default:
@@ -562,9 +567,9 @@ def _elementwise(node: torch.fx.Node, op_type: str, kind: str) -> int:
         case "reduce":
             return first_numel
         case "norm":
-            return _NORM_OPS_PER_ELEMENT * first_numel
+            return NORM_OPS_PER_ELEMENT * first_numel
         case "softmax":
-            return _SOFTMAX_OPS_PER_ELEMENT * max(first_numel, out_numel)
+            return SOFTMAX_OPS_PER_ELEMENT * max(first_numel, out_numel)
         case "pool":
             if op_type in ("MaxPool", "AveragePool"):
                 return out_numel * math.prod(node.args[1])
