@@ -40,7 +40,8 @@ def verify_step(step: TracedStep, *, seed: int = 0) -> DecompositionCheck:
     traced = _traced(step, feeds)
     errors = {name: max_relative_error(expected, traced[name]) for name, expected in reference.items()}
     del traced  # a copy of every gradient, parameter and state: freed before the nudged runs
-    floats = {name: value for name, value in feeds.items() if value.dtype.kind == "f" and name in _nudged(step)}
+    nudged = _nudged(step)
+    floats = {name: value for name, value in feeds.items() if value.dtype.kind == "f" and name in nudged}
     fixed = {name: value for name, value in feeds.items() if name not in floats}
 
     def eager_on(nudged: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

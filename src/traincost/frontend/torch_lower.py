@@ -203,8 +203,10 @@ class _Lowering:
     def workload(self) -> Workload:
         graph = self.step.graph.graph
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        kinds = dict.fromkeys(self.step.params, "weight") | dict.fromkeys(self.step.buffers, "buffer")
+        kinds |= dict.fromkeys(self.step.state_inputs, "optimizer_state")
         for node, name in zip(placeholders, self.step.inputs, strict=True):
-            self.current[node] = self._tensor(name, node.meta["val"], producer=-1, kind=self._input_kind(name))
+            self.current[node] = self._tensor(name, node.meta["val"], producer=-1, kind=kinds.get(name, "input"))
         for node in graph.nodes:
             if node.op == "get_attr":  # a tensor the module computes once, outside the step (torch keeps it as a constant)
                 self.current[node] = self._tensor(node.name, getattr(self.step.graph, node.target), producer=-1, kind="constant")
@@ -229,15 +231,6 @@ class _Lowering:
         tensors["saved_for_backward"] = saved_for_backward(tensors, ops)
         meta = {**self.step.meta, "precision": "fp32", "source": self.step.meta["model"]}
         return Workload(ops=ops, tensors=tensors, meta=meta)
-
-    def _input_kind(self, name: str) -> str:
-        if name in self.step.params:
-            return "weight"
-        if name in self.step.buffers:
-            return "buffer"
-        if name in self.step.state_inputs:
-            return "optimizer_state"
-        return "input"
 
     def _tensor(self, name: str, value: torch.Tensor, *, producer: int, kind: str = "", root: int = -1, updates: int = -1) -> int:
         t = len(self.tensors)
