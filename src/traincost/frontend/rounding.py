@@ -102,6 +102,7 @@ def sensitivities(
         moved = execute(nudged)
         for n in reference:
             change[n] = max(change[n], max_relative_error(reference[n], moved[n], magnitude=magnitudes.get(n, 0.0)))
+        del nudged, moved  # a copy of the inputs and of every output: freed before the next execution makes its own
     return change
 
 

@@ -5,7 +5,8 @@ and one ``step()`` of the ``torch.optim`` optimizer from the same weights and op
 ``_check_feeds``). The loss, every gradient, every updated
 parameter, optimizer state and buffer must agree within what rounding explains (``rounding``: ten times how far
 one-ulp nudges of the inputs move eager torch's value, at least ``rounding.TOLERANCE``). Both run with every random
-draw at its keep value (``torch_randomness.no_randomness``), so a dropout compares like with like.
+draw at its keep value (``torch_randomness.no_randomness``), so a dropout compares like with like. Eager torch runs
+on one module built once (``TracedStep.fresh_module``), its weights and buffers loaded from the feeds before each run.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def verify_step(step: TracedStep, *, seed: int = 0) -> DecompositionCheck:
         GraphError: a tensor differs by more than rounding explains, naming it, its error and its limit.
     """
     feeds = _check_feeds(step, seed=seed)
-    reference = _eager(step, feeds)
+    module = step.fresh_module()
+    reference = _eager(step, module, feeds)
     traced = _traced(step, feeds)
     errors = {name: max_relative_error(expected, traced[name]) for name, expected in reference.items()}
     del traced  # a copy of every gradient, parameter and state: freed before the nudged runs
@@ -45,7 +47,7 @@ def verify_step(step: TracedStep, *, seed: int = 0) -> DecompositionCheck:
     fixed = {name: value for name, value in feeds.items() if name not in floats}
 
     def eager_on(nudged: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return _eager(step, {**fixed, **nudged})
+        return _eager(step, module, {**fixed, **nudged})
 
     moved = sensitivities(eager_on, floats, reference, seed=seed)
     if moved["loss"] > NOISE:
@@ -96,12 +98,16 @@ def _traced(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.n
     return values
 
 
-def _eager(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """One eager step of the module from ``feeds``: the loss, the gradients, torch.optim's update and the buffers."""
-    module = step.fresh_module()
+def _eager(step: TracedStep, module: torch.nn.Module, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One eager step of ``module`` from ``feeds``: the loss, the gradients, torch.optim's update and the buffers.
+
+    Every parameter and buffer is loaded from ``feeds`` first, so one module serves every run; what is returned is
+    the run's own (copies of the updated parameters and buffers, the gradients and states the module lets go of).
+    """
     with torch.no_grad():
         for name, value in [*module.named_parameters(), *module.named_buffers()]:
             value.copy_(torch.from_numpy(np.asarray(feeds[name])))
+    module.zero_grad(set_to_none=True)
     inputs = [torch.from_numpy(np.asarray(feeds[name])) for name in step.batch_inputs]
     *batch, labels = inputs
     optimizer = torch_optimizer(step.optimizer, list(module.parameters()))
@@ -121,10 +127,11 @@ def _eager(step: TracedStep, feeds: Mapping[str, np.ndarray]) -> dict[str, np.nd
     values = {"loss": loss.detach().numpy()}
     values |= {f"{name}_grad": p.grad.detach().numpy() for name, p in named.items()}  # torch.optim reads, never writes, them
     optimizer.step()
-    values |= {updated_name(name): p.detach().numpy() for name, p in named.items()}
+    values |= {updated_name(name): p.detach().numpy().copy() for name, p in named.items()}
     for name, p in named.items():
         state = optimizer.state[p]
         for ours in step.optimizer.states:
             values[updated_name(state_input_name(name, ours))] = state[_TORCH_STATE[ours]].numpy()
-    values |= {updated_name(name): b.numpy() for name, b in module.named_buffers()}
+    values |= {updated_name(name): b.numpy().copy() for name, b in module.named_buffers()}
+    module.zero_grad(set_to_none=True)  # the gradients are the run's (``values`` holds them), not the module's
     return values
