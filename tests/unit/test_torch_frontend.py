@@ -45,6 +45,23 @@ def conv_bn(inplace: bool = False, dropout: float = 0.0) -> nn.Module:
     )
 
 
+class ChannelSplit(nn.Module):
+    """ShuffleNetV2's unit on 8 x 4 x 4: a 1x1 convolution, its channels chunked in two, the second half through
+    another 1x1 convolution, the halves concatenated."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = nn.Conv2d(8, 8, 1), nn.Conv2d(4, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept, passed = self.first(x).chunk(2, dim=1)
+        return torch.cat([kept, self.second(passed)], 1).mean((2, 3))
+
+
+def channel_split() -> nn.Module:
+    return ChannelSplit()
+
+
 def _architecture(factory: str, shape: tuple[int, ...], **kwargs: object) -> models.Architecture:
     path = f"{__name__}:{factory}"
     return models.factory_architecture(path, inputs=(InputSpec("input", shape, "float32"),), kwargs=kwargs)
@@ -90,6 +107,17 @@ def test_saved_activations_are_what_torch_autograd_keeps(inplace: bool) -> None:
     torch_bytes = measure_torch_memory(arch, batch=BATCH, optimizer=SGD, seed=0)
     # torch's hooks also see the BatchNorm running statistics native_batch_norm keeps (buffers, 2 x 6 floats)
     assert ours == torch_bytes["saved_activations"] - 2 * 6 * 4
+
+
+def test_a_chunk_is_a_view_and_saving_it_keeps_the_whole_storage() -> None:
+    arch = _architecture("channel_split", (8, 4, 4))
+    tensors = lower_step(trace_step(arch, batch=BATCH, seed=0, optimizer=SGD)).tensors.set_index("name")
+    conv = tensors.loc["convolution", "tensor"]
+    assert list(tensors.loc[["getitem", "getitem_1"], "view_of"]) == [conv, conv]
+    # the second convolution's backward reads its half: torch keeps the first convolution's whole output
+    assert tensors.loc["convolution", "saved_for_backward"] and not tensors.loc["getitem_1", "saved_for_backward"]
+    saved = int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum())
+    assert saved == measure_torch_memory(arch, batch=BATCH, optimizer=SGD, seed=0)["saved_activations"]
 
 
 def test_batchnorm_statistics_are_updated_buffers_and_convolution_gradients_keep_the_forward_loops() -> None:

@@ -302,8 +302,12 @@ class _Lowering:
         version of each tensor it writes in place (returned or not)."""
         schema = node.target._schema
         arguments = [(arg, spec.alias_info) for arg, spec in zip(node.args, schema.arguments, strict=False)]
-        # each argument an output may alias, by its alias set (``Tensor(a)``)
-        aliased = {frozenset(info.before_set): arg for arg, info in arguments if isinstance(arg, torch.fx.Node) and info}
+        # each argument an output may alias, by its alias set (``Tensor(a)``); a list of views (``split``, ``chunk``,
+        # ``unbind``: ``Tensor(a -> *) self`` returning ``Tensor(a)[]``) shows its elements' set only as the wildcard
+        # the argument joins, its return's own sets empty
+        tensors = [(arg, info) for arg, info in arguments if isinstance(arg, torch.fx.Node) and info]
+        aliased = {frozenset(info.before_set): arg for arg, info in tensors}
+        aliased |= {frozenset(): arg for arg, info in tensors if "*" in info.after_set}
         values = node.meta["val"]
         single = not isinstance(values, list | tuple)
         users = _items(node)
