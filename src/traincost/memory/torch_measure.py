@@ -2,7 +2,9 @@
 
 Parameters, gradients and optimizer states are read off the model and the optimizer after one
 step; saved activations are the distinct storages that autograd keeps for the backward pass,
-collected with ``torch.autograd.graph.saved_tensors_hooks`` (parameters excluded).
+collected with ``torch.autograd.graph.saved_tensors_hooks``, the module's parameters and buffers excluded: they
+live across steps and are counted as weights and buffers (a BatchNorm's backward keeps its running statistics, which
+training does not read, beside the batch's mean and inverse deviation).
 """
 
 from __future__ import annotations
@@ -32,12 +34,12 @@ def measure_torch_memory(
     model.train()
     inputs, labels = models.make_batch(name, batch=batch, seed=seed, options=dict(options or {}))
     params = list(model.parameters())
-    param_storages = {p.untyped_storage().data_ptr() for p in params}
+    persistent = {t.untyped_storage().data_ptr() for t in [*params, *model.buffers()]}
     saved: dict[int, int] = {}
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
         storage = tensor.untyped_storage()
-        if storage.data_ptr() not in param_storages:
+        if storage.data_ptr() not in persistent:
             saved[storage.data_ptr()] = storage.nbytes()
         return tensor
 
