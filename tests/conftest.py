@@ -61,6 +61,50 @@ OPTIMIZERS = {
 }
 
 
+@dataclass(frozen=True)
+class ZooStep:
+    """How the tests check a zoo network's training step on the torch front end: at ``batch`` with ``optimizer`` (a key
+    of ``OPTIMIZERS``) and ``options``; ``onnx_too``: also built by the ONNX front end and compared with it
+    (tests/integration/test_frontend_agreement.py), else checked alone (tests/integration/test_torch_zoo.py)."""
+
+    batch: int
+    optimizer: str
+    slow: bool
+    onnx_too: bool
+    options: tuple[tuple[str, object], ...] = ()
+
+
+# Every zoo network (``traincost.models.ARCHITECTURES``; tests/integration/test_torch_zoo.py holds them equal). The
+# ONNX front end's chain of the ImageNet-sized ones and GPT-2 124M takes minutes and gigabytes (bench/frontend.py
+# --agreement compares those); ``gpt2``, whose defaults are GPT-2 124M, is checked with a user's options.
+ZOO_STEPS = {
+    "mlp": ZooStep(4, "adam", slow=False, onnx_too=True),
+    "resnet18_cifar": ZooStep(2, "sgd_momentum", slow=False, onnx_too=True),
+    "gpt2_small": ZooStep(2, "adamw", slow=False, onnx_too=True),
+    "resnet56": ZooStep(2, "sgd", slow=True, onnx_too=True),
+    "alexnet": ZooStep(1, "sgd_momentum", slow=True, onnx_too=True),
+    "vgg16_bn_cifar": ZooStep(2, "adam", slow=True, onnx_too=True),
+    "tiny_yolov3": ZooStep(1, "adam", slow=True, onnx_too=True),
+    "resnet18": ZooStep(1, "sgd", slow=True, onnx_too=True),
+    "resnet50": ZooStep(2, "sgd_momentum", slow=True, onnx_too=False),
+    "vgg16": ZooStep(1, "adam", slow=True, onnx_too=False),
+    "vgg16_bn": ZooStep(2, "adamw", slow=True, onnx_too=False),
+    "gpt2_124m": ZooStep(1, "adamw", slow=True, onnx_too=False),
+    "gpt2": ZooStep(
+        2, "adam", slow=True, onnx_too=False, options=(("n_layer", 3), ("d_model", 192), ("n_head", 6), ("seq_len", 128))
+    ),
+}
+
+
+def zoo_params(*, onnx_too: bool) -> list[object]:
+    """``ZOO_STEPS`` as pytest parameters (name, step), the slow ones marked."""
+    return [
+        pytest.param(name, step, marks=pytest.mark.slow if step.slow else (), id=name)
+        for name, step in ZOO_STEPS.items()
+        if step.onnx_too == onnx_too
+    ]
+
+
 @pytest.fixture(scope="session")
 def chain() -> Callable[..., Chain]:
     """``chain(name, batch, optimizer="sgd", options=None)``, cached for the session."""

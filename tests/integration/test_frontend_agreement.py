@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import OPTIMIZERS
+from tests.conftest import OPTIMIZERS, ZooStep, zoo_params
 from traincost.frontend.agreement import frontend_agreement
 from traincost.frontend.torch_check import verify_step
 from traincost.frontend.torch_lower import lower_step
@@ -14,27 +14,15 @@ from traincost.frontend.torch_step import trace_step
 
 pytestmark = pytest.mark.ort
 
-SLOW = pytest.mark.slow
 # Where torch's derivative formula reads an op's input and ONNX Runtime's gradient op its output, torch saves one more
 # tensor: Tiny-YOLOv3's LeakyReLUs (leaky_relu_backward reads self; LeakyReluGrad reads Y), whose inputs are the
 # BatchNorm outputs, 23.8 MB at batch 1 (torch's own saved_tensors_hooks agree with the torch front end to 0.03 %).
 READS_ITS_INPUT = {"tiny_yolov3": "aten::leaky_relu"}
 
 
-@pytest.mark.parametrize(
-    ("name", "batch", "optimizer"),
-    [
-        ("mlp", 4, "adam"),
-        ("resnet18_cifar", 2, "sgd_momentum"),
-        ("gpt2_small", 2, "adamw"),
-        pytest.param("resnet56", 2, "sgd", marks=SLOW),
-        pytest.param("alexnet", 1, "sgd_momentum", marks=SLOW),
-        pytest.param("vgg16_bn_cifar", 2, "adam", marks=SLOW),
-        pytest.param("tiny_yolov3", 1, "adam", marks=SLOW),
-        pytest.param("resnet18", 1, "sgd", marks=SLOW),
-    ],
-)
-def test_both_front_ends_agree_on_a_zoo_network(chain, name: str, batch: int, optimizer: str) -> None:
+@pytest.mark.parametrize(("name", "zoo_step"), zoo_params(onnx_too=True))
+def test_both_front_ends_agree_on_a_zoo_network(chain, name: str, zoo_step: ZooStep) -> None:
+    batch, optimizer = zoo_step.batch, zoo_step.optimizer
     onnx_workload = chain(name, batch, optimizer).workload
     step = trace_step(name, batch=batch, seed=0, optimizer=OPTIMIZERS[optimizer])
     check = verify_step(step)  # raises naming the tensor if the traced step computes something else
