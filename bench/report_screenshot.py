@@ -15,9 +15,19 @@ Checks, each printed with its count:
    the report's ``<img>`` with a ``data:image`` source. Then each agreement page is shown in the report's
    own view in a 1,400 px wide window, with a script added to the page that measures its table against
    the page (the report's ``<iframe>``) and posts the numbers to the report: the table must be whole
-   (no wider than the frame, so nothing is cropped); its tallest row is printed.
-3. screenshots, to look at: ``<out>/report.png`` (a figure with its caption, ``--show`` picks which)
-   and ``<out>/report_agreement.png`` (the last agreement page, as the report shows it).
+   (no wider than the frame, so nothing is cropped); its tallest row is printed. Then each interactive design-space
+   page (``traincost design-space``) is shown in the report's view with no network (every host name resolves to
+   nothing), with a script added to the page that hovers its first point, clicks two points, picks a filter and
+   posts what the page showed: the tooltip must name the hovered point's ``config_id``, the difference table both
+   clicked points, and the filter must leave fewer points.
+3. screenshots, to look at: ``<out>/report.png`` (a figure with its caption, ``--show`` picks which),
+   ``<out>/report_agreement.png`` (the last agreement page, as the report shows it) and
+   ``<out>/report_design_space.png`` (the design-space page of the most points, after the hover and the two clicks).
+   ``--docs DIR`` also writes them, with the report's opening page, as small palette PNGs for the README
+   (``docs/screenshots``).
+
+Every HTML result must also fit the longest URL Chromium opens (2 MB, base64 included): the report shows it in an
+``<iframe>`` whose source is a ``data:`` URL, and a longer one shows an empty frame.
 
 Needs Chromium (Debian: ``apt-get install -y chromium``); CI has none, so this is a bench script.
 Exit status 1 if any check fails.
@@ -37,6 +47,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from PIL import Image  # matplotlib's dependency
+
 PROBE = """
 <script id="bench-probe">
 window.addEventListener("load", function () {
@@ -55,7 +67,8 @@ window.addEventListener("load", function () {
     pre.textContent = JSON.stringify(loaded);
     document.body.appendChild(pre);
     const show = SHOW_PATH;
-    const target = show && results[show] ? show : images[0];
+    // null: the report's opening page, as it first shows
+    const target = show === null ? null : show && results[show] ? show : images[0];
     if (target) {
       const kind = results[target].mime_type === "text/html" ? "html" : "img";
       app.setView({content: kind, contentPath: results[target].data_uri, resultPath: target, navbarMode: "resultinfo"});
@@ -79,13 +92,56 @@ window.addEventListener("load", function () {
 </script>
 """
 
-# in the report: writes what the agreement page posted into the DOM, for --dump-dom
+# added to a design-space page (traincost.plots.design_space) inside the probe copy of the report: hovers the first
+# point, clicks it and the point farthest from it, picks the first parameter's first value and back, posts what the page
+# showed
+DESIGN_PROBE = """
+<script id="bench-design-probe">
+window.addEventListener("load", function () {
+  let waited = 0;
+  (function wait() {
+    if (!window.designSpace && waited++ < 100) { setTimeout(wait, 100); return; }
+    if (!window.designSpace) { parent.postMessage({bench: "design", ready: false}, "*"); return; }
+    const points = window.designSpace.points();
+    const at = (p, type) => document.elementFromPoint(p.x, p.y).dispatchEvent(
+      new PointerEvent(type, {clientX: p.x, clientY: p.y, bubbles: true}));
+    const first = points[0];
+    const distance = (p) => (p.step === first.step ? Math.hypot(p.x - first.x, p.y - first.y) : -1);
+    const other = points.reduce((far, p) => (distance(p) > distance(far) ? p : far), first);  // the farthest in its panel
+    const tooltip = document.getElementById("tooltip");
+    at(first, "pointermove");
+    // the points drawn within 6 px of a point (it may hide under another): hovering or clicking it shows one of them
+    const under = (q) => points.filter(p => p.step === q.step && Math.hypot(p.x - q.x, p.y - q.y) < 6).map(p => p.config_id);
+    const named = tooltip.hidden ? [] : under(first).filter(id => tooltip.textContent.includes(id));
+    const tooltipText = tooltip.textContent;
+    at(first, "click");
+    at(other, "click");
+    const difference = document.getElementById("difference").textContent;
+    const compared = [first, other].filter(p => under(p).some(id => difference.includes(id))).length;
+    at(first, "pointermove");  // the tooltip shown again, for the screenshot
+    const select = document.querySelector("#controls select:not([name=view])");
+    let filtered = null;
+    if (select && select.options.length > 2) {
+      select.selectedIndex = 1;
+      select.dispatchEvent(new Event("change"));
+      filtered = {parameter: select.name, value: select.value, points: window.designSpace.points().length};
+      select.selectedIndex = 0;
+      select.dispatchEvent(new Event("change"));
+    }
+    parent.postMessage({bench: "design", ready: true, points: points.length, hovered: first.config_id, named,
+      tooltip: tooltipText.slice(0, 200), compared, filtered}, "*");
+  })();
+});
+</script>
+"""
+
+# in the report: writes what a page posted (bench: "table" or "design") into the DOM, for --dump-dom
 TABLE_LISTENER = """
 <script id="bench-table-listener">
 window.addEventListener("message", function (event) {
-  if (!event.data || event.data.bench !== "table") return;
+  if (!event.data || !["table", "design"].includes(event.data.bench)) return;
   const pre = document.createElement("pre");
-  pre.id = "bench-table-result";
+  pre.id = `bench-${event.data.bench}-result`;
   pre.style.display = "none";
   pre.textContent = JSON.stringify(event.data);
   document.body.appendChild(pre);
@@ -96,6 +152,14 @@ window.addEventListener("message", function (event) {
 TABLE_WINDOW = "1400,1000"  # a laptop-sized window, where the report gives the frame about half its width
 
 ROW_CLASS = re.compile(r'<tr class="(agree|disagree|unchecked)">')
+
+# the longest URL Chromium opens (url::kMaxURLChars); the report shows an HTML result as a data: URL in an <iframe>
+URL_LIMIT = 2 * 1024 * 1024
+
+# a page that loads something from elsewhere: a script, style sheet, image or frame with a source outside the page
+REMOTE = re.compile(r"""<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*["']?(https?:)?//""", re.I)
+
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND"  # every host name resolves to nothing: no network
 
 
 def _chromium() -> str:
@@ -162,6 +226,12 @@ class Checks:
             self.failed.append(what)
 
 
+def design_pages(results: dict[str, dict]) -> list[str]:
+    """The interactive design-space pages among the results."""
+    html_results = [p for p, r in results.items() if r.get("mime_type") == "text/html"]
+    return [p for p in html_results if b'id="design-space"' in _decode(results[p]["data_uri"])[1]]
+
+
 def static_checks(results: dict[str, dict], checks: Checks) -> tuple[list[str], list[str]]:
     """Data URIs, image headers, captions and agreement pages; returns (image paths, agreement pages)."""
     images = [p for p, r in results.items() if (r.get("mime_type") or "").startswith("image/")]
@@ -191,6 +261,11 @@ def static_checks(results: dict[str, dict], checks: Checks) -> tuple[list[str], 
     checks.check(not without_config, stated)
     naming = [p for p in images if re.search(r"(Figure|Table) \w+", results[p].get("caption") or "")]
     checks.check(len(naming) == len(images), f"{len(naming)} of {len(images)} figure captions name a paper figure or table")
+    html_results = [p for p, r in results.items() if r.get("mime_type") == "text/html"]
+    too_long = [f"{p} ({len(results[p]['data_uri']):,})" for p in html_results if len(results[p]["data_uri"]) > URL_LIMIT]
+    checks.check(not too_long, f"every HTML result's data: URL fits Chromium's {URL_LIMIT:,} characters {too_long or ''}")
+    remote = [p for p in html_results if REMOTE.search(_decode(results[p]["data_uri"])[1].decode("utf-8"))]
+    checks.check(not remote, f"no HTML result loads a script, style, image or frame from elsewhere {remote or ''}")
     for page in pages:
         _, data = _decode(results[page]["data_uri"])
         rows = ROW_CLASS.findall(data.decode("utf-8"))
@@ -201,22 +276,23 @@ def static_checks(results: dict[str, dict], checks: Checks) -> tuple[list[str], 
     return images, pages
 
 
-def _probe_page(text: str, folder: Path, show: str, *, extra: str = "") -> str:
-    """A copy of the report with the probe (and ``extra``) appended, showing ``show``; returns its file URL."""
+def _probe_page(text: str, folder: Path, show: str | None, *, extra: str = "") -> str:
+    """A copy of the report with the probe (and ``extra``) appended, showing ``show`` (None: the opening page);
+    returns its file URL."""
     end = text.rfind("</body>")  # the last one: bundled scripts hold "</body>" in strings
     page = folder / f"probe{abs(hash(show))}.html"
     page.write_text(text[:end] + extra + PROBE.replace("SHOW_PATH", json.dumps(show)) + text[end:], encoding="utf-8")
     return page.as_uri()
 
 
-def _with_table_probe(text: str, data_uri: str) -> str | None:
-    """The report with one agreement page's data URI replaced by the same page plus :data:`TABLE_PROBE`; None if absent."""
+def _with_page_probe(text: str, data_uri: str, probe: str) -> str | None:
+    """The report with one HTML result's data URI replaced by the same page plus ``probe``; None if absent."""
     if text.count(data_uri) != 1:
         return None
     mime, data = _decode(data_uri)
     page = data.decode("utf-8")
     end = page.rfind("</body>")
-    probed = (page[:end] + TABLE_PROBE + page[end:]).encode("utf-8")
+    probed = (page[:end] + probe + page[end:]).encode("utf-8")
     return text.replace(data_uri, f"data:{mime};charset=utf-8;base64,{base64.b64encode(probed).decode()}")
 
 
@@ -225,7 +301,7 @@ def table_checks(
 ) -> None:
     """Each agreement page shown in the report's view at :data:`TABLE_WINDOW`: its table whole, none of it cropped."""
     for page in pages:
-        probed = _with_table_probe(text, results[page]["data_uri"])
+        probed = _with_page_probe(text, results[page]["data_uri"], TABLE_PROBE)
         if probed is None:
             checks.check(False, f"{page}: its data URI is in the report once (to add the table probe to)")
             continue
@@ -242,6 +318,40 @@ def table_checks(
         print(f"      tallest row: {size['tallestRow']} px")
 
 
+def design_checks(
+    text: str, results: dict[str, dict], pages: list[str], checks: Checks, *, chromium: str, folder: Path, budget_ms: int
+) -> str | None:
+    """Each design-space page shown in the report's view with no network: hovered, clicked twice, filtered.
+
+    Returns the probe copy of the report showing the page of the most points (for its screenshot), or None.
+    """
+    first, most = None, -1
+    for page in pages:
+        probed = _with_page_probe(text, results[page]["data_uri"], DESIGN_PROBE)
+        if probed is None:
+            checks.check(False, f"{page}: its data URI is in the report once (to add the design probe to)")
+            continue
+        url = _probe_page(probed, folder, page, extra=TABLE_LISTENER)
+        dom = _run_chromium(chromium, url, "--dump-dom", f"--window-size={TABLE_WINDOW}", OFFLINE, budget_ms=budget_ms).stdout
+        found = re.search(r'<pre id="bench-design-result"[^>]*>(.*?)</pre>', dom, re.S)
+        posted = json.loads(html.unescape(found.group(1))) if found else {}
+        if posted.get("points", 0) > most:
+            first, most = url, posted.get("points", 0)
+        checks.check(bool(posted.get("ready")), f"{page}: drawn offline in the report's view ({posted.get('points', 0)} points)")
+        if not posted.get("ready"):
+            continue
+        hovered = posted["hovered"]
+        named = posted["named"]
+        checks.check(bool(named), f"{page}: hovering point {hovered} shows a tooltip naming its config_id {named}")
+        print(f"      tooltip: {posted['tooltip'][:120]}")
+        checks.check(posted["compared"] == 2, f"{page}: clicking two points tabulates both ({posted['compared']} of 2 named)")
+        filtered = posted["filtered"]
+        if filtered is not None:
+            fewer = 0 < filtered["points"] < posted["points"]
+            checks.check(fewer, f"{page}: {filtered['parameter']} = {filtered['value']} leaves {filtered['points']} points")
+    return first
+
+
 def browser_checks(
     text: str,
     results: dict[str, dict],
@@ -252,8 +362,10 @@ def browser_checks(
     out: Path,
     show: str,
     budget_ms: int,
+    docs: Path | None = None,
 ) -> None:
-    """Load the report in headless Chromium: decode every figure, show one figure and every agreement page, screenshot two."""
+    """Load the report in headless Chromium: decode every figure, show one figure, every agreement page and every
+    design-space page, screenshot them (and the opening page too, with ``docs``)."""
     chromium = _chromium()
     out.mkdir(parents=True, exist_ok=True)
     version = subprocess.run([chromium, "--version"], capture_output=True, text=True, check=False).stdout.strip()
@@ -285,6 +397,37 @@ def browser_checks(
             _run_chromium(chromium, url, f"--screenshot={shot}", f"--window-size={TABLE_WINDOW}", budget_ms=budget_ms)
             checks.check(shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot}")
         table_checks(text, results, pages, checks, chromium=chromium, folder=Path(tmp), budget_ms=budget_ms)
+        designs = design_pages(results)
+        checks.check(bool(designs), f"the report holds interactive design-space pages ({len(designs)})")
+        url = design_checks(text, results, designs, checks, chromium=chromium, folder=Path(tmp), budget_ms=budget_ms)
+        if url:
+            shot = out / "report_design_space.png"
+            _run_chromium(chromium, url, f"--screenshot={shot}", "--window-size=1600,1000", OFFLINE, budget_ms=budget_ms)
+            checks.check(shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot}")
+        if docs is not None:
+            shot = out / "report_start.png"
+            start = _probe_page(text, Path(tmp), None)
+            _run_chromium(chromium, start, f"--screenshot={shot}", "--window-size=1600,1000", budget_ms=budget_ms)
+            write_docs_screenshots(out, docs)
+
+
+# the screenshots the README shows, in the order it shows them: (file in --out, file in --docs)
+DOCS_SCREENSHOTS = (
+    ("report_start.png", "report_start.png"),
+    ("report.png", "report_figure.png"),
+    ("report_agreement.png", "report_agreement.png"),
+    ("report_design_space.png", "report_design_space.png"),
+)
+
+
+def write_docs_screenshots(out: Path, docs: Path, *, width: int = 1000, colors: int = 128) -> None:
+    """The screenshots of ``out`` as small PNGs in ``docs``: ``width`` pixels wide, a palette of ``colors``."""
+    docs.mkdir(parents=True, exist_ok=True)
+    for name, target in DOCS_SCREENSHOTS:
+        with Image.open(out / name) as shot:
+            small = shot.convert("RGB").resize((width, round(shot.height * width / shot.width)), Image.Resampling.LANCZOS)
+        small.quantize(colors=colors, method=Image.Quantize.FASTOCTREE).save(docs / target, optimize=True)
+        print(f"      {docs / target}: {(docs / target).stat().st_size / 1e3:.0f} kB")
 
 
 def main() -> None:
@@ -293,6 +436,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("results/report_check"), help="folder for the screenshots")
     parser.add_argument("--show", default="", help="result path to show in the screenshot (default: the first figure)")
     parser.add_argument("--budget-ms", type=int, default=20000, help="Chromium's virtual time budget")
+    parser.add_argument("--docs", type=Path, help="also write small screenshots for the README here (docs/screenshots)")
     args = parser.parse_args()
     text = args.report.read_text(encoding="utf-8")
     checks = Checks()
@@ -300,7 +444,7 @@ def main() -> None:
     print("static checks:")
     results = _results_table(text)
     images, pages = static_checks(results, checks)
-    browser_checks(text, results, images, pages, checks, out=args.out, show=args.show, budget_ms=args.budget_ms)
+    browser_checks(text, results, images, pages, checks, out=args.out, show=args.show, budget_ms=args.budget_ms, docs=args.docs)
     if checks.failed:
         print(f"{len(checks.failed)} check(s) failed")
         sys.exit(1)

@@ -15,6 +15,7 @@ from onnx import helper, numpy_helper
 
 from traincost.errors import MAX_LINE_CHARS
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+from traincost.plots.design_space import unpack
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
@@ -230,7 +231,7 @@ def test_sweep_shards_concat_to_the_whole_grid(built: Path, tmp_path: Path) -> N
     assert set(a["step"]) == {"training"} and set(a["hardware"]) == {"edge_tpu"}
 
 
-@pytest.mark.slow  # ten commands end to end (four sweeps, three figures, claims twice; 31 s)
+@pytest.mark.slow  # twelve commands end to end (four sweeps, three figures, two pages, claims twice; 31 s)
 def test_sweep_figures_and_claims(built: Path, tmp_path: Path) -> None:
     edge = json.dumps({"x_pes": [1, 4], "simd_units": [16, 64], "lanes": [1, 4]})
     fusemax = json.dumps({"buffer_bandwidth": [8192, 16384], "x_pes": [64, 256]})
@@ -249,6 +250,17 @@ def test_sweep_figures_and_claims(built: Path, tmp_path: Path) -> None:
         )
         assert result.returncode == 0, result.stderr
         assert all(path.stat().st_size > 10_000 for path in outputs)
+    for figure, name, grid in (("edge-tpu", "edge", edge), ("fusemax", "gpt", fusemax)):
+        page = tmp_path / f"{figure}.html"
+        parameters = list(json.loads(grid))
+        steps = (tables[name, "inference"], tables[name, "training"])
+        result = traincost("design-space", "--figure", figure, "--in", *steps, "--parameters", *parameters, "--out", page)
+        assert result.returncode == 0, result.stderr
+        values = unpack(page.read_text())["values"]
+        rows = pd.concat([pd.read_parquet(step) for step in steps], ignore_index=True)
+        assert values["config_id"] == list(rows["config_id"]) and values["step"] == list(rows["step"])
+        assert all(values[p] == list(rows[p]) for p in parameters)
+        assert values["latency_cycles"] == pytest.approx(list(rows["latency_cycles"]), rel=5e-4)
     claims = traincost(
         "claims",
         "--edge-inference",

@@ -109,6 +109,8 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "figure1.pdf",
         "figure8.png",
         "figure9.png",
+        "figures1_8.html",
+        "figure9.html",
         "claims.csv",
         "sweeps/edge/training/shard1-of-2.parquet",
         "figure10.pdf",

@@ -223,6 +223,64 @@ rule figure9:
         "--title 'Small GPT-2 on FuseMax configurations' --out {output.png} {output.pdf} > {log} 2>&1"
 
 
+# Figures 1, 8 and 9 as interactive pages beside the static figures: every configuration a point to hover (its row),
+# to compare with another (click two) and to filter by a swept parameter; no network or library needed.
+rule figures1_8_interactive:
+    conda:
+        TRAINCOST_ENV
+    input:
+        inference=lambda w: PLAN.edge_table("inference"),
+        training=lambda w: PLAN.edge_table("training"),
+    output:
+        html=report(
+            "results/monet/figures1_8.html",
+            caption="../report/figures1_8_interactive.rst",
+            category="MONET",
+            subcategory="Design spaces (interactive)",
+        ),
+    params:
+        parameters=lambda w: " ".join(PLAN.sweep(config["monet_hardware"]["edge_tpu"])["grid"]),
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(500),  # as figure8, which reads the same tables (not in the full run's table yet)
+        runtime=6,  # minutes; the quick config's job: 1 s
+    log:
+        "results/logs/figures1_8_interactive.log",
+    benchmark:
+        "results/benchmarks/figures1_8_interactive.tsv",
+    shell:
+        "traincost design-space --figure edge-tpu --in {input.inference} {input.training} --parameters {params.parameters} "
+        "--title 'MONET Figures 1 and 8: ResNet-18 (3x32x32) on Edge TPU configurations' --out {output.html} > {log} 2>&1"
+
+
+rule figure9_interactive:
+    conda:
+        TRAINCOST_ENV
+    input:
+        inference=lambda w: PLAN.fusemax_table("inference"),
+        training=lambda w: PLAN.fusemax_table("training"),
+    output:
+        html=report(
+            "results/monet/figure9.html",
+            caption="../report/figure9_interactive.rst",
+            category="MONET",
+            subcategory="Design spaces (interactive)",
+        ),
+    params:
+        parameters=lambda w: " ".join(PLAN.sweep(config["monet_hardware"]["fusemax"])["grid"]),
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(400),  # as figure9, which reads the same tables (not in the full run's table yet)
+        runtime=6,  # minutes; the quick config's job: 1 s
+    log:
+        "results/logs/figure9_interactive.log",
+    benchmark:
+        "results/benchmarks/figure9_interactive.tsv",
+    shell:
+        "traincost design-space --figure fusemax --in {input.inference} {input.training} --parameters {params.parameters} "
+        "--title 'MONET Figure 9: small GPT-2 on FuseMax configurations' --out {output.html} > {log} 2>&1"
+
+
 rule monet_claims:
     conda:
         TRAINCOST_ENV

@@ -114,6 +114,29 @@ def _cmd_plot_sweep(args: argparse.Namespace) -> None:
             )
 
 
+def _cmd_design_space(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from traincost.analysis.edge_tpu import edge_tpu_resources
+    from traincost.plots.design_space import Axis, View, write_design_space_page
+
+    table = pd.concat([table for _, table in _read_steps(args.inputs)], ignore_index=True)
+    latency, energy = Axis("latency_cycles", "latency (cycles)"), Axis("energy_pj", "energy (pJ)")
+    match args.figure:
+        case "edge-tpu":
+            table = edge_tpu_resources(table)
+            compute, per_pe = Axis("total_compute", "compute resources U·L·n_PEs"), Axis("pe_compute", "U·L per PE")
+            views = [
+                View("Figure 1: energy against latency", latency, energy, Axis("total_compute", "U·L·n_PEs")),
+                View("Figure 8, top: energy against compute resources", compute, energy, per_pe),
+                View("Figure 8, bottom: latency against compute resources", compute, latency, per_pe),
+            ]
+        case "fusemax":
+            bandwidth = Axis("buffer_bandwidth", "buffer bandwidth (B/cycle)", log=False)
+            views = [View("Figure 9: energy against latency", latency, energy, bandwidth)]
+    write_design_space_page(table, args.out, title=args.title, parameters=args.parameters, views=views)
+
+
 def _cmd_claims(args: argparse.Namespace) -> None:
     import pandas as pd
 
@@ -174,6 +197,24 @@ def sweep_commands(command: Command) -> None:
     )
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+
+    cmd = command(
+        "design-space",
+        _cmd_design_space,
+        "MONET Figures 1 and 8, or 9, as an interactive HTML page: hover, compare and filter the configurations",
+    )
+    cmd.add_argument(
+        "--figure",
+        required=True,
+        choices=["edge-tpu", "fusemax"],
+        help="edge-tpu: Figures 1 and 8 (an Edge TPU sweep); fusemax: Figure 9 (a FuseMax sweep, colour buffer bandwidth)",
+    )
+    cmd.add_argument(
+        "--in", dest="inputs", type=Path, nargs="+", required=True, help="sweep tables, e.g. inference then training"
+    )
+    cmd.add_argument("--parameters", nargs="+", required=True, help="the swept parameters (the sweep's grid keys)")
+    cmd.add_argument("--title", default="", help="page title")
+    cmd.add_argument("--out", type=Path, required=True, help="output page (.html, self-contained, no network needed)")
 
     cmd = command(
         "claims",

@@ -431,8 +431,9 @@ class Plan:
         edge, fusemax = self.config["monet_hardware"]["edge_tpu"], self.config["monet_hardware"]["fusemax"]
         if edge:
             outputs += _expand("results/monet/{figure}.{ext}", figure=["figure1", "figure8"], ext=["png", "pdf"])
+            outputs.append("results/monet/figures1_8.html")  # the same sweep, interactive
         if fusemax:
-            outputs += _expand("results/monet/figure9.{ext}", ext=["png", "pdf"])
+            outputs += _expand("results/monet/figure9.{ext}", ext=["png", "pdf", "html"])
         if edge and fusemax:
             outputs.append(COMPARISON_CSVS["monet"])
         outputs += [self.sweep_table(name, step) for name in self.sweeps for step in STEPS]
