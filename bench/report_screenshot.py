@@ -47,8 +47,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from PIL import Image  # matplotlib's dependency
-
 PROBE = """
 <script id="bench-probe">
 window.addEventListener("load", function () {
@@ -422,6 +420,8 @@ DOCS_SCREENSHOTS = (
 
 def write_docs_screenshots(out: Path, docs: Path, *, width: int = 1000, colors: int = 128) -> None:
     """The screenshots of ``out`` as small PNGs in ``docs``: ``width`` pixels wide, a palette of ``colors``."""
+    from PIL import Image  # noqa: PLC0415 (matplotlib's dependency, needed only with --docs: the checks need no package)
+
     docs.mkdir(parents=True, exist_ok=True)
     for name, target in DOCS_SCREENSHOTS:
         with Image.open(out / name) as shot:
