@@ -118,6 +118,7 @@ def test_a_full_run_writes_every_workload(workdir: Path) -> None:
         "fusion/training/fused_training_limit4_typed.png",
         "figure11.pdf",
         "figure12.png",
+        "figure12.html",
         "checkpoint/milp.parquet",
         "checkpoint/recompute_check.parquet",
     ):

@@ -20,7 +20,15 @@ from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.errors import ConfigError
 from traincost.hardware import config_id
 from traincost.plots import design_space
-from traincost.plots.design_space import REPORT_URL_LIMIT, Axis, View, design_space_page, unpack, write_design_space_page
+from traincost.plots.design_space import (
+    REPORT_URL_LIMIT,
+    Axis,
+    View,
+    design_space_page,
+    nsga_points,
+    unpack,
+    write_design_space_page,
+)
 
 GRID = {"x_pes": [1, 4], "y_pes": [1, 4], "simd_units": [16, 64], "lanes": [1, 4], "local_memory_mb": [0.5, 2]}
 PARAMETERS = list(GRID)
@@ -136,3 +144,35 @@ def test_a_missing_column_or_an_infinite_cost_is_named() -> None:
         design_space_page(table, title="t", parameters=PARAMETERS, views=VIEWS)
     with pytest.raises(ConfigError, match="at least one view"):
         design_space_page(table, title="t", parameters=PARAMETERS, views=[])
+
+
+def test_figure_12s_points_are_each_recompute_choice_against_the_baseline() -> None:
+    """Two NSGA-II evaluations against a baseline of 100 cycles, 1,000 pJ and 4 MB of activations."""
+    nsga = pd.DataFrame(
+        {
+            "latency_cycles": [100.0, 103.0],
+            "energy_pj": [1000.0, 1020.0],
+            "activation_bytes": [4e6, 1.5e6],
+            "recompute_flops": [0.0, 5e5],
+            "recomputed": [0, 2],
+            "recompute": ["", "relu_1|relu_2"],
+            "pareto": [True, True],
+        }
+    )
+    base = pd.Series({"baseline_latency_cycles": 100.0, "baseline_energy_pj": 1000.0, "baseline_activation_bytes": 4e6})
+    points = nsga_points(nsga, base)
+    assert list(points["saved_mb"]) == [0.0, 2.5]
+    assert list(points["latency_change_percent"]) == pytest.approx([0.0, 3.0])
+    assert list(points["energy_change_percent"]) == pytest.approx([0.0, 2.0])
+    assert points["config_id"].str.fullmatch(r"[0-9a-f]{12}").all() and points["config_id"].nunique() == 2
+    assert set(points["step"]) == {"training"}
+    views = [
+        View(
+            "Figure 12",
+            Axis("saved_mb", "MB", log=False),
+            Axis("latency_change_percent", "%", log=False),
+            Axis("recomputed", "n", log=False),
+        )
+    ]
+    values = unpack(design_space_page(points, title="t", parameters=["pareto", "recomputed"], views=views))["values"]
+    assert values["recompute"] == ["", "relu_1|relu_2"] and values["config_id"] == list(points["config_id"])

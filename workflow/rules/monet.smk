@@ -603,3 +603,31 @@ rule figure12:
     shell:
         "traincost plot-pareto --nsga {input.nsga} --milp {input.milp} --summary {input.summary} "
         "--title 'Activation checkpointing, ResNet-18 training on the Edge TPU' --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+# Figure 12 as an interactive page beside the static one: every NSGA-II evaluation a point to hover (its recompute
+# choice and costs), to compare with another (click two) and to filter (front or not, how many tensors recomputed).
+rule figure12_interactive:
+    conda:
+        TRAINCOST_ENV
+    input:
+        nsga=rules.checkpoint_nsga.output.table,
+        summary=rules.checkpoint_nsga.output.summary,
+    output:
+        html=report(
+            "results/monet/figure12.html",
+            caption="../report/figure12_interactive.rst",
+            category="MONET",
+            subcategory="Design spaces (interactive)",
+        ),
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(500),  # as figure12, which reads the same tables (not in the full run's table yet)
+        runtime=6,  # minutes; the quick config's job: 1 s
+    log:
+        "results/logs/figure12_interactive.log",
+    benchmark:
+        "results/benchmarks/figure12_interactive.tsv",
+    shell:
+        "traincost design-space-pareto --nsga {input.nsga} --summary {input.summary} "
+        "--title 'MONET Figure 12: activation checkpointing, ResNet-18 training on the Edge TPU' --out {output.html} > {log} 2>&1"

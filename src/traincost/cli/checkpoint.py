@@ -141,6 +141,32 @@ def _cmd_plot_pareto(args: argparse.Namespace) -> None:
     plot_checkpoint_front(nsga, milp, read_table(args.summary)[0].iloc[0], [Path(p) for p in args.out], title=args.title)
 
 
+def _cmd_design_space_pareto(args: argparse.Namespace) -> None:
+    from traincost.plots.design_space import Axis, View, nsga_points, write_design_space_page
+    from traincost.workload import read_table
+
+    points = nsga_points(read_table(args.nsga)[0], read_table(args.summary)[0].iloc[0])
+    saved, count = (
+        Axis("saved_mb", "activation memory saved (MB)", log=False),
+        Axis("recomputed", "tensors recomputed", log=False),
+    )
+    views = [
+        View(
+            "Figure 12, left: latency change against memory saved",
+            saved,
+            Axis("latency_change_percent", "latency change (%)", log=False),
+            count,
+        ),
+        View(
+            "Figure 12, right: energy change against memory saved",
+            saved,
+            Axis("energy_change_percent", "energy change (%)", log=False),
+            count,
+        ),
+    ]
+    write_design_space_page(points, args.out, title=args.title, parameters=["pareto", "recomputed"], views=views)
+
+
 def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
     """The arguments every checkpointing command takes: the step, the hardware and how it is scheduled."""
     workload_and_hardware(cmd)
@@ -196,6 +222,16 @@ def checkpoint_commands(command: Command) -> None:
     )
     cmd.add_argument("--out", type=Path, required=True, help="output: every evaluated choice, front flagged (Parquet)")
     cmd.add_argument("--summary", type=Path, required=True, help="output: the largest saving within the tolerance (Parquet)")
+
+    cmd = command(
+        "design-space-pareto",
+        _cmd_design_space_pareto,
+        "MONET Figure 12 as an interactive HTML page: every NSGA-II evaluation to hover, compare and filter",
+    )
+    cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")
+    cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")
+    cmd.add_argument("--title", default="", help="page title")
+    cmd.add_argument("--out", type=Path, required=True, help="output page (.html, self-contained, no network needed)")
 
     cmd = command("plot-pareto", _cmd_plot_pareto, "MONET Figure 12: the NSGA-II front with the MILP solutions")
     cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")

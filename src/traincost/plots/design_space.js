@@ -113,7 +113,7 @@
     const ends = [colors.low, colors.high].map((v) => format(Number((view.color.log ? 10 ** v : v).toPrecision(6))));
     legend.querySelector(".low").textContent = ends[0];
     legend.querySelector(".high").textContent = `${ends[1]}${view.color.log ? " (log)" : ""}`;
-    document.getElementById("about").textContent = `${page.about}: ${all.length} of ${rows.length} points shown.`;
+    document.getElementById("about").textContent = `${page.about ? `${page.about}: ` : ""}${all.length} of ${rows.length} points shown.`;
   }
 
   function paint(panel, colors, ratio) {

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import html
 import json
 import math
@@ -38,6 +39,7 @@ __all__ = [
     "Axis",
     "View",
     "design_space_page",
+    "nsga_points",
     "pack",
     "unpack",
     "write_design_space_page",
@@ -140,6 +142,26 @@ def design_space_page(table: pd.DataFrame, *, title: str, parameters: Sequence[s
     )
 
 
+def nsga_points(nsga: pd.DataFrame, summary: pd.Series) -> pd.DataFrame:
+    """MONET Figure 12's points for a page: every NSGA-II evaluation, its ``config_id`` a hash of its recompute
+    choice, with the figure's axes (activation memory saved in MB, latency and energy change in percent of the
+    all-saved baseline of ``summary``) beside its columns.
+
+    Raises:
+        ConfigError: a column of ``checkpoint-nsga``'s tables missing.
+    """
+    require_columns(nsga, ["latency_cycles", "energy_pj", "activation_bytes", "recompute", "recomputed", "pareto"], "NSGA-II")
+    base = {k: float(summary[f"baseline_{k}"]) for k in ("latency_cycles", "energy_pj", "activation_bytes")}
+    ids = [hashlib.sha1(choice.encode()).hexdigest()[:12] for choice in nsga["recompute"]]
+    return nsga.assign(
+        config_id=ids,
+        step="training",
+        saved_mb=(base["activation_bytes"] - nsga["activation_bytes"]) / 1e6,
+        latency_change_percent=100 * (nsga["latency_cycles"] / base["latency_cycles"] - 1),
+        energy_change_percent=100 * (nsga["energy_pj"] / base["energy_pj"] - 1),
+    )
+
+
 def write_design_space_page(
     table: pd.DataFrame, out: Path, *, title: str, parameters: Sequence[str], views: Sequence[View]
 ) -> None:
@@ -175,6 +197,7 @@ h2 {{ font-size: 14px; margin: 12px 0 4px; }}
 table {{ border-collapse: collapse; font-variant-numeric: tabular-nums; }}
 td, th {{ padding: 1px 8px; border-bottom: 1px solid #eee; text-align: right; }}
 td:first-child, th:first-child {{ text-align: left; }}
+td {{ max-width: 40em; overflow-wrap: anywhere; }}
 </style></head>
 <body>
 <h1>{title}</h1>

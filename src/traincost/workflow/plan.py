@@ -451,7 +451,7 @@ class Plan:
             outputs += _expand("results/monet/figure11.{ext}", ext=["png", "pdf"])
             outputs.append("results/monet/checkpoint/milp.parquet")
             if "nsga" in self.config["monet_checkpoint"]:
-                outputs += _expand("results/monet/figure12.{ext}", ext=["png", "pdf"])
+                outputs += _expand("results/monet/figure12.{ext}", ext=["png", "pdf", "html"])
         outputs += self.agreement_outputs()
         return outputs
 
