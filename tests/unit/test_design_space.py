@@ -30,7 +30,15 @@ from traincost.plots.design_space import (
     write_design_space_page,
 )
 
-GRID = {"x_pes": [1, 4], "y_pes": [1, 4], "simd_units": [16, 64], "lanes": [1, 4], "local_memory_mb": [0.5, 2]}
+# a parameter of more than four significant digits (FuseMax's buffer bandwidth is 16,384 B/cycle) is kept whole
+GRID = {
+    "x_pes": [1, 4],
+    "y_pes": [1, 4],
+    "simd_units": [16, 64],
+    "lanes": [1, 4],
+    "local_memory_mb": [0.5, 2],
+    "bw": [8192, 16384],
+}
 PARAMETERS = list(GRID)
 # the cost columns of an Edge TPU sweep's inference step, as `traincost sweep` writes them
 COSTS = (
@@ -89,7 +97,7 @@ def test_every_point_carries_its_configuration_and_every_column_to_four_digits()
     assert data["about"] == "workload resnet18_cifar, hardware edge_tpu"
     assert values["config_id"] == list(table["config_id"]) and values["step"] == list(table["step"])
     for parameter in PARAMETERS:
-        assert values[parameter] == list(table[parameter])  # exact: a swept value has fewer than four digits
+        assert values[parameter] == list(table[parameter])  # exact, 16,384 too
     assert values["fusion_fits"] == list(table["fusion_fits"])
     for column in (*COSTS, "utilization", "energy_backward_pj", "total_compute"):
         for ours, theirs in zip(values[column], table[column], strict=True):

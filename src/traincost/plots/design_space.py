@@ -48,8 +48,8 @@ __all__ = [
 # the longest URL Chromium opens (url::kMaxURLChars): the report's data: URL of a page, base64 and its header included
 REPORT_URL_LIMIT = 2 * 1024 * 1024
 
-# the digits a page keeps of each number, as its tooltip shows them: the full config's Edge TPU page (20,000 points of
-# 24 columns) is 1.4 MB in base64 at four digits, 1.9 MB at six
+# the digits a page keeps of each cost, as its tooltip shows them (a swept parameter keeps all of its own): the full
+# config's Edge TPU page (20,000 points of 24 columns) is 1.4 MB in base64 at four digits, 1.9 MB at six
 SIGNIFICANT_DIGITS = 4
 
 # the columns a page leaves out of a point: the same on every row, and named above the chart
@@ -75,22 +75,20 @@ class View:
     color: Axis
 
 
-def _numbers(column: pd.Series) -> str:
-    """A numeric column as a JSON array, each number to :data:`SIGNIFICANT_DIGITS` (``7.062e+10``), NaN as null.
+def _column(column: pd.Series, *, exact: bool) -> str:
+    """A column as a JSON array: numbers to :data:`SIGNIFICANT_DIGITS` (``7.062e+10``), or as they are if ``exact``
+    (a swept parameter: ``16384.0``), NaN as null.
 
     Raises:
         ConfigError: an infinite number (JSON has none).
     """
+    if pd.api.types.is_bool_dtype(column) or not pd.api.types.is_numeric_dtype(column):
+        return json.dumps([v.item() if hasattr(v, "item") else v for v in column], separators=(",", ":"))
     values = column.astype(float)
     if values.isin([math.inf, -math.inf]).any():
         raise ConfigError(f"column {column.name!r}: a design-space page cannot show an infinite value")
-    return "[" + ",".join("null" if math.isnan(v) else f"{v:.{SIGNIFICANT_DIGITS}g}" for v in values) + "]"
-
-
-def _column(column: pd.Series) -> str:
-    if pd.api.types.is_bool_dtype(column) or not pd.api.types.is_numeric_dtype(column):
-        return json.dumps([v.item() if hasattr(v, "item") else v for v in column], separators=(",", ":"))
-    return _numbers(column)
+    written = (repr(v) if exact else f"{v:.{SIGNIFICANT_DIGITS}g}" for v in values)
+    return "[" + ",".join("null" if text == "nan" else text for text in written) + "]"
 
 
 def pack(text: str) -> str:
@@ -133,7 +131,7 @@ def design_space_page(table: pd.DataFrame, *, title: str, parameters: Sequence[s
         "steps": list(dict.fromkeys(table["step"])),
         "views": [asdict(view) for view in views],
     }
-    values = ",".join(f"{json.dumps(c)}:{_column(table[c])}" for c in columns)
+    values = ",".join(f"{json.dumps(c)}:{_column(table[c], exact=c in parameters)}" for c in columns)
     data = json.dumps(head, separators=(",", ":"))[:-1] + ',"values":{' + values + "}}"
     return _PAGE.format(
         title=html.escape(title),
