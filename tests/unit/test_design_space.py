@@ -26,6 +26,7 @@ from traincost.plots.design_space import (
     View,
     design_space_page,
     nsga_points,
+    tiered_points,
     unpack,
     write_design_space_page,
 )
@@ -184,3 +185,27 @@ def test_figure_12s_points_are_each_recompute_choice_against_the_baseline() -> N
     ]
     values = unpack(design_space_page(points, title="t", parameters=["pareto", "recomputed"], views=views))["values"]
     assert values["recompute"] == ["", "relu_1|relu_2"] and values["config_id"] == list(points["config_id"])
+
+
+def test_tm_training_figure_12s_points_are_each_run_of_the_variant() -> None:
+    study = pd.DataFrame(
+        {
+            "workload": ["bert_large", "bert_large", "palm_540b", "palm_540b"],
+            "variant": ["base", "base", "base", "double_batch"],
+            "policy": ["tm_training", "sentinel", "tm_training", "tm_training"],
+            "ratio": [25.0, 25.0, 5.0, 5.0],
+            "throughput_vs_hbm": [0.9, 0.7, 0.5, 0.6],
+            "energy_efficiency_vs_hbm": [0.8, 0.6, 0.4, 0.5],
+        }
+    )
+    points = tiered_points(study)
+    assert list(points["step"]) == ["bert_large", "bert_large", "palm_540b"]  # a panel per workload, base runs only
+    assert points["config_id"].nunique() == 3
+    views = [
+        View("Figure 12", Axis("ratio", "r"), Axis("throughput_vs_hbm", "t", log=False), Axis("policy", "p", categorical=True))
+    ]
+    data = unpack(design_space_page(points, title="t", parameters=["policy", "ratio"], views=views))
+    assert data["values"]["workload"] == list(points["workload"])  # kept: it differs between rows
+    assert data["views"][0]["color"]["categorical"] is True
+    with pytest.raises(ConfigError, match="no run of variant 'half'"):
+        tiered_points(study, variant="half")

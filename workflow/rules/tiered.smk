@@ -181,3 +181,30 @@ for _figure in TIERED_FIGURES:
             f"results/benchmarks/tiered_{_figure}.tsv",
         shell:
             "traincost plot-tiered --figure {params.figure} {params.settings} --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+# Figure 12 as an interactive page beside the static one: every run behind its geometric mean (a workload, a policy,
+# a Tier 1 : model ratio) a point to hover, to compare with another (click two) and to filter by policy or ratio.
+rule tiered_fig12_interactive:
+    conda:
+        TRAINCOST_ENV
+    input:
+        table=rules.tiered_report.output.study,
+    output:
+        html=report(
+            "results/tiered/fig12.html",
+            caption="../report/tiered_fig12_interactive.rst",
+            category="TM-Training",
+            subcategory="Design spaces (interactive)",
+        ),
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(400),  # as the figures, which read the same table (not in the full run's table yet)
+        runtime=6,  # minutes; the quick config's job: 1 s
+    log:
+        "results/logs/tiered_fig12_interactive.log",
+    benchmark:
+        "results/benchmarks/tiered_fig12_interactive.tsv",
+    shell:
+        "traincost design-space-tiered --in {input.table} "
+        "--title 'TM-Training Figure 12: every run behind the geometric mean' --out {output.html} > {log} 2>&1"

@@ -198,6 +198,29 @@ def _cmd_report(args: argparse.Namespace) -> None:
     print(f"TM-Training above Sentinel, AutoTM and DeepTM in {int(ordered.sum())} of {len(ordered)} settings; {args.ordering}")
 
 
+def _cmd_design_space(args: argparse.Namespace) -> None:
+    from traincost.plots.design_space import Axis, View, tiered_points, write_design_space_page
+    from traincost.workload import read_table
+
+    points = tiered_points(read_table(args.input)[0], variant=args.variant)
+    ratio, policy = Axis("ratio", "Tier 1 : model ratio"), Axis("policy", "policy", categorical=True)
+    views = [
+        View(
+            "Figure 12: throughput over HBM-only against the ratio",
+            ratio,
+            Axis("throughput_vs_hbm", "throughput / HBM-only", log=False),
+            policy,
+        ),
+        View(
+            "Figure 10's measure: energy efficiency over HBM-only",
+            ratio,
+            Axis("energy_efficiency_vs_hbm", "energy efficiency / HBM-only", log=False),
+            policy,
+        ),
+    ]
+    write_design_space_page(points, args.out, title=args.title, parameters=["policy", "ratio"], views=views)
+
+
 def _cmd_plot(args: argparse.Namespace) -> None:
     from traincost.plots import tiered
     from traincost.workload import read_table
@@ -231,6 +254,19 @@ def _cmd_plot(args: argparse.Namespace) -> None:
             )
         case "fig15":
             tiered.plot_efficiency_by_workload(table, outputs, variant="half_tier2_bandwidth", ratio=args.ratio, policies=prior)
+
+
+def _design_space_command(command: Command) -> None:
+    """``design-space-tiered``: TM-Training Figure 12 as an interactive page."""
+    cmd = command(
+        "design-space-tiered",
+        _cmd_design_space,
+        "TM-Training Figure 12 as an interactive HTML page: every run (workload, policy, ratio) to hover, compare, filter",
+    )
+    cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
+    cmd.add_argument("--variant", default="base", help="the study variant shown (base: the paper's setting)")
+    cmd.add_argument("--title", default="", help="page title")
+    cmd.add_argument("--out", type=Path, required=True, help="output page (.html, self-contained, no network needed)")
 
 
 def tiered_commands(command: Command) -> None:
@@ -335,6 +371,7 @@ def tiered_commands(command: Command) -> None:
         "ratios chosen (CSV)",
     )
 
+    _design_space_command(command)
     cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table")
     cmd.add_argument("--figure", required=True, choices=FIGURES)
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")

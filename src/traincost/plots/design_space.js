@@ -12,6 +12,7 @@
   const filters = Object.fromEntries(page.parameters.map((p) => [p, null]));
   const tooltip = document.getElementById("tooltip");
   const WIDTH = 470, HEIGHT = 380, MARGIN = {left: 64, right: 12, top: 24, bottom: 42}, RADIUS = 2.5, NEAR = 6;
+  const CATEGORIES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"];
   const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
   let view = page.views[0];
   let panels = [];
@@ -84,11 +85,22 @@
     return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * (x - i))).join(",")})`;
   }
 
+  // the colour of a value of the view's colour column: a category's own, or viridis along its range
+  function coloring() {
+    const values = rows.map((row) => row[view.color.column]);
+    if (view.color.categorical) {
+      const names = [...new Set(values)].sort();
+      return {names, of: (v) => (v === null ? "#999" : CATEGORIES[names.indexOf(v) % CATEGORIES.length])};
+    }
+    const s = scale(values, view.color, 0, 1, false);
+    return {...s, of: (v) => (v === null ? "#999" : color((s.f(v) - s.low) / (s.high - s.low)))};
+  }
+
   function draw() {
     const container = document.getElementById("panels");
     container.replaceChildren();
     const all = shown();
-    const colors = scale(rows.map((row) => row[view.color.column]), view.color, 0, 1, false);
+    const colors = coloring();
     panels = page.steps.map((step) => {
       const points = all.filter((row) => row.step === step && row[view.x.column] !== null && row[view.y.column] !== null);
       const canvas = document.createElement("canvas");
@@ -109,10 +121,16 @@
     });
     const legend = document.getElementById("legend");
     legend.querySelector(".label").textContent = view.color.label;
-    legend.querySelector(".bar").style.background = `linear-gradient(to right, ${VIRIDIS.join(",")})`;
-    const ends = [colors.low, colors.high].map((v) => format(Number((view.color.log ? 10 ** v : v).toPrecision(6))));
-    legend.querySelector(".low").textContent = ends[0];
-    legend.querySelector(".high").textContent = `${ends[1]}${view.color.log ? " (log)" : ""}`;
+    if (view.color.categorical) {
+      legend.querySelector(".bar").style.background = "none";
+      legend.querySelector(".low").innerHTML = colors.names.map((n) => `<b style="color:${colors.of(n)}">●</b> ${n}`).join(" ");
+      legend.querySelector(".high").textContent = "";
+    } else {
+      legend.querySelector(".bar").style.background = `linear-gradient(to right, ${VIRIDIS.join(",")})`;
+      const ends = [colors.low, colors.high].map((v) => format(Number((view.color.log ? 10 ** v : v).toPrecision(6))));
+      legend.querySelector(".low").textContent = ends[0];
+      legend.querySelector(".high").textContent = `${ends[1]}${view.color.log ? " (log)" : ""}`;
+    }
     document.getElementById("about").textContent = `${page.about ? `${page.about}: ` : ""}${all.length} of ${rows.length} points shown.`;
   }
 
@@ -149,7 +167,7 @@
     g.globalAlpha = 0.75;
     for (const {row, px, py} of placed) {
       const value = row[view.color.column];
-      g.fillStyle = value === null ? "#999" : color((colors.f(value) - colors.low) / (colors.high - colors.low));
+      g.fillStyle = colors.of(value);
       g.beginPath(); g.arc(px, py, RADIUS, 0, 2 * Math.PI); g.fill();
     }
     g.globalAlpha = 1;
@@ -188,7 +206,7 @@
     const row = nearest(panel, event);
     if (!row) return;
     picked = [...picked.filter((other) => key(other) !== key(row)), row].slice(-2);
-    const colors = scale(rows.map((r) => r[view.color.column]), view.color, 0, 1, false);
+    const colors = coloring();
     panels.forEach((p) => paint(p, colors, window.devicePixelRatio || 1));
     const out = document.getElementById("difference");
     if (picked.length < 2) { out.innerHTML = `<p>Picked A = ${key(row)}: click a second point.</p>`; return; }
@@ -214,7 +232,7 @@
 
   if (page.views.length > 1) menu("view", page.views.map((v, i) => [v.name, i]), (i) => { view = page.views[i]; draw(); });
   for (const parameter of page.parameters) {
-    const values = [...new Set(rows.map((row) => row[parameter]))].sort((a, b) => a - b);
+    const values = [...new Set(rows.map((row) => row[parameter]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     menu(parameter, [["all", null], ...values.map((v) => [format(v), v])], (value) => { filters[parameter] = value; draw(); });
   }
   const legend = document.createElement("span");

@@ -41,6 +41,7 @@ __all__ = [
     "design_space_page",
     "nsga_points",
     "pack",
+    "tiered_points",
     "unpack",
     "write_design_space_page",
 ]
@@ -52,17 +53,19 @@ REPORT_URL_LIMIT = 2 * 1024 * 1024
 # config's Edge TPU page (20,000 points of 24 columns) is 1.4 MB in base64 at four digits, 1.9 MB at six
 SIGNIFICANT_DIGITS = 4
 
-# the columns a page leaves out of a point: the same on every row, and named above the chart
+# the columns a page leaves out of a point where they are the same on every row: named above the chart instead
 _CONSTANT = ("workload", "hardware")
 
 
 @dataclass(frozen=True, slots=True)
 class Axis:
-    """A column drawn on an axis or as colour, with its label; ``log`` for a logarithmic scale."""
+    """A column drawn on an axis or as colour, with its label; ``log`` for a logarithmic scale, ``categorical`` for a
+    colour per value (a policy's name)."""
 
     column: str
     label: str
     log: bool = True
+    categorical: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +125,9 @@ def design_space_page(table: pd.DataFrame, *, title: str, parameters: Sequence[s
     drawn = sorted({axis.column for view in views for axis in (view.x, view.y, view.color)})
     require_columns(table, ["config_id", "step", *parameters, *drawn], "a design-space page")
     described = ["config_id", "step", *parameters]
-    columns = described + [c for c in table.columns if c not in {*described, *_CONSTANT}]
-    about = ", ".join(f"{c} {table[c].iloc[0]}" for c in _CONSTANT if c in table.columns and table[c].nunique() == 1)
+    constant = [c for c in _CONSTANT if c in table.columns and table[c].nunique() == 1]
+    columns = described + [c for c in table.columns if c not in {*described, *constant}]
+    about = ", ".join(f"{c} {table[c].iloc[0]}" for c in constant)
     head = {
         "about": about,
         "columns": columns,
@@ -158,6 +162,22 @@ def nsga_points(nsga: pd.DataFrame, summary: pd.Series) -> pd.DataFrame:
         latency_change_percent=100 * (nsga["latency_cycles"] / base["latency_cycles"] - 1),
         energy_change_percent=100 * (nsga["energy_pj"] / base["energy_pj"] - 1),
     )
+
+
+def tiered_points(study: pd.DataFrame, *, variant: str = "base") -> pd.DataFrame:
+    """TM-Training Figure 12's points for a page: every run of ``variant`` (a workload, a policy, a Tier 1 : model
+    ratio), its ``config_id`` a hash of the three, its workload as the page's panel (``step``).
+
+    Raises:
+        ConfigError: a column of ``tiered-report``'s study table missing, or no run of ``variant``.
+    """
+    require_columns(study, ["workload", "variant", "policy", "ratio", "throughput_vs_hbm"], "the TM-Training study")
+    rows = study[study["variant"] == variant]
+    if rows.empty:
+        raise ConfigError(f"the TM-Training study has no run of variant {variant!r}")
+    runs = [f"{w}|{p}|{r!r}" for w, p, r in zip(rows["workload"], rows["policy"], rows["ratio"], strict=True)]
+    ids = [hashlib.sha1(run.encode()).hexdigest()[:12] for run in runs]
+    return rows.assign(config_id=ids, step=rows["workload"]).reset_index(drop=True)
 
 
 def write_design_space_page(

@@ -375,6 +375,7 @@ class Plan:
         outputs = _expand("results/tiered/{figure}.{ext}", figure=self.tiered_figures, ext=["png", "pdf"])
         outputs += [COMPARISON_CSVS["tiered"], "results/tiered/table3.csv", "results/tiered/ordering.csv"]
         outputs += ["results/tiered/placement.csv", "results/tiered/calibration.parquet"]
+        outputs.append("results/tiered/fig12.html")  # every run behind Figure 12, interactive
         return outputs
 
     def tiered_figure_settings(self, figure: str) -> str:
