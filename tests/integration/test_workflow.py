@@ -210,6 +210,7 @@ def test_dry_run_lists_the_jobs(tmp_path: Path) -> None:
     monet |= {"fuse", "compare_fusion", "fusion_solver_runs", "figure10", "fused_graph_picture", "checkpoint_study", "figure11"}
     monet |= {"checkpoint_additivity"}
     monet |= {"checkpoint_nsga", "figure12"}
+    monet |= {"figures1_8_interactive", "figure9_interactive", "figure12_interactive"}  # the design-space pages
     report = {"agreement_table", "workloads_page"}  # the report's paper-vs-ours page of MONET's claims, its workloads
     assert rules == frontend | monet | report | {"all"}
     assert not (tmp_path / "results").exists()
