@@ -1,11 +1,13 @@
-"""Interactive design-space pages: every configuration of a sweep as a point to hover, pick and filter.
+"""Interactive design-space pages: every configuration of a design space as a point to hover, pick and filter.
 
-A page is one self-contained HTML file that needs no network and no library: the rows of the sweep (gzipped JSON in
-base64, unpacked by the browser's ``DecompressionStream``) and ``design_space.js`` beside this module, which draws
-them on canvases, a panel per step, and wires the interactions. Hovering a point shows every column of its row
-(``config_id``, the step, each swept parameter, latency, energy and its breakdown), clicking two points tabulates
-their difference, a menu per swept parameter filters the points, and a menu switches between the views of the
-same rows (MONET Figures 1 and 8 draw the Edge TPU sweep).
+A page is one self-contained HTML file that needs no network and no library: the rows (gzipped JSON in base64,
+unpacked by the browser's ``DecompressionStream``) and ``design_space.js`` beside this module, which draws them on
+canvases, a panel per step (or per workload), and wires the interactions. Hovering a point shows every column of its
+row (``config_id``, the step, each swept parameter, latency, energy and its breakdown), clicking two points
+tabulates their difference, a menu per swept parameter filters the points, and a menu switches between the views of
+the same rows (MONET Figures 1 and 8 draw the Edge TPU sweep). A hardware sweep's rows go in as ``traincost sweep``
+wrote them; :func:`nsga_points` and :func:`tiered_points` give MONET Figure 12's NSGA-II evaluations and TM-Training
+Figure 12's runs a ``config_id`` and a ``step``.
 
 Snakemake's report shows an HTML result in an ``<iframe>`` whose source is the file as a ``data:`` URL, and Chromium
 opens no URL longer than 2 MB (:data:`REPORT_URL_LIMIT`): a page must stay under it, base64 included. A charting
@@ -175,7 +177,7 @@ def tiered_points(study: pd.DataFrame, *, variant: str = "base") -> pd.DataFrame
     rows = study[study["variant"] == variant]
     if rows.empty:
         raise ConfigError(f"the TM-Training study has no run of variant {variant!r}")
-    runs = [f"{w}|{p}|{r!r}" for w, p, r in zip(rows["workload"], rows["policy"], rows["ratio"], strict=True)]
+    runs = [f"{w}|{p}|{float(r)!r}" for w, p, r in zip(rows["workload"], rows["policy"], rows["ratio"], strict=True)]
     ids = [hashlib.sha1(run.encode()).hexdigest()[:12] for run in runs]
     return rows.assign(config_id=ids, step=rows["workload"]).reset_index(drop=True)
 
