@@ -331,3 +331,102 @@ def test_an_output_register_too_small_for_the_streamed_rows_passes_partial_sums_
     # local also reads W 16 (into rf) and I 16 x 4 x 2 K-tiles = 128 (into the array)
     assert cost.level_read_bytes["local"][0, 0] == 16 + 128 + local_psum_reads
     assert cost.level_write_bytes["local"][0, 0] == local_writes
+
+
+def _held_rows_core(data: dict) -> None:
+    """A 64 B weight register (1 B/cycle, 1 pJ/B) and a 4 B output register (1 pJ/B) below the 1 KiB local memory
+    (W, I, O; 2 pJ/B); every port but the weight register's wide enough that compute sets the pace."""
+    wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
+    one_pj_per_byte = {"read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125}
+    narrow = {"read_bandwidth_bytes_per_cycle": 1, "write_bandwidth_bytes_per_cycle": 1}
+    del data["memories"]["rf"]
+    data["memories"] |= {
+        "wreg": {"size_bytes": 64, **narrow, **one_pj_per_byte},
+        "oreg": {"size_bytes": 4, **wide, **one_pj_per_byte},
+    }
+    data["memories"]["local"].update(wide)
+    data["cores"][0]["memory"] = [
+        {"level": "wreg", "operands": ["W"]},
+        {"level": "oreg", "operands": ["O"]},
+        {"level": "local", "operands": ["W", "I", "O"]},
+    ]
+
+
+def _held_rows_conv() -> object:
+    # 1x1 conv, C = 32, K = 4, 4x4 outputs: M = 16, N = 4, R = 32, 2,048 MACs at 1 pJ; array tile m=1, n=2, r=2;
+    # compute 2 K-tiles x 16 C-tiles x 16 pixels = 512 cycles
+    return op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=4))
+
+
+def test_latency_and_energy_objectives_choose_different_orders_where_they_trade_off(tmp_path: Path) -> None:
+    hw = _tiny_variant(tmp_path, _held_rows_core)
+    core, table = hw.cores[0], _held_rows_conv()
+    external = ExternalPath.of(hw, core)
+    fast = mac_cost(core, table, np.array([0]), external=external, objective="latency")
+    frugal = mac_cost(core, table, np.array([0]), external=external, objective="energy")
+    # The dataflow's order (band 0): wreg holds a tile of the array's 2 columns x all 32 of R (64 B), read once into
+    # the array (128 B). The 4 B output register cannot hold 16 rows x 2 columns of partial sums, so each of the
+    # array's 16 R-tiles passes 64 of them to local: oreg writes 1,024 from the array and 960 back from local, reads
+    # 960 + 1,024; local reads W 128 + I 16 x 32 x 2 K-tiles = 1,024 + partial sums 960, writes 1,024.
+    # Energy 2,048 MAC + wreg 256 + oreg 3,968 + local 3,136 x 2 = 12,544 pJ; latency 512 + fill 4 (array depth)
+    # + 4 (the first 2x2 weights at 1 B/cycle) = 520.
+    assert fast.held_rows[0, 0] == 0 and fast.reduction_levels[0, 0] == 0
+    assert fast.level_read_bytes["oreg"][0, 0] == 1984 and fast.level_write_bytes["local"][0, 0] == 1024
+    assert (fast.energy_mac_pj + sum(fast.energy_level_pj.values()))[0, 0] == pytest.approx(12544)
+    assert fast.latency_cycles[0, 0] == pytest.approx(520)
+    # Rows held in the output register: it holds 4 partial sums, 2 rows of the array's 2 columns, so the array runs
+    # all of wreg's R over 2 rows at a time, reading its weights again per block: 128 x 16 / 2 = 1,024 B out of
+    # wreg. Each output leaves oreg once: oreg writes 1,024, reads 960 + 64; local reads 128 + 1,024, writes 64.
+    # Energy 2,048 + wreg 1,152 + oreg 2,048 + local 1,216 x 2 = 7,680 pJ (less); latency 1,024 B at wreg's
+    # 1 B/cycle + 8 = 1,032 cycles (more). The bands (weights from local every step) lose on both.
+    assert frugal.held_rows[0, 0] == 2 and frugal.reduction_levels[0, 0] == 0
+    assert frugal.level_read_bytes["wreg"][0, 0] == 1024 and frugal.level_read_bytes["oreg"][0, 0] == 1024
+    assert frugal.level_read_bytes["local"][0, 0] == 1152 and frugal.level_write_bytes["local"][0, 0] == 64
+    assert (frugal.energy_mac_pj + sum(frugal.energy_level_pj.values()))[0, 0] == pytest.approx(7680)
+    assert frugal.latency_cycles[0, 0] == pytest.approx(1032)
+    # EDP: 520 x 12,544 = 6.5e6 against 1,032 x 7,680 = 7.9e6
+    edp = mac_cost(core, table, np.array([0]), external=external, objective="edp")
+    assert edp.held_rows[0, 0] == 0
+
+
+def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp_path: Path) -> None:
+    # The core above with one 1 B output register per PE (4 PEs, 4 B in all): the array's C:2 axis has two PEs work on
+    # each output, each keeping its own partial sum of it, so the registers hold 2 outputs, 1 row of 2 columns: the
+    # weights are read once per row, 128 x 16 = 2,048 B (2,048 cycles at 1 B/cycle), and energy is still the order of
+    # choice: wreg 2,176 + oreg 2,048 + local 2,432 + MAC 2,048 = 8,704 pJ.
+    def per_pe(data: dict) -> None:
+        _held_rows_core(data)
+        data["memories"]["oreg"].update(size_bytes=1, per_pe=True)
+
+    hw = _tiny_variant(tmp_path, per_pe)
+    core = hw.cores[0]
+    cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.held_rows[0, 0] == 1
+    assert cost.level_read_bytes["wreg"][0, 0] == 2048
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(8704)
+
+
+def test_more_bandwidth_is_never_slower_and_energy_is_the_sum_of_its_parts(tmp_path: Path) -> None:
+    # the held-rows core with its weight register's port at 1 to 16 B/cycle (per instance, one per PE), on ResNet-like
+    # convolutions: each objective's latency never grows with the bandwidth, and every candidate's energy is MAC
+    # energy plus each memory's bytes at its energy per byte
+    def swept(data: dict) -> None:
+        _held_rows_core(data)
+        data["parameters"]["wreg_bandwidth"] = {"default": 1, "description": "bytes per cycle"}
+        data["memories"]["wreg"].update(read_bandwidth_bytes_per_cycle="wreg_bandwidth", per_pe=True, size_bytes=16)
+
+    data = yaml.safe_load(TINY.read_text())
+    swept(data)
+    path = tmp_path / "swept.yaml"
+    path.write_text(yaml.safe_dump(data))
+    hw = load_hardware(path, sweep={"wreg_bandwidth": [1, 2, 4, 16]})
+    core = hw.cores[0]
+    table = op_table(conv_workload(batch=2, channels_in=16, channels_out=8, input_hw=6, kernel=3))
+    energy_per_byte = {"wreg": 1.0, "oreg": 1.0, "local": 2.0}
+    for objective in OBJECTIVES:
+        cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
+        if objective == "latency":
+            assert (np.diff(cost.latency_cycles[:, 0]) <= 1e-9).all()
+        for name, per_byte in energy_per_byte.items():
+            moved = cost.level_read_bytes[name] + cost.level_write_bytes[name]
+            assert cost.energy_level_pj[name] == pytest.approx(moved * per_byte)

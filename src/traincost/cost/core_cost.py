@@ -22,7 +22,14 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    to the big SRAM once per reduction tile of the register; the band keeps them in the per-PE
    output registers. The PE array itself keeps no outputs: its partial sums reach the innermost
    output memory once per reduction tile of the array in any order. An output-stationary core has
-   only band 0.
+   only band 0. One more candidate keeps partial sums in the PEs (``_held_rows``, row-stationary-like
+   reuse): where a weight memory (a per-PE register file) lies below the innermost output memory,
+   the array takes as many rows as that output memory holds partial sums for, runs the whole
+   reduction of the weight memory's tile over them (re-reading those weights once per block of
+   rows), and only then moves on; the partial sums leave the output memory once per R-tile of the
+   weight memory instead of once per R-tile of the array (ZigZag's ``eyeriss_like``: 16 B output
+   registers that would otherwise pass 38 MB of partial sums of one ResNet-18 layer through an
+   8 KB SRAM's 16 B/cycle port). It is recorded in ``CoreOpCost.held_rows``.
 4. **A mapping per op above the core.** Around the core, the outer loop order is chosen per op and
    per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
    stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
@@ -37,10 +44,11 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
    O resident, O once, S once per M-tile, X once per N-tile. In the S-resident order every row of M
    streams past a weight tile, so an output memory that cannot hold M x N-tile partial sums passes
-   them on once per R-tile of the array (``_held_partial_sums``), unless an output memory in the band
-   below it has finished them. The streamed operand is counted as its im2col (M·R) at the PE array
-   and as the input pixels its windows touch above it (a tile that holds the whole filter window
-   reuses the overlap; a strided window skips pixels, ``optable.window_span``).
+   them on as they arrive, once per R-tile of the array (of the weight memory, below rows held in
+   the PEs; ``_held_partial_sums``), unless an output memory in the band below it has finished them.
+   The streamed operand is counted as its im2col (M·R) at the PE array and as the input pixels its
+   windows touch above it (a tile that holds the whole filter window reuses the overlap; a strided
+   window skips pixels, ``optable.window_span``).
 6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
    narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it.
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
@@ -119,6 +127,7 @@ class CoreOpCost:
     core_shares: np.ndarray  # the op's work in units of one core's share: D / ceil(D / split), at most split
     mapping: np.ndarray  # index into MAPPINGS of the loop order chosen above the core (-1: not a MAC op)
     reduction_levels: np.ndarray  # the chosen band: reduction innermost over the array and band - 1 levels (-1: no MAC)
+    held_rows: np.ndarray  # rows whose partial sums the PEs' output memory holds across the reduction (0: not that order)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
 
@@ -305,12 +314,18 @@ def mac_cost(
 
     precision = _Precision.of(core)
     kinds = table.kind[index]
-    # the candidates: a band of reduction-innermost levels inside the core x a mapping above it
-    inside = [_inside(core, gemm, kinds, unroll, precision, compute=compute, band=band) for band in _bands(core)]
-    serial = _serial_tile_io(core, gemm, inside[0].tiles[0], precision, external) if core.tile_io == "serial" else 0.0
+    # the candidates inside the core: a band of reduction-innermost levels, or rows held in the PEs; each x a
+    # mapping above the core
+    orders: list[tuple[int, np.ndarray | None]] = [(band, None) for band in _bands(core)]
+    array_tile = _array_tile(gemm, kinds, unroll)
+    rows = _held_rows(core, gemm, array_tile, precision)
+    if rows is not None:
+        orders.append((0, rows))
+    inside = [_inside(core, gemm, kinds, unroll, precision, compute=compute, band=band, held_rows=held) for band, held in orders]
+    serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
     options = [
-        (band, name, traffic)
-        for band, cand in enumerate(inside)
+        (k, name, traffic)
+        for k, cand in enumerate(inside)
         for name, traffic in _external_traffic(
             core, gemm, cand.tiles, cand.outermost, precision, choose=external is not None
         ).items()
@@ -319,12 +334,13 @@ def mac_cost(
     if len(options) > 1 and external is not None:
         pick = _best(
             [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
-            latency=np.stack([inside[band].latency for band, *_ in options]) + serial,
-            energy_pj=np.stack([inside[band].energy_pj for band, *_ in options]),
+            latency=np.stack([inside[k].latency for k, *_ in options]) + serial,
+            energy_pj=np.stack([inside[k].energy_pj for k, *_ in options]),
             external=external,
             objective=objective,
         )
-    chosen = [inside[band] for band, *_ in options]
+    chosen = [inside[k] for k, *_ in options]
+    no_rows = np.zeros_like(compute)
     return CoreOpCost(
         latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
         compute_cycles=compute,
@@ -335,20 +351,48 @@ def mac_cost(
         ext_write_bytes=_choose([traffic[1] for *_, traffic in options], pick),
         core_shares=gemm.core_shares,
         mapping=np.asarray([MAPPINGS.index(name) for _, name, _ in options])[pick],
-        reduction_levels=np.asarray([band for band, *_ in options])[pick],
+        reduction_levels=np.asarray([orders[k][0] for k, *_ in options])[pick],
+        held_rows=_choose([no_rows if orders[k][1] is None else orders[k][1] for k, *_ in options], pick),
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
 
 
-def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, array_tile: _Tile, precision: _Precision) -> _Tile:
+def _innermost(core: Core, operand: str) -> int:
+    """The position in ``core.levels`` of the innermost level that keeps ``operand`` (-1: none does)."""
+    return next((i for i, level in enumerate(core.levels) if operand in level.operands), -1)
+
+
+def _held_rows(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision) -> np.ndarray | None:
+    """Rows of the array's columns whose partial sums the innermost output memory holds, for the order that keeps
+    them there across the reduction (row-stationary-like reuse in the PEs): inside the tile of a weight memory
+    below it, the array takes a block of rows, runs the whole reduction of that tile over them (its weights read
+    again from that memory once per block), and only then moves on, so the output memory passes on each output
+    once per R-tile of the weight memory instead of once per R-tile of the array. An output memory with more
+    instances than the outputs of one array step (one per PE, under a reduction unrolled over the array) keeps a
+    partial sum of each output in every instance that works on it: it holds that many times fewer rows. None where
+    the order does not apply: a core that is not weight-stationary, no weight memory below the innermost output
+    memory, or no output memory above it."""
+    outputs = [i for i, level in enumerate(core.levels) if "O" in level.operands]
+    weight = _innermost(core, "W")
+    if core.dataflow != "weight_stationary" or len(outputs) < 2 or not 0 <= weight < outputs[0]:
+        return None
+    level = core.levels[outputs[0]]
+    m_a, n_a, _ = array_tile
+    copies = np.maximum(level.memory.instances[:, None] / (m_a * n_a), 1.0)
+    held = _share_elems(level, precision.partial_sum_bytes) / copies
+    return np.clip(np.floor(held / (m_a * n_a)) * m_a, m_a, gemm.full[0])
+
+
+def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.ndarray, precision: _Precision) -> _Tile:
     """The tile whose partial sums leave an output memory in the weight-resident order: every row of M streams
     past a weight tile, so the memory must hold M x N-tile partial sums to finish the tile's R-tiles; one that
-    cannot passes them on once per R-tile of the array. (Outputs an output memory in the band has finished are not
-    partial sums: the caller does not ask.)"""
+    cannot passes them on as they arrive, once per ``arriving`` R-tile (the array's, or the weight memory's
+    below an output memory that holds rows, ``_held_rows``). (Outputs an output memory in the band has finished
+    are not partial sums: the caller does not ask.)"""
     m_t, n_t, r_t = tile
     fits = _share_elems(level, precision.partial_sum_bytes) >= gemm.full[0] * n_t
-    return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, array_tile[2]))
+    return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, arriving))
 
 
 def _serial_tile_io(
@@ -403,9 +447,12 @@ def _inside(
     *,
     compute: np.ndarray,
     band: int,
+    held_rows: np.ndarray | None = None,
 ) -> _Inside:
     """Inside the core, with the reduction loops innermost over the PE array and the ``band`` - 1 innermost
-    levels (``_in_band``) and the dataflow's order above them."""
+    levels (``_in_band``) and the dataflow's order above them; or, with ``held_rows`` (``_held_rows``), the
+    dataflow's order except inside the innermost weight memory's tile, where the reduction runs innermost over
+    blocks of ``held_rows`` rows whose partial sums stay in the innermost output memory."""
     tiles = _tiles(core, gemm, kinds, unroll, precision, band=band)
     levels = _Levels(core, compute.shape)
     outermost: dict[str, int | None] = {}
@@ -413,16 +460,25 @@ def _inside(
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
         outermost[operand] = holders[-1] if holders else None
         child = -1  # the PE array
-        final = False  # whether the outputs leaving the child are complete: an output memory in the band finishes R
+        final: bool | np.ndarray = False  # whether the outputs leaving the child are complete
+        arriving = tiles[0][2]  # the R-tile of the partial sums that reach the child
         for parent in holders:
             # the array keeps no output of its own: its partial sums go to the innermost output memory in any order
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
             tile = tiles[child + 1]
-            if operand == "O" and child >= 0 and order == "weight_resident" and not final:
-                tile = _held_partial_sums(core.levels[child], gemm, tile, tiles[0], precision)
-            final = final or (operand == "O" and in_band)
+            if operand == "O" and child >= 0 and order == "weight_resident":
+                if held_rows is not None and child == holders[0]:
+                    # the rows held finish the reduction of the innermost weight tile before they leave
+                    r_w = tiles[_innermost(core, "W") + 1][2]
+                    tile, final, arriving = (tile[0], tile[1], r_w), r_w >= gemm.full[2], r_w
+                elif not np.all(final):
+                    held = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
+                    tile = (np.where(final, tile[0], held[0]), tile[1], np.where(final, tile[2], held[2]))
+            final = final | (operand == "O" and in_band)
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
+            if operand == "W" and child < 0 and held_rows is not None:
+                down = down * np.ceil(gemm.full[0] / held_rows)  # the array's weights re-read per block of rows
             if child >= 0:
                 bits = _access_bits(operand, tile, precision, core.levels[child].memory)
                 levels.move(child, read=up, write=down, access_bits=bits)
@@ -515,15 +571,7 @@ def _tiles(
 ) -> list[_Tile]:
     """The tile at the PE array, then at each memory level of ``core`` (innermost first). A level in the
     reduction-innermost band (``_in_band``) grows an output block if it keeps outputs, and nothing else."""
-    spatial = []
-    for which in range(3):
-        out = np.ones_like(gemm.macs)
-        for kind, roles in ROLES.items():
-            mask = kinds == kind
-            for d in roles[which] if mask.any() else ():
-                out[:, mask] *= np.minimum(gemm.dims[d][:, mask], unroll[d])
-        spatial.append(np.minimum(out, gemm.full[which]))
-    tile: _Tile = (spatial[0], spatial[1], spatial[2])
+    tile = _array_tile(gemm, kinds, unroll)
     tiles = [tile]
     for i, level in enumerate(core.levels):
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
@@ -532,6 +580,19 @@ def _tiles(
             tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm.full)
         tiles.append(tile)
     return tiles
+
+
+def _array_tile(gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
+    """What one step of the PE array covers: (m, n, r) elements per group, each the product of its unrolled dims."""
+    spatial = []
+    for which in range(3):
+        out = np.ones_like(gemm.macs)
+        for kind, roles in ROLES.items():
+            mask = kinds == kind
+            for d in roles[which] if mask.any() else ():
+                out[:, mask] *= np.minimum(gemm.dims[d][:, mask], unroll[d])
+        spatial.append(np.minimum(out, gemm.full[which]))
+    return spatial[0], spatial[1], spatial[2]
 
 
 def _in_band(level: int, band: int) -> bool:
@@ -633,6 +694,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         core_shares=np.ones(shape),
         mapping=np.full(shape, -1),
         reduction_levels=np.full(shape, -1),
+        held_rows=np.full(shape, -1.0),
         level_read_bytes=reads,
         level_write_bytes=writes,
     )

@@ -263,6 +263,7 @@ class OpCosts:
     out: np.ndarray  # bytes out of the top memory: outputs and partial sums
     mapping: np.ndarray
     reduction_levels: np.ndarray
+    held_rows: np.ndarray
     mac_pj: np.ndarray  # MAC energy, every share
     copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
@@ -277,7 +278,7 @@ class OpCosts:
         core_of = place_ops(table, hardware)
         shape = (hardware.n_configs, len(table))
         arrays = {name: np.zeros(shape) for name in ("latency", "energy", "in_w", "in_i", "psum", "out", "mac_pj", "copies_pj")}
-        mapping, reduction_levels = np.full(shape, -1), np.full(shape, -1)
+        mapping, reduction_levels, held_rows = np.full(shape, -1), np.full(shape, -1), np.full(shape, -1.0)
         level_pj = {name: np.zeros(shape) for name in hardware.memories}
         mac = table.is_mac
         for k, core in enumerate(hardware.cores):
@@ -298,6 +299,7 @@ class OpCosts:
                     )
                     mapping[:, index] = cost.mapping
                     reduction_levels[:, index] = cost.reduction_levels
+                    held_rows[:, index] = cost.held_rows
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
@@ -324,6 +326,7 @@ class OpCosts:
             mapping_objective=plan.mapping_objective,
             mapping=mapping,
             reduction_levels=reduction_levels,
+            held_rows=held_rows,
             level_pj=level_pj,
             **arrays,
         )
@@ -359,7 +362,10 @@ class OpCosts:
             )
 
 
-_PER_OP_COSTS = ("latency", "energy", "in_w", "in_i", "psum", "out", "mapping", "reduction_levels", "mac_pj", "copies_pj")
+_PER_OP_COSTS = (
+    *("latency", "energy", "in_w", "in_i", "psum", "out"),
+    *("mapping", "reduction_levels", "held_rows", "mac_pj", "copies_pj"),
+)
 
 
 def _energy_totals(costs: OpCosts, table: OpTable, hardware: HardwareSpec, core_of: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -604,6 +610,7 @@ def _run(
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             "reduction_levels": costs.reduction_levels.ravel(),
+            "held_rows": costs.held_rows.ravel(),
             "onchip_bytes": lanes.stack(onchip_timeline).ravel(),
             "offchip_bytes": lanes.stack(offchip_timeline).ravel(),
         }
