@@ -392,8 +392,9 @@ def test_latency_and_energy_objectives_choose_different_orders_where_they_trade_
 def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp_path: Path) -> None:
     # The core above with one 1 B output register per PE (4 PEs, 4 B in all): the array's C:2 axis has two PEs work on
     # each output, each keeping its own partial sum of it, so the registers hold 2 outputs, 1 row of 2 columns: the
-    # weights are read once per row, 128 x 16 = 2,048 B (2,048 cycles at 1 B/cycle), and energy is still the order of
-    # choice: wreg 2,176 + oreg 2,048 + local 2,432 + MAC 2,048 = 8,704 pJ.
+    # weights are read once per row, 128 x 16 = 2,048 B (2,048 cycles at 1 B/cycle). Each partial sum is written and
+    # read in both PEs' registers: oreg moves 2 x 2,048 B. Energy still chooses the order: wreg 2,176 + oreg 4,096
+    # + local 2,432 + MAC 2,048 = 10,752 pJ (the dataflow's order: 16,512).
     def per_pe(data: dict) -> None:
         _held_rows_core(data)
         data["memories"]["oreg"].update(size_bytes=1, per_pe=True)
@@ -402,8 +403,10 @@ def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.held_rows[0, 0] == 1
-    assert cost.level_read_bytes["wreg"][0, 0] == 2048
-    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(8704)
+    assert cost.level_read_bytes["wreg"][0, 0] == 2048 and cost.level_read_bytes["oreg"][0, 0] == 2048
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(10752)
+    native = mac_cost(core, _held_rows_conv(), np.array([0]))
+    assert (native.energy_mac_pj + sum(native.energy_level_pj.values()))[0, 0] == pytest.approx(16512)
 
 
 def test_more_bandwidth_is_never_slower_and_energy_is_the_sum_of_its_parts(tmp_path: Path) -> None:

@@ -50,7 +50,12 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    windows touch above it (a tile that holds the whole filter window reuses the overlap; a strided
    window skips pixels, ``optable.window_span``).
 6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
-   narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it.
+   narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it. A
+   memory with an instance per PE keeps its own copy of what its PE works on (``_copies``): an input
+   broadcast over the output channels the array unrolls is written into and read out of each PE's
+   register, and under a reduction the array unrolls each PE accumulates its own partial sum of an
+   output (ZigZag's ``tpu_like``, ``eyeriss_like``); the copies meet (added up, or fetched once) at the
+   shared memory above.
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
    ZigZag's on- and off-loading (``_serial_tile_io``).
@@ -379,8 +384,7 @@ def _held_rows(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision
         return None
     level = core.levels[outputs[0]]
     m_a, n_a, _ = array_tile
-    copies = np.maximum(level.memory.instances[:, None] / (m_a * n_a), 1.0)
-    held = _share_elems(level, precision.partial_sum_bytes) / copies
+    held = _share_elems(level, precision.partial_sum_bytes) / _copies(core, level, "O", array_tile)
     return np.clip(np.floor(held / (m_a * n_a)) * m_a, m_a, gemm.full[0])
 
 
@@ -479,11 +483,10 @@ def _inside(
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
             if operand == "W" and child < 0 and held_rows is not None:
                 down = down * np.ceil(gemm.full[0] / held_rows)  # the array's weights re-read per block of rows
-            if child >= 0:
-                bits = _access_bits(operand, tile, precision, core.levels[child].memory)
-                levels.move(child, read=up, write=down, access_bits=bits)
-            bits = _access_bits(operand, tile, precision, core.levels[parent].memory)
-            levels.move(parent, read=down, write=up, access_bits=bits)
+            for level, read, write in ((child, up, down), (parent, down, up)) if child >= 0 else ((parent, down, up),):
+                copies = _copies(core, core.levels[level], operand, tiles[0])
+                bits = _access_bits(operand, tile, precision, core.levels[level].memory, copies)
+                levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
@@ -613,13 +616,27 @@ def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Til
     return m_t, n_new, r_new
 
 
-def _access_bits(operand: str, tile: _Tile, precision: _Precision, memory: MemoryLevel) -> np.ndarray:
+def _access_bits(
+    operand: str, tile: _Tile, precision: _Precision, memory: MemoryLevel, copies: np.ndarray | float = 1.0
+) -> np.ndarray:
     """Bits one instance of ``memory`` moves per step of the child ``tile`` over a boundary: ``operand``'s share of
-    the tile spread over the instances, at least one element each (an idle instance is not accessed); outputs in
-    partial-sum precision."""
+    the tile (each element in ``copies`` instances, ``_copies``) spread over the instances, at least one element each
+    (an idle instance is not accessed); outputs in partial-sum precision."""
     m, n, r = tile
     elems = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    return np.maximum(elems / memory.instances[:, None], 1.0) * _BITS * precision.tile_bytes[operand]
+    return np.maximum(elems * copies / memory.instances[:, None], 1.0) * _BITS * precision.tile_bytes[operand]
+
+
+def _copies(core: Core, level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray:
+    """How many instances of ``level`` hold each element of ``operand`` that one step of the PE array uses: a memory
+    with more instances than that step's distinct elements (one per PE) keeps a copy in every instance whose PE
+    works on the element (an input broadcast over the array's output-channel axis, a partial sum of an output whose
+    reduction the array unrolls: each PE keeps its own) and every copy is read and written. At least 1 (a memory
+    shared by PEs holds one)."""
+    m, n, r = array_tile
+    distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
+    busy_per_instance = level.memory.instances[:, None] * (m * n * r) / core.pes[:, None]
+    return np.maximum(busy_per_instance / distinct, 1.0)
 
 
 def _boundary_bytes(
