@@ -16,6 +16,7 @@ from traincost.cost.core_cost import MAPPINGS, OBJECTIVES, ExternalPath
 from traincost.cost.optable import window_span
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
+from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures/hardware/tiny.yaml"
 
@@ -433,3 +434,25 @@ def test_more_bandwidth_is_never_slower_and_energy_is_the_sum_of_its_parts(tmp_p
         for name, per_byte in energy_per_byte.items():
             moved = cost.level_read_bytes[name] + cost.level_write_bytes[name]
             assert cost.energy_level_pj[name] == pytest.approx(moved * per_byte)
+
+
+def test_eyeriss_like_keeps_a_resnet_layers_partial_sums_in_the_pes(tmp_path: Path) -> None:
+    # ZigZag's eyeriss_like (K:14 x C:12 PEs, each with a 64 B weight and a 16 B output register file) on ResNet-18's
+    # layer1.0.conv1 (3x3, 64 -> 64 channels, 56x56 outputs). The weight registers hold the array's 14 columns x all
+    # 576 of R; the output registers 8 partial sums per PE, but each output has one in each of the 12 PEs of its
+    # reduction: 14 x 8 outputs, 8 rows. Held there until all of R is done, each output leaves for the 8 KB SRAM once
+    # (200,704 B), where the dataflow's order passed 38 MB of partial sums each way through its 16 B/cycle port
+    # (2.4 M cycles); the layer takes its compute, ceil(64/14) x ceil(64/12) x 56 x 56 x 9 = 846,720 cycles.
+    path = tmp_path / "eyeriss_like.yaml"
+    zigzag = Path(__file__).resolve().parents[1] / "fixtures/hardware/zigzag/hardware/eyeriss_like.yaml"
+    path.write_text(hardware_yaml_text(zigzag_hardware(zigzag), header="test"))
+    hw = load_hardware(path)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=64, channels_out=64, input_hw=58, kernel=3))
+    for objective in OBJECTIVES:
+        cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
+        assert cost.compute_cycles[0, 0] == 846720 and cost.held_rows[0, 0] == 8
+        assert cost.level_write_bytes["sram_8KB"][0, 0] == 64 * 56 * 56
+        assert cost.latency_cycles[0, 0] == pytest.approx(846720, rel=1e-3)
+        # each PE of an output accumulates in its own register: each of the array's 48 R-tiles writes into all 12 a
+        # partial sum (2 B; the last one the 1 B output)
+        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * (47 * 2 + 1) * 12
