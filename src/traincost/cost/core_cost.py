@@ -29,7 +29,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    rows), and only then moves on; the partial sums leave the output memory once per R-tile of the
    weight memory instead of once per R-tile of the array (ZigZag's ``eyeriss_like``: 16 B output
    registers that would otherwise pass 38 MB of partial sums of one ResNet-18 layer through an
-   8 KB SRAM's 16 B/cycle port). It is recorded in ``CoreOpCost.held_rows``.
+   8 KB SRAM's 16 B/cycle port). Up to that output memory the tiles span the block of rows, so an
+   input register that holds a block's inputs is filled in accesses as wide as the block
+   (``_rows_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``.
 4. **A mapping per op above the core.** Around the core, the outer loop order is chosen per op and
    per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
    stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
@@ -388,6 +390,21 @@ def _held_rows(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision
     return np.clip(np.floor(held / (m_a * n_a)) * m_a, m_a, gemm.full[0])
 
 
+def _rows_in_the_pes(core: Core, tiles: list[_Tile], rows: np.ndarray, precision: _Precision) -> list[_Tile]:
+    """The tiles of the held-rows order: up to the innermost output memory, each level's tile spans the block of
+    ``rows`` rows (their inputs of one R-step of the array move together), where the level's inputs fit (per copy,
+    ``_copies``); the traffic is the same, its accesses are as wide as the block."""
+    out = [tiles[0]]
+    top = _innermost(core, "O")
+    for i, (m_t, n_t, r_t) in enumerate(tiles[1:]):
+        level, m_new = core.levels[i], np.maximum(m_t, out[-1][0])
+        if i <= top and "I" in level.operands:
+            room = _share_elems(level, precision.final_bytes["I"]) / _copies(core, level, "I", tiles[0])
+            m_new = np.where(room >= rows * tiles[0][2], np.maximum(m_new, rows), m_new)
+        out.append((m_new if i <= top else m_t, n_t, r_t))
+    return out
+
+
 def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.ndarray, precision: _Precision) -> _Tile:
     """The tile whose partial sums leave an output memory in the weight-resident order: every row of M streams
     past a weight tile, so the memory must hold M x N-tile partial sums to finish the tile's R-tiles; one that
@@ -458,6 +475,8 @@ def _inside(
     dataflow's order except inside the innermost weight memory's tile, where the reduction runs innermost over
     blocks of ``held_rows`` rows whose partial sums stay in the innermost output memory."""
     tiles = _tiles(core, gemm, kinds, unroll, precision, band=band)
+    if held_rows is not None:
+        tiles = _rows_in_the_pes(core, tiles, held_rows, precision)
     levels = _Levels(core, compute.shape)
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
