@@ -505,7 +505,10 @@ def _inside(
             for level, read, write in ((child, up, down), (parent, down, up)) if child >= 0 else ((parent, down, up),):
                 copies = _copies(core, core.levels[level], operand, tiles[0])
                 bits = _access_bits(operand, tile, precision, core.levels[level].memory, copies)
-                levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
+                if isinstance(copies, float):
+                    levels.move(level, read=read, write=write, access_bits=bits)
+                else:
+                    levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
@@ -646,12 +649,14 @@ def _access_bits(
     return np.maximum(elems * copies / memory.instances[:, None], 1.0) * _BITS * precision.tile_bytes[operand]
 
 
-def _copies(core: Core, level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray:
+def _copies(core: Core, level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray | float:
     """How many instances of ``level`` hold each element of ``operand`` that one step of the PE array uses: a memory
     with more instances than that step's distinct elements (one per PE) keeps a copy in every instance whose PE
     works on the element (an input broadcast over the array's output-channel axis, a partial sum of an output whose
     reduction the array unrolls: each PE keeps its own) and every copy is read and written. At least 1 (a memory
-    shared by PEs holds one)."""
+    shared by PEs holds one; a single instance, 1 without arrays)."""
+    if not (level.memory.instances > 1).any():
+        return 1.0
     m, n, r = array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
     busy_per_instance = level.memory.instances[:, None] * (m * n * r) / core.pes[:, None]
