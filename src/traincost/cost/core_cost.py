@@ -328,7 +328,7 @@ def mac_cost(
     rows = _held_rows(core, gemm, array_tile, precision)
     if rows is not None:
         orders.append((0, rows))
-    inside = [_inside(core, gemm, kinds, unroll, precision, compute=compute, band=band, held_rows=held) for band, held in orders]
+    inside = [_inside(core, gemm, array_tile, precision, compute=compute, band=band, held_rows=held) for band, held in orders]
     serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
     options = [
         (k, name, traffic)
@@ -462,8 +462,7 @@ class _Inside:
 def _inside(
     core: Core,
     gemm: _Gemm,
-    kinds: np.ndarray,
-    unroll: dict[str, np.ndarray],
+    array_tile: _Tile,
     precision: _Precision,
     *,
     compute: np.ndarray,
@@ -474,7 +473,7 @@ def _inside(
     levels (``_in_band``) and the dataflow's order above them; or, with ``held_rows`` (``_held_rows``), the
     dataflow's order except inside the innermost weight memory's tile, where the reduction runs innermost over
     blocks of ``held_rows`` rows whose partial sums stay in the innermost output memory."""
-    tiles = _tiles(core, gemm, kinds, unroll, precision, band=band)
+    tiles = _tiles(core, gemm, array_tile, precision, band=band)
     if held_rows is not None:
         tiles = _rows_in_the_pes(core, tiles, held_rows, precision)
     levels = _Levels(core, compute.shape)
@@ -495,6 +494,8 @@ def _inside(
                     # the rows held finish the reduction of the innermost weight tile before they leave
                     r_w = tiles[_innermost(core, "W") + 1][2]
                     tile, final, arriving = (tile[0], tile[1], r_w), r_w >= gemm.full[2], r_w
+                elif final is False:
+                    tile = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                 elif not np.all(final):
                     held = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                     tile = (np.where(final, tile[0], held[0]), tile[1], np.where(final, tile[2], held[2]))
@@ -591,12 +592,10 @@ def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, pr
     return np.clip(np.floor(capacity * m / gemm.x_unique), m_t, m), n_t, r
 
 
-def _tiles(
-    core: Core, gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray], precision: _Precision, *, band: int
-) -> list[_Tile]:
-    """The tile at the PE array, then at each memory level of ``core`` (innermost first). A level in the
-    reduction-innermost band (``_in_band``) grows an output block if it keeps outputs, and nothing else."""
-    tile = _array_tile(gemm, kinds, unroll)
+def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *, band: int) -> list[_Tile]:
+    """The tile at the PE array (``array_tile``), then at each memory level of ``core`` (innermost first). A level in
+    the reduction-innermost band (``_in_band``) grows an output block if it keeps outputs, and nothing else."""
+    tile = array_tile
     tiles = [tile]
     for i, level in enumerate(core.levels):
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
