@@ -210,6 +210,15 @@ def test_per_pe_memories_pool_their_capacity_and_bandwidth(tmp_path: Path) -> No
     assert split.latency_cycles[0, 0] == pooled.latency_cycles[0, 0]
 
 
+def test_memory_instances_of_idle_pes_hold_no_copies(tmp_path: Path) -> None:
+    # the hand-computed conv with 8 instances of rf on the 4-PE core (an imported array that unrolls fewer PEs than it
+    # has): the busy PEs' 4 instances each keep their own weights, the idle ones nothing; rf still reads each of the
+    # 16 weights once (8 copies per 4 distinct weights would read them twice)
+    hw = _tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(instances=8))
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
+
+
 def _register_hierarchy(data: dict) -> None:
     """An Edge-TPU-like core: a 4 B weight register and a 2 B output register below a cheap 1 KiB weight SRAM
     and an expensive 1 KiB SRAM for inputs and outputs; every port wide enough that compute sets the pace."""

@@ -653,13 +653,15 @@ def _copies(core: Core, level: CoreLevel, operand: str, array_tile: _Tile) -> np
     with more instances than that step's distinct elements (one per PE) keeps a copy in every instance whose PE
     works on the element (an input broadcast over the array's output-channel axis, a partial sum of an output whose
     reduction the array unrolls: each PE keeps its own) and every copy is read and written. At least 1 (a memory
-    shared by PEs holds one; a single instance, 1 without arrays)."""
+    shared by PEs holds one; a single instance, 1 without arrays). Instances beyond the core's PEs (an imported
+    array that unrolls fewer PEs than it has) belong to idle PEs and hold nothing."""
     if not (level.memory.instances > 1).any():
         return 1.0
     m, n, r = array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    busy_per_instance = level.memory.instances[:, None] * (m * n * r) / core.pes[:, None]
-    return np.maximum(busy_per_instance / distinct, 1.0)
+    pes = core.pes[:, None]
+    busy = np.minimum(level.memory.instances[:, None], pes) * (m * n * r) / pes
+    return np.maximum(busy / distinct, 1.0)
 
 
 def _boundary_bytes(
