@@ -43,6 +43,13 @@ GPT-2 block   ascend_like    0.99 / 1.03 / 0.99   1.06 / 0.93 / 1.02
 GPT-2 block   eyeriss_like   0.96 / 0.92 / 0.96   0.95 / 0.84 / 0.91
 ============  =============  ===================  ===================
 
+ZigZag's other bundled machines that import (``--hardware meta_prototype,tesla_npu_like,generic_array_cacti``,
+ResNet-18 only so far, not in the defaults): ``meta_prototype`` 0.99 / 1.23 / 0.99 on latency, 1.00 / 1.06 / 0.99
+on energy, and ``tesla_npu_like`` 1.00 / 1.24 / 1.00 and 0.95 / 0.84 / 0.955, both as before this round;
+``generic_array_cacti`` (its 32 x 32 unrolling of a 256 x 256 array of per-PE register files) 1.00 / 0.99 / 1.00
+and 0.96 / 1.18 / 0.98, where its energy was 0.19 / 0.17 / 0.23 before the per-PE copies (``layer1.0.conv1``'s
+input registers: 1.2e7 pJ, ZigZag 1.3e7, where the engine had counted 3.8e5).
+
 What changed for ``eyeriss_like`` (K:14 x C:12 PEs, each with a 64 B input, a 64 B weight and a 16 B output
 register file; an 8 KB output SRAM with one 16 B/cycle port): the engine had no loop order that keeps partial
 sums in the PEs. ResNet-18 ``layer1.0.conv1`` computes in 846,720 cycles (ZigZag 862,813), but the dataflow's
