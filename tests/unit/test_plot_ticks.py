@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.plots.fusion import module_blocks, plot_fused_graph, plot_fusion_strategies
 from traincost.plots.hardware_sweeps import overlapping_tick_labels, plot_compute_resources, plot_energy_latency
+from traincost.plots.memory import plot_memory_breakdown
 
 EDGE_GRID = {"x_pes": [1, 4], "y_pes": [1, 4], "simd_units": [16, 64], "lanes": [1, 4], "local_memory_mb": [0.5, 2]}
 
@@ -147,3 +148,19 @@ def test_fused_graph_rows_are_module_blocks_and_ticks_do_not_overlap(tmp_path: P
 @pytest.fixture(autouse=True)
 def _warnings_logged(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="traincost.plots")
+
+
+def test_figure3_ticks_do_not_overlap(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The full config's four Figure 3 workloads (ResNet-50, batch 1 and 8, SGD and Adam), each category's bytes."""
+    workloads = [f"resnet50 batch {b} {o}" for b in (1, 8) for o in ("sgd", "adam")]
+    sizes = {"weights": 1.0e8, "gradients": 1.0e8, "optimizer_states": 2.0e8, "saved_activations": 8.6e7, "other": 5e6}
+    table = pd.DataFrame(
+        [
+            {"workload": w, "category": c, "ours_at_peak_bytes": b, "ours_total_bytes": b, "torch_bytes": b * 1.01}
+            for w in workloads
+            for c, b in sizes.items()
+        ]
+    )
+    plot_memory_breakdown(table, [tmp_path / "figure3.png"])
+    assert (tmp_path / "figure3.png").stat().st_size > 0
+    assert _overlaps(caplog) == []

@@ -9,8 +9,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from traincost.io import atomic_path
 from traincost.memory.liveness import CATEGORIES
+from traincost.plots.hardware_sweeps import save_figure
 
 __all__ = ["plot_memory_breakdown"]
 
@@ -34,7 +34,7 @@ def plot_memory_breakdown(table: pd.DataFrame, outputs: Sequence[Path]) -> None:
     sns.set_theme(style="whitegrid", context="paper")
     palette = dict(zip(CATEGORIES, sns.color_palette("deep", len(CATEGORIES)), strict=True))
     workloads = list(dict.fromkeys(table["workload"]))
-    fig = Figure(figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 5.0))
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
 
     bottom = pd.Series(0.0, index=workloads)
@@ -47,7 +47,8 @@ def plot_memory_breakdown(table: pd.DataFrame, outputs: Sequence[Path]) -> None:
     left.set_xticks(range(len(workloads)), [w.replace(" batch", "\nbatch") for w in workloads], fontsize=7)
     left.set_ylabel("peak memory (GB)")
     left.set_title("Peak memory breakdown (our liveness analysis)")
-    left.legend(fontsize=7)
+    # legends below the panels, where they hide no bar
+    left.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
 
     compared = table[table["category"] != "other"].copy()
     compared["ours (GB)"] = compared["ours_total_bytes"] / 1e9
@@ -62,8 +63,6 @@ def plot_memory_breakdown(table: pd.DataFrame, outputs: Sequence[Path]) -> None:
     right.set_xlabel("")
     right.set_ylabel("bytes over the step (GB)")
     right.set_title("Ours vs torch (measured on CPU)")
-    right.legend(fontsize=6, ncol=2)
+    right.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     fig.tight_layout()
-    for path in outputs:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=150)
+    save_figure(fig, outputs)
