@@ -506,10 +506,7 @@ def _inside(
             for level, read, write in ((child, up, down), (parent, down, up)) if child >= 0 else ((parent, down, up),):
                 copies = _copies(core, core.levels[level], operand, tiles[0])
                 bits = _access_bits(operand, tile, precision, core.levels[level].memory, copies)
-                if isinstance(copies, float):
-                    levels.move(level, read=read, write=write, access_bits=bits)
-                else:
-                    levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
+                levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
