@@ -107,7 +107,6 @@ def _eager(step: TracedStep, module: torch.nn.Module, feeds: Mapping[str, np.nda
     with torch.no_grad():
         for name, value in [*module.named_parameters(), *module.named_buffers()]:
             value.copy_(torch.from_numpy(np.asarray(feeds[name])))
-    module.zero_grad(set_to_none=True)
     inputs = [torch.from_numpy(np.asarray(feeds[name])) for name in step.batch_inputs]
     *batch, labels = inputs
     optimizer = torch_optimizer(step.optimizer, list(module.parameters()))
