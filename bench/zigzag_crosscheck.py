@@ -513,6 +513,7 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame
             "ours_mapping": [MAPPINGS[m] if m >= 0 else "" for m in cost.mapping[0]],
             "ours_reduction_levels": cost.reduction_levels[0],
             "ours_held_rows": cost.held_rows[0],
+            "ours_held_columns": cost.held_columns[0],
             **{f"ours_pj_{name}": pj[0] for name, pj in per_memory.items()},
         },
         index=layers.index,
@@ -668,7 +669,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(args.out)
     columns = ["network", "hardware", "objective", "layer", "macs", "latency_ratio", "energy_ratio", "ours_mapping"]
-    columns += ["ours_reduction_levels", "ours_held_rows", "hint"]
+    columns += ["ours_reduction_levels", "ours_held_rows", "ours_held_columns", "hint"]
     with pd.option_context("display.width", 250, "display.max_rows", 1000, "display.float_format", "{:.3g}".format):
         print(table[columns].to_string(index=False))
         print()

@@ -399,6 +399,33 @@ def test_latency_and_energy_objectives_choose_different_orders_where_they_trade_
     assert edp.held_rows[0, 0] == 0
 
 
+def test_energy_chooses_columns_held_in_the_pes_where_inputs_cost_more_than_weights(tmp_path: Path) -> None:
+    # The held-rows core with a 128 B weight register (all 4 columns x 32 of R) and local at 4 pJ/B: the output
+    # register's 4 partial sums hold 2 rows of the array's 2 columns, or 1 row of all 4 columns.
+    def dear_inputs(data: dict) -> None:
+        _held_rows_core(data)
+        data["memories"]["wreg"]["size_bytes"] = 128
+        data["memories"]["local"].update(read_energy_pj_per_bit=0.5, write_energy_pj_per_bit=0.5)
+
+    hw = _tiny_variant(tmp_path, dear_inputs)
+    core, table = hw.cores[0], _held_rows_conv()
+    external = ExternalPath.of(hw, core)
+    frugal = mac_cost(core, table, np.array([0]), external=external, objective="energy")
+    # Columns innermost: each input read from local once, 16 x 32 = 512 B, each weight from wreg every step,
+    # 128 x 16 rows = 2,048 B (at 1 B/cycle: 2,048 + 8 cycles). Each output leaves oreg once (writes 1,024, reads
+    # 960 + 64); local reads 128 + 512 and writes 64. Energy 2,048 MAC + wreg 2,176 + oreg 2,048 + local 704 x 4
+    # = 9,088 pJ, where rows innermost costs 2,048 + 1,152 + 2,048 + (128 + 1,024 + 64) x 4 = 10,112 and the
+    # dataflow's order 18,816.
+    assert frugal.held_columns[0, 0] == 4 and frugal.held_rows[0, 0] == 0
+    assert frugal.level_read_bytes["wreg"][0, 0] == 2048 and frugal.level_read_bytes["local"][0, 0] == 640
+    assert (frugal.energy_mac_pj + sum(frugal.energy_level_pj.values()))[0, 0] == pytest.approx(9088)
+    assert frugal.latency_cycles[0, 0] == pytest.approx(2056)
+    fast = mac_cost(core, table, np.array([0]), external=external, objective="latency")
+    assert fast.held_columns[0, 0] == 0 and fast.held_rows[0, 0] == 0
+    assert (fast.energy_mac_pj + sum(fast.energy_level_pj.values()))[0, 0] == pytest.approx(18816)
+    assert fast.latency_cycles[0, 0] == pytest.approx(520)
+
+
 def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp_path: Path) -> None:
     # The core above with one 1 B output register per PE (4 PEs, 4 B in all): the array's C:2 axis has two PEs work on
     # each output, each keeping its own partial sum of it, so the registers hold 2 outputs, 1 row of 2 columns: the

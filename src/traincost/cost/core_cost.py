@@ -22,7 +22,7 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    to the big SRAM once per reduction tile of the register; the band keeps them in the per-PE
    output registers. The PE array itself keeps no outputs: its partial sums reach the innermost
    output memory once per reduction tile of the array in any order. An output-stationary core has
-   only band 0. One more candidate keeps partial sums in the PEs (``_held_rows``, row-stationary-like
+   only band 0. One more candidate keeps partial sums in the PEs (``_held_blocks``, row-stationary-like
    reuse): where a weight memory (a per-PE register file) lies below the innermost output memory,
    the array takes as many rows as that output memory holds partial sums for, runs the whole
    reduction of the weight memory's tile over them (re-reading those weights once per block of
@@ -31,7 +31,13 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    registers that would otherwise pass 38 MB of partial sums of one ResNet-18 layer through an
    8 KB SRAM's 16 B/cycle port). Up to that output memory the tiles span the block of rows, so an
    input register that holds a block's inputs is filled in accesses as wide as the block
-   (``_rows_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``.
+   (``_block_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``. Its mirror image keeps one step of the
+   array's rows and as many of its column tiles as the output memory holds, the columns innermost: each input is
+   read once per block of columns, each weight once per step of rows (ZigZag's energy-optimal ``eyeriss_like``
+   mappings, an output-channel loop innermost in the PE: ``I: rf_64B_A[K7 ...]``). It is recorded in
+   ``CoreOpCost.held_columns``. (ZigZag counts a word the array uses in consecutive cycles as one read, so of all
+   the blocks the output memory holds only these two extremes are worth trying: rows innermost reuse weights over
+   the rows, columns innermost reuse inputs over the columns, and a block of both reuses only the innermost.)
 4. **A mapping per op above the core.** Around the core, the outer loop order is chosen per op and
    per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
    stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
@@ -135,6 +141,7 @@ class CoreOpCost:
     mapping: np.ndarray  # index into MAPPINGS of the loop order chosen above the core (-1: not a MAC op)
     reduction_levels: np.ndarray  # the chosen band: reduction innermost over the array and band - 1 levels (-1: no MAC)
     held_rows: np.ndarray  # rows whose partial sums the PEs' output memory holds across the reduction (0: not that order)
+    held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
 
@@ -323,12 +330,10 @@ def mac_cost(
     kinds = table.kind[index]
     # the candidates inside the core: a band of reduction-innermost levels, or rows held in the PEs; each x a
     # mapping above the core
-    orders: list[tuple[int, np.ndarray | None]] = [(band, None) for band in _bands(core)]
+    orders: list[tuple[int, _Held | None]] = [(band, None) for band in _bands(core)]
     array_tile = _array_tile(gemm, kinds, unroll)
-    rows = _held_rows(core, gemm, array_tile, precision)
-    if rows is not None:
-        orders.append((0, rows))
-    inside = [_inside(core, gemm, array_tile, precision, compute=compute, band=band, held_rows=held) for band, held in orders]
+    orders += [(0, held) for held in _held_blocks(core, gemm, array_tile, precision)]
+    inside = [_inside(core, gemm, array_tile, precision, compute=compute, band=band, held=held) for band, held in orders]
     serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
     options = [
         (k, name, traffic)
@@ -347,7 +352,7 @@ def mac_cost(
             objective=objective,
         )
     chosen = [inside[k] for k, *_ in options]
-    no_rows = np.zeros_like(compute)
+    held_of = [orders[k][1] for k, *_ in options]
     return CoreOpCost(
         latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
         compute_cycles=compute,
@@ -359,7 +364,8 @@ def mac_cost(
         core_shares=gemm.core_shares,
         mapping=np.asarray([MAPPINGS.index(name) for _, name, _ in options])[pick],
         reduction_levels=np.asarray([orders[k][0] for k, *_ in options])[pick],
-        held_rows=_choose([no_rows if orders[k][1] is None else orders[k][1] for k, *_ in options], pick),
+        held_rows=_choose([_recorded(held, "rows", compute) for held in held_of], pick),
+        held_columns=_choose([_recorded(held, "columns", compute) for held in held_of], pick),
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
@@ -370,38 +376,67 @@ def _innermost(core: Core, operand: str) -> int:
     return next((i for i, level in enumerate(core.levels) if operand in level.operands), -1)
 
 
-def _held_rows(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision) -> np.ndarray | None:
-    """Rows of the array's columns whose partial sums the innermost output memory holds, for the order that keeps
-    them there across the reduction (row-stationary-like reuse in the PEs): inside the tile of a weight memory
-    below it, the array takes a block of rows, runs the whole reduction of that tile over them (its weights read
-    again from that memory once per block), and only then moves on, so the output memory passes on each output
-    once per R-tile of the weight memory instead of once per R-tile of the array. An output memory with more
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A block of outputs whose partial sums the innermost output memory keeps across the reduction of the innermost
+    weight memory's tile (``_held_blocks``): ``rows`` x ``columns`` elements per group, the ``innermost`` of the two
+    looped over fastest (its reuse: each weight read once per block of rows, or each input once per block of
+    columns)."""
+
+    rows: np.ndarray
+    columns: np.ndarray
+    innermost: str  # "rows" or "columns"
+
+
+def _held_blocks(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision) -> list[_Held]:
+    """The blocks of outputs the innermost output memory can keep across the reduction (row-stationary-like reuse in
+    the PEs): inside the tile of a weight memory below it, the array takes a block, runs the whole reduction of that
+    tile over it, and only then moves on, so the output memory passes on each output once per R-tile of the weight
+    memory instead of once per R-tile of the array. Two blocks: as many rows of the array's columns as the memory
+    holds, rows innermost (the weights read again from their memory once per block of rows); or one step of the
+    array's rows and as many of its column tiles as the memory holds (at most the weight memory's tile), columns
+    innermost (the inputs read once per block of columns, the weights every step). An output memory with more
     instances than the outputs of one array step (one per PE, under a reduction unrolled over the array) keeps a
-    partial sum of each output in every instance that works on it: it holds that many times fewer rows. None where
-    the order does not apply: a core that is not weight-stationary, no weight memory below the innermost output
-    memory, or no output memory above it."""
+    partial sum of each output in every instance that works on it: it holds that many times fewer. No block where the
+    order does not apply: a core that is not weight-stationary, no weight memory below the innermost output memory,
+    or no output memory above it."""
     outputs = [i for i, level in enumerate(core.levels) if "O" in level.operands]
     weight = _innermost(core, "W")
     if core.dataflow != "weight_stationary" or len(outputs) < 2 or not 0 <= weight < outputs[0]:
-        return None
+        return []
     level = core.levels[outputs[0]]
     m_a, n_a, _ = array_tile
+    m, n_w = gemm.full[0], _tiles(core, gemm, array_tile, precision, band=0)[weight + 1][1]
     held = _share_elems(level, precision.partial_sum_bytes) / _copies(core, level, "O", array_tile)
-    return np.clip(np.floor(held / (m_a * n_a)) * m_a, m_a, gemm.full[0])
+    steps = np.floor(held / (m_a * n_a))
+    return [
+        _Held(rows=np.clip(steps * m_a, m_a, m), columns=n_a, innermost="rows"),
+        _Held(rows=m_a, columns=np.clip(steps * n_a, n_a, np.maximum(n_w, n_a)), innermost="columns"),
+    ]
 
 
-def _rows_in_the_pes(core: Core, tiles: list[_Tile], rows: np.ndarray, precision: _Precision) -> list[_Tile]:
-    """The tiles of the held-rows order: up to the innermost output memory, each level's tile spans the block of
-    ``rows`` rows (their inputs of one R-step of the array move together), where the level's inputs fit (per copy,
-    ``_copies``); the traffic is the same, its accesses are as wide as the block."""
+def _recorded(held: _Held | None, innermost: str, like: np.ndarray) -> np.ndarray:
+    """What ``CoreOpCost`` records of a candidate's held block: its rows (or columns) where they are innermost, else 0."""
+    if held is None or held.innermost != innermost:
+        return np.zeros_like(like)
+    return np.broadcast_to(held.rows if innermost == "rows" else held.columns, like.shape)
+
+
+def _block_in_the_pes(core: Core, tiles: list[_Tile], held: _Held, precision: _Precision) -> list[_Tile]:
+    """The tiles of a held-block order (``_held_blocks``): up to the innermost output memory, each level that keeps
+    inputs keeps them across the block. Its tile spans the block's rows (their inputs of one R-step of the array move
+    together, in accesses as wide as the block; the traffic is the same) where its inputs fit (per copy,
+    ``_copies``), and the block's columns (each input stays while they pass: loaded once per block of columns)."""
     out = [tiles[0]]
     top = _innermost(core, "O")
     for i, (m_t, n_t, r_t) in enumerate(tiles[1:]):
         level, m_new = core.levels[i], np.maximum(m_t, out[-1][0])
+        n_new = n_t
         if i <= top and "I" in level.operands:
             room = _share_elems(level, precision.final_bytes["I"]) / _copies(core, level, "I", tiles[0])
-            m_new = np.where(room >= rows * tiles[0][2], np.maximum(m_new, rows), m_new)
-        out.append((m_new if i <= top else m_t, n_t, r_t))
+            m_new = np.where(room >= held.rows * tiles[0][2], np.maximum(m_new, held.rows), m_new)
+            n_new = np.maximum(n_t, held.columns)
+        out.append((m_new if i <= top else m_t, n_new, r_t))
     return out
 
 
@@ -409,7 +444,7 @@ def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.
     """The tile whose partial sums leave an output memory in the weight-resident order: every row of M streams
     past a weight tile, so the memory must hold M x N-tile partial sums to finish the tile's R-tiles; one that
     cannot passes them on as they arrive, once per ``arriving`` R-tile (the array's, or the weight memory's
-    below an output memory that holds rows, ``_held_rows``). (Outputs an output memory in the band has finished
+    below an output memory that holds a block, ``_held_blocks``). (Outputs an output memory in the band has finished
     are not partial sums: the caller does not ask.)"""
     m_t, n_t, r_t = tile
     fits = _share_elems(level, precision.partial_sum_bytes) >= gemm.full[0] * n_t
@@ -467,15 +502,15 @@ def _inside(
     *,
     compute: np.ndarray,
     band: int,
-    held_rows: np.ndarray | None = None,
+    held: _Held | None = None,
 ) -> _Inside:
     """Inside the core, with the reduction loops innermost over the PE array and the ``band`` - 1 innermost
-    levels (``_in_band``) and the dataflow's order above them; or, with ``held_rows`` (``_held_rows``), the
+    levels (``_in_band``) and the dataflow's order above them; or, with ``held`` (``_held_blocks``), the
     dataflow's order except inside the innermost weight memory's tile, where the reduction runs innermost over
-    blocks of ``held_rows`` rows whose partial sums stay in the innermost output memory."""
+    blocks of outputs whose partial sums stay in the innermost output memory."""
     tiles = _tiles(core, gemm, array_tile, precision, band=band)
-    if held_rows is not None:
-        tiles = _rows_in_the_pes(core, tiles, held_rows, precision)
+    if held is not None:
+        tiles = _block_in_the_pes(core, tiles, held, precision)
     levels = _Levels(core, compute.shape)
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
@@ -490,19 +525,22 @@ def _inside(
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
             tile = tiles[child + 1]
             if operand == "O" and child >= 0 and order == "weight_resident":
-                if held_rows is not None and child == holders[0]:
+                if held is not None and child == holders[0]:
                     # the rows held finish the reduction of the innermost weight tile before they leave
                     r_w = tiles[_innermost(core, "W") + 1][2]
                     tile, final, arriving = (tile[0], tile[1], r_w), r_w >= gemm.full[2], r_w
                 elif final is False:
                     tile = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                 elif not np.all(final):
-                    held = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
-                    tile = (np.where(final, tile[0], held[0]), tile[1], np.where(final, tile[2], held[2]))
+                    passed = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
+                    tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
             final = final | (operand == "O" and in_band)
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
-            if operand == "W" and child < 0 and held_rows is not None:
-                down = down * np.ceil(gemm.full[0] / held_rows)  # the array's weights re-read per block of rows
+            if child < 0 and held is not None:
+                # at the array: the weights read again per block of rows, the inputs once per block of columns
+                (m, n, _), n_a = gemm.full, tiles[0][1]
+                down = down * (np.ceil(m / held.rows) if operand == "W" else 1.0)
+                down = down * (np.ceil(n / held.columns) / np.ceil(n / n_a) if operand == "I" else 1.0)
             for level, read, write in ((child, up, down), (parent, down, up)) if child >= 0 else ((parent, down, up),):
                 copies = _copies(core, core.levels[level], operand, tiles[0])
                 bits = _access_bits(operand, tile, precision, core.levels[level].memory, copies)
@@ -734,6 +772,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         mapping=np.full(shape, -1),
         reduction_levels=np.full(shape, -1),
         held_rows=np.full(shape, -1.0),
+        held_columns=np.full(shape, -1.0),
         level_read_bytes=reads,
         level_write_bytes=writes,
     )

@@ -264,6 +264,7 @@ class OpCosts:
     mapping: np.ndarray
     reduction_levels: np.ndarray
     held_rows: np.ndarray
+    held_columns: np.ndarray
     mac_pj: np.ndarray  # MAC energy, every share
     copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
@@ -278,7 +279,8 @@ class OpCosts:
         core_of = place_ops(table, hardware)
         shape = (hardware.n_configs, len(table))
         arrays = {name: np.zeros(shape) for name in ("latency", "energy", "in_w", "in_i", "psum", "out", "mac_pj", "copies_pj")}
-        mapping, reduction_levels, held_rows = np.full(shape, -1), np.full(shape, -1), np.full(shape, -1.0)
+        mapping, reduction_levels = np.full(shape, -1), np.full(shape, -1)
+        held_rows, held_columns = np.full(shape, -1.0), np.full(shape, -1.0)
         level_pj = {name: np.zeros(shape) for name in hardware.memories}
         mac = table.is_mac
         for k, core in enumerate(hardware.cores):
@@ -300,6 +302,7 @@ class OpCosts:
                     mapping[:, index] = cost.mapping
                     reduction_levels[:, index] = cost.reduction_levels
                     held_rows[:, index] = cost.held_rows
+                    held_columns[:, index] = cost.held_columns
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
@@ -327,6 +330,7 @@ class OpCosts:
             mapping=mapping,
             reduction_levels=reduction_levels,
             held_rows=held_rows,
+            held_columns=held_columns,
             level_pj=level_pj,
             **arrays,
         )
@@ -364,7 +368,7 @@ class OpCosts:
 
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
-    *("mapping", "reduction_levels", "held_rows", "mac_pj", "copies_pj"),
+    *("mapping", "reduction_levels", "held_rows", "held_columns", "mac_pj", "copies_pj"),
 )
 
 
@@ -611,6 +615,7 @@ def _run(
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             "reduction_levels": costs.reduction_levels.ravel(),
             "held_rows": costs.held_rows.ravel(),
+            "held_columns": costs.held_columns.ravel(),
             "onchip_bytes": lanes.stack(onchip_timeline).ravel(),
             "offchip_bytes": lanes.stack(offchip_timeline).ravel(),
         }
