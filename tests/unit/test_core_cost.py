@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -444,6 +445,31 @@ def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp
     assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(10752)
     native = mac_cost(core, _held_rows_conv(), np.array([0]))
     assert (native.energy_mac_pj + sum(native.energy_level_pj.values()))[0, 0] == pytest.approx(16512)
+
+
+def test_instances_beside_idle_pes_hold_and_move_nothing(tmp_path: Path) -> None:
+    # The core above with 16 one-byte output registers, as an import of a 4 x 4 array whose mapping unrolls 2 x 2
+    # gives: the 12 beside idle PEs add no room (still 1 row held), no bandwidth and no accesses, so the op costs
+    # exactly what it costs with one register per PE.
+    def registers(instances: int) -> Callable[[dict], None]:
+        def edit(data: dict) -> None:
+            _held_rows_core(data)
+            data["memories"]["oreg"].update(size_bytes=1, instances=instances)
+            data["memories"]["wreg"].update(read_bandwidth_bytes_per_cycle=0.25, instances=instances)
+
+        return edit
+
+    costs = []
+    for instances in (4, 16):
+        (tmp_path / str(instances)).mkdir()
+        hw = _tiny_variant(tmp_path / str(instances), registers(instances))
+        core = hw.cores[0]
+        costs.append(mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy"))
+    per_pe, oversized = costs
+    assert oversized.held_rows[0, 0] == per_pe.held_rows[0, 0] == 1
+    assert oversized.latency_cycles[0, 0] == per_pe.latency_cycles[0, 0]
+    for name in ("wreg", "oreg", "local"):
+        assert oversized.energy_level_pj[name][0, 0] == per_pe.energy_level_pj[name][0, 0]
 
 
 def test_more_bandwidth_is_never_slower_and_energy_is_the_sum_of_its_parts(tmp_path: Path) -> None:

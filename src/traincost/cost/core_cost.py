@@ -79,7 +79,7 @@ input and output element passes each level that keeps it once (no reuse), ``e_op
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -318,6 +318,7 @@ def mac_cost(
         objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
     """
     check_objective(objective)
+    core = _at_work(core)
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     gemm = _Gemm.of(table, index, split)
@@ -369,6 +370,19 @@ def mac_cost(
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
+
+
+def _at_work(core: Core) -> Core:
+    """``core`` with at most one instance of each memory per PE: a memory with more (one per PE of an imported array
+    that unrolls fewer PEs than it has, ZigZag's ``generic_array_cacti``: 65,536 register files, 1,024 PEs at work)
+    has the rest beside idle PEs, which hold nothing, move nothing and add no bandwidth."""
+    if all((level.memory.instances <= core.pes).all() for level in core.levels):
+        return core
+    levels = tuple(
+        replace(level, memory=replace(level.memory, instances=np.minimum(level.memory.instances, core.pes)))
+        for level in core.levels
+    )
+    return replace(core, levels=levels)
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -688,15 +702,14 @@ def _copies(core: Core, level: CoreLevel, operand: str, array_tile: _Tile) -> np
     with more instances than that step's distinct elements (one per PE) keeps a copy in every instance whose PE
     works on the element (an input broadcast over the array's output-channel axis, a partial sum of an output whose
     reduction the array unrolls: each PE keeps its own) and every copy is read and written. At least 1 (a memory
-    shared by PEs holds one; a single instance, 1 without arrays). Instances beyond the core's PEs (an imported
-    array that unrolls fewer PEs than it has) belong to idle PEs and hold nothing."""
+    shared by PEs holds one; a single instance, 1 without arrays). (``mac_cost`` has dropped the instances of idle
+    PEs, ``_at_work``.)"""
     if not (level.memory.instances > 1).any():
         return 1.0
     m, n, r = array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    pes = core.pes[:, None]
-    busy = np.minimum(level.memory.instances[:, None], pes) * (m * n * r) / pes
-    return np.maximum(busy / distinct, 1.0)
+    working = level.memory.instances[:, None] * (m * n * r) / core.pes[:, None]
+    return np.maximum(working / distinct, 1.0)
 
 
 def _boundary_bytes(
