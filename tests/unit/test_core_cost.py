@@ -447,6 +447,71 @@ def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp
     assert (native.energy_mac_pj + sum(native.energy_level_pj.values()))[0, 0] == pytest.approx(16512)
 
 
+def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp_path: Path) -> None:
+    # An 8 B output register below a 16 B weight register (both 1 pJ/B), below the 2 pJ/B local memory, on the
+    # hand-computed conv (M=16, N=4, R=32, array m=1 n=2 r=2). The band keeping the reduction innermost over the
+    # array and the output register grows a 4 x 2 output block there; finishing all 32 of R would need the weight
+    # register to hold 2 x 32 weights while the rows stream past it, and it holds 2 x 8. So the block's partial sums
+    # leave for local once per 8 of R: 64 x 4 = 256 B up, 192 back down (not 64 and 0, with a 64 B weight tile in a
+    # 16 B register). Energy: MACs 2,048 + oreg (1,024 + 192 written, 960 + 256 read) 2,432 + rf (weights read for
+    # each row, 128 x 16, and written once) 2,176 + local (weights 128, inputs 1,024, partial sums 192 read; 256
+    # written) 3,200 = 9,856 pJ; the band that takes the weight register in too (weights fetched again per block of
+    # rows: rf written 512) costs as much.
+    def small_weights(data: dict) -> None:
+        one_pj_per_byte = {"read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125}
+        wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
+        data["memories"]["rf"].update(size_bytes=16, **one_pj_per_byte, **wide)
+        data["memories"]["oreg"] = {"size_bytes": 8, **one_pj_per_byte, **wide}
+        data["memories"]["local"].update(wide)
+        data["cores"][0]["memory"] = [
+            {"level": "oreg", "operands": ["O"]},
+            {"level": "rf", "operands": ["W"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, small_weights)
+    core = hw.cores[0]
+    cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.reduction_levels[0, 0] == 2
+    assert cost.level_write_bytes["local"][0, 0] == 256 and cost.level_read_bytes["local"][0, 0] == 128 + 1024 + 192
+    assert cost.level_write_bytes["rf"][0, 0] == 128 and cost.level_read_bytes["oreg"][0, 0] == 960 + 256
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(9856)
+
+
+def test_a_register_holding_the_blocks_window_loads_each_input_pixel_once(tmp_path: Path) -> None:
+    # The held-rows core with an input register below the rest, on a 3x3 conv (2 -> 4 channels, 6x6 input): M = 16,
+    # N = 4, R = 18, 72 input pixels, a quarter of the 288 im2col elements. Held rows (2 at a time, energy's choice)
+    # need 2 x 18 im2col inputs over the weight register's whole R, 9 pixels: a 16 B register keeps them, so each
+    # pixel is loaded once per column tile of the array (72 x 2 = 144 B from local), where one that cannot took each
+    # im2col element (576 B).
+    def input_register(data: dict) -> None:
+        _held_rows_core(data)
+        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        data["cores"][0]["memory"].insert(0, {"level": "ireg", "operands": ["I"]})
+
+    hw = _tiny_variant(tmp_path, input_register)
+    core = hw.cores[0]
+    table = op_table(conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=6, kernel=3))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.held_rows[0, 0] == 2
+    assert cost.level_write_bytes["ireg"][0, 0] == 144 and cost.level_read_bytes["ireg"][0, 0] == 576
+
+
+def test_registers_of_pes_an_op_leaves_idle_hold_nothing(tmp_path: Path) -> None:
+    # The held-rows core with a 1 B output register per PE, on the conv with one output channel: only the two PEs of
+    # the array's C axis work, each keeping its own partial sum of the same output in its register, so the registers
+    # hold one row (the two of the idle K column would have made it two).
+    def per_pe(data: dict) -> None:
+        _held_rows_core(data)
+        data["memories"]["oreg"].update(size_bytes=1, per_pe=True)
+
+    hw = _tiny_variant(tmp_path, per_pe)
+    core = hw.cores[0]
+    table = op_table(conv_workload(batch=1, channels_in=32, channels_out=1, input_hw=4))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.held_rows[0, 0] == 1
+
+
 def test_instances_beside_idle_pes_hold_and_move_nothing(tmp_path: Path) -> None:
     # The core above with 16 one-byte output registers, as an import of a 4 x 4 array whose mapping unrolls 2 x 2
     # gives: the 12 beside idle PEs add no room (still 1 row held), no bandwidth and no accesses, so the op costs

@@ -79,7 +79,7 @@ input and output element passes each level that keeps it once (no reuse), ``e_op
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -150,8 +150,10 @@ class _Levels:
     """Accumulates reads and writes per memory level of a core: the bytes moved, and the bytes charged (an access
     narrower than the memory's ``min_access_bits`` costs a full-width access, as in ZigZag)."""
 
-    def __init__(self, core: Core, shape: tuple[int, int]) -> None:
+    def __init__(self, core: Core, shape: tuple[int, int], instances: list[np.ndarray] | None = None) -> None:
+        """``instances``: per level, those at work (default: all of them)."""
         self.core = core
+        self.instances = instances or [level.memory.instances[:, None] for level in core.levels]
         self.reads = [np.zeros(shape) for _ in core.levels]
         self.writes = [np.zeros(shape) for _ in core.levels]
         self.charged_reads = [np.zeros(shape) for _ in core.levels]
@@ -188,10 +190,10 @@ class _Levels:
 
     def cycles(self) -> np.ndarray:
         worst = np.zeros_like(self.reads[0])
-        for level, rd, wr in zip(self.core.levels, self.reads, self.writes, strict=True):
+        for level, rd, wr, instances in zip(self.core.levels, self.reads, self.writes, self.instances, strict=True):
             mem = level.memory
-            worst = np.maximum(worst, rd / (mem.read_bandwidth_bytes_per_cycle * mem.instances)[:, None])
-            worst = np.maximum(worst, wr / (mem.write_bandwidth_bytes_per_cycle * mem.instances)[:, None])
+            worst = np.maximum(worst, rd / (mem.read_bandwidth_bytes_per_cycle[:, None] * instances))
+            worst = np.maximum(worst, wr / (mem.write_bandwidth_bytes_per_cycle[:, None] * instances))
         return worst
 
 
@@ -228,14 +230,23 @@ class _Precision:
         return down * self.partial_sum_bytes, down * self.partial_sum_bytes + (up - down) * self.final_bytes["O"]
 
 
-def _share_elems(level: CoreLevel, element_bytes: np.ndarray) -> np.ndarray:
-    """Elements of one operand a level holds: its capacity over all instances, shared by the operands it keeps."""
-    memory = level.memory
-    return (memory.size_bytes * memory.instances)[:, None] / len(level.operands) / element_bytes
+def _working(memory: MemoryLevel, gemm: _Gemm) -> np.ndarray:
+    """Instances of ``memory`` at work on each op: at most one per PE the op keeps busy (the MACs of one step of the
+    array). A memory with one instance per PE has the rest beside idle PEs (an array unrolling a loop the op does not
+    fill, or an imported array that unrolls fewer PEs than it has: ZigZag's ``generic_array_cacti``, 65,536 register
+    files and 1,024 PEs at work); they hold nothing, move nothing and add no bandwidth."""
+    return np.minimum(memory.instances[:, None], gemm.pes_at_work)
+
+
+def _share_elems(level: CoreLevel, gemm: _Gemm, element_bytes: np.ndarray) -> np.ndarray:
+    """Elements of one operand a level holds: its capacity over the instances at work, shared by the operands it
+    keeps."""
+    return level.memory.size_bytes[:, None] * _working(level.memory, gemm) / len(level.operands) / element_bytes
 
 
 def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> np.ndarray:
-    """Elements of ``operand`` a level holds when its tile stays there: the level's capacity over all instances less,
+    """Elements of ``operand`` a level holds when its tile stays there: the level's capacity over the instances at work
+    (``_working``) less,
     for each other operand the level keeps, the slice that operand needs there meanwhile (ZigZag fills a memory
     with the sum of its operands' tiles; an equal share each would leave most of it unused). While a tile stays,
     the others pass it one step of the ``inner`` tile at a time: beside a weight tile the rows streaming past it
@@ -246,7 +257,8 @@ def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: 
     (m, n, r), (m_i, n_i, r_i) = gemm.full, inner
     beside = {"W": {"I": m_i * r, "O": m_i * n}, "I": {"W": r * n_i, "O": m * n_i}, "O": {"I": m * r_i, "W": r_i * n}}[operand]
     reserved = sum(beside[other] * precision.tile_bytes[other] for other in level.operands if other != operand)
-    return np.maximum((memory.size_bytes * memory.instances)[:, None] - reserved, 0.0) / precision.tile_bytes[operand]
+    capacity = memory.size_bytes[:, None] * _working(memory, gemm)
+    return np.maximum(capacity - reserved, 0.0) / precision.tile_bytes[operand]
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,9 +274,16 @@ class _Gemm:
     x_unique: np.ndarray
     window: np.ndarray
     core_shares: np.ndarray  # D / ceil(D / split): how many shares the split dimension fills
+    array_tile: _Tile  # what one step of the PE array covers (``_array_tile``)
+
+    @property
+    def pes_at_work(self) -> np.ndarray:
+        """PEs one step of the array keeps busy: its MACs."""
+        m_a, n_a, r_a = self.array_tile
+        return m_a * n_a * r_a
 
     @classmethod
-    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray) -> _Gemm:
+    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, unroll: dict[str, np.ndarray]) -> _Gemm:
         shape = (split.shape[0], len(index))
         kinds = table.kind[index]
         dims = {d: np.broadcast_to(table.dims[d][index].astype(np.float64), shape).copy() for d in table.dims}
@@ -291,6 +310,7 @@ class _Gemm:
             x_unique=table.x_elems[index][None, :] / groups,
             window=table.window[index][None, :],
             core_shares=1 / share,
+            array_tile=_array_tile(dims, full, kinds, unroll),
         )
 
 
@@ -318,21 +338,19 @@ def mac_cost(
         objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
     """
     check_objective(objective)
-    core = _at_work(core)
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
-    gemm = _Gemm.of(table, index, split)
-    unroll = {d: core.unroll(d)[:, None] for d in gemm.dims}
+    unroll = {d: core.unroll(d)[:, None] for d in table.dims}
+    gemm = _Gemm.of(table, index, split, unroll)
     compute = np.ones_like(gemm.macs)
     for d, size in gemm.dims.items():
         compute = compute * np.ceil(size / unroll[d])
 
     precision = _Precision.of(core)
-    kinds = table.kind[index]
     # the candidates inside the core: a band of reduction-innermost levels, or rows held in the PEs; each x a
     # mapping above the core
     orders: list[tuple[int, _Held | None]] = [(band, None) for band in _bands(core)]
-    array_tile = _array_tile(gemm, kinds, unroll)
+    array_tile = gemm.array_tile
     orders += [(0, held) for held in _held_blocks(core, gemm, array_tile, precision)]
     inside = [_inside(core, gemm, array_tile, precision, compute=compute, band=band, held=held) for band, held in orders]
     serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
@@ -372,19 +390,6 @@ def mac_cost(
     )
 
 
-def _at_work(core: Core) -> Core:
-    """``core`` with at most one instance of each memory per PE: a memory with more (one per PE of an imported array
-    that unrolls fewer PEs than it has, ZigZag's ``generic_array_cacti``: 65,536 register files, 1,024 PEs at work)
-    has the rest beside idle PEs, which hold nothing, move nothing and add no bandwidth."""
-    if all((level.memory.instances <= core.pes).all() for level in core.levels):
-        return core
-    levels = tuple(
-        replace(level, memory=replace(level.memory, instances=np.minimum(level.memory.instances, core.pes)))
-        for level in core.levels
-    )
-    return replace(core, levels=levels)
-
-
 def _innermost(core: Core, operand: str) -> int:
     """The position in ``core.levels`` of the innermost level that keeps ``operand`` (-1: none does)."""
     return next((i for i, level in enumerate(core.levels) if operand in level.operands), -1)
@@ -421,7 +426,7 @@ def _held_blocks(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precisi
     level = core.levels[outputs[0]]
     m_a, n_a, _ = array_tile
     m, n_w = gemm.full[0], _tiles(core, gemm, array_tile, precision, band=0)[weight + 1][1]
-    held = _share_elems(level, precision.partial_sum_bytes) / _copies(core, level, "O", array_tile)
+    held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", array_tile)
     steps = np.floor(held / (m_a * n_a))
     return [
         _Held(rows=np.clip(steps * m_a, m_a, m), columns=n_a, innermost="rows"),
@@ -436,21 +441,27 @@ def _recorded(held: _Held | None, innermost: str, like: np.ndarray) -> np.ndarra
     return np.broadcast_to(held.rows if innermost == "rows" else held.columns, like.shape)
 
 
-def _block_in_the_pes(core: Core, tiles: list[_Tile], held: _Held, precision: _Precision) -> list[_Tile]:
+def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, precision: _Precision) -> list[_Tile]:
     """The tiles of a held-block order (``_held_blocks``): up to the innermost output memory, each level that keeps
     inputs keeps them across the block. Its tile spans the block's rows (their inputs of one R-step of the array move
     together, in accesses as wide as the block; the traffic is the same) where its inputs fit (per copy,
-    ``_copies``), and the block's columns (each input stays while they pass: loaded once per block of columns)."""
+    ``_copies``), and the block's columns (each input stays while they pass: loaded once per block of columns). Where
+    it also holds the inputs of the block's rows over the innermost weight memory's whole R-tile (its unique pixels,
+    at the op's ratio of unique inputs to im2col elements), it keeps them over that R-tile: a window's overlap is
+    loaded once (ZigZag's input register holding a depthwise layer's ``OY FX FY OX``)."""
     out = [tiles[0]]
     top = _innermost(core, "O")
+    r_w = tiles[_innermost(core, "W") + 1][2]
+    unique = gemm.x_unique / (gemm.full[0] * gemm.full[2])
     for i, (m_t, n_t, r_t) in enumerate(tiles[1:]):
         level, m_new = core.levels[i], np.maximum(m_t, out[-1][0])
-        n_new = n_t
+        n_new, r_new = n_t, r_t
         if i <= top and "I" in level.operands:
-            room = _share_elems(level, precision.final_bytes["I"]) / _copies(core, level, "I", tiles[0])
+            room = _share_elems(level, gemm, precision.final_bytes["I"]) / _copies(level, "I", tiles[0])
             m_new = np.where(room >= held.rows * tiles[0][2], np.maximum(m_new, held.rows), m_new)
             n_new = np.maximum(n_t, held.columns)
-        out.append((m_new if i <= top else m_t, n_new, r_t))
+            r_new = np.where(room >= held.rows * r_w * unique, np.maximum(r_t, r_w), r_t)
+        out.append((m_new if i <= top else m_t, n_new, r_new))
     return out
 
 
@@ -461,7 +472,7 @@ def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.
     below an output memory that holds a block, ``_held_blocks``). (Outputs an output memory in the band has finished
     are not partial sums: the caller does not ask.)"""
     m_t, n_t, r_t = tile
-    fits = _share_elems(level, precision.partial_sum_bytes) >= gemm.full[0] * n_t
+    fits = _share_elems(level, gemm, precision.partial_sum_bytes) >= gemm.full[0] * n_t
     return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, arriving))
 
 
@@ -524,8 +535,8 @@ def _inside(
     blocks of outputs whose partial sums stay in the innermost output memory."""
     tiles = _tiles(core, gemm, array_tile, precision, band=band)
     if held is not None:
-        tiles = _block_in_the_pes(core, tiles, held, precision)
-    levels = _Levels(core, compute.shape)
+        tiles = _block_in_the_pes(core, gemm, tiles, held, precision)
+    levels = _Levels(core, compute.shape, [_working(level.memory, gemm) for level in core.levels])
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
@@ -538,7 +549,11 @@ def _inside(
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
             tile = tiles[child + 1]
-            if operand == "O" and child >= 0 and order == "weight_resident":
+            if operand == "O" and in_band:
+                # the band's output block leaves once per R-tile of its tile (``_band_within_weights``): complete
+                # where that spans all of R
+                order, final, arriving = "weight_resident", final | (tile[2] >= gemm.full[2]), tile[2]
+            elif operand == "O" and child >= 0 and order == "weight_resident":
                 if held is not None and child == holders[0]:
                     # the rows held finish the reduction of the innermost weight tile before they leave
                     r_w = tiles[_innermost(core, "W") + 1][2]
@@ -548,7 +563,6 @@ def _inside(
                 elif not np.all(final):
                     passed = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                     tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
-            final = final | (operand == "O" and in_band)
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
             if child < 0 and held is not None:
                 # at the array: the weights read again per block of rows, the inputs once per block of columns
@@ -556,8 +570,8 @@ def _inside(
                 down = down * (np.ceil(m / held.rows) if operand == "W" else 1.0)
                 down = down * (np.ceil(n / held.columns) / np.ceil(n / n_a) if operand == "I" else 1.0)
             for level, read, write in ((child, up, down), (parent, down, up)) if child >= 0 else ((parent, down, up),):
-                copies = _copies(core, core.levels[level], operand, tiles[0])
-                bits = _access_bits(operand, tile, precision, core.levels[level].memory, copies)
+                copies = _copies(core.levels[level], operand, tiles[0])
+                bits = _access_bits(operand, tile, precision, levels.instances[level], copies)
                 levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
             child = parent
 
@@ -608,7 +622,12 @@ def _external_traffic(
 
 
 def _best(
-    ext_bytes: list[np.ndarray], *, latency: np.ndarray, energy_pj: np.ndarray, external: ExternalPath, objective: str
+    ext_bytes: list[np.ndarray],
+    *,
+    latency: np.ndarray,
+    energy_pj: np.ndarray,
+    external: ExternalPath,
+    objective: str,
 ) -> np.ndarray:
     """Per (configuration, op): the position in ``ext_bytes`` of the best candidate by ``objective``, its
     external bytes fetched over ``external``; ties go to the secondary metric, then to the first candidate.
@@ -652,19 +671,35 @@ def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *,
         if stationary in level.operands:
             tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm.full)
         tiles.append(tile)
-    return tiles
+    return _band_within_weights(core, gemm, tiles, precision, band=band)
 
 
-def _array_tile(gemm: _Gemm, kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
+def _band_within_weights(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int) -> list[_Tile]:
+    """A band's output blocks finish only as much of the reduction as the first weight memory above the band holds:
+    that memory keeps its tile while the rows stream past it (the dataflow's order), so the band runs over that
+    tile's R, and its blocks' partial sums leave once per R-tile of it. The tiles up to that memory take its R-tile:
+    all of R where it holds the whole reduction of the block's columns, or where no weight memory lies above the band
+    (a tile that kept all of R inside a memory holding less would not nest)."""
+    above = [i for i, level in enumerate(core.levels) if "W" in level.operands and not _in_band(i, band)]
+    if band == 0 or not above:
+        return tiles
+    w, r = above[0], gemm.full[2]
+    _, n_t, _ = tiles[w]  # the tile below that memory
+    room = _room(core.levels[w], gemm, tiles[w], "W", precision)
+    r_w = np.where(room >= r * n_t, r, np.maximum(np.floor(room / n_t), tiles[0][2]))
+    return [(m_t, n_t, np.minimum(r_t, r_w)) if k <= w + 1 else (m_t, n_t, r_t) for k, (m_t, n_t, r_t) in enumerate(tiles)]
+
+
+def _array_tile(dims: dict[str, np.ndarray], full: _Tile, kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
     """What one step of the PE array covers: (m, n, r) elements per group, each the product of its unrolled dims."""
     spatial = []
     for which in range(3):
-        out = np.ones_like(gemm.macs)
+        out = np.ones_like(full[0])
         for kind, roles in ROLES.items():
             mask = kinds == kind
             for d in roles[which] if mask.any() else ():
-                out[:, mask] *= np.minimum(gemm.dims[d][:, mask], unroll[d])
-        spatial.append(np.minimum(out, gemm.full[which]))
+                out[:, mask] *= np.minimum(dims[d][:, mask], unroll[d])
+        spatial.append(np.minimum(out, full[which]))
     return spatial[0], spatial[1], spatial[2]
 
 
@@ -687,29 +722,27 @@ def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Til
 
 
 def _access_bits(
-    operand: str, tile: _Tile, precision: _Precision, memory: MemoryLevel, copies: np.ndarray | float = 1.0
+    operand: str, tile: _Tile, precision: _Precision, instances: np.ndarray, copies: np.ndarray | float
 ) -> np.ndarray:
-    """Bits one instance of ``memory`` moves per step of the child ``tile`` over a boundary: ``operand``'s share of
-    the tile (each element in ``copies`` instances, ``_copies``) spread over the instances, at least one element each
-    (an idle instance is not accessed); outputs in partial-sum precision."""
+    """Bits one of a memory's ``instances`` at work moves per step of the child ``tile`` over a boundary:
+    ``operand``'s share of the tile (each element in ``copies`` instances, ``_copies``) spread over them, at least one
+    element each; outputs in partial-sum precision."""
     m, n, r = tile
     elems = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    return np.maximum(elems * copies / memory.instances[:, None], 1.0) * _BITS * precision.tile_bytes[operand]
+    return np.maximum(elems * copies / instances, 1.0) * _BITS * precision.tile_bytes[operand]
 
 
-def _copies(core: Core, level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray | float:
+def _copies(level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray | float:
     """How many instances of ``level`` hold each element of ``operand`` that one step of the PE array uses: a memory
-    with more instances than that step's distinct elements (one per PE) keeps a copy in every instance whose PE
-    works on the element (an input broadcast over the array's output-channel axis, a partial sum of an output whose
-    reduction the array unrolls: each PE keeps its own) and every copy is read and written. At least 1 (a memory
-    shared by PEs holds one; a single instance, 1 without arrays). (``mac_cost`` has dropped the instances of idle
-    PEs, ``_at_work``.)"""
+    with more instances at work (``_working``: at most one per busy PE) than that step's distinct elements keeps a
+    copy in every instance whose PE works on the element (an input broadcast over the array's output-channel axis, a
+    partial sum of an output whose reduction the array unrolls: each PE keeps its own) and every copy is read and
+    written. At least 1 (a memory shared by PEs holds one; a single instance, 1 without arrays)."""
     if not (level.memory.instances > 1).any():
         return 1.0
     m, n, r = array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    working = level.memory.instances[:, None] * (m * n * r) / core.pes[:, None]
-    return np.maximum(working / distinct, 1.0)
+    return np.maximum(np.minimum(level.memory.instances[:, None], m * n * r) / distinct, 1.0)
 
 
 def _boundary_bytes(
@@ -740,7 +773,8 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
 
 
 def _first_tile_cycles(core: Core, tile: _Tile, precision: _Precision, operand: str) -> np.ndarray:
-    """Cycles to load the first stationary array tile (weight-stationary) or drain the last (output-stationary)."""
+    """Cycles to load the first stationary array ``tile`` (weight-stationary) or drain the last (output-stationary),
+    over the instances at work."""
     tm, tn, tr = tile
     elems = tm * tn if operand == "O" else tn * tr
     for level in core.levels:
@@ -749,7 +783,7 @@ def _first_tile_cycles(core: Core, tile: _Tile, precision: _Precision, operand: 
                 level.memory.write_bandwidth_bytes_per_cycle if operand == "O" else level.memory.read_bandwidth_bytes_per_cycle
             )
             element_bytes = precision.final_bytes["O"] if operand == "O" else precision.final_bytes["W"]
-            return elems * element_bytes / (bandwidth * level.memory.instances)[:, None]
+            return elems * element_bytes / (bandwidth[:, None] * np.minimum(level.memory.instances[:, None], tm * tn * tr))
     return np.zeros_like(elems)
 
 
