@@ -2,7 +2,12 @@
 
 Times the full Edge TPU grid (MONET Table II, 10,000 configurations) for ResNet-18 CIFAR inference and
 training, and the full FuseMax grid (Table III, 2,560 configurations) for the small GPT-2, each as
-the workflow runs it (same modes and fusion as config/config.yaml), on this machine. If the ZigZag
+the workflow runs it (same modes and fusion as config/config.yaml), on this machine; then ``mac_cost`` on the MAC
+ops of a ResNet-18 CIFAR training step at 10,000 configurations of ZigZag's ``eyeriss_like`` (imported; the sizes
+of its weight and output register files and of its two SRAMs swept), where the engine also tries the orders that
+hold partial sums in the PEs (the study hardware has no memory they apply to): 27 November 2026, at a load average
+of 5, alternating runs, 6.4-7.0 s wall (5.7-7.0 s CPU) on 64cbfa8 and 8.5 s (7.5-7.7 s CPU) with the block held over
+the columns and the instances at work per op (2853708). If the ZigZag
 cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
@@ -12,6 +17,7 @@ cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tabl
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +27,7 @@ import yaml
 
 from traincost.cost import mac_cost, op_table
 from traincost.hardware import load_hardware
+from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
 from traincost.schedule import SchedulePlan
 from traincost.schedule.evaluate import evaluate_sweep
 from traincost.schedule.manual_fusion import read_manual_fusion
@@ -28,6 +35,14 @@ from traincost.workload import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = {"edge_tpu_resnet18": 120.0, "fusemax_gpt2": 60.0}
+EYERISS = REPO / "tests/fixtures/hardware/zigzag/hardware/eyeriss_like.yaml"
+# the eyeriss_like grid: ten sizes of each memory, bytes
+EYERISS_GRID = {
+    "rf_64B_W": [16, 32, 48, 64, 96, 128, 192, 256, 384, 512],
+    "rf_16B": [4, 8, 12, 16, 24, 32, 48, 64, 96, 128],
+    "sram_8KB": [2048 * k for k in range(1, 11)],
+    "sram_1M": [2**17 * k for k in range(1, 11)],
+}
 
 
 def workload_of(name: str) -> Workload:
@@ -66,6 +81,23 @@ def time_sweeps() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def time_per_pe_grid(folder: Path) -> pd.DataFrame:
+    """``mac_cost`` on a ResNet-18 CIFAR training step's MAC ops at the 10,000 configurations of ``EYERISS_GRID``."""
+    data = zigzag_hardware(EYERISS)
+    for memory, sizes in EYERISS_GRID.items():
+        data["parameters"][f"{memory}_bytes"] = {"default": sizes[0], "description": f"{memory} size, bytes"}
+        data["memories"][memory]["size_bytes"] = f"{memory}_bytes"
+    path = folder / "eyeriss_like_grid.yaml"
+    path.write_text(hardware_yaml_text(data, header="bench/sweep_speed.py: eyeriss_like with its memory sizes swept"))
+    grid = load_hardware(path, sweep={f"{memory}_bytes": sizes for memory, sizes in EYERISS_GRID.items()})
+    table = op_table(workload_of("resnet18_cifar"))
+    index = np.flatnonzero(table.is_mac)
+    began, cpu = time.perf_counter(), time.process_time()
+    mac_cost(grid.cores[0], table, index)
+    row = {"sweep": "eyeriss_like_resnet18", "step": "training MAC ops", "configurations": grid.n_configs}
+    return pd.DataFrame([row | {"ops": len(index), "seconds": time.perf_counter() - began, "cpu_s": time.process_time() - cpu}])
+
+
 def time_layers() -> pd.DataFrame:
     """ResNet-18 CIFAR's forward convolutions: our model (the 10,000-configuration grid at once) vs ZigZag.
 
@@ -95,6 +127,9 @@ def time_layers() -> pd.DataFrame:
 def main() -> None:
     with pd.option_context("display.width", 200, "display.float_format", "{:,.4g}".format):
         print(time_sweeps().to_string(index=False))
+        print()
+        with tempfile.TemporaryDirectory() as tmp:
+            print(time_per_pe_grid(Path(tmp)).to_string(index=False))
         print()
         layers = time_layers()
         print(layers.to_string(index=False))
