@@ -445,6 +445,11 @@ def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp
     assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(10752)
     native = mac_cost(core, _held_rows_conv(), np.array([0]))
     assert (native.energy_mac_pj + sum(native.energy_level_pj.values()))[0, 0] == pytest.approx(16512)
+    # With one output channel only the two PEs of the C axis work, each keeping its own partial sum of the same output:
+    # their registers hold one row (the two beside the idle K column hold nothing, where they had made it two).
+    one_channel = op_table(conv_workload(batch=1, channels_in=32, channels_out=1, input_hw=4))
+    cost = mac_cost(core, one_channel, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.held_rows[0, 0] == 1
 
 
 def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp_path: Path) -> None:
@@ -495,21 +500,6 @@ def test_a_register_holding_the_blocks_window_loads_each_input_pixel_once(tmp_pa
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.held_rows[0, 0] == 2
     assert cost.level_write_bytes["ireg"][0, 0] == 144 and cost.level_read_bytes["ireg"][0, 0] == 576
-
-
-def test_registers_of_pes_an_op_leaves_idle_hold_nothing(tmp_path: Path) -> None:
-    # The held-rows core with a 1 B output register per PE, on the conv with one output channel: only the two PEs of
-    # the array's C axis work, each keeping its own partial sum of the same output in its register, so the registers
-    # hold one row (the two of the idle K column would have made it two).
-    def per_pe(data: dict) -> None:
-        _held_rows_core(data)
-        data["memories"]["oreg"].update(size_bytes=1, per_pe=True)
-
-    hw = _tiny_variant(tmp_path, per_pe)
-    core = hw.cores[0]
-    table = op_table(conv_workload(batch=1, channels_in=32, channels_out=1, input_hw=4))
-    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
-    assert cost.held_rows[0, 0] == 1
 
 
 def test_instances_beside_idle_pes_hold_and_move_nothing(tmp_path: Path) -> None:
