@@ -14,10 +14,12 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    output-stationary takes a square-ish M×N block.
 3. **A loop order per op inside the core.** Below the top memory, a band of the innermost levels
    may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
-   until all of R is done, while the weights and inputs under it change every step); above the band
-   the order is the core's dataflow. The band is chosen per op and per configuration among 0 (the
-   dataflow's order everywhere) up to every level below the top (``_in_band``), with the mapping
-   above the core, by the same objective, and recorded in ``CoreOpCost.reduction_levels``. With a
+   until all of R is done, while the weights and inputs under it change every step; all of R the
+   first weight memory above the band holds, which keeps its tile while the rows stream past it,
+   ``_band_within_weights``); above the band the order is the core's dataflow. The band is chosen
+   per op and per configuration among 0 (the dataflow's order everywhere) up to every level below
+   the top (``_in_band``), with the mapping above the core, by the same objective, and recorded in
+   ``CoreOpCost.reduction_levels``. With a
    one-weight register per PE (ZigZag's ``edge_tpu_like``) the dataflow's order sends partial sums
    to the big SRAM once per reduction tile of the register; the band keeps them in the per-PE
    output registers. The PE array itself keeps no outputs: its partial sums reach the innermost
@@ -63,7 +65,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    broadcast over the output channels the array unrolls is written into and read out of each PE's
    register, and under a reduction the array unrolls each PE accumulates its own partial sum of an
    output (ZigZag's ``tpu_like``, ``eyeriss_like``); the copies meet (added up, or fetched once) at the
-   shared memory above.
+   shared memory above. Such a memory's instances beside PEs the op leaves idle hold, move and add
+   nothing (``_working``): capacities, bandwidths and copies count the instances at work.
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
    ZigZag's on- and off-loading (``_serial_tile_io``).
@@ -622,12 +625,7 @@ def _external_traffic(
 
 
 def _best(
-    ext_bytes: list[np.ndarray],
-    *,
-    latency: np.ndarray,
-    energy_pj: np.ndarray,
-    external: ExternalPath,
-    objective: str,
+    ext_bytes: list[np.ndarray], *, latency: np.ndarray, energy_pj: np.ndarray, external: ExternalPath, objective: str
 ) -> np.ndarray:
     """Per (configuration, op): the position in ``ext_bytes`` of the best candidate by ``objective``, its
     external bytes fetched over ``external``; ties go to the secondary metric, then to the first candidate.
@@ -687,7 +685,7 @@ def _band_within_weights(core: Core, gemm: _Gemm, tiles: list[_Tile], precision:
     _, n_t, _ = tiles[w]  # the tile below that memory
     room = _room(core.levels[w], gemm, tiles[w], "W", precision)
     r_w = np.where(room >= r * n_t, r, np.maximum(np.floor(room / n_t), tiles[0][2]))
-    return [(m_t, n_t, np.minimum(r_t, r_w)) if k <= w + 1 else (m_t, n_t, r_t) for k, (m_t, n_t, r_t) in enumerate(tiles)]
+    return [(m_k, n_k, np.minimum(r_k, r_w) if k <= w + 1 else r_k) for k, (m_k, n_k, r_k) in enumerate(tiles)]
 
 
 def _array_tile(dims: dict[str, np.ndarray], full: _Tile, kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
