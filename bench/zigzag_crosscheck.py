@@ -217,6 +217,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from traincost.cost import mac_cost, op_table
 from traincost.cost.core_cost import MAPPINGS, ExternalPath
@@ -345,10 +346,12 @@ def _best_per_objective_stage() -> type:
     return BestPerObjectiveStage
 
 
-def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]:
-    """ZigZag's best evaluation of each layer for each of its objectives, from one temporal-mapping search: the
-    stages of ``zigzag.api.get_hardware_performance_zigzag`` with its options (LOMA, uneven mappings, the bundled
-    spatial mapping), its two reduce stages replaced by ``_best_per_objective_stage``."""
+def _run_zigzag_stages(workload: str | list[dict[str, Any]], hardware: str, mapping: Path, lpf_limit: int) -> list[Any]:
+    """ZigZag's best evaluations of each layer of ``workload`` (an ONNX file or workload entries) on its bundled
+    ``hardware`` with ``mapping``, one per objective of ``ZIGZAG_OPT`` in turn: the stages of
+    ``zigzag.api.get_hardware_performance_zigzag`` with its options (LOMA, uneven mappings, the mapping's spatial
+    unrolling), its two reduce stages replaced by ``_best_per_objective_stage``. A layer whose mapping entry gives a
+    complete ``temporal_ordering`` is evaluated in that order (LOMA does not search it)."""
     from zigzag.mapping.temporal_mapping import TemporalMappingType  # noqa: PLC0415
     from zigzag.stages.evaluation.cost_model_evaluation import CostModelStage  # noqa: PLC0415
     from zigzag.stages.main import MainStage  # noqa: PLC0415
@@ -359,8 +362,6 @@ def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]
     from zigzag.stages.parser.workload_parser import WorkloadParserStage  # noqa: PLC0415
     from zigzag.stages.workload_iterator import WorkloadStage  # noqa: PLC0415
 
-    inputs = zigzag_inputs()
-    workload = _workload(network, inputs)
     reduce = _best_per_objective_stage()
     stages = [
         ONNXModelParserStage if isinstance(workload, str) else WorkloadParserStage,
@@ -373,11 +374,11 @@ def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]
         CostModelStage,
     ]
     with tempfile.TemporaryDirectory() as tmp, _quiet_zigzag(logging.ERROR):
-        answers = MainStage(
+        return MainStage(
             stages,
-            accelerator=str(inputs / f"hardware/{hardware}.yaml"),
+            accelerator=str(zigzag_inputs() / f"hardware/{hardware}.yaml"),
             workload=workload,
-            mapping=str(zigzag_mapping(hardware)),
+            mapping=str(mapping),
             dump_folder=tmp,
             loma_lpf_limit=lpf_limit,
             loma_show_progress_bar=False,
@@ -386,8 +387,40 @@ def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]
             access_same_data_considered_as_no_access=True,
             temporal_mapping_type=TemporalMappingType("uneven"),
         ).run()
+
+
+def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[Any]]:
+    """ZigZag's best evaluation of each layer for each of its objectives, from one temporal-mapping search."""
+    answers = _run_zigzag_stages(_workload(network, zigzag_inputs()), hardware, zigzag_mapping(hardware), lpf_limit)
     opts = list(ZIGZAG_OPT.values())
     return {opt: [cme for cme, _ in answers[i :: len(opts)]] for i, opt in enumerate(opts)}
+
+
+def zigzag_in_order(hardware: str, layer: str, ordering: str) -> dict[str, Any]:
+    """ZigZag's cost of one GPT-2 block layer (a ``GPT2_BLOCK`` name) on ``hardware`` in one fixed temporal ordering,
+    its loops innermost first as ZigZag's mapping files give them (``"C32 OY2 OY128 C24 K72"``), with the bundled
+    mapping's spatial unrolling: ZigZag's own cost model on a loop order of our engine's, where its search did not
+    reach it. A row like ``run_zigzag``'s.
+
+    Raises:
+        ValueError: an unknown layer, or an ordering that is not dimension-size pairs.
+    """
+    rows = {name: (m, c, k) for name, m, c, k, _ in GPT2_BLOCK}
+    if layer not in rows:
+        raise ValueError(f"layer {layer!r}: expected one of {sorted(rows)}")
+    loops = [re.fullmatch(r"([A-Z]+)(\d+)", token) for token in ordering.split()]
+    if not loops or None in loops:
+        raise ValueError(f"ordering {ordering!r}: expected loops like 'C32 OY2 K72', innermost first")
+    m, c, k = rows[layer]
+    entry = workload_entry({"name": layer, "kind": "gemm", "B": 1, "K": k, "C": c, "OY": m, "OX": 1, "G": 1}, 0, ZIGZAG_PRECISION)
+    mapping = yaml.safe_load(zigzag_mapping(hardware).read_text())
+    default = next(item for item in mapping if item["name"] == "default")
+    fixed = default | {"name": entry["name"], "temporal_ordering": [[x.group(1), int(x.group(2))] for x in loops]}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mapping.yaml"
+        path.write_text(yaml.safe_dump([*mapping, fixed], sort_keys=False))
+        cme, _ = _run_zigzag_stages([entry], hardware, path, lpf_limit=6)[0]
+    return _layer_row(cme, 1)
 
 
 def _cache(network: str, hardware: str, lpf_limit: int, opt: str) -> Path:

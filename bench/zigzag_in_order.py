@@ -1,0 +1,60 @@
+"""ZigZag's own cost of a GPT-2 block layer in one fixed temporal ordering, beside our engine's cost of that layer.
+
+Where the cross-check (``bench/zigzag_crosscheck.py``) finds our energy well below ZigZag's, the question is whether
+our engine undercharges its loop order or ZigZag's search (LOMA, which merges each loop's prime factors down to
+``--lpf-limit`` of them) cannot reach that order. This gives ZigZag the order (a ``temporal_ordering`` in a copy of
+the bundled mapping, loops innermost first) and prints its evaluation per memory next to ours, energy objective.
+
+Result, 27 November 2026 (ZigZag 3.9.1, ``tesla_npu_like``, ``qkv``: 1,024 x 768 x 2,304): in our engine's order,
+``C32 OY2 OY128 C24 K72`` (the 1 KB weight SRAM full with 32 K x 32 C, partial sums kept in the per-PE output
+registers over those 32 of C and accumulated 24 times in the 1 MB activation SRAM), ZigZag charges 1.157e9 pJ and we
+charge 1.146e9; every memory but that SRAM agrees to the digit, and there ZigZag reads back all 24 partial sums at
+16 bits where we read back 23 and write the last as an 8-bit output (1.1e7 pJ). ZigZag's own search finds 1.466e9 pJ
+at lpf 6, 7 and 8 alike: C = 768 is only ever split 16 x 48 (lpf 6, 7) or 4 x 12 x 16 (lpf 8), so C32 cannot be
+formed and its partial sums go to the 1 MB SRAM 48 times (7.2e8 pJ there). ``C16 OY2 OY128 C48 K72`` costs 1.511e9.
+
+    bench/.venv-zigzag/bin/python bench/zigzag_in_order.py --hardware tesla_npu_like --layer qkv \\
+        "C32 OY2 OY128 C24 K72" "C16 OY16 K12 C48 OY16 K6"
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+from zigzag_crosscheck import GPT2_BLOCK, imported, ours, zigzag_in_order  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hardware", default="tesla_npu_like", help="a bundled ZigZag hardware that imports")
+    parser.add_argument("--layer", default="qkv", help=f"a GPT-2 block layer: {', '.join(name for name, *_ in GPT2_BLOCK)}")
+    parser.add_argument("orderings", nargs="+", help="temporal orderings, loops innermost first, e.g. 'C32 OY2 OY128 C24 K72'")
+    args = parser.parse_args()
+    rows = []
+    for ordering in args.orderings:
+        try:
+            rows.append(pd.Series(zigzag_in_order(args.hardware, args.layer, ordering), name=ordering))
+        except ValueError as error:
+            sys.exit(str(error))
+    theirs = pd.DataFrame(rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        mine = ours(theirs.iloc[:1].reset_index(drop=True), imported(args.hardware, Path(tmp)), "energy")
+    energy = [column for column in theirs.columns if column.startswith("zigzag_pj")] + ["zigzag_dram_pj"]
+    table = theirs[["zigzag_cycles", *energy]].dropna(axis=1).T
+    table.index = table.index.str.removeprefix("zigzag_")
+    table["ours"] = [mine[f"ours_{name}"].iloc[0] if f"ours_{name}" in mine else float("nan") for name in table.index]
+    table.loc["cycles", "ours"] = mine["ours_cycles"].iloc[0]
+    with pd.option_context("display.width", 200, "display.float_format", "{:.4g}".format):
+        print(table.to_string())
+    for ordering, mapping in theirs["zigzag_temporal_mapping"].items():
+        print(f"\n{ordering}: {mapping}")
+
+
+if __name__ == "__main__":
+    main()
