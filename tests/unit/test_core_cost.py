@@ -571,5 +571,6 @@ def test_eyeriss_like_keeps_a_resnet_layers_partial_sums_in_the_pes(tmp_path: Pa
         assert cost.level_write_bytes["sram_8KB"][0, 0] == 64 * 56 * 56
         assert cost.latency_cycles[0, 0] == pytest.approx(846720, rel=1e-3)
         # each PE of an output accumulates in its own register: each of the array's 48 R-tiles writes into all 12 a
-        # partial sum (2 B; the last one the 1 B output)
-        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * (47 * 2 + 1) * 12
+        # partial sum (2 B; the last one too: the 12 copies are added up only in the 8 KB SRAM, as 1 B outputs)
+        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
+        assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12

@@ -225,12 +225,14 @@ class _Precision:
         """What one element of a resident tile takes: an output block accumulates in partial-sum precision."""
         return {"W": self.final_bytes["W"], "I": self.final_bytes["I"], "O": self.partial_sum_bytes}
 
-    def bytes(self, operand: str, down: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def bytes(self, operand: str, down: np.ndarray, up: np.ndarray, *, partial: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Elements over a boundary (``_traffic``) in bytes. Of an output's ``up`` elements, the first ``down`` (as
-        many as come back down) are partial sums; the rest are final outputs."""
+        many as come back down) are partial sums; the rest are final outputs, or partial sums too where ``partial``
+        (a PE's own copy of an output, to be added to the other PEs' in the memory above: ``_copies``)."""
         if operand != "O":
             return down * self.final_bytes[operand], up * self.final_bytes[operand]
-        return down * self.partial_sum_bytes, down * self.partial_sum_bytes + (up - down) * self.final_bytes["O"]
+        last = self.partial_sum_bytes if partial else self.final_bytes["O"]
+        return down * self.partial_sum_bytes, down * self.partial_sum_bytes + (up - down) * last
 
 
 def _working(memory: MemoryLevel, gemm: _Gemm) -> np.ndarray:
@@ -572,10 +574,15 @@ def _inside(
                 (m, n, _), n_a = gemm.full, tiles[0][1]
                 down = down * (np.ceil(m / held.rows) if operand == "W" else 1.0)
                 down = down * (np.ceil(n / held.columns) / np.ceil(n / n_a) if operand == "I" else 1.0)
-            for level, read, write in ((child, up, down), (parent, down, up)) if child >= 0 else ((parent, down, up),):
+            # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory above
+            p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
+            sides = ((child, up, down, p_up, p_down), (parent, down, up, p_down, p_up))
+            for level, read, write, p_read, p_write in sides if child >= 0 else sides[1:]:
                 copies = _copies(core.levels[level], operand, tiles[0])
+                own = operand == "O" and np.asarray(copies) > 1
                 bits = _access_bits(operand, tile, precision, levels.instances[level], copies)
-                levels.move(level, read=read * copies, write=write * copies, access_bits=bits)
+                read_bytes, write_bytes = np.where(own, p_read, read), np.where(own, p_write, write)
+                levels.move(level, read=read_bytes * copies, write=write_bytes * copies, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
@@ -744,10 +751,11 @@ def _copies(level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray | f
 
 
 def _boundary_bytes(
-    order: str, gemm: _Gemm, operand: str, tile: _Tile, precision: _Precision, *, at_array: bool
+    order: str, gemm: _Gemm, operand: str, tile: _Tile, precision: _Precision, *, at_array: bool, partial: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes over one boundary, all groups: ``_traffic``'s elements per group in the operand's precision."""
-    down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=at_array))
+    """Bytes over one boundary, all groups: ``_traffic``'s elements per group in the operand's precision (outputs all
+    as partial sums where ``partial``, ``_Precision.bytes``)."""
+    down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=at_array), partial=partial)
     return down * gemm.groups, up * gemm.groups
 
 
