@@ -117,6 +117,21 @@ def test_zigzag_mapping_and_options(tmp_path: Path) -> None:
     assert hw.cores[0].mac_energy_pj[0] == 0.02 and hw.memories["cells"].per_pe
 
 
+def test_a_mapping_is_cut_to_what_the_innermost_memories_pass(tmp_path: Path) -> None:
+    # gemm_l1_l3's output register (32-bit write port from below) is shared along D2: with K on D2 it must take
+    # that many outputs a cycle, and 16-bit partial sums allow 2 of the mapping's 8, as ZigZag cuts it (128 of the
+    # 512 PEs). C on D3 and OY on D1 pass: l1 reads 512 bits, 64 8-bit inputs or weights, a cycle.
+    mapping = tmp_path / "mapping.yaml"
+    links = {"O": "O", "W": "I2", "I": "I1"}
+    spatial = {"D1": ["OY, 8"], "D2": ["K, 8"], "D3": ["C, 8"]}
+    mapping.write_text(yaml.safe_dump([{"name": "default", "spatial_mapping": spatial, "memory_operand_links": links}]))
+    hw = _load(zigzag_hardware(ZIGZAG / "gemm_l1_l3.yaml", mapping=mapping), tmp_path)
+    assert [(a.dim, int(a.size[0])) for a in hw.cores[0].pe_array] == [("OY", 8), ("K", 2), ("C", 8)]
+    # given directly (--unroll), the unrolling is the user's and is not cut
+    hw = _load(zigzag_hardware(ZIGZAG / "gemm_l1_l3.yaml", unroll=parse_unroll("D1=OY,D2=K,D3=C")), tmp_path)
+    assert hw.cores[0].pes[0] == 512
+
+
 def test_every_stream_example_imports_loads_and_costs(tmp_path: Path) -> None:
     names = sorted(p.name for p in STREAM.glob("*.yaml"))
     assert len(names) == 9  # stream-dse 2.1.1 stream/inputs/examples/hardware/

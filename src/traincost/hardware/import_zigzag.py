@@ -12,7 +12,10 @@ The translation, field by field:
 
 - an array dimension becomes a ``pe_array`` axis per loop dimension the mapping unrolls on it, of the
   mapping's factor cut to the dimension, as ZigZag reads a mapping file (a hint without factors, or
-  ``unroll`` without ``:N``, takes the whole dimension);
+  ``unroll`` without ``:N``, takes the whole dimension), and cut again, as ZigZag does, to what the
+  innermost memory of each operand can pass along the dimensions it serves: a loop the operand depends
+  on unrolls at most that memory's port width over the operand's precision (``gemm_l1_l3``'s 32-bit
+  output register, one per K column, leaves K 2 of the mapping's 8 for 16-bit partial sums);
 - ``size`` bits → ``size_bytes`` = size / 8; each port → a port of ``bandwidth_max / 8`` bytes per
   cycle serving the operands of its ``allocation``; ``r_cost`` → ``read_energy_pj_per_bit`` =
   r_cost / the widest read port's bits (``w_cost`` likewise); the narrowest ``bandwidth_min`` →
@@ -195,14 +198,18 @@ def zigzag_core(
         raise HardwareError(f"{file}: operational_array: {len(dims)} dimensions but {len(sizes)} sizes")
     dim_size = dict(zip(dims, sizes, strict=True))
     axes = _pe_axes(dim_size, unroll, file, reduce=reduce)
+    bits = dict(precision) if precision is not None else _array_precision(array, file)
+    memories_data = _required(data, "memories", file)
+    dram_name = offchip if offchip is not None else _dram_name(memories_data)
+    if reduce:
+        on_chip = {name: entry for name, entry in memories_data.items() if name != dram_name}
+        axes = _within_port_widths(axes, on_chip, links, bits, file)
     energy = array.get("unit_energy", mac_energy_pj) if mac_energy_pj is None else mac_energy_pj
     if energy is None:
         raise HardwareError(
             f"{file}: operational_array.unit_energy: missing (an in-memory-computing array: ZigZag derives its energy "
             "from its IMC model, which traincost does not have); pass --mac-energy-pj"
         )
-    memories_data = _required(data, "memories", file)
-    dram_name = offchip if offchip is not None else _dram_name(memories_data)
     if offchip is not None and offchip not in memories_data:
         raise HardwareError(f"{file}: memories: no memory {offchip!r} (--offchip); memories: {sorted(memories_data)}")
     memories: dict[str, dict[str, Any]] = {}
@@ -225,7 +232,6 @@ def zigzag_core(
         if memory.pop("serves_no_dimension") and memory["instances"] == pes:
             memory.pop("instances")
             memory["per_pe"] = True
-    bits = dict(precision) if precision is not None else _array_precision(array, file)
     core = {
         "name": name,
         "count": 1,
@@ -345,6 +351,50 @@ def _pe_axes(
     if not axes:
         raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE")
     return axes
+
+
+# the loop dimensions each operand does not depend on (ZigZag's irrelevant dimensions)
+_IRRELEVANT = {"I": {"K"}, "W": {"B", "OY", "OX"}, "O": {"C", "FY", "FX"}}
+_PRECISION_KEY = {"I": "inputs", "W": "weights", "O": "partial_sums"}
+
+
+def _within_port_widths(
+    axes: list[dict[str, Any]], memories: Mapping[str, Any], links: Mapping[str, str], bits: Mapping[str, int], file: Path
+) -> list[dict[str, Any]]:
+    """The axes as ZigZag limits a mapping (``SpatialMappingGeneratorStage.limit_unrolling_to_mem_bandwidth``): for
+    each on-chip memory innermost for all its operands (``memories`` innermost first) and each operand it keeps, a
+    loop the operand depends on, unrolled on an array dimension the memory serves, is cut to the elements its port
+    passes in one cycle (outputs written into it from below, inputs read out of it to below) at the operand's
+    precision (outputs in partial-sum bits)."""
+    seen: set[str] = set()
+    limit: dict[tuple[str, str], int] = {}
+    for entry in memories.values():
+        held = [str(op) for op in entry.get("operands") or []] if isinstance(entry, Mapping) else []
+        inner = not seen.intersection(held)
+        seen.update(held)
+        if not inner:
+            continue
+        for mem_op in held:
+            operand = links.get(mem_op, mem_op)
+            way = "fl" if operand == "O" else "tl"
+            widths = [
+                int(port["bandwidth_max"])
+                for port in entry.get("ports") or []
+                if any(str(a).replace(" ", "") == f"{mem_op},{way}" for a in port.get("allocation") or [])
+            ]
+            if not widths or operand not in _IRRELEVANT:
+                continue
+            elements = max(1, max(widths) // bits[_PRECISION_KEY[operand]])
+            for axis_dim in entry.get("served_dimensions") or []:
+                for axis in axes:
+                    if axis["name"].startswith(f"{axis_dim}_") and axis["dim"] not in _IRRELEVANT[operand]:
+                        key = (axis["name"], axis["dim"])
+                        limit[key] = min(limit.get(key, axis["size"]), elements)
+    cut = [{**axis, "size": limit.get((axis["name"], axis["dim"]), axis["size"])} for axis in axes]
+    kept = [axis for axis in cut if axis["size"] > 1]
+    if not kept:
+        raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE within the memories' ports")
+    return kept
 
 
 def _dram_name(memories: Mapping[str, Any]) -> str | None:
