@@ -3,13 +3,16 @@
 Networks: ResNet-18 and MobileNetV2 (ImageNet, 224x224, batch 1: the shape-only ONNX files bundled with
 zigzag-dse 3.9.1) and the GEMMs of one GPT-2 (124M) block at 1,024 tokens (QKV, one head's QK^T and AV
 counted 12 times, the attention projection, the two MLP GEMMs). Hardware: every machine bundled with ZigZag
-that imports with its bundled mapping (``importable``: ``tpu_like``, ``edge_tpu_like``, ``ascend_like``,
-``eyeriss_like``, ``meta_prototype``, ``tesla_npu_like``, ``generic_array_cacti``; ``eyeriss_like`` and
+that imports (``importable``): ``tpu_like``, ``edge_tpu_like``, ``ascend_like``, ``eyeriss_like``,
+``meta_prototype``, ``tesla_npu_like``, ``generic_array_cacti`` with their bundled mappings (``eyeriss_like`` and
 ``generic_array_cacti`` with ``default.yaml``), given to ZigZag as they are and to us through ``traincost
-hardware import zigzag`` (``traincost.hardware.import_zigzag``). Not compared: the in-memory-computing arrays
-``aimc`` and ``dimc`` (ZigZag's IMC cost model, which ours does not have; they import only with
-``--mac-energy-pj``) and the GEMM cores ``gemm_l1`` and ``gemm_l1_l3`` (their mappings unroll ZigZag's GEMM
-dimension ``D0``, which its ONNX networks do not have).
+hardware import zigzag`` (``traincost.hardware.import_zigzag``); and the GEMM core ``gemm_l1_l3``, whose bundled
+mapping unrolls ZigZag's GEMM loops (D0, D1, D2), with the same unrolling in the networks' loops given to both
+tools (``REMEDIES``: OY, K, C, in a mapping file written to ``bench/results`` that both read). Not
+compared: ``gemm_l1``, which imports with that remedy but has no DRAM, so ZigZag finds no loop order for any
+layer that does not fit its 512 KB ``l1`` (``NoValidLoopOrderingFoundException`` on every GPT-2 GEMM); and the
+in-memory-computing arrays ``aimc`` and ``dimc``, which import with ``--mac-energy-pj`` but which ZigZag costs
+with its model of in-memory computing, which ours does not have.
 
 ZigZag parses each network itself (its Conv and Gemm layers; Add, ReLU and pooling are not costed)
 and searches each layer's temporal mapping (LOMA, ``--lpf-limit``; ``opt`` = ``--zigzag-opt``). Our
@@ -258,7 +261,7 @@ import yaml
 from traincost.cost import mac_cost, op_table
 from traincost.cost.core_cost import MAPPINGS, ExternalPath
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
-from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, zigzag_hardware
+from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, parse_unroll, zigzag_hardware
 from traincost.workload import LOOP_DIMS, Workload
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -268,7 +271,13 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench/results"
 FIXTURES = REPO / "tests/fixtures/hardware/zigzag"
 NETWORKS = ("resnet18", "mobilenetv2", "gpt2_block")
-HARDWARE = ("tpu_like", "edge_tpu_like", "ascend_like", "eyeriss_like", "meta_prototype", "tesla_npu_like", "generic_array_cacti")
+HARDWARE = (
+    *("tpu_like", "edge_tpu_like", "ascend_like", "eyeriss_like", "meta_prototype", "tesla_npu_like", "generic_array_cacti"),
+    "gemm_l1_l3",
+)
+# the remedy for the GEMM cores, whose bundled mappings unroll ZigZag's GEMM loops (O[D0][D2] += I[D0][D1] W[D1][D2]):
+# the same unrolling in the networks' loops (rows D0 -> OY, reduction D1 -> C, outputs D2 -> K), given to both tools
+REMEDIES = {"gemm_l1": "D1=OY,D2=K,D3=C", "gemm_l1_l3": "D1=OY,D2=K,D3=C"}
 # ZigZag's ONNX reader: 8-bit inputs, weights and final outputs, partial sums in twice the input bits
 ZIGZAG_PRECISION = {"W": 8, "I": 8, "O": 16, "O_final": 8}
 # one GPT-2 (124M) block at 1,024 tokens: (name, M, C (reduction), K (outputs), times)
@@ -485,12 +494,13 @@ def run_zigzag(network: str, hardware: str, lpf_limit: int, opt: str) -> pd.Data
 
 
 def importable() -> list[str]:
-    """The bundled ZigZag hardware that ``traincost hardware import zigzag`` takes with its bundled mapping (not the
-    in-memory-computing arrays, which need ``--mac-energy-pj``, nor the GEMM cores, whose mappings unroll ``D0``)."""
+    """The bundled ZigZag hardware that ``traincost hardware import zigzag`` takes with its bundled mapping, or with
+    the unrolling of ``REMEDIES`` (the GEMM cores); not the in-memory-computing arrays, which need
+    ``--mac-energy-pj`` and which ZigZag costs with a model of in-memory computing that ours does not have."""
     accepted = []
     for path in sorted((zigzag_inputs() / "hardware").glob("*.yaml")):
         try:
-            zigzag_hardware(path)
+            zigzag_hardware(path, mapping=zigzag_mapping(path.stem) if path.stem in REMEDIES else None)
         except HardwareError:
             continue
         accepted.append(path.stem)
@@ -499,17 +509,38 @@ def importable() -> list[str]:
 
 def zigzag_mapping(hardware: str) -> Path:
     """The mapping ZigZag bundles for ``hardware`` (``meta_prototype`` has ``meta_prototype_like.yaml``), the one
-    ``traincost hardware import zigzag`` reads too."""
+    ``traincost hardware import zigzag`` reads too; for a GEMM core, its bundled mapping with the spatial unrolling
+    of ``REMEDIES`` instead and no temporal ordering (written to ``bench/results``)."""
     mapping = bundled_mapping(zigzag_inputs() / f"hardware/{hardware}.yaml", imc=False)
     if mapping is None:
         sys.exit(f"no mapping bundled with ZigZag's {hardware}")
-    return mapping
+    if hardware not in REMEDIES:
+        return mapping
+    default = next(item for item in yaml.safe_load(mapping.read_text()) if item["name"] == "default")
+    array = yaml.safe_load((zigzag_inputs() / f"hardware/{hardware}.yaml").read_text())["operational_array"]
+    sizes = dict(zip(array["dimensions"], array["sizes"], strict=True))
+    remedy = parse_unroll(REMEDIES[hardware]).items()
+    spatial = {axis: [f"{dim}, {size or sizes[axis]}" for dim, size in loops] for axis, loops in remedy}
+    entry = {"name": "default", "spatial_mapping": spatial, "memory_operand_links": default["memory_operand_links"]}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"zigzag_mapping_{hardware}.yaml"
+    path.write_text(yaml.safe_dump([entry], sort_keys=False))
+    return path
+
+
+def without_dram(hardware: str) -> bool:
+    """Whether ZigZag's bundled ``hardware`` has no off-chip memory (its import marks the off-chip link as not in
+    the file)."""
+    mapping = zigzag_mapping(hardware) if hardware in REMEDIES else None
+    data = zigzag_hardware(zigzag_inputs() / f"hardware/{hardware}.yaml", mapping=mapping)
+    return data["offchip"]["source"].startswith("not in")
 
 
 def imported(hardware: str, folder: Path) -> HardwareSpec:
     """ZigZag's bundled hardware through ``traincost hardware import zigzag``, loaded."""
     path = folder / f"{hardware}.yaml"
-    data = zigzag_hardware(zigzag_inputs() / f"hardware/{hardware}.yaml")
+    mapping = zigzag_mapping(hardware) if hardware in REMEDIES else None  # read as ZigZag reads it
+    data = zigzag_hardware(zigzag_inputs() / f"hardware/{hardware}.yaml", mapping=mapping)
     path.write_text(hardware_yaml_text(data, header=f"ZigZag {hardware}, imported by bench/zigzag_crosscheck.py"))
     return load_hardware(path)
 
@@ -548,9 +579,11 @@ def as_workload(layers: pd.DataFrame) -> Workload:
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "zigzag_layers"})
 
 
-def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame:
+def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str, *, without_dram: bool = False) -> pd.DataFrame:
     """Our latency and energy per layer, with the inputs from and the output to off-chip memory: each operand
-    written into (and the output read out of) its own outermost memory in the core, as ZigZag charges it."""
+    written into (and the output read out of) its own outermost memory in the core, as ZigZag charges it. On a
+    machine ``without_dram`` (ZigZag's ``gemm_l1_l3``: its top memory is where every layer starts and ends, and
+    the import's off-chip link is free) ZigZag charges neither, nor do we."""
     table = op_table(as_workload(layers), phases=("forward",))
     (core,) = hw.cores
     index = np.arange(len(layers))
@@ -558,11 +591,11 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str) -> pd.DataFrame
     cost = mac_cost(core, table, index, external=external, objective=objective)
     overlapped = mac_cost(replace(core, tile_io="overlapped"), table, index, external=external, objective=objective)
     per_memory = {name: pj.copy() for name, pj in cost.energy_level_pj.items()}
-    for operand, fetched in cost.ext_in_bytes.items():
+    for operand, fetched in cost.ext_in_bytes.items() if not without_dram else ():
         holders = [level.memory for level in core.levels if operand in level.operands]
         if holders:  # an operand with no memory in the core goes straight into the array
             per_memory[holders[-1].name] += fetched * 8 * holders[-1].write_energy_pj_per_bit[:, None]
-    for outputs in [level.memory for level in core.levels if "O" in level.operands][-1:]:
+    for outputs in [level.memory for level in core.levels if "O" in level.operands][-1:] if not without_dram else []:
         per_memory[outputs.name] += cost.ext_write_bytes * 8 * outputs.read_energy_pj_per_bit[:, None]
     fetched = sum(cost.ext_in_bytes.values())
     written = cost.ext_write_bytes
@@ -730,7 +763,8 @@ def main() -> None:
         for (_, hw_name, _, _), objective, layers in zip(jobs, objectives * len(networks) * len(hardware), theirs, strict=True):
             hw = imported(hw_name, Path(tmp))
             judged = ",".join(metric for metric, at in protocol.items() if at == objective)
-            parts.append(pd.concat([layers, ours(layers, hw, objective)], axis=1).assign(objective=objective, judged=judged))
+            mine = ours(layers, hw, objective, without_dram=without_dram(hw_name))
+            parts.append(pd.concat([layers, mine], axis=1).assign(objective=objective, judged=judged))
     table = pd.concat(parts, ignore_index=True)
     table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
     table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from zigzag_crosscheck import GPT2_BLOCK, imported, ours, zigzag_in_order  # noqa: E402
+from zigzag_crosscheck import GPT2_BLOCK, imported, ours, without_dram, zigzag_in_order  # noqa: E402
 
 
 def main() -> None:
@@ -44,7 +44,8 @@ def main() -> None:
             sys.exit(str(error))
     theirs = pd.DataFrame(rows)
     with tempfile.TemporaryDirectory() as tmp:
-        mine = ours(theirs.iloc[:1].reset_index(drop=True), imported(args.hardware, Path(tmp)), "energy")
+        hw = imported(args.hardware, Path(tmp))
+        mine = ours(theirs.iloc[:1].reset_index(drop=True), hw, "energy", without_dram=without_dram(args.hardware))
     energy = [column for column in theirs.columns if column.startswith("zigzag_pj")] + ["zigzag_dram_pj"]
     table = theirs[["zigzag_cycles", *energy]].dropna(axis=1).T
     table.index = table.index.str.removeprefix("zigzag_")
