@@ -431,7 +431,7 @@ def _held_blocks(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precisi
     level = core.levels[outputs[0]]
     m_a, n_a, _ = array_tile
     m, n_w = gemm.full[0], _tiles(core, gemm, array_tile, precision, band=0)[weight + 1][1]
-    held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", array_tile)
+    held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
     steps = np.floor(held / (m_a * n_a))
     return [
         _Held(rows=np.clip(steps * m_a, m_a, m), columns=n_a, innermost="rows"),
@@ -462,7 +462,7 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
         level, m_new = core.levels[i], np.maximum(m_t, out[-1][0])
         n_new, r_new = n_t, r_t
         if i <= top and "I" in level.operands:
-            room = _share_elems(level, gemm, precision.final_bytes["I"]) / _copies(level, "I", tiles[0])
+            room = _share_elems(level, gemm, precision.final_bytes["I"]) / _copies(level, "I", gemm)
             m_new = np.where(room >= held.rows * tiles[0][2], np.maximum(m_new, held.rows), m_new)
             n_new = np.maximum(n_t, held.columns)
             r_new = np.where(room >= held.rows * r_w * unique, np.maximum(r_t, r_w), r_t)
@@ -575,11 +575,14 @@ def _inside(
                 down = down * (np.ceil(m / held.rows) if operand == "W" else 1.0)
                 down = down * (np.ceil(n / held.columns) / np.ceil(n / n_a) if operand == "I" else 1.0)
             # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory above
-            p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
+            if operand == "O":
+                p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
+            else:
+                p_down, p_up = down, up
             sides = ((child, up, down, p_up, p_down), (parent, down, up, p_down, p_up))
             for level, read, write, p_read, p_write in sides if child >= 0 else sides[1:]:
-                copies = _copies(core.levels[level], operand, tiles[0])
-                own = operand == "O" and np.asarray(copies) > 1
+                copies = _copies(core.levels[level], operand, gemm)
+                own = np.asarray(copies) > 1
                 bits = _access_bits(operand, tile, precision, levels.instances[level], copies)
                 read_bytes, write_bytes = np.where(own, p_read, read), np.where(own, p_write, write)
                 levels.move(level, read=read_bytes * copies, write=write_bytes * copies, access_bits=bits)
@@ -587,7 +590,7 @@ def _inside(
 
     latency = np.maximum(compute, levels.cycles())
     stationary = "O" if core.dataflow == "output_stationary" else "W"
-    latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, tiles[0], precision, stationary)
+    latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, gemm, precision, stationary)
     reads, writes, level_pj = levels.by_memory()
     energy_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_pj.values())
     return _Inside(tiles, outermost, latency, energy_pj, reads, writes, level_pj)
@@ -737,7 +740,7 @@ def _access_bits(
     return np.maximum(elems * copies / instances, 1.0) * _BITS * precision.tile_bytes[operand]
 
 
-def _copies(level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray | float:
+def _copies(level: CoreLevel, operand: str, gemm: _Gemm) -> np.ndarray | float:
     """How many instances of ``level`` hold each element of ``operand`` that one step of the PE array uses: a memory
     with more instances at work (``_working``: at most one per busy PE) than that step's distinct elements keeps a
     copy in every instance whose PE works on the element (an input broadcast over the array's output-channel axis, a
@@ -745,9 +748,9 @@ def _copies(level: CoreLevel, operand: str, array_tile: _Tile) -> np.ndarray | f
     written. At least 1 (a memory shared by PEs holds one; a single instance, 1 without arrays)."""
     if not (level.memory.instances > 1).any():
         return 1.0
-    m, n, r = array_tile
+    m, n, r = gemm.array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    return np.maximum(np.minimum(level.memory.instances[:, None], m * n * r) / distinct, 1.0)
+    return np.maximum(_working(level.memory, gemm) / distinct, 1.0)
 
 
 def _boundary_bytes(
@@ -778,10 +781,10 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
     return {"W": (gemm.s_elems + zero, zero), "I": inputs_per_column_tile, "O": partial_sums}[operand]
 
 
-def _first_tile_cycles(core: Core, tile: _Tile, precision: _Precision, operand: str) -> np.ndarray:
-    """Cycles to load the first stationary array ``tile`` (weight-stationary) or drain the last (output-stationary),
-    over the instances at work."""
-    tm, tn, tr = tile
+def _first_tile_cycles(core: Core, gemm: _Gemm, precision: _Precision, operand: str) -> np.ndarray:
+    """Cycles to load the first stationary array tile (weight-stationary) or drain the last (output-stationary), over
+    the instances at work."""
+    tm, tn, tr = gemm.array_tile
     elems = tm * tn if operand == "O" else tn * tr
     for level in core.levels:
         if operand in level.operands:
@@ -789,7 +792,7 @@ def _first_tile_cycles(core: Core, tile: _Tile, precision: _Precision, operand: 
                 level.memory.write_bandwidth_bytes_per_cycle if operand == "O" else level.memory.read_bandwidth_bytes_per_cycle
             )
             element_bytes = precision.final_bytes["O"] if operand == "O" else precision.final_bytes["W"]
-            return elems * element_bytes / (bandwidth[:, None] * np.minimum(level.memory.instances[:, None], tm * tn * tr))
+            return elems * element_bytes / (bandwidth[:, None] * _working(level.memory, gemm))
     return np.zeros_like(elems)
 
 
