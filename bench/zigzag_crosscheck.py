@@ -598,12 +598,13 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str, *, without_dram
     cost = mac_cost(core, table, index, external=external, objective=objective)
     overlapped = mac_cost(replace(core, tile_io="overlapped"), table, index, external=external, objective=objective)
     per_memory = {name: pj.copy() for name, pj in cost.energy_level_pj.items()}
-    for operand, fetched in cost.ext_in_bytes.items() if not without_dram else ():
-        holders = [level.memory for level in core.levels if operand in level.operands]
-        if holders:  # an operand with no memory in the core goes straight into the array
-            per_memory[holders[-1].name] += fetched * 8 * holders[-1].write_energy_pj_per_bit[:, None]
-    for outputs in [level.memory for level in core.levels if "O" in level.operands][-1:] if not without_dram else []:
-        per_memory[outputs.name] += cost.ext_write_bytes * 8 * outputs.read_energy_pj_per_bit[:, None]
+    if not without_dram:
+        for operand, fetched in cost.ext_in_bytes.items():
+            holders = [level.memory for level in core.levels if operand in level.operands]
+            if holders:  # an operand with no memory in the core goes straight into the array
+                per_memory[holders[-1].name] += fetched * 8 * holders[-1].write_energy_pj_per_bit[:, None]
+        for outputs in [level.memory for level in core.levels if "O" in level.operands][-1:]:
+            per_memory[outputs.name] += cost.ext_write_bytes * 8 * outputs.read_energy_pj_per_bit[:, None]
     fetched = sum(cost.ext_in_bytes.values())
     written = cost.ext_write_bytes
     offchip = hw.offchip

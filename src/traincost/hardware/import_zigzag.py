@@ -367,7 +367,7 @@ def _within_port_widths(
     passes in one cycle (outputs written into it from below, inputs read out of it to below) at the operand's
     precision (outputs in partial-sum bits)."""
     seen: set[str] = set()
-    limit: dict[tuple[str, str], int] = {}
+    limit: dict[str, int] = {}  # by axis name
     for entry in memories.values():
         held = [str(op) for op in entry.get("operands") or []] if isinstance(entry, Mapping) else []
         inner = not seen.intersection(held)
@@ -388,9 +388,8 @@ def _within_port_widths(
             for axis_dim in entry.get("served_dimensions") or []:
                 for axis in axes:
                     if axis["name"].startswith(f"{axis_dim}_") and axis["dim"] not in _IRRELEVANT[operand]:
-                        key = (axis["name"], axis["dim"])
-                        limit[key] = min(limit.get(key, axis["size"]), elements)
-    cut = [{**axis, "size": limit.get((axis["name"], axis["dim"]), axis["size"])} for axis in axes]
+                        limit[axis["name"]] = min(limit.get(axis["name"], axis["size"]), elements)
+    cut = [{**axis, "size": limit.get(axis["name"], axis["size"])} for axis in axes]
     kept = [axis for axis in cut if axis["size"] > 1]
     if not kept:
         raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE within the memories' ports")
