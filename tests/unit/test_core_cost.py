@@ -220,18 +220,22 @@ def test_memory_instances_of_idle_pes_hold_no_copies(tmp_path: Path) -> None:
     assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
 
 
+# ports wide enough that compute sets the pace, and 1 pJ per byte either way
+_WIDE = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
+_ONE_PJ_PER_BYTE = {"read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125}
+
+
 def _register_hierarchy(data: dict) -> None:
     """An Edge-TPU-like core: a 4 B weight register and a 2 B output register below a cheap 1 KiB weight SRAM
     and an expensive 1 KiB SRAM for inputs and outputs; every port wide enough that compute sets the pace."""
-    wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
     cheap = {"read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
     del data["memories"]["rf"]
     data["memories"] |= {
-        "wreg": {"size_bytes": 4, **wide, **cheap},
-        "oreg": {"size_bytes": 2, **wide, **cheap},
-        "wsram": {"size_bytes": 1024, **wide, "read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125},
+        "wreg": {"size_bytes": 4, **_WIDE, **cheap},
+        "oreg": {"size_bytes": 2, **_WIDE, **cheap},
+        "wsram": {"size_bytes": 1024, **_WIDE, **_ONE_PJ_PER_BYTE},
     }
-    data["memories"]["local"].update(wide)
+    data["memories"]["local"].update(_WIDE)
     data["cores"][0]["memory"] = [
         {"level": "wreg", "operands": ["W"]},
         {"level": "oreg", "operands": ["O"]},
@@ -347,15 +351,13 @@ def test_an_output_register_too_small_for_the_streamed_rows_passes_partial_sums_
 def _held_rows_core(data: dict) -> None:
     """A 64 B weight register (1 B/cycle, 1 pJ/B) and a 4 B output register (1 pJ/B) below the 1 KiB local memory
     (W, I, O; 2 pJ/B); every port but the weight register's wide enough that compute sets the pace."""
-    wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
-    one_pj_per_byte = {"read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125}
     narrow = {"read_bandwidth_bytes_per_cycle": 1, "write_bandwidth_bytes_per_cycle": 1}
     del data["memories"]["rf"]
     data["memories"] |= {
-        "wreg": {"size_bytes": 64, **narrow, **one_pj_per_byte},
-        "oreg": {"size_bytes": 4, **wide, **one_pj_per_byte},
+        "wreg": {"size_bytes": 64, **narrow, **_ONE_PJ_PER_BYTE},
+        "oreg": {"size_bytes": 4, **_WIDE, **_ONE_PJ_PER_BYTE},
     }
-    data["memories"]["local"].update(wide)
+    data["memories"]["local"].update(_WIDE)
     data["cores"][0]["memory"] = [
         {"level": "wreg", "operands": ["W"]},
         {"level": "oreg", "operands": ["O"]},
@@ -463,11 +465,9 @@ def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp
     # written) 3,200 = 9,856 pJ; the band that takes the weight register in too (weights fetched again per block of
     # rows: rf written 512) costs as much.
     def small_weights(data: dict) -> None:
-        one_pj_per_byte = {"read_energy_pj_per_bit": 0.125, "write_energy_pj_per_bit": 0.125}
-        wide = {"read_bandwidth_bytes_per_cycle": 1000, "write_bandwidth_bytes_per_cycle": 1000}
-        data["memories"]["rf"].update(size_bytes=16, **one_pj_per_byte, **wide)
-        data["memories"]["oreg"] = {"size_bytes": 8, **one_pj_per_byte, **wide}
-        data["memories"]["local"].update(wide)
+        data["memories"]["rf"].update(size_bytes=16, **_ONE_PJ_PER_BYTE, **_WIDE)
+        data["memories"]["oreg"] = {"size_bytes": 8, **_ONE_PJ_PER_BYTE, **_WIDE}
+        data["memories"]["local"].update(_WIDE)
         data["cores"][0]["memory"] = [
             {"level": "oreg", "operands": ["O"]},
             {"level": "rf", "operands": ["W"]},
