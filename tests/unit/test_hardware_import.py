@@ -20,13 +20,10 @@ from traincost.schedule import SchedulePlan, schedule
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/hardware"
 ZIGZAG = FIXTURES / "zigzag/hardware"
 STREAM = FIXTURES / "stream/hardware"
-# what a few bundled files need besides the file: gemm_l1's mapping unrolls ZigZag's GEMM loops D0..D2,
-# and the in-memory-computing arrays give no energy per MAC
+# what a few bundled files need besides the file: gemm_l1's mapping unrolls ZigZag's GEMM loops D0..D2
 ZIGZAG_OPTIONS = {
     "gemm_l1.yaml": {"unroll": parse_unroll("D1=K,D2=C,D3=OX")},
     "gemm_l1_l3.yaml": {"unroll": parse_unroll("D1=K,D2=C,D3=OX")},
-    "aimc.yaml": {"mac_energy_pj": 0.01},
-    "dimc.yaml": {"mac_energy_pj": 0.01},
 }
 STREAM_UNSUPPORTED = {"tpu_v7_ironwood.yaml": "type: 'zigzag.memory' cores are not translated"}
 
@@ -114,7 +111,33 @@ def test_zigzag_mapping_and_options(tmp_path: Path) -> None:
     data = zigzag_hardware(ZIGZAG / "gemm_l1.yaml", **ZIGZAG_OPTIONS["gemm_l1.yaml"])
     assert "l1" in data["memories"] and "not in gemm_l1.yaml" in data["offchip"]["source"]
     hw = _load(zigzag_hardware(ZIGZAG / "aimc.yaml", mac_energy_pj=0.02), tmp_path)
-    assert hw.cores[0].mac_energy_pj[0] == 0.02 and hw.memories["cells"].per_pe
+    assert hw.cores[0].mac_energy_pj[0] == 0.02 and hw.memories["cells"].per_pe and hw.cores[0].in_memory is None
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "serial_bits", "adc_bits"), [("aimc.yaml", "analog", 2, 8), ("dimc.yaml", "digital", 1, 0)]
+)
+def test_an_in_memory_array_imports_with_zigzags_model_of_it(
+    tmp_path: Path, name: str, kind: str, serial_bits: int, adc_bits: int
+) -> None:
+    # default_imc.yaml hints K along D1 (the wordlines, as ZigZag sorts the dimensions) and C first along D2
+    core = _load(zigzag_hardware(ZIGZAG / name), tmp_path).cores[0]
+    assert core.in_memory is not None
+    assert (core.in_memory.kind, core.in_memory.bit_serial_bits, core.in_memory.adc_bits) == (kind, serial_bits, adc_bits)
+    assert (core.in_memory.wordline_axes, core.in_memory.bitline_axes) == (("D1_K",), ("D2_C",))
+    assert core.in_memory.wordline_size == core.in_memory.bitline_size == 128
+    assert core.in_memory.cycles_per_mac == 8 / serial_bits
+    # the other ops pay the model's energy per MAC with the macro full: 2 / ZigZag 3.9.1's topsw_peak of the array
+    assert core.mac_energy_pj[0] == pytest.approx({"aimc.yaml": 0.20785329, "dimc.yaml": 0.2670215625}[name], rel=1e-12)
+
+
+def test_cells_holding_several_weights_are_refused(tmp_path: Path) -> None:
+    data = yaml.safe_load((ZIGZAG / "aimc.yaml").read_text())
+    data["memories"]["cells"]["size"] = 16
+    path = tmp_path / "aimc.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(HardwareError, match=r"memories.cells.size: 16 bits; traincost models cells of one weight"):
+        zigzag_hardware(path, unroll=parse_unroll("D1=K,D2=C"))
 
 
 def test_a_mapping_is_cut_to_what_the_innermost_memories_pass(tmp_path: Path) -> None:

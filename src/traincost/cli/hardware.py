@@ -57,5 +57,9 @@ def hardware_commands(command: Command) -> None:
     )
     cmd.add_argument("--unroll", help="which loop dimension each array dimension unrolls, e.g. D1=K,D2=C or D3=OX:4")
     cmd.add_argument("--offchip", help="zigzag: the memory that is off-chip DRAM (default: the one named like dram)")
-    cmd.add_argument("--mac-energy-pj", type=positive_number, help="pJ per MAC, for arrays that give no unit_energy (IMC)")
+    cmd.add_argument(
+        "--mac-energy-pj",
+        type=positive_number,
+        help="pJ per MAC, flat: instead of an IMC array's in-memory-computing model, or where no unit_energy",
+    )
     cmd.add_argument("--out", type=Path, required=True, help="output traincost hardware YAML")

@@ -66,7 +66,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    register, and under a reduction the array unrolls each PE accumulates its own partial sum of an
    output (ZigZag's ``tpu_like``, ``eyeriss_like``); the copies meet (added up, or fetched once) at the
    shared memory above. Such a memory's instances beside PEs the op leaves idle hold, move and add
-   nothing (``_working``): capacities, bandwidths and copies count the instances at work.
+   nothing (``_working``): capacities, bandwidths and copies count the instances at work. On an
+   in-memory-computing core (``Core.in_memory``) the MACs' energy is that of the macro activations
+   the op takes (``in_memory``: ZigZag's model of the rows and columns it fills), and each step of
+   the array takes ``cycles_per_mac`` compute cycles (the inputs enter a few bits at a time).
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
    ZigZag's on- and off-loading (``_serial_tile_io``).
@@ -88,6 +91,7 @@ import numpy as np
 
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
+from traincost.hardware import in_memory
 from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, MemoryLevel
 
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
@@ -347,9 +351,16 @@ def mac_cost(
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     unroll = {d: core.unroll(d)[:, None] for d in table.dims}
     gemm = _Gemm.of(table, index, split, unroll)
-    compute = np.ones_like(gemm.macs)
+    steps = np.ones_like(gemm.macs)
     for d, size in gemm.dims.items():
-        compute = compute * np.ceil(size / unroll[d])
+        steps = steps * np.ceil(size / unroll[d])
+    # a step of an in-memory array takes a cycle per group of input bits that enter together
+    compute = steps * (core.in_memory.cycles_per_mac if core.in_memory is not None else 1.0)
+    mac_pj = (
+        in_memory.mac_energy_pj(core, gemm.dims, gemm.macs)
+        if core.in_memory is not None
+        else gemm.macs * core.mac_energy_pj[:, None]
+    )
 
     precision = _Precision.of(core)
     # the candidates inside the core: a band of reduction-innermost levels, or rows held in the PEs; each x a
@@ -357,7 +368,9 @@ def mac_cost(
     orders: list[tuple[int, _Held | None]] = [(band, None) for band in _bands(core)]
     array_tile = gemm.array_tile
     orders += [(0, held) for held in _held_blocks(core, gemm, array_tile, precision)]
-    inside = [_inside(core, gemm, array_tile, precision, compute=compute, band=band, held=held) for band, held in orders]
+    inside = [
+        _inside(core, gemm, array_tile, precision, compute=compute, mac_pj=mac_pj, band=band, held=held) for band, held in orders
+    ]
     serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
     options = [
         (k, name, traffic)
@@ -380,8 +393,8 @@ def mac_cost(
     return CoreOpCost(
         latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
         compute_cycles=compute,
-        utilization=gemm.macs / (compute * core.pes[:, None]),
-        energy_mac_pj=gemm.macs * core.mac_energy_pj[:, None],
+        utilization=gemm.macs / (steps * core.pes[:, None]),
+        energy_mac_pj=mac_pj,
         energy_level_pj={m: _choose([cand.level_pj[m] for cand in chosen], pick) for m in inside[0].level_pj},
         ext_in_bytes={op: _choose([traffic[0][op] for *_, traffic in options], pick) for op in ("W", "I", "O")},
         ext_write_bytes=_choose([traffic[1] for *_, traffic in options], pick),
@@ -531,6 +544,7 @@ def _inside(
     precision: _Precision,
     *,
     compute: np.ndarray,
+    mac_pj: np.ndarray,
     band: int,
     held: _Held | None = None,
 ) -> _Inside:
@@ -592,7 +606,7 @@ def _inside(
     stationary = "O" if core.dataflow == "output_stationary" else "W"
     latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, gemm, precision, stationary)
     reads, writes, level_pj = levels.by_memory()
-    energy_pj = gemm.macs * core.mac_energy_pj[:, None] + sum(level_pj.values())
+    energy_pj = mac_pj + sum(level_pj.values())
     return _Inside(tiles, outermost, latency, energy_pj, reads, writes, level_pj)
 
 

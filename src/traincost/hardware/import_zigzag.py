@@ -27,7 +27,12 @@ The translation, field by field:
 - ZigZag times a layer as on-loading (the first tile of each input from off chip), then compute, then
   off-loading (the last output tile): ``tile_io: serial`` on the core;
 - precisions: ZigZag's ONNX reader stores inputs, weights and final outputs in 8 bits and partial
-  sums in twice the input bits, unless the array's ``input_precision`` says [inputs, weights].
+  sums in twice the input bits, unless the array's ``input_precision`` says [inputs, weights];
+- an in-memory-computing array (``is_imc``) → the core's ``in_memory``: ``imc_type``, ``input_precision``,
+  ``bit_serial_precision`` and ``adc_resolution`` as they are, the first array dimension (sorted by name, as
+  ZigZag sorts them) along the wordlines and the second along the bitlines; its ``cells`` memory becomes the
+  per-PE weight memory like any other, and ``mac_energy_pj`` (what the core's other ops pay) the model's energy
+  per MAC with the whole macro filled. ``mac_energy_pj`` given instead replaces the model by that flat energy.
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ from typing import Any
 import yaml
 
 from traincost.config_files import read_yaml
+from traincost.hardware.in_memory import activation_pj
 from traincost.hardware.load import HardwareError
+from traincost.hardware.spec import InMemoryArray
 
 __all__ = [
     "LOOP_DIMS",
@@ -111,7 +118,7 @@ def zigzag_hardware(
             (or with ``_like``) in the ``mapping`` folder beside the hardware folder, as ZigZag bundles them.
         unroll: the loop dimension(s) each array dimension unrolls, instead of a mapping file.
         offchip: the memory that is off-chip DRAM; default the one named like dram.
-        mac_energy_pj: pJ per MAC, for arrays that do not give ``unit_energy`` (in-memory computing).
+        mac_energy_pj: pJ per MAC, flat, instead of the in-memory-computing model of an IMC array (``in_memory``).
 
     Raises:
         HardwareError: a file is unreadable or lacks what the translation needs (the message names
@@ -205,11 +212,12 @@ def zigzag_core(
         on_chip = {name: entry for name, entry in memories_data.items() if name != dram_name}
         axes = _within_port_widths(axes, on_chip, links, bits, file)
     energy = array.get("unit_energy", mac_energy_pj) if mac_energy_pj is None else mac_energy_pj
+    in_memory = None
+    if energy is None and array.get("is_imc", False):
+        in_memory = _in_memory(array, memories_data, dim_size, axes, file)
+        energy = _peak_mac_pj(in_memory)
     if energy is None:
-        raise HardwareError(
-            f"{file}: operational_array.unit_energy: missing (an in-memory-computing array: ZigZag derives its energy "
-            "from its IMC model, which traincost does not have); pass --mac-energy-pj"
-        )
+        raise HardwareError(f"{file}: operational_array.unit_energy: missing; pass --mac-energy-pj")
     if offchip is not None and offchip not in memories_data:
         raise HardwareError(f"{file}: memories: no memory {offchip!r} (--offchip); memories: {sorted(memories_data)}")
     memories: dict[str, dict[str, Any]] = {}
@@ -238,13 +246,72 @@ def zigzag_core(
         "dataflow": _dataflow(levels, memories),
         "pe_array": axes,
         "mac_energy_pj": float(energy),
-        "mac_energy_source": f"{file.name} operational_array.unit_energy"
-        if mac_energy_pj is None
-        else "--mac-energy-pj (the file gives none)",
+        "mac_energy_source": _mac_energy_source(file, mac_energy_pj, in_memory),
+        **({"in_memory": in_memory} if in_memory is not None else {}),
         "memory": levels,
         "precision_bits": bits,
     }
     return core, memories, dram
+
+
+def _mac_energy_source(file: Path, given: float | None, in_memory: Mapping[str, Any] | None) -> str:
+    if given is not None:
+        return "--mac-energy-pj"
+    if in_memory is not None:
+        return f"{file.name}: ZigZag's in-memory-computing model, the whole macro filled (the MAC ops use in_memory)"
+    return f"{file.name} operational_array.unit_energy"
+
+
+def _in_memory(
+    array: Mapping[str, Any],
+    memories: Mapping[str, Any],
+    dim_size: Mapping[str, int],
+    axes: Sequence[Mapping[str, Any]],
+    file: Path,
+) -> dict[str, Any]:
+    """The ``in_memory`` entry of an in-memory-computing array, as ZigZag's ``ImcArray`` reads it."""
+    where = "operational_array"
+    kind = array.get("imc_type")
+    if kind not in ("analog", "digital"):
+        raise HardwareError(f"{file}: {where}.imc_type: {kind!r}; expected analog or digital")
+    if len(dim_size) < 2:
+        raise HardwareError(f"{file}: {where}.dimensions: an in-memory array needs two (wordlines, bitlines)")
+    cells = memories.get("cells")
+    if not isinstance(cells, Mapping):
+        raise HardwareError(f"{file}: memories.cells: missing (an in-memory array keeps its weights there)")
+    if cells.get("auto_cost_extraction", False):
+        raise HardwareError(f"{file}: memories.cells.auto_cost_extraction: true needs CACTI; give w_cost instead")
+    bits = _array_precision(array, file)
+    activation_bits, weight_bits = bits["inputs"], bits["weights"]
+    if int(cells.get("size", weight_bits)) != weight_bits:
+        raise HardwareError(
+            f"{file}: memories.cells.size: {cells.get('size')} bits; traincost models cells of one weight "
+            f"({weight_bits} bits: no precharge of a cell group)"
+        )
+    wordline, bitline = sorted(dim_size)[:2]
+    entry = {
+        "kind": kind,
+        "wordline_axes": [axis["name"] for axis in axes if axis["name"].startswith(f"{wordline}_")],
+        "bitline_axes": [axis["name"] for axis in axes if axis["name"].startswith(f"{bitline}_")],
+        "wordline_size": dim_size[wordline],
+        "bitline_size": dim_size[bitline],
+        "activation_bits": activation_bits,
+        "weight_bits": weight_bits,
+        "bit_serial_bits": int(_required(array, "bit_serial_precision", file, where)),
+        "adc_bits": int(array.get("adc_resolution", 0)) if kind == "analog" else 0,
+        "source": f"{file.name} operational_array ({wordline} along the wordlines, {bitline} along the bitlines)",
+    }
+    return entry
+
+
+def _peak_mac_pj(entry: Mapping[str, Any]) -> float:
+    """Energy per MAC of an in-memory array with its whole macro filled."""
+    array = InMemoryArray(
+        **{key: value for key, value in entry.items() if key != "source"}
+        | {"wordline_axes": tuple(entry["wordline_axes"]), "bitline_axes": tuple(entry["bitline_axes"])}
+    )
+    rows, columns = float(array.bitline_size), float(array.wordline_size)
+    return float(activation_pj(array, rows, columns)) / (rows * columns)
 
 
 def _pes_used(core: Mapping[str, Any], array: Mapping[str, Any]) -> str:

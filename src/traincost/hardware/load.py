@@ -21,7 +21,17 @@ import yaml
 from traincost.config_files import read_yaml, shorten
 from traincost.errors import TraincostError
 from traincost.hardware.expressions import ExpressionError, evaluate, names_in
-from traincost.hardware.spec import PRECISIONS, Core, CoreLevel, HardwareSpec, Link, MemoryLevel, MemoryPort, PEAxis
+from traincost.hardware.spec import (
+    PRECISIONS,
+    Core,
+    CoreLevel,
+    HardwareSpec,
+    InMemoryArray,
+    Link,
+    MemoryLevel,
+    MemoryPort,
+    PEAxis,
+)
 from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
 
 __all__ = ["load_hardware", "read_hardware_yaml", "HardwareError"]
@@ -205,6 +215,7 @@ def _core(
         pe_array=axes,
         mac_energy_pj=build.number(entry["mac_energy_pj"], f"{where}.mac_energy_pj", "mac_energy_pj"),
         levels=tuple(CoreLevel(memory=memories[lv["level"]], operands=frozenset(lv["operands"])) for lv in entry["memory"]),
+        in_memory=_in_memory(entry["in_memory"], f"{where}.in_memory", axes, build) if "in_memory" in entry else None,
         precision_bits={
             key: build.number(
                 own.get(key, precision[key]),
@@ -215,6 +226,31 @@ def _core(
             for key in PRECISIONS
         },
     )
+
+
+def _in_memory(entry: Mapping[str, Any], where: str, axes: tuple[PEAxis, ...], build: _Builder) -> InMemoryArray:
+    """An in-memory-computing array (its names and bits checked by ``_check_in_memory``); a problem if its axes
+    unroll more rows or columns than a macro has."""
+    array = InMemoryArray(
+        kind=entry["kind"],
+        wordline_axes=tuple(entry["wordline_axes"]),
+        bitline_axes=tuple(entry["bitline_axes"]),
+        wordline_size=int(entry["wordline_size"]),
+        bitline_size=int(entry["bitline_size"]),
+        activation_bits=int(entry["activation_bits"]),
+        weight_bits=int(entry["weight_bits"]),
+        bit_serial_bits=int(entry["bit_serial_bits"]),
+        adc_bits=int(entry.get("adc_bits", 0)),
+    )
+    size = {axis.name: axis.size for axis in axes}
+    for side, names, physical in (
+        ("wordline", array.wordline_axes, array.wordline_size),
+        ("bitline", array.bitline_axes, array.bitline_size),
+    ):
+        unrolled = np.prod([size[name] for name in names if name in size], axis=0)
+        if np.any(unrolled > physical):
+            build.problems.append(f"{where}.{side}_axes: unroll {int(np.max(unrolled))} PEs, more than {side}_size {physical}")
+    return array
 
 
 def _link(entry: Mapping[str, Any], where: str, build: _Builder) -> Link:
@@ -305,6 +341,8 @@ def _cross_check(data: Mapping[str, Any]) -> list[str]:
                 problems.append(f"{where}.runs: {kind!r} is already run by core {runner[kind]!r}; list each kind once")
             runner[kind] = core["name"]
         problems += _check_levels(core, where, memory_names, used_by)
+        if "in_memory" in core:
+            problems += _check_in_memory(core, f"{where}.in_memory")
     for name in sorted(memory_names - set(used_by)):
         problems.append(f"memories.{name}: no core lists it")
     return problems
@@ -341,6 +379,39 @@ def _check_memory(name: str, entry: Mapping[str, Any], check_expr: Callable[[obj
                 problems.append(f"{where}.ports: no port can {label}; expected a {label} or read_write port")
     if entry.get("per_pe", False) and "instances" in entry:
         problems.append(f"{where}: give instances or per_pe: true, not both")
+    return problems
+
+
+def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
+    """An in-memory array's axes name the core's PE axes, each on one side; its bits fit the adders it builds."""
+    entry = core["in_memory"]
+    names = [axis.get("name", f"{axis['dim']}{j}") for j, axis in enumerate(core["pe_array"])]
+    problems = [
+        f"{where}.{side}: {name!r} is not an axis of the pe_array ({names})"
+        for side in ("wordline_axes", "bitline_axes")
+        for name in entry[side]
+        if name not in names
+    ]
+    problems += [
+        f"{where}: axis {name!r} is on both the wordlines and the bitlines"
+        for name in sorted(set(entry["wordline_axes"]) & set(entry["bitline_axes"]))
+    ]
+    dims = {axis.get("name", f"{axis['dim']}{j}"): axis["dim"] for j, axis in enumerate(core["pe_array"])}
+    problems += [
+        f"{where}.wordline_axes: {name!r} unrolls {dims[name]}, which weights do not depend on (a diagonal mapping "
+        "of the inputs, not modelled)"
+        for name in entry["wordline_axes"]
+        if dims.get(name) in ("B", "OY", "OX")
+    ]
+    if entry["activation_bits"] % entry["bit_serial_bits"]:
+        problems.append(
+            f"{where}.bit_serial_bits: {entry['bit_serial_bits']} does not divide activation_bits {entry['activation_bits']}"
+        )
+    # the adder trees: the digital array's over a bitline, the place-value tree over the bits that enter together
+    powers = {"bitline_size": "digital", "bit_serial_bits": "digital", "weight_bits": "analog"}
+    for key, kind in powers.items():
+        if entry["kind"] == kind and entry[key] & (entry[key] - 1):
+            problems.append(f"{where}.{key}: {entry[key]}; expected a power of 2 on a {kind} array (its adder tree)")
     return problems
 
 

@@ -26,7 +26,9 @@ __all__ = [
     "Core",
     "Link",
     "HardwareSpec",
+    "InMemoryArray",
     "DATAFLOWS",
+    "IN_MEMORY_KINDS",
     "OPERANDS",
     "PORT_DIRECTIONS",
     "PRECISIONS",
@@ -39,6 +41,7 @@ PORT_DIRECTIONS = ("read", "write", "read_write")
 # the keys of Core.precision_bits: bits per element of each operand as the core stores and moves it
 PRECISIONS = ("inputs", "weights", "outputs", "partial_sums")
 TILE_IO = ("overlapped", "serial")
+IN_MEMORY_KINDS = ("analog", "digital")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,33 @@ class PEAxis:
 
 
 @dataclass(frozen=True, slots=True)
+class InMemoryArray:
+    """A PE array that computes inside its weight memory (ZigZag's ``ImcArray``): the weights stay in SRAM cells,
+    ``bitline_size`` rows of them summed along each bitline, ``wordline_size`` columns (outputs) side by side.
+
+    ``kind`` is one of ``IN_MEMORY_KINDS``: ``analog`` (DACs drive the rows, the bitlines add in charge, an
+    ``adc_bits`` ADC reads each column bit) or ``digital`` (1-bit multipliers and adder trees). Activations enter
+    ``bit_serial_bits`` at a time, so a MAC takes ``activation_bits / bit_serial_bits`` cycles. The PE axes of
+    the core named in ``wordline_axes`` and ``bitline_axes`` say which loops a macro's columns and rows unroll. The
+    fields are structure, the same in every configuration of a sweep."""
+
+    kind: str
+    wordline_axes: tuple[str, ...]
+    bitline_axes: tuple[str, ...]
+    wordline_size: int
+    bitline_size: int
+    activation_bits: int
+    weight_bits: int
+    bit_serial_bits: int
+    adc_bits: int
+
+    @property
+    def cycles_per_mac(self) -> float:
+        """Cycles one MAC takes: the activation enters ``bit_serial_bits`` at a time."""
+        return self.activation_bits / self.bit_serial_bits
+
+
+@dataclass(frozen=True, slots=True)
 class Core:
     """``count`` identical cores with a dataflow, a PE array and a memory hierarchy (innermost first).
 
@@ -102,6 +132,8 @@ class Core:
     bits per element of that operand on this core. ``tile_io`` is one of ``TILE_IO``: ``overlapped``
     (loads and stores run under the compute, but for one fill) or ``serial`` (ZigZag's: each MAC op
     first loads its first tiles from off chip, and stores its last output tile after the compute).
+    ``in_memory`` describes an array that computes in its weight memory: its MAC ops' energy and cycles come from
+    ``traincost.hardware.in_memory`` instead of ``mac_energy_pj`` (which its other ops keep).
     """
 
     name: str
@@ -113,6 +145,7 @@ class Core:
     levels: tuple[CoreLevel, ...]
     precision_bits: Mapping[str, np.ndarray]
     tile_io: str = "overlapped"
+    in_memory: InMemoryArray | None = None
 
     def unroll(self, dim: str) -> np.ndarray:
         """PEs along loop dimension ``dim`` (the product of the axes that unroll it; 1 if none)."""
