@@ -574,3 +574,59 @@ def test_eyeriss_like_keeps_a_resnet_layers_partial_sums_in_the_pes(tmp_path: Pa
         # partial sum (2 B; the last one too: the 12 copies are added up only in the 8 KB SRAM, as 1 B outputs)
         assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
         assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
+
+
+def _weights_only_in_the_register(data: dict, offchip_pj_per_bit: float) -> None:
+    """``_register_hierarchy`` without its weight SRAM: the weights' only memory in the core is the 4 B register that
+    holds one array tile of them (as an in-memory array's cells, or ZigZag's ``tpu_like`` rf_128B)."""
+    _register_hierarchy(data)
+    del data["memories"]["wsram"]
+    data["cores"][0]["memory"] = [level for level in data["cores"][0]["memory"] if level["level"] != "wsram"]
+    data["offchip"]["energy_pj_per_bit"] = offchip_pj_per_bit
+
+
+@pytest.mark.parametrize(("offchip_pj_per_bit", "band", "weights_in"), [(0.0, 3, 512), (1.0, 0, 128)])
+def test_weights_without_a_memory_above_the_band_come_in_again_for_every_block_of_rows(
+    tmp_path: Path, offchip_pj_per_bit: float, band: int, weights_in: int
+) -> None:
+    # The hand-made case of test_reduction_innermost_below_the_top_...: band 3 keeps each block of rows' partial
+    # sums in the output register over all 32 of R, so the 4 B weight register takes all 128 weights once per block
+    # of rows (4): 512 bytes from off chip, where it had counted them once. Free off-chip bytes let the band win on
+    # its on-chip energy (646.4 pJ against 1,616); at 8 pJ a byte, its 384 bytes more cost 3,072 pJ and the dataflow's
+    # order (weights in once, the inputs' block resident in local) wins.
+    hw = _tiny_variant(tmp_path, lambda data: _weights_only_in_the_register(data, offchip_pj_per_bit))
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
+    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert chosen.reduction_levels[0, 0] == band
+    assert chosen.ext_in_bytes["W"][0, 0] == weights_in
+    assert sum(chosen.energy_level_pj.values())[0, 0] == pytest.approx(646.4 if band else 1616.0)
+
+
+@pytest.mark.parametrize(
+    ("channels", "weights_in", "inputs_in", "blocks"),
+    [((4, 4), 48, 256, ("input_resident", "output_resident")), ((2, 8), 16, 128, ("input_resident",))],
+)
+def test_a_block_kept_above_the_core_takes_the_room_of_its_own_rows(
+    tmp_path: Path, channels: tuple[int, int], weights_in: int, inputs_in: int, blocks: tuple[str, ...]
+) -> None:
+    # A 1x1 conv over 8x8 outputs (M = 64), 1-byte elements, array tile n = 2, r = 2; the weights' only memory holds
+    # one array tile (rf, 4 B), local keeps I and O in 160 B. A block kept in local above the core holds what its own
+    # rows need, where the op's whole extent had been reserved:
+    # * K = C = 4: an output block of m rows x 4 columns, its 4m partial sums and the 2m inputs of one reduction step,
+    #   m = 160 / 6 = 26; an input block of m rows x all of R, its 4m inputs and the 2m partial sums of a column tile,
+    #   m = 26 too (a tie). The weights come in ceil(64 / 26) = 3 times: 48 B (reserving all 64 rows: 128 B).
+    # * C = 2, K = 8: the array finishes the reduction, so an input block keeps no partial sums: all 64 rows' 128
+    #   inputs fit, and the weights come in once (the input block had reserved 64 x 2 partial sums: 4 passes).
+    def small(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = 4
+        data["memories"]["local"]["size_bytes"] = 160
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+
+    hw = _tiny_variant(tmp_path, small)
+    channels_in, channels_out = channels
+    conv = conv_workload(batch=1, channels_in=channels_in, channels_out=channels_out, input_hw=8)
+    core, table = hw.cores[0], op_table(conv)
+    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert MAPPINGS[chosen.mapping[0, 0]] in blocks
+    assert chosen.ext_in_bytes["W"][0, 0] == weights_in and chosen.ext_in_bytes["I"][0, 0] == inputs_in
+    assert chosen.ext_write_bytes[0, 0] == 64 * channels_out  # the outputs leave once

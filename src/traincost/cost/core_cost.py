@@ -46,7 +46,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    tile stays while every input row streams past it), ``input_resident`` (an input block, all of R,
    stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
    M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
-   the room its resident operand's outermost memory leaves it (``_room``); the best by the objective
+   the room its resident operand's outermost memory leaves it (``_room``; an input or output block
+   beside only what its own rows need, ``_input_block``, ``_output_block``); the best by the objective
    (latency, energy or EDP of the op with its external bytes fetched from off chip,
    ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``.
 5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
@@ -56,6 +57,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    streams past a weight tile, so an output memory that cannot hold M x N-tile partial sums passes
    them on as they arrive, once per R-tile of the array (of the weight memory, below rows held in
    the PEs; ``_held_partial_sums``), unless an output memory in the band below it has finished them.
+   Weights whose only memories lie in the band come in again for every block of rows it finishes, in
+   any order above (an in-memory array's cells).
    The streamed operand is counted as its im2col (M·R) at the PE array and as the input pixels its
    windows touch above it (a tile that holds the whole filter window reuses the overlap; a strided
    window skips pixels, ``optable.window_span``).
@@ -376,7 +379,7 @@ def mac_cost(
         (k, name, traffic)
         for k, cand in enumerate(inside)
         for name, traffic in _external_traffic(
-            core, gemm, cand.tiles, cand.outermost, precision, choose=external is not None
+            core, gemm, cand.tiles, cand.outermost, precision, band=orders[k][0], choose=external is not None
         ).items()
     ]
     pick = np.zeros(compute.shape, dtype=np.int64)
@@ -615,7 +618,14 @@ _Traffic = tuple[dict[str, np.ndarray], np.ndarray]  # bytes into the core per o
 
 
 def _external_traffic(
-    core: Core, gemm: _Gemm, tiles: list[_Tile], outermost: dict[str, int | None], precision: _Precision, *, choose: bool
+    core: Core,
+    gemm: _Gemm,
+    tiles: list[_Tile],
+    outermost: dict[str, int | None],
+    precision: _Precision,
+    *,
+    band: int,
+    choose: bool,
 ) -> dict[str, _Traffic]:
     """Per candidate mapping, the bytes that cross the core's outer boundary (the native mapping first).
 
@@ -623,7 +633,10 @@ def _external_traffic(
     dataflow's order. Another mapping keeps a block of its resident operand in that operand's outermost
     memory (grown from the tile below it to the room that memory leaves it), and every operand that has a memory
     crosses in that mapping's order around the block: one loop nest above the core, whichever memory each
-    operand arrives in. It is tried when its resident operand has a memory."""
+    operand arrives in. It is tried when its resident operand has a memory. Weights whose outermost holder is in
+    the ``band`` with less than the whole reduction come in again for every block of rows the band finishes,
+    whatever the mapping: the band runs all of R for each output block, through that tile (an in-memory array's
+    weights, whose only memory is its cells)."""
     native = _NATIVE[core.dataflow]
     names = [native]
     if choose:
@@ -642,6 +655,10 @@ def _external_traffic(
             else:
                 order, tile = (native, tiles[holder + 1]) if block is None else (name, block)
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=holder is None)
+            at = tiles[0 if holder is None else holder + 1]
+            if operand == "W" and _in_band(-1 if holder is None else holder, band):
+                again, _ = _boundary_bytes("output_resident", gemm, "W", at, precision, at_array=holder is None)
+                down = np.where(at[2] < gemm.full[2], again, down)
             ext_in[operand] = np.broadcast_to(down, gemm.macs.shape).copy()
             ext_write = ext_write + up
         out[name] = (ext_in, ext_write)
@@ -670,16 +687,42 @@ def _choose(arrays: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
 def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> _Tile:
     """The tile ``level`` holds when ``operand`` stays resident there, grown from the inner tile to the room the
     level leaves it (``_room``)."""
-    capacity = _room(level, gemm, inner, operand, precision)
     match operand:
         case "W":
-            return _grow("weight_stationary", capacity, inner, gemm.full)
+            return _grow("weight_stationary", _room(level, gemm, inner, operand, precision), inner, gemm.full)
         case "O":
-            return _grow("output_stationary", capacity, inner, gemm.full)
-    # an input block: all of R (so the window overlap is reused and no partial sums leave), as many rows
-    # of M as the room holds at the input elements per row the op reads
-    (m_t, n_t, _), (m, _, r) = inner, gemm.full
-    return np.clip(np.floor(capacity * m / gemm.x_unique), m_t, m), n_t, r
+            return _output_block(level, gemm, inner, precision)
+    return _input_block(level, gemm, inner, precision)
+
+
+def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
+    """The block of inputs ``level`` keeps in the input-resident order above the core: all of R (so the window
+    overlap is reused and no partial sums leave), as many rows of M as the level holds at the input elements per row
+    the op reads, beside, where the level keeps them, the weights of one column tile (R x n_inner) and the partial sums
+    of its own rows over that column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
+    pass on final)."""
+    (m_t, n_t, r_t), (m, _, r) = inner, gemm.full
+    capacity = level.memory.size_bytes[:, None] * _working(level.memory, gemm)
+    weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands)
+    partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
+    rows = (capacity - weights) / (gemm.x_unique / m * precision.tile_bytes["I"] + partial_sums)
+    return np.clip(np.floor(rows), m_t, m), n_t, r
+
+
+def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
+    """The block of outputs ``level`` keeps in the output-resident order above the core: m x n partial sums and, where
+    the level keeps them, the inputs of its own m rows and the weights of its own n columns for one step of the
+    inner tile's reduction (m x r_inner and r_inner x n; ``_room`` reserves the op's whole extent instead, for tiles
+    that every row or column of it streams past). The columns grow as a square block's would; the rows take what
+    is left."""
+    (m_t, n_t, r_t), (m, n, _) = inner, gemm.full
+    capacity = level.memory.size_bytes[:, None] * _working(level.memory, gemm)
+    per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
+    per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
+    elems = capacity / precision.tile_bytes["O"]
+    n_block = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
+    rows = (capacity - n_block * per_column) / (n_block * precision.tile_bytes["O"] + per_row)
+    return np.clip(np.floor(rows), m_t, m), n_block, gemm.full[2]
 
 
 def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *, band: int) -> list[_Tile]:
