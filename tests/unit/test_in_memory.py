@@ -59,11 +59,11 @@ def test_an_analog_macro_at_full_use_costs_what_zigzag_charges() -> None:
     assert np.all(np.diff(per_mac, axis=0) < 0) and np.all(np.diff(per_mac, axis=1) < 0)
 
 
-def _in_memory_tiny(tmp_path: Path, **change: object) -> object:
+def _in_memory_tiny(tmp_path: Path, *, wordline_dim: str = "K", **change: object) -> object:
     """tiny.yaml's 2 x 2 array (K along the wordlines, C along the bitlines) computing in its weight memory."""
     data = yaml.safe_load(TINY.read_text())
     core = data["cores"][0]
-    core["pe_array"] = [{"name": "cols", "dim": "K", "size": 2}, {"name": "rows", "dim": "C", "size": 2}]
+    core["pe_array"] = [{"name": "cols", "dim": wordline_dim, "size": 2}, {"name": "rows", "dim": "C", "size": 2}]
     core["in_memory"] = {
         "kind": "digital",
         "wordline_axes": ["cols"],
@@ -120,20 +120,5 @@ def test_a_bad_in_memory_array_is_one_clear_error(tmp_path: Path, change: dict, 
 
 
 def test_outputs_along_the_wordlines_would_need_a_diagonal_mapping(tmp_path: Path) -> None:
-    data = yaml.safe_load(TINY.read_text())
-    data["cores"][0]["pe_array"] = [{"name": "cols", "dim": "OX", "size": 2}, {"name": "rows", "dim": "C", "size": 2}]
-    data["cores"][0]["in_memory"] = {
-        "kind": "analog",
-        "wordline_axes": ["cols"],
-        "bitline_axes": ["rows"],
-        "wordline_size": 2,
-        "bitline_size": 2,
-        "activation_bits": 8,
-        "weight_bits": 8,
-        "bit_serial_bits": 1,
-        "adc_bits": 4,
-    }
-    path = tmp_path / "diagonal.yaml"
-    path.write_text(yaml.safe_dump(data))
     with pytest.raises(HardwareError, match="'cols' unrolls OX, which weights do not depend on"):
-        load_hardware(path)
+        _in_memory_tiny(tmp_path, wordline_dim="OX", kind="analog", bit_serial_bits=1, adc_bits=4)
