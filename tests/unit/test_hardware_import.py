@@ -121,7 +121,9 @@ def test_an_in_memory_array_imports_with_zigzags_model_of_it(
     tmp_path: Path, name: str, kind: str, serial_bits: int, adc_bits: int
 ) -> None:
     # default_imc.yaml hints K along D1 (the wordlines, as ZigZag sorts the dimensions) and C first along D2
-    core = _load(zigzag_hardware(ZIGZAG / name), tmp_path).cores[0]
+    data = zigzag_hardware(ZIGZAG / name)
+    assert data["description"].endswith(f"computing in memory ({kind}, {8 // serial_bits} cycles a MAC)")
+    core = _load(data, tmp_path).cores[0]
     assert core.in_memory is not None
     assert (core.in_memory.kind, core.in_memory.bit_serial_bits, core.in_memory.adc_bits) == (kind, serial_bits, adc_bits)
     assert (core.in_memory.wordline_axes, core.in_memory.bitline_axes) == (("D1_K",), ("D2_C",))

@@ -317,7 +317,12 @@ def _peak_mac_pj(entry: Mapping[str, Any]) -> float:
 def _pes_used(core: Mapping[str, Any], array: Mapping[str, Any]) -> str:
     """How many of the array's PEs the core's spatial unrolling uses (ZigZag's utilisation before any layer)."""
     used = math.prod(axis["size"] for axis in core["pe_array"])
-    return f"the spatial unrolling uses {used:,} of the array's {math.prod(int(size) for size in array['sizes']):,} PEs"
+    text = f"the spatial unrolling uses {used:,} of the array's {math.prod(int(size) for size in array['sizes']):,} PEs"
+    if "in_memory" in core:
+        imc = core["in_memory"]
+        cycles = imc["activation_bits"] // imc["bit_serial_bits"]
+        text += f", computing in memory ({imc['kind']}, {cycles} cycles a MAC)"
+    return text
 
 
 def _as_accelerator(data: Any, file: Path) -> dict[str, Any]:
