@@ -630,3 +630,25 @@ def test_a_block_kept_above_the_core_takes_the_room_of_its_own_rows(
     assert MAPPINGS[chosen.mapping[0, 0]] in blocks
     assert chosen.ext_in_bytes["W"][0, 0] == weights_in and chosen.ext_in_bytes["I"][0, 0] == inputs_in
     assert chosen.ext_write_bytes[0, 0] == 64 * channels_out  # the outputs leave once
+
+
+def _c_or_fx(data: dict) -> None:
+    """tiny.yaml's 2 x 2 array with its second axis unrolling C or, per op, FX (a ZigZag spatial-mapping hint)."""
+    data["cores"][0]["pe_array"][1]["alternatives"] = ["FX"]
+
+
+@pytest.mark.parametrize(("conv", "variant", "cycles"), [((1, 3, 6), 1, 192), ((4, 1, 4), 0, 64)])
+def test_an_axis_with_alternatives_unrolls_per_op_what_costs_least(
+    tmp_path: Path, conv: tuple[int, int, int], variant: int, cycles: int
+) -> None:
+    # K = 4 on the first axis (2 steps). A 3x3 conv with one input channel: C on the second axis fills half of it,
+    # 2 x 1 x 16 outputs x 9 taps = 288 steps; FX fills it for 2 of every 3 taps, 2 x 16 x 3 x 2 = 192, which the
+    # latency objective takes. The 1x1 conv with C = 4: C, 2 x 2 x 16 = 64 steps, against 2 x 4 x 16 = 128 with FX.
+    hw = _tiny_variant(tmp_path, _c_or_fx)
+    core = hw.cores[0]
+    channels_in, kernel, input_hw = conv
+    table = op_table(conv_workload(batch=1, channels_in=channels_in, channels_out=4, input_hw=input_hw, kernel=kernel))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="latency")
+    assert core.spatial_variants()[variant].pe_array[1].dim == ("FX" if variant else "C")
+    assert cost.spatial_variant[0, 0] == variant
+    assert cost.compute_cycles[0, 0] == cycles

@@ -105,6 +105,10 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["cores"][0]["memory"].append({"level": "l3", "operands": ["W"]}), ["cores[0].memory[2].level", "'l3'"]),
         (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", "> 0"]),
         (lambda d: d["cores"][0]["pe_array"].append({"dim": "Q", "size": 2}), ["cores[0].pe_array[2].dim", "'Q'"]),
+        (
+            lambda d: d["cores"][0]["pe_array"][1].update(alternatives=["FX", "C"]),
+            ["cores[0].pe_array[1].alternatives", "'C' is the axis's dim already"],
+        ),
         (lambda d: d["memories"]["local"].pop("size_bytes"), ["memories.local", "size_bytes"]),
         (lambda d: d["cores"][0].update(count="n_cores * 2"), ["cores[0].count", "n_cores"]),
         (lambda d: d["cores"][1]["runs"].append("conv"), ["cores[1].runs", "'conv'", "already run by core 'pe'"]),

@@ -120,13 +120,18 @@ def test_zigzag_mapping_and_options(tmp_path: Path) -> None:
 def test_an_in_memory_array_imports_with_zigzags_model_of_it(
     tmp_path: Path, name: str, kind: str, serial_bits: int, adc_bits: int
 ) -> None:
-    # default_imc.yaml hints K along D1 (the wordlines, as ZigZag sorts the dimensions) and C first along D2
+    # default_imc.yaml hints K along D1 (the wordlines, as ZigZag sorts the dimensions) and C, FX or FY along D2
     data = zigzag_hardware(ZIGZAG / name)
     assert data["description"].endswith(f"computing in memory ({kind}, {8 // serial_bits} cycles a MAC)")
     core = _load(data, tmp_path).cores[0]
     assert core.in_memory is not None
     assert (core.in_memory.kind, core.in_memory.bit_serial_bits, core.in_memory.adc_bits) == (kind, serial_bits, adc_bits)
-    assert (core.in_memory.wordline_axes, core.in_memory.bitline_axes) == (("D1_K",), ("D2_C",))
+    assert (core.in_memory.wordline_axes, core.in_memory.bitline_axes) == (("D1_K",), ("D2",))
+    # the hint's other loops along D2: the engine picks per op, as ZigZag picks per layer
+    assert [(axis.name, axis.dim, axis.alternatives) for axis in core.pe_array] == [
+        ("D1_K", "K", ()),
+        ("D2", "C", ("FX", "FY")),
+    ]
     assert core.in_memory.wordline_size == core.in_memory.bitline_size == 128
     assert core.in_memory.cycles_per_mac == 8 / serial_bits
     # the other ops pay the model's energy per MAC with the macro full: 2 / ZigZag 3.9.1's topsw_peak of the array

@@ -73,6 +73,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    in-memory-computing core (``Core.in_memory``) the MACs' energy is that of the macro activations
    the op takes (``in_memory``: ZigZag's model of the rows and columns it fills), and each step of
    the array takes ``cycles_per_mac`` compute cycles (the inputs enter a few bits at a time).
+   A core whose PE axes have ``alternatives`` is costed once per way they may unroll and each op
+   takes the cheapest by the objective (``mac_cost``; ZigZag's choice among a hint's loops).
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
    ZigZag's on- and off-loading (``_serial_tile_io``).
@@ -88,7 +90,7 @@ input and output element passes each level that keeps it once (no reuse), ``e_op
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -154,6 +156,8 @@ class CoreOpCost:
     held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
+    # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims; -1: not a MAC op)
+    spatial_variant: np.ndarray | int = 0
 
 
 class _Levels:
@@ -348,8 +352,46 @@ def mac_cost(
         external: the price of a byte from outside; with it, the loop order above the core is chosen per op
             among ``MAPPINGS``; without it, the core's dataflow decides.
         objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
+
+    A core whose PE axes have ``alternatives`` is costed once per way they may unroll
+    (``Core.spatial_variants``) and each op takes the cheapest by ``objective`` (its external bytes fetched over
+    ``external``, if given), as ZigZag picks among a spatial-mapping hint's loops; ``spatial_variant`` records which.
     """
     check_objective(objective)
+    variants = core.spatial_variants()
+    costs = [_mac_cost(variant, table, index, split=split, external=external, objective=objective) for variant in variants]
+    if len(costs) == 1:
+        return costs[0]
+    moved = [sum(cost.ext_in_bytes.values()) + cost.ext_write_bytes for cost in costs]
+    latency = np.stack([cost.latency_cycles for cost in costs])
+    energy_pj = np.stack([cost.energy_mac_pj + sum(cost.energy_level_pj.values()) for cost in costs])
+    if external is None:  # in the core alone
+        external = ExternalPath(
+            bandwidth_bytes_per_cycle=np.full(core.count.shape, np.inf), energy_pj_per_bit=np.zeros(core.count.shape)
+        )
+    pick = _best(moved, latency=latency, energy_pj=energy_pj, external=external, objective=objective)
+    chosen = {
+        field.name: (
+            {key: _choose([getattr(cost, field.name)[key] for cost in costs], pick) for key in getattr(costs[0], field.name)}
+            if isinstance(getattr(costs[0], field.name), dict)
+            else _choose([np.broadcast_to(getattr(cost, field.name), pick.shape) for cost in costs], pick)
+        )
+        for field in fields(CoreOpCost)
+        if field.name != "spatial_variant"
+    }
+    return CoreOpCost(**chosen, spatial_variant=pick)
+
+
+def _mac_cost(
+    core: Core,
+    table: OpTable,
+    index: np.ndarray,
+    *,
+    split: np.ndarray | None,
+    external: ExternalPath | None,
+    objective: str,
+) -> CoreOpCost:
+    """``mac_cost`` on a core whose PE axes each unroll one loop dimension."""
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     unroll = {d: core.unroll(d)[:, None] for d in table.dims}

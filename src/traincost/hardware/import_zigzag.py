@@ -12,7 +12,8 @@ The translation, field by field:
 
 - an array dimension becomes a ``pe_array`` axis per loop dimension the mapping unrolls on it, of the
   mapping's factor cut to the dimension, as ZigZag reads a mapping file (a hint without factors, or
-  ``unroll`` without ``:N``, takes the whole dimension), and cut again, as ZigZag does, to what the
+  ``unroll`` without ``:N``, takes the whole dimension; a hint's further loops become the axis's
+  ``alternatives``, one picked per op as ZigZag picks per layer), and cut again, as ZigZag does, to what the
   innermost memory of each operand can pass along the dimensions it serves: a loop the operand depends
   on unrolls at most that memory's port width over the operand's precision (``gemm_l1_l3``'s 32-bit
   output register, one per K column, leaves K 2 of the mapping's 8 for 16-bit partial sums);
@@ -136,10 +137,10 @@ def zigzag_hardware(
             raise HardwareError(
                 f"{file}: no spatial mapping (no dataflows key, no mapping folder beside it); pass --mapping or --unroll"
             )
-        unroll, links = _mapping_default(mapping_file)
+        unroll, links, alternatives = _mapping_default(mapping_file)
         reduce = True  # a mapping file's factors are read as ZigZag reads them: reduced to the array
     else:
-        reduce = False  # --unroll or the file's dataflows: a factor beyond the array is an error
+        reduce, alternatives = False, {}  # --unroll or the file's dataflows: a factor beyond the array is an error
     core, memories, dram = zigzag_core(
         data,
         file,
@@ -150,6 +151,7 @@ def zigzag_hardware(
         mac_energy_pj=mac_energy_pj,
         reduce=reduce,
     )
+    _hinted(core, alternatives)
     core["runs"] = list(ALL_KINDS)
     core["tile_io"] = "serial"  # ZigZag's on- and off-loading cycles, around each layer's compute
     precision = core.pop("precision_bits")
@@ -254,6 +256,21 @@ def zigzag_core(
     return core, memories, dram
 
 
+def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> None:
+    """Give the axis of each array dimension whose hint lists several loops those loops as ``alternatives`` (ZigZag
+    picks one per layer), named for the array dimension alone (in ``in_memory`` too)."""
+    renamed = {}
+    for axis in core["pe_array"]:
+        dim = axis["name"].split("_", 1)[0]
+        if alternatives.get(dim):
+            axis["alternatives"] = list(alternatives[dim])
+            renamed[axis["name"]] = dim
+            axis["name"] = dim
+    if "in_memory" in core:
+        for side in ("wordline_axes", "bitline_axes"):
+            core["in_memory"][side] = [renamed.get(name, name) for name in core["in_memory"][side]]
+
+
 def _mac_energy_source(file: Path, given: float | None, in_memory: Mapping[str, Any] | None) -> str:
     if given is not None:
         return "--mac-energy-pj"
@@ -350,8 +367,11 @@ def bundled_mapping(file: Path, *, imc: bool) -> Path | None:
     return None
 
 
-def _mapping_default(file: Path) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str]]:
-    """The ``default`` entry of a ZigZag mapping file: its spatial unrolling and operand links."""
+def _mapping_default(
+    file: Path,
+) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str], dict[str, list[str]]]:
+    """The ``default`` entry of a ZigZag mapping file: its spatial unrolling, operand links, and per array dimension
+    the other loops a ``spatial_mapping_hint`` lists (ZigZag picks among them per layer)."""
     entries = read_foreign_yaml(file)
     if not isinstance(entries, list):
         raise HardwareError(f"{file}: expected a list of mapping entries (name, spatial_mapping, memory_operand_links)")
@@ -364,15 +384,17 @@ def _mapping_default(file: Path) -> tuple[dict[str, list[tuple[str, int | None]]
             raise HardwareError(f"{file}: default.memory_operand_links.{layer_operand}: expected W, I or O")
         links[str(memory_operand)] = layer_operand
     if "spatial_mapping" in default:
-        return _unroll_entries(default["spatial_mapping"], f"{file}: default.spatial_mapping"), links
+        return _unroll_entries(default["spatial_mapping"], f"{file}: default.spatial_mapping"), links, {}
     if "spatial_mapping_hint" in default:
         hint = default["spatial_mapping_hint"]
-        unroll = {}
+        unroll, alternatives = {}, {}
         for dim, loops in hint.items():
-            loop = loops[0] if isinstance(loops, list) and loops else loops
-            _check_loop(loop, f"{file}: default.spatial_mapping_hint.{dim}")
-            unroll[str(dim)] = [(str(loop), None)]
-        return unroll, links
+            listed = [str(loop) for loop in (loops if isinstance(loops, list) and loops else [loops])]
+            for loop in listed:
+                _check_loop(loop, f"{file}: default.spatial_mapping_hint.{dim}")
+            unroll[str(dim)] = [(listed[0], None)]
+            alternatives[str(dim)] = listed[1:]
+        return unroll, links, alternatives
     raise HardwareError(f"{file}: default: no spatial_mapping or spatial_mapping_hint")
 
 

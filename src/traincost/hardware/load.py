@@ -133,6 +133,7 @@ def _pe_array(entry: Mapping[str, Any], where: str, build: _Builder) -> tuple[PE
             name=axis.get("name", f"{axis['dim']}{j}"),
             dim=axis["dim"],
             size=build.number(axis["size"], f"{where}.pe_array[{j}].size", "size", integer=True),
+            alternatives=tuple(axis.get("alternatives", ())),
         )
         for j, axis in enumerate(entry["pe_array"])
     )
@@ -334,8 +335,7 @@ def _cross_check(data: Mapping[str, Any]) -> list[str]:
             check_expr(core[key], f"{where}.{key}")
         for key, value in core.get("precision_bits", {}).items():
             check_expr(value, f"{where}.precision_bits.{key}")
-        for j, axis in enumerate(core["pe_array"]):
-            check_expr(axis["size"], f"{where}.pe_array[{j}].size")
+        problems += _check_pe_array(core, where, check_expr)
         for kind in core["runs"]:
             if kind in runner:
                 problems.append(f"{where}.runs: {kind!r} is already run by core {runner[kind]!r}; list each kind once")
@@ -382,6 +382,16 @@ def _check_memory(name: str, entry: Mapping[str, Any], check_expr: Callable[[obj
     return problems
 
 
+def _check_pe_array(core: Mapping[str, Any], where: str, check_expr: Callable[[object, str], None]) -> list[str]:
+    """Each axis's size an expression over known parameters; its alternatives other loops than its dim."""
+    problems = []
+    for j, axis in enumerate(core["pe_array"]):
+        check_expr(axis["size"], f"{where}.pe_array[{j}].size")
+        if axis["dim"] in axis.get("alternatives", ()):
+            problems.append(f"{where}.pe_array[{j}].alternatives: {axis['dim']!r} is the axis's dim already")
+    return problems
+
+
 def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
     """An in-memory array's axes name the core's PE axes, each on one side; its bits fit the adders it builds."""
     entry = core["in_memory"]
@@ -396,12 +406,16 @@ def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
         f"{where}: axis {name!r} is on both the wordlines and the bitlines"
         for name in sorted(set(entry["wordline_axes"]) & set(entry["bitline_axes"]))
     ]
-    dims = {axis.get("name", f"{axis['dim']}{j}"): axis["dim"] for j, axis in enumerate(core["pe_array"])}
+    dims = {
+        axis.get("name", f"{axis['dim']}{j}"): [axis["dim"], *axis.get("alternatives", ())]
+        for j, axis in enumerate(core["pe_array"])
+    }
     problems += [
-        f"{where}.wordline_axes: {name!r} unrolls {dims[name]}, which weights do not depend on (a diagonal mapping "
+        f"{where}.wordline_axes: {name!r} unrolls {dim}, which weights do not depend on (a diagonal mapping "
         "of the inputs, not modelled)"
         for name in entry["wordline_axes"]
-        if dims.get(name) in ("B", "OY", "OX")
+        for dim in dims.get(name, ())
+        if dim in ("B", "OY", "OX")
     ]
     if entry["activation_bits"] % entry["bit_serial_bits"]:
         problems.append(

@@ -8,6 +8,7 @@ memory levels, which operands a level keeps) is the same for every configuration
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -90,11 +91,14 @@ class CoreLevel:
 
 @dataclass(frozen=True, slots=True)
 class PEAxis:
-    """One axis of a PE array, unrolling loop dimension ``dim`` over ``size`` PEs."""
+    """One axis of a PE array, unrolling loop dimension ``dim`` over ``size`` PEs; or, per op, one of the loop
+    dimensions in ``alternatives`` instead, whichever costs the op least by the mapping objective (ZigZag's
+    ``spatial_mapping_hint``)."""
 
     name: str
     dim: str
     size: np.ndarray
+    alternatives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,18 @@ class Core:
     precision_bits: Mapping[str, np.ndarray]
     tile_io: str = "overlapped"
     in_memory: InMemoryArray | None = None
+
+    def spatial_variants(self) -> list[Core]:
+        """The core once per way its axes may unroll (each axis its ``dim`` or one of its ``alternatives``), the
+        axes' own ``dim`` first; one core where no axis has alternatives."""
+        choices = [(axis.dim, *axis.alternatives) for axis in self.pe_array]
+        return [
+            replace(
+                self,
+                pe_array=tuple(replace(axis, dim=dim, alternatives=()) for axis, dim in zip(self.pe_array, dims, strict=True)),
+            )
+            for dims in itertools.product(*choices)
+        ]
 
     def unroll(self, dim: str) -> np.ndarray:
         """PEs along loop dimension ``dim`` (the product of the axes that unroll it; 1 if none)."""
