@@ -10,11 +10,11 @@ hardware import zigzag`` (``traincost.hardware.import_zigzag``); the GEMM core `
 mapping unrolls ZigZag's GEMM loops (D0, D1, D2), with the same unrolling in the networks' loops given to both
 tools (``REMEDIES``: OY, K, C, in a mapping file written to ``bench/results`` that both read); and the
 in-memory-computing arrays ``aimc`` and ``dimc`` (128 x 128 macros; the import gives the core ZigZag's model of
-in-memory computing, ``traincost.hardware.in_memory``), whose mapping ``default_imc.yaml`` hints K along D1 and C,
-FX or FY along D2 and lets ZigZag pick per layer: both tools get ``D1=K,D2=C`` (``REMEDIES``, the hint's first
-loop, as the import reads a hint). Not compared: ``gemm_l1``, which imports with its remedy but has no DRAM, so
-ZigZag finds no loop order for any layer that does not fit its 512 KB ``l1`` (``NoValidLoopOrderingFoundException``
-on every GPT-2 GEMM).
+in-memory computing, ``traincost.hardware.in_memory``), with their mapping ``default_imc.yaml`` as it is: it hints K
+along D1 and C, FX or FY along D2, ZigZag picks per layer among its three candidates of highest utilisation, and the
+import gives the D2 axis C with FX and FY as ``alternatives``, which our engine picks among per layer. Not
+compared: ``gemm_l1``, which imports with its remedy but has no DRAM, so ZigZag finds no loop order for any layer
+that does not fit its 512 KB ``l1`` (``NoValidLoopOrderingFoundException`` on every GPT-2 GEMM).
 
 ZigZag parses each network itself (its Conv and Gemm layers; Add, ReLU and pooling are not costed)
 and searches each layer's temporal mapping (LOMA, ``--lpf-limit``; ``opt`` = ``--zigzag-opt``). Our
@@ -43,8 +43,8 @@ ResNet-18     meta_prototype       0.99 / 1.23 / 0.99   1.00 / 1.06 / 1.00
 ResNet-18     tesla_npu_like       1.00 / 1.24 / 1.00   1.00 / 0.93 / 1.00
 ResNet-18     generic_array_cacti  1.00 / 0.99 / 1.00   0.97 / 1.09 / 0.98
 ResNet-18     gemm_l1_l3           1.00 / 0.99 / 1.00   0.96 / 1.32 / 1.01
-ResNet-18     aimc                 0.84 / 0.41 / 0.75   0.86 / 0.47 / 0.79
-ResNet-18     dimc                 0.84 / 0.45 / 0.80   0.85 / 0.48 / 0.76
+ResNet-18     aimc                 0.96 / 0.41 / 0.79   0.90 / 0.61 / 0.83
+ResNet-18     dimc                 0.86 / 0.50 / 0.80   0.90 / 0.60 / 0.82
 MobileNetV2   tpu_like             1.00 / 1.28 / 1.00   1.00 / 0.95 / 0.99
 MobileNetV2   edge_tpu_like        1.03 / 1.51 / 1.03   1.00 / 1.21 / 1.01
 MobileNetV2   ascend_like          1.03 / 1.35 / 1.01   1.02 / 1.23 / 1.01
@@ -53,8 +53,8 @@ MobileNetV2   meta_prototype       1.03 / 1.41 / 1.04   1.00 / 1.20 / 1.01
 MobileNetV2   tesla_npu_like       1.03 / 1.33 / 1.04   1.01 / 1.11 / 1.01
 MobileNetV2   generic_array_cacti  1.00 / 1.02 / 1.00   0.97 / 0.90 / 0.98
 MobileNetV2   gemm_l1_l3           1.00 / 0.95 / 0.99   0.95 / 1.46 / 0.99
-MobileNetV2   aimc                 1.01 / 1.27 / 1.00   1.00 / 1.19 / 0.96
-MobileNetV2   dimc                 1.00 / 1.25 / 1.00   1.00 / 1.19 / 0.98
+MobileNetV2   aimc                 1.01 / 1.27 / 1.00   1.00 / 1.19 / 0.95
+MobileNetV2   dimc                 1.01 / 1.25 / 1.00   1.00 / 1.19 / 0.97
 GPT-2 block   tpu_like             0.99 / 1.09 / 1.00   1.00 / 1.15 / 1.02
 GPT-2 block   edge_tpu_like        1.00 / 1.03 / 1.00   1.02 / 1.11 / 1.04
 GPT-2 block   ascend_like          0.99 / 1.03 / 0.99   1.05 / 1.07 / 1.02
@@ -63,23 +63,30 @@ GPT-2 block   meta_prototype       0.99 / 0.97 / 0.99   0.96 / 0.95 / 0.98
 GPT-2 block   tesla_npu_like       1.00 / 0.98 / 1.00   0.79 / 0.72 / 0.81
 GPT-2 block   generic_array_cacti  1.00 / 1.00 / 1.00   1.01 / 0.91 / 1.02
 GPT-2 block   gemm_l1_l3           1.00 / 1.00 / 1.00   0.90 / 0.72 / 1.05
-GPT-2 block   aimc                 0.88 / 0.76 / 0.87   0.90 / 0.80 / 0.89
-GPT-2 block   dimc                 0.88 / 0.76 / 0.87   0.90 / 0.80 / 0.89
+GPT-2 block   aimc                 0.89 / 0.76 / 0.88   0.91 / 0.80 / 0.91
+GPT-2 block   dimc                 0.88 / 0.76 / 0.87   0.91 / 0.80 / 0.91
 ============  ===================  ===================  ===================
 
 Of the 30 pairs, 23 are within 10 % on both metrics over the whole network. Outside: ``eyeriss_like`` ResNet-18
-(energy 0.88) and GPT-2 (0.90), ``tesla_npu_like`` GPT-2 (0.81), and the in-memory arrays on ResNet-18 (0.75-0.80)
-and GPT-2 (0.87-0.89). In each ZigZag's search does not reach the loop order we cost: given our order, ZigZag's
+(energy 0.88) and GPT-2 (0.90), ``tesla_npu_like`` GPT-2 (0.81), and the in-memory arrays on ResNet-18 (0.79-0.83)
+and GPT-2 (latency 0.87-0.88). In each ZigZag's search does not reach the loop order we cost: given our order, ZigZag's
 own cost model charges what we charge where its loops can express that order (``tesla_npu_like`` ``qkv``, the
 in-memory arrays' ``attn_av_per_head``), and one more loop prime factor brings ``eyeriss_like`` within 8 % (below).
 Every layer of the 24 other pairs is within 1.5x but two of MobileNetV2's on ``edge_tpu_like`` (1.51, latency, as
-before); 14 of the in-memory arrays' 160 judged layers per metric are not (ResNet-18's, 0.41-0.61, the same
+before); 8 of the in-memory arrays' 160 judged layers per metric are not (ResNet-18's, 0.41-0.60, the same
 search); every layer outside 1.3x carries its ``hint``.
 
-* **The in-memory arrays' own energy is ZigZag's, on every layer.** Their MACs' energy (ZigZag's
+* **The in-memory arrays' own energy is ZigZag's, on every layer.** Given both tools the same unrolling
+  (``D1=K,D2=C`` in one mapping file, the first protocol of this round), their MACs' energy (ZigZag's
   ``operational_energy``: DACs, ADCs or adder trees, multipliers, accumulators, from the rows and columns a
   layer fills; ``mac_energy_ratio``) equals ZigZag's on all 320 layer rows of the six pairs to 1e-14, depthwise
-  layers included: 0.2 % to 63 % of a layer's energy. What differs is the loop order above the macro, where the
+  layers included: 0.2 % to 63 % of a layer's energy; whole networks then 0.75 / 0.79 (``aimc``) and 0.80 / 0.76
+  (``dimc``) on ResNet-18, 1.00 / 0.96 and 1.00 / 0.98 on MobileNetV2, 0.87 / 0.89 on GPT-2. With the hint as
+  bundled (the table), both pick FX along the bitlines where C is small (ResNet-18's ``conv1``, C = 3: 7 of 128
+  rows, as ZigZag), and the MAC energy agrees on 279 of the 320 rows; on the other 41 ZigZag's three candidates
+  include smaller factors (C 64 or K 64 where both are 128 or more) and it picks one that fills half the macro,
+  where our engine, which tries each hinted loop over the whole axis, fills it (ours 0.94-0.95 of ZigZag's MAC
+  energy there, 0.51 on two layers where ZigZag fills a quarter). What differs is the loop order above the macro, where the
   32 KB SRAM (``sram_256KB`` is 262,144 bits) holds the inputs and outputs and the weights have no memory but the
   cells: each block of rows the SRAM keeps fetches the weights from DRAM again, so the layers are DRAM-bound
   (MobileNetV2, whose layers fit, agrees: 1.00 / 0.96-0.98). Our output or input block takes as many rows as the
@@ -90,9 +97,10 @@ search); every layer outside 1.3x carries its ``hint``.
   OY8")``) ZigZag charges 203,780 cycles and 1.851e8 pJ on ``aimc`` (1.895e8 on ``dimc``), ours 204,800 and
   1.839e8: 1.00 / 0.99. On ``qkv`` and the MLP our block is 85 rows, which no factorisation of 1,024 gives; on
   ResNet-18 ``layer1.0.conv1`` 165 rows of 3,136 (ZigZag: 64, ``OX8 OY8``; 2.51 against 5.29 times the
-  compulsory DRAM bytes). With one more loop prime factor (``--lpf-limit 7``: 547 s of CPU against 79) ZigZag's
-  blocks grow and ResNet-18 on ``aimc`` comes to 0.89 / 0.92 (latency / energy, whole network; worst layer 0.57 /
-  0.79); the GPT-2 block stays at 0.87 / 0.89 (its rows, 1,024 = 2^10, split no finer).
+  compulsory DRAM bytes). With one more loop prime factor (``--lpf-limit 7``: 547 s of CPU against 79; both
+  given ``D1=K,D2=C``) ZigZag's blocks grow and ResNet-18 on ``aimc`` comes to 0.89 / 0.92 from 0.75 / 0.79
+  (latency / energy, whole network; worst layer 0.57 / 0.79); the GPT-2 block stays at 0.87 / 0.89 (its rows,
+  1,024 = 2^10, split no finer).
 * ``eyeriss_like`` at ``--lpf-limit 7`` (ZigZag's search with one more loop prime factor, 3-5 times its CPU:
   ResNet-18 599 s against 117): the GPT-2 block is 0.97 / 0.92 / 0.97 on latency and 1.01 / 1.05 / 1.01 on
   energy, ResNet-18 0.98 / 1.15 / 0.98 and 0.92 / 0.83 / 0.92. ZigZag's own energy-optimal GEMMs drop 10-18 %
@@ -116,6 +124,8 @@ What changed this round (each with a hand-made case in ``tests/unit/test_core_co
 * **In-memory computing.** A core's ``in_memory`` (``traincost.hardware.spec.InMemoryArray``) costs its MACs with
   ZigZag's ``ImcArray`` model and takes ``activation_bits / bit_serial_bits`` cycles a step (4 on ``aimc``, 8 on
   ``dimc``); ``traincost hardware import zigzag`` builds it from the file, no ``--mac-energy-pj`` needed.
+* **A spatial-mapping hint's loops, one per op.** A PE axis may list ``alternatives`` to its loop; ``mac_cost``
+  costs each way and keeps the cheapest per op (``ours_spatial``); the import gives them from a hint.
 * **Weights whose only memory lies in the band come in again for every block of rows it finishes.** A band (the
   reduction innermost over the array and the registers) had counted them once even where their memory held one
   array tile: the in-memory arrays' cells (ResNet-18 had been 0.60 / 0.44 on ``aimc`` and 0.71 / 0.38 on ``dimc``,
@@ -321,6 +331,7 @@ from traincost.cost import mac_cost, op_table
 from traincost.cost.core_cost import MAPPINGS, ExternalPath
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
 from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, parse_unroll, zigzag_hardware
+from traincost.hardware.spec import Core
 from traincost.workload import LOOP_DIMS, Workload
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -336,15 +347,8 @@ HARDWARE = (
     *("aimc", "dimc"),
 )
 # the remedy for the GEMM cores, whose bundled mappings unroll ZigZag's GEMM loops (O[D0][D2] += I[D0][D1] W[D1][D2]):
-# the same unrolling in the networks' loops (rows D0 -> OY, reduction D1 -> C, outputs D2 -> K), given to both tools;
-# for the in-memory arrays, whose mapping (default_imc.yaml) hints C, FX or FY along the bitlines and lets ZigZag pick
-# per layer, the first of them (as the import reads a hint), given to both tools
-REMEDIES = {
-    "gemm_l1": "D1=OY,D2=K,D3=C",
-    "gemm_l1_l3": "D1=OY,D2=K,D3=C",
-    "aimc": "D1=K,D2=C",
-    "dimc": "D1=K,D2=C",
-}
+# the same unrolling in the networks' loops (rows D0 -> OY, reduction D1 -> C, outputs D2 -> K), given to both tools
+REMEDIES = {"gemm_l1": "D1=OY,D2=K,D3=C", "gemm_l1_l3": "D1=OY,D2=K,D3=C"}
 # ZigZag's ONNX reader: 8-bit inputs, weights and final outputs, partial sums in twice the input bits
 ZIGZAG_PRECISION = {"W": 8, "I": 8, "O": 16, "O_final": 8}
 # one GPT-2 (124M) block at 1,024 tokens: (name, M, C (reduction), K (outputs), times)
@@ -656,6 +660,7 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str, *, without_dram
     index = np.arange(len(layers))
     external = ExternalPath.of(hw, core)
     cost = mac_cost(core, table, index, external=external, objective=objective)
+    variants = core.spatial_variants()
     overlapped = mac_cost(replace(core, tile_io="overlapped"), table, index, external=external, objective=objective)
     per_memory = {name: pj.copy() for name, pj in cost.energy_level_pj.items()}
     if not without_dram:
@@ -685,10 +690,16 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str, *, without_dram
             "ours_reduction_levels": cost.reduction_levels[0],
             "ours_held_rows": cost.held_rows[0],
             "ours_held_columns": cost.held_columns[0],
+            "ours_spatial": [_unrolled(variants[v]) for v in np.broadcast_to(cost.spatial_variant, cost.mapping.shape)[0]],
             **{f"ours_pj_{name}": pj[0] for name, pj in per_memory.items()},
         },
         index=layers.index,
     )
+
+
+def _unrolled(core: Core) -> str:
+    """What each PE axis of ``core`` unrolls, e.g. ``D1_K=K D2=FX``."""
+    return " ".join(f"{axis.name}={axis.dim}" for axis in core.pe_array)
 
 
 def _outside(ratio: float, band: float) -> bool:
