@@ -29,8 +29,9 @@ def _array(**change: object) -> InMemoryArray:
         "activation_bits": 1,
         "weight_bits": 1,
         "bit_serial_bits": 1,
+        "adc_bits": 0,
     }
-    return InMemoryArray(**(fields | change | {"adc_bits": change.get("adc_bits", 0)}))
+    return InMemoryArray(**(fields | change))
 
 
 def test_a_two_row_digital_column_by_hand() -> None:

@@ -156,7 +156,7 @@ class CoreOpCost:
     held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
-    # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims; -1: not a MAC op)
+    # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims, and every non-MAC op)
     spatial_variant: np.ndarray | int = 0
 
 
@@ -254,10 +254,15 @@ def _working(memory: MemoryLevel, gemm: _Gemm) -> np.ndarray:
     return np.minimum(memory.instances[:, None], gemm.pes_at_work)
 
 
+def _capacity_bytes(level: CoreLevel, gemm: _Gemm) -> np.ndarray:
+    """Bytes a level holds for each op: its size over the instances at work (``_working``)."""
+    return level.memory.size_bytes[:, None] * _working(level.memory, gemm)
+
+
 def _share_elems(level: CoreLevel, gemm: _Gemm, element_bytes: np.ndarray) -> np.ndarray:
     """Elements of one operand a level holds: its capacity over the instances at work, shared by the operands it
     keeps."""
-    return level.memory.size_bytes[:, None] * _working(level.memory, gemm) / len(level.operands) / element_bytes
+    return _capacity_bytes(level, gemm) / len(level.operands) / element_bytes
 
 
 def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> np.ndarray:
@@ -269,12 +274,10 @@ def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: 
     (inputs m_inner x R as im2col, partial sums m_inner x N), beside an input block a weight slice R x n_inner and
     outputs M x n_inner, beside an output block an input slice M x r_inner and a weight slice r_inner x N. Each
     slice spans the op's whole extent in the tile's dimensions, so the room does not depend on how far it grows."""
-    memory = level.memory
     (m, n, r), (m_i, n_i, r_i) = gemm.full, inner
     beside = {"W": {"I": m_i * r, "O": m_i * n}, "I": {"W": r * n_i, "O": m * n_i}, "O": {"I": m * r_i, "W": r_i * n}}[operand]
     reserved = sum(beside[other] * precision.tile_bytes[other] for other in level.operands if other != operand)
-    capacity = memory.size_bytes[:, None] * _working(memory, gemm)
-    return np.maximum(capacity - reserved, 0.0) / precision.tile_bytes[operand]
+    return np.maximum(_capacity_bytes(level, gemm) - reserved, 0.0) / precision.tile_bytes[operand]
 
 
 @dataclass(frozen=True, slots=True)
@@ -727,8 +730,9 @@ def _choose(arrays: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
 
 
 def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> _Tile:
-    """The tile ``level`` holds when ``operand`` stays resident there, grown from the inner tile to the room the
-    level leaves it (``_room``)."""
+    """The tile ``level`` holds when ``operand`` stays resident there, grown from the inner tile: a weight tile to the
+    room the level leaves it (``_room``), an input or output block beside what its own rows need (``_input_block``,
+    ``_output_block``)."""
     match operand:
         case "W":
             return _grow("weight_stationary", _room(level, gemm, inner, operand, precision), inner, gemm.full)
@@ -744,7 +748,7 @@ def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precis
     of its own rows over that column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
     pass on final)."""
     (m_t, n_t, r_t), (m, _, r) = inner, gemm.full
-    capacity = level.memory.size_bytes[:, None] * _working(level.memory, gemm)
+    capacity = _capacity_bytes(level, gemm)
     weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands)
     partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
     rows = (capacity - weights) / (gemm.x_unique / m * precision.tile_bytes["I"] + partial_sums)
@@ -758,7 +762,7 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     that every row or column of it streams past). The columns grow as a square block's would; the rows take what
     is left."""
     (m_t, n_t, r_t), (m, n, _) = inner, gemm.full
-    capacity = level.memory.size_bytes[:, None] * _working(level.memory, gemm)
+    capacity = _capacity_bytes(level, gemm)
     per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
     per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
     elems = capacity / precision.tile_bytes["O"]

@@ -261,7 +261,7 @@ def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> 
     picks one per layer), named for the array dimension alone (in ``in_memory`` too)."""
     renamed = {}
     for axis in core["pe_array"]:
-        dim = axis["name"].split("_", 1)[0]
+        dim = _array_dimension(axis)
         if alternatives.get(dim):
             axis["alternatives"] = list(alternatives[dim])
             renamed[axis["name"]] = dim
@@ -269,6 +269,11 @@ def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> 
     if "in_memory" in core:
         for side in ("wordline_axes", "bitline_axes"):
             core["in_memory"][side] = [renamed.get(name, name) for name in core["in_memory"][side]]
+
+
+def _array_dimension(axis: Mapping[str, Any]) -> str:
+    """The ZigZag array dimension an imported axis lies on, from its name (``D2_C``, or ``D2`` for a hinted one)."""
+    return str(axis["name"]).split("_", 1)[0]
 
 
 def _mac_energy_source(file: Path, given: float | None, in_memory: Mapping[str, Any] | None) -> str:
@@ -308,8 +313,8 @@ def _in_memory(
     wordline, bitline = sorted(dim_size)[:2]
     entry = {
         "kind": kind,
-        "wordline_axes": [axis["name"] for axis in axes if axis["name"].startswith(f"{wordline}_")],
-        "bitline_axes": [axis["name"] for axis in axes if axis["name"].startswith(f"{bitline}_")],
+        "wordline_axes": [axis["name"] for axis in axes if _array_dimension(axis) == wordline],
+        "bitline_axes": [axis["name"] for axis in axes if _array_dimension(axis) == bitline],
         "wordline_size": dim_size[wordline],
         "bitline_size": dim_size[bitline],
         "activation_bits": activation_bits,
@@ -481,7 +486,7 @@ def _within_port_widths(
             elements = max(1, max(widths) // bits[_PRECISION_KEY[operand]])
             for axis_dim in entry.get("served_dimensions") or []:
                 for axis in axes:
-                    if axis["name"].startswith(f"{axis_dim}_") and axis["dim"] not in _IRRELEVANT[operand]:
+                    if _array_dimension(axis) == axis_dim and axis["dim"] not in _IRRELEVANT[operand]:
                         limit[axis["name"]] = min(limit.get(axis["name"], axis["size"]), elements)
     cut = [{**axis, "size": limit.get(axis["name"], axis["size"])} for axis in axes]
     kept = [axis for axis in cut if axis["size"] > 1]

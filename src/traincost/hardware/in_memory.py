@@ -64,7 +64,7 @@ def activation_pj(array: InMemoryArray, rows: np.ndarray, columns: np.ndarray) -
             trees[position].reshape(np.shape(rows)) * serial_bits * columns,
         )
         place_inputs, place_bits = serial_bits, tree_bits
-        accumulator_bits = array.activation_bits + int(math.log2(array.bitline_size)) + weight_bits
+        accumulator_bits = array.activation_bits + tree_bits
     place_adders = place_bits * (place_inputs - 1) + place_inputs * (math.log2(place_inputs) - 0.5) if place_inputs > 1 else 0
     accumulate = serial_bits != array.activation_bits
     per_cycle = sum(parts) + (_ADDER_PJ * place_adders + (_ADDER_PJ + _REGISTER_PJ) * accumulator_bits * accumulate) * columns

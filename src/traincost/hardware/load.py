@@ -395,7 +395,11 @@ def _check_pe_array(core: Mapping[str, Any], where: str, check_expr: Callable[[o
 def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
     """An in-memory array's axes name the core's PE axes, each on one side; its bits fit the adders it builds."""
     entry = core["in_memory"]
-    names = [axis.get("name", f"{axis['dim']}{j}") for j, axis in enumerate(core["pe_array"])]
+    dims = {
+        axis.get("name", f"{axis['dim']}{j}"): [axis["dim"], *axis.get("alternatives", ())]
+        for j, axis in enumerate(core["pe_array"])
+    }
+    names = list(dims)
     problems = [
         f"{where}.{side}: {name!r} is not an axis of the pe_array ({names})"
         for side in ("wordline_axes", "bitline_axes")
@@ -406,10 +410,6 @@ def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
         f"{where}: axis {name!r} is on both the wordlines and the bitlines"
         for name in sorted(set(entry["wordline_axes"]) & set(entry["bitline_axes"]))
     ]
-    dims = {
-        axis.get("name", f"{axis['dim']}{j}"): [axis["dim"], *axis.get("alternatives", ())]
-        for j, axis in enumerate(core["pe_array"])
-    }
     problems += [
         f"{where}.wordline_axes: {name!r} unrolls {dim}, which weights do not depend on (a diagonal mapping "
         "of the inputs, not modelled)"

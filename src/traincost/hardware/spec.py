@@ -29,7 +29,6 @@ __all__ = [
     "HardwareSpec",
     "InMemoryArray",
     "DATAFLOWS",
-    "IN_MEMORY_KINDS",
     "OPERANDS",
     "PORT_DIRECTIONS",
     "PRECISIONS",
@@ -42,7 +41,6 @@ PORT_DIRECTIONS = ("read", "write", "read_write")
 # the keys of Core.precision_bits: bits per element of each operand as the core stores and moves it
 PRECISIONS = ("inputs", "weights", "outputs", "partial_sums")
 TILE_IO = ("overlapped", "serial")
-IN_MEMORY_KINDS = ("analog", "digital")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +104,7 @@ class InMemoryArray:
     """A PE array that computes inside its weight memory (ZigZag's ``ImcArray``): the weights stay in SRAM cells,
     ``bitline_size`` rows of them summed along each bitline, ``wordline_size`` columns (outputs) side by side.
 
-    ``kind`` is one of ``IN_MEMORY_KINDS``: ``analog`` (DACs drive the rows, the bitlines add in charge, an
+    ``kind`` is ``analog`` (DACs drive the rows, the bitlines add in charge, an
     ``adc_bits`` ADC reads each column bit) or ``digital`` (1-bit multipliers and adder trees). Activations enter
     ``bit_serial_bits`` at a time, so a MAC takes ``activation_bits / bit_serial_bits`` cycles. The PE axes of
     the core named in ``wordline_axes`` and ``bitline_axes`` say which loops a macro's columns and rows unroll. The
