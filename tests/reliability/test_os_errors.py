@@ -97,7 +97,8 @@ def slow_export(args):
     with atomic_path(args.out) as tmp:
         tmp.write_text("half")
         print("writing", flush=True)
-        time.sleep(60)
+        for _ in range(1200):  # work in steps: one long sleep misses a signal landing just before it starts
+            time.sleep(0.05)
 
 frontend._cmd_export = slow_export
 sys.exit(main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
