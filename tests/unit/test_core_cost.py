@@ -47,6 +47,30 @@ def test_hand_computed_conv_on_a_2x2_weight_stationary_array() -> None:
     assert cost.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1)
 
 
+def test_an_operand_with_energies_of_its_own_pays_them_for_its_own_bytes(tmp_path: Path) -> None:
+    # the conv above, local's inputs read at 1 pJ/bit and its outputs written at 0.5 (its own bank, or ZigZag's
+    # port of another width): of local's 208 B read, the inputs' 128 cost 8 pJ/B; of its 128 B written, all
+    # outputs, 4 pJ/B; the weights' 16 and the partial sums' 64 read stay at 2 pJ/B
+    data = yaml.safe_load(TINY.read_text())
+    data["memories"]["local"]["operand_energy_pj_per_bit"] = {
+        "I": {"read_energy_pj_per_bit": 1.0},
+        "O": {"write_energy_pj_per_bit": 0.5},
+    }
+    path = tmp_path / "banked.yaml"
+    path.write_text(yaml.safe_dump(data))
+    table = op_table(conv_relu_workload(relu=False))
+    cost = mac_cost(load_hardware(path).cores[0], table, np.array([0]))
+    assert cost.level_read_bytes["local"][0, 0] == 208 and cost.level_write_bytes["local"][0, 0] == 128
+    assert cost.energy_level_pj["local"][0, 0] == pytest.approx((16 + 64) * 2 + 128 * 8 + 128 * 4)
+    assert cost.energy_level_pj["rf"][0, 0] == pytest.approx(32)
+    # the same energies given per operand cost exactly what the memory's own do
+    data["memories"]["local"]["operand_energy_pj_per_bit"] = {op: {"read_energy_pj_per_bit": 0.25} for op in "WIO"}
+    path.write_text(yaml.safe_dump(data))
+    same = mac_cost(load_hardware(path).cores[0], table, np.array([0]))
+    plain = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]))
+    assert same.energy_level_pj["local"][0, 0] == plain.energy_level_pj["local"][0, 0] == pytest.approx(672)
+
+
 def test_hand_computed_relu_on_the_vector_core() -> None:
     hw = load_hardware(TINY)
     table = op_table(conv_relu_workload())

@@ -132,6 +132,14 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["memories"]["rf"].update(per_pe=True, instances=4), ["memories.rf", "instances or per_pe"]),
         (lambda d: d["memories"]["rf"].update(instances=0), ["memories.rf.instances", "positive integer"]),
         (lambda d: d["memories"]["rf"].update(min_access_bits=-8), ["memories.rf.min_access_bits", ">= 0"]),
+        (
+            lambda d: d["memories"]["rf"].update(operand_energy_pj_per_bit={"X": {"read_energy_pj_per_bit": 1}}),
+            ["memories.rf.operand_energy_pj_per_bit", "'X'"],
+        ),
+        (
+            lambda d: d["memories"]["rf"].update(operand_energy_pj_per_bit={"W": {"read_energy_pj_per_bit": -1}}),
+            ["memories.rf.operand_energy_pj_per_bit.W.read_energy_pj_per_bit", ">= 0"],
+        ),
         (lambda d: d.update(precision_bits={"inputs": 8.5}), ["precision_bits.inputs", "positive integer"]),
         (lambda d: d["cores"][0].update(precision_bits={"halves": 8}), ["cores[0].precision_bits", "halves"]),
         (lambda d: d["offchip"].pop("energy_pj_per_bit"), ["offchip", "read_energy_pj_per_bit and write_energy_pj_per_bit"]),
@@ -211,6 +219,7 @@ def test_precisions_ports_instances_and_access_width_load(tmp_path: Path) -> Non
             ],
         )
         d["memories"]["local"]["instances"] = "local_kb * 2"
+        d["memories"]["local"]["operand_energy_pj_per_bit"] = {"I": {"read_energy_pj_per_bit": "local_kb / 4"}}
         d["offchip"] = {"bandwidth_bytes_per_cycle": 8, "read_energy_pj_per_bit": 10, "write_energy_pj_per_bit": 12}
 
     hw = load_hardware(_broken(tmp_path, edit), sweep={"local_kb": [1, 3]})
@@ -228,10 +237,14 @@ def test_precisions_ports_instances_and_access_width_load(tmp_path: Path) -> Non
     assert rf.read_bandwidth_bytes_per_cycle[0] == 10 and rf.write_bandwidth_bytes_per_cycle[0] == 8
     assert rf.ports[0].operands == frozenset({"W"}) and rf.ports[1].name == "port1"
     assert list(hw.memories["local"].instances) == [2, 6]
+    read_pj, write_pj = hw.memories["local"].energy_pj_per_bit("I")
+    assert list(read_pj) == [0.25, 0.75] and list(write_pj) == [0.25, 0.25]  # the write is the memory's own
+    assert list(hw.memories["local"].energy_pj_per_bit("W")[0]) == [0.25, 0.25]
     assert hw.offchip.energy_pj_per_bit[0] == 11 and hw.offchip.write_energy_pj_per_bit[0] == 12
     one = hw.take(slice(1, 2))
     assert one.memories["local"].instances[0] == 6 and one.cores[0].precision_bits["partial_sums"].shape == (1,)
     assert one.memories["rf"].ports[0].bandwidth_bytes_per_cycle.shape == (1,)
+    assert list(one.memories["local"].energy_pj_per_bit("I")[0]) == [0.75]
 
 
 def test_every_hardware_schema_key_is_described() -> None:

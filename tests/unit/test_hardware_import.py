@@ -162,6 +162,20 @@ def test_a_mapping_is_cut_to_what_the_innermost_memories_pass(tmp_path: Path) ->
     assert hw.cores[0].pes[0] == 512
 
 
+def test_an_operand_on_a_narrower_port_pays_zigzags_cost_per_access_of_that_port(tmp_path: Path) -> None:
+    # ZigZag charges r_cost (w_cost) per access of the port that serves the operand: gemm_l1_l3's l1 reads and writes
+    # inputs and weights through 512-bit ports, 118 (141.6) pJ per 512 bits, and its outputs through a 2048-bit one,
+    # the memory's own 118 (141.6) pJ per 2048 bits; a file whose ports are all alike gets no energies per operand
+    hw = _load(zigzag_hardware(ZIGZAG / "gemm_l1_l3.yaml", **ZIGZAG_OPTIONS["gemm_l1_l3.yaml"]), tmp_path)
+    l1 = hw.memories["l1"]
+    assert (l1.read_energy_pj_per_bit[0], l1.write_energy_pj_per_bit[0]) == (118 / 2048, 141.6 / 2048)
+    for operand in ("I", "W"):
+        assert [pj[0] for pj in l1.energy_pj_per_bit(operand)] == [118 / 512, 141.6 / 512]
+    assert [pj[0] for pj in l1.energy_pj_per_bit("O")] == [118 / 2048, 141.6 / 2048]
+    tpu = _load(zigzag_hardware(ZIGZAG / "tpu_like.yaml"), tmp_path)
+    assert all(not memory.operand_energy_pj_per_bit for memory in tpu.memories.values())
+
+
 def test_every_stream_example_imports_loads_and_costs(tmp_path: Path) -> None:
     names = sorted(p.name for p in STREAM.glob("*.yaml"))
     assert len(names) == 9  # stream-dse 2.1.1 stream/inputs/examples/hardware/

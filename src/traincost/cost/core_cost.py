@@ -162,7 +162,8 @@ class CoreOpCost:
 
 class _Levels:
     """Accumulates reads and writes per memory level of a core: the bytes moved, and the bytes charged (an access
-    narrower than the memory's ``min_access_bits`` costs a full-width access, as in ZigZag)."""
+    narrower than the memory's ``min_access_bits`` costs a full-width access, as in ZigZag), apart for an operand
+    with energies of its own in the memory (``MemoryLevel.operand_energy_pj_per_bit``)."""
 
     def __init__(self, core: Core, shape: tuple[int, int], instances: list[np.ndarray] | None = None) -> None:
         """``instances``: per level, those at work (default: all of them)."""
@@ -170,12 +171,12 @@ class _Levels:
         self.instances = instances or [level.memory.instances[:, None] for level in core.levels]
         self.reads = [np.zeros(shape) for _ in core.levels]
         self.writes = [np.zeros(shape) for _ in core.levels]
-        self.charged_reads = [np.zeros(shape) for _ in core.levels]
-        self.charged_writes = [np.zeros(shape) for _ in core.levels]
+        # per level, charged (reads, writes) by operand, None for those at the memory's own energies
+        self.charged: list[dict[str | None, list[np.ndarray]]] = [{} for _ in core.levels]
 
-    def move(self, i: int, *, read: np.ndarray, write: np.ndarray, access_bits: np.ndarray | None = None) -> None:
-        """``read`` bytes out of and ``write`` bytes into level ``i``, in accesses of ``access_bits`` per instance
-        (None: as wide as the memory likes)."""
+    def move(self, i: int, operand: str, *, read: np.ndarray, write: np.ndarray, access_bits: np.ndarray | None = None) -> None:
+        """``read`` bytes of ``operand`` out of and ``write`` bytes into level ``i``, in accesses of ``access_bits``
+        per instance (None: as wide as the memory likes)."""
         memory = self.core.levels[i].memory
         widen = 1.0
         if access_bits is not None:
@@ -184,22 +185,24 @@ class _Levels:
             widen = np.where((minimum > 0) & (access_bits > 0), accesses * minimum / np.maximum(access_bits, 1e-300), 1.0)
         self.reads[i] += read
         self.writes[i] += write
-        self.charged_reads[i] += read * widen
-        self.charged_writes[i] += write * widen
+        key = operand if operand in memory.operand_energy_pj_per_bit else None
+        charged = self.charged[i].setdefault(key, [np.zeros_like(self.reads[i]), np.zeros_like(self.reads[i])])
+        charged[0] += read * widen
+        charged[1] += write * widen
 
     def by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Bytes read from and written into each memory (levels sharing a memory added up), and its energy."""
         reads: dict[str, np.ndarray] = {}
         writes: dict[str, np.ndarray] = {}
         energy: dict[str, np.ndarray] = {}
-        for level, rd, wr, c_rd, c_wr in zip(
-            self.core.levels, self.reads, self.writes, self.charged_reads, self.charged_writes, strict=True
-        ):
+        for level, rd, wr, charged in zip(self.core.levels, self.reads, self.writes, self.charged, strict=True):
             m = level.memory
             reads[m.name] = reads.get(m.name, 0) + rd
             writes[m.name] = writes.get(m.name, 0) + wr
-            pj = _BITS * (c_rd * m.read_energy_pj_per_bit[:, None] + c_wr * m.write_energy_pj_per_bit[:, None])
-            energy[m.name] = energy.get(m.name, 0) + pj
+            energy[m.name] = energy.get(m.name, 0) + np.zeros_like(rd)
+            for operand, (c_rd, c_wr) in charged.items():
+                read_pj, write_pj = m.energy_pj_per_bit(operand)  # the memory's own for None
+                energy[m.name] = energy[m.name] + _BITS * (c_rd * read_pj[:, None] + c_wr * write_pj[:, None])
         return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
@@ -647,7 +650,7 @@ def _inside(
                 own = np.asarray(copies) > 1
                 bits = _access_bits(operand, tile, precision, levels.instances[level], copies)
                 read_bytes, write_bytes = np.where(own, p_read, read), np.where(own, p_write, write)
-                levels.move(level, read=read_bytes * copies, write=write_bytes * copies, access_bits=bits)
+                levels.move(level, operand, read=read_bytes * copies, write=write_bytes * copies, access_bits=bits)
             child = parent
 
     latency = np.maximum(compute, levels.cycles())
@@ -915,7 +918,9 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         for i in holders:
             # inputs are read towards the lanes, outputs written from them; the outermost holder's write of
             # an arriving input and read of a leaving output are the scheduler's (module docstring)
-            levels.move(i, read=moved * (operand == "I" or i != holders[-1]), write=moved * (operand == "O" or i != holders[-1]))
+            levels.move(
+                i, operand, read=moved * (operand == "I" or i != holders[-1]), write=moved * (operand == "O" or i != holders[-1])
+            )
     latency = np.maximum(compute, levels.cycles())
     busy = np.divide(ops, compute * lanes, out=np.zeros(shape), where=compute > 0)
     reads, writes, level_energy = levels.by_memory()

@@ -19,8 +19,10 @@ The translation, field by field:
   output register, one per K column, leaves K 2 of the mapping's 8 for 16-bit partial sums);
 - ``size`` bits → ``size_bytes`` = size / 8; each port → a port of ``bandwidth_max / 8`` bytes per
   cycle serving the operands of its ``allocation``; ``r_cost`` → ``read_energy_pj_per_bit`` =
-  r_cost / the widest read port's bits (``w_cost`` likewise); the narrowest ``bandwidth_min`` →
-  ``min_access_bits``;
+  r_cost / the widest read port's bits (``w_cost`` likewise), and an operand whose widest port reading
+  (writing) it is narrower gets r_cost (w_cost) over that port's bits in ``operand_energy_pj_per_bit``, as
+  ZigZag charges an access per port width (``gemm_l1_l3``'s inputs and weights pay 118 pJ per 512 bits, its
+  outputs per 2,048); the narrowest ``bandwidth_min`` → ``min_access_bits``;
 - ``served_dimensions`` → ``instances`` = the product of the dimensions not served (``per_pe`` when
   it serves none);
 - the off-chip memory (named ``dram``, or ``offchip``) → the ``offchip`` link, with its read and write
@@ -475,12 +477,7 @@ def _within_port_widths(
             continue
         for mem_op in held:
             operand = links.get(mem_op, mem_op)
-            way = "fl" if operand == "O" else "tl"
-            widths = [
-                int(port["bandwidth_max"])
-                for port in entry.get("ports") or []
-                if any(str(a).replace(" ", "") == f"{mem_op},{way}" for a in port.get("allocation") or [])
-            ]
+            widths = _port_widths(entry, mem_op, ("fl",) if operand == "O" else ("tl",))
             if not widths or operand not in _IRRELEVANT:
                 continue
             elements = max(1, max(widths) // bits[_PRECISION_KEY[operand]])
@@ -493,6 +490,37 @@ def _within_port_widths(
     if not kept:
         raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE within the memories' ports")
     return kept
+
+
+def _port_widths(entry: Mapping[str, Any], mem_op: str, ways: tuple[str, ...]) -> list[int]:
+    """The widths in bits (``bandwidth_max``) of the ports of memory ``entry`` allocated to ``mem_op`` moving one of
+    ``ways`` (ZigZag's tl, th: read out to below, above; fl, fh: written in from below, above)."""
+    wanted = {f"{mem_op},{way}" for way in ways}
+    return [
+        int(port["bandwidth_max"])
+        for port in entry.get("ports") or []
+        if wanted.intersection(str(a).replace(" ", "") for a in port.get("allocation") or [])
+    ]
+
+
+# ZigZag's cost of an access, the ways a port moves it, and our energy per bit
+_ENERGY_WAYS = (("r_cost", ("tl", "th"), "read_energy_pj_per_bit"), ("w_cost", ("fh", "fl"), "write_energy_pj_per_bit"))
+
+
+def _operand_energies(entry: Mapping[str, Any], links: Mapping[str, str], memory_pj: Mapping[str, float]) -> dict[str, Any]:
+    """Per operand whose ports differ in width from the memory's widest, its energies per bit as ZigZag charges them:
+    ``r_cost`` (``w_cost``) per access of the widest port that reads (writes) it (``CostModelEvaluation``'s
+    word accesses are of the port's ``bandwidth_max`` bits)."""
+    found = {}
+    for mem_op in entry.get("operands") or []:
+        energies = {}
+        for cost, ways, key in _ENERGY_WAYS:
+            widths = _port_widths(entry, str(mem_op), ways)
+            if widths and float(entry[cost]) / max(widths) != memory_pj[key]:
+                energies[key] = float(entry[cost]) / max(widths)
+        if energies:
+            found[links[mem_op]] = energies
+    return found
 
 
 def _dram_name(memories: Mapping[str, Any]) -> str | None:
@@ -540,6 +568,7 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
         if not widths:
             raise HardwareError(f"{file}: {where}.ports: no {label} port")
         energies[f"{label}_energy_pj_per_bit"] = float(entry[cost]) / max(widths)
+    by_operand = _operand_energies(entry, links, energies)
     served_dims = [str(d) for d in entry.get("served_dimensions") or []]
     unknown = [d for d in served_dims if d not in dim_size]
     if unknown:
@@ -549,6 +578,7 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
         "size_bytes": size_bits / 8,
         "ports": our_ports,
         **energies,
+        **({"operand_energy_pj_per_bit": by_operand} if by_operand else {}),
         "min_access_bits": minimum,
         "instances": math.prod(max(1, size) for dim, size in dim_size.items() if dim not in served_dims),
         "serves_no_dimension": not served_dims,

@@ -36,7 +36,8 @@ from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
 
 __all__ = ["load_hardware", "read_hardware_yaml", "HardwareError"]
 
-_MEMORY_FIELDS = ("size_bytes", "read_energy_pj_per_bit", "write_energy_pj_per_bit")
+_ENERGIES = ("read_energy_pj_per_bit", "write_energy_pj_per_bit")
+_MEMORY_FIELDS = ("size_bytes", *_ENERGIES)
 _BANDWIDTHS = ("read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle")
 _MEMORY_EXPRESSIONS = (*_MEMORY_FIELDS, *_BANDWIDTHS, "min_access_bits", "instances")
 _LINK_FIELDS = ("bandwidth_bytes_per_cycle", "energy_pj_per_bit", "read_energy_pj_per_bit", "write_energy_pj_per_bit")
@@ -193,6 +194,15 @@ def _memory(name: str, entry: Mapping[str, Any], core_pes: np.ndarray | None, bu
         per_pe=per_pe,
         min_access_bits=build.number(entry.get("min_access_bits", 0), f"{where}.min_access_bits", "min_access_bits"),
         ports=ports,
+        operand_energy_pj_per_bit={
+            operand: tuple(
+                build.number(energies[key], f"{where}.operand_energy_pj_per_bit.{operand}.{key}", key)
+                if key in energies
+                else numbers[key]
+                for key in _ENERGIES
+            )
+            for operand, energies in entry.get("operand_energy_pj_per_bit", {}).items()
+        },
         **numbers,
     )
 
@@ -366,6 +376,9 @@ def _check_memory(name: str, entry: Mapping[str, Any], check_expr: Callable[[obj
             check_expr(entry[key], f"{where}.{key}")
     for j, port in enumerate(entry.get("ports", ())):
         check_expr(port["bandwidth_bytes_per_cycle"], f"{where}.ports[{j}].bandwidth_bytes_per_cycle")
+    for operand, energies in entry.get("operand_energy_pj_per_bit", {}).items():
+        for key, value in energies.items():
+            check_expr(value, f"{where}.operand_energy_pj_per_bit.{operand}.{key}")
     given = [key for key in _BANDWIDTHS if key in entry]
     if "ports" in entry and given:
         problems.append(f"{where}: give ports or {' and '.join(_BANDWIDTHS)}, not both (found {given[0]})")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -63,7 +63,9 @@ class MemoryLevel:
     ``size_bytes``, the bandwidths and ``ports`` describe one instance; there are ``instances``
     copies of it in each core that lists it (in the whole accelerator when ``shared``), e.g. one per
     PE when ``per_pe``. The read and write bandwidths are the sums over the ports that can read and
-    the ports that can write. An access moves at least ``min_access_bits`` (0 = no minimum).
+    the ports that can write. An access moves at least ``min_access_bits`` (0 = no minimum). An
+    operand in ``operand_energy_pj_per_bit`` (read, write) costs that inside a core instead of the
+    memory's own energies (``energy_pj_per_bit``).
     """
 
     name: str
@@ -77,6 +79,11 @@ class MemoryLevel:
     per_pe: bool
     min_access_bits: np.ndarray
     ports: tuple[MemoryPort, ...]
+    operand_energy_pj_per_bit: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def energy_pj_per_bit(self, operand: str | None) -> tuple[np.ndarray, np.ndarray]:
+        """What a bit of ``operand`` costs read from and written into one instance (None: the memory's own)."""
+        return self.operand_energy_pj_per_bit.get(operand, (self.read_energy_pj_per_bit, self.write_energy_pj_per_bit))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +229,11 @@ class HardwareSpec:
     def take(self, rows: slice) -> HardwareSpec:
         """The same template at a contiguous slice of its configurations."""
         memories = {
-            name: replace(_sliced(mem, rows), ports=tuple(_sliced(port, rows) for port in mem.ports))
+            name: replace(
+                _sliced(mem, rows),
+                ports=tuple(_sliced(port, rows) for port in mem.ports),
+                operand_energy_pj_per_bit={op: (rd[rows], wr[rows]) for op, (rd, wr) in mem.operand_energy_pj_per_bit.items()},
+            )
             for name, mem in self.memories.items()
         }
         cores = tuple(
