@@ -656,6 +656,35 @@ def test_a_block_kept_above_the_core_takes_the_room_of_its_own_rows(
     assert chosen.ext_write_bytes[0, 0] == 64 * channels_out  # the outputs leave once
 
 
+def test_an_axis_with_divisors_may_leave_pes_idle_where_the_objective_gains(tmp_path: Path) -> None:
+    # tiny.yaml's array with a 4 B weight register and a 32 B local memory for the inputs and partial sums, the
+    # K axis also over 1 of its 2 PEs: the 1x1 conv (K = C = 4, 16 rows) then streams its weights from off chip
+    # twice (32 B) instead of four times (64 B), in 128 compute cycles instead of 64. The energy objective takes
+    # the half array, the latency objective the whole one.
+    def half_k(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = 4
+        data["memories"]["local"]["size_bytes"] = 32
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+        data["cores"][0]["pe_array"][0]["divisors"] = [2]
+
+    hw = _tiny_variant(tmp_path, half_k)
+    core = hw.cores[0]
+    assert [[(axis.dim, axis.size[0]) for axis in v.pe_array] for v in core.spatial_variants()] == [
+        [("K", 2), ("C", 2)],
+        [("K", 1), ("C", 2)],
+    ]
+    table = op_table(conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=4, kernel=1))
+    by = {
+        objective: mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
+        for objective in ("energy", "latency")
+    }
+    assert by["energy"].spatial_variant[0, 0] == 1 and by["latency"].spatial_variant[0, 0] == 0
+    assert (by["energy"].ext_in_bytes["W"][0, 0], by["latency"].ext_in_bytes["W"][0, 0]) == (32, 64)
+    assert (by["energy"].compute_cycles[0, 0], by["latency"].compute_cycles[0, 0]) == (128, 64)
+    assert (by["energy"].utilization[0, 0], by["latency"].utilization[0, 0]) == (0.5, 1.0)  # of the whole array
+    assert by["energy"].latency_cycles[0, 0] > by["latency"].latency_cycles[0, 0]
+
+
 def _c_or_fx(data: dict) -> None:
     """tiny.yaml's 2 x 2 array with its second axis unrolling C or, per op, FX (a ZigZag spatial-mapping hint)."""
     data["cores"][0]["pe_array"][1]["alternatives"] = ["FX"]

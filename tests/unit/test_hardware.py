@@ -132,6 +132,7 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["memories"]["rf"].update(per_pe=True, instances=4), ["memories.rf", "instances or per_pe"]),
         (lambda d: d["memories"]["rf"].update(instances=0), ["memories.rf.instances", "positive integer"]),
         (lambda d: d["memories"]["rf"].update(min_access_bits=-8), ["memories.rf.min_access_bits", ">= 0"]),
+        (lambda d: d["cores"][0]["pe_array"][0].update(divisors=[1]), ["cores[0].pe_array[0].divisors", "minimum"]),
         (
             lambda d: d["memories"]["rf"].update(operand_energy_pj_per_bit={"X": {"read_energy_pj_per_bit": 1}}),
             ["memories.rf.operand_energy_pj_per_bit", "'X'"],

@@ -127,11 +127,13 @@ def test_an_in_memory_array_imports_with_zigzags_model_of_it(
     assert core.in_memory is not None
     assert (core.in_memory.kind, core.in_memory.bit_serial_bits, core.in_memory.adc_bits) == (kind, serial_bits, adc_bits)
     assert (core.in_memory.wordline_axes, core.in_memory.bitline_axes) == (("D1_K",), ("D2",))
-    # the hint's other loops along D2: the engine picks per op, as ZigZag picks per layer
-    assert [(axis.name, axis.dim, axis.alternatives) for axis in core.pe_array] == [
-        ("D1_K", "K", ()),
-        ("D2", "C", ("FX", "FY")),
+    # the hint's other loops along D2, and each hinted axis also half filled (ZigZag's next candidates by
+    # utilisation): the engine picks per op, as ZigZag picks per layer
+    assert [(axis.name, axis.dim, axis.alternatives, axis.divisors) for axis in core.pe_array] == [
+        ("D1_K", "K", (), (2,)),
+        ("D2", "C", ("FX", "FY"), (2,)),
     ]
+    assert len(core.spatial_variants()) == 2 * 3 * 2
     assert core.in_memory.wordline_size == core.in_memory.bitline_size == 128
     assert core.in_memory.cycles_per_mac == 8 / serial_bits
     # the other ops pay the model's energy per MAC with the macro full: 2 / ZigZag 3.9.1's topsw_peak of the array

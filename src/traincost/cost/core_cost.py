@@ -73,8 +73,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    in-memory-computing core (``Core.in_memory``) the MACs' energy is that of the macro activations
    the op takes (``in_memory``: ZigZag's model of the rows and columns it fills), and each step of
    the array takes ``cycles_per_mac`` compute cycles (the inputs enter a few bits at a time).
-   A core whose PE axes have ``alternatives`` is costed once per way they may unroll and each op
-   takes the cheapest by the objective (``mac_cost``; ZigZag's choice among a hint's loops).
+   A core whose PE axes have ``alternatives`` or ``divisors`` is costed once per way they may unroll
+   and each op takes the cheapest by the objective (``mac_cost``; ZigZag's choice among a hint's loops
+   and their factors).
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
    ZigZag's on- and off-loading (``_serial_tile_io``).
@@ -90,7 +91,7 @@ input and output element passes each level that keeps it once (no reuse), ``e_op
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -359,15 +360,20 @@ def mac_cost(
             among ``MAPPINGS``; without it, the core's dataflow decides.
         objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
 
-    A core whose PE axes have ``alternatives`` is costed once per way they may unroll
+    A core whose PE axes have ``alternatives`` or ``divisors`` is costed once per way they may unroll
     (``Core.spatial_variants``) and each op takes the cheapest by ``objective`` (its external bytes fetched over
-    ``external``, if given), as ZigZag picks among a spatial-mapping hint's loops; ``spatial_variant`` records which.
+    ``external``, if given), as ZigZag picks among a spatial-mapping hint's loops and their factors;
+    ``spatial_variant`` records which.
     """
     check_objective(objective)
     variants = core.spatial_variants()
     costs = [_mac_cost(variant, table, index, split=split, external=external, objective=objective) for variant in variants]
     if len(costs) == 1:
         return costs[0]
+    # a variant over fewer PEs (``divisors``) leaves the others idle: utilisation is of the whole array
+    costs = [
+        replace(cost, utilization=cost.utilization * (v.pes / core.pes)[:, None]) for cost, v in zip(costs, variants, strict=True)
+    ]
     moved = [sum(cost.ext_in_bytes.values()) + cost.ext_write_bytes for cost in costs]
     latency = np.stack([cost.latency_cycles for cost in costs])
     energy_pj = np.stack([cost.energy_mac_pj + sum(cost.energy_level_pj.values()) for cost in costs])

@@ -13,7 +13,8 @@ The translation, field by field:
 - an array dimension becomes a ``pe_array`` axis per loop dimension the mapping unrolls on it, of the
   mapping's factor cut to the dimension, as ZigZag reads a mapping file (a hint without factors, or
   ``unroll`` without ``:N``, takes the whole dimension; a hint's further loops become the axis's
-  ``alternatives``, one picked per op as ZigZag picks per layer), and cut again, as ZigZag does, to what the
+  ``alternatives`` and a hinted axis gets ``divisors: [2]``, one way picked per op as ZigZag picks among its
+  candidates per layer), and cut again, as ZigZag does, to what the
   innermost memory of each operand can pass along the dimensions it serves: a loop the operand depends
   on unrolls at most that memory's port width over the operand's precision (``gemm_l1_l3``'s 32-bit
   output register, one per K column, leaves K 2 of the mapping's 8 for 16-bit partial sums);
@@ -259,11 +260,15 @@ def zigzag_core(
 
 
 def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> None:
-    """Give the axis of each array dimension whose hint lists several loops those loops as ``alternatives`` (ZigZag
-    picks one per layer), named for the array dimension alone (in ``in_memory`` too)."""
+    """Give the axis of each hinted array dimension (the keys of ``alternatives``) the divisor 2: ZigZag weighs a
+    hint's loops at every factor and keeps its three candidates of highest utilisation, on two hinted dimensions
+    each filled and each halved; and where the hint lists several loops, those loops as ``alternatives`` (ZigZag
+    picks one per layer), the axis named for the array dimension alone (in ``in_memory`` too)."""
     renamed = {}
     for axis in core["pe_array"]:
         dim = _array_dimension(axis)
+        if dim in alternatives and axis["size"] > 1:
+            axis["divisors"] = [2]
         if alternatives.get(dim):
             axis["alternatives"] = list(alternatives[dim])
             renamed[axis["name"]] = dim
@@ -378,7 +383,7 @@ def _mapping_default(
     file: Path,
 ) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str], dict[str, list[str]]]:
     """The ``default`` entry of a ZigZag mapping file: its spatial unrolling, operand links, and per array dimension
-    the other loops a ``spatial_mapping_hint`` lists (ZigZag picks among them per layer)."""
+    a ``spatial_mapping_hint`` names, the other loops it lists (ZigZag picks among them per layer)."""
     entries = read_foreign_yaml(file)
     if not isinstance(entries, list):
         raise HardwareError(f"{file}: expected a list of mapping entries (name, spatial_mapping, memory_operand_links)")

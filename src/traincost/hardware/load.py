@@ -135,6 +135,7 @@ def _pe_array(entry: Mapping[str, Any], where: str, build: _Builder) -> tuple[PE
             dim=axis["dim"],
             size=build.number(axis["size"], f"{where}.pe_array[{j}].size", "size", integer=True),
             alternatives=tuple(axis.get("alternatives", ())),
+            divisors=tuple(int(d) for d in axis.get("divisors", ())),
         )
         for j, axis in enumerate(entry["pe_array"])
     )

@@ -97,13 +97,15 @@ class CoreLevel:
 @dataclass(frozen=True, slots=True)
 class PEAxis:
     """One axis of a PE array, unrolling loop dimension ``dim`` over ``size`` PEs; or, per op, one of the loop
-    dimensions in ``alternatives`` instead, whichever costs the op least by the mapping objective (ZigZag's
-    ``spatial_mapping_hint``)."""
+    dimensions in ``alternatives`` instead, or over ``size / d`` of its PEs for a ``d`` in ``divisors``,
+    whichever costs the op least by the mapping objective (ZigZag's ``spatial_mapping_hint``, whose smaller
+    factors ZigZag weighs too)."""
 
     name: str
     dim: str
     size: np.ndarray
     alternatives: tuple[str, ...] = ()
+    divisors: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,16 +159,18 @@ class Core:
     in_memory: InMemoryArray | None = None
 
     def spatial_variants(self) -> list[Core]:
-        """The core once per way its axes may unroll (each axis its ``dim`` or one of its ``alternatives``), the
-        axes' own ``dim`` first; one core where no axis has alternatives."""
-        choices = [(axis.dim, *axis.alternatives) for axis in self.pe_array]
-        return [
-            replace(
-                self,
-                pe_array=tuple(replace(axis, dim=dim, alternatives=()) for axis, dim in zip(self.pe_array, dims, strict=True)),
-            )
-            for dims in itertools.product(*choices)
+        """The core once per way its axes may unroll (each axis its ``dim`` or one of its ``alternatives``, over all
+        its PEs or ``size / d`` of them for each of its ``divisors``, at least one), the axes' own ``dim`` over all
+        their PEs first; one core where no axis has alternatives or divisors."""
+        choices = [
+            [
+                replace(axis, dim=dim, size=size, alternatives=(), divisors=())
+                for dim in (axis.dim, *axis.alternatives)
+                for size in (axis.size, *(np.maximum(1.0, np.floor(axis.size / d)) for d in axis.divisors))
+            ]
+            for axis in self.pe_array
         ]
+        return [replace(self, pe_array=tuple(axes)) for axes in itertools.product(*choices)]
 
     def unroll(self, dim: str) -> np.ndarray:
         """PEs along loop dimension ``dim`` (the product of the axes that unroll it; 1 if none)."""
