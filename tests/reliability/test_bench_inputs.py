@@ -1,9 +1,12 @@
-"""The benches a user runs by hand take what they list: ZigZag's bundled hardware with the mapping ZigZag ships for it."""
+"""The benches a user runs by hand take what they list: ZigZag's bundled hardware with the mapping ZigZag ships for it,
+and judge only what both tools cost."""
 
 from __future__ import annotations
 
 import importlib
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from tests.reliability.conftest import REPO
@@ -22,3 +25,31 @@ def test_the_crosscheck_bench_gives_zigzag_the_bundled_mapping_of_every_hardware
     for hardware in accepted:
         assert bench.zigzag_mapping(hardware).is_file(), hardware
     assert bench.zigzag_mapping("meta_prototype").name == "meta_prototype_like.yaml"
+
+
+def test_the_crosscheck_judges_only_the_layers_zigzag_maps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gemm_l1`` has no DRAM: ZigZag finds no loop order for a layer larger than its l1 (its row is NaN). The
+    summary counts such layers apart and judges the rest; a pair with none mapped has no ratios."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = importlib.import_module("zigzag_crosscheck")
+    rows = [
+        {"layer": "fits", "zigzag_cycles": 100.0, "zigzag_pj": 10.0, "ours_cycles": 110.0, "ours_pj": 9.0},
+        {"layer": "too big", "zigzag_cycles": np.nan, "zigzag_pj": np.nan, "ours_cycles": 5e5, "ours_pj": 7e4},
+    ]
+    table = pd.DataFrame(
+        [
+            row | {"network": net, "objective": objective, "judged": objective, "times": 1}
+            for net in ("a", "b")
+            for objective in ("latency", "energy")
+            for row in rows
+        ]
+    )
+    table = table[(table.network == "a") | (table.layer == "too big")]
+    table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
+    table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]
+    table["hardware"] = "gemm_l1"
+    found = bench.summary(table).set_index("network")
+    assert found.loc["a", "unmapped"] == 1 and found.loc["a", "layers"] == 1
+    assert found.loc["a", "latency_network"] == pytest.approx(1.1) and found.loc["a", "energy_network"] == pytest.approx(0.9)
+    assert found.loc["b", "unmapped"] == 1 and found.loc["b", "layers"] == 0 and np.isnan(found.loc["b", "latency_network"])
+    assert bench.hints(table).tolist()[1] == "ZigZag finds no loop order that fits the layer in the memories"
