@@ -200,10 +200,11 @@ class _Levels:
             m = level.memory
             reads[m.name] = reads.get(m.name, 0) + rd
             writes[m.name] = writes.get(m.name, 0) + wr
-            energy[m.name] = energy.get(m.name, 0) + np.zeros_like(rd)
+            pj = np.zeros_like(rd)
             for operand, (c_rd, c_wr) in charged.items():
                 read_pj, write_pj = m.energy_pj_per_bit(operand)  # the memory's own for None
-                energy[m.name] = energy[m.name] + _BITS * (c_rd * read_pj[:, None] + c_wr * write_pj[:, None])
+                pj = pj + _BITS * (c_rd * read_pj[:, None] + c_wr * write_pj[:, None])
+            energy[m.name] = energy.get(m.name, 0) + pj
         return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
