@@ -508,8 +508,9 @@ def _port_widths(entry: Mapping[str, Any], mem_op: str, ways: tuple[str, ...]) -
     ]
 
 
-# ZigZag's cost of an access, the ways a port moves it, and our energy per bit
-_ENERGY_WAYS = (("r_cost", ("tl", "th"), "read_energy_pj_per_bit"), ("w_cost", ("fh", "fl"), "write_energy_pj_per_bit"))
+# ZigZag's cost of an access, our direction (its port type, and ``{direction}_energy_pj_per_bit``), and the ways
+# a port's allocation moves it that way
+_ENERGY_WAYS = (("r_cost", "read", ("tl", "th")), ("w_cost", "write", ("fh", "fl")))
 
 
 def _operand_energies(entry: Mapping[str, Any], links: Mapping[str, str], memory_pj: Mapping[str, float]) -> dict[str, Any]:
@@ -519,8 +520,9 @@ def _operand_energies(entry: Mapping[str, Any], links: Mapping[str, str], memory
     found = {}
     for mem_op in entry.get("operands") or []:
         energies = {}
-        for cost, ways, key in _ENERGY_WAYS:
+        for cost, direction, ways in _ENERGY_WAYS:
             widths = _port_widths(entry, str(mem_op), ways)
+            key = f"{direction}_energy_pj_per_bit"
             if widths and float(entry[cost]) / max(widths) != memory_pj[key]:
                 energies[key] = float(entry[cost]) / max(widths)
         if energies:
@@ -564,15 +566,15 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
             our_port["operands"] = served
         our_ports.append(our_port)
     energies = {}
-    for cost, directions, label in (("r_cost", ("read", "read_write"), "read"), ("w_cost", ("write", "read_write"), "write")):
+    for cost, direction, _ in _ENERGY_WAYS:
         if entry.get(cost) is None:
             raise HardwareError(
                 f"{file}: {where}.{cost}: missing (ZigZag's CACTI extraction is not reproduced; give pJ per access)"
             )
-        widths = [p["bandwidth_max"] for p in ports if p.get("type") in directions]
+        widths = [p["bandwidth_max"] for p in ports if p.get("type") in (direction, "read_write")]
         if not widths:
-            raise HardwareError(f"{file}: {where}.ports: no {label} port")
-        energies[f"{label}_energy_pj_per_bit"] = float(entry[cost]) / max(widths)
+            raise HardwareError(f"{file}: {where}.ports: no {direction} port")
+        energies[f"{direction}_energy_pj_per_bit"] = float(entry[cost]) / max(widths)
     by_operand = _operand_energies(entry, links, energies)
     served_dims = [str(d) for d in entry.get("served_dimensions") or []]
     unknown = [d for d in served_dims if d not in dim_size]
