@@ -155,6 +155,44 @@ def test_the_input_stays_resident_when_the_weights_do_not_fit() -> None:
         assert chosen.energy_level_pj["local"][0, 0] == native.energy_level_pj["local"][0, 0]
 
 
+def _under_a_big_memory(data: dict) -> None:
+    """tiny.yaml's core with a memory ``big`` (8 pJ a byte, ``big_bytes``) above its local memory, keeping all three
+    operands."""
+    data["parameters"]["big_bytes"] = {"default": 4096, "description": "the memory above local, bytes"}
+    data["memories"]["big"] = {"size_bytes": "big_bytes", **_WIDE, "read_energy_pj_per_bit": 1, "write_energy_pj_per_bit": 1}
+    data["cores"][0]["memory"].append({"level": "big", "operands": ["W", "I", "O"]})
+
+
+def test_below_a_top_memory_holding_the_whole_op_the_loop_order_is_chosen_one_level_down(tmp_path: Path) -> None:
+    # The conv above (X 128 B, W 1,024 B, Y 128 B; the local memory's weight tile beside one streaming row: 30 of
+    # 32 columns, all of R) under a 4 KiB memory that holds it all: every order above the core fetches each operand
+    # once (W 1,024 + X 128 in, Y 128 out), so the choice moves to the boundary between local and big. A second
+    # configuration has big at 1,100 B, less than W + X + Y (1,280 B): there the order below it is the dataflow's.
+    _, table = _gemm_like_conv()
+    data = yaml.safe_load(TINY.read_text())
+    _under_a_big_memory(data)
+    (tmp_path / "big.yaml").write_text(yaml.safe_dump(data))
+    hw = load_hardware(tmp_path / "big.yaml", sweep={"big_bytes": [4096, 1100]})
+    core = hw.cores[0]
+    native = mac_cost(core, table, np.array([0]))
+    # the dataflow's order: the input streams from big past the local memory's 2 weight tiles (X 2 x 128 + W 1,024)
+    assert (native.level_read_bytes["big"][:, 0] == 1280).all() and (native.level_write_bytes["big"][:, 0] == 128).all()
+    for objective in OBJECTIVES:
+        cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
+        # input-resident below big: all 4 rows of X (128 B) stay in local beside one 2-column weight slice of the
+        # register's tile (64 B); the weights stream past once: big reads W 1,024 + X 128, writes Y 128; the local
+        # memory is written X 128 instead of 256 (the compute, 1,024 cycles, sets every order's latency)
+        assert MAPPINGS[cost.mapping[0, 0]] == "input_resident" and cost.mapping_below_top[0, 0], objective
+        assert cost.level_read_bytes["big"][0, 0] == 1152 and cost.level_write_bytes["big"][0, 0] == 128
+        assert cost.level_write_bytes["local"][0, 0] == native.level_write_bytes["local"][0, 0] - 128
+        assert cost.energy_level_pj["big"][0, 0] == pytest.approx(1280 * 8)
+        assert cost.ext_in_bytes["W"][0, 0] == 1024 and cost.ext_in_bytes["I"][0, 0] == 128
+        assert cost.ext_write_bytes[0, 0] == 128
+        # at 1,100 B the order is chosen above the core, and below big it is the dataflow's
+        assert not cost.mapping_below_top[1, 0], objective
+        assert cost.level_read_bytes["big"][1, 0] == 1280, objective
+
+
 def test_an_output_block_takes_the_room_the_input_slice_leaves_it(tmp_path: Path) -> None:
     # 1x1 conv, batch 3 of 4x4 outputs, C = 64, K = 16: M = 48, N = 16, R = 64; X 3,072 B, W 1,024 B, Y 768 B.
     # A 4 B weight register (its tile: 1 row x 2 columns x 2 of R) below a 1 KiB local memory of inputs and outputs.

@@ -49,7 +49,12 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    the room its resident operand's outermost memory leaves it (``_room``; an input or output block
    beside only what its own rows need, ``_input_block``, ``_output_block``); the best by the objective
    (latency, energy or EDP of the op with its external bytes fetched from off chip,
-   ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``.
+   ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``. Where the top memory holds the whole op
+   (``_holds_the_whole_op``), every mapping above the core moves each operand across once, and the three are weighed
+   one level down instead (``_below_top``): the block stays in the resident operand's outermost memory below the
+   top and every operand crosses into the top in that mapping's order around it, the dataflow's order above
+   (``CoreOpCost.mapping_below_top``; ZigZag's loop order between ``l1`` and ``l3`` on its ``gemm_l1_l3``, whose
+   1.25 GB ``l3`` holds every layer).
 5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
    at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
    back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
@@ -152,6 +157,8 @@ class CoreOpCost:
     ext_write_bytes: np.ndarray  # out of the top level: outputs and partial sums
     core_shares: np.ndarray  # the op's work in units of one core's share: D / ceil(D / split), at most split
     mapping: np.ndarray  # index into MAPPINGS of the loop order chosen above the core (-1: not a MAC op)
+    # whether ``mapping`` is the loop order below the core's top memory, which holds the whole op (``_below_top``)
+    mapping_below_top: np.ndarray
     reduction_levels: np.ndarray  # the chosen band: reduction innermost over the array and band - 1 levels (-1: no MAC)
     held_rows: np.ndarray  # rows whose partial sums the PEs' output memory holds across the reduction (0: not that order)
     held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
@@ -431,18 +438,43 @@ def _mac_cost(
     ]
     serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
     options = [
-        (k, name, traffic)
+        (k, name, False, traffic)
         for k, cand in enumerate(inside)
         for name, traffic in _external_traffic(
             core, gemm, cand.tiles, cand.outermost, precision, band=orders[k][0], choose=external is not None
         ).items()
     ]
+    whole = _holds_the_whole_op(core, gemm, precision)
+    if external is not None and whole.any():
+        # the top memory holds the whole op (every mapping above the core moves each operand across once): the
+        # loop order is chosen below it instead, with the dataflow's above
+        for k, (band, held) in enumerate(orders[: len(inside)]):
+            for name, block in _below_top(core, gemm, inside[k].tiles, precision, band=band).items():
+                cand = _inside(
+                    core,
+                    gemm,
+                    array_tile,
+                    precision,
+                    compute=compute,
+                    mac_pj=mac_pj,
+                    band=band,
+                    held=held,
+                    below_top=(name, block),
+                )
+                (traffic,) = _external_traffic(
+                    core, gemm, cand.tiles, cand.outermost, precision, band=band, choose=False
+                ).values()
+                inside.append(cand)
+                orders.append((band, held))
+                options.append((len(inside) - 1, name, True, traffic))
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(options) > 1 and external is not None:
+        # a loop order below the top memory is one only where that memory holds the whole op
+        possible = np.stack([whole | (not below) for _, _, below, _ in options])
         pick = _best(
             [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
-            latency=np.stack([inside[k].latency for k, *_ in options]) + serial,
-            energy_pj=np.stack([inside[k].energy_pj for k, *_ in options]),
+            latency=np.where(possible, np.stack([inside[k].latency for k, *_ in options]) + serial, np.inf),
+            energy_pj=np.where(possible, np.stack([inside[k].energy_pj for k, *_ in options]), np.inf),
             external=external,
             objective=objective,
         )
@@ -457,7 +489,8 @@ def _mac_cost(
         ext_in_bytes={op: _choose([traffic[0][op] for *_, traffic in options], pick) for op in ("W", "I", "O")},
         ext_write_bytes=_choose([traffic[1] for *_, traffic in options], pick),
         core_shares=gemm.core_shares,
-        mapping=np.asarray([MAPPINGS.index(name) for _, name, _ in options])[pick],
+        mapping=np.asarray([MAPPINGS.index(name) for _, name, _, _ in options])[pick],
+        mapping_below_top=np.asarray([below for _, _, below, _ in options])[pick],
         reduction_levels=np.asarray([orders[k][0] for k, *_ in options])[pick],
         held_rows=_choose([_recorded(held, "rows", compute) for held in held_of], pick),
         held_columns=_choose([_recorded(held, "columns", compute) for held in held_of], pick),
@@ -510,6 +543,36 @@ def _held_blocks(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precisi
     ]
 
 
+def _holds_the_whole_op(core: Core, gemm: _Gemm, precision: _Precision) -> np.ndarray:
+    """Whether the core's top memory keeps all three operands and holds the whole op at once: its weights, the input
+    pixels it reads and its outputs in partial-sum precision, per (configuration, op)."""
+    level = core.levels[-1]
+    if level.operands != {"W", "I", "O"}:
+        return np.zeros(gemm.macs.shape, dtype=bool)
+    elems = {"W": gemm.s_elems, "I": gemm.x_unique, "O": gemm.o_elems}
+    whole = sum(elems[operand] * gemm.groups * precision.tile_bytes[operand] for operand in elems)
+    return whole <= _capacity_bytes(level, gemm)
+
+
+def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int) -> dict[str, _Tile]:
+    """The mappings other than the dataflow's for the loop order right below the top memory, each with its block
+    (``_resident_tile``) in the resident operand's outermost memory below the top, grown from the tile below that
+    memory: as ``MAPPINGS`` above the core, one loop nest around the block whichever memory each operand arrives in
+    (ZigZag's loop order between ``l1`` and ``l3`` on its ``gemm_l1_l3``, whose 1.25 GB ``l3`` holds every
+    layer). None where an operand has no memory below the top (it would cross into the array straight from the top)
+    or its boundary into the top lies in the reduction-innermost ``band`` (whose order is set there)."""
+    below = {operand: [i for i, level in enumerate(core.levels[:-1]) if operand in level.operands] for operand in "WIO"}
+    if not all(below.values()) or any(_in_band(holders[-1], band) for holders in below.values()):
+        return {}
+    native = _NATIVE[core.dataflow]
+    return {
+        name: _resident_tile(core.levels[home], gemm, tiles[home], _RESIDENT[name], precision)
+        for name in MAPPINGS
+        if name != native
+        for home in [below[_RESIDENT[name]][-1]]
+    }
+
+
 def _recorded(held: _Held | None, innermost: str, like: np.ndarray) -> np.ndarray:
     """What ``CoreOpCost`` records of a candidate's held block: its rows (or columns) where they are innermost, else 0."""
     if held is None or held.innermost != innermost:
@@ -539,6 +602,15 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
             r_new = np.where(room >= held.rows * r_w * unique, np.maximum(r_t, r_w), r_t)
         out.append((m_new if i <= top else m_t, n_new, r_new))
     return out
+
+
+def _held_at_the_array(gemm: _Gemm, held: _Held | None, operand: str) -> np.ndarray | float:
+    """How many times more often the array reads ``operand`` in a held-block order (``_held_blocks``) than in the
+    dataflow's: the weights again per block of rows, the inputs once per block of columns (1 without ``held``)."""
+    if held is None or operand == "O":
+        return 1.0
+    (m, n, _), n_a = gemm.full, gemm.array_tile[1]
+    return np.ceil(m / held.rows) if operand == "W" else np.ceil(n / held.columns) / np.ceil(n / n_a)
 
 
 def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.ndarray, precision: _Precision) -> _Tile:
@@ -605,12 +677,16 @@ def _inside(
     mac_pj: np.ndarray,
     band: int,
     held: _Held | None = None,
+    below_top: tuple[str, _Tile] | None = None,
 ) -> _Inside:
     """Inside the core, with the reduction loops innermost over the PE array and the ``band`` - 1 innermost
     levels (``_in_band``) and the dataflow's order above them; or, with ``held`` (``_held_blocks``), the
     dataflow's order except inside the innermost weight memory's tile, where the reduction runs innermost over
-    blocks of outputs whose partial sums stay in the innermost output memory."""
+    blocks of outputs whose partial sums stay in the innermost output memory. With ``below_top`` (a ``MAPPINGS``
+    name and its block, ``_below_top``), every operand crosses into the top memory in that loop order around the
+    block."""
     tiles = _tiles(core, gemm, array_tile, precision, band=band)
+    top = len(core.levels) - 1
     if held is not None:
         tiles = _block_in_the_pes(core, gemm, tiles, held, precision)
     levels = _Levels(core, compute.shape, [_working(level.memory, gemm) for level in core.levels])
@@ -626,7 +702,9 @@ def _inside(
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
             tile = tiles[child + 1]
-            if operand == "O" and in_band:
+            if below_top is not None and parent == top and child >= 0:
+                order, tile = below_top
+            elif operand == "O" and in_band:
                 # the band's output block leaves once per R-tile of its tile (``_band_within_weights``): complete
                 # where that spans all of R
                 order, final, arriving = "weight_resident", final | (tile[2] >= gemm.full[2]), tile[2]
@@ -641,11 +719,7 @@ def _inside(
                     passed = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                     tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
-            if child < 0 and held is not None:
-                # at the array: the weights read again per block of rows, the inputs once per block of columns
-                (m, n, _), n_a = gemm.full, tiles[0][1]
-                down = down * (np.ceil(m / held.rows) if operand == "W" else 1.0)
-                down = down * (np.ceil(n / held.columns) / np.ceil(n / n_a) if operand == "I" else 1.0)
+            down = down * (_held_at_the_array(gemm, held, operand) if child < 0 else 1.0)
             # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory above
             if operand == "O":
                 p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
@@ -941,6 +1015,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         ext_write_bytes=out_bytes.copy(),
         core_shares=np.ones(shape),
         mapping=np.full(shape, -1),
+        mapping_below_top=np.zeros(shape, dtype=bool),
         reduction_levels=np.full(shape, -1),
         held_rows=np.full(shape, -1.0),
         held_columns=np.full(shape, -1.0),

@@ -262,6 +262,7 @@ class OpCosts:
     psum: np.ndarray
     out: np.ndarray  # bytes out of the top memory: outputs and partial sums
     mapping: np.ndarray
+    mapping_below_top: np.ndarray
     reduction_levels: np.ndarray
     held_rows: np.ndarray
     held_columns: np.ndarray
@@ -280,6 +281,7 @@ class OpCosts:
         shape = (hardware.n_configs, len(table))
         arrays = {name: np.zeros(shape) for name in ("latency", "energy", "in_w", "in_i", "psum", "out", "mac_pj", "copies_pj")}
         mapping, reduction_levels = np.full(shape, -1), np.full(shape, -1)
+        mapping_below_top = np.zeros(shape, dtype=bool)
         held_rows, held_columns = np.full(shape, -1.0), np.full(shape, -1.0)
         level_pj = {name: np.zeros(shape) for name in hardware.memories}
         mac = table.is_mac
@@ -300,6 +302,7 @@ class OpCosts:
                         objective=plan.mapping_objective,
                     )
                     mapping[:, index] = cost.mapping
+                    mapping_below_top[:, index] = cost.mapping_below_top
                     reduction_levels[:, index] = cost.reduction_levels
                     held_rows[:, index] = cost.held_rows
                     held_columns[:, index] = cost.held_columns
@@ -328,6 +331,7 @@ class OpCosts:
             tensor_parallel=plan.tensor_parallel,
             mapping_objective=plan.mapping_objective,
             mapping=mapping,
+            mapping_below_top=mapping_below_top,
             reduction_levels=reduction_levels,
             held_rows=held_rows,
             held_columns=held_columns,
@@ -368,7 +372,7 @@ class OpCosts:
 
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
-    *("mapping", "reduction_levels", "held_rows", "held_columns", "mac_pj", "copies_pj"),
+    *("mapping", "mapping_below_top", "reduction_levels", "held_rows", "held_columns", "mac_pj", "copies_pj"),
 )
 
 
@@ -613,6 +617,7 @@ def _run(
             "latency_cycles": costs.latency.ravel(),
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
+            "mapping_below_top": costs.mapping_below_top.ravel(),
             "reduction_levels": costs.reduction_levels.ravel(),
             "held_rows": costs.held_rows.ravel(),
             "held_columns": costs.held_columns.ravel(),
