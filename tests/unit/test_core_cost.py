@@ -193,6 +193,52 @@ def test_below_a_top_memory_holding_the_whole_op_the_loop_order_is_chosen_one_le
         assert cost.level_read_bytes["big"][1, 0] == 1280, objective
 
 
+def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:
+    # The conv above with its local memory double-buffered. Beside one streaming row, now two of it (32 inputs and 32
+    # partial sums, each less than its whole operand: 128 B), a weight tile would have 896 B, less than all 1,024 B
+    # of W: two of it, 448 B each, 14 columns; the input streams past ceil(32 / 14) = 3 weight tiles (X 3 x 128 in).
+    _, table = _gemm_like_conv()
+    single = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]))
+    hw = _tiny_variant(tmp_path, lambda data: data["memories"]["local"].update(double_buffered=True))
+    core = hw.cores[0]
+    native = mac_cost(core, table, np.array([0]))
+    assert single.ext_in_bytes["I"][0, 0] == 256 and native.ext_in_bytes["I"][0, 0] == 384
+    assert native.ext_in_bytes["W"][0, 0] == 1024
+    for objective in OBJECTIVES:
+        # input-resident: the whole input (4 rows, 128 B) is one buffer beside two 2-column weight slices (128 B)
+        cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
+        assert MAPPINGS[cost.mapping[0, 0]] == "input_resident", objective
+        assert cost.ext_in_bytes["I"][0, 0] == 128 and cost.ext_in_bytes["W"][0, 0] == 1024
+
+
+def test_a_band_keeps_the_arrays_block_where_a_wider_one_would_crowd_the_input_out(tmp_path: Path) -> None:
+    # 1x1 conv, C = K = 32, 4x4 outputs: M = 16, N = 32, R = 32; X 512 B, W 1,024 B, Y 512 B; array tile m=1, n=2,
+    # r=2. A 16 B output register, a 700 B double-buffered local memory (the weights do not fit, the input does) and
+    # the 4 KiB memory above it that holds the whole op.
+    def core(data: dict) -> None:
+        _under_a_big_memory(data)
+        data["memories"]["local"].update(size_bytes=700, double_buffered=True)
+        data["memories"]["rf"]["size_bytes"] = 16
+        data["cores"][0]["memory"] = [
+            {"level": "rf", "operands": ["O"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+            {"level": "big", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=4))
+    cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
+    # Band 2 (the reduction innermost over the array and rf). Grown to rf's 16 outputs, its block is 4 x 4: beside it
+    # the input-resident block in local needs two weight slices of R x 4 (256 B), which leaves (700 - 256) / 32 = 13
+    # rows, fewer than 16, so two of them: 6 rows, the weights 3 times from big (3,072 + 512 B). With the array's
+    # block (1 x 2) the slices take 128 B and the whole input fits once: big reads W 1,024 + X 512 and is written the
+    # 512 final outputs; local is written those three (2,048 B).
+    assert cost.reduction_levels[0, 0] == 2 and not cost.band_grown[0, 0]
+    assert MAPPINGS[cost.mapping[0, 0]] == "input_resident" and cost.mapping_below_top[0, 0]
+    assert cost.level_read_bytes["big"][0, 0] == 1536 and cost.level_write_bytes["big"][0, 0] == 512
+    assert cost.level_write_bytes["local"][0, 0] == 2048
+
+
 def test_an_output_block_takes_the_room_the_input_slice_leaves_it(tmp_path: Path) -> None:
     # 1x1 conv, batch 3 of 4x4 outputs, C = 64, K = 16: M = 48, N = 16, R = 64; X 3,072 B, W 1,024 B, Y 768 B.
     # A 4 B weight register (its tile: 1 row x 2 columns x 2 of R) below a 1 KiB local memory of inputs and outputs.

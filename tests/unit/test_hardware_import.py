@@ -164,6 +164,14 @@ def test_a_mapping_is_cut_to_what_the_innermost_memories_pass(tmp_path: Path) ->
     assert hw.cores[0].pes[0] == 512
 
 
+def test_zigzags_forced_double_buffering_is_kept(tmp_path: Path) -> None:
+    # gemm_l1_l3's l1 has force_double_buffering: True, its other memories and every other bundled file none
+    hw = _load(zigzag_hardware(ZIGZAG / "gemm_l1_l3.yaml", **ZIGZAG_OPTIONS["gemm_l1_l3.yaml"]), tmp_path)
+    assert {name: memory.double_buffered for name, memory in hw.memories.items()} == {"reg_O": False, "l1": True, "l3": False}
+    tpu = _load(zigzag_hardware(ZIGZAG / "tpu_like.yaml"), tmp_path)
+    assert not any(memory.double_buffered for memory in tpu.memories.values())
+
+
 def test_an_operand_on_a_narrower_port_pays_zigzags_cost_per_access_of_that_port(tmp_path: Path) -> None:
     # ZigZag charges r_cost (w_cost) per access of the port that serves the operand: gemm_l1_l3's l1 reads and writes
     # inputs and weights through 512-bit ports, 118 (141.6) pJ per 512 bits, and its outputs through a 2048-bit one,

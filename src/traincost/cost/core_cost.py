@@ -11,7 +11,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    level leaves it (``_room``: its capacity less the slices the other operands it keeps need while
    the tile stays, as ZigZag fills a shared memory with the sum of the operands' tiles):
    weight-stationary first takes all of R (so no partial sums), then as much of N as fits;
-   output-stationary takes a square-ish M×N block.
+   output-stationary takes a square-ish M×N block. A double-buffered memory (``MemoryLevel.double_buffered``,
+   ZigZag's ``force_double_buffering``) keeps two of each tile or slice that is less than its whole operand
+   (``_buffers``), in every block this recipe sizes.
 3. **A loop order per op inside the core.** Below the top memory, a band of the innermost levels
    may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
    until all of R is done, while the weights and inputs under it change every step; all of R the
@@ -19,7 +21,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    ``_band_within_weights``); above the band the order is the core's dataflow. The band is chosen
    per op and per configuration among 0 (the dataflow's order everywhere) up to every level below
    the top (``_in_band``), with the mapping above the core, by the same objective, and recorded in
-   ``CoreOpCost.reduction_levels``. With a
+   ``CoreOpCost.reduction_levels``. A band's output memories grow their block to their room, or keep the
+   array's (``CoreOpCost.band_grown``): a wide block reuses more inside the band but needs a wider slice of
+   weights in the memory above it. With a
    one-weight register per PE (ZigZag's ``edge_tpu_like``) the dataflow's order sends partial sums
    to the big SRAM once per reduction tile of the register; the band keeps them in the per-PE
    output registers. The PE array itself keeps no outputs: its partial sums reach the innermost
@@ -162,6 +166,7 @@ class CoreOpCost:
     reduction_levels: np.ndarray  # the chosen band: reduction innermost over the array and band - 1 levels (-1: no MAC)
     held_rows: np.ndarray  # rows whose partial sums the PEs' output memory holds across the reduction (0: not that order)
     held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
+    band_grown: np.ndarray  # whether the band's output memories grew their block to their room (else the array's)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
     # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims, and every non-MAC op)
@@ -273,8 +278,18 @@ def _capacity_bytes(level: CoreLevel, gemm: _Gemm) -> np.ndarray:
 
 def _share_elems(level: CoreLevel, gemm: _Gemm, element_bytes: np.ndarray) -> np.ndarray:
     """Elements of one operand a level holds: its capacity over the instances at work, shared by the operands it
-    keeps."""
-    return _capacity_bytes(level, gemm) / len(level.operands) / element_bytes
+    keeps (a share is a slice: half of it in a double-buffered memory, ``_buffers``)."""
+    halves = 2.0 if level.memory.double_buffered else 1.0
+    return _capacity_bytes(level, gemm) / len(level.operands) / element_bytes / halves
+
+
+def _buffers(level: CoreLevel, elems: np.ndarray, whole: np.ndarray) -> np.ndarray | float:
+    """How many copies of a tile of ``elems`` elements ``level`` keeps: two in a double-buffered memory where the tile
+    is less than its whole operand (``whole`` elements: the next tile loads while the array works on this one, as
+    ZigZag sizes a tile in a memory with ``force_double_buffering``), else one."""
+    if not level.memory.double_buffered:
+        return 1.0
+    return np.where(elems < whole, 2.0, 1.0)
 
 
 def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> np.ndarray:
@@ -285,11 +300,19 @@ def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: 
     the others pass it one step of the ``inner`` tile at a time: beside a weight tile the rows streaming past it
     (inputs m_inner x R as im2col, partial sums m_inner x N), beside an input block a weight slice R x n_inner and
     outputs M x n_inner, beside an output block an input slice M x r_inner and a weight slice r_inner x N. Each
-    slice spans the op's whole extent in the tile's dimensions, so the room does not depend on how far it grows."""
+    slice spans the op's whole extent in the tile's dimensions, so the room does not depend on how far it grows.
+    In a double-buffered memory a slice, and the tile unless it is its whole operand, take twice their size
+    (``_buffers``)."""
     (m, n, r), (m_i, n_i, r_i) = gemm.full, inner
+    whole = {"W": r * n, "I": m * r, "O": m * n}
     beside = {"W": {"I": m_i * r, "O": m_i * n}, "I": {"W": r * n_i, "O": m * n_i}, "O": {"I": m * r_i, "W": r_i * n}}[operand]
-    reserved = sum(beside[other] * precision.tile_bytes[other] for other in level.operands if other != operand)
-    return np.maximum(_capacity_bytes(level, gemm) - reserved, 0.0) / precision.tile_bytes[operand]
+    reserved = sum(
+        beside[other] * precision.tile_bytes[other] * _buffers(level, beside[other], whole[other])
+        for other in level.operands
+        if other != operand
+    )
+    room = np.maximum(_capacity_bytes(level, gemm) - reserved, 0.0) / precision.tile_bytes[operand]
+    return room / _buffers(level, room, whole[operand])
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,49 +451,35 @@ def _mac_cost(
     )
 
     precision = _Precision.of(core)
-    # the candidates inside the core: a band of reduction-innermost levels, or rows held in the PEs; each x a
+    # the candidates inside the core (a band of reduction-innermost levels, or rows held in the PEs), each x a
     # mapping above the core
-    orders: list[tuple[int, _Held | None]] = [(band, None) for band in _bands(core)]
-    array_tile = gemm.array_tile
-    orders += [(0, held) for held in _held_blocks(core, gemm, array_tile, precision)]
-    inside = [
-        _inside(core, gemm, array_tile, precision, compute=compute, mac_pj=mac_pj, band=band, held=held) for band, held in orders
-    ]
-    serial = _serial_tile_io(core, gemm, array_tile, precision, external) if core.tile_io == "serial" else 0.0
+    orders = _orders(core, gemm, precision)
+    inside = [_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=order) for order in orders]
+    serial = _serial_tile_io(core, gemm, gemm.array_tile, precision, external) if core.tile_io == "serial" else 0.0
     options = [
-        (k, name, False, traffic)
+        (k, name, traffic)
         for k, cand in enumerate(inside)
         for name, traffic in _external_traffic(
-            core, gemm, cand.tiles, cand.outermost, precision, band=orders[k][0], choose=external is not None
+            core, gemm, cand.tiles, cand.outermost, precision, band=orders[k].band, choose=external is not None
         ).items()
     ]
     whole = _holds_the_whole_op(core, gemm, precision)
     if external is not None and whole.any():
         # the top memory holds the whole op (every mapping above the core moves each operand across once): the
         # loop order is chosen below it instead, with the dataflow's above
-        for k, (band, held) in enumerate(orders[: len(inside)]):
-            for name, block in _below_top(core, gemm, inside[k].tiles, precision, band=band).items():
-                cand = _inside(
-                    core,
-                    gemm,
-                    array_tile,
-                    precision,
-                    compute=compute,
-                    mac_pj=mac_pj,
-                    band=band,
-                    held=held,
-                    below_top=(name, block),
-                )
+        for order, cand in list(zip(orders, inside, strict=True)):
+            for name, block in _below_top(core, gemm, cand.tiles, precision, band=order.band).items():
+                orders.append(replace(order, below_top=(name, block)))
+                inside.append(_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=orders[-1]))
                 (traffic,) = _external_traffic(
-                    core, gemm, cand.tiles, cand.outermost, precision, band=band, choose=False
+                    core, gemm, inside[-1].tiles, inside[-1].outermost, precision, band=order.band, choose=False
                 ).values()
-                inside.append(cand)
-                orders.append((band, held))
-                options.append((len(inside) - 1, name, True, traffic))
+                options.append((len(inside) - 1, name, traffic))
+    below = [orders[k].below_top is not None for k, *_ in options]
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(options) > 1 and external is not None:
         # a loop order below the top memory is one only where that memory holds the whole op
-        possible = np.stack([whole | (not below) for _, _, below, _ in options])
+        possible = np.stack([whole | (not below_top) for below_top in below])
         pick = _best(
             [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
             latency=np.where(possible, np.stack([inside[k].latency for k, *_ in options]) + serial, np.inf),
@@ -479,7 +488,7 @@ def _mac_cost(
             objective=objective,
         )
     chosen = [inside[k] for k, *_ in options]
-    held_of = [orders[k][1] for k, *_ in options]
+    held_of = [orders[k].held for k, *_ in options]
     return CoreOpCost(
         latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
         compute_cycles=compute,
@@ -489,14 +498,36 @@ def _mac_cost(
         ext_in_bytes={op: _choose([traffic[0][op] for *_, traffic in options], pick) for op in ("W", "I", "O")},
         ext_write_bytes=_choose([traffic[1] for *_, traffic in options], pick),
         core_shares=gemm.core_shares,
-        mapping=np.asarray([MAPPINGS.index(name) for _, name, _, _ in options])[pick],
-        mapping_below_top=np.asarray([below for _, _, below, _ in options])[pick],
-        reduction_levels=np.asarray([orders[k][0] for k, *_ in options])[pick],
+        mapping=np.asarray([MAPPINGS.index(name) for _, name, _ in options])[pick],
+        mapping_below_top=np.asarray(below)[pick],
+        reduction_levels=np.asarray([orders[k].band for k, *_ in options])[pick],
+        band_grown=np.asarray([orders[k].grow for k, *_ in options])[pick],
         held_rows=_choose([_recorded(held, "rows", compute) for held in held_of], pick),
         held_columns=_choose([_recorded(held, "columns", compute) for held in held_of], pick),
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Order:
+    """One candidate order inside a core (``_orders``): a ``band`` of reduction-innermost levels whose output memories
+    grow their block to their room (``grow``) or keep the array's, or a block of outputs ``held`` in the PEs (band
+    0); with ``below_top``, a ``MAPPINGS`` name and its block right below the top memory (``_below_top``)."""
+
+    band: int
+    held: _Held | None = None
+    grow: bool = True
+    below_top: tuple[str, _Tile] | None = None
+
+
+def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
+    """The candidate orders inside a core: each band (``_bands``); again with the array's block of outputs where a level
+    in the band keeps outputs (whose block would grow: a block as wide as the array's leaves the weight slice above it
+    narrow, ZigZag's ``O: reg_O[C16 FY3 FX3]`` on ``gemm_l1_l3``); each block held in the PEs (``_held_blocks``)."""
+    orders = [_Order(band) for band in _bands(core)]
+    orders += [_Order(band, grow=False) for band in _bands(core) if any("O" in core.levels[i].operands for i in range(band - 1))]
+    return orders + [_Order(0, held=held) for held in _held_blocks(core, gemm, gemm.array_tile, precision)]
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -668,24 +699,16 @@ class _Inside:
 
 
 def _inside(
-    core: Core,
-    gemm: _Gemm,
-    array_tile: _Tile,
-    precision: _Precision,
-    *,
-    compute: np.ndarray,
-    mac_pj: np.ndarray,
-    band: int,
-    held: _Held | None = None,
-    below_top: tuple[str, _Tile] | None = None,
+    core: Core, gemm: _Gemm, precision: _Precision, *, compute: np.ndarray, mac_pj: np.ndarray, candidate: _Order
 ) -> _Inside:
-    """Inside the core, with the reduction loops innermost over the PE array and the ``band`` - 1 innermost
-    levels (``_in_band``) and the dataflow's order above them; or, with ``held`` (``_held_blocks``), the
-    dataflow's order except inside the innermost weight memory's tile, where the reduction runs innermost over
-    blocks of outputs whose partial sums stay in the innermost output memory. With ``below_top`` (a ``MAPPINGS``
-    name and its block, ``_below_top``), every operand crosses into the top memory in that loop order around the
-    block."""
-    tiles = _tiles(core, gemm, array_tile, precision, band=band)
+    """Inside the core in the ``candidate`` order: with the reduction loops innermost over the PE array and the
+    ``band`` - 1 innermost levels (``_in_band``) and the dataflow's order above them; or, with ``held``
+    (``_held_blocks``), the dataflow's order except inside the innermost weight memory's tile, where the reduction
+    runs innermost over blocks of outputs whose partial sums stay in the innermost output memory. With ``below_top``
+    (a ``MAPPINGS`` name and its block, ``_below_top``), every operand crosses into the top memory in that loop
+    order around the block."""
+    band, held, below_top = candidate.band, candidate.held, candidate.below_top
+    tiles = _tiles(core, gemm, gemm.array_tile, precision, band=band, grow=candidate.grow)
     top = len(core.levels) - 1
     if held is not None:
         tiles = _block_in_the_pes(core, gemm, tiles, held, precision)
@@ -830,13 +853,14 @@ def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precis
     overlap is reused and no partial sums leave), as many rows of M as the level holds at the input elements per row
     the op reads, beside, where the level keeps them, the weights of one column tile (R x n_inner) and the partial sums
     of its own rows over that column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
-    pass on final)."""
-    (m_t, n_t, r_t), (m, _, r) = inner, gemm.full
+    pass on final). In a double-buffered memory the weight slice (unless all of N) and a block of fewer than all rows
+    take twice their size (``_buffers``)."""
+    (m_t, n_t, r_t), (m, n, r) = inner, gemm.full
     capacity = _capacity_bytes(level, gemm)
-    weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands)
+    weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
     partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
     rows = (capacity - weights) / (gemm.x_unique / m * precision.tile_bytes["I"] + partial_sums)
-    return np.clip(np.floor(rows), m_t, m), n_t, r
+    return np.clip(np.floor(rows / _buffers(level, rows, m)), m_t, m), n_t, r
 
 
 def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
@@ -844,18 +868,26 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     the level keeps them, the inputs of its own m rows and the weights of its own n columns for one step of the
     inner tile's reduction (m x r_inner and r_inner x n; ``_room`` reserves the op's whole extent instead, for tiles
     that every row or column of it streams past). The columns grow as a square block's would; the rows take what
-    is left."""
+    is left. A double-buffered memory holds a block of the whole output once, any other twice (``_buffers``)."""
     (m_t, n_t, r_t), (m, n, _) = inner, gemm.full
-    capacity = _capacity_bytes(level, gemm)
     per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
     per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
-    elems = capacity / precision.tile_bytes["O"]
-    n_block = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
-    rows = (capacity - n_block * per_column) / (n_block * precision.tile_bytes["O"] + per_row)
-    return np.clip(np.floor(rows), m_t, m), n_block, gemm.full[2]
+
+    def block(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        elems = capacity / precision.tile_bytes["O"]
+        n_block = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
+        rows = (capacity - n_block * per_column) / (n_block * precision.tile_bytes["O"] + per_row)
+        return np.clip(np.floor(rows), m_t, m), n_block
+
+    rows, columns = block(_capacity_bytes(level, gemm))
+    if level.memory.double_buffered:  # two of everything but a block of the whole output
+        halved = block(_capacity_bytes(level, gemm) / 2)
+        whole = (rows >= m) & (columns >= n)
+        rows, columns = np.where(whole, rows, halved[0]), np.where(whole, columns, halved[1])
+    return rows, columns, gemm.full[2]
 
 
-def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *, band: int) -> list[_Tile]:
+def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *, band: int, grow: bool = True) -> list[_Tile]:
     """The tile at the PE array (``array_tile``), then at each memory level of ``core`` (innermost first). A level in
     the reduction-innermost band (``_in_band``) grows an output block if it keeps outputs, and nothing else."""
     tile = array_tile
@@ -863,8 +895,10 @@ def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *,
     for i, level in enumerate(core.levels):
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
         stationary = "O" if dataflow == "output_stationary" else "W"
-        if stationary in level.operands:
+        if stationary in level.operands and (grow or not _in_band(i, band)):
             tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm.full)
+        elif stationary in level.operands:  # the output block below, kept over all of R
+            tile = (tile[0], tile[1], gemm.full[2])
         tiles.append(tile)
     return _band_within_weights(core, gemm, tiles, precision, band=band)
 
@@ -1016,6 +1050,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         core_shares=np.ones(shape),
         mapping=np.full(shape, -1),
         mapping_below_top=np.zeros(shape, dtype=bool),
+        band_grown=np.ones(shape, dtype=bool),
         reduction_levels=np.full(shape, -1),
         held_rows=np.full(shape, -1.0),
         held_columns=np.full(shape, -1.0),

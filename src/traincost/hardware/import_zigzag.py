@@ -23,7 +23,8 @@ The translation, field by field:
   r_cost / the widest read port's bits (``w_cost`` likewise), and an operand whose widest port reading
   (writing) it is narrower gets r_cost (w_cost) over that port's bits in ``operand_energy_pj_per_bit``, as
   ZigZag charges an access per port width (``gemm_l1_l3``'s inputs and weights pay 118 pJ per 512 bits, its
-  outputs per 2,048); the narrowest ``bandwidth_min`` → ``min_access_bits``;
+  outputs per 2,048); the narrowest ``bandwidth_min`` → ``min_access_bits``; ``force_double_buffering`` →
+  ``double_buffered``;
 - ``served_dimensions`` → ``instances`` = the product of the dimensions not served (``per_pe`` when
   it serves none);
 - the off-chip memory (named ``dram``, or ``offchip``) → the ``offchip`` link, with its read and write
@@ -587,6 +588,7 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
         **energies,
         **({"operand_energy_pj_per_bit": by_operand} if by_operand else {}),
         "min_access_bits": minimum,
+        **({"double_buffered": True} if entry.get("force_double_buffering") else {}),
         "instances": math.prod(max(1, size) for dim, size in dim_size.items() if dim not in served_dims),
         "serves_no_dimension": not served_dims,
         "operands": operands,

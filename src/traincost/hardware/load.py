@@ -193,6 +193,7 @@ def _memory(name: str, entry: Mapping[str, Any], core_pes: np.ndarray | None, bu
         write_bandwidth_bytes_per_cycle=np.broadcast_to(write, (build.n_configs,)).copy(),
         instances=instances,
         per_pe=per_pe,
+        double_buffered=bool(entry.get("double_buffered", False)),
         min_access_bits=build.number(entry.get("min_access_bits", 0), f"{where}.min_access_bits", "min_access_bits"),
         ports=ports,
         operand_energy_pj_per_bit={

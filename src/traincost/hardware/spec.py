@@ -65,7 +65,8 @@ class MemoryLevel:
     PE when ``per_pe``. The read and write bandwidths are the sums over the ports that can read and
     the ports that can write. An access moves at least ``min_access_bits`` (0 = no minimum). An
     operand in ``operand_energy_pj_per_bit`` (read, write) costs that inside a core instead of the
-    memory's own energies (``energy_pj_per_bit``).
+    memory's own energies (``energy_pj_per_bit``). A ``double_buffered`` memory keeps two of each tile
+    that is less than its whole operand (the next one loads while the array works on this one).
     """
 
     name: str
@@ -80,6 +81,7 @@ class MemoryLevel:
     min_access_bits: np.ndarray
     ports: tuple[MemoryPort, ...]
     operand_energy_pj_per_bit: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    double_buffered: bool = False
 
     def energy_pj_per_bit(self, operand: str | None) -> tuple[np.ndarray, np.ndarray]:
         """What a bit of ``operand`` costs read from and written into one instance (None: the memory's own)."""
