@@ -193,6 +193,35 @@ def test_below_a_top_memory_holding_the_whole_op_the_loop_order_is_chosen_one_le
         assert cost.level_read_bytes["big"][1, 0] == 1280, objective
 
 
+def test_an_input_block_below_the_top_takes_no_more_rows_than_its_partial_sums_have_room_for(tmp_path: Path) -> None:
+    # 1x1 conv, C = K = 32, 4x4 outputs: M = 16, N = 32, R = 32; X 512 B, W 1,024 B, Y 512 B; array tile m=1, n=2,
+    # r=2. Cheap memories of one operand each below big (4 KiB, 8 pJ a byte): 1 KiB of inputs, 16 B of outputs, 64 B
+    # of weights.
+    def core(data: dict) -> None:
+        _under_a_big_memory(data)
+        cheap = {**_WIDE, "read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
+        data["memories"]["rf"] = {"size_bytes": 1024, **cheap}
+        data["memories"]["oram"] = {"size_bytes": 16, **cheap}
+        data["memories"]["local"] = {"size_bytes": 64, **cheap}
+        data["cores"][0]["memory"] = [
+            {"level": "rf", "operands": ["I"]},
+            {"level": "oram", "operands": ["O"]},
+            {"level": "local", "operands": ["W"]},
+            {"level": "big", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=4))
+    cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
+    # input-resident below big: the input memory would hold all 16 rows (512 B), but the block runs all of R over its
+    # rows and the array's 2 columns, whose partial sums stay in the 16 B output memory: 8 rows. The weights come from
+    # big once per block (2 x 1,024 B, written into the weight memory), the input once (512 B); the outputs leave
+    # once, final (512 B).
+    assert MAPPINGS[cost.mapping[0, 0]] == "input_resident" and cost.mapping_below_top[0, 0]
+    assert cost.level_read_bytes["big"][0, 0] == 2560 and cost.level_write_bytes["big"][0, 0] == 512
+    assert cost.level_write_bytes["local"][0, 0] == 2048
+
+
 def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:
     # The conv above with its local memory double-buffered. Beside one streaming row, now two of it (32 inputs and 32
     # partial sums, each less than its whole operand: 128 B), a weight tile would have 896 B, less than all 1,024 B

@@ -591,17 +591,26 @@ def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precisio
     memory: as ``MAPPINGS`` above the core, one loop nest around the block whichever memory each operand arrives in
     (ZigZag's loop order between ``l1`` and ``l3`` on its ``gemm_l1_l3``, whose 1.25 GB ``l3`` holds every
     layer). None where an operand has no memory below the top (it would cross into the array straight from the top)
-    or its boundary into the top lies in the reduction-innermost ``band`` (whose order is set there)."""
+    or its boundary into the top lies in the reduction-innermost ``band`` (whose order is set there). An input block
+    runs all of R below the top: where the outputs' memory below the top is another than the inputs', the block takes
+    no more rows than that memory holds partial sums for over its column tile (a copy in each instance that works on
+    an output, ``_copies``, as ``_held_blocks`` counts them: ZigZag's ``generic_array_cacti``, per-PE registers for
+    each operand under a 32 MB SRAM)."""
     below = {operand: [i for i, level in enumerate(core.levels[:-1]) if operand in level.operands] for operand in "WIO"}
     if not all(below.values()) or any(_in_band(holders[-1], band) for holders in below.values()):
         return {}
     native = _NATIVE[core.dataflow]
-    return {
+    blocks = {
         name: _resident_tile(core.levels[home], gemm, tiles[home], _RESIDENT[name], precision)
         for name in MAPPINGS
         if name != native
         for home in [below[_RESIDENT[name]][-1]]
     }
+    if "input_resident" in blocks and below["O"][-1] != below["I"][-1]:
+        level, (m_b, n_b, r_b) = core.levels[below["O"][-1]], blocks["input_resident"]
+        held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
+        blocks["input_resident"] = (np.clip(np.floor(held / n_b), tiles[below["I"][-1]][0], m_b), n_b, r_b)
+    return blocks
 
 
 def _recorded(held: _Held | None, innermost: str, like: np.ndarray) -> np.ndarray:
@@ -854,9 +863,10 @@ def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precis
     the op reads, beside, where the level keeps them, the weights of one column tile (R x n_inner) and the partial sums
     of its own rows over that column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
     pass on final). In a double-buffered memory the weight slice (unless all of N) and a block of fewer than all rows
-    take twice their size (``_buffers``)."""
+    take twice their size (``_buffers``); a memory that keeps copies of an input in several instances (``_copies``)
+    holds that many times fewer."""
     (m_t, n_t, r_t), (m, n, r) = inner, gemm.full
-    capacity = _capacity_bytes(level, gemm)
+    capacity = _capacity_bytes(level, gemm) / _copies(level, "I", gemm)
     weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
     partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
     rows = (capacity - weights) / (gemm.x_unique / m * precision.tile_bytes["I"] + partial_sums)
@@ -868,7 +878,8 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     the level keeps them, the inputs of its own m rows and the weights of its own n columns for one step of the
     inner tile's reduction (m x r_inner and r_inner x n; ``_room`` reserves the op's whole extent instead, for tiles
     that every row or column of it streams past). The columns grow as a square block's would; the rows take what
-    is left. A double-buffered memory holds a block of the whole output once, any other twice (``_buffers``)."""
+    is left. A double-buffered memory holds a block of the whole output once, any other twice (``_buffers``); a memory
+    that keeps copies of a partial sum in several instances (``_copies``) holds that many times fewer."""
     (m_t, n_t, r_t), (m, n, _) = inner, gemm.full
     per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
     per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
@@ -879,9 +890,10 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
         rows = (capacity - n_block * per_column) / (n_block * precision.tile_bytes["O"] + per_row)
         return np.clip(np.floor(rows), m_t, m), n_block
 
-    rows, columns = block(_capacity_bytes(level, gemm))
+    capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
+    rows, columns = block(capacity)
     if level.memory.double_buffered:  # two of everything but a block of the whole output
-        halved = block(_capacity_bytes(level, gemm) / 2)
+        halved = block(capacity / 2)
         whole = (rows >= m) & (columns >= n)
         rows, columns = np.where(whole, rows, halved[0]), np.where(whole, columns, halved[1])
     return rows, columns, gemm.full[2]
