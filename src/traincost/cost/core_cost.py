@@ -901,7 +901,8 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
 
 def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *, band: int, grow: bool = True) -> list[_Tile]:
     """The tile at the PE array (``array_tile``), then at each memory level of ``core`` (innermost first). A level in
-    the reduction-innermost band (``_in_band``) grows an output block if it keeps outputs, and nothing else."""
+    the reduction-innermost band (``_in_band``) grows an output block if it keeps outputs (without ``grow``, keeps the
+    block below it over all of R), and nothing else."""
     tile = array_tile
     tiles = [tile]
     for i, level in enumerate(core.levels):
