@@ -1,4 +1,4 @@
-"""ZigZag's own cost of a GPT-2 block layer in one fixed temporal ordering, beside our engine's cost of that layer.
+"""ZigZag's own cost of a layer in one fixed temporal ordering, beside our engine's cost of that layer.
 
 Where the cross-check (``bench/zigzag_crosscheck.py``) finds our energy well below ZigZag's, the question is whether
 our engine undercharges its loop order or ZigZag's search (LOMA, which merges each loop's prime factors down to
@@ -13,8 +13,19 @@ charge 1.146e9; every memory but that SRAM agrees to the digit, and there ZigZag
 at lpf 6, 7 and 8 alike: C = 768 is only ever split 16 x 48 (lpf 6, 7) or 4 x 12 x 16 (lpf 8), so C32 cannot be
 formed and its partial sums go to the 1 MB SRAM 48 times (7.2e8 pJ there). ``C16 OY2 OY128 C48 K72`` costs 1.511e9.
 
+On ``gemm_l1_l3``, ``qkv`` in the input-resident order our engine had taken there before it knew ``l1`` is
+double-buffered (151 rows of inputs in ``l1``; ``C96 OY16 K1152 OY8``, 128 rows), ZigZag keeps one row's inputs in
+``l1`` (``I: l1[C96] | l3[OY16 K1152 OY8]``: two of a 128-row block do not fit) and charges 2.4e11 pJ. On ``gemm_l1``,
+ResNet-18 ``layer1.0.conv1`` with each input latched over the output channels (``K32 C8 FY3 FX3 OY7 OX56``, our
+engine's energy-optimal order there, 2.34e7 pJ) ZigZag cannot place (``MemoryTooSmallException``): with no DRAM its
+``l1`` must hold every operand whole, the outputs as 16-bit partial sums once a reduction loop lies above the output
+register (401 KB, beside 201 KB of inputs and 37 KB of weights, in 512 KB); its own search keeps them in the register
+over ``C8 FY3 FX3`` (3.28e7 pJ).
+
     bench/.venv-zigzag/bin/python bench/zigzag_in_order.py --hardware tesla_npu_like --layer qkv \\
         "C32 OY2 OY128 C24 K72" "C16 OY16 K12 C48 OY16 K6"
+    bench/.venv-zigzag/bin/python bench/zigzag_in_order.py --hardware gemm_l1 --network resnet18 \\
+        --layer layer1/layer1.0/conv1 "C8 FY3 FX3 OY7 OX56 K32" "K32 C8 FY3 FX3 OY7 OX56"
 """
 
 from __future__ import annotations
@@ -27,19 +38,24 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from zigzag_crosscheck import GPT2_BLOCK, imported, ours, without_dram, zigzag_in_order  # noqa: E402
+from zigzag_crosscheck import GPT2_BLOCK, NETWORKS, imported, ours, without_dram, zigzag_in_order  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hardware", default="tesla_npu_like", help="a bundled ZigZag hardware that imports")
-    parser.add_argument("--layer", default="qkv", help=f"a GPT-2 block layer: {', '.join(name for name, *_ in GPT2_BLOCK)}")
+    parser.add_argument("--network", default="gpt2_block", help=f"one of {', '.join(NETWORKS)}")
+    parser.add_argument(
+        "--layer",
+        default="qkv",
+        help=f"a GPT-2 block layer ({', '.join(name for name, *_ in GPT2_BLOCK)}) or a layer of --network as named there",
+    )
     parser.add_argument("orderings", nargs="+", help="temporal orderings, loops innermost first, e.g. 'C32 OY2 OY128 C24 K72'")
     args = parser.parse_args()
     rows = []
     for ordering in args.orderings:
         try:
-            rows.append(pd.Series(zigzag_in_order(args.hardware, args.layer, ordering), name=ordering))
+            rows.append(pd.Series(zigzag_in_order(args.hardware, args.layer, ordering, args.network), name=ordering))
         except ValueError as error:
             sys.exit(str(error))
     theirs = pd.DataFrame(rows)

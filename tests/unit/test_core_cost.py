@@ -222,6 +222,35 @@ def test_an_input_block_below_the_top_takes_no_more_rows_than_its_partial_sums_h
     assert cost.level_write_bytes["local"][0, 0] == 2048
 
 
+def test_inputs_latched_at_the_port_where_the_weights_have_no_memory_below_the_top(tmp_path: Path) -> None:
+    # 1x1 conv, C = K = 8, 4x4 outputs: M = 16, N = 8, R = 8; X 128 B, W 64 B, Y 128 B. An OX:4 x K:2 array (m=4, n=2,
+    # r=1) under an 8 B output register (0.1 pJ a byte, 4 B a cycle) and a local memory of all three operands, where
+    # inputs and weights cost 2 pJ a byte and outputs 0.1 (ZigZag's gemm_l1: outputs on a 4x wider port).
+    def core(data: dict) -> None:
+        cheap = {"read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
+        data["memories"]["rf"].update(size_bytes=8, **cheap)
+        data["memories"]["local"].update(size_bytes=4096, operand_energy_pj_per_bit={"O": cheap})
+        data["cores"][0]["pe_array"] = [{"dim": "OX", "size": 4}, {"dim": "K", "size": 2}]
+        data["cores"][0]["memory"] = [{"level": "rf", "operands": ["O"]}, {"level": "local", "operands": ["W", "I", "O"]}]
+
+    hw = _tiny_variant(tmp_path, core)
+    core_, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
+    external = ExternalPath.of(hw, core_)
+    energy = mac_cost(core_, table, np.array([0]), external=external, objective="energy")
+    # Latched: each input read once (128 B), the weights every step of rows (4 x 64 B), the 8 outputs of a step
+    # leave the array every reduction step, to the register and on to local (written 8 x 128 B, read back 7 x 128):
+    # local reads 128 + 256 + 896 = 1,280 B, writes 1,024; energy 384 x 2 + 1,920 x 0.1 + the register's
+    # 2 x 1,920 x 0.1 = 1,344 pJ. Keeping the partial sums in the register instead (band 2) reads each input once per
+    # column tile (4 x 128 B) and the weights as often: 768 x 2 + 128 x 0.1 + 2 x 1,024 x 0.1 = 1,753.6 pJ.
+    assert energy.inputs_latched[0, 0]
+    assert energy.level_read_bytes["local"][0, 0] == 1280 and energy.level_write_bytes["local"][0, 0] == 1024
+    assert sum(energy.energy_level_pj.values())[0, 0] == pytest.approx(1344)
+    # the register passes 1,920 B each way at 4 B a cycle: 480 cycles against the compute's 128; latency keeps band 2
+    latency = mac_cost(core_, table, np.array([0]), external=external, objective="latency")
+    assert not latency.inputs_latched[0, 0] and latency.reduction_levels[0, 0] == 2
+    assert sum(latency.energy_level_pj.values())[0, 0] == pytest.approx(1753.6)
+
+
 def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:
     # The conv above with its local memory double-buffered. Beside one streaming row, now two of it (32 inputs and 32
     # partial sums, each less than its whole operand: 128 B), a weight tile would have 896 B, less than all 1,024 B

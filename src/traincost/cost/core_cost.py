@@ -44,6 +44,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    ``CoreOpCost.held_columns``. (ZigZag counts a word the array uses in consecutive cycles as one read, so of all
    the blocks the output memory holds only these two extremes are worth trying: rows innermost reuse weights over
    the rows, columns innermost reuse inputs over the columns, and a block of both reuses only the innermost.)
+   Where the weights have no memory below the top (ZigZag's ``gemm_l1``), the array may instead keep each input at
+   its port over all the column tiles of a step of rows, the weights read every step and the partial sums leaving
+   the array every reduction step (``CoreOpCost.inputs_latched``).
 4. **A mapping per op above the core.** Around the core, the outer loop order is chosen per op and
    per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
    stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
@@ -167,6 +170,7 @@ class CoreOpCost:
     held_rows: np.ndarray  # rows whose partial sums the PEs' output memory holds across the reduction (0: not that order)
     held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
     band_grown: np.ndarray  # whether the band's output memories grew their block to their room (else the array's)
+    inputs_latched: np.ndarray  # whether each input stays at the port over the output channels (``_orders``)
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
     # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims, and every non-MAC op)
@@ -502,6 +506,7 @@ def _mac_cost(
         mapping_below_top=np.asarray(below)[pick],
         reduction_levels=np.asarray([orders[k].band for k, *_ in options])[pick],
         band_grown=np.asarray([orders[k].grow for k, *_ in options])[pick],
+        inputs_latched=np.asarray([orders[k].latched for k, *_ in options])[pick],
         held_rows=_choose([_recorded(held, "rows", compute) for held in held_of], pick),
         held_columns=_choose([_recorded(held, "columns", compute) for held in held_of], pick),
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
@@ -513,21 +518,31 @@ def _mac_cost(
 class _Order:
     """One candidate order inside a core (``_orders``): a ``band`` of reduction-innermost levels whose output memories
     grow their block to their room (``grow``) or keep the array's, or a block of outputs ``held`` in the PEs (band
-    0); with ``below_top``, a ``MAPPINGS`` name and its block right below the top memory (``_below_top``)."""
+    0); with ``below_top``, a ``MAPPINGS`` name and its block right below the top memory (``_below_top``); or the
+    inputs ``latched`` at the array's port (``_orders``)."""
 
     band: int
     held: _Held | None = None
     grow: bool = True
     below_top: tuple[str, _Tile] | None = None
+    latched: bool = False
 
 
 def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     """The candidate orders inside a core: each band (``_bands``); again with the array's block of outputs where a level
     in the band keeps outputs (whose block would grow: a block as wide as the array's leaves the weight slice above it
-    narrow, ZigZag's ``O: reg_O[C16 FY3 FX3]`` on ``gemm_l1_l3``); each block held in the PEs (``_held_blocks``)."""
+    narrow, ZigZag's ``O: reg_O[C16 FY3 FX3]`` on ``gemm_l1_l3``); each block held in the PEs (``_held_blocks``); and,
+    on a weight-stationary core whose weights have no memory below the top (the array takes them straight from it, as
+    ZigZag's ``gemm_l1``), the inputs latched: each step of rows runs over all the array's column tiles, each input
+    staying at the port while the weights change every step, and the partial sums of the row step's outputs leave the
+    array every reduction step (ZigZag's ``access_same_data_considered_as_no_access`` with the output channels
+    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch)."""
     orders = [_Order(band) for band in _bands(core)]
     orders += [_Order(band, grow=False) for band in _bands(core) if any("O" in core.levels[i].operands for i in range(band - 1))]
-    return orders + [_Order(0, held=held) for held in _held_blocks(core, gemm, gemm.array_tile, precision)]
+    orders += [_Order(0, held=held) for held in _held_blocks(core, gemm, gemm.array_tile, precision)]
+    if core.dataflow == "weight_stationary" and _innermost(core, "W") == len(core.levels) - 1:
+        orders.append(_Order(0, latched=True))
+    return orders
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -644,12 +659,16 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
     return out
 
 
-def _held_at_the_array(gemm: _Gemm, held: _Held | None, operand: str) -> np.ndarray | float:
-    """How many times more often the array reads ``operand`` in a held-block order (``_held_blocks``) than in the
-    dataflow's: the weights again per block of rows, the inputs once per block of columns (1 without ``held``)."""
-    if held is None or operand == "O":
+def _reads_at_the_array(gemm: _Gemm, candidate: _Order, operand: str) -> np.ndarray | float:
+    """How many times more often the array reads ``operand`` in the ``candidate`` order than in the dataflow's: in a
+    held-block order (``_held_blocks``) the weights again per block of rows, the inputs once per block of columns;
+    with the inputs ``latched``, the weights every step and each input once (1 in any other order)."""
+    (m, n, _), (m_a, n_a, _) = gemm.full, gemm.array_tile
+    if candidate.latched and operand != "O":
+        return np.ceil(m / m_a) if operand == "W" else 1 / np.ceil(n / n_a)
+    if candidate.held is None or operand == "O":
         return 1.0
-    (m, n, _), n_a = gemm.full, gemm.array_tile[1]
+    held = candidate.held
     return np.ceil(m / held.rows) if operand == "W" else np.ceil(n / held.columns) / np.ceil(n / n_a)
 
 
@@ -751,7 +770,7 @@ def _inside(
                     passed = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                     tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
-            down = down * (_held_at_the_array(gemm, held, operand) if child < 0 else 1.0)
+            down = down * (_reads_at_the_array(gemm, candidate, operand) if child < 0 else 1.0)
             # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory above
             if operand == "O":
                 p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
@@ -1064,6 +1083,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         mapping=np.full(shape, -1),
         mapping_below_top=np.zeros(shape, dtype=bool),
         band_grown=np.ones(shape, dtype=bool),
+        inputs_latched=np.zeros(shape, dtype=bool),
         reduction_levels=np.full(shape, -1),
         held_rows=np.full(shape, -1.0),
         held_columns=np.full(shape, -1.0),

@@ -267,6 +267,7 @@ class OpCosts:
     held_rows: np.ndarray
     held_columns: np.ndarray
     band_grown: np.ndarray
+    inputs_latched: np.ndarray
     mac_pj: np.ndarray  # MAC energy, every share
     copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
@@ -283,6 +284,7 @@ class OpCosts:
         arrays = {name: np.zeros(shape) for name in ("latency", "energy", "in_w", "in_i", "psum", "out", "mac_pj", "copies_pj")}
         mapping, reduction_levels = np.full(shape, -1), np.full(shape, -1)
         mapping_below_top, band_grown = np.zeros(shape, dtype=bool), np.ones(shape, dtype=bool)
+        inputs_latched = np.zeros(shape, dtype=bool)
         held_rows, held_columns = np.full(shape, -1.0), np.full(shape, -1.0)
         level_pj = {name: np.zeros(shape) for name in hardware.memories}
         mac = table.is_mac
@@ -308,6 +310,7 @@ class OpCosts:
                     held_rows[:, index] = cost.held_rows
                     held_columns[:, index] = cost.held_columns
                     band_grown[:, index] = cost.band_grown
+                    inputs_latched[:, index] = cost.inputs_latched
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
@@ -338,6 +341,7 @@ class OpCosts:
             held_rows=held_rows,
             held_columns=held_columns,
             band_grown=band_grown,
+            inputs_latched=inputs_latched,
             level_pj=level_pj,
             **arrays,
         )
@@ -375,7 +379,8 @@ class OpCosts:
 
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
-    *("mapping", "mapping_below_top", "reduction_levels", "held_rows", "held_columns", "band_grown", "mac_pj", "copies_pj"),
+    *("mapping", "mapping_below_top", "reduction_levels", "held_rows", "held_columns", "band_grown", "inputs_latched"),
+    *("mac_pj", "copies_pj"),
 )
 
 
@@ -625,6 +630,7 @@ def _run(
             "held_rows": costs.held_rows.ravel(),
             "held_columns": costs.held_columns.ravel(),
             "band_grown": costs.band_grown.ravel(),
+            "inputs_latched": costs.inputs_latched.ravel(),
             "onchip_bytes": lanes.stack(onchip_timeline).ravel(),
             "offchip_bytes": lanes.stack(offchip_timeline).ravel(),
         }
