@@ -459,7 +459,7 @@ def _mac_cost(
     # mapping above the core
     orders = _orders(core, gemm, precision)
     inside = [_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=order) for order in orders]
-    serial = _serial_tile_io(core, gemm, gemm.array_tile, precision, external) if core.tile_io == "serial" else 0.0
+    serial = _serial_tile_io(core, gemm, precision, external) if core.tile_io == "serial" else 0.0
     options = [
         (k, name, traffic)
         for k, cand in enumerate(inside)
@@ -539,7 +539,7 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch)."""
     orders = [_Order(band) for band in _bands(core)]
     orders += [_Order(band, grow=False) for band in _bands(core) if any("O" in core.levels[i].operands for i in range(band - 1))]
-    orders += [_Order(0, held=held) for held in _held_blocks(core, gemm, gemm.array_tile, precision)]
+    orders += [_Order(0, held=held) for held in _held_blocks(core, gemm, precision)]
     if core.dataflow == "weight_stationary" and _innermost(core, "W") == len(core.levels) - 1:
         orders.append(_Order(0, latched=True))
     return orders
@@ -562,7 +562,7 @@ class _Held:
     innermost: str  # "rows" or "columns"
 
 
-def _held_blocks(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision) -> list[_Held]:
+def _held_blocks(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Held]:
     """The blocks of outputs the innermost output memory can keep across the reduction (row-stationary-like reuse in
     the PEs): inside the tile of a weight memory below it, the array takes a block, runs the whole reduction of that
     tile over it, and only then moves on, so the output memory passes on each output once per R-tile of the weight
@@ -579,8 +579,8 @@ def _held_blocks(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precisi
     if core.dataflow != "weight_stationary" or len(outputs) < 2 or not 0 <= weight < outputs[0]:
         return []
     level = core.levels[outputs[0]]
-    m_a, n_a, _ = array_tile
-    m, n_w = gemm.full[0], _tiles(core, gemm, array_tile, precision, band=0)[weight + 1][1]
+    m_a, n_a, _ = gemm.array_tile
+    m, n_w = gemm.full[0], _tiles(core, gemm, precision, band=0)[weight + 1][1]
     held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
     steps = np.floor(held / (m_a * n_a))
     return [
@@ -683,9 +683,7 @@ def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.
     return m_t, n_t, np.where(fits, r_t, np.minimum(r_t, arriving))
 
 
-def _serial_tile_io(
-    core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, external: ExternalPath | None
-) -> np.ndarray:
+def _serial_tile_io(core: Core, gemm: _Gemm, precision: _Precision, external: ExternalPath | None) -> np.ndarray:
     """ZigZag's on- and off-loading cycles (``tile_io: serial``). An input operand whose only memory in the core
     holds all of it (in the room that memory leaves it, ``_room``) is loaded once, before the compute (ZigZag's
     period count of 1); one with more levels, or that does not fit, is loaded tile by tile under the compute. The
@@ -700,9 +698,9 @@ def _serial_tile_io(
         holders = [level for level in core.levels if operand in level.operands]
         if len(holders) == 1:
             whole = elems * gemm.groups
-            fits = whole <= _room(holders[0], gemm, array_tile, operand, precision)
+            fits = whole <= _room(holders[0], gemm, gemm.array_tile, operand, precision)
             first = np.maximum(first, np.where(fits, whole * precision.final_bytes[operand], 0.0))
-    m_t, n_t, _ = array_tile
+    m_t, n_t, _ = gemm.array_tile
     return (first + m_t * n_t * precision.final_bytes["O"]) / bandwidth
 
 
@@ -736,7 +734,7 @@ def _inside(
     (a ``MAPPINGS`` name and its block, ``_below_top``), every operand crosses into the top memory in that loop
     order around the block."""
     band, held, below_top = candidate.band, candidate.held, candidate.below_top
-    tiles = _tiles(core, gemm, gemm.array_tile, precision, band=band, grow=candidate.grow)
+    tiles = _tiles(core, gemm, precision, band=band, grow=candidate.grow)
     top = len(core.levels) - 1
     if held is not None:
         tiles = _block_in_the_pes(core, gemm, tiles, held, precision)
@@ -918,11 +916,11 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     return rows, columns, gemm.full[2]
 
 
-def _tiles(core: Core, gemm: _Gemm, array_tile: _Tile, precision: _Precision, *, band: int, grow: bool = True) -> list[_Tile]:
-    """The tile at the PE array (``array_tile``), then at each memory level of ``core`` (innermost first). A level in
+def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: bool = True) -> list[_Tile]:
+    """The tile at the PE array (``_Gemm.array_tile``), then at each memory level of ``core`` (innermost first). A level in
     the reduction-innermost band (``_in_band``) grows an output block if it keeps outputs (without ``grow``, keeps the
     block below it over all of R), and nothing else."""
-    tile = array_tile
+    tile = gemm.array_tile
     tiles = [tile]
     for i, level in enumerate(core.levels):
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
