@@ -282,10 +282,7 @@ class OpCosts:
         core_of = place_ops(table, hardware)
         shape = (hardware.n_configs, len(table))
         arrays = {name: np.zeros(shape) for name in ("latency", "energy", "in_w", "in_i", "psum", "out", "mac_pj", "copies_pj")}
-        mapping, reduction_levels = np.full(shape, -1), np.full(shape, -1)
-        mapping_below_top, band_grown = np.zeros(shape, dtype=bool), np.ones(shape, dtype=bool)
-        inputs_latched = np.zeros(shape, dtype=bool)
-        held_rows, held_columns = np.full(shape, -1.0), np.full(shape, -1.0)
+        records = {name: np.full(shape, other) for name, other in _MAPPING_RECORDS.items()}
         level_pj = {name: np.zeros(shape) for name in hardware.memories}
         mac = table.is_mac
         for k, core in enumerate(hardware.cores):
@@ -304,13 +301,8 @@ class OpCosts:
                         external=ExternalPath.of(hardware, core),
                         objective=plan.mapping_objective,
                     )
-                    mapping[:, index] = cost.mapping
-                    mapping_below_top[:, index] = cost.mapping_below_top
-                    reduction_levels[:, index] = cost.reduction_levels
-                    held_rows[:, index] = cost.held_rows
-                    held_columns[:, index] = cost.held_columns
-                    band_grown[:, index] = cost.band_grown
-                    inputs_latched[:, index] = cost.inputs_latched
+                    for name, values in records.items():
+                        values[:, index] = getattr(cost, name)
                     # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
                     # last core a smaller share (one core's cost times the shares the op fills)
                     shares = cost.core_shares
@@ -335,13 +327,7 @@ class OpCosts:
             kind=table.kind,
             tensor_parallel=plan.tensor_parallel,
             mapping_objective=plan.mapping_objective,
-            mapping=mapping,
-            mapping_below_top=mapping_below_top,
-            reduction_levels=reduction_levels,
-            held_rows=held_rows,
-            held_columns=held_columns,
-            band_grown=band_grown,
-            inputs_latched=inputs_latched,
+            **records,
             level_pj=level_pj,
             **arrays,
         )
@@ -377,9 +363,19 @@ class OpCosts:
             )
 
 
+# what the per-op table records of the mapping a MAC op takes (``CoreOpCost``'s fields), and its value for other ops
+_MAPPING_RECORDS = {
+    "mapping": -1,
+    "mapping_below_top": False,
+    "reduction_levels": -1,
+    "held_rows": -1.0,
+    "held_columns": -1.0,
+    "band_grown": True,
+    "inputs_latched": False,
+}
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
-    *("mapping", "mapping_below_top", "reduction_levels", "held_rows", "held_columns", "band_grown", "inputs_latched"),
+    *_MAPPING_RECORDS,
     *("mac_pj", "copies_pj"),
 )
 
@@ -625,12 +621,7 @@ def _run(
             "latency_cycles": costs.latency.ravel(),
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
-            "mapping_below_top": costs.mapping_below_top.ravel(),
-            "reduction_levels": costs.reduction_levels.ravel(),
-            "held_rows": costs.held_rows.ravel(),
-            "held_columns": costs.held_columns.ravel(),
-            "band_grown": costs.band_grown.ravel(),
-            "inputs_latched": costs.inputs_latched.ravel(),
+            **{name: getattr(costs, name).ravel() for name in _MAPPING_RECORDS if name != "mapping"},
             "onchip_bytes": lanes.stack(onchip_timeline).ravel(),
             "offchip_bytes": lanes.stack(offchip_timeline).ravel(),
         }
