@@ -628,7 +628,7 @@ def zigzag_in_order(hardware: str, layer: str, ordering: str, network: str = "gp
     that network on ``hardware``, cached or searched). A row like ``run_zigzag``'s.
 
     Raises:
-        ValueError: an unknown network or layer, a grouped layer, an ordering that is not dimension-size pairs, or one
+        ValueError: an unknown network or layer, an ordering that is not dimension-size pairs, or one
             ZigZag cannot place in the memories.
     """
     from zigzag.opt.loma.memory_allocator import MemoryTooSmallException  # noqa: PLC0415

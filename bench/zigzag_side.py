@@ -334,7 +334,8 @@ def _precisions(core: Mapping[str, Any]) -> dict[str, int]:
 def workload_entry(layer: Mapping[str, Any], layer_id: int, precision: Mapping[str, int]) -> dict[str, Any]:
     """Translate one layer row into a ZigZag workload layer.
 
-    Convs use ZigZag's ResNet-18 example equation with ``ix = stride*ox + 1*fx`` relations; the input extent is fixed
+    Convs use ZigZag's ResNet-18 example equation with ``ix = stride*ox + 1*fx`` relations (a grouped one, ``G`` > 1,
+    the equation ZigZag's ONNX parser gives it, with ``K`` and ``C`` per group); the input extent is fixed
     to the row's ``IX``/``IY`` through ``pr_loop_sizes`` (ZigZag clips every input tile to it), so pass the size of the
     input tensor as stored in memory (unpadded 224 for the ResNet stem: its padding zeros are not stored). GEMMs use
     ``O[b][k][oy][ox] += I[b][c][oy][ox] * W[k][c]``. Both operands come from outside the layer (``operand_source`` is
@@ -349,10 +350,9 @@ def workload_entry(layer: Mapping[str, Any], layer_id: int, precision: Mapping[s
         The workload entry.
 
     Raises:
-        ValueError: For grouped layers or an unknown kind.
+        ValueError: For a grouped layer that is not a conv or an unknown kind.
     """
-    if int(layer.get("G", 1)) != 1:
-        raise ValueError(f"layer {layer['name']}: grouped / depthwise layers (G={layer['G']}) are not supported")
+    groups = int(layer.get("G", 1))
     kind = str(layer["kind"]).lower()
     entry: dict[str, Any] = {
         "id": layer_id,
@@ -366,19 +366,25 @@ def workload_entry(layer: Mapping[str, Any], layer_id: int, precision: Mapping[s
         sizes = {dim: int(layer[dim]) for dim in CONV_DIMS}
         ix = _input_extent(layer, "IX", out=sizes["OX"], filt=sizes["FX"], stride=stride, pad=pad)
         iy = _input_extent(layer, "IY", out=sizes["OY"], filt=sizes["FY"], stride=stride, pad=pad)
+        equation = "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]"
+        if groups != 1:
+            equation = "O[b][g][k][oy][ox]+=W[g][k][c][fy][fx]*I[b][g][c][iy][ix]"
+            sizes["G"] = groups
         entry.update(
             {
                 "operator_type": "Conv",
-                "equation": "O[b][k][oy][ox]+=W[k][c][fy][fx]*I[b][c][iy][ix]",
+                "equation": equation,
                 "dimension_relations": [f"ix={stride}*ox+1*fx", f"iy={stride}*oy+1*fy"],
-                "loop_dims": list(CONV_DIMS),
-                "loop_sizes": [sizes[dim] for dim in CONV_DIMS],
+                "loop_dims": list(sizes),
+                "loop_sizes": list(sizes.values()),
                 "pr_loop_dims": ["IX", "IY"],
                 "pr_loop_sizes": [ix, iy],
                 "padding": [[pad, pad], [pad, pad]],
             }
         )
     elif kind == "gemm":
+        if groups != 1:
+            raise ValueError(f"layer {layer['name']}: a gemm has no groups (G={groups})")
         if int(layer.get("FY", 1)) != 1 or int(layer.get("FX", 1)) != 1:
             raise ValueError(f"layer {layer['name']}: a gemm must have FY = FX = 1")
         entry.update(

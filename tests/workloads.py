@@ -49,13 +49,23 @@ def conv_relu_workload(*, relu: bool = True) -> Workload:
 
 
 def conv_workload(
-    *, batch: int, channels_in: int, channels_out: int, input_hw: int, kernel: int = 1, stride: int = 1, dilation: int = 1
+    *,
+    batch: int,
+    channels_in: int,
+    channels_out: int,
+    input_hw: int,
+    kernel: int = 1,
+    stride: int = 1,
+    dilation: int = 1,
+    groups: int = 1,
 ) -> Workload:
-    """One square convolution on 1-byte elements, no padding: tensors 0 input, 1 weight, 2 output (the step's)."""
+    """One square convolution on 1-byte elements, no padding: tensors 0 input, 1 weight, 2 output (the step's); K
+    and C per group."""
     out_hw = (input_hw - dilation * (kernel - 1) - 1) // stride + 1
-    dims = {"B": batch, "K": channels_out, "C": channels_in, "OY": out_hw, "OX": out_hw, "FY": kernel, "FX": kernel, "G": 1}
+    k, c = channels_out // groups, channels_in // groups
+    dims = {"B": batch, "K": k, "C": c, "OY": out_hw, "OX": out_hw, "FY": kernel, "FX": kernel, "G": groups}
     window = {"stride_y": stride, "stride_x": stride, "dilation_y": dilation, "dilation_x": dilation}
-    macs = batch * channels_out * channels_in * out_hw * out_hw * kernel * kernel
+    macs = batch * channels_out * c * out_hw * out_hw * kernel * kernel
     ops = [
         {"op": 0, "name": "conv", "op_type": "Conv", "kind": "conv", "phase": "forward", "layer": "conv"}
         | dims
@@ -64,7 +74,7 @@ def conv_workload(
     ]
     shapes = {
         "x": [batch, channels_in, input_hw, input_hw],
-        "w": [channels_out, channels_in, kernel, kernel],
+        "w": [channels_out, c, kernel, kernel],
         "y": [batch, channels_out, out_hw, out_hw],
     }
     kinds = {"x": "input", "w": "weight", "y": "output"}

@@ -470,6 +470,27 @@ def test_an_access_narrower_than_the_minimum_width_costs_a_full_access(tmp_path:
     assert cost.energy_level_pj["local"][0, 0] == pytest.approx(672)  # no minimum there: as without the key
 
 
+@pytest.mark.parametrize(("local_bytes", "big_pj"), [(1024, 1856), (64, 2048), (40, 2673.78)])
+def test_a_memory_holding_whole_groups_moves_them_together(tmp_path: Path, local_bytes: int, big_pj: float) -> None:
+    # A depthwise 3x3 conv, 8 channels, 4x4 -> 2x2: per group W 9 B, 16 input pixels (36 im2col), 4 outputs. Below
+    # big (1 pJ a bit, accesses at least 64 bits wide) the local memory keeps a whole group's op (29 B: 9 + 16 + 4):
+    # big reads W 72 and X 128, writes Y 32. Local holds all 8 groups at 1 KiB, 2 at 64 B, 1 at 40 B; a transfer
+    # carries that many groups' tiles. All 8: W 576 bits, X 2,304, Y 256, whole accesses, charged as moved: 232 B x 8
+    # = 1,856 pJ. Two: W 144 bits in 3 accesses (x4/3: 768), X 576 (1,024), Y 64 (256): 2,048. One: W 72 bits in 2
+    # (x16/9: 1,024), X 288 in 5 (x10/9: 1,137.8), Y 32 in 1 (x2: 512): 2,673.8.
+    def core(data: dict) -> None:
+        _under_a_big_memory(data)
+        data["memories"]["local"]["size_bytes"] = local_bytes
+        data["memories"]["big"]["min_access_bits"] = 64
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4, kernel=3, groups=8))
+    assert table.groups[0] == 8 and (table.m[0], table.n[0], table.r[0]) == (4, 1, 9)
+    cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
+    assert cost.level_read_bytes["big"][0, 0] == 200 and cost.level_write_bytes["big"][0, 0] == 32
+    assert cost.energy_level_pj["big"][0, 0] == pytest.approx(big_pj, abs=0.01)
+
+
 def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_after_the_compute(tmp_path: Path) -> None:
     # the hand-computed conv with tile_io: serial. The input's only memory (local) holds all 64 B of it: loaded
     # before the compute over the 8 B/cycle off-chip link (8 cycles); the weights pass two levels (rf, local):

@@ -75,7 +75,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    windows touch above it (a tile that holds the whole filter window reuses the overlap; a strided
    window skips pixels, ``optable.window_span``).
 6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
-   narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it. A
+   narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it (a
+   level holding a whole group's op of a grouped one moves as many groups' tiles together as it holds,
+   ``_groups_together``). A
    memory with an instance per PE keeps its own copy of what its PE works on (``_copies``): an input
    broadcast over the output channels the array unrolls is written into and read out of each PE's
    register, and under a reduction the array unrolls each PE accumulates its own partial sum of an
@@ -775,10 +777,11 @@ def _inside(
             else:
                 p_down, p_up = down, up
             sides = ((child, up, down, p_up, p_down), (parent, down, up, p_down, p_up))
+            together = _groups_together(core.levels[child], gemm, tile, precision) if child >= 0 else 1.0
             for level, read, write, p_read, p_write in sides if child >= 0 else sides[1:]:
                 copies = _copies(core.levels[level], operand, gemm)
                 own = np.asarray(copies) > 1
-                bits = _access_bits(operand, tile, precision, levels.instances[level], copies)
+                bits = _access_bits(operand, tile, precision, levels.instances[level], copies) * together
                 read_bytes, write_bytes = np.where(own, p_read, read), np.where(own, p_write, write)
                 levels.move(level, operand, read=read_bytes * copies, write=write_bytes * copies, access_bits=bits)
             child = parent
@@ -989,6 +992,24 @@ def _access_bits(
     m, n, r = tile
     elems = {"W": n * r, "I": m * r, "O": m * n}[operand]
     return np.maximum(elems * copies / instances, 1.0) * _BITS * precision.tile_bytes[operand]
+
+
+def _groups_together(level: CoreLevel, gemm: _Gemm, tile: _Tile, precision: _Precision) -> np.ndarray:
+    """How many groups of a grouped op (a depthwise convolution's channels) one transfer into or out of ``level``
+    carries: where the level's ``tile`` is a whole group's op, the loop above it runs over the groups and nothing
+    else, so the tiles of as many groups as the level holds (each group's weights, unique inputs and partial sums;
+    twice in a double-buffered memory unless it holds them all, ``_buffers``) cross together, in accesses as wide as
+    all of them (ZigZag's ``G`` loops inside the memory's tile). Else 1: a transfer is one group's tile."""
+    (m_t, n_t, r_t), (m, n, r) = tile, gemm.full
+    whole = (m_t >= m) & (n_t >= n) & (r_t >= r)
+    group_bytes = (
+        (gemm.s_elems * precision.final_bytes["W"] if "W" in level.operands else 0.0)
+        + (gemm.x_unique * precision.final_bytes["I"] if "I" in level.operands else 0.0)
+        + (gemm.o_elems * precision.partial_sum_bytes if "O" in level.operands else 0.0)
+    )
+    held = np.floor(_capacity_bytes(level, gemm) / group_bytes)
+    held = np.floor(held / _buffers(level, held, gemm.groups))
+    return np.where(whole, np.clip(held, 1.0, gemm.groups), 1.0)
 
 
 def _copies(level: CoreLevel, operand: str, gemm: _Gemm) -> np.ndarray | float:
