@@ -491,6 +491,33 @@ def test_a_memory_holding_whole_groups_moves_them_together(tmp_path: Path, local
     assert cost.energy_level_pj["big"][0, 0] == pytest.approx(big_pj, abs=0.01)
 
 
+@pytest.mark.parametrize(
+    ("channels_in", "served", "oreg_bytes", "oreg_pj"),
+    [(1, None, 8, 32), (1, ["K0"], 8, 16), (2, None, 8, 32), (2, ["K0"], 16, 32)],
+)
+def test_a_register_serving_an_axis_holds_its_outputs_and_copies_along_the_others(
+    tmp_path: Path, channels_in: int, served: list[str] | None, oreg_bytes: int, oreg_pj: float
+) -> None:
+    # A 1x1 conv, K = 2, 2x2 outputs (8 outputs of 1 B), on axes K0 (2) x C1 (2), with two 2 B output registers
+    # (1 pJ a byte, accesses at least 16 bits) below local. Served along K0 (ZigZag's gemm_l1_l3 reg_O), one
+    # register per C PE holds both K outputs: with C = 1 one register is at work and each step writes and reads 2 B
+    # in one access (8 B each way: 16 pJ); with C = 2 each C PE keeps its own partial sums (16 B each way: 32 pJ).
+    # Without served_axes an instance sits beside each busy PE up to two: the outputs of a step spread over both,
+    # 1 B an access, charged 2 B (C = 1: 8 B each way, 32 pJ), and no copies (C = 2: 8 B each way, 32 pJ).
+    def core(data: dict) -> None:
+        data["cores"][0]["pe_array"] = [{"name": "K0", "dim": "K", "size": 2}, {"name": "C1", "dim": "C", "size": 2}]
+        narrow = {"read_bandwidth_bytes_per_cycle": 2, "write_bandwidth_bytes_per_cycle": 2}
+        data["memories"]["oreg"] = {"size_bytes": 2, "instances": 2, "min_access_bits": 16, **narrow, **_ONE_PJ_PER_BYTE}
+        data["cores"][0]["memory"].insert(1, {"level": "oreg", "operands": ["O"]} | ({"served_axes": served} if served else {}))
+
+    hw = _tiny_variant(tmp_path, core)
+    cost = mac_cost(
+        hw.cores[0], op_table(conv_workload(batch=1, channels_in=channels_in, channels_out=2, input_hw=2)), np.array([0])
+    )
+    assert cost.level_read_bytes["oreg"][0, 0] == oreg_bytes and cost.level_write_bytes["oreg"][0, 0] == oreg_bytes
+    assert cost.energy_level_pj["oreg"][0, 0] == pytest.approx(oreg_pj)
+
+
 def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_after_the_compute(tmp_path: Path) -> None:
     # the hand-computed conv with tile_io: serial. The input's only memory (local) holds all 64 B of it: loaded
     # before the compute over the 8 B/cycle off-chip link (8 cycles); the weights pass two levels (rf, local):

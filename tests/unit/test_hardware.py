@@ -134,6 +134,10 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["memories"]["rf"].update(min_access_bits=-8), ["memories.rf.min_access_bits", ">= 0"]),
         (lambda d: d["cores"][0]["pe_array"][0].update(divisors=[1]), ["cores[0].pe_array[0].divisors", "minimum"]),
         (
+            lambda d: d["cores"][0]["memory"][0].update(served_axes=["K9"]),
+            ["cores[0].memory[0].served_axes", "'K9' is not a pe_array axis", "['K0', 'C1']"],
+        ),
+        (
             lambda d: d["memories"]["rf"].update(operand_energy_pj_per_bit={"X": {"read_energy_pj_per_bit": 1}}),
             ["memories.rf.operand_energy_pj_per_bit", "'X'"],
         ),

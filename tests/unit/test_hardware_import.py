@@ -85,6 +85,8 @@ def test_edge_tpu_like_by_hand(tmp_path: Path) -> None:
     assert weights.write_energy_pj_per_bit[0] == pytest.approx(52.01 / 512)
     # served_dimensions: the weight register is shared over D3, D4 (8 x 8 copies), the output register over D2
     assert hw.memories["rf_1B"].instances[0] == 64 and hw.memories["rf_2B"].instances[0] == 8 * 4 * 4
+    # ... and each spans those axes in the core; the SRAMs serve every axis (one instance), so they say nothing
+    assert [lv.served_axes for lv in core.levels] == [("D3_OX", "D4_OY"), ("D2_C",), None, None]
     assert hw.offchip.bandwidth_bytes_per_cycle[0] == 8
     assert hw.offchip.read_energy_pj_per_bit[0] == pytest.approx(700 / 64)
     assert hw.offchip.write_energy_pj_per_bit[0] == pytest.approx(750 / 64)

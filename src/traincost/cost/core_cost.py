@@ -83,7 +83,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    register, and under a reduction the array unrolls each PE accumulates its own partial sum of an
    output (ZigZag's ``tpu_like``, ``eyeriss_like``); the copies meet (added up, or fetched once) at the
    shared memory above. Such a memory's instances beside PEs the op leaves idle hold, move and add
-   nothing (``_working``): capacities, bandwidths and copies count the instances at work. On an
+   nothing (``_working``): capacities, bandwidths and copies count the instances at work. A level with
+   ``served_axes`` (ZigZag's ``served_dimensions``) has an instance per busy PE of the other axes, holding
+   side by side what varies along the served ones (``gemm_l1_l3``'s output register: two output channels'
+   partial sums in one 32-bit access), and copies along the others. On an
    in-memory-computing core (``Core.in_memory``) the MACs' energy is that of the macro activations
    the op takes (``in_memory``: ZigZag's model of the rows and columns it fills), and each step of
    the array takes ``cycles_per_mac`` compute cycles (the inputs enter a few bits at a time).
@@ -112,7 +115,7 @@ import numpy as np
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
 from traincost.hardware import in_memory
-from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, MemoryLevel
+from traincost.hardware.spec import Core, CoreLevel, HardwareSpec
 
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
@@ -269,17 +272,25 @@ class _Precision:
         return down * self.partial_sum_bytes, down * self.partial_sum_bytes + (up - down) * last
 
 
-def _working(memory: MemoryLevel, gemm: _Gemm) -> np.ndarray:
-    """Instances of ``memory`` at work on each op: at most one per PE the op keeps busy (the MACs of one step of the
-    array). A memory with one instance per PE has the rest beside idle PEs (an array unrolling a loop the op does not
-    fill, or an imported array that unrolls fewer PEs than it has: ZigZag's ``generic_array_cacti``, 65,536 register
-    files and 1,024 PEs at work); they hold nothing, move nothing and add no bandwidth."""
-    return np.minimum(memory.instances[:, None], gemm.pes_at_work)
+def _working(level: CoreLevel, gemm: _Gemm) -> np.ndarray:
+    """Instances of ``level``'s memory at work on each op: at most one per PE the op keeps busy (the MACs of one step
+    of the array); for a level with ``served_axes``, one per busy PE of the other axes. A memory with one instance per
+    PE has the rest beside idle PEs (an array unrolling a loop the op does not fill, or an imported array that unrolls
+    fewer PEs than it has: ZigZag's ``generic_array_cacti``, 65,536 register files and 1,024 PEs at work); they hold
+    nothing, move nothing and add no bandwidth."""
+    instances = level.memory.instances[:, None]
+    if level.served_axes is None:
+        return np.minimum(instances, gemm.pes_at_work)
+    busy = np.ones_like(gemm.macs)
+    for axis in gemm.axes:
+        if axis.name not in level.served_axes:
+            busy = busy * axis.used
+    return np.minimum(instances, busy)
 
 
 def _capacity_bytes(level: CoreLevel, gemm: _Gemm) -> np.ndarray:
     """Bytes a level holds for each op: its size over the instances at work (``_working``)."""
-    return level.memory.size_bytes[:, None] * _working(level.memory, gemm)
+    return level.memory.size_bytes[:, None] * _working(level, gemm)
 
 
 def _share_elems(level: CoreLevel, gemm: _Gemm, element_bytes: np.ndarray) -> np.ndarray:
@@ -322,6 +333,31 @@ def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: 
 
 
 @dataclass(frozen=True, slots=True)
+class _AxisUse:
+    """One PE axis on MAC ops, arrays (configs, ops): its PEs each op keeps busy, and the role its loop plays in each
+    op (0, 1, 2: M, N, R of ``ROLES``; -1: none, one PE busy)."""
+
+    name: str
+    used: np.ndarray
+    role: np.ndarray
+
+
+def _axis_use(core: Core, dims: dict[str, np.ndarray], kinds: np.ndarray) -> tuple[_AxisUse, ...]:
+    """What each of ``core``'s PE axes does for each op: a loop over several axes fills them in turn."""
+    left = dict(dims)
+    out = []
+    for axis in core.pe_array:
+        role = np.array([next((w for w, ds in enumerate(ROLES[kind]) if axis.dim in ds), -1) for kind in kinds])
+        used = np.ones_like(next(iter(dims.values())))
+        if axis.dim in left:
+            size = axis.size[:, None]
+            used = np.where(role >= 0, np.minimum(left[axis.dim], size), 1.0)
+            left[axis.dim] = np.ceil(left[axis.dim] / size)
+        out.append(_AxisUse(name=axis.name, used=used, role=role))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
 class _Gemm:
     """The GEMM view of MAC ops on one core (after a tensor-parallel split), arrays (configs, ops)."""
 
@@ -335,6 +371,7 @@ class _Gemm:
     window: np.ndarray
     core_shares: np.ndarray  # D / ceil(D / split): how many shares the split dimension fills
     array_tile: _Tile  # what one step of the PE array covers (``_array_tile``)
+    axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``)
 
     @property
     def pes_at_work(self) -> np.ndarray:
@@ -343,7 +380,7 @@ class _Gemm:
         return m_a * n_a * r_a
 
     @classmethod
-    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, unroll: dict[str, np.ndarray]) -> _Gemm:
+    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core) -> _Gemm:
         shape = (split.shape[0], len(index))
         kinds = table.kind[index]
         dims = {d: np.broadcast_to(table.dims[d][index].astype(np.float64), shape).copy() for d in table.dims}
@@ -370,7 +407,8 @@ class _Gemm:
             x_unique=table.x_elems[index][None, :] / groups,
             window=table.window[index][None, :],
             core_shares=1 / share,
-            array_tile=_array_tile(dims, full, kinds, unroll),
+            array_tile=_array_tile(dims, full, kinds, {d: core.unroll(d)[:, None] for d in dims}),
+            axes=_axis_use(core, dims, kinds),
         )
 
 
@@ -444,7 +482,7 @@ def _mac_cost(
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     unroll = {d: core.unroll(d)[:, None] for d in table.dims}
-    gemm = _Gemm.of(table, index, split, unroll)
+    gemm = _Gemm.of(table, index, split, core)
     steps = np.ones_like(gemm.macs)
     for d, size in gemm.dims.items():
         steps = steps * np.ceil(size / unroll[d])
@@ -740,7 +778,7 @@ def _inside(
     top = len(core.levels) - 1
     if held is not None:
         tiles = _block_in_the_pes(core, gemm, tiles, held, precision)
-    levels = _Levels(core, compute.shape, [_working(level.memory, gemm) for level in core.levels])
+    levels = _Levels(core, compute.shape, [_working(level, gemm) for level in core.levels])
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
@@ -1017,12 +1055,22 @@ def _copies(level: CoreLevel, operand: str, gemm: _Gemm) -> np.ndarray | float:
     with more instances at work (``_working``: at most one per busy PE) than that step's distinct elements keeps a
     copy in every instance whose PE works on the element (an input broadcast over the array's output-channel axis, a
     partial sum of an output whose reduction the array unrolls: each PE keeps its own) and every copy is read and
-    written. At least 1 (a memory shared by PEs holds one; a single instance, 1 without arrays)."""
+    written. At least 1 (a memory shared by PEs holds one; a single instance, 1 without arrays). A level with
+    ``served_axes`` keeps a copy per busy PE of each axis it does not serve and the operand does not vary along."""
     if not (level.memory.instances > 1).any():
         return 1.0
+    if level.served_axes is not None:
+        copies = np.ones_like(gemm.macs)
+        for axis in gemm.axes:
+            if axis.name not in level.served_axes:
+                copies = copies * np.where(np.isin(axis.role, _VARIES_ALONG[operand]), 1.0, axis.used)
+        return copies
     m, n, r = gemm.array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
-    return np.maximum(_working(level.memory, gemm) / distinct, 1.0)
+    return np.maximum(_working(level, gemm) / distinct, 1.0)
+
+
+_VARIES_ALONG = {"W": (1, 2), "I": (0, 2), "O": (0, 1)}  # the roles (M 0, N 1, R 2) an operand's elements vary along
 
 
 def _boundary_bytes(
@@ -1064,7 +1112,7 @@ def _first_tile_cycles(core: Core, gemm: _Gemm, precision: _Precision, operand: 
                 level.memory.write_bandwidth_bytes_per_cycle if operand == "O" else level.memory.read_bandwidth_bytes_per_cycle
             )
             element_bytes = precision.final_bytes["O"] if operand == "O" else precision.final_bytes["W"]
-            return elems * element_bytes / (bandwidth[:, None] * _working(level.memory, gemm))
+            return elems * element_bytes / (bandwidth[:, None] * _working(level, gemm))
     return np.zeros_like(elems)
 
 

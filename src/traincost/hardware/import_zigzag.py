@@ -26,7 +26,8 @@ The translation, field by field:
   outputs per 2,048); the narrowest ``bandwidth_min`` → ``min_access_bits``; ``force_double_buffering`` →
   ``double_buffered``;
 - ``served_dimensions`` → ``instances`` = the product of the dimensions not served (``per_pe`` when
-  it serves none);
+  it serves none), and, where it serves some but not all, the core level's ``served_axes``: the axes on
+  the dimensions it serves;
 - the off-chip memory (named ``dram``, or ``offchip``) → the ``offchip`` link, with its read and write
   energies per bit; the bus of a single core is not in ZigZag's file and costs nothing;
 - ZigZag times a layer as on-loading (the first tile of each input from off chip), then compute, then
@@ -243,9 +244,12 @@ def zigzag_core(
     pes = math.prod(axis["size"] for axis in axes)
     for level in levels:
         memory = memories[level["level"]]
-        if memory.pop("serves_no_dimension") and memory["instances"] == pes:
+        served = memory.pop("served_dimensions")
+        if not served and memory["instances"] == pes:
             memory.pop("instances")
             memory["per_pe"] = True
+        elif served and memory["instances"] > 1:
+            level["served_axes"] = [axis["name"] for axis in axes if _array_dimension(axis) in served]
     core = {
         "name": name,
         "count": 1,
@@ -264,7 +268,7 @@ def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> 
     """Give the axis of each hinted array dimension (the keys of ``alternatives``) the divisor 2: ZigZag weighs a
     hint's loops at every factor and keeps its three candidates of highest utilisation, on two hinted dimensions
     each filled and each halved; and where the hint lists several loops, those loops as ``alternatives`` (ZigZag
-    picks one per layer), the axis named for the array dimension alone (in ``in_memory`` too)."""
+    picks one per layer), the axis named for the array dimension alone (in ``in_memory`` and ``served_axes`` too)."""
     renamed = {}
     for axis in core["pe_array"]:
         dim = _array_dimension(axis)
@@ -277,6 +281,9 @@ def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> 
     if "in_memory" in core:
         for side in ("wordline_axes", "bitline_axes"):
             core["in_memory"][side] = [renamed.get(name, name) for name in core["in_memory"][side]]
+    for level in core["memory"]:
+        if "served_axes" in level:
+            level["served_axes"] = [renamed.get(name, name) for name in level["served_axes"]]
 
 
 def _array_dimension(axis: Mapping[str, Any]) -> str:
@@ -590,7 +597,7 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
         "min_access_bits": minimum,
         **({"double_buffered": True} if entry.get("force_double_buffering") else {}),
         "instances": math.prod(max(1, size) for dim, size in dim_size.items() if dim not in served_dims),
-        "serves_no_dimension": not served_dims,
+        "served_dimensions": served_dims,
         "operands": operands,
         "source": f"{file.name} {where}: {size_bits} bits, r_cost {entry['r_cost']} / w_cost {entry['w_cost']} pJ per access",
     }

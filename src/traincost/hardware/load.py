@@ -227,7 +227,14 @@ def _core(
         runs=tuple(entry["runs"]),
         pe_array=axes,
         mac_energy_pj=build.number(entry["mac_energy_pj"], f"{where}.mac_energy_pj", "mac_energy_pj"),
-        levels=tuple(CoreLevel(memory=memories[lv["level"]], operands=frozenset(lv["operands"])) for lv in entry["memory"]),
+        levels=tuple(
+            CoreLevel(
+                memory=memories[lv["level"]],
+                operands=frozenset(lv["operands"]),
+                served_axes=tuple(lv["served_axes"]) if "served_axes" in lv else None,
+            )
+            for lv in entry["memory"]
+        ),
         in_memory=_in_memory(entry["in_memory"], f"{where}.in_memory", axes, build) if "in_memory" in entry else None,
         precision_bits={
             key: build.number(
@@ -447,7 +454,11 @@ def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
 def _check_levels(core: Mapping[str, Any], where: str, memory_names: set[str], used_by: dict[str, list[str]]) -> list[str]:
     problems = []
     seen: set[str] = set()
+    axes = [axis.get("name", f"{axis['dim']}{j}") for j, axis in enumerate(core["pe_array"])]
     for j, level in enumerate(core["memory"]):
+        unknown = [name for name in level.get("served_axes", ()) if name not in axes]
+        if unknown:
+            problems.append(f"{where}.memory[{j}].served_axes: {unknown[0]!r} is not a pe_array axis of the core ({axes})")
         if level["level"] not in memory_names:
             problems.append(f"{where}.memory[{j}].level: {level['level']!r} is not a key of memories ({sorted(memory_names)})")
         elif level["level"] in seen:

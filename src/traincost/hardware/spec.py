@@ -90,10 +90,14 @@ class MemoryLevel:
 
 @dataclass(frozen=True, slots=True)
 class CoreLevel:
-    """A memory level as one core uses it: which operands it keeps there."""
+    """A memory level as one core uses it: which operands it keeps there and, where given, the PE axes one instance
+    of it spans (``served_axes``, ZigZag's ``served_dimensions``): one instance per PE of the core's other axes, each
+    feeding every PE along these (a register shared by the output channels it holds, or by the PEs an input is
+    broadcast to). None: each instance beside one PE at work, up to the memory's ``instances``."""
 
     memory: MemoryLevel
     operands: frozenset[str]
+    served_axes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
