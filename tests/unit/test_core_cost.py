@@ -518,6 +518,37 @@ def test_a_register_serving_an_axis_holds_its_outputs_and_copies_along_the_other
     assert cost.energy_level_pj["oreg"][0, 0] == pytest.approx(oreg_pj)
 
 
+@pytest.mark.parametrize(
+    ("ports", "latency"),
+    [
+        ([{"direction": "read", "bandwidth_bytes_per_cycle": 4}, {"direction": "write", "bandwidth_bytes_per_cycle": 4}], 69),
+        ([{"direction": "read_write", "bandwidth_bytes_per_cycle": 4}], 89),
+        (
+            [
+                {"direction": "read_write", "bandwidth_bytes_per_cycle": 4, "operands": ["W", "I"]},
+                {"direction": "read_write", "bandwidth_bytes_per_cycle": 2, "operands": ["O"]},
+            ],
+            101,
+        ),
+    ],
+)
+def test_a_read_write_port_shares_its_bandwidth_between_reads_and_writes(tmp_path: Path, ports: list, latency: float) -> None:
+    # The hand-computed conv (64 compute cycles, fill 2 + 2 PEs deep + 1) with local's ports instead of its
+    # bandwidths. Local reads W 16, I 128 and partial sums 64 (208 B) and writes 128 B of outputs. A read and a write
+    # port of 4 B/cycle: 52 and 32 cycles, under the compute: 69. One read_write port of 4 B/cycle carries all 336 B:
+    # 84 cycles, 89 in all. A 4 B/cycle port for W and I (144 B: 36 cycles) and a 2 B/cycle one for O (192 B: 96):
+    # 101.
+    def core(data: dict) -> None:
+        for key in ("read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle"):
+            del data["memories"]["local"][key]
+        data["memories"]["local"]["ports"] = ports
+
+    hw = _tiny_variant(tmp_path, core)
+    cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
+    assert cost.level_read_bytes["local"][0, 0] == 208 and cost.level_write_bytes["local"][0, 0] == 128
+    assert cost.latency_cycles[0, 0] == pytest.approx(latency)
+
+
 def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_after_the_compute(tmp_path: Path) -> None:
     # the hand-computed conv with tile_io: serial. The input's only memory (local) holds all 64 B of it: loaded
     # before the compute over the 8 B/cycle off-chip link (8 cycles); the weights pass two levels (rf, local):

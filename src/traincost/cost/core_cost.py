@@ -115,7 +115,7 @@ import numpy as np
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
 from traincost.hardware import in_memory
-from traincost.hardware.spec import Core, CoreLevel, HardwareSpec
+from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, MemoryLevel
 
 __all__ = ["CoreOpCost", "ExternalPath", "mac_cost", "simd_cost", "MAPPINGS", "OBJECTIVES", "check_objective"]
 
@@ -195,6 +195,8 @@ class _Levels:
         self.writes = [np.zeros(shape) for _ in core.levels]
         # per level, charged (reads, writes) by operand, None for those at the memory's own energies
         self.charged: list[dict[str | None, list[np.ndarray]]] = [{} for _ in core.levels]
+        # per level, (reads, writes) by operand, for the ports that carry them
+        self.moved: list[dict[str, list[np.ndarray]]] = [{} for _ in core.levels]
 
     def move(self, i: int, operand: str, *, read: np.ndarray, write: np.ndarray, access_bits: np.ndarray | None = None) -> None:
         """``read`` bytes of ``operand`` out of and ``write`` bytes into level ``i``, in accesses of ``access_bits``
@@ -207,6 +209,9 @@ class _Levels:
             widen = np.where((minimum > 0) & (access_bits > 0), accesses * minimum / np.maximum(access_bits, 1e-300), 1.0)
         self.reads[i] += read
         self.writes[i] += write
+        moved = self.moved[i].setdefault(operand, [np.zeros_like(self.reads[i]), np.zeros_like(self.reads[i])])
+        moved[0] += read
+        moved[1] += write
         key = operand if operand in memory.operand_energy_pj_per_bit else None
         charged = self.charged[i].setdefault(key, [np.zeros_like(self.reads[i]), np.zeros_like(self.reads[i])])
         charged[0] += read * widen
@@ -229,12 +234,37 @@ class _Levels:
         return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
+        """The cycles of the busiest level's ports (``_port_cycles``)."""
         worst = np.zeros_like(self.reads[0])
-        for level, rd, wr, instances in zip(self.core.levels, self.reads, self.writes, self.instances, strict=True):
-            mem = level.memory
-            worst = np.maximum(worst, rd / (mem.read_bandwidth_bytes_per_cycle[:, None] * instances))
-            worst = np.maximum(worst, wr / (mem.write_bandwidth_bytes_per_cycle[:, None] * instances))
+        for level, moved, instances in zip(self.core.levels, self.moved, self.instances, strict=True):
+            worst = np.maximum(worst, _port_cycles(level.memory, moved, instances))
         return worst
+
+
+def _port_cycles(memory: MemoryLevel, moved: dict[str, list[np.ndarray]], instances: np.ndarray) -> np.ndarray:
+    """The fewest cycles ``memory``'s ports (per instance at work) take to read and write ``moved`` (bytes read and
+    written, by operand): each operand's reads through the ports that read it (any that reads, where none names it),
+    its writes likewise, a ``read_write`` port sharing its bandwidth between the two. The bytes fit in T cycles if and
+    only if every set of them fits in T cycles of the ports that can carry one of its members (the supply-demand
+    theorem), so T is the worst such set's bytes over those ports' bandwidth; bytes that the same ports carry are
+    one member. A memory given two bandwidths has a read and a write port: T is the worse of reads and writes."""
+    carried: dict[frozenset[int], np.ndarray] = {}
+    for operand, per_way in moved.items():
+        for nbytes, ways in zip(per_way, (_READ_WAYS, _WRITE_WAYS), strict=True):
+            way = [j for j, port in enumerate(memory.ports) if port.direction in ways]
+            named = [j for j in way if not memory.ports[j].operands or operand in memory.ports[j].operands]
+            key = frozenset(named or way)
+            carried[key] = carried.get(key, 0.0) + nbytes
+    worst = np.zeros(1)
+    members = list(carried)
+    for chosen in range(1, 2 ** len(members)):
+        sets = [members[b] for b in range(len(members)) if chosen >> b & 1]
+        bandwidth = sum(memory.ports[j].bandwidth_bytes_per_cycle for j in frozenset().union(*sets))
+        worst = np.maximum(worst, sum(carried[s] for s in sets) / (bandwidth[:, None] * instances))
+    return worst
+
+
+_READ_WAYS, _WRITE_WAYS = frozenset({"read", "read_write"}), frozenset({"write", "read_write"})
 
 
 _Tile = tuple[np.ndarray, np.ndarray, np.ndarray]  # (m, n, r) elements per group
