@@ -99,8 +99,11 @@ Sixth round (this docstring's table; each change with a hand-made case in ``test
   ``layer4`` 1.05 -> 1.00. On ``edge_tpu_like`` and ``meta_prototype`` the 16-bit output register serves the C
   axis: every GPT-2 GEMM's was charged twice ZigZag's (``qkv`` 7.2e7 pJ against 3.6e7), now 3.60e7 on
   ``edge_tpu_like`` (its GEMMs 1.02 -> 1.00 but ``mlp_proj``) and 3.62e7 on ``meta_prototype``, where what the double
-  count had hidden shows: its 1 MB activation SRAM, 4.4e7 pJ on ``qkv`` against ZigZag's 1.0e8 (ZigZag's search: the
-  input stays in the 32 KB SRAM over ``C16 C24`` only), so the pair went 0.98 -> 0.95.
+  count had hidden shows: its 1 MB activation SRAM, 4.4e7 pJ on ``qkv`` against ZigZag's 1.0e8. ZigZag's search
+  splits the 256 row steps only as ``OY16 OY16`` (lpf 6), and 16 rows' inputs (48 KB) do not fit the 32 KB input
+  SRAM, so its inputs stay there over ``C16 C24`` only and come again from the 1 MB SRAM for each of the 72 K tiles
+  (``I: sram_32KB[C16 C24] | sram_1MB_A[OY16 OY16 K12 K6]``; with ``OY16`` below the K loops, ``zigzag_in_order``,
+  it still keeps ``C16 C24`` there); ours keeps a block of rows as large as fits. The pair went 0.98 -> 0.95.
 * **A memory holding whole groups of a grouped layer moves them together.** A depthwise layer is a GEMM per
   channel; our engine charged each channel's 9-byte weights, and its outputs, as accesses of their own: on
   ``gemm_l1_l3``'s ``l3`` (64-byte accesses) 7 and 1.3 times what they moved. Where a level's tile is a whole
