@@ -149,8 +149,12 @@ Fifth round (each change with a hand-made case in ``tests/unit/test_core_cost.py
   (``bench/zigzag_in_order.py``: ``MemoryTooSmallException``; with no DRAM its ``l1`` must hold every operand whole,
   the outputs as 16-bit partial sums once a reduction loop is above the register: 401 KB beside 238 KB of inputs and
   weights), and on MobileNetV2's ``features.18.0`` (0.75), likewise. ZigZag's latched layers take twice our cycles
-  (0.50 on the energy rows; latency is judged where both minimise it, 1.00), which we do not explain: the register's
-  ports, 32 bits each way per instance, and ``l1``'s 2,048-bit output port carry a step's partial sums.
+  (0.50 on the energy rows; latency is judged where both minimise it, 1.00). The sixth round found why: ZigZag times a
+  port in whole accesses per period, and a ``read_write`` port reads and writes in separate cycles. With no loop in
+  the output register (``O: reg_O[]``) each period is one cycle, in which ``l1``'s 2,048-bit output port
+  (``rw_port_3``) reads 256 bits of partial sums down and writes 256 back: two accesses, two cycles per step
+  (``layer2.0.conv1``: 516,094 stall cycles on that port over 516,096 of compute). Our ports are timed by bytes over
+  bandwidth, and the 512 bits a step moves take a quarter of a cycle.
 * **An input block below the top keeps its partial sums where they live.** On ``generic_array_cacti`` (a register
   per PE for each operand under a 32 MB SRAM) the input block sits in the input registers and its partial sums in
   the output registers, one copy per PE of the reduction: it takes no more rows than those hold (64 of ResNet-18
