@@ -10,7 +10,9 @@ of 5, alternating runs, 6.4-7.0 s wall (5.7-7.0 s CPU) on 64cbfa8 and 8.5 s (7.5
 the columns and the instances at work per op (2853708); at a load average of 2-3, 8.9-9.3 s (8.6-9.1 s CPU) on
 c138861 and 12.3-13.1 s (12.0-12.7 s CPU) with each band that keeps outputs tried with the array's block as well (12
 candidate orders inside the core against 9; the Edge TPU grid, whose bands keep no outputs, 9.3-9.9 s before and
-9.5-9.7 s after, and FuseMax's are unchanged). If the ZigZag
+9.5-9.7 s after, and FuseMax's are unchanged); at a load average of 1, alternating runs, 12.5-15.5 s on e11c41f and
+12.0-16.7 s with ports timed per port, registers serving some axes and groups moved together (Edge TPU 9.4-11.9 s
+and 9.4-12.4 s). If the ZigZag
 cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 

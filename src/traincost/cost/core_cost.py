@@ -195,8 +195,11 @@ class _Levels:
         self.writes = [np.zeros(shape) for _ in core.levels]
         # per level, charged (reads, writes) by operand, None for those at the memory's own energies
         self.charged: list[dict[str | None, list[np.ndarray]]] = [{} for _ in core.levels]
-        # per level, (reads, writes) by operand, for the ports that carry them
-        self.moved: list[dict[str, list[np.ndarray]]] = [{} for _ in core.levels]
+        # per level whose ports share bandwidth or serve some operands only (``_shared_ports``), (reads, writes) by
+        # operand, for the ports that carry them
+        self.moved: list[dict[str, list[np.ndarray]] | None] = [
+            {} if _shared_ports(level.memory) else None for level in core.levels
+        ]
 
     def move(self, i: int, operand: str, *, read: np.ndarray, write: np.ndarray, access_bits: np.ndarray | None = None) -> None:
         """``read`` bytes of ``operand`` out of and ``write`` bytes into level ``i``, in accesses of ``access_bits``
@@ -209,13 +212,10 @@ class _Levels:
             widen = np.where((minimum > 0) & (access_bits > 0), accesses * minimum / np.maximum(access_bits, 1e-300), 1.0)
         self.reads[i] += read
         self.writes[i] += write
-        moved = self.moved[i].setdefault(operand, [np.zeros_like(self.reads[i]), np.zeros_like(self.reads[i])])
-        moved[0] += read
-        moved[1] += write
+        if self.moved[i] is not None:
+            _add(self.moved[i], operand, read, write, like=self.reads[i])
         key = operand if operand in memory.operand_energy_pj_per_bit else None
-        charged = self.charged[i].setdefault(key, [np.zeros_like(self.reads[i]), np.zeros_like(self.reads[i])])
-        charged[0] += read * widen
-        charged[1] += write * widen
+        _add(self.charged[i], key, read * widen, write * widen, like=self.reads[i])
 
     def by_memory(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Bytes read from and written into each memory (levels sharing a memory added up), and its energy."""
@@ -234,11 +234,30 @@ class _Levels:
         return reads, writes, energy
 
     def cycles(self) -> np.ndarray:
-        """The cycles of the busiest level's ports (``_port_cycles``)."""
+        """The cycles of the busiest level: its reads over its read bandwidth and its writes over its write bandwidth,
+        or, where its ports share bandwidth or serve some operands only, its ports' (``_port_cycles``)."""
         worst = np.zeros_like(self.reads[0])
-        for level, moved, instances in zip(self.core.levels, self.moved, self.instances, strict=True):
-            worst = np.maximum(worst, _port_cycles(level.memory, moved, instances))
+        for i, (level, instances) in enumerate(zip(self.core.levels, self.instances, strict=True)):
+            mem, moved = level.memory, self.moved[i]
+            if moved is not None:
+                worst = np.maximum(worst, _port_cycles(mem, moved, instances))
+                continue
+            worst = np.maximum(worst, self.reads[i] / (mem.read_bandwidth_bytes_per_cycle[:, None] * instances))
+            worst = np.maximum(worst, self.writes[i] / (mem.write_bandwidth_bytes_per_cycle[:, None] * instances))
         return worst
+
+
+def _add(pairs: dict, key: str | None, read: np.ndarray, write: np.ndarray, *, like: np.ndarray) -> None:
+    """Adds ``read`` and ``write`` to the pair of arrays (shaped ``like``) kept under ``key``."""
+    if key not in pairs:
+        pairs[key] = [np.zeros_like(like), np.zeros_like(like)]
+    pairs[key][0] += read
+    pairs[key][1] += write
+
+
+def _shared_ports(memory: MemoryLevel) -> bool:
+    """Whether some port of ``memory`` both reads and writes, or serves some of its operands only."""
+    return any(port.direction == "read_write" or port.operands for port in memory.ports)
 
 
 def _port_cycles(memory: MemoryLevel, moved: dict[str, list[np.ndarray]], instances: np.ndarray) -> np.ndarray:
@@ -247,7 +266,7 @@ def _port_cycles(memory: MemoryLevel, moved: dict[str, list[np.ndarray]], instan
     its writes likewise, a ``read_write`` port sharing its bandwidth between the two. The bytes fit in T cycles if and
     only if every set of them fits in T cycles of the ports that can carry one of its members (the supply-demand
     theorem), so T is the worst such set's bytes over those ports' bandwidth; bytes that the same ports carry are
-    one member. A memory given two bandwidths has a read and a write port: T is the worse of reads and writes."""
+    one member."""
     carried: dict[frozenset[int], np.ndarray] = {}
     for operand, per_way in moved.items():
         for nbytes, ways in zip(per_way, (_READ_WAYS, _WRITE_WAYS), strict=True):
@@ -376,8 +395,9 @@ def _axis_use(core: Core, dims: dict[str, np.ndarray], kinds: np.ndarray) -> tup
     """What each of ``core``'s PE axes does for each op: a loop over several axes fills them in turn."""
     left = dict(dims)
     out = []
+    distinct, each = np.unique(kinds, return_inverse=True)
     for axis in core.pe_array:
-        role = np.array([next((w for w, ds in enumerate(ROLES[kind]) if axis.dim in ds), -1) for kind in kinds])
+        role = np.array([next((w for w, ds in enumerate(ROLES[kind]) if axis.dim in ds), -1) for kind in distinct])[each]
         used = np.ones_like(next(iter(dims.values())))
         if axis.dim in left:
             size = axis.size[:, None]
@@ -401,7 +421,7 @@ class _Gemm:
     window: np.ndarray
     core_shares: np.ndarray  # D / ceil(D / split): how many shares the split dimension fills
     array_tile: _Tile  # what one step of the PE array covers (``_array_tile``)
-    axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``)
+    axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``; only where a level has served_axes)
 
     @property
     def pes_at_work(self) -> np.ndarray:
@@ -438,7 +458,7 @@ class _Gemm:
             window=table.window[index][None, :],
             core_shares=1 / share,
             array_tile=_array_tile(dims, full, kinds, {d: core.unroll(d)[:, None] for d in dims}),
-            axes=_axis_use(core, dims, kinds),
+            axes=_axis_use(core, dims, kinds) if any(level.served_axes is not None for level in core.levels) else (),
         )
 
 
@@ -845,7 +865,7 @@ def _inside(
             else:
                 p_down, p_up = down, up
             sides = ((child, up, down, p_up, p_down), (parent, down, up, p_down, p_up))
-            together = _groups_together(core.levels[child], gemm, tile, precision) if child >= 0 else 1.0
+            together = _groups_together(core, gemm, (child, parent), tile, precision)
             for level, read, write, p_read, p_write in sides if child >= 0 else sides[1:]:
                 copies = _copies(core.levels[level], operand, gemm)
                 own = np.asarray(copies) > 1
@@ -1062,12 +1082,20 @@ def _access_bits(
     return np.maximum(elems * copies / instances, 1.0) * _BITS * precision.tile_bytes[operand]
 
 
-def _groups_together(level: CoreLevel, gemm: _Gemm, tile: _Tile, precision: _Precision) -> np.ndarray:
-    """How many groups of a grouped op (a depthwise convolution's channels) one transfer into or out of ``level``
-    carries: where the level's ``tile`` is a whole group's op, the loop above it runs over the groups and nothing
-    else, so the tiles of as many groups as the level holds (each group's weights, unique inputs and partial sums;
-    twice in a double-buffered memory unless it holds them all, ``_buffers``) cross together, in accesses as wide as
-    all of them (ZigZag's ``G`` loops inside the memory's tile). Else 1: a transfer is one group's tile."""
+def _groups_together(
+    core: Core, gemm: _Gemm, boundary: tuple[int, int], tile: _Tile, precision: _Precision
+) -> np.ndarray | float:
+    """How many groups of a grouped op (a depthwise convolution's channels) one transfer over ``boundary`` (child,
+    parent: level indices, child -1 for the PE array) carries: where the child level's ``tile`` is a whole group's op,
+    the loop above it runs over the groups and nothing else, so the tiles of as many groups as it holds (each group's
+    weights, unique inputs and partial sums; twice in a double-buffered memory unless it holds them all, ``_buffers``)
+    cross together, in accesses as wide as all of them (ZigZag's ``G`` loops inside the memory's tile). Else 1: a
+    transfer is one group's tile. (How wide a transfer is matters only where a side has a ``min_access_bits``.)"""
+    child = boundary[0]
+    widened = any((core.levels[j].memory.min_access_bits > 0).any() for j in boundary if j >= 0)
+    if child < 0 or not widened or not (gemm.groups > 1).any():
+        return 1.0
+    level = core.levels[child]
     (m_t, n_t, r_t), (m, n, r) = tile, gemm.full
     whole = (m_t >= m) & (n_t >= n) & (r_t >= r)
     group_bytes = (
