@@ -128,10 +128,15 @@ def load_hardware(
     )
 
 
+def _axis_name(axis: Mapping[str, Any], j: int) -> str:
+    """The name of the ``j``-th ``pe_array`` axis of a core: its own, else its dim and position."""
+    return axis.get("name", f"{axis['dim']}{j}")
+
+
 def _pe_array(entry: Mapping[str, Any], where: str, build: _Builder) -> tuple[PEAxis, ...]:
     return tuple(
         PEAxis(
-            name=axis.get("name", f"{axis['dim']}{j}"),
+            name=_axis_name(axis, j),
             dim=axis["dim"],
             size=build.number(axis["size"], f"{where}.pe_array[{j}].size", "size", integer=True),
             alternatives=tuple(axis.get("alternatives", ())),
@@ -417,10 +422,7 @@ def _check_pe_array(core: Mapping[str, Any], where: str, check_expr: Callable[[o
 def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
     """An in-memory array's axes name the core's PE axes, each on one side; its bits fit the adders it builds."""
     entry = core["in_memory"]
-    dims = {
-        axis.get("name", f"{axis['dim']}{j}"): [axis["dim"], *axis.get("alternatives", ())]
-        for j, axis in enumerate(core["pe_array"])
-    }
+    dims = {_axis_name(axis, j): [axis["dim"], *axis.get("alternatives", ())] for j, axis in enumerate(core["pe_array"])}
     names = list(dims)
     problems = [
         f"{where}.{side}: {name!r} is not an axis of the pe_array ({names})"
@@ -454,7 +456,7 @@ def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
 def _check_levels(core: Mapping[str, Any], where: str, memory_names: set[str], used_by: dict[str, list[str]]) -> list[str]:
     problems = []
     seen: set[str] = set()
-    axes = [axis.get("name", f"{axis['dim']}{j}") for j, axis in enumerate(core["pe_array"])]
+    axes = [_axis_name(axis, j) for j, axis in enumerate(core["pe_array"])]
     for j, level in enumerate(core["memory"]):
         unknown = [name for name in level.get("served_axes", ()) if name not in axes]
         if unknown:
