@@ -330,11 +330,17 @@ def _working(level: CoreLevel, gemm: _Gemm) -> np.ndarray:
     instances = level.memory.instances[:, None]
     if level.served_axes is None:
         return np.minimum(instances, gemm.pes_at_work)
+    return np.minimum(instances, _unserved_pes(level, gemm))
+
+
+def _unserved_pes(level: CoreLevel, gemm: _Gemm, *, skip: tuple[int, ...] = ()) -> np.ndarray:
+    """The busy PEs along the axes ``level`` does not serve (a level with ``served_axes``), but for those whose loop
+    plays a role in ``skip`` (of ``ROLES``: 0 M, 1 N, 2 R) in an op."""
     busy = np.ones_like(gemm.macs)
     for axis in gemm.axes:
         if axis.name not in level.served_axes:
-            busy = busy * axis.used
-    return np.minimum(instances, busy)
+            busy = busy * np.where(np.isin(axis.role, skip), 1.0, axis.used)
+    return busy
 
 
 def _capacity_bytes(level: CoreLevel, gemm: _Gemm) -> np.ndarray:
@@ -430,7 +436,7 @@ class _Gemm:
         return m_a * n_a * r_a
 
     @classmethod
-    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core) -> _Gemm:
+    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core, unroll: dict[str, np.ndarray]) -> _Gemm:
         shape = (split.shape[0], len(index))
         kinds = table.kind[index]
         dims = {d: np.broadcast_to(table.dims[d][index].astype(np.float64), shape).copy() for d in table.dims}
@@ -457,7 +463,7 @@ class _Gemm:
             x_unique=table.x_elems[index][None, :] / groups,
             window=table.window[index][None, :],
             core_shares=1 / share,
-            array_tile=_array_tile(dims, full, kinds, {d: core.unroll(d)[:, None] for d in dims}),
+            array_tile=_array_tile(dims, full, kinds, unroll),
             axes=_axis_use(core, dims, kinds) if any(level.served_axes is not None for level in core.levels) else (),
         )
 
@@ -532,7 +538,7 @@ def _mac_cost(
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     unroll = {d: core.unroll(d)[:, None] for d in table.dims}
-    gemm = _Gemm.of(table, index, split, core)
+    gemm = _Gemm.of(table, index, split, core, unroll)
     steps = np.ones_like(gemm.macs)
     for d, size in gemm.dims.items():
         steps = steps * np.ceil(size / unroll[d])
@@ -685,9 +691,14 @@ def _holds_the_whole_op(core: Core, gemm: _Gemm, precision: _Precision) -> np.nd
     level = core.levels[-1]
     if level.operands != {"W", "I", "O"}:
         return np.zeros(gemm.macs.shape, dtype=bool)
+    return _group_bytes(gemm, precision, level.operands) * gemm.groups <= _capacity_bytes(level, gemm)
+
+
+def _group_bytes(gemm: _Gemm, precision: _Precision, operands: frozenset[str]) -> np.ndarray:
+    """Bytes of one group's whole op in ``operands``: its weights, the input pixels it reads and its outputs in
+    partial-sum precision."""
     elems = {"W": gemm.s_elems, "I": gemm.x_unique, "O": gemm.o_elems}
-    whole = sum(elems[operand] * gemm.groups * precision.tile_bytes[operand] for operand in elems)
-    return whole <= _capacity_bytes(level, gemm)
+    return sum(elems[operand] * precision.tile_bytes[operand] for operand in operands)
 
 
 def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int) -> dict[str, _Tile]:
@@ -1098,12 +1109,7 @@ def _groups_together(
     level = core.levels[child]
     (m_t, n_t, r_t), (m, n, r) = tile, gemm.full
     whole = (m_t >= m) & (n_t >= n) & (r_t >= r)
-    group_bytes = (
-        (gemm.s_elems * precision.final_bytes["W"] if "W" in level.operands else 0.0)
-        + (gemm.x_unique * precision.final_bytes["I"] if "I" in level.operands else 0.0)
-        + (gemm.o_elems * precision.partial_sum_bytes if "O" in level.operands else 0.0)
-    )
-    held = np.floor(_capacity_bytes(level, gemm) / group_bytes)
+    held = np.floor(_capacity_bytes(level, gemm) / _group_bytes(gemm, precision, level.operands))
     held = np.floor(held / _buffers(level, held, gemm.groups))
     return np.where(whole, np.clip(held, 1.0, gemm.groups), 1.0)
 
@@ -1118,11 +1124,7 @@ def _copies(level: CoreLevel, operand: str, gemm: _Gemm) -> np.ndarray | float:
     if not (level.memory.instances > 1).any():
         return 1.0
     if level.served_axes is not None:
-        copies = np.ones_like(gemm.macs)
-        for axis in gemm.axes:
-            if axis.name not in level.served_axes:
-                copies = copies * np.where(np.isin(axis.role, _VARIES_ALONG[operand]), 1.0, axis.used)
-        return copies
+        return _unserved_pes(level, gemm, skip=_VARIES_ALONG[operand])
     m, n, r = gemm.array_tile
     distinct = {"W": n * r, "I": m * r, "O": m * n}[operand]
     return np.maximum(_working(level, gemm) / distinct, 1.0)
