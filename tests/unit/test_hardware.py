@@ -138,6 +138,10 @@ def _broken(tmp_path: Path, edit) -> Path:
             ["cores[0].memory[0].served_axes", "'K9' is not a pe_array axis", "['K0', 'C1']"],
         ),
         (
+            lambda d: d["cores"][0]["memory"][0].update(served_axes=["K0"]),
+            ["cores[0].memory[0].served_axes", "['K0'] leave 2 PEs along the other axes (C1 2)", "memories.rf.instances is 1"],
+        ),
+        (
             lambda d: d["memories"]["rf"].update(operand_energy_pj_per_bit={"X": {"read_energy_pj_per_bit": 1}}),
             ["memories.rf.operand_energy_pj_per_bit", "'X'"],
         ),

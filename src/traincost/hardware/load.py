@@ -233,12 +233,7 @@ def _core(
         pe_array=axes,
         mac_energy_pj=build.number(entry["mac_energy_pj"], f"{where}.mac_energy_pj", "mac_energy_pj"),
         levels=tuple(
-            CoreLevel(
-                memory=memories[lv["level"]],
-                operands=frozenset(lv["operands"]),
-                served_axes=tuple(lv["served_axes"]) if "served_axes" in lv else None,
-            )
-            for lv in entry["memory"]
+            _level(lv, f"{where}.memory[{j}]", memories[lv["level"]], axes, build) for j, lv in enumerate(entry["memory"])
         ),
         in_memory=_in_memory(entry["in_memory"], f"{where}.in_memory", axes, build) if "in_memory" in entry else None,
         precision_bits={
@@ -251,6 +246,24 @@ def _core(
             for key in PRECISIONS
         },
     )
+
+
+def _level(entry: Mapping[str, Any], where: str, memory: MemoryLevel, axes: tuple[PEAxis, ...], build: _Builder) -> CoreLevel:
+    """A core's memory level; a problem if it names ``served_axes`` and its memory does not have one instance per PE
+    of the core's other axes."""
+    served = tuple(entry["served_axes"]) if "served_axes" in entry else None
+    if served is not None:
+        others = [axis for axis in axes if axis.name not in served]
+        pes = np.prod([axis.size for axis in others], axis=0) * np.ones(build.n_configs)
+        wrong = memory.instances != pes
+        if wrong.any():
+            first = int(np.flatnonzero(wrong)[0])
+            along = " x ".join(f"{axis.name} {axis.size[first]:g}" for axis in others) or "none"
+            build.problems.append(
+                f"{where}.served_axes: {list(served)} leave {pes[first]:g} PEs along the other axes ({along}), one "
+                f"instance each, but memories.{entry['level']}.instances is {memory.instances[first]:g}"
+            )
+    return CoreLevel(memory=memory, operands=frozenset(entry["operands"]), served_axes=served)
 
 
 def _in_memory(entry: Mapping[str, Any], where: str, axes: tuple[PEAxis, ...], build: _Builder) -> InMemoryArray:
