@@ -747,6 +747,57 @@ def test_a_register_holding_the_blocks_window_loads_each_input_pixel_once(tmp_pa
     assert cost.level_write_bytes["ireg"][0, 0] == 144 and cost.level_read_bytes["ireg"][0, 0] == 576
 
 
+def _inputs_in_the_pes_core(osram_pj_per_byte: float) -> Callable[[dict], None]:
+    """The held-rows core (a 64 B weight register, a 4 B output register) with an 8 B input register below them, an
+    output SRAM of 64 B (all 64 outputs) above them at ``osram_pj_per_byte``, and local cut to 512 B (it no longer
+    holds the whole op, 704 B); every port wide."""
+
+    def edit(data: dict) -> None:
+        _held_rows_core(data)
+        data["memories"]["wreg"].update(_WIDE)
+        data["memories"]["local"]["size_bytes"] = 512
+        data["memories"]["ireg"] = {"size_bytes": 8, **_WIDE, **_ONE_PJ_PER_BYTE}
+        per_bit = {f"{way}_energy_pj_per_bit": osram_pj_per_byte / 8 for way in ("read", "write")}
+        data["memories"]["osram"] = {"size_bytes": 64, **_WIDE, **per_bit}
+        data["cores"][0]["memory"] = [
+            {"level": "ireg", "operands": ["I"]},
+            {"level": "wreg", "operands": ["W"]},
+            {"level": "oreg", "operands": ["O"]},
+            {"level": "osram", "operands": ["O"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+        ]
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("osram_pj_per_byte", "bytes_moved", "energy_pj"),
+    [(0.5, {"ireg": 512, "oreg": 1472, "osram": 512}, 9600), (2.0, {"ireg": 1024, "oreg": 1024, "osram": 64}, 9984)],
+)
+def test_held_rows_keep_their_inputs_in_the_pes_over_a_weight_tile_cut_to_fit_them(
+    tmp_path: Path, osram_pj_per_byte: float, bytes_moved: dict[str, int], energy_pj: float
+) -> None:
+    # The 1x1 conv (M 16, N 4, R 32; array m 1, n 2, r 2). Energy holds 2 rows in the output register either way.
+    # With wreg's tile as it grows (2 columns x all 32 of R) ireg keeps 2 rows of one R-step (2 x 2 inputs; 2 x 32
+    # do not fit 8 B) and loads each input once per column step: 1,024 B from local. Cut to the R whose inputs of
+    # the 2 rows ireg holds (8 / 2 = 4) and as wide as wreg then holds (all 4 columns), the inputs stay over the
+    # tile: 512 B. The partial sums then leave oreg once per 4 of R, 8 times: oreg writes 1,024 from the array and
+    # 448 back from osram, reads 960 + 512; osram writes 512, reads 448 + 64 (it holds all outputs: they leave
+    # whole). MACs 2,048 + ireg (1,024 read, 512 written) 1,536 + wreg (1,024 read, 128 written) 1,152 + oreg
+    # 2,944 + osram 1,024 x 0.5 + local (W 128, I 512 read, 64 written) 704 x 2 = 9,600 pJ, where the tile as it
+    # grows costs 2,048 + 2,048 + 1,152 + 2,048 + 128 x 0.5 + (128 + 1,024 + 64) x 2 = 9,792. With osram at 2 pJ/B
+    # (as dear as local) the cut costs 11,136 and the tile as it grows 9,984: it stays.
+    hw = _tiny_variant(tmp_path, _inputs_in_the_pes_core(osram_pj_per_byte))
+    core = hw.cores[0]
+    cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.held_rows[0, 0] == 2
+    assert cost.level_write_bytes["ireg"][0, 0] == bytes_moved["ireg"] and cost.level_read_bytes["ireg"][0, 0] == 1024
+    assert cost.level_read_bytes["local"][0, 0] == 128 + bytes_moved["ireg"]
+    for name in ("oreg", "osram"):  # each as many bytes read as written
+        assert cost.level_write_bytes[name][0, 0] == cost.level_read_bytes[name][0, 0] == bytes_moved[name]
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(energy_pj)
+
+
 def test_instances_beside_idle_pes_hold_and_move_nothing(tmp_path: Path) -> None:
     # The core above with 16 one-byte output registers, as an import of a 4 x 4 array whose mapping unrolls 2 x 2
     # gives: the 12 beside idle PEs add no room (still 1 row held), no bandwidth and no accesses, so the op costs

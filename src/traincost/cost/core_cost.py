@@ -37,7 +37,14 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    registers that would otherwise pass 38 MB of partial sums of one ResNet-18 layer through an
    8 KB SRAM's 16 B/cycle port). Up to that output memory the tiles span the block of rows, so an
    input register that holds a block's inputs is filled in accesses as wide as the block
-   (``_block_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``. Its mirror image keeps one step of the
+   (``_block_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``. Where an input memory lies at or
+   below that output memory, the same block is tried once more with the weight memory's tile cut to the
+   reduction whose inputs of the block's rows the input memory holds, and as wide as the weight memory then
+   holds: the block's inputs stay in the PEs over the whole tile, its columns too, loaded once per weight
+   tile instead of once per step of the array's columns, where the partial sums leave the output memory
+   once per shorter R-tile (row-stationary reuse, ZigZag's ``eyeriss_like`` GPT-2 ``qkv``: ``I:
+   rf_64B_A[OY8 C8 K5]``, 8 rows x 8 of C in each 64 B input register over 5 output channels;
+   ``_weights_for_the_block``). Its mirror image keeps one step of the
    array's rows and as many of its column tiles as the output memory holds, the columns innermost: each input is
    read once per block of columns, each weight once per step of rows (ZigZag's energy-optimal ``eyeriss_like``
    mappings, an output-channel loop innermost in the PE: ``I: rf_64B_A[K7 ...]``). It is recorded in
@@ -651,11 +658,13 @@ class _Held:
     """A block of outputs whose partial sums the innermost output memory keeps across the reduction of the innermost
     weight memory's tile (``_held_blocks``): ``rows`` x ``columns`` elements per group, the ``innermost`` of the two
     looped over fastest (its reuse: each weight read once per block of rows, or each input once per block of
-    columns)."""
+    columns). ``weights``: the innermost weight memory's tile cut to the reduction whose inputs of the block's rows
+    the input memory in the PEs holds (None: the tile it grows to, ``_tiles``)."""
 
     rows: np.ndarray
     columns: np.ndarray
     innermost: str  # "rows" or "columns"
+    weights: _Tile | None = None
 
 
 def _held_blocks(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Held]:
@@ -676,13 +685,38 @@ def _held_blocks(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Held]:
         return []
     level = core.levels[outputs[0]]
     m_a, n_a, _ = gemm.array_tile
-    m, n_w = gemm.full[0], _tiles(core, gemm, precision, band=0)[weight + 1][1]
+    tiles = _tiles(core, gemm, precision, band=0)
+    m, n_w = gemm.full[0], tiles[weight + 1][1]
     held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
     steps = np.floor(held / (m_a * n_a))
-    return [
-        _Held(rows=np.clip(steps * m_a, m_a, m), columns=n_a, innermost="rows"),
-        _Held(rows=m_a, columns=np.clip(steps * n_a, n_a, np.maximum(n_w, n_a)), innermost="columns"),
-    ]
+    rows = _Held(rows=np.clip(steps * m_a, m_a, m), columns=n_a, innermost="rows")
+    blocks = [rows, _Held(rows=m_a, columns=np.clip(steps * n_a, n_a, np.maximum(n_w, n_a)), innermost="columns")]
+    inputs = [i for i, level in enumerate(core.levels[: outputs[0] + 1]) if "I" in level.operands]
+    if inputs:
+        weights = _weights_for_the_block(core, gemm, tiles, precision, rows=rows.rows, inputs=inputs[0])
+        blocks.append(replace(rows, weights=weights))
+    return blocks
+
+
+def _weights_for_the_block(
+    core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, rows: np.ndarray, inputs: int
+) -> _Tile:
+    """The innermost weight memory's tile for a block of ``rows`` held in the PEs, cut to the reduction whose inputs of
+    those rows the input memory at ``inputs`` holds (whole steps of the array's, at least one) and as wide as the
+    weight memory then holds: the block's inputs stay in the PEs over the whole tile, its columns too (an Eyeriss-like
+    row-stationary order, ZigZag's ``I: rf_64B_A[OY8 C8 K5]``, ``W: rf_64B_W[OY8 C8 K5 OY4]``: 8 rows of inputs in
+    the 64-byte input registers over 8 of the reduction and 5 output channels)."""
+    (m, n, r), (_, n_a, r_a) = gemm.full, gemm.array_tile
+    weight = _innermost(core, "W")
+    level = core.levels[inputs]
+    room = _share_elems(level, gemm, precision.final_bytes["I"]) / _copies(level, "I", gemm)
+    unique = gemm.x_unique / (m * r)
+    r_b = np.clip(np.floor(room / (rows * unique) / r_a) * r_a, r_a, r)
+    m_w, n_w, r_w = tiles[weight + 1]
+    r_b = np.minimum(r_b, r_w)
+    space = _room(core.levels[weight], gemm, tiles[weight], "W", precision)
+    n_b = np.clip(np.floor(space / r_b / n_a) * n_a, n_w, n)
+    return m_w, n_b, r_b
 
 
 def _holds_the_whole_op(core: Core, gemm: _Gemm, precision: _Precision) -> np.ndarray:
@@ -744,9 +778,12 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
     it also holds the inputs of the block's rows over the innermost weight memory's whole R-tile (its unique pixels,
     at the op's ratio of unique inputs to im2col elements), it keeps them over that R-tile: a window's overlap is
     loaded once (ZigZag's input register holding a depthwise layer's ``OY FX FY OX``)."""
+    if held.weights is not None:  # the weight memory's tile cut for the block, the tiles above it at least as large
+        w = _innermost(core, "W") + 1
+        tiles = [*tiles[:w], held.weights, *(tuple(map(np.maximum, tile, held.weights)) for tile in tiles[w + 1 :])]
     out = [tiles[0]]
     top = _innermost(core, "O")
-    r_w = tiles[_innermost(core, "W") + 1][2]
+    _, n_w, r_w = tiles[_innermost(core, "W") + 1]
     unique = gemm.x_unique / (gemm.full[0] * gemm.full[2])
     for i, (m_t, n_t, r_t) in enumerate(tiles[1:]):
         level, m_new = core.levels[i], np.maximum(m_t, out[-1][0])
@@ -754,8 +791,10 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
         if i <= top and "I" in level.operands:
             room = _share_elems(level, gemm, precision.final_bytes["I"]) / _copies(level, "I", gemm)
             m_new = np.where(room >= held.rows * tiles[0][2], np.maximum(m_new, held.rows), m_new)
-            n_new = np.maximum(n_t, held.columns)
-            r_new = np.where(room >= held.rows * r_w * unique, np.maximum(r_t, r_w), r_t)
+            whole_r = room >= held.rows * r_w * unique
+            across = np.maximum(held.columns, n_w) if held.innermost == "rows" else held.columns
+            n_new = np.maximum(n_t, np.where(whole_r, across, held.columns))
+            r_new = np.where(whole_r, np.maximum(r_t, r_w), r_t)
         out.append((m_new if i <= top else m_t, n_new, r_new))
     return out
 
