@@ -442,6 +442,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import random
 import re
 import sys
 import tempfile
@@ -491,6 +492,10 @@ GPT2_BLOCK = (
 )
 # our objective -> ZigZag's ``opt``
 ZIGZAG_OPT = {"latency": "latency", "energy": "energy", "edp": "EDP"}
+# the objectives ZigZag's SALSA minimises
+SALSA_OPT = ("latency", "energy")
+# --engine -> the ZigZag searches whose better evaluation of each layer is compared, given LOMA's lpf limit
+ENGINES = {"loma": lambda lpf: [f"lpf{lpf}"], "salsa": lambda lpf: ["salsa"], "best": lambda lpf: [f"lpf{lpf}", "salsa"]}
 # per protocol, the objective both tools optimise when a metric is compared
 PROTOCOLS = {
     "matched": {"latency": "latency", "energy": "energy"},
@@ -609,11 +614,54 @@ def _best_per_objective_stage(*, per_layer: bool) -> type:
     return BestPerObjectiveStage
 
 
-def _run_zigzag_stages(workload: str | list[dict[str, Any]], hardware: str, mapping: Path, lpf_limit: int) -> list[Any]:
+def _salsa_stage() -> type:
+    """ZigZag's ``SalsaStage`` run in this process, seeded: SALSA (simulated annealing over the order of every loop's
+    prime factors, each order allocated to the memories as LOMA allocates one) for one layer and spatial mapping,
+    ``salsa_iteration_number`` swaps (ZigZag's 1,000) from a shuffled start, minimising ``salsa_opt_criterion``.
+    ZigZag's own stage anneals in a forked process that leaves a random state of its own and, should an order not
+    fit the memories, never answers; here the random generators start from 0 for every layer (the same layers give
+    the same orders) and an order that does not fit ends the layer's search with nothing
+    (``NoValidLoopOrderingFoundException``, as LOMA's)."""
+    from zigzag.opt.loma.engine import NoValidLoopOrderingFoundException  # noqa: PLC0415
+    from zigzag.opt.loma.memory_allocator import MemoryTooSmallException  # noqa: PLC0415
+    from zigzag.opt.salsa.engine import SalsaEngine  # noqa: PLC0415
+    from zigzag.stages.mapping.salsa import SalsaStage  # noqa: PLC0415
+
+    class SeededSalsaStage(SalsaStage):
+        def run(self) -> Iterator[tuple[Any, Any]]:
+            engine = SalsaEngine(
+                accelerator=self.accelerator,
+                layer=self.layer,
+                spatial_mapping=self.spatial_mapping,
+                mapping_type=self.mapping_type,
+                **self.kwargs,
+            )
+            found: list[Any] = []
+            random.seed(0)
+            np.random.seed(0)
+            try:
+                engine.run(type("Answer", (), {"put": staticmethod(found.append)}))
+            except MemoryTooSmallException as error:
+                raise NoValidLoopOrderingFoundException(str(error)) from None
+            self.compare_stage(found[0])
+            kwargs = self.kwargs | {"accelerator": self.accelerator, "layer": self.layer}
+            kwargs |= {"spatial_mapping": self.spatial_mapping, "temporal_mapping": self.best_cme.mapping.temporal_mapping}
+            sub_stage = self.list_of_callables[0](self.list_of_callables[1:], **kwargs)
+            for cme, extra_info in sub_stage.run():
+                yield cme, (self.best_cme.mapping.temporal_mapping, extra_info)
+
+    return SeededSalsaStage
+
+
+def _run_zigzag_stages(
+    workload: str | list[dict[str, Any]], hardware: str, mapping: Path, search: str = "lpf6", criterion: str = "energy"
+) -> list[Any]:
     """ZigZag's best evaluations of each layer of ``workload`` (an ONNX file or workload entries) on its bundled
     ``hardware`` with ``mapping``, one per objective of ``ZIGZAG_OPT`` in turn: the stages of
-    ``zigzag.api.get_hardware_performance_zigzag`` with its options (LOMA, uneven mappings, the mapping's spatial
-    unrolling), its two reduce stages replaced by ``_best_per_objective_stage``. A layer whose mapping entry gives a
+    ``zigzag.api.get_hardware_performance_zigzag`` with its options (uneven mappings, the mapping's spatial
+    unrolling), its two reduce stages replaced by ``_best_per_objective_stage``. The temporal mapping is ``search``'s:
+    ``lpfN``, LOMA (every order of the loops' prime factors, merged down to N), or ``salsa``, ZigZag's other engine
+    (``_salsa_stage``), which minimises ``criterion`` (latency or energy) alone. A layer whose mapping entry gives a
     complete ``temporal_ordering`` is evaluated in that order (LOMA does not search it)."""
     from zigzag.mapping.temporal_mapping import TemporalMappingType  # noqa: PLC0415
     from zigzag.stages.evaluation.cost_model_evaluation import CostModelStage  # noqa: PLC0415
@@ -632,7 +680,7 @@ def _run_zigzag_stages(workload: str | list[dict[str, Any]], hardware: str, mapp
         _best_per_objective_stage(per_layer=True),
         SpatialMappingGeneratorStage,
         _best_per_objective_stage(per_layer=False),
-        TemporalMappingGeneratorStage,
+        _salsa_stage() if search == "salsa" else TemporalMappingGeneratorStage,
         CostModelStage,
     ]
     with tempfile.TemporaryDirectory() as tmp, _quiet_zigzag(logging.ERROR):
@@ -642,8 +690,9 @@ def _run_zigzag_stages(workload: str | list[dict[str, Any]], hardware: str, mapp
             workload=workload,
             mapping=str(mapping),
             dump_folder=tmp,
-            loma_lpf_limit=lpf_limit,
+            loma_lpf_limit=_lpf_limit(search),
             loma_show_progress_bar=False,
+            salsa_opt_criterion=criterion,
             nb_mappings_generated=3,
             enable_mix_spatial_mapping_generation=False,
             access_same_data_considered_as_no_access=True,
@@ -651,12 +700,24 @@ def _run_zigzag_stages(workload: str | list[dict[str, Any]], hardware: str, mapp
         ).run()
 
 
-def _search(network: str, hardware: str, lpf_limit: int) -> dict[str, list[tuple[Any, Any]]]:
-    """ZigZag's best evaluation of each layer for each of its objectives, from one temporal-mapping search: (layer,
-    evaluation) pairs, the evaluation None where ZigZag finds no loop order for the layer."""
-    answers = _run_zigzag_stages(_workload(network, zigzag_inputs()), hardware, zigzag_mapping(hardware), lpf_limit)
+def _lpf_limit(search: str) -> int:
+    """LOMA's loop-prime-factor limit in a ``search`` name: ``lpf6`` -> 6 (SALSA, which takes every prime factor,
+    reads none)."""
+    match = re.fullmatch(r"lpf(\d+)|salsa", search)
+    if match is None:
+        raise ValueError(f"search {search!r}: expected lpfN (LOMA) or salsa")
+    return int(match.group(1) or 6)
+
+
+def _search(network: str, hardware: str, search: str, opt: str) -> dict[str, list[tuple[Any, Any]]]:
+    """ZigZag's best evaluation of each layer for each objective one search serves, ``opt`` among them: (layer,
+    evaluation) pairs, the evaluation None where ZigZag finds no loop order for the layer. LOMA's one search
+    serves every objective of ``ZIGZAG_OPT``; SALSA's, ``opt`` alone."""
+    workload, mapping = _workload(network, zigzag_inputs()), zigzag_mapping(hardware)
+    answers = _run_zigzag_stages(workload, hardware, mapping, search, criterion=opt)
     opts = list(ZIGZAG_OPT.values())
-    return {opt: [(layer, cme) for cme, (layer, _) in answers[i :: len(opts)]] for i, opt in enumerate(opts)}
+    served = [opt] if search == "salsa" else opts
+    return {each: [(layer, cme) for cme, (layer, _) in answers[opts.index(each) :: len(opts)]] for each in served}
 
 
 def zigzag_in_order(hardware: str, layer: str, ordering: str, network: str = "gpt2_block") -> dict[str, Any]:
@@ -683,7 +744,7 @@ def zigzag_in_order(hardware: str, layer: str, ordering: str, network: str = "gp
         path = Path(tmp) / "mapping.yaml"
         path.write_text(yaml.safe_dump([*mapping, fixed], sort_keys=False))
         try:
-            cme, (found, _) = _run_zigzag_stages([entry], hardware, path, lpf_limit=6)[0]
+            cme, (found, _) = _run_zigzag_stages([entry], hardware, path)[0]
         except MemoryTooSmallException as error:
             raise ValueError(f"ordering {ordering!r}: ZigZag cannot place it in {hardware}'s memories ({error})") from None
     if cme is None:
@@ -702,7 +763,7 @@ def _layer_shape(network: str, hardware: str, layer: str) -> dict[str, Any]:
         return {"name": layer, "kind": "gemm", "B": 1, "K": k, "C": c, "OY": m, "OX": 1, "G": 1}
     if network not in NETWORKS:
         raise ValueError(f"network {network!r}: expected one of {NETWORKS}")
-    table = run_zigzag(network, hardware, 6, ZIGZAG_OPT["energy"]).set_index("layer")
+    table = run_zigzag(network, hardware, "lpf6", ZIGZAG_OPT["energy"]).set_index("layer")
     if layer not in table.index:
         raise ValueError(f"layer {layer!r} of {network}: expected one of {sorted(table.index)}")
     row = table.loc[layer]
@@ -712,17 +773,20 @@ def _layer_shape(network: str, hardware: str, layer: str) -> dict[str, Any]:
     return {"name": layer, "kind": row.kind, **shape, "stride": stride, "padding": max(padding, 0)}
 
 
-def _cache(network: str, hardware: str, lpf_limit: int, opt: str) -> Path:
-    return RESULTS / f"zigzag_{network}_{hardware}_lpf{lpf_limit}_{opt}.parquet"
+def _cache(network: str, hardware: str, search: str, opt: str) -> Path:
+    return RESULTS / f"zigzag_{network}_{hardware}_{search}_{opt}.parquet"
 
 
-def run_zigzag(network: str, hardware: str, lpf_limit: int, opt: str) -> pd.DataFrame:
-    """ZigZag's per-layer results for one pair at objective ``opt`` (its name: latency, energy or EDP). Cached under
-    bench/results, one file per objective, all three written by one search."""
-    if _cache(network, hardware, lpf_limit, opt).is_file():
-        return pd.read_parquet(_cache(network, hardware, lpf_limit, opt))
+def run_zigzag(network: str, hardware: str, search: str, opt: str) -> pd.DataFrame:
+    """ZigZag's per-layer results for one pair at objective ``opt`` (its name: latency, energy or EDP), its temporal
+    mappings from ``search`` (``lpfN``: LOMA; ``salsa``: latency or energy only). Cached under bench/results, one
+    file per objective, all of a search's objectives written by it (LOMA's three, SALSA's one)."""
+    if search == "salsa" and opt not in SALSA_OPT:
+        raise ValueError(f"ZigZag's SALSA minimises {' or '.join(SALSA_OPT)}, not {opt}")
+    if _cache(network, hardware, search, opt).is_file():
+        return pd.read_parquet(_cache(network, hardware, search, opt)).assign(zigzag_search=search)
     start, cpu = time.perf_counter(), time.process_time()
-    found = _search(network, hardware, lpf_limit)
+    found = _search(network, hardware, search, opt)
     seconds = {"zigzag_seconds": time.perf_counter() - start, "zigzag_cpu_seconds": time.process_time() - cpu}
     times = {name: n for name, *_, n in GPT2_BLOCK}
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -733,8 +797,8 @@ def run_zigzag(network: str, hardware: str, lpf_limit: int, opt: str) -> pd.Data
             if str(layer.type) in ("Conv", "Gemm", "MatMul")
         ]
         table = pd.DataFrame(rows).assign(network=network, hardware=hardware, **seconds)
-        table.to_parquet(_cache(network, hardware, lpf_limit, objective))
-    return pd.read_parquet(_cache(network, hardware, lpf_limit, opt))
+        table.to_parquet(_cache(network, hardware, search, objective))
+    return pd.read_parquet(_cache(network, hardware, search, opt)).assign(zigzag_search=search)
 
 
 def importable() -> list[str]:
@@ -985,8 +1049,33 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _pair(job: tuple[str, str, int, str]) -> pd.DataFrame:
+def _pair(job: tuple[str, str, str, str]) -> pd.DataFrame:
     return run_zigzag(*job)
+
+
+def zigzag_tables(pairs: list[tuple[str, str, str]], searches: list[str], jobs: int) -> list[pd.DataFrame]:
+    """ZigZag's table of each (network, hardware, opt) of ``pairs``: per layer, the best evaluation its ``searches``
+    found (``best_of``), searched ``jobs`` at a time where not cached."""
+    runs = [(network, hardware, search, opt) for network, hardware, opt in pairs for search in searches]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        found = list(pool.map(_pair, runs))
+    return [best_of(found[i * len(searches) : (i + 1) * len(searches)], opt) for i, (*_, opt) in enumerate(pairs)]
+
+
+def best_of(searches: list[pd.DataFrame], opt: str) -> pd.DataFrame:
+    """Per layer, the row of the search that found the cheaper evaluation at ``opt`` (latency, ties by energy; energy,
+    ties by latency: ZigZag's ``MinimalLatencyStage`` and ``MinimalEnergyStage``), the first search kept on a tie;
+    a layer no search maps keeps the first's row. Each table lists the same layers in the same order."""
+    first, *others = searches
+    keys = ["zigzag_cycles", "zigzag_pj"] if opt == "latency" else ["zigzag_pj", "zigzag_cycles"]
+    best = first.copy()
+    for other in others:
+        if list(other["layer"]) != list(best["layer"]):
+            raise ValueError(f"searches of {best['network'].iloc[0]} on {best['hardware'].iloc[0]} list other layers")
+        mine, theirs = best[keys].fillna(np.inf).to_numpy(), other[keys].fillna(np.inf).to_numpy()
+        better = (theirs[:, 0] < mine[:, 0]) | ((theirs[:, 0] == mine[:, 0]) & (theirs[:, 1] < mine[:, 1]))
+        best = pd.concat([best[~better], other[better]]).loc[best.index]
+    return best
 
 
 def main() -> None:
@@ -1000,6 +1089,12 @@ def main() -> None:
         type=int,
         default=6,
         help="ZigZag LOMA loop-prime-factor limit (6, ZigZag's default; search grows as its factorial)",
+    )
+    parser.add_argument(
+        "--engine",
+        default="loma",
+        choices=ENGINES,
+        help="ZigZag's temporal-mapping search: loma (at --lpf-limit), salsa, or per layer the better of the two",
     )
     parser.add_argument(
         "--protocol",
@@ -1022,12 +1117,14 @@ def main() -> None:
         sys.exit(f"--hardware: {unknown}: no bundled hardware that imports with its mapping; expected some of {accepted}")
     protocol = PROTOCOLS[args.protocol]
     objectives = sorted(set(protocol.values()))
-    jobs = [(n, h, args.lpf_limit, ZIGZAG_OPT[o]) for n in networks for h in hardware for o in objectives]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        theirs = list(pool.map(_pair, jobs))
+    searches = ENGINES[args.engine](args.lpf_limit)
+    if "salsa" in searches and not {ZIGZAG_OPT[o] for o in objectives} <= set(SALSA_OPT):
+        sys.exit(f"--engine {args.engine}: ZigZag's SALSA minimises latency or energy, --protocol {args.protocol} {objectives}")
+    pairs = [(n, h, ZIGZAG_OPT[o]) for n in networks for h in hardware for o in objectives]
+    theirs = zigzag_tables(pairs, searches, args.jobs)
     parts = []
     with tempfile.TemporaryDirectory() as tmp:
-        for (_, hw_name, _, _), objective, layers in zip(jobs, objectives * len(networks) * len(hardware), theirs, strict=True):
+        for (_, hw_name, _), objective, layers in zip(pairs, objectives * len(networks) * len(hardware), theirs, strict=True):
             hw = imported(hw_name, Path(tmp))
             judged = ",".join(metric for metric, at in protocol.items() if at == objective)
             mine = ours(layers, hw, objective, without_dram=without_dram(hw_name))
@@ -1042,12 +1139,12 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(args.out)
     columns = ["network", "hardware", "objective", "layer", "macs", "latency_ratio", "energy_ratio", "ours_mapping"]
-    columns += ["ours_reduction_levels", "ours_held_rows", "ours_held_columns", "hint"]
+    columns += ["ours_reduction_levels", "ours_held_rows", "ours_held_columns", "zigzag_search", "hint"]
     with pd.option_context("display.width", 250, "display.max_rows", 1000, "display.float_format", "{:.3g}".format):
         print(table[columns].to_string(index=False))
         print()
         print(summary(table).to_string(index=False))
-    print(f"\nprotocol {args.protocol} (metric: objective on both sides) {protocol}, lpf {args.lpf_limit}")
+    print(f"\nprotocol {args.protocol} (metric: objective on both sides) {protocol}, ZigZag's search {' and '.join(searches)}")
     print(f"per-layer table: {args.out}")
 
 

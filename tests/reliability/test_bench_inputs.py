@@ -53,3 +53,24 @@ def test_the_crosscheck_judges_only_the_layers_zigzag_maps(monkeypatch: pytest.M
     assert found.loc["a", "latency_network"] == pytest.approx(1.1) and found.loc["a", "energy_network"] == pytest.approx(0.9)
     assert found.loc["b", "unmapped"] == 1 and found.loc["b", "layers"] == 0 and np.isnan(found.loc["b", "latency_network"])
     assert bench.hints(table).tolist()[1] == "ZigZag finds no loop order that fits the layer in the memories"
+
+
+def test_the_crosscheck_takes_per_layer_the_better_of_zigzags_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--engine best``: per layer, the evaluation of the search that found the cheaper one at the objective (ties by
+    the other metric, then the first search's), a layer neither maps kept as the first's, in the layers' order."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = importlib.import_module("zigzag_crosscheck")
+
+    def table(search: str, cycles: list[float], pj: list[float]) -> pd.DataFrame:
+        layers = ["a", "b", "c", "d"]
+        return pd.DataFrame({"layer": layers, "zigzag_cycles": cycles, "zigzag_pj": pj}).assign(
+            network="n", hardware="h", zigzag_search=search
+        )
+
+    loma = table("lpf6", [10.0, 10.0, 10.0, np.nan], [5.0, 5.0, 5.0, np.nan])
+    salsa = table("salsa", [12.0, 8.0, 10.0, np.nan], [4.0, 5.0, 5.0, np.nan])
+    assert bench.best_of([loma, salsa], "energy")["zigzag_search"].tolist() == ["salsa", "salsa", "lpf6", "lpf6"]
+    assert bench.best_of([loma, salsa], "latency")["zigzag_search"].tolist() == ["lpf6", "salsa", "lpf6", "lpf6"]
+    assert bench.best_of([loma, salsa], "energy")["layer"].tolist() == ["a", "b", "c", "d"]
+    with pytest.raises(ValueError, match="other layers"):
+        bench.best_of([loma, salsa.iloc[::-1]], "energy")
