@@ -777,7 +777,9 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
     ``_copies``), and the block's columns (each input stays while they pass: loaded once per block of columns). Where
     it also holds the inputs of the block's rows over the innermost weight memory's whole R-tile (its unique pixels,
     at the op's ratio of unique inputs to im2col elements), it keeps them over that R-tile: a window's overlap is
-    loaded once (ZigZag's input register holding a depthwise layer's ``OY FX FY OX``)."""
+    loaded once (ZigZag's input register holding a depthwise layer's ``OY FX FY OX``); a block of rows keeps them over
+    the tile's columns too, loaded once per weight tile. With ``held.weights`` the weight memory's tile is that one
+    (``_weights_for_the_block``)."""
     if held.weights is not None:  # the weight memory's tile cut for the block, the tiles above it at least as large
         w = _innermost(core, "W") + 1
         tiles = [*tiles[:w], held.weights, *(tuple(map(np.maximum, tile, held.weights)) for tile in tiles[w + 1 :])]
