@@ -315,6 +315,37 @@ def test_an_output_block_takes_the_room_the_input_slice_leaves_it(tmp_path: Path
     assert cost.ext_in_bytes["O"][0, 0] == 0 and cost.ext_write_bytes[0, 0] == 768
 
 
+@pytest.mark.parametrize(
+    ("local_bytes", "channels", "input_hw", "brought_in"),
+    [(128, (32, 12), 8, (3072, 2048)), (40, (32, 32), 4, (4096, 2048))],
+)
+def test_an_output_block_takes_the_shape_that_brings_the_fewest_bytes_in(
+    tmp_path: Path, local_bytes: int, channels: tuple[int, int], input_hw: int, brought_in: tuple[int, int]
+) -> None:
+    # A 1x1 conv, 1-byte elements; the weights' only memory holds one array tile (rf, 4 B: n = 2, r = 2), local keeps
+    # inputs and outputs. An output block of m rows x n columns in local keeps its m x n partial sums and the 2m inputs
+    # of one reduction step: m (n + 2) <= local. The weights W come in once per block of rows, the inputs X once per
+    # block of columns. Below, the square-ish block against the one chosen:
+    # * 128 B, C = 32, K = 12, 8x8 outputs (M = 64, N = 12; W 384 B, X 2,048 B): square-ish 11 columns (sqrt 128),
+    #   128 / 13 = 9 rows: W 8 times, X twice, 7,168 B. All 12 columns (one part): still 9 rows, X once, 5,120 B.
+    # * 40 B, C = K = 32, 4x4 outputs (M = 16, N = 32; W 1,024 B, X 512 B): square-ish 6 columns, 40 / 8 = 5 rows:
+    #   W 4 times, X 6 times, 7,168 B; the columns in 5 equal parts, 7 x 4: 6,656 B. The rows in as many parts as
+    #   the square-ish block's, 4, and the columns that then fit, 8: W 4 times, X 4 times, 6,144 B (the optimum).
+    def outputs_in_local(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = 4
+        data["memories"]["local"]["size_bytes"] = local_bytes
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+
+    hw = _tiny_variant(tmp_path, outputs_in_local)
+    channels_in, channels_out = channels
+    conv = conv_workload(batch=1, channels_in=channels_in, channels_out=channels_out, input_hw=input_hw)
+    core, table = hw.cores[0], op_table(conv)
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert MAPPINGS[cost.mapping[0, 0]] == "output_resident"
+    assert (cost.ext_in_bytes["W"][0, 0], cost.ext_in_bytes["I"][0, 0]) == brought_in
+    assert cost.ext_write_bytes[0, 0] == input_hw**2 * channels_out  # the outputs leave once
+
+
 def test_an_unknown_mapping_objective_is_an_error() -> None:
     hw, table = _gemm_like_conv()
     with pytest.raises(ConfigError, match="mapping objective 'speed'"):

@@ -61,7 +61,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
    M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
    the room its resident operand's outermost memory leaves it (``_room``; an input or output block
-   beside only what its own rows need, ``_input_block``, ``_output_block``); the best by the objective
+   beside only what its own rows need, ``_input_block``, ``_output_block``; an output block of the
+   few shapes that fit the one that brings the fewest weights and inputs in); the best by the objective
    (latency, energy or EDP of the op with its external bytes fetched from off chip,
    ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``. Where the top memory holds the whole op
    (``_holds_the_whole_op``), every mapping above the core moves each operand across once, and the three are weighed
@@ -1037,18 +1038,36 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     """The block of outputs ``level`` keeps in the output-resident order above the core: m x n partial sums and, where
     the level keeps them, the inputs of its own m rows and the weights of its own n columns for one step of the
     inner tile's reduction (m x r_inner and r_inner x n; ``_room`` reserves the op's whole extent instead, for tiles
-    that every row or column of it streams past). The columns grow as a square block's would; the rows take what
-    is left. A double-buffered memory holds a block of the whole output once, any other twice (``_buffers``); a memory
-    that keeps copies of a partial sum in several instances (``_copies``) holds that many times fewer."""
+    that every row or column of it streams past). Of a few shapes that fit, the one that brings the fewest bytes
+    into the level (each weight once per block of rows, each input once per block of columns; the first on a tie):
+    the square-ish block (the columns grow as a square block's would, the rows take what is left), and the blocks
+    that cut the columns, or the rows, into as many equal parts as the square-ish block needs, one fewer, or one, the
+    other side taking what is left (ZigZag's ``O: sram_1MB_A[OY2 OY2 C2 C2]`` on ``ascend_like``'s GPT-2
+    ``mlp_proj``: 512 rows x all 768 columns, where the square-ish 535 x 724 brings every input in twice). A
+    double-buffered memory holds a block of the whole output once, any other twice (``_buffers``); a memory that
+    keeps copies of a partial sum in several instances (``_copies``) holds that many times fewer."""
     (m_t, n_t, r_t), (m, n, _) = inner, gemm.full
     per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
     per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
+    per_output = precision.tile_bytes["O"]
+    brought = (gemm.s_elems * precision.tile_bytes["W"], gemm.x_unique * precision.tile_bytes["I"])
 
     def block(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        elems = capacity / precision.tile_bytes["O"]
-        n_block = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
-        rows = (capacity - n_block * per_column) / (n_block * precision.tile_bytes["O"] + per_row)
-        return np.clip(np.floor(rows), m_t, m), n_block
+        elems = capacity / per_output
+        n_square = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
+        m_square = np.floor((capacity - n_square * per_column) / (n_square * per_output + per_row))
+        shapes = [(np.clip(m_square, m_t, m), n_square)]
+        for parts in (np.ceil(n / n_square), np.ceil(n / n_square) - 1, 1.0):
+            columns = np.clip(np.ceil(n / np.maximum(parts, 1.0)), n_t, n)
+            rows = np.floor((capacity - columns * per_column) / (columns * per_output + per_row))
+            shapes.append((np.where(rows >= m_t, np.minimum(rows, m), np.nan), columns))
+        for parts in (np.ceil(m / np.maximum(m_square, m_t)), np.ceil(m / np.maximum(m_square, m_t)) - 1, 1.0):
+            rows = np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m)
+            columns = np.floor((capacity - rows * per_row) / (rows * per_output + per_column))
+            shapes.append((rows, np.where(columns >= n_t, np.minimum(columns, n), np.nan)))
+        fetched = np.stack([brought[0] * np.ceil(m / rows) + brought[1] * np.ceil(n / columns) for rows, columns in shapes])
+        pick = np.where(np.isnan(fetched), np.inf, fetched).argmin(axis=0)
+        return _choose([rows for rows, _ in shapes], pick), _choose([columns for _, columns in shapes], pick)
 
     capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
     rows, columns = block(capacity)
