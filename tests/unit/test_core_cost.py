@@ -346,6 +346,34 @@ def test_an_output_block_takes_the_shape_that_brings_the_fewest_bytes_in(
     assert cost.ext_write_bytes[0, 0] == input_hw**2 * channels_out  # the outputs leave once
 
 
+@pytest.mark.parametrize(("local_bytes", "weights_in"), [(256, 512), (136, 1024)])
+def test_an_output_block_stays_above_the_core_over_chunks_of_the_reduction(
+    tmp_path: Path, local_bytes: int, weights_in: int
+) -> None:
+    # A 1x1 conv, C = 64, K = 8, 4x4 outputs (M = 16, N = 8, R = 64; W 512 B, X 1,024 B, Y 128 B), 1-byte elements;
+    # a 128 B weight register (rf) below a local memory of inputs and outputs; array tile n = 2, r = 2.
+    # * Over all of R, rf's tile takes all of R for 2 columns (64 x 2 = 128 B), so an output block in local keeps its
+    #   rows' 64 inputs of that R-step beside each row's 8 partial sums (256 B: 256 / 72 = 3 rows, the weights in 6
+    #   times); an input block takes 256 / 64 = 4 rows of all of R (the weights in 4 times, 2,048 B).
+    # * Over chunks of R, 256 B: the whole output (128 B) leaves 128 B, the inputs of all 16 rows over 8 of R: a chunk
+    #   of 8. rf's tile takes 8 of R for all 8 columns (64 B); the output block, 256 / (8 + 8) = 16 rows, is the whole
+    #   output: the weights and inputs come in once (512 B, 1,024 B), the outputs leave once.
+    # * 136 B: the whole output leaves 8 B, no step of R for 16 rows; all columns of half the rows (64 B) leave 72 B,
+    #   9 of R for 8 rows: a chunk of 8 (whole steps of the array's 2). The block: 136 / 16 = 8 rows, the weights in
+    #   twice (1,024 B), the inputs once.
+    def small(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = 128
+        data["memories"]["local"]["size_bytes"] = local_bytes
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+
+    hw = _tiny_variant(tmp_path, small)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=64, channels_out=8, input_hw=4))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert MAPPINGS[cost.mapping[0, 0]] == "output_resident" and cost.reduction_chunk[0, 0] == 8
+    assert (cost.ext_in_bytes["W"][0, 0], cost.ext_in_bytes["I"][0, 0]) == (weights_in, 1024)
+    assert cost.ext_in_bytes["O"][0, 0] == 0 and cost.ext_write_bytes[0, 0] == 128
+
+
 def test_an_unknown_mapping_objective_is_an_error() -> None:
     hw, table = _gemm_like_conv()
     with pytest.raises(ConfigError, match="mapping objective 'speed'"):

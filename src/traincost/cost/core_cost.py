@@ -62,7 +62,13 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
    the room its resident operand's outermost memory leaves it (``_room``; an input or output block
    beside only what its own rows need, ``_input_block``, ``_output_block``; an output block of the
-   few shapes that fit the one that brings the fewest weights and inputs in); the best by the objective
+   few shapes that fit the one that brings the fewest weights and inputs in). Every order inside the core
+   is tried again over chunks of the reduction (``_chunked``): its tiles grow as if the op's R were a
+   chunk, short enough that the outputs' outermost memory keeps the whole output, or all columns of half
+   or a quarter of its rows, beside those rows' inputs of a chunk, so an output block stays above the core
+   across the chunks while the weights below it are cut to the chunk and grow wider (ZigZag's ``tpu_like``
+   GPT-2 ``mlp_proj``: its 2 MB SRAM keeps all 1,024 x 768 partial sums over six chunks of R, weights and
+   inputs fetched once; recorded in ``CoreOpCost.reduction_chunk``). The best by the objective
    (latency, energy or EDP of the op with its external bytes fetched from off chip,
    ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``. Where the top memory holds the whole op
    (``_holds_the_whole_op``), every mapping above the core moves each operand across once, and the three are weighed
@@ -184,6 +190,9 @@ class CoreOpCost:
     held_columns: np.ndarray  # the same, columns with the inputs reused across them (0: not that order)
     band_grown: np.ndarray  # whether the band's output memories grew their block to their room (else the array's)
     inputs_latched: np.ndarray  # whether each input stays at the port over the output channels (``_orders``)
+    # the chunk of the reduction the tiles inside the core run over, the output block kept above them across the
+    # chunks (``_chunked``; 0: all of R)
+    reduction_chunk: np.ndarray
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
     # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims, and every non-MAC op)
@@ -562,6 +571,9 @@ def _mac_cost(
     # the candidates inside the core (a band of reduction-innermost levels, or rows held in the PEs), each x a
     # mapping above the core
     orders = _orders(core, gemm, precision)
+    chunked = _chunked(core, gemm, precision)
+    if chunked is not None:  # each order again over chunks of the reduction, the whole output kept above the core
+        orders += [replace(order, chunk=chunked) for order in _orders(core, chunked, precision)]
     inside = [_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=order) for order in orders]
     serial = _serial_tile_io(core, gemm, precision, external) if core.tile_io == "serial" else 0.0
     options = [
@@ -613,6 +625,7 @@ def _mac_cost(
         inputs_latched=np.asarray([orders[k].latched for k, *_ in options])[pick],
         held_rows=_choose([_recorded(held, "rows", compute) for held in held_of], pick),
         held_columns=_choose([_recorded(held, "columns", compute) for held in held_of], pick),
+        reduction_chunk=_choose([_chunk_of(orders[k], gemm) for k, *_ in options], pick),
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
@@ -623,13 +636,15 @@ class _Order:
     """One candidate order inside a core (``_orders``): a ``band`` of reduction-innermost levels whose output memories
     grow their block to their room (``grow``) or keep the array's, or a block of outputs ``held`` in the PEs (band
     0); with ``below_top``, a ``MAPPINGS`` name and its block right below the top memory (``_below_top``); or the
-    inputs ``latched`` at the array's port (``_orders``)."""
+    inputs ``latched`` at the array's port (``_orders``). With ``chunk``, the op as its tiles see it, its R cut to a
+    chunk of the reduction (``_chunked``)."""
 
     band: int
     held: _Held | None = None
     grow: bool = True
     below_top: tuple[str, _Tile] | None = None
     latched: bool = False
+    chunk: _Gemm | None = None
 
 
 def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
@@ -647,6 +662,36 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     if core.dataflow == "weight_stationary" and _innermost(core, "W") == len(core.levels) - 1:
         orders.append(_Order(0, latched=True))
     return orders
+
+
+def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
+    """The op as the tiles inside the core see it when the outputs' outermost memory keeps a block of outputs, all the
+    columns of a half, a quarter or all of the rows (the most that fits), over chunks of the reduction: its R cut to
+    the chunk whose inputs of the block's rows (and, where that memory keeps them, weights of every column; twice in a
+    double-buffered memory) fit beside the block in partial-sum precision, whole steps of the array's R (ZigZag's
+    ``O: sram_2MB[OY64 K6 OY16 K4 C6]`` on ``tpu_like``'s GPT-2 ``mlp_proj``: the 1,024 x 768 partial sums and 512 of
+    R's 3,072 inputs of every row fill its 2 MB; ``O: sram_1MB_A[OY2 OY2 C2 C2]`` on ``ascend_like``'s, 512 rows).
+    None where no op of any configuration fits at least one step of the array's R in fewer than all of R."""
+    holders = [level for level in core.levels if "O" in level.operands]
+    if not holders:
+        return None
+    level, (m, n, r), r_a = holders[-1], gemm.full, gemm.array_tile[2]
+    capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
+    chunk = np.zeros_like(r)
+    for parts in (4.0, 2.0, 1.0):  # the most rows last, to be kept where they fit
+        rows = np.ceil(m / parts)
+        per_r = sum(
+            extent * precision.tile_bytes[operand] * _buffers(level, extent * r_a, extent * r)
+            for operand, extent in (("I", rows), ("W", n))
+            if operand in level.operands
+        )
+        left = capacity - rows * n * precision.tile_bytes["O"]
+        fitted = np.floor(np.maximum(left, 0.0) / per_r / r_a) * r_a
+        chunk = np.where(fitted >= r_a, fitted, chunk)
+    fits = (chunk >= r_a) & (chunk < r)
+    if not fits.any():
+        return None
+    return replace(gemm, full=(m, n, np.where(fits, chunk, r)))
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -764,6 +809,14 @@ def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precisio
     return blocks
 
 
+def _chunk_of(order: _Order, gemm: _Gemm) -> np.ndarray:
+    """What ``CoreOpCost`` records of a candidate's chunk of the reduction: its R where it is less than the op's,
+    else 0."""
+    if order.chunk is None:
+        return np.zeros_like(gemm.macs)
+    return np.where(order.chunk.full[2] < gemm.full[2], order.chunk.full[2], 0.0)
+
+
 def _recorded(held: _Held | None, innermost: str, like: np.ndarray) -> np.ndarray:
     """What ``CoreOpCost`` records of a candidate's held block: its rows (or columns) where they are innermost, else 0."""
     if held is None or held.innermost != innermost:
@@ -877,10 +930,11 @@ def _inside(
     (a ``MAPPINGS`` name and its block, ``_below_top``), every operand crosses into the top memory in that loop
     order around the block."""
     band, held, below_top = candidate.band, candidate.held, candidate.below_top
-    tiles = _tiles(core, gemm, precision, band=band, grow=candidate.grow)
+    shaped = gemm if candidate.chunk is None else candidate.chunk
+    tiles = _tiles(core, shaped, precision, band=band, grow=candidate.grow)
     top = len(core.levels) - 1
     if held is not None:
-        tiles = _block_in_the_pes(core, gemm, tiles, held, precision)
+        tiles = _block_in_the_pes(core, shaped, tiles, held, precision)
     levels = _Levels(core, compute.shape, [_working(level, gemm) for level in core.levels])
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
@@ -1271,6 +1325,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         mapping_below_top=np.zeros(shape, dtype=bool),
         band_grown=np.ones(shape, dtype=bool),
         inputs_latched=np.zeros(shape, dtype=bool),
+        reduction_chunk=np.full(shape, -1.0),
         reduction_levels=np.full(shape, -1),
         held_rows=np.full(shape, -1.0),
         held_columns=np.full(shape, -1.0),
