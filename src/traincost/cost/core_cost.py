@@ -572,7 +572,7 @@ def _mac_cost(
     # mapping above the core
     orders = _orders(core, gemm, precision)
     chunked = _chunked(core, gemm, precision)
-    if chunked is not None:  # each order again over chunks of the reduction, the whole output kept above the core
+    if chunked is not None:  # each order again over chunks of the reduction, an output block kept above the core
         orders += [replace(order, chunk=chunked) for order in _orders(core, chunked, precision)]
     inside = [_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=order) for order in orders]
     serial = _serial_tile_io(core, gemm, precision, external) if core.tile_io == "serial" else 0.0
@@ -582,12 +582,13 @@ def _mac_cost(
         for name, traffic in _external_traffic(
             core, gemm, cand.tiles, cand.outermost, precision, band=orders[k].band, choose=external is not None
         ).items()
+        if orders[k].chunk is None or name == "output_resident"
     ]
     whole = _holds_the_whole_op(core, gemm, precision)
     if external is not None and whole.any():
         # the top memory holds the whole op (every mapping above the core moves each operand across once): the
         # loop order is chosen below it instead, with the dataflow's above
-        for order, cand in list(zip(orders, inside, strict=True)):
+        for order, cand in [(order, cand) for order, cand in zip(orders, inside, strict=True) if order.chunk is None]:
             for name, block in _below_top(core, gemm, cand.tiles, precision, band=order.band).items():
                 orders.append(replace(order, below_top=(name, block)))
                 inside.append(_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=orders[-1]))
@@ -1106,22 +1107,28 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     per_output = precision.tile_bytes["O"]
     brought = (gemm.s_elems * precision.tile_bytes["W"], gemm.x_unique * precision.tile_bytes["I"])
 
+    def fetched(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        return brought[0] * np.ceil(m / rows) + brought[1] * np.ceil(n / columns)
+
     def block(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         elems = capacity / per_output
         n_square = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
         m_square = np.floor((capacity - n_square * per_column) / (n_square * per_output + per_row))
-        shapes = [(np.clip(m_square, m_t, m), n_square)]
+        rows, columns = np.clip(m_square, m_t, m), n_square
+        least = fetched(rows, columns)
         for parts in (np.ceil(n / n_square), np.ceil(n / n_square) - 1, 1.0):
-            columns = np.clip(np.ceil(n / np.maximum(parts, 1.0)), n_t, n)
-            rows = np.floor((capacity - columns * per_column) / (columns * per_output + per_row))
-            shapes.append((np.where(rows >= m_t, np.minimum(rows, m), np.nan), columns))
+            n_b = np.clip(np.ceil(n / np.maximum(parts, 1.0)), n_t, n)
+            m_b = np.minimum(np.floor((capacity - n_b * per_column) / (n_b * per_output + per_row)), m)
+            brings = fetched(np.maximum(m_b, m_t), n_b)
+            better = (m_b >= m_t) & (brings < least)
+            rows, columns, least = np.where(better, m_b, rows), np.where(better, n_b, columns), np.where(better, brings, least)
         for parts in (np.ceil(m / np.maximum(m_square, m_t)), np.ceil(m / np.maximum(m_square, m_t)) - 1, 1.0):
-            rows = np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m)
-            columns = np.floor((capacity - rows * per_row) / (rows * per_output + per_column))
-            shapes.append((rows, np.where(columns >= n_t, np.minimum(columns, n), np.nan)))
-        fetched = np.stack([brought[0] * np.ceil(m / rows) + brought[1] * np.ceil(n / columns) for rows, columns in shapes])
-        pick = np.where(np.isnan(fetched), np.inf, fetched).argmin(axis=0)
-        return _choose([rows for rows, _ in shapes], pick), _choose([columns for _, columns in shapes], pick)
+            m_b = np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m)
+            n_b = np.minimum(np.floor((capacity - m_b * per_row) / (m_b * per_output + per_column)), n)
+            brings = fetched(m_b, np.maximum(n_b, n_t))
+            better = (n_b >= n_t) & (brings < least)
+            rows, columns, least = np.where(better, m_b, rows), np.where(better, n_b, columns), np.where(better, brings, least)
+        return rows, columns
 
     capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
     rows, columns = block(capacity)
@@ -1260,19 +1267,22 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
     """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
     child, up = child to parent)."""
     (tm, tn, tr), (m, n, r) = tile, gemm.full
+    zero = np.zeros_like(m)
+    match operand:
+        case "O" if order == "output_resident":
+            return zero, gemm.o_elems
+        case "O":  # partial sums: written once per R-tile, read back one time fewer
+            r_tiles = np.ceil(r / tr)
+            return gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles
+        case "W" if order == "weight_resident":
+            return gemm.s_elems + zero, zero
+        case "W":  # once per row tile
+            return gemm.s_elems * np.ceil(m / tm), zero
     x_full = m * r  # the streamed operand as its im2col
     x = x_full if at_array else np.where(tr >= gemm.window, gemm.x_unique, x_full)
-    zero = np.zeros_like(m)
-    r_tiles = np.ceil(r / tr)
-    partial_sums = (gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles)
-    weights_per_row_tile = (gemm.s_elems * np.ceil(m / tm), zero)
-    inputs_per_column_tile = (x * np.ceil(n / tn), zero)
-    match order:
-        case "output_resident":
-            return {"W": weights_per_row_tile, "I": inputs_per_column_tile, "O": (zero, gemm.o_elems)}[operand]
-        case "input_resident":
-            return {"W": weights_per_row_tile, "I": (x + zero, zero), "O": partial_sums}[operand]
-    return {"W": (gemm.s_elems + zero, zero), "I": inputs_per_column_tile, "O": partial_sums}[operand]
+    if order == "input_resident":
+        return x + zero, zero
+    return x * np.ceil(n / tn), zero  # once per column tile
 
 
 def _first_tile_cycles(core: Core, gemm: _Gemm, precision: _Precision, operand: str) -> np.ndarray:
