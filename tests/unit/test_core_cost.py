@@ -300,11 +300,7 @@ def test_a_band_keeps_the_arrays_block_where_a_wider_one_would_crowd_the_input_o
 def test_an_output_block_takes_the_room_the_input_slice_leaves_it(tmp_path: Path) -> None:
     # 1x1 conv, batch 3 of 4x4 outputs, C = 64, K = 16: M = 48, N = 16, R = 64; X 3,072 B, W 1,024 B, Y 768 B.
     # A 4 B weight register (its tile: 1 row x 2 columns x 2 of R) below a 1 KiB local memory of inputs and outputs.
-    def shared_by_inputs_and_outputs(data: dict) -> None:
-        data["memories"]["rf"]["size_bytes"] = 4
-        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
-
-    hw = _tiny_variant(tmp_path, shared_by_inputs_and_outputs)
+    hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=1024)
     core, table = hw.cores[0], op_table(conv_workload(batch=3, channels_in=64, channels_out=16, input_hw=4))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     # output-resident: beside the block, local keeps an input slice of M x 2 = 96 B, so the block has 928 B: 16
@@ -331,12 +327,7 @@ def test_an_output_block_takes_the_shape_that_brings_the_fewest_bytes_in(
     # * 40 B, C = K = 32, 4x4 outputs (M = 16, N = 32; W 1,024 B, X 512 B): square-ish 6 columns, 40 / 8 = 5 rows:
     #   W 4 times, X 6 times, 7,168 B; the columns in 5 equal parts, 7 x 4: 6,656 B. The rows in as many parts as
     #   the square-ish block's, 4, and the columns that then fit, 8: W 4 times, X 4 times, 6,144 B (the optimum).
-    def outputs_in_local(data: dict) -> None:
-        data["memories"]["rf"]["size_bytes"] = 4
-        data["memories"]["local"]["size_bytes"] = local_bytes
-        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
-
-    hw = _tiny_variant(tmp_path, outputs_in_local)
+    hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=local_bytes)
     channels_in, channels_out = channels
     conv = conv_workload(batch=1, channels_in=channels_in, channels_out=channels_out, input_hw=input_hw)
     core, table = hw.cores[0], op_table(conv)
@@ -361,12 +352,7 @@ def test_an_output_block_stays_above_the_core_over_chunks_of_the_reduction(
     # * 136 B: the whole output leaves 8 B, no step of R for 16 rows; all columns of half the rows (64 B) leave 72 B,
     #   9 of R for 8 rows: a chunk of 8 (whole steps of the array's 2). The block: 136 / 16 = 8 rows, the weights in
     #   twice (1,024 B), the inputs once.
-    def small(data: dict) -> None:
-        data["memories"]["rf"]["size_bytes"] = 128
-        data["memories"]["local"]["size_bytes"] = local_bytes
-        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
-
-    hw = _tiny_variant(tmp_path, small)
+    hw = _weight_register_below_local(tmp_path, rf_bytes=128, local_bytes=local_bytes)
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=64, channels_out=8, input_hw=4))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert MAPPINGS[cost.mapping[0, 0]] == "output_resident" and cost.reduction_chunk[0, 0] == 8
@@ -409,6 +395,18 @@ def _tiny_variant(tmp_path: Path, change) -> object:
     path = tmp_path / "variant.yaml"
     path.write_text(yaml.safe_dump(data))
     return load_hardware(path)
+
+
+def _weight_register_below_local(tmp_path: Path, *, rf_bytes: int, local_bytes: int) -> object:
+    """tiny.yaml with a weight register of ``rf_bytes`` below a local memory of ``local_bytes`` that keeps the inputs
+    and outputs only."""
+
+    def resized(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = rf_bytes
+        data["memories"]["local"]["size_bytes"] = local_bytes
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+
+    return _tiny_variant(tmp_path, resized)
 
 
 def test_partial_sums_move_in_their_own_precision(tmp_path: Path) -> None:
@@ -972,12 +970,7 @@ def test_a_block_kept_above_the_core_takes_the_room_of_its_own_rows(
     #   m = 26 too (a tie). The weights come in ceil(64 / 26) = 3 times: 48 B (reserving all 64 rows: 128 B).
     # * C = 2, K = 8: the array finishes the reduction, so an input block keeps no partial sums: all 64 rows' 128
     #   inputs fit, and the weights come in once (the input block had reserved 64 x 2 partial sums: 4 passes).
-    def small(data: dict) -> None:
-        data["memories"]["rf"]["size_bytes"] = 4
-        data["memories"]["local"]["size_bytes"] = 160
-        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
-
-    hw = _tiny_variant(tmp_path, small)
+    hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=160)
     channels_in, channels_out = channels
     conv = conv_workload(batch=1, channels_in=channels_in, channels_out=channels_out, input_hw=8)
     core, table = hw.cores[0], op_table(conv)
