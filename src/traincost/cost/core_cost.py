@@ -571,8 +571,10 @@ def _mac_cost(
     # the candidates inside the core (a band of reduction-innermost levels, or rows held in the PEs), each x a
     # mapping above the core
     orders = _orders(core, gemm, precision)
-    chunked = _chunked(core, gemm, precision)
-    if chunked is not None:  # each order again over chunks of the reduction, an output block kept above the core
+    # each order again over chunks of the reduction, an output block kept above the core: a mapping above the core is
+    # chosen only with an external path
+    chunked = _chunked(core, gemm, precision) if external is not None else None
+    if chunked is not None:
         orders += [replace(order, chunk=chunked) for order in _orders(core, chunked, precision)]
     inside = [_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=order) for order in orders]
     serial = _serial_tile_io(core, gemm, precision, external) if core.tile_io == "serial" else 0.0
