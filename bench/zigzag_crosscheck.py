@@ -167,8 +167,9 @@ The study hardware: ``edge_tpu.yaml``'s MAC ops on ResNet-18 CIFAR take the new 
 configurations of the Edge TPU grid (the off-chip bytes of all 10,000 configurations' MAC ops 1.25995e12 -> 1.25881e12
 with the shapes, 1.24647e12 with the chunks too; the energy inside the cores the same to seven digits); on FuseMax and
 ``tpuv4_tiered``, and for GPT-2 small on all three, the cost arrays are identical to the bit. Costing the orders
-over chunks takes ``mac_cost`` on the Edge TPU grid's ResNet-18 training step 7-9 s of CPU against 3-6 s (load
-average 4).
+over chunks takes ``mac_cost`` alone on the Edge TPU grid's ResNet-18 training step (62 MAC ops at 10,000
+configurations, EDP) 6.3-7.2 s of CPU against 3.3 s, and the grid's sweeps as the workflow runs them 12.8-15.9 s
+against 11.5-13.9 s (``bench/sweep_speed.py``; load average 1-2).
 
 Seventh round (each change with a hand-made case):
 
