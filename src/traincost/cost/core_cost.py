@@ -61,14 +61,15 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    stays while the weights stream past it: the input is fetched once) and ``output_resident`` (an
    M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
    the room its resident operand's outermost memory leaves it (``_room``; an input or output block
-   beside only what its own rows need, ``_input_block``, ``_output_block``; an output block of the
-   few shapes that fit the one that brings the fewest weights and inputs in). Every order inside the core
-   is tried again over chunks of the reduction (``_chunked``): its tiles grow as if the op's R were a
-   chunk, short enough that the outputs' outermost memory keeps the whole output, or all columns of half
-   or a quarter of its rows, beside those rows' inputs of a chunk, so an output block stays above the core
-   across the chunks while the weights below it are cut to the chunk and grow wider (ZigZag's ``tpu_like``
-   GPT-2 ``mlp_proj``: its 2 MB SRAM keeps all 1,024 x 768 partial sums over six chunks of R, weights and
-   inputs fetched once; recorded in ``CoreOpCost.reduction_chunk``). The best by the objective
+   beside only what its own rows need, ``_input_block``, ``_output_block``; an output block takes, of a
+   few shapes that fit, the one that brings the fewest weights and inputs in). Every order inside the core
+   is tried again over chunks of the reduction (``_chunked``), in the output-resident mapping: its tiles
+   grow as if the op's R were a chunk, short enough that the outputs' outermost memory keeps the whole
+   output, or all columns of half or a quarter of its rows, beside those rows' inputs of a chunk, so an
+   output block stays above the core across the chunks while the weights below it are cut to the chunk and
+   grow wider (ZigZag's ``tpu_like`` GPT-2 ``mlp_proj``: its 2 MB SRAM keeps all 1,024 x 768 partial sums
+   over six chunks of R, weights and inputs fetched once; recorded in ``CoreOpCost.reduction_chunk``). The
+   best by the objective
    (latency, energy or EDP of the op with its external bytes fetched from off chip,
    ``ExternalPath``) is kept and recorded in ``CoreOpCost.mapping``. Where the top memory holds the whole op
    (``_holds_the_whole_op``), every mapping above the core moves each operand across once, and the three are weighed
