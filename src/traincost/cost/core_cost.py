@@ -579,13 +579,20 @@ def _mac_cost(
         orders += [replace(order, chunk=chunked) for order in _orders(core, chunked, precision)]
     inside = [_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=order) for order in orders]
     serial = _serial_tile_io(core, gemm, precision, external) if core.tile_io == "serial" else 0.0
+    # the orders over chunks are for an output block above the core: weighed in that mapping alone
+    weighed = MAPPINGS if external is not None else (_NATIVE[core.dataflow],)
     options = [
         (k, name, traffic)
         for k, cand in enumerate(inside)
         for name, traffic in _external_traffic(
-            core, gemm, cand.tiles, cand.outermost, precision, band=orders[k].band, choose=external is not None
+            core,
+            gemm,
+            cand.tiles,
+            cand.outermost,
+            precision,
+            band=orders[k].band,
+            mappings=weighed if orders[k].chunk is None else ("output_resident",),
         ).items()
-        if orders[k].chunk is None or name == "output_resident"
     ]
     whole = _holds_the_whole_op(core, gemm, precision)
     if external is not None and whole.any():
@@ -596,7 +603,13 @@ def _mac_cost(
                 orders.append(replace(order, below_top=(name, block)))
                 inside.append(_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=orders[-1]))
                 (traffic,) = _external_traffic(
-                    core, gemm, inside[-1].tiles, inside[-1].outermost, precision, band=order.band, choose=False
+                    core,
+                    gemm,
+                    inside[-1].tiles,
+                    inside[-1].outermost,
+                    precision,
+                    band=order.band,
+                    mappings=(_NATIVE[core.dataflow],),
                 ).values()
                 options.append((len(inside) - 1, name, traffic))
     below = [orders[k].below_top is not None for k, *_ in options]
@@ -1005,9 +1018,10 @@ def _external_traffic(
     precision: _Precision,
     *,
     band: int,
-    choose: bool,
+    mappings: tuple[str, ...],
 ) -> dict[str, _Traffic]:
-    """Per candidate mapping, the bytes that cross the core's outer boundary (the native mapping first).
+    """Per candidate mapping of ``mappings``, the bytes that cross the core's outer boundary (the native mapping
+    first, then in the order of ``MAPPINGS``).
 
     In the native mapping each operand crosses at its outermost holder, with that level's tile, in the
     dataflow's order. Another mapping keeps a block of its resident operand in that operand's outermost
@@ -1018,9 +1032,8 @@ def _external_traffic(
     whatever the mapping: the band runs all of R for each output block, through that tile (an in-memory array's
     weights, whose only memory is its cells)."""
     native = _NATIVE[core.dataflow]
-    names = [native]
-    if choose:
-        names += [name for name in MAPPINGS if name != native and outermost[_RESIDENT[name]] is not None]
+    names = [native, *(name for name in MAPPINGS if name != native and outermost[_RESIDENT[name]] is not None)]
+    names = [name for name in names if name in mappings]
     out: dict[str, _Traffic] = {}
     for name in names:
         block = None
@@ -1118,18 +1131,19 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
         n_square = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
         m_square = np.floor((capacity - n_square * per_column) / (n_square * per_output + per_row))
         rows, columns = np.clip(m_square, m_t, m), n_square
-        least = fetched(rows, columns)
+        shapes = []  # (rows, columns, whether they fit): the columns cut into equal parts, then the rows
         for parts in (np.ceil(n / n_square), np.ceil(n / n_square) - 1, 1.0):
             n_b = np.clip(np.ceil(n / np.maximum(parts, 1.0)), n_t, n)
             m_b = np.minimum(np.floor((capacity - n_b * per_column) / (n_b * per_output + per_row)), m)
-            brings = fetched(np.maximum(m_b, m_t), n_b)
-            better = (m_b >= m_t) & (brings < least)
-            rows, columns, least = np.where(better, m_b, rows), np.where(better, n_b, columns), np.where(better, brings, least)
+            shapes.append((np.maximum(m_b, m_t), n_b, m_b >= m_t))
         for parts in (np.ceil(m / np.maximum(m_square, m_t)), np.ceil(m / np.maximum(m_square, m_t)) - 1, 1.0):
             m_b = np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m)
             n_b = np.minimum(np.floor((capacity - m_b * per_row) / (m_b * per_output + per_column)), n)
-            brings = fetched(m_b, np.maximum(n_b, n_t))
-            better = (n_b >= n_t) & (brings < least)
+            shapes.append((m_b, np.maximum(n_b, n_t), n_b >= n_t))
+        least = fetched(rows, columns)
+        for m_b, n_b, fit in shapes:
+            brings = fetched(m_b, n_b)
+            better = fit & (brings < least)
             rows, columns, least = np.where(better, m_b, rows), np.where(better, n_b, columns), np.where(better, brings, least)
         return rows, columns
 
