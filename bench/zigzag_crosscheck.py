@@ -1066,6 +1066,7 @@ def ours(layers: pd.DataFrame, hw: HardwareSpec, objective: str, *, without_dram
             "ours_held_rows": cost.held_rows[0],
             "ours_held_columns": cost.held_columns[0],
             "ours_reduction_chunk": cost.reduction_chunk[0],
+            "ours_widened_columns": cost.widened_columns[0],
             "ours_spatial": [_unrolled(variants[v]) for v in np.broadcast_to(cost.spatial_variant, cost.mapping.shape)[0]],
             **{f"ours_pj_{name}": pj[0] for name, pj in per_memory.items()},
         },
@@ -1278,7 +1279,8 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(args.out)
     columns = ["network", "hardware", "objective", "layer", "macs", "latency_ratio", "energy_ratio", "ours_mapping"]
-    columns += ["ours_reduction_levels", "ours_held_rows", "ours_held_columns", "ours_reduction_chunk", "zigzag_search", "hint"]
+    columns += ["ours_reduction_levels", "ours_held_rows", "ours_held_columns", "ours_reduction_chunk", "ours_widened_columns"]
+    columns += ["zigzag_search", "hint"]
     with pd.option_context("display.width", 250, "display.max_rows", 1000, "display.float_format", "{:.3g}".format):
         print(table[columns].to_string(index=False))
         print()

@@ -490,6 +490,34 @@ def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_regi
     assert sum(native.energy_level_pj.values())[0, 0] == pytest.approx(1756.8)
 
 
+def test_a_weight_tile_cut_in_the_reduction_lets_an_input_memory_below_it_serve_more_columns(tmp_path: Path) -> None:
+    # The register hierarchy with a 16 B input register (ireg, 0.1 pJ/B) below a 32 B wsram; 1x1 conv, C = 16, K = 8,
+    # 2x2 outputs: M = 4, N = 8, R = 16, array tile m=1, n=2, r=2. Band 3 keeps each output in oreg over wsram's
+    # R-tile while the rows stream past wsram's weights (ZigZag's ascend_like: I: rf_64KB_I[... K2 ... K2]).
+    def with_ireg(data: dict) -> None:
+        _register_hierarchy(data)
+        data["memories"]["wsram"]["size_bytes"] = 32
+        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
+
+    hw = _tiny_variant(tmp_path, with_ireg)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=2))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    # wsram taking all of R first holds 16 x 2 weights: a row's 16 inputs enter ireg once per 2 columns, 4 times,
+    # 256 B read from local (2 pJ/B), and the 32 outputs leave oreg once (local 288 B: 576 pJ). Cut to 8 of R x 4
+    # columns, the inputs enter twice (128 B) and the outputs leave oreg twice (64 B written into local, 32 read
+    # back: local 224 B, 448 pJ; ireg 128 B written, oreg 64 more read and 32 more written, x 0.1 pJ). Cut to 4 of R
+    # x all 8 columns, the inputs enter once (64 B) but the partial sums leave four times (128 written, 96 read:
+    # 288 B).
+    assert cost.reduction_levels[0, 0] == 3 and cost.widened_columns[0, 0] == 4
+    assert cost.level_read_bytes["local"][0, 0] == 128 + 32 and cost.level_write_bytes["local"][0, 0] == 64
+    assert cost.energy_level_pj["local"][0, 0] == pytest.approx(448)
+    # oreg: the array reads back 32 x 7 partial sums and writes 32 x 8 over the 8 R-steps of 2
+    assert cost.level_write_bytes["ireg"][0, 0] == 128
+    assert cost.level_read_bytes["oreg"][0, 0] == 224 + 64 and cost.level_write_bytes["oreg"][0, 0] == 256 + 32
+    assert cost.level_read_bytes["wsram"][0, 0] == 4 * 128
+
+
 def test_outputs_finished_in_the_band_leave_every_memory_above_it_once(tmp_path: Path) -> None:
     # The register hierarchy with an 8 B output memory (osram) and a second 1 KiB weight memory (wbig, 1 pJ/B) between
     # wsram and local; the conv of the test above (M = 4, N = 4, R = 32; array tile m=1, n=2, r=2).

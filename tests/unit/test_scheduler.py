@@ -196,6 +196,8 @@ def test_the_per_op_table_records_each_mac_ops_mapping() -> None:
     assert cost.loc[0, "held_columns"] == 0 and cost.loc[1, "held_columns"] == -1
     # tiny's local memory holds the whole conv: no chunk of the reduction
     assert cost.loc[0, "reduction_chunk"] == 0 and cost.loc[1, "reduction_chunk"] == -1
+    # nor an input memory below a weight memory to widen its tile for
+    assert cost.loc[0, "widened_columns"] == 0 and cost.loc[1, "widened_columns"] == -1
     # a conv whose weights do not fit the local memory's share but whose input does keeps the input resident
     wide = conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=2)
     assert schedule(op_table(wide), hw, SchedulePlan(), per_op=True).ops["mapping"].iloc[0] == "input_resident"

@@ -18,7 +18,12 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
    until all of R is done, while the weights and inputs under it change every step; all of R the
    first weight memory above the band holds, which keeps its tile while the rows stream past it,
-   ``_band_within_weights``); above the band the order is the core's dataflow. The band is chosen
+   ``_band_within_weights``); above the band the order is the core's dataflow. Where a memory keeps inputs
+   between the band and that weight memory, the weight tile is also tried cut in R to 2, 4 or 8 times the columns
+   (whole steps of the array's R): the inputs there serve that many columns before they are replaced, while the
+   band's partial sums leave once per shorter R-tile (ZigZag's ``ascend_like`` GPT-2 ``mlp_fc``: 128 of R x 64
+   columns in its 8 KB weight register file, ``I: rf_64KB_I[C2 C2 C2 OY2 K2 OY2 OY2 OY2 OY2 K2]``; recorded in
+   ``CoreOpCost.widened_columns``). The band is chosen
    per op and per configuration among 0 (the dataflow's order everywhere) up to every level below
    the top (``_in_band``), with the mapping above the core, by the same objective, and recorded in
    ``CoreOpCost.reduction_levels``. A band's output memories grow their block to their room, or keep the
@@ -194,6 +199,9 @@ class CoreOpCost:
     # the chunk of the reduction the tiles inside the core run over, the output block kept above them across the
     # chunks (``_chunked``; 0: all of R)
     reduction_chunk: np.ndarray
+    # the columns of the band's weight tile where it was cut in R so that the input memories below it serve that many
+    # columns (``_band_within_weights``; 0: not that order)
+    widened_columns: np.ndarray
     level_read_bytes: dict[str, np.ndarray]  # bytes read from each memory level, inside the core
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
     # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims, and every non-MAC op)
@@ -643,6 +651,7 @@ def _mac_cost(
         held_rows=_choose([_recorded(held, "rows", compute) for held in held_of], pick),
         held_columns=_choose([_recorded(held, "columns", compute) for held in held_of], pick),
         reduction_chunk=_choose([_chunk_of(orders[k], gemm) for k, *_ in options], pick),
+        widened_columns=_choose([_widened_of(orders[k], inside[k].tiles) for k, *_ in options], pick),
         level_read_bytes={m: _choose([cand.read_bytes[m] for cand in chosen], pick) for m in inside[0].read_bytes},
         level_write_bytes={m: _choose([cand.write_bytes[m] for cand in chosen], pick) for m in inside[0].write_bytes},
     )
@@ -662,6 +671,7 @@ class _Order:
     below_top: tuple[str, _Tile] | None = None
     latched: bool = False
     chunk: _Gemm | None = None
+    widen: float = 1.0
 
 
 def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
@@ -672,13 +682,28 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     ZigZag's ``gemm_l1``), the inputs latched: each step of rows runs over all the array's column tiles, each input
     staying at the port while the weights change every step, and the partial sums of the row step's outputs leave the
     array every reduction step (ZigZag's ``access_same_data_considered_as_no_access`` with the output channels
-    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch)."""
+    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch). And each band whose weight
+    memory above it has an input memory below it (``_inputs_below_weights``) again with that memory's tile cut in R to
+    ``_WIDER`` times the columns (``_band_within_weights``)."""
     orders = [_Order(band) for band in _bands(core)]
     orders += [_Order(band, grow=False) for band in _bands(core) if any("O" in core.levels[i].operands for i in range(band - 1))]
+    orders += [_Order(band, widen=widen) for band in _bands(core) if _inputs_below_weights(core, band) for widen in _WIDER]
     orders += [_Order(0, held=held) for held in _held_blocks(core, gemm, precision)]
     if core.dataflow == "weight_stationary" and _innermost(core, "W") == len(core.levels) - 1:
         orders.append(_Order(0, latched=True))
     return orders
+
+
+_WIDER = (2.0, 4.0, 8.0)  # the columns a band's weight tile is tried at, in units of the tile below it
+
+
+def _inputs_below_weights(core: Core, band: int) -> bool:
+    """Whether, above a ``band`` >= 1, a memory keeps inputs (and no outputs lie) below the first weight memory."""
+    above = [i for i, level in enumerate(core.levels) if "W" in level.operands and not _in_band(i, band)]
+    if band == 0 or not above:
+        return False
+    between = [core.levels[i].operands for i in range(band - 1, above[0])]
+    return any("I" in operands for operands in between) and not any("O" in operands for operands in between)
 
 
 def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
@@ -826,6 +851,15 @@ def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precisio
     return blocks
 
 
+def _widened_of(order: _Order, tiles: list[_Tile]) -> np.ndarray:
+    """What ``CoreOpCost`` records of a candidate's widened weight tile: the columns the first tile above its band
+    spans where they are more than the band's, else 0."""
+    if order.widen == 1.0:
+        return np.zeros_like(tiles[0][1])
+    below, above = tiles[order.band - 1][1], tiles[order.band][1]
+    return np.where(above > below, above, 0.0)
+
+
 def _chunk_of(order: _Order, gemm: _Gemm) -> np.ndarray:
     """What ``CoreOpCost`` records of a candidate's chunk of the reduction: its R where it is less than the op's,
     else 0."""
@@ -948,7 +982,7 @@ def _inside(
     order around the block."""
     band, held, below_top = candidate.band, candidate.held, candidate.below_top
     shaped = gemm if candidate.chunk is None else candidate.chunk
-    tiles = _tiles(core, shaped, precision, band=band, grow=candidate.grow)
+    tiles = _tiles(core, shaped, precision, band=band, grow=candidate.grow, widen=candidate.widen)
     top = len(core.levels) - 1
     if held is not None:
         tiles = _block_in_the_pes(core, shaped, tiles, held, precision)
@@ -1156,7 +1190,7 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     return rows, columns, gemm.full[2]
 
 
-def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: bool = True) -> list[_Tile]:
+def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: bool = True, widen: float = 1.0) -> list[_Tile]:
     """The tile at the PE array (``_Gemm.array_tile``), then at each memory level of ``core`` (innermost first). A level in
     the reduction-innermost band (``_in_band``) grows an output block if it keeps outputs (without ``grow``, keeps the
     block below it over all of R), and nothing else."""
@@ -1170,23 +1204,36 @@ def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: b
         elif stationary in level.operands:  # the output block below, kept over all of R
             tile = (tile[0], tile[1], gemm.full[2])
         tiles.append(tile)
-    return _band_within_weights(core, gemm, tiles, precision, band=band)
+    return _band_within_weights(core, gemm, tiles, precision, band=band, widen=widen)
 
 
-def _band_within_weights(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int) -> list[_Tile]:
+def _band_within_weights(
+    core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int, widen: float = 1.0
+) -> list[_Tile]:
     """A band's output blocks finish only as much of the reduction as the first weight memory above the band holds:
     that memory keeps its tile while the rows stream past it (the dataflow's order), so the band runs over that
     tile's R, and its blocks' partial sums leave once per R-tile of it. The tiles up to that memory take its R-tile:
     all of R where it holds the whole reduction of the block's columns, or where no weight memory lies above the band
-    (a tile that kept all of R inside a memory holding less would not nest)."""
+    (a tile that kept all of R inside a memory holding less would not nest). With ``widen`` > 1 that memory's tile
+    spans ``widen`` times the columns of the tile below it (at most all N) over as many whole steps of the array's R
+    as then fit, where at least one does, and every tile from the band up spans those columns: an input memory
+    between the band and the weight memory keeps its rows' inputs over all of them."""
     above = [i for i, level in enumerate(core.levels) if "W" in level.operands and not _in_band(i, band)]
     if band == 0 or not above:
         return tiles
     w, r = above[0], gemm.full[2]
     _, n_t, _ = tiles[w]  # the tile below that memory
     room = _room(core.levels[w], gemm, tiles[w], "W", precision)
-    r_w = np.where(room >= r * n_t, r, np.maximum(np.floor(room / n_t), tiles[0][2]))
-    return [(m_k, n_k, np.minimum(r_k, r_w) if k <= w + 1 else r_k) for k, (m_k, n_k, r_k) in enumerate(tiles)]
+    r_a = tiles[0][2]
+    r_w = np.where(room >= r * n_t, r, np.maximum(np.floor(room / n_t), r_a))
+    n_w = np.minimum(n_t * widen, gemm.full[1])
+    r_wide = np.minimum(np.floor(room / n_w / r_a) * r_a, r)
+    wide = (r_wide >= r_a) & (n_w > n_t)
+    r_w, n_w = np.where(wide, r_wide, r_w), np.where(wide, n_w, n_t)
+    return [
+        (m_k, np.where(wide, np.maximum(n_k, n_w), n_k) if k >= band else n_k, np.minimum(r_k, r_w) if k <= w + 1 else r_k)
+        for k, (m_k, n_k, r_k) in enumerate(tiles)
+    ]
 
 
 def _array_tile(dims: dict[str, np.ndarray], full: _Tile, kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
@@ -1353,6 +1400,7 @@ def simd_cost(core: Core, table: OpTable, index: np.ndarray) -> CoreOpCost:
         band_grown=np.ones(shape, dtype=bool),
         inputs_latched=np.zeros(shape, dtype=bool),
         reduction_chunk=np.full(shape, -1.0),
+        widened_columns=np.full(shape, -1.0),
         reduction_levels=np.full(shape, -1),
         held_rows=np.full(shape, -1.0),
         held_columns=np.full(shape, -1.0),
