@@ -181,16 +181,53 @@ def test_below_a_top_memory_holding_the_whole_op_the_loop_order_is_chosen_one_le
         cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
         # input-resident below big: all 4 rows of X (128 B) stay in local beside one 2-column weight slice of the
         # register's tile (64 B); the weights stream past once: big reads W 1,024 + X 128, writes Y 128; the local
-        # memory is written X 128 instead of 256 (the compute, 1,024 cycles, sets every order's latency)
-        assert MAPPINGS[cost.mapping[0, 0]] == "input_resident" and cost.mapping_below_top[0, 0], objective
+        # memory is written X 128 instead of 256 (the compute, 1,024 cycles, sets every order's latency). Over 8
+        # chunks of 4 of R, output-resident below big fetches as little: local keeps all 128 outputs beside a chunk's
+        # 16 inputs and 128 weights, and inside, the 64 B register holds 4 of R x 16 columns that one row at a time
+        # runs over, columns innermost (held columns): each weight is read from rf once per row (4,096 B, 1 pJ/B
+        # more than once), each input from local once per 16 columns instead of 2 (2 x 128 B instead of 16 x 128,
+        # 2 pJ/B): 28,416 pJ against 28,928
+        assert MAPPINGS[cost.mapping[0, 0]] == "output_resident" and cost.mapping_below_top[0, 0], objective
+        assert cost.reduction_chunk[0, 0] == 4 and cost.held_columns[0, 0] == 16
         assert cost.level_read_bytes["big"][0, 0] == 1152 and cost.level_write_bytes["big"][0, 0] == 128
         assert cost.level_write_bytes["local"][0, 0] == native.level_write_bytes["local"][0, 0] - 128
+        assert cost.level_read_bytes["local"][0, 0] == native.level_read_bytes["local"][0, 0] - 14 * 128
+        assert cost.level_read_bytes["rf"][0, 0] == 4 * 1024
+        assert sum(cost.energy_level_pj.values())[0, 0] == pytest.approx(28416)
         assert cost.energy_level_pj["big"][0, 0] == pytest.approx(1280 * 8)
         assert cost.ext_in_bytes["W"][0, 0] == 1024 and cost.ext_in_bytes["I"][0, 0] == 128
         assert cost.ext_write_bytes[0, 0] == 128
         # at 1,100 B the order is chosen above the core, and below big it is the dataflow's
         assert not cost.mapping_below_top[1, 0], objective
         assert cost.level_read_bytes["big"][1, 0] == 1280, objective
+
+
+def test_an_input_block_below_the_top_stays_over_a_chunk_of_the_reduction(tmp_path: Path) -> None:
+    # 1x1 conv, C = 64, K = 32, 2x2 outputs: M = 4, N = 32, R = 64; X 256 B, W 2,048 B, Y 128 B; array tile m=1, n=2,
+    # r=2. tiny's core with a 256 B local memory (and rf) at 1 pJ a byte under big (64 KiB, 8 pJ a byte), which
+    # holds the whole op: the loop order is chosen below big.
+    def core(data: dict) -> None:
+        _under_a_big_memory(data)
+        data["parameters"]["local_kb"]["default"] = 0.25
+        data["parameters"]["big_bytes"]["default"] = 65536
+        for name in ("rf", "local"):
+            data["memories"][name].update(_ONE_PJ_PER_BYTE)
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=64, channels_out=32, input_hw=2))
+    cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
+    # Over all of R an input block keeps one row (64 B beside a 2-column weight slice of 128 B, and its partial sums)
+    # and the weights come from big once per row: 4 x 2,048 B. Over 2 chunks of 32 it keeps all 4 rows (128 B beside
+    # 64 B of weights): the weights and the input come once (2,048 + 256 B), the outputs go to big once per chunk
+    # (2 x 128 B written, 128 read back): big 2,432 B read and 256 written, 21,504 pJ; the best output block below
+    # big (every output, over all of R, has no room beside its slices) brings the input 5 times (3,328 B read).
+    assert MAPPINGS[cost.mapping[0, 0]] == "input_resident" and cost.mapping_below_top[0, 0]
+    assert cost.reduction_chunk[0, 0] == 32
+    assert cost.level_read_bytes["big"][0, 0] == 2432 and cost.level_write_bytes["big"][0, 0] == 256
+    assert cost.energy_level_pj["big"][0, 0] == pytest.approx(21504)
+    # big holds the whole op: each operand crosses into the core once, the outputs leave once, final
+    assert cost.ext_in_bytes["W"][0, 0] == 2048 and cost.ext_in_bytes["I"][0, 0] == 256
+    assert cost.ext_in_bytes["O"][0, 0] == 0 and cost.ext_write_bytes[0, 0] == 128
 
 
 def test_an_input_block_below_the_top_takes_no_more_rows_than_its_partial_sums_have_room_for(tmp_path: Path) -> None:

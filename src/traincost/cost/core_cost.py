@@ -81,7 +81,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    one level down instead (``_below_top``): the block stays in the resident operand's outermost memory below the
    top and every operand crosses into the top in that mapping's order around it, the dataflow's order above
    (``CoreOpCost.mapping_below_top``; ZigZag's loop order between ``l1`` and ``l3`` on its ``gemm_l1_l3``, whose
-   1.25 GB ``l3`` holds every layer).
+   1.25 GB ``l3`` holds every layer). Every order inside the core is tried there again over 2, 4 and 8 chunks of
+   the reduction (``_parts_of_the_reduction``): a block below the top keeps its inputs of a chunk (or its outputs)
+   while the partial sums go back to the top once per chunk (ZigZag's ``gemm_l1_l3`` GPT-2 ``mlp_proj``: 128 rows' inputs
+   of 384 of R in ``l1`` while every column passes; recorded in ``CoreOpCost.reduction_chunk``).
 5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
    at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
    back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
@@ -605,15 +608,24 @@ def _mac_cost(
     whole = _holds_the_whole_op(core, gemm, precision)
     if external is not None and whole.any():
         # the top memory holds the whole op (every mapping above the core moves each operand across once): the
-        # loop order is chosen below it instead, with the dataflow's above
-        for order, cand in [(order, cand) for order, cand in zip(orders, inside, strict=True) if order.chunk is None]:
-            for name, block in _below_top(core, gemm, cand.tiles, precision, band=order.band).items():
+        # loop order is chosen below it instead, with the dataflow's above, and again over chunks of the reduction
+        candidates = [(order, cand.tiles) for order, cand in zip(orders, inside, strict=True) if order.chunk is None]
+        if _memories_below_top(core):
+            for part in _parts_of_the_reduction(gemm):
+                candidates += [
+                    (replace(order, chunk=part), _order_tiles(core, part, precision, order))
+                    for order in _orders(core, part, precision)
+                ]
+        for order, tiles in candidates:
+            shaped = gemm if order.chunk is None else order.chunk
+            for name, block in _below_top(core, shaped, tiles, precision, band=order.band).items():
                 orders.append(replace(order, below_top=(name, block)))
                 inside.append(_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=orders[-1]))
+                # the top memory's tile is the whole op, whatever chunk of the reduction the tiles below it run over
                 (traffic,) = _external_traffic(
                     core,
                     gemm,
-                    inside[-1].tiles,
+                    [*inside[-1].tiles[:-1], gemm.full],
                     inside[-1].outermost,
                     precision,
                     band=order.band,
@@ -733,7 +745,13 @@ def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
     fits = (chunk >= r_a) & (chunk < r)
     if not fits.any():
         return None
-    return replace(gemm, full=(m, n, np.where(fits, chunk, r)))
+    return _cut_reduction(gemm, np.where(fits, chunk, r))
+
+
+def _cut_reduction(gemm: _Gemm, chunk: np.ndarray) -> _Gemm:
+    """The op as tiles over a ``chunk`` of its reduction see it: its R, weights and input elements cut to the chunk."""
+    cut = chunk / gemm.full[2]
+    return replace(gemm, full=(*gemm.full[:2], chunk), s_elems=gemm.s_elems * cut, x_unique=gemm.x_unique * cut)
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -823,6 +841,34 @@ def _group_bytes(gemm: _Gemm, precision: _Precision, operands: frozenset[str]) -
     return sum(elems[operand] * precision.tile_bytes[operand] for operand in operands)
 
 
+def _order_tiles(core: Core, shaped: _Gemm, precision: _Precision, candidate: _Order) -> list[_Tile]:
+    """The tiles of ``candidate`` (``_tiles``, with a held block ``_block_in_the_pes``) on the op as they see it."""
+    tiles = _tiles(core, shaped, precision, band=candidate.band, grow=candidate.grow, widen=candidate.widen)
+    return tiles if candidate.held is None else _block_in_the_pes(core, shaped, tiles, candidate.held, precision)
+
+
+_PARTS = (2.0, 4.0, 8.0)  # the chunks of the reduction an order below the top memory is tried over
+
+
+def _parts_of_the_reduction(gemm: _Gemm) -> list[_Gemm]:
+    """The op as tiles below the top memory see it when its R is cut into ``_PARTS`` chunks, whole steps of the
+    array's R (ZigZag's ``gemm_l1_l3`` GPT-2 ``mlp_proj``: ``I: l1[C2 C2 C3 C2 C2 ...]``, 128 rows' inputs of 384 of
+    R in ``l1`` while all the columns pass, the partial sums back to ``l3`` once per chunk), where some op of some
+    configuration has a chunk shorter than its R."""
+    r, r_a = gemm.full[2], gemm.array_tile[2]
+    parts = []
+    for count in _PARTS:
+        chunk = np.ceil(r / count / r_a) * r_a
+        if (chunk < r).any():
+            parts.append(_cut_reduction(gemm, np.minimum(chunk, r)))
+    return parts
+
+
+def _memories_below_top(core: Core) -> bool:
+    """Whether every operand has a memory below the core's top one (where a loop order below the top may be chosen)."""
+    return all(any(operand in level.operands for level in core.levels[:-1]) for operand in "WIO")
+
+
 def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int) -> dict[str, _Tile]:
     """The mappings other than the dataflow's for the loop order right below the top memory, each with its block
     (``_resident_tile``) in the resident operand's outermost memory below the top, grown from the tile below that
@@ -835,7 +881,7 @@ def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precisio
     an output, ``_copies``, as ``_held_blocks`` counts them: ZigZag's ``generic_array_cacti``, per-PE registers for
     each operand under a 32 MB SRAM)."""
     below = {operand: [i for i, level in enumerate(core.levels[:-1]) if operand in level.operands] for operand in "WIO"}
-    if not all(below.values()) or any(_in_band(holders[-1], band) for holders in below.values()):
+    if not _memories_below_top(core) or any(_in_band(holders[-1], band) for holders in below.values()):
         return {}
     native = _NATIVE[core.dataflow]
     blocks = {
@@ -981,11 +1027,8 @@ def _inside(
     (a ``MAPPINGS`` name and its block, ``_below_top``), every operand crosses into the top memory in that loop
     order around the block."""
     band, held, below_top = candidate.band, candidate.held, candidate.below_top
-    shaped = gemm if candidate.chunk is None else candidate.chunk
-    tiles = _tiles(core, shaped, precision, band=band, grow=candidate.grow, widen=candidate.widen)
+    tiles = _order_tiles(core, gemm if candidate.chunk is None else candidate.chunk, precision, candidate)
     top = len(core.levels) - 1
-    if held is not None:
-        tiles = _block_in_the_pes(core, shaped, tiles, held, precision)
     levels = _Levels(core, compute.shape, [_working(level, gemm) for level in core.levels])
     outermost: dict[str, int | None] = {}
     for operand in ("W", "I", "O"):
