@@ -12,8 +12,9 @@ c138861 and 12.3-13.1 s (12.0-12.7 s CPU) with each band that keeps outputs trie
 candidate orders inside the core against 9; the Edge TPU grid, whose bands keep no outputs, 9.3-9.9 s before and
 9.5-9.7 s after, and FuseMax's are unchanged); at a load average of 1, alternating runs, 12.5-15.5 s on e11c41f and
 12.0-16.7 s with ports timed per port, registers serving some axes and groups moved together (Edge TPU 9.4-11.9 s
-and 9.4-12.4 s). If the ZigZag
-cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
+and 9.4-12.4 s); 28 November 2026, ZigZag searching on the other core, 16.4-16.6 s on 785b874 and 19.3-21.2 s with a
+band's weight tile also tried wider (three more orders in band 1; the Edge TPU and FuseMax grids unchanged). If the
+ZigZag cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
     python bench/sweep_speed.py            # needs results/workloads/{resnet18_cifar,gpt2_small} (snakemake)
