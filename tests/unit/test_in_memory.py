@@ -10,6 +10,7 @@ import yaml
 
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table
+from traincost.cost.core_cost import ExternalPath
 from traincost.hardware import HardwareError, load_hardware
 from traincost.hardware.in_memory import activation_pj
 from traincost.hardware.spec import InMemoryArray
@@ -102,6 +103,47 @@ def test_an_op_that_fills_half_the_rows_activates_the_macro_twice_as_often(tmp_p
     cost = mac_cost(core, table, np.array([0]))
     assert table.macs[0] == 64
     assert cost.energy_mac_pj[0, 0] == pytest.approx(64 / 2 * activation_pj(core.in_memory, np.array(1.0), np.array(2.0)))
+
+
+def test_the_array_computes_only_between_writes_of_its_cells(tmp_path: Path) -> None:
+    # tiny's conv (K = C = 4, 16 outputs: 256 MACs) takes 64 steps of 4 cycles; its 16 weights are written into the
+    # cells (rf) once. A cell holds the weight the array computes with, so the writes wait for the compute (ZigZag's
+    # cycles on aimc and dimc: compute + the weights' off-chip bytes over the link): 256 + 16 / 0.25 B a cycle + the
+    # array's depth (2 + 2) = 324 cycles.
+    _in_memory_tiny(tmp_path)  # writes in_memory.yaml, which the variants below change
+    table = op_table(conv_relu_workload(relu=False))
+
+    def slow_cells(data: dict) -> None:
+        data["memories"]["rf"].update(write_bandwidth_bytes_per_cycle=0.25)
+
+    def variant(change) -> object:
+        data = yaml.safe_load((tmp_path / "in_memory.yaml").read_text())
+        change(data)
+        path = tmp_path / "variant.yaml"
+        path.write_text(yaml.safe_dump(data))
+        return load_hardware(path)
+
+    slow = variant(slow_cells)
+    assert mac_cost(slow.cores[0], table, np.array([0])).latency_cycles[0, 0] == 256 + 64 + 4
+    plain = yaml.safe_load((tmp_path / "in_memory.yaml").read_text())
+    del plain["cores"][0]["in_memory"]
+    slow_cells(plain)
+    (tmp_path / "plain.yaml").write_text(yaml.safe_dump(plain))
+    # the same array without computing in its weight memory (a step a cycle) writes the register beside the compute:
+    # max(64, 16 / 0.25) + 4 + 1 cycle for the first tile
+    assert mac_cost(load_hardware(tmp_path / "plain.yaml").cores[0], table, np.array([0])).latency_cycles[0, 0] == 64 + 4 + 1
+
+    # cells that are the weights' only memory take them from outside at the link's pace, 0.5 B a cycle: 256 + 16 / 0.5
+    # + 4 = 292 cycles (the op's 144 bytes over the link take 288)
+    def from_outside(data: dict) -> None:
+        data["parameters"]["offchip_bandwidth"]["default"] = 0.5
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+
+    outside = variant(from_outside)
+    core = outside.cores[0]
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(outside, core), objective="latency")
+    assert cost.ext_in_bytes["W"][0, 0] == 16
+    assert cost.latency_cycles[0, 0] == 256 + 32 + 4
 
 
 @pytest.mark.parametrize(

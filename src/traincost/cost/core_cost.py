@@ -118,7 +118,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    and their factors).
 7. **Latency** = max(compute cycles, each level's read and write cycles) + fill/drain (array
    pipeline depth plus the first stationary tile load); on a core with ``tile_io: serial`` also
-   ZigZag's on- and off-loading (``_serial_tile_io``).
+   ZigZag's on- and off-loading (``_serial_tile_io``). An in-memory array computes only between writes of its
+   cells: its latency is at least the compute's plus the cycles of writing them, at the external path's pace for
+   weights that come from outside (``_cells_written``).
 
 The outermost boundary (core ↔ bus/off-chip, or a tensor already resident in the core) is returned
 as traffic (``ext_in_bytes``, ``ext_write_bytes``) and not costed here, not even its write into or
@@ -633,13 +635,20 @@ def _mac_cost(
                 ).values()
                 options.append((len(inside) - 1, name, traffic))
     below = [orders[k].below_top is not None for k, *_ in options]
+    depth = sum(axis.size for axis in core.pe_array)[:, None]
+    latencies = [
+        np.maximum(inside[k].latency, compute + _cells_written(core, gemm, inside[k], traffic[0]["W"], external) + depth)
+        if core.in_memory is not None
+        else inside[k].latency
+        for k, _, traffic in options
+    ]
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(options) > 1 and external is not None:
         # a loop order below the top memory is one only where that memory holds the whole op
         possible = np.stack([whole | (not below_top) for below_top in below])
         pick = _best(
             [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
-            latency=np.where(possible, np.stack([inside[k].latency for k, *_ in options]) + serial, np.inf),
+            latency=np.where(possible, np.stack(latencies) + serial, np.inf),
             energy_pj=np.where(possible, np.stack([inside[k].energy_pj for k, *_ in options]), np.inf),
             external=external,
             objective=objective,
@@ -647,7 +656,7 @@ def _mac_cost(
     chosen = [inside[k] for k, *_ in options]
     held_of = [orders[k].held for k, *_ in options]
     return CoreOpCost(
-        latency_cycles=_choose([cand.latency for cand in chosen], pick) + serial,
+        latency_cycles=_choose(latencies, pick) + serial,
         compute_cycles=compute,
         utilization=gemm.macs / (steps * core.pes[:, None]),
         energy_mac_pj=mac_pj,
@@ -1081,6 +1090,22 @@ def _inside(
     reads, writes, level_pj = levels.by_memory()
     energy_pj = mac_pj + sum(level_pj.values())
     return _Inside(tiles, outermost, latency, energy_pj, reads, writes, level_pj)
+
+
+def _cells_written(core: Core, gemm: _Gemm, cand: _Inside, ext_weights: np.ndarray, external: ExternalPath | None) -> np.ndarray:
+    """Cycles of writing the weights into an in-memory array's cells, which it cannot compute beside: a cell holds
+    the one weight the array computes with, and the next waits for it (ZigZag: the cells' tile fills them, so they are
+    not double-buffered and are updated only between uses; its cycles on ``aimc`` and ``dimc`` are the compute's plus
+    the weights' off-chip bytes over the link, or the link's time for all bytes where that is more). The bytes written
+    from the memory above go at the cells' write bandwidth (the instances at work); where the cells are the weights'
+    outermost memory, those from outside (``ext_weights``) at the external path's too."""
+    level = core.levels[_innermost(core, "W")]
+    bandwidth = level.memory.write_bandwidth_bytes_per_cycle[:, None] * _working(level, gemm)
+    cycles = cand.write_bytes[level.memory.name] / bandwidth
+    if cand.outermost["W"] == _innermost(core, "W"):
+        rate = bandwidth if external is None else np.minimum(bandwidth, external.bandwidth_bytes_per_cycle[:, None])
+        cycles = cycles + ext_weights / rate
+    return cycles
 
 
 _NATIVE = {"weight_stationary": "weight_resident", "output_stationary": "output_resident", "simd": "weight_resident"}
