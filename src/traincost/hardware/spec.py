@@ -121,7 +121,8 @@ class InMemoryArray:
 
     ``kind`` is ``analog`` (DACs drive the rows, the bitlines add in charge, an
     ``adc_bits`` ADC reads each column bit) or ``digital`` (1-bit multipliers and adder trees). Activations enter
-    ``bit_serial_bits`` at a time, so a MAC takes ``activation_bits / bit_serial_bits`` cycles. The PE axes of
+    ``bit_serial_bits`` at a time, so a MAC takes ``activation_bits / bit_serial_bits`` cycles, and the array computes
+    only between writes of its cells (the cost engine adds their cycles to the compute's). The PE axes of
     the core named in ``wordline_axes`` and ``bitline_axes`` say which loops a macro's columns and rows unroll. The
     fields are structure, the same in every configuration of a sweep."""
 
