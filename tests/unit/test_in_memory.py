@@ -162,6 +162,20 @@ def test_a_bad_in_memory_array_is_one_clear_error(tmp_path: Path, change: dict, 
         _in_memory_tiny(tmp_path, **change)
 
 
+def test_an_in_memory_array_needs_a_weight_memory_to_compute_in(tmp_path: Path) -> None:
+    data = yaml.safe_load(TINY.read_text())
+    data["cores"][0] |= {
+        "pe_array": [{"name": "cols", "dim": "K", "size": 2}, {"name": "rows", "dim": "C", "size": 2}],
+        "in_memory": {"kind": "digital", "wordline_axes": ["cols"], "bitline_axes": ["rows"], "wordline_size": 2}
+        | {"bitline_size": 2, "activation_bits": 8, "weight_bits": 8, "bit_serial_bits": 2},
+        "memory": [{"level": "local", "operands": ["I", "O"]}],
+    }
+    path = tmp_path / "no_cells.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(HardwareError, match=r"cores\[0\]\.in_memory: the array computes in its weight memory"):
+        load_hardware(path)
+
+
 def test_outputs_along_the_wordlines_would_need_a_diagonal_mapping(tmp_path: Path) -> None:
     with pytest.raises(HardwareError, match="'cols' unrolls OX, which weights do not depend on"):
         _in_memory_tiny(tmp_path, wordline_dim="OX", kind="analog", bit_serial_bits=1, adc_bits=4)

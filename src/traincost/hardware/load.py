@@ -454,6 +454,8 @@ def _check_in_memory(core: Mapping[str, Any], where: str) -> list[str]:
         for dim in dims.get(name, ())
         if dim in ("B", "OY", "OX")
     ]
+    if not any("W" in level.get("operands", ()) for level in core.get("memory", ())):
+        problems.append(f"{where}: the array computes in its weight memory, and no memory level of the core keeps W")
     if entry["activation_bits"] % entry["bit_serial_bits"]:
         problems.append(
             f"{where}.bit_serial_bits: {entry['bit_serial_bits']} does not divide activation_bits {entry['activation_bits']}"
