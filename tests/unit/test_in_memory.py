@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -61,8 +62,11 @@ def test_an_analog_macro_at_full_use_costs_what_zigzag_charges() -> None:
     assert np.all(np.diff(per_mac, axis=0) < 0) and np.all(np.diff(per_mac, axis=1) < 0)
 
 
-def _in_memory_tiny(tmp_path: Path, *, wordline_dim: str = "K", **change: object) -> object:
-    """tiny.yaml's 2 x 2 array (K along the wordlines, C along the bitlines) computing in its weight memory."""
+def _in_memory_tiny(
+    tmp_path: Path, *, wordline_dim: str = "K", hardware: Callable[[dict], None] | None = None, **change: object
+) -> object:
+    """tiny.yaml's 2 x 2 array (K along the wordlines, C along the bitlines) computing in its weight memory, the file
+    then changed by ``hardware``."""
     data = yaml.safe_load(TINY.read_text())
     core = data["cores"][0]
     core["pe_array"] = [{"name": "cols", "dim": wordline_dim, "size": 2}, {"name": "rows", "dim": "C", "size": 2}]
@@ -76,6 +80,8 @@ def _in_memory_tiny(tmp_path: Path, *, wordline_dim: str = "K", **change: object
         "weight_bits": 8,
         "bit_serial_bits": 2,
     } | change
+    if hardware is not None:
+        hardware(data)
     path = tmp_path / "in_memory.yaml"
     path.write_text(yaml.safe_dump(data))
     return load_hardware(path)
@@ -110,28 +116,21 @@ def test_the_array_computes_only_between_writes_of_its_cells(tmp_path: Path) -> 
     # cells (rf) once. A cell holds the weight the array computes with, so the writes wait for the compute (ZigZag's
     # cycles on aimc and dimc: compute + the weights' off-chip bytes over the link): 256 + 16 / 0.25 B a cycle + the
     # array's depth (2 + 2) = 324 cycles.
-    _in_memory_tiny(tmp_path)  # writes in_memory.yaml, which the variants below change
     table = op_table(conv_relu_workload(relu=False))
 
     def slow_cells(data: dict) -> None:
         data["memories"]["rf"].update(write_bandwidth_bytes_per_cycle=0.25)
 
-    def variant(change) -> object:
-        data = yaml.safe_load((tmp_path / "in_memory.yaml").read_text())
-        change(data)
-        path = tmp_path / "variant.yaml"
-        path.write_text(yaml.safe_dump(data))
-        return load_hardware(path)
+    def plain(data: dict) -> None:
+        slow_cells(data)
+        del data["cores"][0]["in_memory"]
 
-    slow = variant(slow_cells)
+    slow = _in_memory_tiny(tmp_path, hardware=slow_cells)
     assert mac_cost(slow.cores[0], table, np.array([0])).latency_cycles[0, 0] == 256 + 64 + 4
-    plain = yaml.safe_load((tmp_path / "in_memory.yaml").read_text())
-    del plain["cores"][0]["in_memory"]
-    slow_cells(plain)
-    (tmp_path / "plain.yaml").write_text(yaml.safe_dump(plain))
     # the same array without computing in its weight memory (a step a cycle) writes the register beside the compute:
     # max(64, 16 / 0.25) + 4 + 1 cycle for the first tile
-    assert mac_cost(load_hardware(tmp_path / "plain.yaml").cores[0], table, np.array([0])).latency_cycles[0, 0] == 64 + 4 + 1
+    flat = _in_memory_tiny(tmp_path, hardware=plain)
+    assert mac_cost(flat.cores[0], table, np.array([0])).latency_cycles[0, 0] == 64 + 4 + 1
 
     # cells that are the weights' only memory take them from outside at the link's pace, 0.5 B a cycle: 256 + 16 / 0.5
     # + 4 = 292 cycles (the op's 144 bytes over the link take 288)
@@ -139,7 +138,7 @@ def test_the_array_computes_only_between_writes_of_its_cells(tmp_path: Path) -> 
         data["parameters"]["offchip_bandwidth"]["default"] = 0.5
         data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
 
-    outside = variant(from_outside)
+    outside = _in_memory_tiny(tmp_path, hardware=from_outside)
     core = outside.cores[0]
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(outside, core), objective="latency")
     assert cost.ext_in_bytes["W"][0, 0] == 16
@@ -163,17 +162,11 @@ def test_a_bad_in_memory_array_is_one_clear_error(tmp_path: Path, change: dict, 
 
 
 def test_an_in_memory_array_needs_a_weight_memory_to_compute_in(tmp_path: Path) -> None:
-    data = yaml.safe_load(TINY.read_text())
-    data["cores"][0] |= {
-        "pe_array": [{"name": "cols", "dim": "K", "size": 2}, {"name": "rows", "dim": "C", "size": 2}],
-        "in_memory": {"kind": "digital", "wordline_axes": ["cols"], "bitline_axes": ["rows"], "wordline_size": 2}
-        | {"bitline_size": 2, "activation_bits": 8, "weight_bits": 8, "bit_serial_bits": 2},
-        "memory": [{"level": "local", "operands": ["I", "O"]}],
-    }
-    path = tmp_path / "no_cells.yaml"
-    path.write_text(yaml.safe_dump(data))
+    def no_weight_memory(data: dict) -> None:
+        data["cores"][0]["memory"] = [{"level": "local", "operands": ["I", "O"]}]
+
     with pytest.raises(HardwareError, match=r"cores\[0\]\.in_memory: the array computes in its weight memory"):
-        load_hardware(path)
+        _in_memory_tiny(tmp_path, hardware=no_weight_memory)
 
 
 def test_outputs_along_the_wordlines_would_need_a_diagonal_mapping(tmp_path: Path) -> None:

@@ -635,9 +635,8 @@ def _mac_cost(
                 ).values()
                 options.append((len(inside) - 1, name, traffic))
     below = [orders[k].below_top is not None for k, *_ in options]
-    depth = sum(axis.size for axis in core.pe_array)[:, None]
     latencies = [
-        np.maximum(inside[k].latency, compute + _cells_written(core, gemm, inside[k], traffic[0]["W"], external) + depth)
+        np.maximum(inside[k].latency, compute + _cells_written(core, gemm, inside[k], traffic[0]["W"], external) + _depth(core))
         if core.in_memory is not None
         else inside[k].latency
         for k, _, traffic in options
@@ -718,12 +717,18 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
 _WIDER = (2.0, 4.0, 8.0)  # the columns a band's weight tile is tried at, in units of the tile below it
 
 
+def _weights_above_band(core: Core, band: int) -> int | None:
+    """The position in ``core.levels`` of the first weight memory above a ``band`` >= 1 (None: band 0, or none)."""
+    above = [i for i, level in enumerate(core.levels) if "W" in level.operands and not _in_band(i, band)]
+    return above[0] if band > 0 and above else None
+
+
 def _inputs_below_weights(core: Core, band: int) -> bool:
     """Whether, above a ``band`` >= 1, a memory keeps inputs (and no outputs lie) below the first weight memory."""
-    above = [i for i, level in enumerate(core.levels) if "W" in level.operands and not _in_band(i, band)]
-    if band == 0 or not above:
+    w = _weights_above_band(core, band)
+    if w is None:
         return False
-    between = [core.levels[i].operands for i in range(band - 1, above[0])]
+    between = [core.levels[i].operands for i in range(band - 1, w)]
     return any("I" in operands for operands in between) and not any("O" in operands for operands in between)
 
 
@@ -890,7 +895,7 @@ def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precisio
     an output, ``_copies``, as ``_held_blocks`` counts them: ZigZag's ``generic_array_cacti``, per-PE registers for
     each operand under a 32 MB SRAM)."""
     below = {operand: [i for i, level in enumerate(core.levels[:-1]) if operand in level.operands] for operand in "WIO"}
-    if not _memories_below_top(core) or any(_in_band(holders[-1], band) for holders in below.values()):
+    if not all(below.values()) or any(_in_band(holders[-1], band) for holders in below.values()):
         return {}
     native = _NATIVE[core.dataflow]
     blocks = {
@@ -1086,7 +1091,7 @@ def _inside(
 
     latency = np.maximum(compute, levels.cycles())
     stationary = "O" if core.dataflow == "output_stationary" else "W"
-    latency += sum(axis.size for axis in core.pe_array)[:, None] + _first_tile_cycles(core, gemm, precision, stationary)
+    latency += _depth(core) + _first_tile_cycles(core, gemm, precision, stationary)
     reads, writes, level_pj = levels.by_memory()
     energy_pj = mac_pj + sum(level_pj.values())
     return _Inside(tiles, outermost, latency, energy_pj, reads, writes, level_pj)
@@ -1099,10 +1104,11 @@ def _cells_written(core: Core, gemm: _Gemm, cand: _Inside, ext_weights: np.ndarr
     the weights' off-chip bytes over the link, or the link's time for all bytes where that is more). The bytes written
     from the memory above go at the cells' write bandwidth (the instances at work); where the cells are the weights'
     outermost memory, those from outside (``ext_weights``) at the external path's too."""
-    level = core.levels[_innermost(core, "W")]
+    cells = _innermost(core, "W")
+    level = core.levels[cells]
     bandwidth = level.memory.write_bandwidth_bytes_per_cycle[:, None] * _working(level, gemm)
     cycles = cand.write_bytes[level.memory.name] / bandwidth
-    if cand.outermost["W"] == _innermost(core, "W"):
+    if cand.outermost["W"] == cells:
         rate = bandwidth if external is None else np.minimum(bandwidth, external.bandwidth_bytes_per_cycle[:, None])
         cycles = cycles + ext_weights / rate
     return cycles
@@ -1286,10 +1292,9 @@ def _band_within_weights(
     spans ``widen`` times the columns of the tile below it (at most all N) over as many whole steps of the array's R
     as then fit, where at least one does, and every tile from the band up spans those columns: an input memory
     between the band and the weight memory keeps its rows' inputs over all of them."""
-    above = [i for i, level in enumerate(core.levels) if "W" in level.operands and not _in_band(i, band)]
-    if band == 0 or not above:
+    w, r = _weights_above_band(core, band), gemm.full[2]
+    if w is None:
         return tiles
-    w, r = above[0], gemm.full[2]
     _, n_t, _ = tiles[w]  # the tile below that memory
     room = _room(core.levels[w], gemm, tiles[w], "W", precision)
     r_a = tiles[0][2]
@@ -1415,6 +1420,11 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
     if order == "input_resident":
         return x + zero, zero
     return x * np.ceil(n / tn), zero  # once per column tile
+
+
+def _depth(core: Core) -> np.ndarray:
+    """The PE array's pipeline depth in cycles, per configuration (a column vector): the sum of its axes' sizes."""
+    return sum(axis.size for axis in core.pe_array)[:, None]
 
 
 def _first_tile_cycles(core: Core, gemm: _Gemm, precision: _Precision, operand: str) -> np.ndarray:
