@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -1043,6 +1044,46 @@ def test_a_block_kept_above_the_core_takes_the_room_of_its_own_rows(
     assert MAPPINGS[chosen.mapping[0, 0]] in blocks
     assert chosen.ext_in_bytes["W"][0, 0] == weights_in and chosen.ext_in_bytes["I"][0, 0] == inputs_in
     assert chosen.ext_write_bytes[0, 0] == 64 * channels_out  # the outputs leave once
+
+
+@pytest.mark.parametrize(
+    ("input_hw", "tiling", "weights_in"), [(8, "any", 48), (8, "divisors", 64), (7, "any", 32), (7, "divisors", 112)]
+)
+def test_divisor_tiles_split_each_loop_into_factors_of_its_size(
+    tmp_path: Path, input_hw: int, tiling: str, weights_in: int
+) -> None:
+    # The K = C = 4 case above: local holds a block of 26 rows above the core, and the 16 B of weights come in
+    # once per block. With ``tiling: any`` the last block is partial: ceil(64 / 26) = 3 passes (48 B), and over
+    # 7 x 7 outputs ceil(49 / 26) = 2 (32 B). With ``divisors`` a block divides the rows, as ZigZag's loops take
+    # factors of their size: 16 of 64 rows (4 passes, 64 B); of 49 rows only 7 (7 passes, 112 B), since 49 = 7 x 7.
+    hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=160)
+    core, table = (
+        replace(hw.cores[0], tiling=tiling),
+        op_table(conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=input_hw)),
+    )
+    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert chosen.ext_in_bytes["W"][0, 0] == weights_in
+    assert chosen.ext_in_bytes["I"][0, 0] == 4 * input_hw**2  # each input once, whatever the blocks
+    assert chosen.ext_write_bytes[0, 0] == 4 * input_hw**2
+
+
+def test_divisor_tiles_count_the_steps_of_each_loop_the_array_pads(tmp_path: Path) -> None:
+    # The case above over 7 x 7 outputs, the array's second axis unrolling OX by 2 instead of C: OX takes 4 steps
+    # (the last half empty) and OY 7, so the rows take 28 steps of 2. Local holds 26 rows (4 inputs and 2 partial
+    # sums each): with ``any`` 2 blocks (32 B of weights in); with ``divisors`` 7 steps (7 divides 28; 13 would fit),
+    # 14 rows, 4 blocks (64 B). Counting the 49 rows as ceil(49 / 2) = 25 steps would have given 5 steps, 5 blocks.
+    def ox_axis(data: dict) -> None:
+        data["memories"]["rf"]["size_bytes"] = 4
+        data["memories"]["local"]["size_bytes"] = 160
+        data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
+        data["cores"][0]["pe_array"][1]["dim"] = "OX"
+
+    hw = _tiny_variant(tmp_path, ox_axis)
+    table = op_table(conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=7))
+    for tiling, weights_in in (("any", 32), ("divisors", 64)):
+        core = replace(hw.cores[0], tiling=tiling)
+        chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+        assert chosen.ext_in_bytes["W"][0, 0] == weights_in, tiling
 
 
 def test_an_axis_with_divisors_may_leave_pes_idle_where_the_objective_gains(tmp_path: Path) -> None:

@@ -133,6 +133,7 @@ def _broken(tmp_path: Path, edit) -> Path:
         (lambda d: d["memories"]["rf"].update(instances=0), ["memories.rf.instances", "positive integer"]),
         (lambda d: d["memories"]["rf"].update(min_access_bits=-8), ["memories.rf.min_access_bits", ">= 0"]),
         (lambda d: d["cores"][0]["pe_array"][0].update(divisors=[1]), ["cores[0].pe_array[0].divisors", "minimum"]),
+        (lambda d: d["cores"][0].update(tiling="powers_of_2"), ["cores[0].tiling", "'powers_of_2'", "divisors"]),
         (
             lambda d: d["cores"][0]["memory"][0].update(served_axes=["K9"]),
             ["cores[0].memory[0].served_axes", "'K9' is not a pe_array axis", "['K0', 'C1']"],

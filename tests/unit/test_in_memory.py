@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table
 from traincost.cost.core_cost import ExternalPath
 from traincost.hardware import HardwareError, load_hardware
+from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
 from traincost.hardware.in_memory import activation_pj
 from traincost.hardware.spec import InMemoryArray
 
@@ -143,6 +145,26 @@ def test_the_array_computes_only_between_writes_of_its_cells(tmp_path: Path) -> 
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(outside, core), objective="latency")
     assert cost.ext_in_bytes["W"][0, 0] == 16
     assert cost.latency_cycles[0, 0] == 256 + 32 + 4
+
+
+@pytest.mark.parametrize(("tiling", "blocks"), [("any", 19), ("divisors", 28)])
+def test_divisor_tiles_rewrite_the_cells_once_per_block_of_rows_as_zigzag_does(tmp_path: Path, tiling: str, blocks: int) -> None:
+    # ZigZag's aimc (a 64 x 64 macro, K along the wordlines and C along the bitlines, a 32 KB SRAM for the inputs and
+    # partial sums) on ResNet-18's layer1.0.conv1 (3x3, 64 -> 64, 56 x 56 outputs): the cells hold one tap's 4,096
+    # weights, so the 36,864 B of weights come from off chip once per block of rows the SRAM keeps (inputs 64 B and
+    # partial sums 128 B a row). 165 rows fit: 19 blocks of 3,136 rows. In blocks that divide the rows, 112
+    # (3,136 = 2^6 x 7^2): 28, ZigZag's ``W: cells[OX2 OY7 OX2 OX2 OY2] | dram[FY3 FX3 OY2 OX7 OY2]``, and its cycles,
+    # 112,896 of compute + 28 x 36,864 B over the 8 B/cycle link = 241,920 (ZigZag: 243,095).
+    path = tmp_path / "aimc.yaml"
+    zigzag = Path(__file__).resolve().parents[1] / "fixtures/hardware/zigzag/hardware/aimc.yaml"
+    path.write_text(hardware_yaml_text(zigzag_hardware(zigzag), header="test"))
+    hw = load_hardware(path)
+    core = replace(hw.cores[0], tiling=tiling)
+    table = op_table(conv_workload(batch=1, channels_in=64, channels_out=64, input_hw=58, kernel=3))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.ext_in_bytes["W"][0, 0] == blocks * 36864
+    assert cost.compute_cycles[0, 0] == 112896
+    assert cost.latency_cycles[0, 0] == pytest.approx(112896 + blocks * 36864 / 8, rel=1e-3)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    weight-stationary first takes all of R (so no partial sums), then as much of N as fits;
    output-stationary takes a square-ish M×N block. A double-buffered memory (``MemoryLevel.double_buffered``,
    ZigZag's ``force_double_buffering``) keeps two of each tile or slice that is less than its whole operand
-   (``_buffers``), in every block this recipe sizes.
+   (``_buffers``), in every block this recipe sizes. Every tile takes as much of each loop as fits, the loop's last
+   tile partial, or, on a core with ``tiling: divisors``, the largest multiple of the tile inside it that divides
+   the loop, as ZigZag's temporal mappings split each loop into factors of its size (``_fitted``).
 3. **A loop order per op inside the core.** Below the top memory, a band of the innermost levels
    may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
    until all of R is done, while the weights and inputs under it change every step; all of R the
@@ -133,6 +135,8 @@ input and output element passes each level that keeps it once (no reuse), ``e_op
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -458,7 +462,9 @@ class _Gemm:
     window: np.ndarray
     core_shares: np.ndarray  # D / ceil(D / split): how many shares the split dimension fills
     array_tile: _Tile  # what one step of the PE array covers (``_array_tile``)
+    steps: _Tile  # the PE array's steps along M, N and R (``_array_steps``)
     axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``; only where a level has served_axes)
+    divisor_tiles: bool = False  # the core's ``tiling`` is ``divisors`` (``_fitted``)
 
     @property
     def pes_at_work(self) -> np.ndarray:
@@ -495,7 +501,9 @@ class _Gemm:
             window=table.window[index][None, :],
             core_shares=1 / share,
             array_tile=_array_tile(dims, full, kinds, unroll),
+            steps=_array_steps(dims, kinds, unroll),
             axes=_axis_use(core, dims, kinds) if any(level.served_axes is not None for level in core.levels) else (),
+            divisor_tiles=core.tiling == "divisors",
         )
 
 
@@ -747,7 +755,7 @@ def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
     capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
     chunk = np.zeros_like(r)
     for parts in (4.0, 2.0, 1.0):  # the most rows last, to be kept where they fit
-        rows = np.ceil(m / parts)
+        rows = _fitted(gemm, np.ceil(m / parts), gemm.array_tile[0], 0)
         per_r = sum(
             extent * precision.tile_bytes[operand] * _buffers(level, extent * r_a, extent * r)
             for operand, extent in (("I", rows), ("W", n))
@@ -755,7 +763,7 @@ def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
         )
         left = capacity - rows * n * precision.tile_bytes["O"]
         fitted = np.floor(np.maximum(left, 0.0) / per_r / r_a) * r_a
-        chunk = np.where(fitted >= r_a, fitted, chunk)
+        chunk = np.where(fitted >= r_a, _fitted(gemm, np.minimum(fitted, r), r_a, 2), chunk)
     fits = (chunk >= r_a) & (chunk < r)
     if not fits.any():
         return None
@@ -765,7 +773,14 @@ def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
 def _cut_reduction(gemm: _Gemm, chunk: np.ndarray) -> _Gemm:
     """The op as tiles over a ``chunk`` of its reduction see it: its R, weights and input elements cut to the chunk."""
     cut = chunk / gemm.full[2]
-    return replace(gemm, full=(*gemm.full[:2], chunk), s_elems=gemm.s_elems * cut, x_unique=gemm.x_unique * cut)
+    steps = np.where(chunk >= gemm.full[2], gemm.steps[2], np.ceil(chunk / gemm.array_tile[2]))
+    return replace(
+        gemm,
+        full=(*gemm.full[:2], chunk),
+        s_elems=gemm.s_elems * cut,
+        x_unique=gemm.x_unique * cut,
+        steps=(*gemm.steps[:2], steps),
+    )
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -809,8 +824,9 @@ def _held_blocks(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Held]:
     m, n_w = gemm.full[0], tiles[weight + 1][1]
     held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
     steps = np.floor(held / (m_a * n_a))
-    rows = _Held(rows=np.clip(steps * m_a, m_a, m), columns=n_a, innermost="rows")
-    blocks = [rows, _Held(rows=m_a, columns=np.clip(steps * n_a, n_a, np.maximum(n_w, n_a)), innermost="columns")]
+    rows = _Held(rows=_fitted(gemm, np.clip(steps * m_a, m_a, m), m_a, 0), columns=n_a, innermost="rows")
+    columns = _fitted(gemm, np.clip(steps * n_a, n_a, np.maximum(n_w, n_a)), n_a, 1)
+    blocks = [rows, _Held(rows=m_a, columns=columns, innermost="columns")]
     inputs = [i for i, level in enumerate(core.levels[: outputs[0] + 1]) if "I" in level.operands]
     if inputs:
         weights = _weights_for_the_block(core, gemm, tiles, precision, rows=rows.rows, inputs=inputs[0])
@@ -831,11 +847,11 @@ def _weights_for_the_block(
     level = core.levels[inputs]
     room = _share_elems(level, gemm, precision.final_bytes["I"]) / _copies(level, "I", gemm)
     unique = gemm.x_unique / (m * r)
-    r_b = np.clip(np.floor(room / (rows * unique) / r_a) * r_a, r_a, r)
+    r_b = _fitted(gemm, np.clip(np.floor(room / (rows * unique) / r_a) * r_a, r_a, r), r_a, 2)
     m_w, n_w, r_w = tiles[weight + 1]
     r_b = np.minimum(r_b, r_w)
     space = _room(core.levels[weight], gemm, tiles[weight], "W", precision)
-    n_b = np.clip(np.floor(space / r_b / n_a) * n_a, n_w, n)
+    n_b = _fitted(gemm, np.clip(np.floor(space / r_b / n_a) * n_a, n_w, n), n_w, 1)
     return m_w, n_b, r_b
 
 
@@ -872,9 +888,9 @@ def _parts_of_the_reduction(gemm: _Gemm) -> list[_Gemm]:
     r, r_a = gemm.full[2], gemm.array_tile[2]
     parts = []
     for count in _PARTS:
-        chunk = np.ceil(r / count / r_a) * r_a
+        chunk = _fitted(gemm, np.minimum(np.ceil(r / count / r_a) * r_a, r), r_a, 2)
         if (chunk < r).any():
-            parts.append(_cut_reduction(gemm, np.minimum(chunk, r)))
+            parts.append(_cut_reduction(gemm, chunk))
     return parts
 
 
@@ -907,7 +923,8 @@ def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precisio
     if "input_resident" in blocks and below["O"][-1] != below["I"][-1]:
         level, (m_b, n_b, r_b) = core.levels[below["O"][-1]], blocks["input_resident"]
         held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
-        blocks["input_resident"] = (np.clip(np.floor(held / n_b), tiles[below["I"][-1]][0], m_b), n_b, r_b)
+        inner = tiles[below["I"][-1]][0]
+        blocks["input_resident"] = (_fitted(gemm, np.clip(np.floor(held / n_b), inner, m_b), inner, 0), n_b, r_b)
     return blocks
 
 
@@ -1191,7 +1208,7 @@ def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, pr
     ``_output_block``)."""
     match operand:
         case "W":
-            return _grow("weight_stationary", _room(level, gemm, inner, operand, precision), inner, gemm.full)
+            return _grow("weight_stationary", _room(level, gemm, inner, operand, precision), inner, gemm)
         case "O":
             return _output_block(level, gemm, inner, precision)
     return _input_block(level, gemm, inner, precision)
@@ -1210,7 +1227,7 @@ def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precis
     weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
     partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
     rows = (capacity - weights) / (gemm.x_unique / m * precision.tile_bytes["I"] + partial_sums)
-    return np.clip(np.floor(rows / _buffers(level, rows, m)), m_t, m), n_t, r
+    return _fitted(gemm, np.clip(np.floor(rows / _buffers(level, rows, m)), m_t, m), m_t, 0), n_t, r
 
 
 def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
@@ -1236,18 +1253,18 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
 
     def block(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         elems = capacity / per_output
-        n_square = np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n)
+        n_square = _fitted(gemm, np.clip(np.floor(np.minimum(np.sqrt(elems), elems / m_t)), n_t, n), n_t, 1)
         m_square = np.floor((capacity - n_square * per_column) / (n_square * per_output + per_row))
-        rows, columns = np.clip(m_square, m_t, m), n_square
+        rows, columns = _fitted(gemm, np.clip(m_square, m_t, m), m_t, 0), n_square
         shapes = []  # (rows, columns, whether they fit): the columns cut into equal parts, then the rows
         for parts in (np.ceil(n / n_square), np.ceil(n / n_square) - 1, 1.0):
-            n_b = np.clip(np.ceil(n / np.maximum(parts, 1.0)), n_t, n)
+            n_b = _fitted(gemm, np.clip(np.ceil(n / np.maximum(parts, 1.0)), n_t, n), n_t, 1)
             m_b = np.minimum(np.floor((capacity - n_b * per_column) / (n_b * per_output + per_row)), m)
-            shapes.append((np.maximum(m_b, m_t), n_b, m_b >= m_t))
+            shapes.append((_fitted(gemm, np.maximum(m_b, m_t), m_t, 0), n_b, m_b >= m_t))
         for parts in (np.ceil(m / np.maximum(m_square, m_t)), np.ceil(m / np.maximum(m_square, m_t)) - 1, 1.0):
-            m_b = np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m)
+            m_b = _fitted(gemm, np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m), m_t, 0)
             n_b = np.minimum(np.floor((capacity - m_b * per_row) / (m_b * per_output + per_column)), n)
-            shapes.append((m_b, np.maximum(n_b, n_t), n_b >= n_t))
+            shapes.append((m_b, _fitted(gemm, np.maximum(n_b, n_t), n_t, 1), n_b >= n_t))
         least = fetched(rows, columns)
         for m_b, n_b, fit in shapes:
             brings = fetched(m_b, n_b)
@@ -1274,7 +1291,7 @@ def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: b
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
         stationary = "O" if dataflow == "output_stationary" else "W"
         if stationary in level.operands and (grow or not _in_band(i, band)):
-            tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm.full)
+            tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm)
         elif stationary in level.operands:  # the output block below, kept over all of R
             tile = (tile[0], tile[1], gemm.full[2])
         tiles.append(tile)
@@ -1298,10 +1315,11 @@ def _band_within_weights(
     _, n_t, _ = tiles[w]  # the tile below that memory
     room = _room(core.levels[w], gemm, tiles[w], "W", precision)
     r_a = tiles[0][2]
-    r_w = np.where(room >= r * n_t, r, np.maximum(np.floor(room / n_t), r_a))
-    n_w = np.minimum(n_t * widen, gemm.full[1])
+    r_w = np.where(room >= r * n_t, r, _fitted(gemm, np.maximum(np.floor(room / n_t), r_a), r_a, 2))
+    n_w = _fitted(gemm, np.minimum(n_t * widen, gemm.full[1]), n_t, 1)
     r_wide = np.minimum(np.floor(room / n_w / r_a) * r_a, r)
     wide = (r_wide >= r_a) & (n_w > n_t)
+    r_wide = _fitted(gemm, np.maximum(r_wide, r_a), r_a, 2)
     r_w, n_w = np.where(wide, r_wide, r_w), np.where(wide, n_w, n_t)
     return [
         (m_k, np.where(wide, np.maximum(n_k, n_w), n_k) if k >= band else n_k, np.minimum(r_k, r_w) if k <= w + 1 else r_k)
@@ -1311,15 +1329,26 @@ def _band_within_weights(
 
 def _array_tile(dims: dict[str, np.ndarray], full: _Tile, kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
     """What one step of the PE array covers: (m, n, r) elements per group, each the product of its unrolled dims."""
-    spatial = []
+    spatial = _per_role(dims, kinds, lambda d: np.minimum(dims[d], unroll[d]))
+    return np.minimum(spatial[0], full[0]), np.minimum(spatial[1], full[1]), np.minimum(spatial[2], full[2])
+
+
+def _array_steps(dims: dict[str, np.ndarray], kinds: np.ndarray, unroll: dict[str, np.ndarray]) -> _Tile:
+    """The PE array's steps along M, N and R: the product of each of their loops' steps, ceil(D / unrolled)."""
+    return _per_role(dims, kinds, lambda d: np.ceil(dims[d] / unroll[d]))
+
+
+def _per_role(dims: dict[str, np.ndarray], kinds: np.ndarray, each: Callable[[str], np.ndarray]) -> _Tile:
+    """Per role of ``ROLES`` (M, N, R), the product over each op's loop dimensions in that role of ``each(dim)``."""
+    out = []
     for which in range(3):
-        out = np.ones_like(full[0])
+        product = np.ones_like(next(iter(dims.values())))
         for kind, roles in ROLES.items():
             mask = kinds == kind
             for d in roles[which] if mask.any() else ():
-                out[:, mask] *= np.minimum(dims[d][:, mask], unroll[d])
-        spatial.append(np.minimum(out, full[which]))
-    return spatial[0], spatial[1], spatial[2]
+                product[:, mask] *= each(d)[:, mask]
+        out.append(product)
+    return out[0], out[1], out[2]
 
 
 def _in_band(level: int, band: int) -> bool:
@@ -1328,16 +1357,48 @@ def _in_band(level: int, band: int) -> bool:
     return level + 1 < band
 
 
-def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, full: _Tile) -> _Tile:
-    """The tile a level of ``capacity`` elements holds for the stationary operand, never smaller than the inner tile."""
-    (m_t, n_t, r_t), (m, n, r) = tile, full
+def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, gemm: _Gemm) -> _Tile:
+    """The tile a level of ``capacity`` elements holds for the stationary operand, never smaller than the inner tile
+    (each extent ``_fitted``)."""
+    (m_t, n_t, r_t), (m, n, r) = tile, gemm.full
     if dataflow == "output_stationary":
-        n_new = np.clip(np.floor(np.minimum(np.sqrt(capacity), capacity / m_t)), n_t, n)
-        return np.clip(np.floor(capacity / n_new), m_t, m), n_new, r
+        n_new = _fitted(gemm, np.clip(np.floor(np.minimum(np.sqrt(capacity), capacity / m_t)), n_t, n), n_t, 1)
+        return _fitted(gemm, np.clip(np.floor(capacity / n_new), m_t, m), m_t, 0), n_new, r
     whole_r = capacity >= r * n_t
-    n_new = np.where(whole_r, np.clip(np.floor(capacity / r), n_t, n), n_t)
-    r_new = np.where(whole_r, r, np.clip(np.floor(capacity / n_t), r_t, r))
+    n_new = np.where(whole_r, _fitted(gemm, np.clip(np.floor(capacity / r), n_t, n), n_t, 1), n_t)
+    r_new = np.where(whole_r, r, _fitted(gemm, np.clip(np.floor(capacity / n_t), r_t, r), r_t, 2))
     return m_t, n_new, r_new
+
+
+def _fitted(gemm: _Gemm, size: np.ndarray, inner: np.ndarray, axis: int) -> np.ndarray:
+    """A tile's extent along ``axis`` (0, 1, 2: M, N, R) as the core's ``tiling`` allows it, from ``size`` elements
+    (at least the ``inner`` tile's, at most the op's): as it is (``any``: the loop's last tile partial), or
+    (``divisors``) the array's tile times the largest divisor of the array's steps along the axis (``_Gemm.steps``)
+    that is a multiple of the inner tile's steps and fits, as ZigZag's temporal mapping splits each loop into
+    factors of its size (ResNet-18's 3,136 rows of ``layer1.0.conv1`` in blocks of 112 where 165 fit, ZigZag's
+    ``OX2 OY7 OX2 OX2 OY2`` on ``aimc``; 14 x 14 rows over a 4 x 4 array in 4 x 4 steps, not 13). An inner tile
+    that is not a whole number of steps dividing the axis's counts as one step."""
+    if not gemm.divisor_tiles:
+        return size
+    whole, unit, steps = gemm.full[axis], gemm.array_tile[axis], gemm.steps[axis]
+    size, inner, whole, unit, steps = np.broadcast_arrays(size, inner, whole, unit, steps)
+    base = inner / unit
+    base = np.where((base == np.round(base)) & (np.mod(steps, np.maximum(base, 1.0)) == 0), np.maximum(base, 1.0), 1.0)
+    limit = np.where(size >= whole, steps / base, np.maximum(np.floor(size / (unit * base)), 1.0))
+    tile = np.minimum(unit * base * _largest_divisor(steps / base, limit), whole)
+    return np.where(inner >= whole, whole, tile)
+
+
+def _largest_divisor(n: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """Elementwise the largest divisor of the positive integer ``n`` that is at most ``limit`` (>= 1)."""
+    out = np.ones(n.shape)
+    for value in np.unique(n):
+        at = n == value
+        small = np.arange(1, math.isqrt(int(value)) + 1)
+        small = small[int(value) % small == 0]
+        divisors = np.unique(np.concatenate([small, int(value) // small])).astype(np.float64)
+        out[at] = divisors[np.searchsorted(divisors, limit[at], side="right") - 1]
+    return out
 
 
 def _access_bits(
@@ -1369,7 +1430,10 @@ def _groups_together(
     whole = (m_t >= m) & (n_t >= n) & (r_t >= r)
     held = np.floor(_capacity_bytes(level, gemm) / _group_bytes(gemm, precision, level.operands))
     held = np.floor(held / _buffers(level, held, gemm.groups))
-    return np.where(whole, np.clip(held, 1.0, gemm.groups), 1.0)
+    held = np.clip(held, 1.0, gemm.groups)
+    if gemm.divisor_tiles:  # as many groups as divide them (``_fitted``)
+        held = _largest_divisor(*np.broadcast_arrays(gemm.groups, held))
+    return np.where(whole, held, 1.0)
 
 
 def _copies(level: CoreLevel, operand: str, gemm: _Gemm) -> np.ndarray | float:

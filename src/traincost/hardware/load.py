@@ -229,6 +229,7 @@ def _core(
         count=build.number(entry["count"], f"{where}.count", "count", integer=True),
         dataflow=entry["dataflow"],
         tile_io=entry.get("tile_io", "overlapped"),
+        tiling=entry.get("tiling", "any"),
         runs=tuple(entry["runs"]),
         pe_array=axes,
         mac_energy_pj=build.number(entry["mac_energy_pj"], f"{where}.mac_energy_pj", "mac_energy_pj"),

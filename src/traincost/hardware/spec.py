@@ -33,6 +33,7 @@ __all__ = [
     "PORT_DIRECTIONS",
     "PRECISIONS",
     "TILE_IO",
+    "TILINGS",
 ]
 
 DATAFLOWS = ("weight_stationary", "output_stationary", "simd")
@@ -41,6 +42,7 @@ PORT_DIRECTIONS = ("read", "write", "read_write")
 # the keys of Core.precision_bits: bits per element of each operand as the core stores and moves it
 PRECISIONS = ("inputs", "weights", "outputs", "partial_sums")
 TILE_IO = ("overlapped", "serial")
+TILINGS = ("any", "divisors")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,9 @@ class Core:
     bits per element of that operand on this core. ``tile_io`` is one of ``TILE_IO``: ``overlapped``
     (loads and stores run under the compute, but for one fill) or ``serial`` (ZigZag's: each MAC op
     first loads its first tiles from off chip, and stores its last output tile after the compute).
+    ``tiling`` is one of ``TILINGS``: ``any`` (a tile takes as much of a loop as its memory holds, the last one
+    partial) or ``divisors`` (each tile a multiple of the one inside it that divides the loop, as ZigZag's temporal
+    mappings split each loop into factors of its size).
     ``in_memory`` describes an array that computes in its weight memory: its MAC ops' energy and cycles come from
     ``traincost.hardware.in_memory`` instead of ``mac_energy_pj`` (which its other ops keep).
     """
@@ -163,6 +168,7 @@ class Core:
     levels: tuple[CoreLevel, ...]
     precision_bits: Mapping[str, np.ndarray]
     tile_io: str = "overlapped"
+    tiling: str = "any"
     in_memory: InMemoryArray | None = None
 
     def spatial_variants(self) -> list[Core]:
