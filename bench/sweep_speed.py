@@ -13,7 +13,10 @@ candidate orders inside the core against 9; the Edge TPU grid, whose bands keep 
 9.5-9.7 s after, and FuseMax's are unchanged); at a load average of 1, alternating runs, 12.5-15.5 s on e11c41f and
 12.0-16.7 s with ports timed per port, registers serving some axes and groups moved together (Edge TPU 9.4-11.9 s
 and 9.4-12.4 s); 28 November 2026, ZigZag searching on the other core, 16.4-16.6 s on 785b874 and 19.3-21.2 s with a
-band's weight tile also tried wider (three more orders in band 1; the Edge TPU and FuseMax grids unchanged). If the
+band's weight tile also tried wider (three more orders in band 1; the Edge TPU and FuseMax grids unchanged); the
+same grid with ``tiling: divisors`` (every tile a divisor of its loop, ``Core.tiling``) once more, 19.4 and 22.0 s of
+CPU against 18.3 and 20.7 s with the engine's own tiles (two runs, 28 November 2026, ZigZag searching on both
+cores). If the
 ZigZag cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +38,7 @@ import yaml
 from traincost.cost import mac_cost, op_table
 from traincost.hardware import load_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
+from traincost.hardware.spec import TILINGS
 from traincost.schedule import SchedulePlan
 from traincost.schedule.evaluate import evaluate_sweep
 from traincost.schedule.manual_fusion import read_manual_fusion
@@ -88,7 +93,8 @@ def time_sweeps() -> pd.DataFrame:
 
 
 def time_per_pe_grid(folder: Path) -> pd.DataFrame:
-    """``mac_cost`` on a ResNet-18 CIFAR training step's MAC ops at the 10,000 configurations of ``EYERISS_GRID``."""
+    """``mac_cost`` on a ResNet-18 CIFAR training step's MAC ops at the 10,000 configurations of ``EYERISS_GRID``,
+    with the engine's own tiles and with ``tiling: divisors``."""
     data = zigzag_hardware(EYERISS)
     for memory, sizes in EYERISS_GRID.items():
         data["parameters"][f"{memory}_bytes"] = {"default": sizes[0], "description": f"{memory} size, bytes"}
@@ -98,10 +104,13 @@ def time_per_pe_grid(folder: Path) -> pd.DataFrame:
     grid = load_hardware(path, sweep={f"{memory}_bytes": sizes for memory, sizes in EYERISS_GRID.items()})
     table = op_table(workload_of("resnet18_cifar"))
     index = np.flatnonzero(table.is_mac)
-    began, cpu = time.perf_counter(), time.process_time()
-    mac_cost(grid.cores[0], table, index)
-    row = {"sweep": "eyeriss_like_resnet18", "step": "training MAC ops", "configurations": grid.n_configs}
-    return pd.DataFrame([row | {"ops": len(index), "seconds": time.perf_counter() - began, "cpu_s": time.process_time() - cpu}])
+    rows = []
+    for tiling in TILINGS:
+        began, cpu = time.perf_counter(), time.process_time()
+        mac_cost(replace(grid.cores[0], tiling=tiling), table, index)
+        row = {"sweep": "eyeriss_like_resnet18", "tiling": tiling, "step": "training MAC ops", "configurations": grid.n_configs}
+        rows.append(row | {"ops": len(index), "seconds": time.perf_counter() - began, "cpu_s": time.process_time() - cpu})
+    return pd.DataFrame(rows)
 
 
 def time_layers() -> pd.DataFrame:
