@@ -147,14 +147,19 @@ def test_the_array_computes_only_between_writes_of_its_cells(tmp_path: Path) -> 
     assert cost.latency_cycles[0, 0] == 256 + 32 + 4
 
 
-@pytest.mark.parametrize(("tiling", "blocks"), [("any", 19), ("divisors", 28)])
-def test_divisor_tiles_rewrite_the_cells_once_per_block_of_rows_as_zigzag_does(tmp_path: Path, tiling: str, blocks: int) -> None:
+@pytest.mark.parametrize(("tiling", "blocks", "inputs"), [("any", 19, 64 * 66 * 64), ("divisors", 28, 286720)])
+def test_divisor_tiles_rewrite_the_cells_once_per_block_of_rows_as_zigzag_does(
+    tmp_path: Path, tiling: str, blocks: int, inputs: int
+) -> None:
     # ZigZag's aimc (a 64 x 64 macro, K along the wordlines and C along the bitlines, a 32 KB SRAM for the inputs and
     # partial sums) on ResNet-18's layer1.0.conv1 (3x3, 64 -> 64, 56 x 56 outputs): the cells hold one tap's 4,096
     # weights, so the 36,864 B of weights come from off chip once per block of rows the SRAM keeps (inputs 64 B and
     # partial sums 128 B a row). 165 rows fit: 19 blocks of 3,136 rows. In blocks that divide the rows, 112
     # (3,136 = 2^6 x 7^2): 28, ZigZag's ``W: cells[OX2 OY7 OX2 OX2 OY2] | dram[FY3 FX3 OY2 OX7 OY2]``, and its cycles,
-    # 112,896 of compute + 28 x 36,864 B over the 8 B/cycle link = 241,920 (ZigZag: 243,095).
+    # 112,896 of compute + 28 x 36,864 B over the 8 B/cycle link = 241,920 (ZigZag: 243,095). Each block of
+    # outputs reads the 58 x 58 input's pixels its windows touch: 14 x 8 outputs read 16 x 10, 28 x 160 = 4,480 of
+    # each channel, ZigZag's 286,720 B. With our own tiles the outputs' block above the core takes 168 rows and more
+    # (12 x 14: 5 blocks of 14, the last 10, input rows by 4 of 16 columns, 66 x 64 a channel).
     path = tmp_path / "aimc.yaml"
     zigzag = Path(__file__).resolve().parents[1] / "fixtures/hardware/zigzag/hardware/aimc.yaml"
     path.write_text(hardware_yaml_text(zigzag_hardware(zigzag), header="test"))
@@ -163,6 +168,7 @@ def test_divisor_tiles_rewrite_the_cells_once_per_block_of_rows_as_zigzag_does(t
     table = op_table(conv_workload(batch=1, channels_in=64, channels_out=64, input_hw=58, kernel=3))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.ext_in_bytes["W"][0, 0] == blocks * 36864
+    assert cost.ext_in_bytes["I"][0, 0] == pytest.approx(inputs)
     assert cost.compute_cycles[0, 0] == 112896
     assert cost.latency_cycles[0, 0] == pytest.approx(112896 + blocks * 36864 / 8, rel=1e-3)
 

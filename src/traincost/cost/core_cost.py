@@ -98,7 +98,12 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    any order above (an in-memory array's cells).
    The streamed operand is counted as its im2col (M·R) at the PE array and as the input pixels its
    windows touch above it (a tile that holds the whole filter window reuses the overlap; a strided
-   window skips pixels, ``optable.window_span``).
+   window skips pixels, ``optable.window_span``). A tile that stays resident cuts a convolution into blocks of
+   outputs (of rows in the input- and output-resident orders, of the weight gradient's reduction beside a weight
+   tile), and each block reads the pixels its own windows touch: the halo it shares with its neighbours comes in
+   once per block (``halo``; ZigZag's ``aimc`` ResNet-18 ``layer1.0.conv1``, 28 blocks of 14 x 8 outputs reading
+   16 x 10 pixels each). Rows that stream past a weight tile, and a reduction past an output block, slide over
+   the overlap.
 6. **Energy** = MACs · e_mac + Σ levels (bits read · e_read + bits written · e_write), a step
    narrower than a memory's ``min_access_bits`` (per instance) charged as whole accesses of it (a
    level holding a whole group's op of a grouped one moves as many groups' tiles together as it holds,
@@ -141,6 +146,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from traincost.cost.halo import Halo
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
 from traincost.errors import ConfigError
 from traincost.hardware import in_memory
@@ -464,6 +470,7 @@ class _Gemm:
     array_tile: _Tile  # what one step of the PE array covers (``_array_tile``)
     steps: _Tile  # the PE array's steps along M, N and R (``_array_steps``)
     axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``; only where a level has served_axes)
+    halo: Halo  # the pixels a convolution's blocks of outputs read again (``inputs_read``)
     divisor_tiles: bool = False  # the core's ``tiling`` is ``divisors`` (``_fitted``)
 
     @property
@@ -471,6 +478,11 @@ class _Gemm:
         """PEs one step of the array keeps busy: its MACs."""
         m_a, n_a, r_a = self.array_tile
         return m_a * n_a * r_a
+
+    def inputs_read(self, tile: _Tile) -> np.ndarray:
+        """Input elements per group the op reads when it is cut into ``tile``'s blocks: the pixels each block's windows
+        touch, the halo between blocks read once per block (``halo.Halo``), at most the op's im2col."""
+        return np.minimum(self.x_unique * self.halo.factor(tile), self.full[0] * self.full[2])
 
     @classmethod
     def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core, unroll: dict[str, np.ndarray]) -> _Gemm:
@@ -503,6 +515,7 @@ class _Gemm:
             array_tile=_array_tile(dims, full, kinds, unroll),
             steps=_array_steps(dims, kinds, unroll),
             axes=_axis_use(core, dims, kinds) if any(level.served_axes is not None for level in core.levels) else (),
+            halo=Halo.of(table, index),
             divisor_tiles=core.tiling == "divisors",
         )
 
@@ -1214,11 +1227,15 @@ def _resident_tile(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, pr
     return _input_block(level, gemm, inner, precision)
 
 
+_HALO_ROUNDS = 4  # the sizings of an input block with the halo of the block before (``_input_block``)
+
+
 def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
     """The block of inputs ``level`` keeps in the input-resident order above the core: all of R (so the window
     overlap is reused and no partial sums leave), as many rows of M as the level holds at the input elements per row
-    the op reads, beside, where the level keeps them, the weights of one column tile (R x n_inner) and the partial sums
-    of its own rows over that column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
+    the op reads (more for fewer rows: a block reads its windows' halo, ``_Gemm.inputs_read``), beside, where the
+    level keeps them, the weights of one column tile (R x n_inner) and the partial sums of its own rows over that
+    column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
     pass on final). In a double-buffered memory the weight slice (unless all of N) and a block of fewer than all rows
     take twice their size (``_buffers``); a memory that keeps copies of an input in several instances (``_copies``)
     holds that many times fewer."""
@@ -1226,8 +1243,12 @@ def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precis
     capacity = _capacity_bytes(level, gemm) / _copies(level, "I", gemm)
     weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
     partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
-    rows = (capacity - weights) / (gemm.x_unique / m * precision.tile_bytes["I"] + partial_sums)
-    return _fitted(gemm, np.clip(np.floor(rows / _buffers(level, rows, m)), m_t, m), m_t, 0), n_t, r
+    per_row = gemm.x_unique / m * precision.tile_bytes["I"]
+    rows = m
+    for _ in range(_HALO_ROUNDS):  # fewer rows read more halo per row: shrink the block until its inputs fit
+        fits = (capacity - weights) / (per_row * gemm.halo.factor((rows, n_t, r)) + partial_sums)
+        rows = np.minimum(rows, _fitted(gemm, np.clip(np.floor(fits / _buffers(level, fits, m)), m_t, m), m_t, 0))
+    return rows, n_t, r
 
 
 def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
@@ -1235,7 +1256,8 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     the level keeps them, the inputs of its own m rows and the weights of its own n columns for one step of the
     inner tile's reduction (m x r_inner and r_inner x n; ``_room`` reserves the op's whole extent instead, for tiles
     that every row or column of it streams past). Of a few shapes that fit, the one that brings the fewest bytes
-    into the level (each weight once per block of rows, each input once per block of columns; the first on a tie):
+    into the level (each weight once per block of rows, each input of the block's windows once per block of columns,
+    ``_Gemm.inputs_read``; the first on a tie):
     the square-ish block (the columns grow as a square block's would, the rows take what is left), and the blocks
     that cut the columns, or the rows, into as many equal parts as the square-ish block needs, one fewer, or one, the
     other side taking what is left (ZigZag's ``O: sram_1MB_A[OY2 OY2 C2 C2]`` on ``ascend_like``'s GPT-2
@@ -1246,10 +1268,10 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
     per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
     per_output = precision.tile_bytes["O"]
-    brought = (gemm.s_elems * precision.tile_bytes["W"], gemm.x_unique * precision.tile_bytes["I"])
+    weights, inputs = gemm.s_elems * precision.tile_bytes["W"], precision.tile_bytes["I"]
 
     def fetched(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        return brought[0] * np.ceil(m / rows) + brought[1] * np.ceil(n / columns)
+        return weights * np.ceil(m / rows) + gemm.inputs_read((rows, columns, gemm.full[2])) * inputs * np.ceil(n / columns)
 
     def block(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         elems = capacity / per_output
@@ -1480,7 +1502,10 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
         case "W":  # once per row tile
             return gemm.s_elems * np.ceil(m / tm), zero
     x_full = m * r  # the streamed operand as its im2col
-    x = x_full if at_array else np.where(tr >= gemm.window, gemm.x_unique, x_full)
+    # a resident tile cuts a convolution into blocks that each read their windows' halo; rows streaming past a weight
+    # tile, and a reduction streaming past an output block, slide over the overlap (``_Gemm.inputs_read``)
+    blocks = (m, tn, tr) if order == "weight_resident" else (tm, tn, r) if order == "output_resident" else tile
+    x = x_full if at_array else np.where(tr >= gemm.window, gemm.inputs_read(blocks), x_full)
     if order == "input_resident":
         return x + zero, zero
     return x * np.ceil(n / tn), zero  # once per column tile

@@ -68,6 +68,8 @@ class OpTable:
     r: np.ndarray
     groups: np.ndarray
     window: np.ndarray  # filter taps FY·FX that the streamed operand slides over (1 for GEMMs)
+    stride: np.ndarray  # (ops, 2): a convolution's stride along Y and X (1 elsewhere; its gradients carry the forward's)
+    dilation: np.ndarray  # (ops, 2): the same, its dilation
     s_elems: np.ndarray  # stationary-like operand (input 1) elements
     x_elems: np.ndarray  # streamed operand (input 0) elements the op reads: the pixels its windows touch
     o_elems: np.ndarray  # output elements
@@ -155,6 +157,8 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
         r=gemm["r"],
         groups=gemm["groups"],
         window=gemm["window"],
+        stride=gemm["stride"],
+        dilation=gemm["dilation"],
         s_elems=gemm["s_elems"],
         x_elems=gemm["x_elems"],
         o_elems=o_elems.astype(np.float64),
@@ -215,11 +219,13 @@ def _gemm_views(
     alias: np.ndarray,
     constant: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """M, N, R, groups, window and operand sizes of every MAC op (1 and 0 for the others)."""
+    """M, N, R, groups, window (taps, strides, dilations) and operand sizes of every MAC op (1 and 0 for the
+    others)."""
     size = len(rows)
     out = {key: np.ones(size) for key in ("m", "n", "r", "groups", "window")}
     out |= {key: np.zeros(size) for key in ("s_elems", "x_elems", "o_elems")}
     out |= {key: np.full(size, -1.0) for key in ("x_tensor", "s_tensor")}
+    out |= {key: np.ones((size, 2), dtype=np.int64) for key in ("stride", "dilation")}
     for i, row in enumerate(rows):
         if row.kind not in ROLES:
             continue
@@ -235,6 +241,9 @@ def _gemm_views(
         out["x_elems"][i] = _touched_elems(row, int(elems[ins[0]]), shapes[ins[0]], dims, i)
         out["o_elems"][i] = elems[row.outputs[0]]
         out["window"][i] = dims["FY"][i] * dims["FX"][i] if row.kind in ("conv", "conv_dgrad") else 1
+        if row.kind in ("conv", "conv_dgrad", "conv_wgrad"):
+            for key in ("stride", "dilation"):
+                out[key][i] = [int(getattr(row, f"{key}_{axis}", 1)) for axis in "yx"]
         out["x_tensor"][i], out["s_tensor"][i] = operand_tensors(ins, alias, constant)
     return out
 

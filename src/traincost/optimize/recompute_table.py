@@ -32,6 +32,8 @@ _SHAPE_FIELDS = (
     "r",
     "groups",
     "window",
+    "stride",
+    "dilation",
     "s_elems",
     "x_elems",
     "o_elems",
