@@ -1046,31 +1046,30 @@ def test_a_block_kept_above_the_core_takes_the_room_of_its_own_rows(
     assert chosen.ext_write_bytes[0, 0] == 64 * channels_out  # the outputs leave once
 
 
-def test_a_block_of_outputs_reads_the_halo_of_its_windows(tmp_path: Path) -> None:
-    # A 3x3 conv, 2 -> 2 channels, over 10 x 10 pixels (no padding): 8 x 8 outputs (M = 64), R = 18, and the windows
-    # touch all 200 input pixels. The weights' only memory holds one array tile (4 B); local (130 B) keeps an output
-    # block above the core: 32 rows (2 partial sums and the 2 inputs of one reduction step of the array each, 4 B a
-    # row), 4 rows of 8 outputs. Each block reads the 6 x 10 pixels its windows touch, of both channels: 2 blocks x
-    # 120 = 240 B, where counting each pixel once gave 200; the 36 B of weights come in once per block.
+@pytest.mark.parametrize(
+    ("channels_out", "mapping", "weights_in", "inputs_in"), [(2, "output_resident", 72, 240), (4, "input_resident", 288, 288)]
+)
+def test_a_block_kept_above_the_core_reads_the_halo_of_its_windows(
+    tmp_path: Path, channels_out: int, mapping: str, weights_in: int, inputs_in: int
+) -> None:
+    # A 3x3 conv from 2 channels over 10 x 10 pixels (no padding): 8 x 8 outputs (M = 64), R = 18, and the windows
+    # touch all 200 input pixels. The weights' only memory holds one array tile (4 B); local (130 B) keeps a block
+    # above the core.
+    # * 2 output channels: an output block of 32 rows (2 partial sums and the 2 inputs of one reduction step of the
+    #   array each, 4 B a row), 4 rows of 8 outputs. Each block reads the 6 x 10 pixels its windows touch, of both
+    #   channels: 2 blocks x 120 = 240 B, where counting each pixel once gave 200; the 36 B of weights come in once
+    #   per block.
+    # * 4 (2 column tiles of the array, 72 B of weights): an input block keeps all of R of its rows (200 / 64 B of
+    #   inputs a row) and their partial sums over a column tile (2 B a row). Counting each pixel once, 130 / 5.125 = 25
+    #   rows fit, 3 passes of the weights (216 B). But blocks of 5 x 5 outputs read 7 x 7 pixels each, 12 x 12 of the
+    #   10 x 10 over the image: 1.44 times their share, so 25 rows take 162 B. At 6.5 B a row, 20 rows (4 x 5 outputs,
+    #   the same 1.44): 4 passes, 288 B of weights and 288 of inputs.
     hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=130)
-    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=2, channels_out=2, input_hw=10, kernel=3))
+    conv = conv_workload(batch=1, channels_in=2, channels_out=channels_out, input_hw=10, kernel=3)
+    core, table = hw.cores[0], op_table(conv)
     chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
-    assert MAPPINGS[chosen.mapping[0, 0]] == "output_resident"
-    assert chosen.ext_in_bytes["W"][0, 0] == 72 and chosen.ext_in_bytes["I"][0, 0] == pytest.approx(240)
-
-
-def test_an_input_block_takes_fewer_rows_to_hold_their_halo(tmp_path: Path) -> None:
-    # The conv above with 4 output channels (2 column tiles of the array, 72 B of weights) and local at 130 B: an
-    # input block above the core keeps all of R of its rows (200 / 64 B of inputs a row) and their partial sums over
-    # a column tile (2 B a row). Counting each pixel once, 130 / 5.125 = 25 rows fit, 3 passes of the weights (216 B).
-    # But blocks of 5 x 5 outputs read 7 x 7 pixels each, 12 x 12 of the 10 x 10 over the image: 1.44 times their
-    # share, so 25 rows take 162 B. At 6.5 B a row, 20 rows (4 x 5 outputs, the same 1.44): 4 passes, 288 B of
-    # weights and 288 of inputs.
-    hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=130)
-    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=10, kernel=3))
-    chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
-    assert MAPPINGS[chosen.mapping[0, 0]] == "input_resident"
-    assert chosen.ext_in_bytes["W"][0, 0] == 288 and chosen.ext_in_bytes["I"][0, 0] == pytest.approx(288)
+    assert MAPPINGS[chosen.mapping[0, 0]] == mapping
+    assert chosen.ext_in_bytes["W"][0, 0] == weights_in and chosen.ext_in_bytes["I"][0, 0] == pytest.approx(inputs_in)
 
 
 @pytest.mark.parametrize(

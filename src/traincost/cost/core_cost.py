@@ -1233,12 +1233,12 @@ _HALO_ROUNDS = 4  # the sizings of an input block with the halo of the block bef
 def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
     """The block of inputs ``level`` keeps in the input-resident order above the core: all of R (so the window
     overlap is reused and no partial sums leave), as many rows of M as the level holds at the input elements per row
-    the op reads (more for fewer rows: a block reads its windows' halo, ``_Gemm.inputs_read``), beside, where the
-    level keeps them, the weights of one column tile (R x n_inner) and the partial sums of its own rows over that
-    column tile (m x n_inner; none where the tile below finishes the reduction, its outputs
-    pass on final). In a double-buffered memory the weight slice (unless all of N) and a block of fewer than all rows
-    take twice their size (``_buffers``); a memory that keeps copies of an input in several instances (``_copies``)
-    holds that many times fewer."""
+    the op reads (more a row for fewer rows: a block reads its windows' halo, ``_Gemm.inputs_read``), beside, where
+    the level keeps them, the weights of one column tile (R x n_inner) and the partial sums of its own rows over that
+    column tile (m x n_inner; none where the tile below finishes the reduction, its outputs pass on final). In a
+    double-buffered memory the weight slice (unless all of N) and a block of fewer than all rows take twice their
+    size (``_buffers``); a memory that keeps copies of an input in several instances (``_copies``) holds that many
+    times fewer."""
     (m_t, n_t, r_t), (m, n, r) = inner, gemm.full
     capacity = _capacity_bytes(level, gemm) / _copies(level, "I", gemm)
     weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
