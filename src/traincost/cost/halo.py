@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traincost.cost.optable import OpTable
+from traincost.cost.optable import OpTable, window_spans
 
 __all__ = ["Halo", "block_spans", "halo_factors"]
 
@@ -36,13 +36,7 @@ def block_spans(stride: int, outputs: int, dilation: int, taps: int) -> np.ndarr
     """Index ``b`` (1 .. ``outputs``; 0 repeats 1): the input positions ``stride · o + dilation · f`` that the blocks
     of ``b`` consecutive outputs read, summed over the ``ceil(outputs / b)`` blocks (the last one partial). Index
     ``outputs`` is ``optable.window_span``: one block reads each position once."""
-    first = np.zeros(outputs + 1, dtype=np.int64)  # first[b]: positions the first b outputs touch
-    touched = np.zeros(stride * (outputs - 1) + dilation * (taps - 1) + 1, dtype=bool)
-    offsets = dilation * np.arange(taps)
-    for o in range(outputs):
-        window = stride * o + offsets
-        first[o + 1] = first[o] + int(np.count_nonzero(~touched[window]))
-        touched[window] = True
+    first = window_spans(stride, outputs, dilation, taps)  # a block's positions do not depend on where it starts
     b = np.arange(1, outputs + 1)
     whole, last = outputs // b, outputs % b
     total = whole * first[b] + first[last]

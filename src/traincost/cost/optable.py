@@ -13,6 +13,7 @@ Built once per workload (not per configuration). Three things happen here:
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "VIEW_OP_TYPES",
     "SPLIT_DIM",
     "window_span",
+    "window_spans",
 ]
 
 MAC_KINDS = ("conv", "conv_dgrad", "conv_wgrad", "gemm", "matmul")
@@ -238,12 +240,14 @@ def _gemm_views(
         groups = max(1.0, round(s_elems / (n * r)))
         out["n"][i], out["r"][i], out["groups"][i], out["s_elems"][i] = n, r, groups, s_elems
         out["m"][i] = max(1.0, macs[i] / (n * r * groups))
-        out["x_elems"][i] = _touched_elems(row, int(elems[ins[0]]), shapes[ins[0]], dims, i)
-        out["o_elems"][i] = elems[row.outputs[0]]
-        out["window"][i] = dims["FY"][i] * dims["FX"][i] if row.kind in ("conv", "conv_dgrad") else 1
         if row.kind in ("conv", "conv_dgrad", "conv_wgrad"):
             for key in ("stride", "dilation"):
                 out[key][i] = [int(getattr(row, f"{key}_{axis}", 1)) for axis in "yx"]
+        out["x_elems"][i] = _touched_elems(
+            row, int(elems[ins[0]]), shapes[ins[0]], dims, i, stride=out["stride"][i], dilation=out["dilation"][i]
+        )
+        out["o_elems"][i] = elems[row.outputs[0]]
+        out["window"][i] = dims["FY"][i] * dims["FX"][i] if row.kind in ("conv", "conv_dgrad") else 1
         out["x_tensor"][i], out["s_tensor"][i] = operand_tensors(ins, alias, constant)
     return out
 
@@ -255,14 +259,35 @@ def window_span(stride: int, outputs: int, dilation: int, taps: int) -> int:
     form (that form over-counts when windows do not overlap, e.g. one output of a dilated filter); counted
     exactly here, once per op. A 1×1 convolution of stride 2 over 56 rows touches 28 of them.
     """
-    positions = stride * np.arange(outputs)[:, None] + dilation * np.arange(taps)[None, :]
+    return int(window_spans(stride, outputs, dilation, taps)[outputs])
+
+
+@functools.cache
+def window_spans(stride: int, outputs: int, dilation: int, taps: int) -> np.ndarray:
+    """Index ``b`` (0 .. ``outputs``): the distinct input positions the first ``b`` outputs' windows touch
+    (``window_span`` of ``b`` outputs, each window's positions added to those already touched)."""
+    first = np.zeros(outputs + 1, dtype=np.int64)
     touched = np.zeros(stride * (outputs - 1) + dilation * (taps - 1) + 1, dtype=bool)
-    touched[positions.ravel()] = True
-    return int(touched.sum())
+    offsets = dilation * np.arange(taps)
+    for o in range(outputs):
+        window = stride * o + offsets
+        first[o + 1] = first[o] + int(np.count_nonzero(~touched[window]))
+        touched[window] = True
+    return first
 
 
-def _touched_elems(row: Any, elems: int, shape: tuple[int, ...], dims: dict[str, np.ndarray], i: int) -> int:
-    """The elements of a convolution's streamed input (``elems`` of ``shape``, N×C×H×W or N×C×L) its windows read.
+def _touched_elems(
+    row: Any,
+    elems: int,
+    shape: tuple[int, ...],
+    dims: dict[str, np.ndarray],
+    i: int,
+    *,
+    stride: np.ndarray,
+    dilation: np.ndarray,
+) -> int:
+    """The elements of a convolution's streamed input (``elems`` of ``shape``, N×C×H×W or N×C×L) its windows read,
+    at its ``stride`` and ``dilation`` along Y and X.
 
     The forward convolution and its weight gradient read the input pixels the strided, dilated windows
     touch (at most the tensor's: padding is not read); the data gradient streams dY, all of which it reads.
@@ -271,11 +296,9 @@ def _touched_elems(row: Any, elems: int, shape: tuple[int, ...], dims: dict[str,
         return elems
     extent = (1, *shape[2:]) if len(shape) == 3 else shape[2:4]
     touched = 1
-    for axis, size in zip("YX", extent, strict=True):
+    for a, (axis, size) in enumerate(zip("YX", extent, strict=True)):
         out, taps = int(dims[f"O{axis}"][i]), int(dims[f"F{axis}"][i])
-        lower = axis.lower()
-        span = window_span(int(getattr(row, f"stride_{lower}", 1)), out, int(getattr(row, f"dilation_{lower}", 1)), taps)
-        touched *= min(size, span)
+        touched *= min(size, window_span(int(stride[a]), out, int(dilation[a]), taps))
     return elems // max(1, extent[0] * extent[1]) * touched
 
 
