@@ -316,6 +316,80 @@ def test_a_mapping_file_is_unrolled_as_zigzag_reads_it(tmp_path: Path) -> None:
     assert [(a["dim"], a["size"]) for a in narrow["cores"][0]["pe_array"]] == [("K", 8), ("C", 8), ("OX", 2), ("OY", 4)]
 
 
+# ZigZag's bundled mixed mappings (several loops on one array dimension, or dimensions left to a hint) and the
+# hardware each is for
+MIXED = {
+    "tpu_like_mixed.yaml": "tpu_like.yaml",
+    "edge_tpu_like_mixed.yaml": "edge_tpu_like.yaml",
+    "ascend_like_mixed.yaml": "ascend_like.yaml",
+    "meta_prototype_like_mixed.yaml": "meta_prototype.yaml",
+    "tesla_npu_like_mixed.yaml": "tesla_npu_like.yaml",
+}
+
+
+def test_every_bundled_mapping_is_tried() -> None:
+    bundled = {p.name for p in (ZIGZAG.parent / "mapping").glob("*.yaml")}
+    # the others are each hardware file's own (or default.yaml, default_imc.yaml), read by the tests above
+    assert {name for name in bundled if "mixed" in name} == set(MIXED)
+
+
+@pytest.mark.parametrize("mapping", sorted(MIXED))
+def test_every_mixed_mapping_imports_loads_and_costs(mapping: str, tmp_path: Path) -> None:
+    hw = _load(zigzag_hardware(ZIGZAG / MIXED[mapping], mapping=ZIGZAG.parent / "mapping" / mapping), tmp_path)
+    _costs_a_workload(hw)
+
+
+def test_a_mixed_mapping_keeps_the_memories_beside_the_pes_it_unrolls(tmp_path: Path) -> None:
+    """ascend_like_mixed.yaml unrolls C 4 x FX 3 on D2 (12 of its 16), so the weight register rf_1B, one per PE of
+    D1 and D2 (it serves D3 and D4), has 16 x 12 = 192 instances at work of its 256, as ZigZag counts them; rf_2B
+    serves D2 and keeps one per PE of D1, D3 and D4, 64."""
+    data = zigzag_hardware(ZIGZAG / "ascend_like.yaml", mapping=ZIGZAG.parent / "mapping/ascend_like_mixed.yaml")
+    assert [(a["name"], a["size"]) for a in data["cores"][0]["pe_array"]] == [
+        ("D1_K", 16),
+        ("D2_C", 4),
+        ("D2_FX", 3),
+        ("D3_OX", 2),
+        ("D4_OY", 2),
+    ]
+    assert data["description"].endswith("the spatial unrolling uses 768 of the array's 1,024 PEs")
+    weights, outputs = data["memories"]["rf_1B"], data["memories"]["rf_2B"]
+    assert weights["instances"] == 192 and "256 instances over the array, 192 beside the PEs it unrolls" in weights["source"]
+    assert outputs["instances"] == 64 and "instances over" not in outputs["source"]
+    hw = _load(data, tmp_path)
+    assert hw.memories["rf_1B"].instances[0] == 192 and hw.cores[0].pes[0] == 768
+
+
+def test_an_array_dimension_the_mapping_leaves_out_is_filled_as_zigzag_fills_it(tmp_path: Path) -> None:
+    """ZigZag fills an array dimension the spatial mapping does not name from its hint, or, with none, from every
+    layer dimension, picking per layer (SpatialMappingGeneratorStage); of those loops it keeps what the innermost
+    memories' ports pass (get_max_unrolling)."""
+    folder = ZIGZAG.parent / "mapping"
+    # meta_prototype_like_mixed.yaml names D1, D3 and D4; its hint gives D2 (2 PEs) C
+    meta = zigzag_hardware(ZIGZAG / "meta_prototype.yaml", mapping=folder / "meta_prototype_like_mixed.yaml")
+    axes = meta["cores"][0]["pe_array"]
+    assert [(a["name"], a["dim"], a["size"]) for a in axes][0] == ("D1_K", "K", 32)
+    assert {"name": "D2_C", "dim": "C", "size": 2, "divisors": [2]} in axes
+    assert "uses 1,024 of the array's 1,024 PEs" in meta["description"]
+    # tesla_npu_like_mixed.yaml hints K on D1 and OX or OY on D2, nothing on D3 (4 PEs): there ZigZag tries every
+    # layer dimension, and its one-weight register per PE along D3 (8 bits a cycle) passes whole only the loops the
+    # weights do not depend on
+    tesla = _load(zigzag_hardware(ZIGZAG / "tesla_npu_like.yaml", mapping=folder / "tesla_npu_like_mixed.yaml"), tmp_path)
+    assert [(a.name, a.dim, int(a.size[0]), a.alternatives, a.divisors) for a in tesla.cores[0].pe_array] == [
+        ("D1_K", "K", 32, (), (2,)),
+        ("D2", "OX", 32, ("OY",), (2,)),
+        ("D3", "B", 4, ("OY", "OX"), (2,)),
+    ]
+    assert len(tesla.cores[0].spatial_variants()) == 2 * 4 * 6
+    # the bundled tesla_npu_like.yaml mapping names every dimension: nothing is filled
+    assert [
+        (a.dim, a.alternatives) for a in _load(zigzag_hardware(ZIGZAG / "tesla_npu_like.yaml"), tmp_path).cores[0].pe_array
+    ] == [
+        ("K", ()),
+        ("OX", ()),
+        ("OY", ()),
+    ]
+
+
 def test_an_unrolling_given_by_hand_beyond_the_array_is_an_error() -> None:
     with pytest.raises(HardwareError, match=r"eyeriss_like.yaml: the mapping unrolls 32 PEs on D1, which has 14"):
         zigzag_hardware(ZIGZAG / "eyeriss_like.yaml", unroll=parse_unroll("D1=K:32,D2=C"))

@@ -11,13 +11,14 @@ holds which layer operand (``memory_operand_links``: W → I2, I → I1 unless i
 The translation, field by field:
 
 - an array dimension becomes a ``pe_array`` axis per loop dimension the mapping unrolls on it, of the
-  mapping's factor cut to the dimension, as ZigZag reads a mapping file (a hint without factors, or
-  ``unroll`` without ``:N``, takes the whole dimension; a hint's further loops become the axis's
-  ``alternatives`` and a hinted axis gets ``divisors: [2]``, one way picked per op as ZigZag picks among its
-  candidates per layer), and cut again, as ZigZag does, to what the
-  innermost memory of each operand can pass along the dimensions it serves: a loop the operand depends
-  on unrolls at most that memory's port width over the operand's precision (``gemm_l1_l3``'s 32-bit
-  output register, one per K column, leaves K 2 of the mapping's 8 for 16-bit partial sums);
+  mapping's factor cut to the dimension, as ZigZag reads a mapping file (``unroll`` without ``:N`` takes the
+  whole dimension; a dimension the ``spatial_mapping`` leaves out takes all of it too, one loop of its hint's,
+  or with no hint of every loop, the first the axis's ``dim``, the others its ``alternatives``, and
+  ``divisors: [2]``, one way picked per op as ZigZag picks among its candidates per layer, ``_filled``), and
+  cut again, as ZigZag does, to what the innermost memory of each operand can pass along the dimensions it
+  serves: a loop the operand depends on unrolls at most that memory's port width over the operand's precision
+  (``gemm_l1_l3``'s 32-bit output register, one per K column, leaves K 2 of the mapping's 8 for 16-bit partial
+  sums; a filled dimension keeps only the loops that pass whole, ``_uncut``);
 - ``size`` bits → ``size_bytes`` = size / 8; each port → a port of ``bandwidth_max / 8`` bytes per
   cycle serving the operands of its ``allocation``; ``r_cost`` → ``read_energy_pj_per_bit`` =
   r_cost / the widest read port's bits (``w_cost`` likewise), and an operand whose widest port reading
@@ -142,7 +143,10 @@ def zigzag_hardware(
             raise HardwareError(
                 f"{file}: no spatial mapping (no dataflows key, no mapping folder beside it); pass --mapping or --unroll"
             )
-        unroll, links, alternatives = _mapping_default(mapping_file)
+        given, links, hints = _mapping_default(mapping_file)
+        unroll, alternatives = _filled(
+            given, hints, _required(data["operational_array"], "dimensions", file, "operational_array")
+        )
         reduce = True  # a mapping file's factors are read as ZigZag reads them: reduced to the array
     else:
         reduce, alternatives = False, {}  # --unroll or the file's dataflows: a factor beyond the array is an error
@@ -155,8 +159,8 @@ def zigzag_hardware(
         offchip=offchip,
         mac_energy_pj=mac_energy_pj,
         reduce=reduce,
+        alternatives=alternatives,
     )
-    _hinted(core, alternatives)
     core["runs"] = list(ALL_KINDS)
     core["tile_io"] = "serial"  # ZigZag's on- and off-loading cycles, around each layer's compute
     precision = core.pop("precision_bits")
@@ -198,12 +202,16 @@ def zigzag_core(
     prefix: str = "",
     precision: Mapping[str, int] | None = None,
     reduce: bool = False,
+    alternatives: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any] | None]:
     """One ZigZag core as (our core entry without ``runs``, its memories by name, its off-chip link or None).
 
     Memory names get ``prefix``; ``precision`` overrides the array's (Stream's ``operand_precision``); ``reduce``
     reads the unrolling as ZigZag reads a mapping file's (``SpatialMapping.check_and_reduce``): each factor cut
     to its array dimension, then loops dropped from the first while a dimension's product still exceeds it.
+    ``alternatives``: per array dimension ``_filled`` from a hint, its other loops (``_hinted``); of a filled
+    dimension's loops only those the innermost memories' ports let unroll over the whole dimension are kept
+    (``_uncut``), as ZigZag limits its candidates (``get_max_unrolling``).
     """
     array = _required(data, "operational_array", file)
     dims = [str(d) for d in _required(array, "dimensions", file, "operational_array")]
@@ -211,12 +219,13 @@ def zigzag_core(
     if len(dims) != len(sizes):
         raise HardwareError(f"{file}: operational_array: {len(dims)} dimensions but {len(sizes)} sizes")
     dim_size = dict(zip(dims, sizes, strict=True))
-    axes = _pe_axes(dim_size, unroll, file, reduce=reduce)
     bits = dict(precision) if precision is not None else _array_precision(array, file)
     memories_data = _required(data, "memories", file)
     dram_name = offchip if offchip is not None else _dram_name(memories_data)
+    on_chip = {name: entry for name, entry in memories_data.items() if name != dram_name}
+    unroll, alternatives = _uncut(unroll, alternatives or {}, dim_size=dim_size, memories=on_chip, links=links, bits=bits)
+    axes = _pe_axes(dim_size, unroll, file, reduce=reduce)
     if reduce:
-        on_chip = {name: entry for name, entry in memories_data.items() if name != dram_name}
         axes = _within_port_widths(axes, on_chip, links, bits, file)
     energy = array.get("unit_energy", mac_energy_pj) if mac_energy_pj is None else mac_energy_pj
     in_memory = None
@@ -230,9 +239,10 @@ def zigzag_core(
     memories: dict[str, dict[str, Any]] = {}
     levels = []
     dram = None
+    used = {dim: math.prod(axis["size"] for axis in axes if _array_dimension(axis) == dim) for dim in dim_size}
     for mem_name, entry in memories_data.items():
         where = f"memories.{mem_name}"
-        translated = _memory(entry, file, where, links, dim_size)
+        translated = _memory(entry, file, where, links, dim_size=dim_size, used=used)
         if mem_name == dram_name:
             dram = _offchip_link(translated, f"{file.name} {where}")
             continue
@@ -261,14 +271,41 @@ def zigzag_core(
         "memory": levels,
         "precision_bits": bits,
     }
+    _hinted(core, alternatives)
     return core, memories, dram
 
 
+def _uncut(
+    unroll: Mapping[str, Sequence[tuple[str, int | None]]],
+    alternatives: Mapping[str, Sequence[str]],
+    *,
+    dim_size: Mapping[str, int],
+    memories: Mapping[str, Any],
+    links: Mapping[str, str],
+    bits: Mapping[str, int],
+) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, list[str]]]:
+    """The unrolling and ``alternatives`` with each filled dimension's loops (its first and its alternatives) cut to
+    those the innermost memories' ports pass over the whole dimension (``_port_limits``; all of them if none does):
+    ``tesla_npu_like_mixed.yaml`` leaves D3 unhinted, and of the loops ZigZag tries there its one-weight register
+    per PE along D3 passes only those the weights do not depend on (B, OY, OX)."""
+    unroll = {dim: list(loops) for dim, loops in unroll.items()}
+    kept_alternatives = {}
+    for dim, others in alternatives.items():
+        loops = [unroll[dim][0][0], *others]
+        probe = [{"name": f"{dim}_{loop}", "dim": loop, "size": dim_size.get(dim, 1)} for loop in loops]
+        limit = _port_limits(probe, memories, links, bits)
+        kept = [axis["dim"] for axis in probe if limit.get(axis["name"], axis["size"]) == axis["size"]] or loops
+        unroll[dim] = [(kept[0], None)]
+        kept_alternatives[dim] = kept[1:]
+    return unroll, kept_alternatives
+
+
 def _hinted(core: dict[str, Any], alternatives: Mapping[str, Sequence[str]]) -> None:
-    """Give the axis of each hinted array dimension (the keys of ``alternatives``) the divisor 2: ZigZag weighs a
-    hint's loops at every factor and keeps its three candidates of highest utilisation, on two hinted dimensions
-    each filled and each halved; and where the hint lists several loops, those loops as ``alternatives`` (ZigZag
-    picks one per layer), the axis named for the array dimension alone (in ``in_memory`` and ``served_axes`` too)."""
+    """Give the axis of each array dimension filled from a hint (the keys of ``alternatives``, ``_filled``) the
+    divisor 2: ZigZag weighs a hint's loops at every factor and keeps its three candidates of highest utilisation, on
+    two hinted dimensions each filled and each halved; and where the hint lists several loops, those loops as
+    ``alternatives`` (ZigZag picks one per layer), the axis named for the array dimension alone (in ``in_memory`` and
+    ``served_axes`` too)."""
     renamed = {}
     for axis in core["pe_array"]:
         dim = _array_dimension(axis)
@@ -390,8 +427,8 @@ def bundled_mapping(file: Path, *, imc: bool) -> Path | None:
 def _mapping_default(
     file: Path,
 ) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str], dict[str, list[str]]]:
-    """The ``default`` entry of a ZigZag mapping file: its spatial unrolling, operand links, and per array dimension
-    a ``spatial_mapping_hint`` names, the other loops it lists (ZigZag picks among them per layer)."""
+    """The ``default`` entry of a ZigZag mapping file: its spatial unrolling (none if it has only a hint), operand
+    links, and per array dimension its ``spatial_mapping_hint`` names, the loops it lists."""
     entries = read_foreign_yaml(file)
     if not isinstance(entries, list):
         raise HardwareError(f"{file}: expected a list of mapping entries (name, spatial_mapping, memory_operand_links)")
@@ -403,19 +440,36 @@ def _mapping_default(
         if layer_operand not in ("W", "I", "O"):
             raise HardwareError(f"{file}: default.memory_operand_links.{layer_operand}: expected W, I or O")
         links[str(memory_operand)] = layer_operand
-    if "spatial_mapping" in default:
-        return _unroll_entries(default["spatial_mapping"], f"{file}: default.spatial_mapping"), links, {}
-    if "spatial_mapping_hint" in default:
-        hint = default["spatial_mapping_hint"]
-        unroll, alternatives = {}, {}
-        for dim, loops in hint.items():
-            listed = [str(loop) for loop in (loops if isinstance(loops, list) and loops else [loops])]
-            for loop in listed:
-                _check_loop(loop, f"{file}: default.spatial_mapping_hint.{dim}")
-            unroll[str(dim)] = [(listed[0], None)]
-            alternatives[str(dim)] = listed[1:]
-        return unroll, links, alternatives
-    raise HardwareError(f"{file}: default: no spatial_mapping or spatial_mapping_hint")
+    if "spatial_mapping" not in default and "spatial_mapping_hint" not in default:
+        raise HardwareError(f"{file}: default: no spatial_mapping or spatial_mapping_hint")
+    given = (
+        _unroll_entries(default["spatial_mapping"], f"{file}: default.spatial_mapping") if "spatial_mapping" in default else {}
+    )
+    hints = {}
+    for dim, loops in (default.get("spatial_mapping_hint") or {}).items():
+        listed = [str(loop) for loop in (loops if isinstance(loops, list) and loops else [loops])]
+        for loop in listed:
+            _check_loop(loop, f"{file}: default.spatial_mapping_hint.{dim}")
+        hints[str(dim)] = listed
+    return given, links, hints
+
+
+def _filled(
+    given: Mapping[str, Sequence[tuple[str, int | None]]], hints: Mapping[str, Sequence[str]], array_dims: Sequence[Any]
+) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, list[str]]]:
+    """The unrolling of every array dimension as ZigZag completes a mapping file's (``SpatialMappingGeneratorStage``):
+    a dimension the ``spatial_mapping`` names unrolls what it gives; any other, over all its PEs, one of the loops its
+    hint lists, or with no hint any loop (``SpatialMappingHint.complete_with_defaults``: every layer dimension),
+    picked per layer. Returns the unrolling (each filled dimension its first loop) and, per filled dimension, the
+    other loops (``_hinted``). A hint for a dimension the mapping names, or that the array lacks, is not read."""
+    unroll = {dim: list(loops) for dim, loops in given.items()}
+    alternatives: dict[str, list[str]] = {}
+    for dim in map(str, array_dims):
+        if dim not in unroll:
+            listed = hints.get(dim) or LOOP_DIMS
+            unroll[dim] = [(listed[0], None)]
+            alternatives[dim] = list(listed[1:])
+    return unroll, alternatives
 
 
 def _unroll_entries(spatial: Any, where: str) -> dict[str, list[tuple[str, int | None]]]:
@@ -475,11 +529,23 @@ _PRECISION_KEY = {"I": "inputs", "W": "weights", "O": "partial_sums"}
 def _within_port_widths(
     axes: list[dict[str, Any]], memories: Mapping[str, Any], links: Mapping[str, str], bits: Mapping[str, int], file: Path
 ) -> list[dict[str, Any]]:
-    """The axes as ZigZag limits a mapping (``SpatialMappingGeneratorStage.limit_unrolling_to_mem_bandwidth``): for
-    each on-chip memory innermost for all its operands (``memories`` innermost first) and each operand it keeps, a
-    loop the operand depends on, unrolled on an array dimension the memory serves, is cut to the elements its port
-    passes in one cycle (outputs written into it from below, inputs read out of it to below) at the operand's
-    precision (outputs in partial-sum bits)."""
+    """The axes as ZigZag limits a mapping (``SpatialMappingGeneratorStage.limit_unrolling_to_mem_bandwidth``), each
+    cut to its ``_port_limits``; those left over one PE."""
+    limit = _port_limits(axes, memories, links, bits)
+    cut = [{**axis, "size": limit.get(axis["name"], axis["size"])} for axis in axes]
+    kept = [axis for axis in cut if axis["size"] > 1]
+    if not kept:
+        raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE within the memories' ports")
+    return kept
+
+
+def _port_limits(
+    axes: Sequence[Mapping[str, Any]], memories: Mapping[str, Any], links: Mapping[str, str], bits: Mapping[str, int]
+) -> dict[str, int]:
+    """By axis name, the PEs an axis may unroll where the ports limit it: for each on-chip memory innermost for all
+    its operands (``memories`` innermost first) and each operand it keeps, a loop the operand depends on, unrolled on
+    an array dimension the memory serves, is cut to the elements its port passes in one cycle (outputs written into
+    it from below, inputs read out of it to below) at the operand's precision (outputs in partial-sum bits)."""
     seen: set[str] = set()
     limit: dict[str, int] = {}  # by axis name
     for entry in memories.values():
@@ -498,11 +564,7 @@ def _within_port_widths(
                 for axis in axes:
                     if _array_dimension(axis) == axis_dim and axis["dim"] not in _IRRELEVANT[operand]:
                         limit[axis["name"]] = min(limit.get(axis["name"], axis["size"]), elements)
-    cut = [{**axis, "size": limit.get(axis["name"], axis["size"])} for axis in axes]
-    kept = [axis for axis in cut if axis["size"] > 1]
-    if not kept:
-        raise HardwareError(f"{file}: the mapping unrolls no dimension over more than one PE within the memories' ports")
-    return kept
+    return limit
 
 
 def _port_widths(entry: Mapping[str, Any], mem_op: str, ways: tuple[str, ...]) -> list[int]:
@@ -545,7 +607,14 @@ def _dram_name(memories: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_size: Mapping[str, int]) -> dict[str, Any]:
+def _memory(
+    entry: Any, file: Path, where: str, links: Mapping[str, str], *, dim_size: Mapping[str, int], used: Mapping[str, int]
+) -> dict[str, Any]:
+    """One ZigZag memory as ours. ``instances``: the product of the array dimensions it does not serve
+    (``dim_size``); for a memory serving some, of the PEs the mapping unrolls on them (``used``, per array
+    dimension), as the core level's ``served_axes`` describe them (``ascend_like_mixed.yaml`` unrolls 12 of D2's 16:
+    192 of ``rf_1B``'s 256, the file's count in ``source``). One serving none keeps the file's count, the instances
+    beside idle PEs holding nothing (``traincost.cost.core_cost._working``)."""
     if not isinstance(entry, Mapping):
         raise HardwareError(f"{file}: {where}: expected a memory (size, r_cost, w_cost, operands, ports, served_dimensions)")
     size_bits = _required(entry, "size", file, where)
@@ -589,6 +658,9 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
     if unknown:
         raise HardwareError(f"{file}: {where}.served_dimensions: {unknown[0]} is not an array dimension ({', '.join(dim_size)})")
     minimum = min(int(p.get("bandwidth_min", 0)) for p in ports)
+    in_file = math.prod(max(1, size) for dim, size in dim_size.items() if dim not in served_dims)
+    instances = math.prod(used[dim] for dim in dim_size if dim not in served_dims) if served_dims else in_file
+    beside = f"; {in_file:,} instances over the array, {instances:,} beside the PEs it unrolls" if in_file != instances else ""
     return {
         "size_bytes": size_bits / 8,
         "ports": our_ports,
@@ -596,10 +668,11 @@ def _memory(entry: Any, file: Path, where: str, links: Mapping[str, str], dim_si
         **({"operand_energy_pj_per_bit": by_operand} if by_operand else {}),
         "min_access_bits": minimum,
         **({"double_buffered": True} if entry.get("force_double_buffering") else {}),
-        "instances": math.prod(max(1, size) for dim, size in dim_size.items() if dim not in served_dims),
+        "instances": instances,
         "served_dimensions": served_dims,
         "operands": operands,
-        "source": f"{file.name} {where}: {size_bits} bits, r_cost {entry['r_cost']} / w_cost {entry['w_cost']} pJ per access",
+        "source": f"{file.name} {where}: {size_bits} bits, r_cost {entry['r_cost']} / w_cost {entry['w_cost']} pJ per access"
+        + beside,
     }
 
 
