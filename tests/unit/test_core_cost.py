@@ -289,6 +289,44 @@ def test_inputs_latched_at_the_port_where_the_weights_have_no_memory_below_the_t
     assert sum(latency.energy_level_pj.values())[0, 0] == pytest.approx(1753.6)
 
 
+def test_an_output_stationary_core_latches_each_input_over_the_columns_its_output_registers_hold(tmp_path: Path) -> None:
+    # 1x1 conv, C = K = 8, 4x4 outputs: M = 16, N = 8, R = 8; X 128 B. An OX:4 x K:2 output-stationary array (m=4, n=2,
+    # r=1: 128 steps) with a 4 B output register per PE (two 16-bit partial sums), an input buffer that reads 2 B a
+    # cycle, and a local memory of all three operands (ZigZag's tesla_npu_like_mixed: ``I: sram_1KB_I[K2]``,
+    # ``O: rf_4B[K2 C64 FY3 FX3]``).
+    def core(data: dict) -> None:
+        data["memories"]["rf"] = {"size_bytes": 4, "per_pe": True, **_WIDE, **_ONE_PJ_PER_BYTE}
+        data["memories"]["ibuf"] = {
+            "size_bytes": 64,
+            "read_bandwidth_bytes_per_cycle": 2,
+            "write_bandwidth_bytes_per_cycle": 1000,
+            **_ONE_PJ_PER_BYTE,
+        }
+        data["memories"]["local"].update(size_bytes=4096, **_WIDE)
+        data["cores"][0].update(dataflow="output_stationary", pe_array=[{"dim": "OX", "size": 4}, {"dim": "K", "size": 2}])
+        data["cores"][0]["memory"] = [
+            {"level": "rf", "operands": ["O"]},
+            {"level": "ibuf", "operands": ["I"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, core)
+    core_, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
+    for objective in ("latency", "energy"):
+        cost = mac_cost(core_, table, np.array([0]), external=ExternalPath.of(hw, core_), objective=objective)
+        # The registers hold a block of two column tiles; with those innermost each input stays at the buffer's port
+        # while both pass: the buffer reads 128 steps x 4 inputs / 2 = 256 B (512 in the dataflow's order, R
+        # innermost), 128 cycles at 2 B a cycle, the compute's, where 512 B took 256. 256 pJ less.
+        assert cost.inputs_latched[0, 0], objective
+        assert cost.level_read_bytes["ibuf"][0, 0] == 256
+        assert cost.compute_cycles[0, 0] == 128 and cost.latency_cycles[0, 0] < 140
+        assert cost.energy_level_pj["ibuf"][0, 0] == pytest.approx((256 + 256) * 1.0)
+    # an output-stationary core whose outputs share its one memory with the inputs (FuseMax) has no such order
+    fusemax = load_hardware(TINY.parents[3] / "config/hardware/fusemax.yaml")
+    mac = next(core for core in fusemax.cores if core.dataflow == "output_stationary")
+    assert not mac_cost(mac, table, np.array([0]), external=ExternalPath.of(fusemax, mac)).inputs_latched.any()
+
+
 def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:
     # The conv above with its local memory double-buffered. Beside one streaming row, now two of it (32 inputs and 32
     # partial sums, each less than its whole operand: 128 B), a weight tile would have 896 B, less than all 1,024 B

@@ -60,7 +60,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    the rows, columns innermost reuse inputs over the columns, and a block of both reuses only the innermost.)
    Where the weights have no memory below the top (ZigZag's ``gemm_l1``), the array may instead keep each input at
    its port over all the column tiles of a step of rows, the weights read every step and the partial sums leaving
-   the array every reduction step (``CoreOpCost.inputs_latched``).
+   the array every reduction step (``CoreOpCost.inputs_latched``); on an output-stationary core whose innermost
+   output memory lies below its innermost input memory, over the column tiles of that output memory's block.
 4. **A mapping per op above the core.** Around the core, the outer loop order is chosen per op and
    per configuration among ``MAPPINGS``, ZigZag's temporal-mapping search reduced to its three
    stationarities: ``weight_resident`` (the dataflow's order for a weight-stationary core: a weight
@@ -723,7 +724,11 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     ZigZag's ``gemm_l1``), the inputs latched: each step of rows runs over all the array's column tiles, each input
     staying at the port while the weights change every step, and the partial sums of the row step's outputs leave the
     array every reduction step (ZigZag's ``access_same_data_considered_as_no_access`` with the output channels
-    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch). And each band whose weight
+    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch). On an output-stationary
+    core whose innermost output memory lies below its innermost input memory, the inputs latched too: the array runs
+    the column tiles of that memory's block innermost, each input staying at its port while they pass and the weights
+    changing every step as in the dataflow's order (ZigZag's ``tesla_npu_like_mixed``: ``I: sram_1KB_I[K2]``, two
+    output-channel tiles' partial sums in each 4-byte output register, ``O: rf_4B[K2 C64 FY3 FX3]``). And each band whose weight
     memory above it has an input memory below it (``_inputs_below_weights``) again with that memory's tile cut in R to
     ``_WIDER`` times the columns (``_band_within_weights``)."""
     orders = [_Order(band) for band in _bands(core)]
@@ -731,6 +736,8 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     orders += [_Order(band, widen=widen) for band in _bands(core) if _inputs_below_weights(core, band) for widen in _WIDER]
     orders += [_Order(0, held=held) for held in _held_blocks(core, gemm, precision)]
     if core.dataflow == "weight_stationary" and _innermost(core, "W") == len(core.levels) - 1:
+        orders.append(_Order(0, latched=True))
+    if core.dataflow == "output_stationary" and 0 <= _innermost(core, "O") < _innermost(core, "I"):
         orders.append(_Order(0, latched=True))
     return orders
 
@@ -996,11 +1003,15 @@ def _block_in_the_pes(core: Core, gemm: _Gemm, tiles: list[_Tile], held: _Held, 
     return out
 
 
-def _reads_at_the_array(gemm: _Gemm, candidate: _Order, operand: str) -> np.ndarray | float:
+def _reads_at_the_array(core: Core, gemm: _Gemm, tiles: list[_Tile], candidate: _Order, operand: str) -> np.ndarray | float:
     """How many times more often the array reads ``operand`` in the ``candidate`` order than in the dataflow's: in a
     held-block order (``_held_blocks``) the weights again per block of rows, the inputs once per block of columns;
-    with the inputs ``latched``, the weights every step and each input once (1 in any other order)."""
+    with the inputs ``latched``, the weights every step and each input once, or, on an output-stationary core, each
+    input once per block of columns of the innermost output memory (1 in any other order)."""
     (m, n, _), (m_a, n_a, _) = gemm.full, gemm.array_tile
+    if candidate.latched and core.dataflow == "output_stationary":
+        n_o = tiles[_innermost(core, "O") + 1][1]
+        return np.ceil(n / np.maximum(n_o, n_a)) / np.ceil(n / n_a) if operand == "I" else 1.0
     if candidate.latched and operand != "O":
         return np.ceil(m / m_a) if operand == "W" else 1 / np.ceil(n / n_a)
     if candidate.held is None or operand == "O":
@@ -1103,7 +1114,7 @@ def _inside(
                     passed = _held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                     tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
-            down = down * (_reads_at_the_array(gemm, candidate, operand) if child < 0 else 1.0)
+            down = down * (_reads_at_the_array(core, gemm, tiles, candidate, operand) if child < 0 else 1.0)
             # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory above
             if operand == "O":
                 p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
