@@ -16,7 +16,8 @@ import gives the D2 axis C with FX and FY as ``alternatives`` and both axes ``di
 ZigZag's next candidates), which our engine picks among per layer; and ``gemm_l1``, ``gemm_l1_l3``'s core without
 ``l3``: it has no DRAM, so ZigZag finds no loop order for a layer that does not fit its 512 KB ``l1``
 (``NoValidLoopOrderingFoundException``: 8 of ResNet-18's 21 layers, 11 of MobileNetV2's 53, all 6 GPT-2 GEMMs), and
-those layers are counted (``unmapped``) but not judged.
+those layers are counted (``unmapped``) but not judged. ZigZag's five mixed mappings (``MIXED``, each with the machine
+it is for) are compared too, named by their files (twelfth round, below; the default ``--hardware`` takes both).
 
 ZigZag parses each network itself (its Conv and Gemm layers; Add, ReLU and pooling are not costed)
 and searches each layer's temporal mapping (LOMA, ``--lpf-limit``; ``opt`` = ``--zigzag-opt``). Our
@@ -199,6 +200,78 @@ come in, their blocks of rows now ZigZag's:
 Against LOMA alone with divisor tiles, 23 of the 32 pairs are within 10 % (22 with our own tiles); latency rows
 outside 1.5x go 6 -> 2 and energy rows outside 1.5x 16 -> 8. ``gemm_l1`` stays outside (0.81, an order ZigZag cannot
 place, below).
+
+Twelfth round (``traincost.hardware.import_zigzag`` and an order of ``traincost.cost.core_cost._orders``, hand-made
+cases in ``tests/unit/test_hardware_import.py`` and ``test_core_cost.py``): ZigZag bundles five more mappings,
+``*_mixed.yaml`` (``MIXED``), each for one of the machines above: several loops on one array dimension
+(``tpu_like``'s C 2 x FX 3 x FY 3 on D2, ``edge_tpu_like``'s OX 2 x OY 2 on D3 and on D4), or a dimension the
+spatial mapping leaves out, which ZigZag fills per layer from the mapping's hint, or with no hint from every layer
+dimension (``meta_prototype``'s D2, hinted C; ``tesla_npu_like``'s D3, unhinted). Two of them did not import
+(``ascend_like_mixed``: C 4 x FX 3 fills 12 of D2's 16, and the weight register serving D3 and D4 had its 256
+instances where the axes leave 192 PEs; ``meta_prototype_like_mixed``: D2 was dropped), and on
+``tesla_npu_like_mixed`` D3's 4 PEs sat idle (1,024 of 4,096 PEs used where ZigZag uses all). The import now fills a
+dimension as ZigZag does (the first loop the axis's ``dim``, the others its ``alternatives``, with ``divisors: [2]``,
+keeping only the loops the innermost memories' ports pass whole: on ``tesla_npu_like``'s D3, whose one-weight
+register per PE passes a weight a cycle, B, OY and OX, as ZigZag's ``get_max_unrolling`` limits them), and a memory
+serving some dimensions counts its instances beside the PEs the mapping unrolls. The eleven bundled machines import
+to the same file, byte for byte, and their 1,760 layer rows of the first table are the same to the bit.
+
+``tesla_npu_like_mixed`` then showed an order the engine lacked. On ResNet-18's ``layer1`` both tools unroll K 32 x
+56 positions, but ZigZag keeps each input at the 1 KB input buffer's port over two output-channel tiles while each
+4-byte output register holds two partial sums and the weights stream a tile a cycle (``I: sram_1KB_I[K2]``,
+``O: rf_4B[K2 C64 FY3 FX3]``, ``W: rf_1B[]``), so its input reads fit the buffer's 32 bytes a cycle; ours read each
+input once per output-channel tile, 56 bytes a cycle, 1.75x our compute cycles. The import makes this core
+output-stationary (a register per PE for outputs, none for weights; the bundled mapping leaves three quarters of
+those registers beside idle PEs, and its core is weight-stationary), and an output-stationary core had neither a
+held block nor latched inputs. Now, where its innermost output memory lies below its innermost input memory, it
+also takes the column tiles of that memory's block innermost, each input staying at its port while they pass
+(``CoreOpCost.inputs_latched``; FuseMax, output-stationary with one memory, has no such order, and the study
+hardware's cost arrays are identical to the bit). LOMA does not reach that order (on the GPT-2 block's ``qkv`` it
+keeps OY 2 innermost and its input port stalls it at twice its compute cycles); SALSA does (``I: sram_1KB_I[K2 C2 C3
+C2]``, ``O: rf_4B[K2 C2 C3 ...]``). Against LOMA at lpf 6 (28 November 2026), ours / ZigZag, as in the first table:
+
+============  ===========================  ===================  ===================
+network       hardware                     latency: median /    energy: median /
+                                           worst / network      worst / network
+============  ===========================  ===================  ===================
+ResNet-18     tpu_like_mixed               1.00 / 0.93 / 0.99   1.00 / 1.02 / 1.00
+ResNet-18     edge_tpu_like_mixed          1.00 / 1.18 / 1.03   1.08 / 1.24 / 1.10
+ResNet-18     ascend_like_mixed            1.00 / 1.06 / 1.00   1.00 / 0.98 / 1.00
+ResNet-18     meta_prototype_like_mixed    0.98 / 1.20 / 0.99   1.00 / 0.82 / 0.98
+ResNet-18     tesla_npu_like_mixed         0.88 / 0.44 / 0.82   0.93 / 0.87 / 0.96
+MobileNetV2   tpu_like_mixed               1.00 / 1.10 / 0.99   1.00 / 0.92 / 0.98
+MobileNetV2   edge_tpu_like_mixed          1.00 / 2.03 / 1.02   1.00 / 0.82 / 0.98
+MobileNetV2   ascend_like_mixed            1.00 / 1.06 / 1.00   1.00 / 1.25 / 1.01
+MobileNetV2   meta_prototype_like_mixed    1.00 / 1.34 / 1.02   1.00 / 0.83 / 0.98
+MobileNetV2   tesla_npu_like_mixed         1.03 / 1.33 / 1.01   1.00 / 1.12 / 1.00
+GPT-2 block   tpu_like_mixed               0.97 / 0.96 / 0.97   0.91 / 0.85 / 0.93
+GPT-2 block   edge_tpu_like_mixed          1.00 / 0.99 / 1.00   1.00 / 0.96 / 0.99
+GPT-2 block   ascend_like_mixed            1.00 / 0.99 / 1.00   0.95 / 0.68 / 0.89
+GPT-2 block   meta_prototype_like_mixed    0.99 / 0.97 / 0.99   0.93 / 0.66 / 0.88
+GPT-2 block   tesla_npu_like_mixed         0.56 / 0.49 / 0.70   0.91 / 0.83 / 0.94
+============  ===========================  ===================  ===================
+
+Without the new order ``tesla_npu_like_mixed`` was 1.00 / 1.75 / 1.01 (ResNet-18) and 0.99 / 1.05 / 1.01 (GPT-2) on
+latency. 11 of the 15 pairs are within 10 % on both metrics (``edge_tpu_like_mixed``'s ResNet-18 energy is 1.096).
+Outside: the GPT-2 block on ``ascend_like_mixed`` and ``meta_prototype_like_mixed``, whose ``mlp_proj`` (0.68, 0.66)
+takes an order over chunks of the reduction LOMA does not reach, as on the bundled mappings (0.90 and 0.88 there
+against LOMA, 0.99 against ``best``), and ``tesla_npu_like_mixed``'s ResNet-18 and GPT-2 latency, LOMA's order
+against the latched one. Of the 400 layer rows judged on energy 296 are within 5 % and 2 outside 1.3x (those two);
+of the 400 on latency 27 are outside 1.3x and 11 outside 1.5x, each with its ``hint`` (a new latency hint gives
+both tools' cycles over our compute cycles, where a memory inside the core bounds one of them, and says where the
+off-chip link bounds ours while ZigZag's cycles lie well above it): ``edge_tpu_like_mixed`` MobileNetV2
+``features.14`` ``conv.1.0`` (2.03, depthwise: ZigZag's cycles are 51 % of its own off-chip bytes over the link,
+which bound ours) and ten of ``tesla_npu_like_mixed``'s (0.44-0.61), where ours are bound by the compute or the link
+and ZigZag's LOMA order takes 1.6-2.3x as long. Against
+``best`` (SALSA too; 28 November 2026) the GPT-2 block is 0.98 / 0.99 on ``tpu_like_mixed``, 1.00 / 1.00 on
+``edge_tpu_like_mixed``, 1.00 / 0.99 on ``ascend_like_mixed``, 0.99 / 0.99 on ``meta_prototype_like_mixed`` and 1.01 /
+0.98 on ``tesla_npu_like_mixed``
+(its ``qkv`` 0.87: ZigZag's SALSA order keeps K 2 innermost too, at 1.15x our compute cycles), no layer row outside
+1.3x; ResNet-18 on ``tesla_npu_like_mixed`` is 0.98 / 0.97 (SALSA reaches the latched order on ``layer2`` and
+``layer3``: 0.88-1.04 there), every layer within 1.5x and one latency row outside 1.3x (a downsample, 1.42: ZigZag's
+cycles are 70 % of its own off-chip bytes over the link). SALSA on the other mixed mappings' ResNet-18 and on their
+MobileNetV2 was not run (CPU time).
+The bench names them ``MIXED`` (``--hardware tpu_like_mixed,...``) and gives both tools the mixed mapping.
 
 Eleventh round (``cost/halo.py``, hand-made cases in ``tests/unit/test_halo.py``, ``test_core_cost.py`` and
 ``test_in_memory.py``): a convolution cut into blocks of outputs reads, for each block, the input pixels its own
@@ -753,6 +826,16 @@ HARDWARE = (
     *("gemm_l1_l3", "gemm_l1"),
     *("aimc", "dimc"),
 )
+# ZigZag's bundled mixed mappings, each named by its file and compared on the hardware it is for: several loops on one
+# array dimension (tpu_like's C 2 x FX 3 x FY 3 on D2), or a dimension left to a hint (meta_prototype's D2,
+# tesla_npu_like's D3, which ZigZag fills per layer; ``traincost.hardware.import_zigzag._filled``)
+MIXED = {
+    "tpu_like_mixed": "tpu_like",
+    "edge_tpu_like_mixed": "edge_tpu_like",
+    "ascend_like_mixed": "ascend_like",
+    "meta_prototype_like_mixed": "meta_prototype",
+    "tesla_npu_like_mixed": "tesla_npu_like",
+}
 # the remedy for the GEMM cores, whose bundled mappings unroll ZigZag's GEMM loops (O[D0][D2] += I[D0][D1] W[D1][D2]):
 # the same unrolling in the networks' loops (rows D0 -> OY, reduction D1 -> C, outputs D2 -> K), given to both tools
 REMEDIES = {"gemm_l1": "D1=OY,D2=K,D3=C", "gemm_l1_l3": "D1=OY,D2=K,D3=C"}
@@ -971,7 +1054,7 @@ def _run_zigzag_stages(
     with tempfile.TemporaryDirectory() as tmp, _quiet_zigzag(logging.ERROR):
         return MainStage(
             stages,
-            accelerator=str(zigzag_inputs() / f"hardware/{hardware}.yaml"),
+            accelerator=str(hardware_file(hardware)),
             workload=workload,
             mapping=str(mapping),
             dump_folder=tmp,
@@ -1087,30 +1170,44 @@ def run_zigzag(network: str, hardware: str, search: str, opt: str) -> pd.DataFra
 
 
 def importable() -> list[str]:
-    """The bundled ZigZag hardware that ``traincost hardware import zigzag`` takes with its bundled mapping, or with
-    the unrolling of ``REMEDIES`` (the GEMM cores and the in-memory arrays)."""
+    """The bundled ZigZag hardware that ``traincost hardware import zigzag`` translates and loads with its bundled
+    mapping, or with the unrolling of ``REMEDIES`` (the GEMM cores), and the ``MIXED`` mappings that do with their
+    hardware."""
     accepted = []
-    for path in sorted((zigzag_inputs() / "hardware").glob("*.yaml")):
-        try:
-            zigzag_hardware(path, mapping=zigzag_mapping(path.stem) if path.stem in REMEDIES else None)
-        except HardwareError:
-            continue
-        accepted.append(path.stem)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in [*sorted(path.stem for path in (zigzag_inputs() / "hardware").glob("*.yaml")), *MIXED]:
+            try:
+                imported(name, Path(tmp))  # translated and loaded, as the command line writes and checks it
+            except HardwareError:
+                continue
+            accepted.append(name)
     return accepted
 
 
+def hardware_file(hardware: str) -> Path:
+    """ZigZag's bundled hardware file of ``hardware`` (a ``MIXED`` mapping's: the file it is for)."""
+    return zigzag_inputs() / f"hardware/{MIXED.get(hardware, hardware)}.yaml"
+
+
+def _given_mapping(hardware: str) -> Path | None:
+    """The mapping the bench gives ``traincost hardware import zigzag`` (None: the bundled one it finds itself)."""
+    return zigzag_mapping(hardware) if hardware in REMEDIES or hardware in MIXED else None
+
+
 def zigzag_mapping(hardware: str) -> Path:
-    """The mapping ZigZag bundles for ``hardware`` (``meta_prototype`` has ``meta_prototype_like.yaml``), the one
-    ``traincost hardware import zigzag`` reads too; for a GEMM core, its bundled mapping with the spatial unrolling
-    of ``REMEDIES`` instead and no temporal ordering (written to ``bench/results``)."""
-    file = zigzag_inputs() / f"hardware/{hardware}.yaml"
+    """The mapping ZigZag bundles for ``hardware`` (``meta_prototype`` has ``meta_prototype_like.yaml``; a ``MIXED``
+    name, that file), the one ``traincost hardware import zigzag`` reads too; for a GEMM core, its bundled mapping
+    with the spatial unrolling of ``REMEDIES`` instead and no temporal ordering (written to ``bench/results``)."""
+    if hardware in MIXED:
+        return zigzag_inputs() / f"mapping/{hardware}.yaml"
+    file = hardware_file(hardware)
     mapping = bundled_mapping(file, imc=bool(yaml.safe_load(file.read_text())["operational_array"].get("is_imc")))
     if mapping is None:
         sys.exit(f"no mapping bundled with ZigZag's {hardware}")
     if hardware not in REMEDIES:
         return mapping
     default = next(item for item in yaml.safe_load(mapping.read_text()) if item["name"] == "default")
-    array = yaml.safe_load((zigzag_inputs() / f"hardware/{hardware}.yaml").read_text())["operational_array"]
+    array = yaml.safe_load(file.read_text())["operational_array"]
     sizes = dict(zip(array["dimensions"], array["sizes"], strict=True))
     remedy = parse_unroll(REMEDIES[hardware]).items()
     spatial = {axis: [f"{dim}, {size or sizes[axis]}" for dim, size in loops] for axis, loops in remedy}
@@ -1124,16 +1221,14 @@ def zigzag_mapping(hardware: str) -> Path:
 def without_dram(hardware: str) -> bool:
     """Whether ZigZag's bundled ``hardware`` has no off-chip memory (its import marks the off-chip link as not in
     the file)."""
-    mapping = zigzag_mapping(hardware) if hardware in REMEDIES else None
-    data = zigzag_hardware(zigzag_inputs() / f"hardware/{hardware}.yaml", mapping=mapping)
+    data = zigzag_hardware(hardware_file(hardware), mapping=_given_mapping(hardware))
     return data["offchip"]["source"].startswith("not in")
 
 
 def imported(hardware: str, folder: Path) -> HardwareSpec:
     """ZigZag's bundled hardware through ``traincost hardware import zigzag``, loaded."""
     path = folder / f"{hardware}.yaml"
-    mapping = zigzag_mapping(hardware) if hardware in REMEDIES else None  # read as ZigZag reads it
-    data = zigzag_hardware(zigzag_inputs() / f"hardware/{hardware}.yaml", mapping=mapping)
+    data = zigzag_hardware(hardware_file(hardware), mapping=_given_mapping(hardware))  # read as ZigZag reads it
     path.write_text(hardware_yaml_text(data, header=f"ZigZag {hardware}, imported by bench/zigzag_crosscheck.py"))
     return load_hardware(path)
 
@@ -1209,6 +1304,7 @@ def ours(
             "ours_dram_pj": dram_pj[0],
             "ours_dram_bytes": (fetched + written)[0],
             "ours_utilization": cost.utilization[0],
+            "ours_compute_cycles": cost.compute_cycles[0],
             "ours_serial_cycles": (cost.latency_cycles - overlapped.latency_cycles)[0],
             "ours_offchip_cycles": offchip_cycles[0],
             "offchip_bytes_per_cycle": offchip.bandwidth_bytes_per_cycle[0],
@@ -1287,6 +1383,15 @@ def _latency_hints(row: pd.Series) -> list[str]:
         found.append(
             f"serial load + store: ZigZag {theirs / row.zigzag_cycles:.0%} of its cycles, "
             f"ours {row.ours_serial_cycles / row.zigzag_cycles:.0%}"
+        )
+    if row.ours_offchip_cycles >= 0.9 * row.ours_cycles and row.zigzag_cycles > 1.3 * bound:
+        found.append(f"the off-chip link bounds ours; ZigZag's cycles are {row.zigzag_cycles / bound:.2f}x its own bytes over it")
+    inside = (row.ours_cycles - row.ours_serial_cycles) / row.ours_compute_cycles
+    zigzag_inside = (row.zigzag_cycles - row.zigzag_onloading_cycles - row.zigzag_offloading_cycles) / row.ours_compute_cycles
+    if max(row.ours_offchip_cycles, bound) < 0.9 * row.ours_cycles and max(inside, zigzag_inside) > 1.3:
+        found.append(
+            f"cycles over our compute cycles: ours {inside:.2f}x, ZigZag's {zigzag_inside:.2f}x (a memory inside the core "
+            "bounds the larger)"
         )
     if row.zigzag_spatial_utilization < 0.9 * row.ours_utilization:
         found.append(
@@ -1373,7 +1478,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default=",".join(NETWORKS), help=f"comma-separated subset of {','.join(NETWORKS)}")
     parser.add_argument(
-        "--hardware", default=",".join(HARDWARE), help=f"comma-separated ZigZag hardware, e.g. {','.join(HARDWARE)}"
+        "--hardware",
+        default=",".join([*HARDWARE, *MIXED]),
+        help=f"comma-separated ZigZag hardware or mixed mapping, e.g. {','.join(HARDWARE)},{','.join(MIXED)}",
     )
     parser.add_argument(
         "--lpf-limit",
