@@ -144,9 +144,7 @@ def zigzag_hardware(
                 f"{file}: no spatial mapping (no dataflows key, no mapping folder beside it); pass --mapping or --unroll"
             )
         given, links, hints = _mapping_default(mapping_file)
-        unroll, alternatives = _filled(
-            given, hints, _required(data["operational_array"], "dimensions", file, "operational_array")
-        )
+        unroll, alternatives = _filled(given, hints, _array_dimensions(data["operational_array"], file))
         reduce = True  # a mapping file's factors are read as ZigZag reads them: reduced to the array
     else:
         reduce, alternatives = False, {}  # --unroll or the file's dataflows: a factor beyond the array is an error
@@ -214,7 +212,7 @@ def zigzag_core(
     (``_uncut``), as ZigZag limits its candidates (``get_max_unrolling``).
     """
     array = _required(data, "operational_array", file)
-    dims = [str(d) for d in _required(array, "dimensions", file, "operational_array")]
+    dims = _array_dimensions(array, file)
     sizes = [int(s) for s in _required(array, "sizes", file, "operational_array")]
     if len(dims) != len(sizes):
         raise HardwareError(f"{file}: operational_array: {len(dims)} dimensions but {len(sizes)} sizes")
@@ -407,6 +405,14 @@ def _as_accelerator(data: Any, file: Path) -> dict[str, Any]:
     return data
 
 
+def _array_dimensions(array: Mapping[str, Any], file: Path) -> list[str]:
+    """The names of the operational array's dimensions (``D1``, ``D2``, ...)."""
+    dims = _required(array, "dimensions", file, "operational_array")
+    if not isinstance(dims, list):
+        raise HardwareError(f"{file}: operational_array.dimensions: {dims!r}; expected a list such as [D1, D2]")
+    return [str(d) for d in dims]
+
+
 def _required(data: Mapping[str, Any], key: str, file: Path, where: str = "") -> Any:
     path = f"{where}.{key}" if where else key
     if not isinstance(data, Mapping) or key not in data or data[key] is None:
@@ -455,7 +461,7 @@ def _mapping_default(
 
 
 def _filled(
-    given: Mapping[str, Sequence[tuple[str, int | None]]], hints: Mapping[str, Sequence[str]], array_dims: Sequence[Any]
+    given: Mapping[str, Sequence[tuple[str, int | None]]], hints: Mapping[str, Sequence[str]], array_dims: Sequence[str]
 ) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, list[str]]]:
     """The unrolling of every array dimension as ZigZag completes a mapping file's (``SpatialMappingGeneratorStage``):
     a dimension the ``spatial_mapping`` names unrolls what it gives; any other, over all its PEs, one of the loops its
@@ -464,7 +470,7 @@ def _filled(
     other loops (``_hinted``). A hint for a dimension the mapping names, or that the array lacks, is not read."""
     unroll = {dim: list(loops) for dim, loops in given.items()}
     alternatives: dict[str, list[str]] = {}
-    for dim in map(str, array_dims):
+    for dim in array_dims:
         if dim not in unroll:
             listed = hints.get(dim) or LOOP_DIMS
             unroll[dim] = [(listed[0], None)]
