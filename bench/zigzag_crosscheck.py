@@ -1221,16 +1221,21 @@ def zigzag_mapping(hardware: str) -> Path:
 def without_dram(hardware: str) -> bool:
     """Whether ZigZag's bundled ``hardware`` has no off-chip memory (its import marks the off-chip link as not in
     the file)."""
-    data = zigzag_hardware(hardware_file(hardware), mapping=_given_mapping(hardware))
-    return data["offchip"]["source"].startswith("not in")
+    return _translated(hardware)["offchip"]["source"].startswith("not in")
 
 
 def imported(hardware: str, folder: Path) -> HardwareSpec:
     """ZigZag's bundled hardware through ``traincost hardware import zigzag``, loaded."""
     path = folder / f"{hardware}.yaml"
-    data = zigzag_hardware(hardware_file(hardware), mapping=_given_mapping(hardware))  # read as ZigZag reads it
-    path.write_text(hardware_yaml_text(data, header=f"ZigZag {hardware}, imported by bench/zigzag_crosscheck.py"))
+    path.write_text(
+        hardware_yaml_text(_translated(hardware), header=f"ZigZag {hardware}, imported by bench/zigzag_crosscheck.py")
+    )
     return load_hardware(path)
+
+
+def _translated(hardware: str) -> dict[str, Any]:
+    """``traincost hardware import zigzag``'s data for ``hardware``, its mapping read as ZigZag reads it."""
+    return zigzag_hardware(hardware_file(hardware), mapping=_given_mapping(hardware))
 
 
 def as_workload(layers: pd.DataFrame) -> Workload:
@@ -1387,7 +1392,7 @@ def _latency_hints(row: pd.Series) -> list[str]:
     if row.ours_offchip_cycles >= 0.9 * row.ours_cycles and row.zigzag_cycles > 1.3 * bound:
         found.append(f"the off-chip link bounds ours; ZigZag's cycles are {row.zigzag_cycles / bound:.2f}x its own bytes over it")
     inside = (row.ours_cycles - row.ours_serial_cycles) / row.ours_compute_cycles
-    zigzag_inside = (row.zigzag_cycles - row.zigzag_onloading_cycles - row.zigzag_offloading_cycles) / row.ours_compute_cycles
+    zigzag_inside = (row.zigzag_cycles - theirs) / row.ours_compute_cycles
     if max(row.ours_offchip_cycles, bound) < 0.9 * row.ours_cycles and max(inside, zigzag_inside) > 1.3:
         found.append(
             f"cycles over our compute cycles: ours {inside:.2f}x, ZigZag's {zigzag_inside:.2f}x (a memory inside the core "

@@ -290,7 +290,7 @@ def _uncut(
     kept_alternatives = {}
     for dim, others in alternatives.items():
         loops = [unroll[dim][0][0], *others]
-        probe = [{"name": f"{dim}_{loop}", "dim": loop, "size": dim_size.get(dim, 1)} for loop in loops]
+        probe = [{"name": f"{dim}_{loop}", "dim": loop, "size": dim_size[dim]} for loop in loops]
         limit = _port_limits(probe, memories, links, bits)
         kept = [axis["dim"] for axis in probe if limit.get(axis["name"], axis["size"]) == axis["size"]] or loops
         unroll[dim] = [(kept[0], None)]
