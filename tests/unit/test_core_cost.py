@@ -16,6 +16,7 @@ from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table, simd_cost
 from traincost.cost.core_cost import MAPPINGS, OBJECTIVES, ExternalPath
 from traincost.cost.optable import window_span
+from traincost.cost.step_windows import step_share
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
@@ -1199,3 +1200,61 @@ def test_an_axis_with_alternatives_unrolls_per_op_what_costs_least(
     assert core.spatial_variants()[variant].pe_array[1].dim == ("FX" if variant else "C")
     assert cost.spatial_variant[0, 0] == variant
     assert cost.compute_cycles[0, 0] == cycles
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.tuples(st.integers(1, 9), st.integers(1, 5), st.integers(1, 3), st.integers(1, 3)),
+    st.tuples(st.integers(1, 6), st.integers(1, 4)),
+)
+def test_a_steps_overlapping_windows_are_read_once_each(window: tuple[int, int, int, int], per_step: tuple[int, int]) -> None:
+    # brute force: every step of per_step outputs x taps (the last of each partial) reads its distinct input positions
+    outputs, taps, stride, dilation = window
+    read = 0
+    for o in range(0, outputs, per_step[0]):
+        for f in range(0, taps, per_step[1]):
+            steps_o, steps_f = range(o, min(o + per_step[0], outputs)), range(f, min(f + per_step[1], taps))
+            read += len({stride * i + dilation * j for i in steps_o for j in steps_f})
+    assert step_share(window, per_step) == pytest.approx(read / (outputs * taps))
+
+
+@pytest.mark.parametrize(("stride", "input_hw", "local_reads"), [(1, 5, 4 + 40 + 16), (2, 9, 4 + 64 + 16)])
+def test_an_array_unrolling_outputs_and_taps_together_reads_each_input_of_a_step_once(
+    tmp_path: Path, stride: int, input_hw: int, local_reads: int
+) -> None:
+    # A 2x2 conv, C = K = 1, 4x4 outputs, on an array of OX 4 x FX 2 fed by tiny.yaml's one local memory (no rf):
+    # im2col 16 rows x 4 taps = 64 inputs over 8 steps (OY 4 x FY 2). At stride 1 a step's 4 outputs x 2 taps touch
+    # 5 input columns, so the array reads 8 x 5 = 40 inputs (ZigZag's edge_tpu_like_mixed, OX 4 x FX 2); at stride
+    # 2 they touch 8, all of the im2col. Local also reads the 4 weights once and 16 partial sums back (2 R-tiles).
+    hw = _tiny_variant(tmp_path, _ox_by_fx)
+    table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=input_hw, kernel=2, stride=stride))
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.compute_cycles[0, 0] == 8
+    assert cost.level_read_bytes["local"][0, 0] == local_reads
+    assert cost.ext_in_bytes["I"][0, 0] == table.x_elems[0]  # from outside, each pixel once either way
+
+
+@pytest.mark.parametrize(("served", "instances", "written"), [(None, 8, 64), (["ox", "fx"], 1, 40), (["fx"], 4, 64)])
+def test_input_registers_share_a_steps_pixels_only_among_the_pes_each_one_feeds(
+    tmp_path: Path, served: list[str] | None, instances: int, written: int
+) -> None:
+    # The stride-1 case above with 1 B input registers below local. One beside each PE keeps its own copy of its
+    # pixel: local writes all 64 of the im2col into them. One serving both axes feeds the whole step: 40. One per
+    # OX PE serving the FX axis feeds one output's 2 taps, which touch 2 pixels: 64 again.
+    def registers(data: dict) -> None:
+        _ox_by_fx(data)
+        data["memories"]["ireg"] = {"size_bytes": 1, "instances": instances, **_ONE_PJ_PER_BYTE}
+        data["memories"]["ireg"].update(read_bandwidth_bytes_per_cycle=1, write_bandwidth_bytes_per_cycle=1)
+        data["cores"][0]["memory"].insert(0, {"level": "ireg", "operands": ["I"]} | ({"served_axes": served} if served else {}))
+
+    hw = _tiny_variant(tmp_path, registers)
+    table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=5, kernel=2))
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.level_write_bytes["ireg"][0, 0] == written
+
+
+def _ox_by_fx(data: dict) -> None:
+    """tiny.yaml's PE core as an array of OX 4 x FX 2 under its local memory alone."""
+    data["cores"][0]["pe_array"] = [{"name": "ox", "dim": "OX", "size": 4}, {"name": "fx", "dim": "FX", "size": 2}]
+    data["cores"][0]["memory"] = [{"level": "local", "operands": ["W", "I", "O"]}]
+    del data["memories"]["rf"]

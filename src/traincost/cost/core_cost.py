@@ -97,7 +97,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    the PEs; ``_held_partial_sums``), unless an output memory in the band below it has finished them.
    Weights whose only memories lie in the band come in again for every block of rows it finishes, in
    any order above (an in-memory array's cells).
-   The streamed operand is counted as its im2col (M·R) at the PE array and as the input pixels its
+   The streamed operand is counted as its im2col (M·R) at the PE array, less where one step unrolls a convolution's
+   outputs and its filter taps along the same axis and one memory instance feeds those PEs: the step's windows
+   overlap and it reads each pixel once (``step_windows``; ZigZag's ``edge_tpu_like_mixed``, OX 4 x FX 2 reading 5
+   input columns), and as the input pixels its
    windows touch above it (a tile that holds the whole filter window reuses the overlap; a strided
    window skips pixels, ``optable.window_span``). A tile that stays resident cuts a convolution into blocks of
    outputs (of rows in the input- and output-resident orders, of the weight gradient's reduction beside a weight
@@ -149,6 +152,7 @@ import numpy as np
 
 from traincost.cost.halo import Halo
 from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
+from traincost.cost.step_windows import WINDOWED_KINDS, step_shares
 from traincost.errors import ConfigError
 from traincost.hardware import in_memory
 from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, MemoryLevel
@@ -472,6 +476,7 @@ class _Gemm:
     steps: _Tile  # the PE array's steps along M, N and R (``_array_steps``)
     axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``; only where a level has served_axes)
     halo: Halo  # the pixels a convolution's blocks of outputs read again (``inputs_read``)
+    step_share: np.ndarray  # of the streamed operand's im2col, what the array reads (``x_streamed``)
     divisor_tiles: bool = False  # the core's ``tiling`` is ``divisors`` (``_fitted``)
 
     @property
@@ -482,8 +487,14 @@ class _Gemm:
 
     def inputs_read(self, tile: _Tile) -> np.ndarray:
         """Input elements per group the op reads when it is cut into ``tile``'s blocks: the pixels each block's windows
-        touch, the halo between blocks read once per block (``halo.Halo``), at most the op's im2col."""
-        return np.minimum(self.x_unique * self.halo.factor(tile), self.full[0] * self.full[2])
+        touch, the halo between blocks read once per block (``halo.Halo``), at most what the array reads (``x_streamed``)."""
+        return np.minimum(self.x_unique * self.halo.factor(tile), self.x_streamed)
+
+    @property
+    def x_streamed(self) -> np.ndarray:
+        """Elements per group of the streamed operand the PE array reads over the op: its im2col, less where one step
+        unrolls a convolution's outputs and taps together and its windows overlap (``step_windows``)."""
+        return self.full[0] * self.full[2] * self.step_share
 
     @classmethod
     def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core, unroll: dict[str, np.ndarray]) -> _Gemm:
@@ -517,6 +528,9 @@ class _Gemm:
             steps=_array_steps(dims, kinds, unroll),
             axes=_axis_use(core, dims, kinds) if any(level.served_axes is not None for level in core.levels) else (),
             halo=Halo.of(table, index),
+            step_share=step_shares(
+                dims, table.stride[index], table.dilation[index], np.isin(kinds, WINDOWED_KINDS), _fed_by_one(core, unroll)
+            ),
             divisor_tiles=core.tiling == "divisors",
         )
 
@@ -801,6 +815,24 @@ def _cut_reduction(gemm: _Gemm, chunk: np.ndarray) -> _Gemm:
         x_unique=gemm.x_unique * cut,
         steps=(*gemm.steps[:2], steps),
     )
+
+
+def _fed_by_one(core: Core, unroll: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The PEs along each loop dimension that one instance of the innermost input memory feeds (configurations x 1):
+    every PE where one instance feeds the array (or the inputs come straight from outside the core), those along its
+    ``served_axes`` where it has them, one where it has an instance per PE (each keeps its own copy of a pixel)."""
+    inner = _innermost(core, "I")
+    if inner < 0:
+        return unroll
+    level = core.levels[inner]
+    if level.served_axes is None:
+        one = (level.memory.instances == 1)[:, None]
+        return {d: np.where(one, size, 1.0) for d, size in unroll.items()}
+    fed = {d: np.ones_like(size) for d, size in unroll.items()}
+    for axis in core.pe_array:
+        if axis.name in level.served_axes and axis.dim in fed:
+            fed[axis.dim] = fed[axis.dim] * axis.size[:, None]
+    return fed
 
 
 def _innermost(core: Core, operand: str) -> int:
@@ -1512,7 +1544,7 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
             return gemm.s_elems + zero, zero
         case "W":  # once per row tile
             return gemm.s_elems * np.ceil(m / tm), zero
-    x_full = m * r  # the streamed operand as its im2col
+    x_full = gemm.x_streamed  # the streamed operand as the array reads it: its im2col, less a step's overlap
     # a resident tile cuts a convolution into blocks that each read their windows' halo; rows streaming past a weight
     # tile, and a reduction streaming past an output block, slide over the overlap (``_Gemm.inputs_read``)
     blocks = (m, tn, tr) if order == "weight_resident" else (tm, tn, r) if order == "output_resident" else tile
