@@ -201,6 +201,27 @@ Against LOMA alone with divisor tiles, 23 of the 32 pairs are within 10 % (22 wi
 outside 1.5x go 6 -> 2 and energy rows outside 1.5x 16 -> 8. ``gemm_l1`` stays outside (0.81, an order ZigZag cannot
 place, below).
 
+Thirteenth round (``traincost.cost.step_windows``, hand-made cases in ``tests/unit/test_core_cost.py``):
+``edge_tpu_like_mixed``'s ResNet-18 energy was 1.096, its ``sram_2MB`` 2.2x ZigZag's on every 3x3 layer. Its mapping
+unrolls OX 4 (2 on D3, 2 on D4) and OY 4 beside FX 2 and FY 2 (on D2), so one step's windows overlap: 4 outputs x 2
+taps at stride 1 touch 5 input columns, not 8, and the SRAM that feeds the whole array reads each once (ZigZag's
+``data_elem_per_level`` of ``I`` at the array is the step's distinct pixels). Our engine read the step's im2col. Now
+the array reads a step's distinct pixels where one instance of the innermost input memory feeds the PEs that share
+them (an input register per PE keeps its own copies); above it, the same or less. Of ZigZag's sixteen mappings only
+``edge_tpu_like_mixed`` and ``ascend_like_mixed`` (C 4 x FX 3 on D2, OX 2 and OY 2) unroll both a filter and an
+output axis, and no study core does: every other row of the tables is the same to the bit. Against LOMA, ours /
+ZigZag whole network, energy, before -> after: ``edge_tpu_like_mixed`` ResNet-18 1.096 -> 1.022 (its layers outside
+1.15x 8 -> 1, the median 1.08 -> 1.03), MobileNetV2 0.985 -> 0.978, GPT-2 0.993 (no convolution); ``ascend_like_mixed``
+ResNet-18 0.998 -> 0.990, MobileNetV2 1.008 -> 1.006, GPT-2 0.893; latency unchanged (the SRAM's 256 B a cycle bound
+neither). What stays on ``edge_tpu_like_mixed``: FX 3 on two PEs takes two steps, of 2 taps and of 1, which ZigZag
+spreads as an unrolling of 1.5 and then counts as 1 tap when it sizes the inputs (``LayerNode.calc_tensor_dim``
+truncates it with ``int``, under its own comment "this int conversion is suspicious"), so it reads a step's 4 x 4
+outputs' 4 x 4 pixels per channel at any stride: our ``sram_2MB`` is 1.24x its on the stride-1 layers (4.5 columns a
+step on average against 4) and 2.1x on the strided ones (6 against 4); and ZigZag writes a partial sum into
+``rf_2B`` per step of the array, 128 steps over a 3x3 layer's 64 x 9 reduction, where ours counts 72 reduction tiles
+of 8 (``rf_2B`` 0.56x, under 2 % of the energy). The MobileNetV2 depthwise layers at 14 x 14 outputs (0.89 -> 0.87)
+were below ZigZag already; their ``sram_2MB`` is now 0.93x ZigZag's, 1.37x before.
+
 Twelfth round (``traincost.hardware.import_zigzag`` and an order of ``traincost.cost.core_cost._orders``, hand-made
 cases in ``tests/unit/test_hardware_import.py`` and ``test_core_cost.py``): ZigZag bundles five more mappings,
 ``*_mixed.yaml`` (``MIXED``), each for one of the machines above: several loops on one array dimension
