@@ -220,7 +220,20 @@ outputs' 4 x 4 pixels per channel at any stride: our ``sram_2MB`` is 1.24x its o
 step on average against 4) and 2.1x on the strided ones (6 against 4); and ZigZag writes a partial sum into
 ``rf_2B`` per step of the array, 128 steps over a 3x3 layer's 64 x 9 reduction, where ours counts 72 reduction tiles
 of 8 (``rf_2B`` 0.56x, under 2 % of the energy). The MobileNetV2 depthwise layers at 14 x 14 outputs (0.89 -> 0.87)
-were below ZigZag already; their ``sram_2MB`` is now 0.93x ZigZag's, 1.37x before.
+were below ZigZag already; their ``sram_2MB`` is now 0.93x ZigZag's, 1.37x before. What keeps every 14 x 14 layer
+of MobileNetV2 (0.82-0.87) and ResNet-18's ``layer3`` below ZigZag here is its output: with OX 4 and OY 4 on the
+array and 4 steps of each, ZigZag writes 16 x 16 outputs per channel to DRAM (``features.8`` ``conv.0.0``: its
+``data_elem_per_level`` of ``O`` at DRAM is 98,304 = 16 x 16 x 384, the layer's output 75,264), 23,040 B more than
+the layer has, and ours writes the 14 x 14 it computes.
+
+SALSA on the mixed mappings' ResNet-18 (28 November 2026, after this round; ``tesla_npu_like_mixed``'s in the twelfth):
+against ``best``, ours / ZigZag whole network, latency / energy, 1.00 / 1.00 on ``tpu_like_mixed``, 1.03 / 1.02 on
+``edge_tpu_like_mixed`` (SALSA finds nothing cheaper than LOMA there), 1.00 / 1.00 on ``ascend_like_mixed``, 0.99 /
+0.99 on ``meta_prototype_like_mixed`` and 0.98 / 0.97 on ``tesla_npu_like_mixed``: all five within 4 %, no layer
+outside 1.3x but ``tesla_npu_like_mixed``'s downsample (1.42; the worst of the other four, 1.20 and 1.18). On
+``edge_tpu_like_mixed``'s MobileNetV2 (SALSA took 2.5-7 minutes of CPU per objective on ResNet-18, 8 on this one) it is 1.02 /
+0.98, with one latency row outside 1.5x, ``features.14`` ``conv.1.0`` at 2.03 as against LOMA (ZigZag's cycles 51 % of
+its own off-chip bytes over the link). SALSA on the other four mixed MobileNetV2s was not run.
 
 Twelfth round (``traincost.hardware.import_zigzag`` and an order of ``traincost.cost.core_cost._orders``, hand-made
 cases in ``tests/unit/test_hardware_import.py`` and ``test_core_cost.py``): ZigZag bundles five more mappings,
