@@ -22,6 +22,7 @@ from traincost.cost import mac_cost, op_table, simd_cost
 from traincost.hardware import load_hardware
 from traincost.hardware.sweep import expand_grid, shard_rows
 from traincost.schedule import SchedulePlan, schedule
+from traincost.schedule.scheduler import _MAPPING_RECORDS  # what the per-op table records of the loop order a MAC op takes
 
 # A template whose every number is a parameter; `bw` scales every bandwidth at once.
 TEMPLATE = """
@@ -266,23 +267,11 @@ def test_more_bandwidth_never_slows_a_chain_of_ops(templates, layer, values, dat
     # what stays on chip depends on capacities and on the loop order each op takes, not on bandwidth itself: where every
     # op takes the same order at both, the traffic is the same (the objective may take a faster order that moves more
     # bytes over a wider link: an output-stationary core latching its inputs at 1x, not at 2x)
-    narrow, wide = (step.ops[step.ops["config_id"] == c][list(_ORDER)].reset_index(drop=True) for c in step.summary["config_id"])
+    narrow, wide = (
+        step.ops[step.ops["config_id"] == c][list(_MAPPING_RECORDS)].reset_index(drop=True) for c in step.summary["config_id"]
+    )
     if narrow.equals(wide):
         assert traffic[1] == traffic[0]
-
-
-# what the per-op table records of the loop order a MAC op takes
-_ORDER = (
-    "mapping",
-    "mapping_below_top",
-    "reduction_levels",
-    "held_rows",
-    "held_columns",
-    "band_grown",
-    "inputs_latched",
-    "reduction_chunk",
-    "widened_columns",
-)
 
 
 @settings(max_examples=60, deadline=None, database=None)
