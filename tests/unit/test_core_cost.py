@@ -1028,10 +1028,11 @@ def test_eyeriss_like_keeps_a_resnet_layers_partial_sums_in_the_pes(tmp_path: Pa
         assert cost.compute_cycles[0, 0] == 846720 and cost.held_rows[0, 0] == 8
         assert cost.level_write_bytes["sram_8KB"][0, 0] == 64 * 56 * 56
         assert cost.latency_cycles[0, 0] == pytest.approx(846720, rel=1e-3)
-        # each PE of an output accumulates in its own register: each of the array's 48 R-tiles writes into all 12 a
-        # partial sum (2 B; the last one too: the 12 copies are added up only in the 8 KB SRAM, as 1 B outputs)
-        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
-        assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
+        # each PE of an output accumulates in its own register: each of the array's 54 steps along R (C in 6 steps of
+        # 12, the last with 4, x 9 taps) writes into all 12 a partial sum (2 B; the last one too: the 12 copies are
+        # added up only in the 8 KB SRAM, as 1 B outputs)
+        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 54 * 2 * 12
+        assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 54 * 2 * 12
 
 
 def _weights_only_in_the_register(data: dict, offchip_pj_per_bit: float) -> None:
@@ -1258,3 +1259,23 @@ def _ox_by_fx(data: dict) -> None:
     data["cores"][0]["pe_array"] = [{"name": "ox", "dim": "OX", "size": 4}, {"name": "fx", "dim": "FX", "size": 2}]
     data["cores"][0]["memory"] = [{"level": "local", "operands": ["W", "I", "O"]}]
     del data["memories"]["rf"]
+
+
+@pytest.mark.parametrize(("kernel", "steps", "local_reads", "local_writes"), [(3, 4, 9 + 36 + 4 * 3, 4 * 4), (2, 1, 4 + 16, 4)])
+def test_partial_sums_leave_the_array_once_per_step_of_its_reduction(
+    tmp_path: Path, kernel: int, steps: int, local_reads: int, local_writes: int
+) -> None:
+    # An array of FX 2 x FY 2 under tiny.yaml's one local memory, a conv with C = K = 1 and 2x2 outputs. Its 3x3
+    # filter takes 2 x 2 steps (the last of each axis one tap wide), so each output's partial sum leaves the array 4
+    # times, not ceil(9 / 4) = 3 (ZigZag's edge_tpu_like_mixed, FX 2 x FY 2 beside C): local writes 4 x 4 and reads
+    # 4 x 3 back, beside the 9 weights and the 36 inputs of the im2col. A 2x2 filter fills one step: 4 outputs.
+    def taps(data: dict) -> None:
+        _ox_by_fx(data)
+        data["cores"][0]["pe_array"] = [{"name": "fx", "dim": "FX", "size": 2}, {"name": "fy", "dim": "FY", "size": 2}]
+
+    hw = _tiny_variant(tmp_path, taps)
+    table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=kernel + 1, kernel=kernel))
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.compute_cycles[0, 0] == 4 * steps
+    assert cost.level_read_bytes["local"][0, 0] == local_reads
+    assert cost.level_write_bytes["local"][0, 0] == local_writes

@@ -490,6 +490,19 @@ class _Gemm:
         touch, the halo between blocks read once per block (``halo.Halo``), at most what the array reads (``x_streamed``)."""
         return np.minimum(self.x_unique * self.halo.factor(tile), self.x_streamed)
 
+    def tile_count(self, axis: int, tile: np.ndarray) -> np.ndarray:
+        """How many tiles of ``tile`` elements the op takes along ``axis`` (0, 1, 2: M, N, R). One step of the array
+        (``array_tile``) at a time: the array's steps along the axis, each loop unrolled on it padded apart
+        (``tpu_like_mixed``'s ``conv1``, C 3 on 2 beside FX 7 and FY 7 on 3: 2 x 3 x 3 = 18 steps, where its 147 taps
+        would fill 9; ``eyeriss_like``'s C 12 on a 3x3 layer of 64 channels: 6 x 9 = 54, not 576 / 12 = 48). With
+        ``divisors`` a tile is whole steps, and the op that many times fewer of them. Otherwise ceil(extent / tile),
+        as a tile of ``any`` size holds its elements. The three agree where the axis has one loop or no unrolled loop
+        pads its last step."""
+        whole, unit, steps = self.full[axis], self.array_tile[axis], self.steps[axis]
+        spans = tile / unit
+        stepped = ((spans == 1.0) | (self.divisor_tiles & (spans == np.round(spans)))) & (tile < whole)
+        return np.where(stepped, np.ceil(steps / spans), np.ceil(whole / tile))
+
     @property
     def x_streamed(self) -> np.ndarray:
         """Elements per group of the streamed operand the PE array reads over the op: its im2col, less where one step
@@ -1538,12 +1551,12 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
         case "O" if order == "output_resident":
             return zero, gemm.o_elems
         case "O":  # partial sums: written once per R-tile, read back one time fewer
-            r_tiles = np.ceil(r / tr)
+            r_tiles = gemm.tile_count(2, tr)
             return gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles
         case "W" if order == "weight_resident":
             return gemm.s_elems + zero, zero
         case "W":  # once per row tile
-            return gemm.s_elems * np.ceil(m / tm), zero
+            return gemm.s_elems * gemm.tile_count(0, tm), zero
     x_full = gemm.x_streamed  # the streamed operand as the array reads it: its im2col, less a step's overlap
     # a resident tile cuts a convolution into blocks that each read their windows' halo; rows streaming past a weight
     # tile, and a reduction streaming past an output block, slide over the overlap (``_Gemm.inputs_read``)
@@ -1551,7 +1564,7 @@ def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bo
     x = x_full if at_array else np.where(tr >= gemm.window, gemm.inputs_read(blocks), x_full)
     if order == "input_resident":
         return x + zero, zero
-    return x * np.ceil(n / tn), zero  # once per column tile
+    return x * gemm.tile_count(1, tn), zero  # once per column tile
 
 
 def _depth(core: Core) -> np.ndarray:
