@@ -1028,11 +1028,11 @@ def test_eyeriss_like_keeps_a_resnet_layers_partial_sums_in_the_pes(tmp_path: Pa
         assert cost.compute_cycles[0, 0] == 846720 and cost.held_rows[0, 0] == 8
         assert cost.level_write_bytes["sram_8KB"][0, 0] == 64 * 56 * 56
         assert cost.latency_cycles[0, 0] == pytest.approx(846720, rel=1e-3)
-        # each PE of an output accumulates in its own register: each of the array's 54 steps along R (C in 6 steps of
-        # 12, the last with 4, x 9 taps) writes into all 12 a partial sum (2 B; the last one too: the 12 copies are
-        # added up only in the 8 KB SRAM, as 1 B outputs)
-        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 54 * 2 * 12
-        assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 54 * 2 * 12
+        # each PE of an output accumulates in its own register in the steps it works in: 64 channels on 12 PEs over
+        # 9 taps, 48 partial sums (2 B) in each of the 12 copies (the last one too: they are added up only in the 8 KB
+        # SRAM, as 1 B outputs), where the array's 54 steps along R (C in 6 of 12, the last with 4) would count 54
+        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
+        assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
 
 
 def _weights_only_in_the_register(data: dict, offchip_pj_per_bit: float) -> None:
@@ -1279,3 +1279,24 @@ def test_partial_sums_leave_the_array_once_per_step_of_its_reduction(
     assert cost.compute_cycles[0, 0] == 4 * steps
     assert cost.level_read_bytes["local"][0, 0] == local_reads
     assert cost.level_write_bytes["local"][0, 0] == local_writes
+
+
+@pytest.mark.parametrize(("instances", "moved"), [(1, 4 * 4 + 4 * 3), (4, 4 * 9 + 4 * (9 - 4))])
+def test_a_pes_own_partial_sum_moves_only_in_the_steps_it_works_in(tmp_path: Path, instances: int, moved: int) -> None:
+    # The 3x3 case above with an output register between the array and local, through which each partial sum passes
+    # on to local and back (the rows stream past the weights). One register shared by the 4 PEs takes each output's
+    # partial sum once per step, 4 x 4 up and 4 x 3 back down, as many read. One per PE keeps each PE's own copy,
+    # which its PE updates only where it has a tap (the second step of each axis has one of two): 9 an output, its
+    # MACs, and each copy back one time fewer (4 x 5), where 4 steps x 4 copies would move 4 x 16 and 4 x 12.
+    def registers(data: dict) -> None:
+        _ox_by_fx(data)
+        data["cores"][0]["pe_array"] = [{"name": "fx", "dim": "FX", "size": 2}, {"name": "fy", "dim": "FY", "size": 2}]
+        data["memories"]["oreg"] = {"size_bytes": 1, "instances": instances, **_ONE_PJ_PER_BYTE}
+        data["memories"]["oreg"].update(read_bandwidth_bytes_per_cycle=1, write_bandwidth_bytes_per_cycle=1)
+        data["cores"][0]["memory"].insert(0, {"level": "oreg", "operands": ["O"]})
+
+    hw = _tiny_variant(tmp_path, registers)
+    table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=4, kernel=3))
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.level_write_bytes["oreg"][0, 0] == moved
+    assert cost.level_read_bytes["oreg"][0, 0] == moved

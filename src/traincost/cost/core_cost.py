@@ -477,6 +477,7 @@ class _Gemm:
     axes: tuple[_AxisUse, ...]  # what each PE axis does for each op (``_axis_use``; only where a level has served_axes)
     halo: Halo  # the pixels a convolution's blocks of outputs read again (``inputs_read``)
     step_share: np.ndarray  # of the streamed operand's im2col, what the array reads (``x_streamed``)
+    own_steps: tuple[np.ndarray, ...]  # per level, the partial sums a PE's own copy of an output takes (``_own_steps``)
     divisor_tiles: bool = False  # the core's ``tiling`` is ``divisors`` (``_fitted``)
 
     @property
@@ -490,18 +491,19 @@ class _Gemm:
         touch, the halo between blocks read once per block (``halo.Halo``), at most what the array reads (``x_streamed``)."""
         return np.minimum(self.x_unique * self.halo.factor(tile), self.x_streamed)
 
-    def tile_count(self, axis: int, tile: np.ndarray) -> np.ndarray:
+    def tile_count(self, axis: int, tile: np.ndarray, *, steps: np.ndarray | None = None) -> np.ndarray:
         """How many tiles of ``tile`` elements the op takes along ``axis`` (0, 1, 2: M, N, R). One step of the array
         (``array_tile``) at a time: the array's steps along the axis, each loop unrolled on it padded apart
         (``tpu_like_mixed``'s ``conv1``, C 3 on 2 beside FX 7 and FY 7 on 3: 2 x 3 x 3 = 18 steps, where its 147 taps
         would fill 9; ``eyeriss_like``'s C 12 on a 3x3 layer of 64 channels: 6 x 9 = 54, not 576 / 12 = 48). With
         ``divisors`` a tile is whole steps, and the op that many times fewer of them. Otherwise ceil(extent / tile),
         as a tile of ``any`` size holds its elements. The three agree where the axis has one loop or no unrolled loop
-        pads its last step."""
-        whole, unit, steps = self.full[axis], self.array_tile[axis], self.steps[axis]
+        pads its last step. ``steps`` counts the array's steps otherwise (``own_steps``)."""
+        whole, unit = self.full[axis], self.array_tile[axis]
+        steps = self.steps[axis] if steps is None else steps
         spans = tile / unit
         stepped = ((spans == 1.0) | (self.divisor_tiles & (spans == np.round(spans)))) & (tile < whole)
-        return np.where(stepped, np.ceil(steps / spans), np.ceil(whole / tile))
+        return np.where(stepped, steps / np.where(stepped, spans, 1.0), np.ceil(whole / tile))
 
     @property
     def x_streamed(self) -> np.ndarray:
@@ -544,6 +546,7 @@ class _Gemm:
             step_share=step_shares(
                 dims, table.stride[index], table.dilation[index], np.isin(kinds, WINDOWED_KINDS), _fed_by_one(core, unroll)
             ),
+            own_steps=_own_steps(core, dims, kinds, unroll),
             divisor_tiles=core.tiling == "divisors",
         )
 
@@ -1160,16 +1163,19 @@ def _inside(
                     tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
             down, up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
             down = down * (_reads_at_the_array(core, gemm, tiles, candidate, operand) if child < 0 else 1.0)
-            # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory above
-            if operand == "O":
-                p_down, p_up = _boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, partial=True)
-            else:
-                p_down, p_up = down, up
-            sides = ((child, up, down, p_up, p_down), (parent, down, up, p_down, p_up))
+            sides = ((child, up, down), (parent, down, up))
             together = _groups_together(core, gemm, (child, parent), tile, precision)
-            for level, read, write, p_read, p_write in sides if child >= 0 else sides[1:]:
+            for level, read, write in sides if child >= 0 else sides[1:]:
                 copies = _copies(core.levels[level], operand, gemm)
                 own = np.asarray(copies) > 1
+                p_read, p_write = read, write
+                if operand == "O":
+                    # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory
+                    # above, one for each step its PE works in (``_Gemm.own_steps``)
+                    p_down, p_up = _boundary_bytes(
+                        order, gemm, operand, tile, precision, at_array=child < 0, partial=True, steps=gemm.own_steps[level]
+                    )
+                    p_read, p_write = (p_up, p_down) if level == child else (p_down, p_up)
                 bits = _access_bits(operand, tile, precision, levels.instances[level], copies) * together
                 read_bytes, write_bytes = np.where(own, p_read, read), np.where(own, p_write, write)
                 levels.move(level, operand, read=read_bytes * copies, write=write_bytes * copies, access_bits=bits)
@@ -1416,6 +1422,28 @@ def _array_steps(dims: dict[str, np.ndarray], kinds: np.ndarray, unroll: dict[st
     return _per_role(dims, kinds, lambda d: np.ceil(dims[d] / unroll[d]))
 
 
+def _own_steps(
+    core: Core, dims: dict[str, np.ndarray], kinds: np.ndarray, unroll: dict[str, np.ndarray]
+) -> tuple[np.ndarray, ...]:
+    """Per level of ``core``, the partial sums one copy of an output takes over an op's reduction where the level keeps
+    a copy in each PE of the axes it does not serve (all of them without ``served_axes``; ``_copies``): a PE
+    accumulates only in the steps it works in, so along a loop on such an axis D / its PEs (C 3 on 2: 1.5; ZigZag's
+    per-PE ``rf_2B`` on ``tpu_like_mixed``'s ``conv1``, C 3 on 2 beside FX 7 and FY 7 on 3: 1.5 x 7/3 x 7/3 partial
+    sums in each of 18 copies, 147 an output, where 18 steps of the array would count 324), along the others one per
+    step, ceil(D / its PEs). A loop on some axes the level serves and some it does not counts as its own."""
+    out = []
+    for level in core.levels:
+        own = {axis.dim for axis in core.pe_array if level.served_axes is None or axis.name not in level.served_axes}
+        out.append(
+            _per_role(
+                dims,
+                kinds,
+                lambda d, own=own: dims[d] / np.minimum(unroll[d], dims[d]) if d in own else np.ceil(dims[d] / unroll[d]),
+            )[2]
+        )
+    return tuple(out)
+
+
 def _per_role(dims: dict[str, np.ndarray], kinds: np.ndarray, each: Callable[[str], np.ndarray]) -> _Tile:
     """Per role of ``ROLES`` (M, N, R), the product over each op's loop dimensions in that role of ``each(dim)``."""
     out = []
@@ -1534,24 +1562,35 @@ _VARIES_ALONG = {"W": (1, 2), "I": (0, 2), "O": (0, 1)}  # the roles (M 0, N 1, 
 
 
 def _boundary_bytes(
-    order: str, gemm: _Gemm, operand: str, tile: _Tile, precision: _Precision, *, at_array: bool, partial: bool = False
+    order: str,
+    gemm: _Gemm,
+    operand: str,
+    tile: _Tile,
+    precision: _Precision,
+    *,
+    at_array: bool,
+    partial: bool = False,
+    steps: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bytes over one boundary, all groups: ``_traffic``'s elements per group in the operand's precision (outputs all
     as partial sums where ``partial``, ``_Precision.bytes``)."""
-    down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=at_array), partial=partial)
+    down, up = precision.bytes(operand, *_traffic(order, gemm, operand, tile, at_array=at_array, steps=steps), partial=partial)
     return down * gemm.groups, up * gemm.groups
 
 
-def _traffic(order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bool) -> tuple[np.ndarray, np.ndarray]:
+def _traffic(
+    order: str, gemm: _Gemm, operand: str, tile: _Tile, *, at_array: bool, steps: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
-    child, up = child to parent)."""
+    child, up = child to parent). ``steps``: the partial sums an output takes per array step of the reduction, where
+    not the array's steps along R (a PE's own copy, ``_Gemm.own_steps``)."""
     (tm, tn, tr), (m, n, r) = tile, gemm.full
     zero = np.zeros_like(m)
     match operand:
         case "O" if order == "output_resident":
             return zero, gemm.o_elems
         case "O":  # partial sums: written once per R-tile, read back one time fewer
-            r_tiles = gemm.tile_count(2, tr)
+            r_tiles = gemm.tile_count(2, tr, steps=steps)
             return gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles
         case "W" if order == "weight_resident":
             return gemm.s_elems + zero, zero
