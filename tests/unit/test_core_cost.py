@@ -1300,3 +1300,22 @@ def test_a_pes_own_partial_sum_moves_only_in_the_steps_it_works_in(tmp_path: Pat
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.level_write_bytes["oreg"][0, 0] == moved
     assert cost.level_read_bytes["oreg"][0, 0] == moved
+
+
+@pytest.mark.parametrize(("input_hw", "row_steps"), [(7, 7 * 4), (8, 8 * 4)])
+def test_weights_are_read_again_for_every_step_of_rows_the_array_takes(tmp_path: Path, input_hw: int, row_steps: int) -> None:
+    # An output-stationary array of K 2 x OX 2 under tiny.yaml's one local memory, a 1x1 conv with C = K = 4. Over 7 x 7
+    # outputs OX takes 4 steps (the last half empty) in each of 7 rows: 28 steps of rows, where ceil(49 / 2) = 25 would
+    # pack them across rows. Local reads the 16 weights once per step of rows, and the 4 inputs of each output once per
+    # step of 2 columns (2): 16 x 28 + 49 x 4 x 2 = 840. Over 8 x 8 nothing pads: 16 x 32 + 64 x 4 x 2.
+    def output_stationary(data: dict) -> None:
+        _ox_by_fx(data)
+        data["cores"][0]["dataflow"] = "output_stationary"
+        data["cores"][0]["pe_array"] = [{"name": "k", "dim": "K", "size": 2}, {"name": "ox", "dim": "OX", "size": 2}]
+
+    hw = _tiny_variant(tmp_path, output_stationary)
+    outputs = input_hw**2
+    table = op_table(conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=input_hw, kernel=1))
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.compute_cycles[0, 0] == row_steps * 2 * 4
+    assert cost.level_read_bytes["local"][0, 0] == 16 * row_steps + outputs * 4 * 2

@@ -494,11 +494,11 @@ class _Gemm:
     def tile_count(self, axis: int, tile: np.ndarray, *, steps: np.ndarray | None = None) -> np.ndarray:
         """How many tiles of ``tile`` elements the op takes along ``axis`` (0, 1, 2: M, N, R). One step of the array
         (``array_tile``) at a time: the array's steps along the axis, each loop unrolled on it padded apart
-        (``tpu_like_mixed``'s ``conv1``, C 3 on 2 beside FX 7 and FY 7 on 3: 2 x 3 x 3 = 18 steps, where its 147 taps
-        would fill 9; ``eyeriss_like``'s C 12 on a 3x3 layer of 64 channels: 6 x 9 = 54, not 576 / 12 = 48). With
-        ``divisors`` a tile is whole steps, and the op that many times fewer of them. Otherwise ceil(extent / tile),
-        as a tile of ``any`` size holds its elements. The three agree where the axis has one loop or no unrolled loop
-        pads its last step. ``steps`` counts the array's steps otherwise (``own_steps``)."""
+        (``edge_tpu_like_mixed``'s C 2 x FX 2 x FY 2 on a 3x3 layer of 64 channels: 32 x 2 x 2 = 128 steps, where its
+        576 taps would fill 72; 14 x 14 outputs over OX 4 x OY 4: 16, not 13), or ``steps`` where the caller counts
+        otherwise (a PE's own copy of an output, ``own_steps``). With ``divisors`` a tile is whole steps, and the op
+        that many times fewer of them. Otherwise ceil(extent / tile), as a tile of ``any`` size holds its elements.
+        The three agree where the axis has one loop or no unrolled loop pads its last step."""
         whole, unit = self.full[axis], self.array_tile[axis]
         steps = self.steps[axis] if steps is None else steps
         spans = tile / unit
@@ -1056,16 +1056,16 @@ def _reads_at_the_array(core: Core, gemm: _Gemm, tiles: list[_Tile], candidate: 
     held-block order (``_held_blocks``) the weights again per block of rows, the inputs once per block of columns;
     with the inputs ``latched``, the weights every step and each input once, or, on an output-stationary core, each
     input once per block of columns of the innermost output memory (1 in any other order)."""
-    (m, n, _), (m_a, n_a, _) = gemm.full, gemm.array_tile
+    n_a, rows, columns = gemm.array_tile[1], gemm.steps[0], gemm.steps[1]
     if candidate.latched and core.dataflow == "output_stationary":
         n_o = tiles[_innermost(core, "O") + 1][1]
-        return np.ceil(n / np.maximum(n_o, n_a)) / np.ceil(n / n_a) if operand == "I" else 1.0
+        return gemm.tile_count(1, np.maximum(n_o, n_a)) / columns if operand == "I" else 1.0
     if candidate.latched and operand != "O":
-        return np.ceil(m / m_a) if operand == "W" else 1 / np.ceil(n / n_a)
+        return rows if operand == "W" else 1 / columns
     if candidate.held is None or operand == "O":
         return 1.0
     held = candidate.held
-    return np.ceil(m / held.rows) if operand == "W" else np.ceil(n / held.columns) / np.ceil(n / n_a)
+    return gemm.tile_count(0, held.rows) if operand == "W" else gemm.tile_count(1, held.columns) / columns
 
 
 def _held_partial_sums(level: CoreLevel, gemm: _Gemm, tile: _Tile, arriving: np.ndarray, precision: _Precision) -> _Tile:
@@ -1584,7 +1584,7 @@ def _traffic(
     """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
     child, up = child to parent). ``steps``: the partial sums an output takes per array step of the reduction, where
     not the array's steps along R (a PE's own copy, ``_Gemm.own_steps``)."""
-    (tm, tn, tr), (m, n, r) = tile, gemm.full
+    (tm, tn, tr), (m, _, r) = tile, gemm.full
     zero = np.zeros_like(m)
     match operand:
         case "O" if order == "output_resident":
