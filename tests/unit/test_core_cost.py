@@ -1244,14 +1244,12 @@ def test_input_registers_share_a_steps_pixels_only_among_the_pes_each_one_feeds(
     # OX PE serving the FX axis feeds one output's 2 taps, which touch 2 pixels: 64 again.
     def registers(data: dict) -> None:
         _ox_by_fx(data)
-        data["memories"]["ireg"] = {"size_bytes": 1, "instances": instances, **_ONE_PJ_PER_BYTE}
-        data["memories"]["ireg"].update(read_bandwidth_bytes_per_cycle=1, write_bandwidth_bytes_per_cycle=1)
-        data["cores"][0]["memory"].insert(0, {"level": "ireg", "operands": ["I"]} | ({"served_axes": served} if served else {}))
+        _one_byte_register(data, "I", instances, served)
 
     hw = _tiny_variant(tmp_path, registers)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=5, kernel=2))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
-    assert cost.level_write_bytes["ireg"][0, 0] == written
+    assert cost.level_write_bytes["I_reg"][0, 0] == written
 
 
 def _ox_by_fx(data: dict) -> None:
@@ -1259,6 +1257,21 @@ def _ox_by_fx(data: dict) -> None:
     data["cores"][0]["pe_array"] = [{"name": "ox", "dim": "OX", "size": 4}, {"name": "fx", "dim": "FX", "size": 2}]
     data["cores"][0]["memory"] = [{"level": "local", "operands": ["W", "I", "O"]}]
     del data["memories"]["rf"]
+
+
+def _fx_by_fy(data: dict) -> None:
+    """The core of ``_ox_by_fx`` with an array of FX 2 x FY 2."""
+    _ox_by_fx(data)
+    data["cores"][0]["pe_array"] = [{"name": "fx", "dim": "FX", "size": 2}, {"name": "fy", "dim": "FY", "size": 2}]
+
+
+def _one_byte_register(data: dict, operand: str, instances: int, served: list[str] | None = None) -> None:
+    """A 1 B register ``<operand>_reg`` (1 pJ/B, 1 B/cycle) in ``instances`` instances, for ``operand`` below the
+    core's memories, serving the PE axes ``served`` (None: each instance beside its own PE)."""
+    name = f"{operand}_reg"
+    data["memories"][name] = {"size_bytes": 1, "instances": instances, **_ONE_PJ_PER_BYTE}
+    data["memories"][name].update(read_bandwidth_bytes_per_cycle=1, write_bandwidth_bytes_per_cycle=1)
+    data["cores"][0]["memory"].insert(0, {"level": name, "operands": [operand]} | ({"served_axes": served} if served else {}))
 
 
 @pytest.mark.parametrize(("kernel", "steps", "local_reads", "local_writes"), [(3, 4, 9 + 36 + 4 * 3, 4 * 4), (2, 1, 4 + 16, 4)])
@@ -1269,11 +1282,7 @@ def test_partial_sums_leave_the_array_once_per_step_of_its_reduction(
     # filter takes 2 x 2 steps (the last of each axis one tap wide), so each output's partial sum leaves the array 4
     # times, not ceil(9 / 4) = 3 (ZigZag's edge_tpu_like_mixed, FX 2 x FY 2 beside C): local writes 4 x 4 and reads
     # 4 x 3 back, beside the 9 weights and the 36 inputs of the im2col. A 2x2 filter fills one step: 4 outputs.
-    def taps(data: dict) -> None:
-        _ox_by_fx(data)
-        data["cores"][0]["pe_array"] = [{"name": "fx", "dim": "FX", "size": 2}, {"name": "fy", "dim": "FY", "size": 2}]
-
-    hw = _tiny_variant(tmp_path, taps)
+    hw = _tiny_variant(tmp_path, _fx_by_fy)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=kernel + 1, kernel=kernel))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.compute_cycles[0, 0] == 4 * steps
@@ -1289,17 +1298,14 @@ def test_a_pes_own_partial_sum_moves_only_in_the_steps_it_works_in(tmp_path: Pat
     # which its PE updates only where it has a tap (the second step of each axis has one of two): 9 an output, its
     # MACs, and each copy back one time fewer (4 x 5), where 4 steps x 4 copies would move 4 x 16 and 4 x 12.
     def registers(data: dict) -> None:
-        _ox_by_fx(data)
-        data["cores"][0]["pe_array"] = [{"name": "fx", "dim": "FX", "size": 2}, {"name": "fy", "dim": "FY", "size": 2}]
-        data["memories"]["oreg"] = {"size_bytes": 1, "instances": instances, **_ONE_PJ_PER_BYTE}
-        data["memories"]["oreg"].update(read_bandwidth_bytes_per_cycle=1, write_bandwidth_bytes_per_cycle=1)
-        data["cores"][0]["memory"].insert(0, {"level": "oreg", "operands": ["O"]})
+        _fx_by_fy(data)
+        _one_byte_register(data, "O", instances)
 
     hw = _tiny_variant(tmp_path, registers)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=4, kernel=3))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
-    assert cost.level_write_bytes["oreg"][0, 0] == moved
-    assert cost.level_read_bytes["oreg"][0, 0] == moved
+    assert cost.level_write_bytes["O_reg"][0, 0] == moved
+    assert cost.level_read_bytes["O_reg"][0, 0] == moved
 
 
 @pytest.mark.parametrize(("input_hw", "row_steps"), [(7, 7 * 4), (8, 8 * 4)])

@@ -503,7 +503,7 @@ class _Gemm:
         steps = self.steps[axis] if steps is None else steps
         spans = tile / unit
         stepped = ((spans == 1.0) | (self.divisor_tiles & (spans == np.round(spans)))) & (tile < whole)
-        return np.where(stepped, steps / np.where(stepped, spans, 1.0), np.ceil(whole / tile))
+        return np.where(stepped, steps / spans, np.ceil(whole / tile))
 
     @property
     def x_streamed(self) -> np.ndarray:
@@ -1169,7 +1169,7 @@ def _inside(
                 copies = _copies(core.levels[level], operand, gemm)
                 own = np.asarray(copies) > 1
                 p_read, p_write = read, write
-                if operand == "O":
+                if operand == "O" and own.any():
                     # a PE's own copy of an output (``_copies``) is a partial sum until the copies meet in the memory
                     # above, one for each step its PE works in (``_Gemm.own_steps``)
                     p_down, p_up = _boundary_bytes(
