@@ -4,6 +4,7 @@ and judge only what both tools cost."""
 from __future__ import annotations
 
 import importlib
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -106,3 +107,59 @@ def test_the_crosscheck_names_what_bounds_a_layer_it_times_apart(monkeypatch: py
         row | {"zigzag_cycles": 1_500.0, "ours_cycles": 1_000.0, "ours_offchip_cycles": 1_000.0, "ours_compute_cycles": 500.0}
     )
     assert bench._latency_hints(link) == ["the off-chip link bounds ours; ZigZag's cycles are 1.50x its own bytes over it"]
+
+
+def test_the_crosscheck_can_size_a_fractional_unrollings_input_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ZigZag unrolls 14 output columns on 4 PEs as 3.5 a step and, as shipped, sizes the step's input from int(3.5):
+    3 columns under a 1-wide filter, 5 under a 3-wide one. ``--zigzag-sizes exact`` takes 3.5 and 5.5 (the unique
+    indices of ix = ox + fx, ZigZag's ``calc_pr_dimension_size``), clipped to the padded input, and caches apart."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = importlib.import_module("zigzag_crosscheck")
+
+    def unique(sa: int, a: float, sb: int, b: float) -> float:  # ZigZag's count of c = sa * a + sb * b (gcd 1)
+        return a * b - max(0, b - sa) * (a - sb)
+
+    def layer(fx: int) -> SimpleNamespace:
+        return SimpleNamespace(
+            name="conv",
+            pr_loop={"IX": ["OX", "FX"]},
+            pr_scaling_factors={"IX": [("OX", 1), ("FX", 1)]},
+            pr_layer_dim_sizes={"IX": 13 + fx},
+            layer_dim_sizes={"OX": 14, "FX": fx, "C": 8},
+            calc_pr_dimension_size=unique,
+        )
+
+    assert bench._exact_tensor_dim(layer(1), "IX", {"OX": 3.5, "FX": 1}) == 3.5
+    assert bench._exact_tensor_dim(layer(3), "IX", {"OX": 3.5, "FX": 3}) == 5.5
+    assert bench._exact_tensor_dim(layer(3), "IX", {"OX": 56, "FX": 3}) == 16  # no more than the padded input
+    assert bench._exact_tensor_dim(layer(3), "OX", {"OX": 3.5, "FX": 3}) == 3.5
+    assert bench._exact_tensor_dim(layer(3), "C", {"OX": 3.5}) == 1  # a loop of the layer the tile does not take
+    with pytest.raises(ValueError, match="no loop"):
+        bench._exact_tensor_dim(layer(3), "G", {"OX": 3.5})
+    assert bench._lpf_limit("lpf6-exact") == 6 and bench._engine("salsa-exact") == "salsa"
+    assert bench._cache("resnet18", "edge_tpu_like", "lpf6-exact", "latency") != bench._cache(
+        "resnet18", "edge_tpu_like", "lpf6", "latency"
+    )
+    with pytest.raises(ValueError, match="expected lpfN"):
+        bench._lpf_limit("lpf6-floored")
+
+
+def test_the_crosscheck_names_a_fractional_unrolling_zigzag_floors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``edge_tpu_like`` unrolls OX and OY 4 each: on MobileNetV2's 14 x 14 layers ZigZag takes 3.5 a step and sizes
+    the input from int(3.5); 56 x 56 takes 14 equal steps, and ``tesla_npu_like``'s OX 8 takes 14 as two of 7."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = importlib.import_module("zigzag_crosscheck")
+    row = {"ours_spatial": "D1_K=K8 D2_C=C8 D3_OX=OX4 D4_OY=OY4", "OX": 14, "OY": 7, "FX": 1, "FY": 1}
+    assert bench._fractional_hints(pd.Series(row)) == [
+        "ZigZag unrolls OX 14 as 3.5 a step and sizes its input from int(3.5)",
+        "ZigZag unrolls OY 7 as 3.5 a step and sizes its input from int(3.5)",
+    ]
+    assert bench._fractional_hints(pd.Series(row | {"OX": 56, "OY": 56})) == []
+    tesla = row | {"ours_spatial": "D1_K=K32 D2_OX=OX8 D3_OY=OY4", "OY": 8}
+    assert bench._fractional_hints(pd.Series(tesla)) == []
+    # edge_tpu_like_mixed: OX 2 on D3 and 2 on D4 are 4 a step
+    mixed = {"ours_spatial": "D1_K=K8 D2_C=C2 D2_FX=FX2 D2_FY=FY2 D3_OX=OX2 D4_OX=OX2", "OX": 7, "OY": 7, "FX": 3, "FY": 1}
+    assert bench._fractional_hints(pd.Series(mixed)) == [
+        "ZigZag unrolls FX 3 as 1.5 a step and sizes its input from int(1.5)",
+        "ZigZag unrolls OX 7 as 3.5 a step and sizes its input from int(3.5)",
+    ]
