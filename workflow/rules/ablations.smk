@@ -191,7 +191,7 @@ rule monet_ablation_sweep:
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # as hardware_sweep_shard
+        mem_mb=job_mem_mb(700),  # as hardware_sweep_shard
         runtime=6,  # minutes; full run of 26 November 2026: longest job 13 s
     log:
         "results/logs/ablations/monet/{assumption}/{value}/{sweep}/{step}.log",

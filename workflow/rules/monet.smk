@@ -108,7 +108,7 @@ rule hardware_sweep_shard:
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
-        mem_mb=job_mem_mb(400),  # full run: peak 259 MB
+        mem_mb=job_mem_mb(700),  # full run of 29 November 2026: peak 401 MB (edge_tpu_resnet18, shard 3 of 4)
         runtime=6,  # minutes; full run: longest job 13 s
     log:
         "results/logs/hardware_sweep/{sweep}/{step}/shard{index}-of-{shards}.log",
