@@ -204,6 +204,27 @@ Against LOMA alone with divisor tiles, 23 of the 32 pairs are within 10 % (22 wi
 outside 1.5x go 6 -> 2 and energy rows outside 1.5x 16 -> 8. ``gemm_l1`` stays outside (0.82, an order ZigZag cannot
 place, below).
 
+Sixteenth round (``traincost.cost.core_cost._inside``, a hand-made case in ``tests/unit/test_core_cost.py``),
+29 November 2026: an output-stationary PE's own register. Of every memory's energy on the mixed mappings, one was
+off by three orders of magnitude: ``tesla_npu_like_mixed``'s ``rf_4B``, ours 0.0007x ZigZag's on ResNet-18 (4,415 pJ
+against 5,088,850 on ``layer1.0.conv1``), 0.011x on MobileNetV2 and 0.0012x on the GPT-2 block. The import makes
+that core output-stationary (its 4-byte output register is one per PE, its weight register is not), and the engine
+let an output-stationary array accumulate in the PE for free, writing each finished output into the register once:
+the accumulator FuseMax's file folds into its MAC energy. ZigZag has no such accumulator: its array reads and writes
+the innermost output memory at every step of the reduction (``O: rf_4B[K2 C64 FY3 FX3]``, two accesses a MAC:
+115,605,504 MACs, 231,311,360 accesses of 0.022 pJ), and so does our weight-stationary path into a register per PE
+(``tpu_like``'s ``rf_2B``). Now an output-stationary PE accumulates in its own register where the core gives it one
+(``per_pe``), reading and writing its partial sum every step as any other memory below the array; under an output
+memory the PEs share, the accumulator stays the MAC's (FuseMax, whose cost arrays, as every study core's, are the
+same to the bit: no study file has a per-PE memory). ``rf_4B`` is now 0.999x, 0.981x and 0.997x ZigZag's (ResNet-18,
+MobileNetV2, GPT-2; 62 of its 80 judged rows within 5 %, none before). No loop order, cycle count or off-chip byte
+moved, on any row of any machine: the 160 rows that moved are ``tesla_npu_like_mixed``'s, each by its ``rf_4B``
+energy alone. Against LOMA, ours / ZigZag whole network, energy, before -> after: ResNet-18 0.959 -> 1.006 (median
+layer 0.93 -> 1.00), MobileNetV2 1.000 -> 1.008, GPT-2 block 0.936 -> 1.000 (with ``--zigzag-sizes exact`` 0.958 ->
+1.006, 0.993 -> 1.001, 0.936 -> 1.000); latency 0.818, 1.005 and 0.700, unchanged. Of the 400 mixed energy rows,
+321 are within 5 % (311; 335 of 400 with exact sizes, 322), none crosses 1.3x, and the count of pairs within 10 %
+stays 11 of 15 (``tesla_npu_like_mixed``'s ResNet-18 and GPT-2 latency, LOMA's order against the latched one).
+
 Fifteenth round (``--zigzag-sizes exact``, ``_exact_tensor_dim``; the bench's own tests in
 ``tests/reliability/test_bench_inputs.py``), 29 November 2026: ZigZag's fractional unrollings, floored. Where a PE
 axis does not divide a loop into equal steps, ZigZag 3.9.1 unrolls the loop as the fraction of the steps it takes:

@@ -328,6 +328,32 @@ def test_an_output_stationary_core_latches_each_input_over_the_columns_its_outpu
     assert not mac_cost(mac, table, np.array([0]), external=ExternalPath.of(fusemax, mac)).inputs_latched.any()
 
 
+@pytest.mark.parametrize("per_pe", [True, False])
+def test_an_output_stationary_pe_accumulates_in_its_own_register_every_step(tmp_path: Path, per_pe: bool) -> None:
+    # 1x1 conv, C = K = 8, 4x4 outputs: M = 16, N = 8, R = 8 (128 outputs, 1,024 MACs) on an OX:4 x K:2
+    # output-stationary array (r = 1: 8 steps of R per output), 16-bit partial sums, 8-bit outputs. With a register per
+    # PE (ZigZag's tesla_npu_like_mixed ``rf_4B``) the PE accumulates there: each step writes a partial sum, each but
+    # the first reads it back (ZigZag: ``O: rf_4B[K2 C64 FY3 FX3]``, two accesses a MAC): 128 x 8 writes, 128 x 7
+    # reads, 2 B each but the last write of each output (1 B), and the finished output leaves once (1 B). The same
+    # register shared by the PEs is not where a PE accumulates: the output is written into it once.
+    def core(data: dict) -> None:
+        data["precision_bits"] = {"partial_sums": 16}
+        data["memories"]["rf"] = {"size_bytes": 512, **({"per_pe": True} if per_pe else {}), **_WIDE, **_ONE_PJ_PER_BYTE}
+        data["memories"]["local"].update(size_bytes=4096, **_WIDE)
+        data["cores"][0].update(dataflow="output_stationary", pe_array=[{"dim": "OX", "size": 4}, {"dim": "K", "size": 2}])
+        data["cores"][0]["memory"] = [{"level": "rf", "operands": ["O"]}, {"level": "local", "operands": ["W", "I", "O"]}]
+
+    hw = _tiny_variant(tmp_path, core)
+    core_, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
+    cost = mac_cost(core_, table, np.array([0]), external=ExternalPath.of(hw, core_))
+    reads, writes = cost.level_read_bytes["rf"][0, 0], cost.level_write_bytes["rf"][0, 0]
+    if per_pe:
+        assert (reads, writes) == (128 * 7 * 2 + 128, 128 * 7 * 2 + 128)
+    else:
+        assert (reads, writes) == (128, 128)
+    assert cost.compute_cycles[0, 0] == 128
+
+
 def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:
     # The conv above with its local memory double-buffered. Beside one streaming row, now two of it (32 inputs and 32
     # partial sums, each less than its whole operand: 128 B), a weight tile would have 896 B, less than all 1,024 B

@@ -116,11 +116,13 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    broadcast over the output channels the array unrolls is written into and read out of each PE's
    register, and under a reduction the array unrolls each PE accumulates its own partial sum of an
    output (ZigZag's ``tpu_like``, ``eyeriss_like``); the copies meet (added up, or fetched once) at the
-   shared memory above. Such a memory's instances beside PEs the op leaves idle hold, move and add
-   nothing (``_working``): capacities, bandwidths and copies count the instances at work. A level with
-   ``served_axes`` (ZigZag's ``served_dimensions``) has an instance per busy PE of the other axes, holding
-   side by side what varies along the served ones (``gemm_l1_l3``'s output register: two output channels'
-   partial sums in one 32-bit access), and copies along the others. On an
+   shared memory above. An output-stationary PE accumulates in such a register of its own, reading and writing
+   its partial sum every step of the reduction (ZigZag's ``tesla_npu_like_mixed``, two accesses of ``rf_4B`` a
+   MAC); under an output memory the PEs share, its accumulator is the MAC's (FuseMax). Such a memory's instances
+   beside PEs the op leaves idle hold, move and add nothing (``_working``): capacities, bandwidths and copies
+   count the instances at work. A level with ``served_axes`` (ZigZag's ``served_dimensions``) has an instance
+   per busy PE of the other axes, holding side by side what varies along the served ones (``gemm_l1_l3``'s
+   output register: two output channels' partial sums in one 32-bit access), and copies along the others. On an
    in-memory-computing core (``Core.in_memory``) the MACs' energy is that of the macro activations
    the op takes (``in_memory``: ZigZag's model of the rows and columns it fills), and each step of
    the array takes ``cycles_per_mac`` compute cycles (the inputs enter a few bits at a time).
@@ -1144,6 +1146,11 @@ def _inside(
             # the array keeps no output of its own: its partial sums go to the innermost output memory in any order
             in_band = _in_band(child, band) and (child >= 0 or operand != "O")
             order = "output_resident" if in_band else _NATIVE[core.dataflow]
+            if child < 0 and operand == "O" and core.levels[parent].memory.per_pe:
+                # an output-stationary PE keeps its output in its own register where the core gives it one, and reads
+                # and writes it every step of the reduction (ZigZag's ``tesla_npu_like_mixed``: ``O: rf_4B[K2 C64 FY3
+                # FX3]``); under a shared output memory its accumulator is the MAC's (FuseMax)
+                order = "weight_resident"
             tile = tiles[child + 1]
             if below_top is not None and parent == top and child >= 0:
                 order, tile = below_top
