@@ -354,6 +354,34 @@ def test_an_output_stationary_pe_accumulates_in_its_own_register_every_step(tmp_
     assert cost.compute_cycles[0, 0] == 128
 
 
+def test_a_strided_data_gradient_takes_partial_sums_only_on_the_pixels_its_windows_reach(tmp_path: Path) -> None:
+    # The data gradient of a 1x1 stride-2 conv, 2 -> 4 channels over 4 x 4 pixels (2 x 2 outputs): dX has 2 x 16 = 32
+    # elements, the GEMM M = 4 positions x N = 2 channels x R = 4 output channels, 32 MACs. On tiny's K:2 x C:2 array
+    # (R 2 a step: two R-tiles) the 8 summed outputs go into an output register as a partial sum, come back once and
+    # leave final; the 24 pixels the stride skips are written once, as zero: 8 + 32 writes and 8 + 32 reads (the
+    # register passes every pixel on to local), where 32 x 2 and 32 + 32 were counted, as if every pixel were summed.
+    def core(data: dict) -> None:
+        data["memories"]["orf"] = {"size_bytes": 64, **_WIDE, **_ONE_PJ_PER_BYTE}
+        data["cores"][0]["memory"] = [
+            {"level": "rf", "operands": ["W"]},
+            {"level": "orf", "operands": ["O"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, core)
+    workload = conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=4, kernel=1, stride=2)
+    workload.ops.loc[0, "kind"] = "conv_dgrad"
+    workload.ops.at[0, "inputs"], workload.ops.at[0, "outputs"] = [2, 1], [0]  # dY and W in, dX (tensor 0) out
+    workload.tensors["producer"] = [0, -1, -1]
+    workload.tensors["consumers"] = [[], [0], [0]]
+    table = op_table(workload)
+    assert table.o_elems[0] == 32 and table.macs[0] == 32
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.level_write_bytes["orf"][0, 0] == 8 + 32
+    assert cost.level_read_bytes["orf"][0, 0] == 8 + 32
+    assert cost.ext_write_bytes[0, 0] == 32
+
+
 def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:
     # The conv above with its local memory double-buffered. Beside one streaming row, now two of it (32 inputs and 32
     # partial sums, each less than its whole operand: 128 B), a weight tile would have 896 B, less than all 1,024 B

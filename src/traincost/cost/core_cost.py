@@ -90,7 +90,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    of 384 of R in ``l1`` while every column passes; recorded in ``CoreOpCost.reduction_chunk``).
 5. **Traffic at each boundary** (child tile → parent), in elements per group, for the loop order
    at that boundary: with S resident, S once, X once per N-tile, O written once per R-tile and read
-   back (partial sums) one time fewer; with X resident, X once, S once per M-tile, O as before; with
+   back (partial sums) one time fewer (the GEMM's M x N outputs: the pixels of a strided convolution's data
+   gradient that no window reaches are written once); with X resident, X once, S once per M-tile, O as before; with
    O resident, O once, S once per M-tile, X once per N-tile. In the S-resident order every row of M
    streams past a weight tile, so an output memory that cannot hold M x N-tile partial sums passes
    them on as they arrive, once per R-tile of the array (of the weight memory, below rows held in
@@ -1591,14 +1592,17 @@ def _traffic(
     """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
     child, up = child to parent). ``steps``: the partial sums an output takes per array step of the reduction, where
     not the array's steps along R (a PE's own copy, ``_Gemm.own_steps``)."""
-    (tm, tn, tr), (m, _, r) = tile, gemm.full
+    (tm, tn, tr), (m, n, r) = tile, gemm.full
     zero = np.zeros_like(m)
     match operand:
         case "O" if order == "output_resident":
             return zero, gemm.o_elems
         case "O":  # partial sums: written once per R-tile, read back one time fewer
             r_tiles = gemm.tile_count(2, tr, steps=steps)
-            return gemm.o_elems * (r_tiles - 1), gemm.o_elems * r_tiles
+            # of the GEMM's M x N outputs; the rest of a strided convolution's input gradient, the pixels its windows
+            # skip, is written once
+            summed = np.minimum(m * n, gemm.o_elems)
+            return summed * (r_tiles - 1), summed * (r_tiles - 1) + gemm.o_elems
         case "W" if order == "weight_resident":
             return gemm.s_elems + zero, zero
         case "W":  # once per row tile
