@@ -233,7 +233,11 @@ above the core: its native mapping keeps the top output memory's own tile, grown
 512 rows x all 768 columns, SALSA's (``O: rf_4B[...] | sram_1MB_A[K2 K3 OY2 K2 OY2 C2 C2] | dram[OY2]``): each
 input comes in twice, 11.8 MB off chip against its 8.65 MB. Left as found. The same round corrected the partial
 sums of a strided convolution's data gradient (the GEMM's M x N outputs take them, not every pixel of dX), which no
-forward layer of this bench has: no row here moved for it.
+forward layer of this bench has: no row here moved for it. The bench now prints, after its summary, the memories
+whose energy is outside 1.3x ZigZag's and holds at least 1 % of its energy (``memory_summary``, over the layers
+judged on energy): against LOMA as shipped ``rf_4B`` led that list at 0.0007x and 0.0012x and has left it; what
+leads now are memories an order unreachable by LOMA empties (``generic_array_cacti``'s GPT-2 ``rf_W`` 0.07x,
+``eyeriss_like``'s ``rf_64B_W`` 0.13-0.15x), each pair's network within 10 % against ``best``.
 
 Fifteenth round (``--zigzag-sizes exact``, ``_exact_tensor_dim``; the bench's own tests in
 ``tests/reliability/test_bench_inputs.py``), 29 November 2026: ZigZag's fractional unrollings, floored. Where a PE
@@ -1684,6 +1688,33 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def memory_summary(table: pd.DataFrame, *, band: float = 1.3, least_share: float = 0.01) -> pd.DataFrame:
+    """Per pair and memory, over the layers judged on energy (each as many times as the network takes it): both
+    tools' energy in that memory, ours / ZigZag's, and ZigZag's share of the pair's energy there; the memories
+    outside ``band`` that hold at least ``least_share`` of it, the largest gap first. Where the tools take other loop
+    orders energy moves from one memory to another; a memory far off where the whole network agrees points at a count
+    (sixteenth round: ``tesla_npu_like_mixed``'s ``rf_4B`` at 0.0007x, the network at 0.96)."""
+    rows = []
+    for (network, hardware), pair in table.groupby(["network", "hardware"], sort=False):
+        group = pair[pair["zigzag_pj"].notna() & pair["judged"].str.split(",").map(lambda judged: "energy" in judged)]
+        total_pj = (group["zigzag_pj"] * group["times"]).sum()
+        for column in [c for c in group.columns if c.startswith("ours_pj_")]:
+            memory = column.removeprefix("ours_pj_")
+            if f"zigzag_pj_{memory}" not in group or group[column].isna().all():
+                continue
+            ours_pj = (group[column].fillna(0.0) * group["times"]).sum()
+            theirs_pj = (group[f"zigzag_pj_{memory}"].fillna(0.0) * group["times"]).sum()
+            if theirs_pj > 0:
+                rows.append(
+                    {"network": network, "hardware": hardware, "memory": memory, "ours_pj": ours_pj, "zigzag_pj": theirs_pj}
+                    | {"ratio": ours_pj / theirs_pj, "zigzag_share": theirs_pj / total_pj}
+                )
+    frame = pd.DataFrame(rows, columns=["network", "hardware", "memory", "ours_pj", "zigzag_pj", "ratio", "zigzag_share"])
+    gap = np.abs(np.log(frame["ratio"].to_numpy(dtype=float)))
+    kept = frame[(gap > math.log(band)) & (frame["zigzag_share"] >= least_share)]
+    return kept.iloc[np.argsort(-gap[kept.index.to_numpy()], kind="stable")].reset_index(drop=True)
+
+
 def _pair(job: tuple[str, str, str, str]) -> pd.DataFrame:
     return run_zigzag(*job)
 
@@ -1798,6 +1829,9 @@ def main() -> None:
         print(table[columns].to_string(index=False))
         print()
         print(summary(table).to_string(index=False))
+        memories = memory_summary(table)
+        print("\nmemories whose energy is outside 1.3x ZigZag's and holds at least 1 % of it (layers judged on energy):")
+        print(memories.to_string(index=False) if len(memories) else "none")
     print(f"\nprotocol {args.protocol} (metric: objective on both sides) {protocol}, ZigZag's search {' and '.join(searches)}")
     print(f"per-layer table: {args.out}")
 

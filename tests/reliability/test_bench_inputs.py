@@ -61,6 +61,27 @@ def test_the_crosscheck_judges_only_the_layers_zigzag_maps(monkeypatch: pytest.M
     assert bench.hints(table).tolist()[1] == "ZigZag finds no loop order that fits the layer in the memories"
 
 
+def test_the_crosscheck_lists_the_memories_far_from_zigzags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per pair and memory over the layers judged on energy, each as many times as the network takes it: a register
+    at 0.001x ZigZag's holding 5 % of its energy is listed first, a memory at 0.5x with 0.1 % and one at 1.1x are not,
+    nor a memory the machine does not have (NaN) or a layer judged on latency alone."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = importlib.import_module("zigzag_crosscheck")
+    layer = {"network": "n", "hardware": "h", "judged": "energy", "zigzag_pj": 100.0, "times": 2}
+    layers = [
+        layer
+        | {"ours_pj_rf": 0.005, "zigzag_pj_rf": 5.0, "ours_pj_tiny": 0.05, "zigzag_pj_tiny": 0.1}
+        | {"ours_pj_sram": 33.0, "zigzag_pj_sram": 30.0, "ours_pj_other": np.nan, "zigzag_pj_other": np.nan},
+        layer | {"judged": "latency", "ours_pj_rf": 5.0, "zigzag_pj_rf": 5.0, "ours_pj_sram": 1.0, "zigzag_pj_sram": 30.0},
+        layer | {"zigzag_pj": np.nan, "ours_pj_rf": 1.0, "zigzag_pj_rf": np.nan},
+    ]
+    listed = bench.memory_summary(pd.DataFrame(layers))
+    assert listed["memory"].tolist() == ["rf"]
+    assert listed.loc[0, "ratio"] == pytest.approx(0.001) and listed.loc[0, "zigzag_share"] == pytest.approx(0.05)
+    assert listed.loc[0, "zigzag_pj"] == pytest.approx(10.0)
+    assert bench.memory_summary(pd.DataFrame(layers), band=1.05)["memory"].tolist() == ["rf", "sram"]
+
+
 def test_the_crosscheck_takes_per_layer_the_better_of_zigzags_searches(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--engine best``: per layer, the evaluation of the search that found the cheaper one at the objective (ties by
     the other metric, then the first search's), a layer neither maps kept as the first's, in the layers' order."""
