@@ -1663,6 +1663,11 @@ def hints(table: pd.DataFrame, *, band: float = 1.3) -> pd.Series:
     return table.apply(one, axis=1)
 
 
+def _judged_on(table: pd.DataFrame, metric: str) -> pd.Series:
+    """Which rows of ``table`` are judged on ``metric`` (``judged``: the metrics, comma-separated)."""
+    return table["judged"].str.split(",").map(lambda judged: metric in judged)
+
+
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per pair: for each metric, at the objective it is judged at, the median and worst layer ratio (worst as a
     factor either way) and the whole network's ratio, over the layers ZigZag maps (``layers``; ``unmapped``: those
@@ -1673,7 +1678,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         pair = whole[whole["zigzag_cycles"].notna()]
         row["unmapped"] = int(whole["zigzag_cycles"].isna().sum()) // len(set(whole["objective"]))
         for what, ours_col, zz_col in (("latency", "ours_cycles", "zigzag_cycles"), ("energy", "ours_pj", "zigzag_pj")):
-            group = pair[pair["judged"].str.split(",").map(lambda judged, what=what: what in judged)]
+            group = pair[_judged_on(pair, what)]
             if group.empty:
                 continue
             ratio = group[f"{what}_ratio"]
@@ -1696,7 +1701,7 @@ def memory_summary(table: pd.DataFrame, *, band: float = 1.3, least_share: float
     (sixteenth round: ``tesla_npu_like_mixed``'s ``rf_4B`` at 0.0007x, the network at 0.96)."""
     rows = []
     for (network, hardware), pair in table.groupby(["network", "hardware"], sort=False):
-        group = pair[pair["zigzag_pj"].notna() & pair["judged"].str.split(",").map(lambda judged: "energy" in judged)]
+        group = pair[pair["zigzag_pj"].notna() & _judged_on(pair, "energy")]
         total_pj = (group["zigzag_pj"] * group["times"]).sum()
         for column in [c for c in group.columns if c.startswith("ours_pj_")]:
             memory = column.removeprefix("ours_pj_")
@@ -1710,9 +1715,9 @@ def memory_summary(table: pd.DataFrame, *, band: float = 1.3, least_share: float
                     | {"ratio": ours_pj / theirs_pj, "zigzag_share": theirs_pj / total_pj}
                 )
     frame = pd.DataFrame(rows, columns=["network", "hardware", "memory", "ours_pj", "zigzag_pj", "ratio", "zigzag_share"])
-    gap = np.abs(np.log(frame["ratio"].to_numpy(dtype=float)))
-    kept = frame[(gap > math.log(band)) & (frame["zigzag_share"] >= least_share)]
-    return kept.iloc[np.argsort(-gap[kept.index.to_numpy()], kind="stable")].reset_index(drop=True)
+    gap = np.abs(np.log(frame["ratio"].astype(float)))
+    kept = (gap > math.log(band)) & (frame["zigzag_share"] >= least_share)
+    return frame[kept].iloc[np.argsort(-gap[kept].to_numpy(), kind="stable")].reset_index(drop=True)
 
 
 def _pair(job: tuple[str, str, str, str]) -> pd.DataFrame:
