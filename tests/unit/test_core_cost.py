@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table, simd_cost
 from traincost.cost.core_cost import MAPPINGS, OBJECTIVES, ExternalPath
-from traincost.cost.optable import window_span
+from traincost.cost.optable import OWN_LOOPS, ROLES, window_span
 from traincost.cost.step_windows import step_share
 from traincost.errors import ConfigError
 from traincost.hardware import load_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
+from traincost.workload import Workload
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures/hardware/tiny.yaml"
 
@@ -369,17 +370,105 @@ def test_a_strided_data_gradient_takes_partial_sums_only_on_the_pixels_its_windo
         ]
 
     hw = _tiny_variant(tmp_path, core)
-    workload = conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=4, kernel=1, stride=2)
-    workload.ops.loc[0, "kind"] = "conv_dgrad"
-    workload.ops.at[0, "inputs"], workload.ops.at[0, "outputs"] = [2, 1], [0]  # dY and W in, dX (tensor 0) out
-    workload.tensors["producer"] = [0, -1, -1]
-    workload.tensors["consumers"] = [[], [0], [0]]
-    table = op_table(workload)
+    table = op_table(
+        _as_gradient(conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=4, kernel=1, stride=2), "conv_dgrad")
+    )
     assert table.o_elems[0] == 32 and table.macs[0] == 32
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.level_write_bytes["orf"][0, 0] == 8 + 32
     assert cost.level_read_bytes["orf"][0, 0] == 8 + 32
     assert cost.ext_write_bytes[0, 0] == 32
+
+
+def _as_gradient(workload: Workload, kind: str) -> Workload:
+    """``conv_workload``'s convolution turned into its data gradient (dY and W in, dX out) or its weight gradient (X
+    and dY in, dW out), the tensors keeping their ids: 0 x, 1 w, 2 y."""
+    inputs, output = {"conv_dgrad": ([2, 1], 0), "conv_wgrad": ([0, 2], 1)}[kind]
+    workload.ops.loc[0, "kind"] = kind
+    workload.ops.at[0, "inputs"], workload.ops.at[0, "outputs"] = inputs, [output]
+    workload.tensors["producer"] = [0 if t == output else -1 for t in range(3)]
+    workload.tensors["consumers"] = [[] if t == output else [0] for t in range(3)]
+    return workload
+
+
+@pytest.mark.parametrize(
+    ("kind", "conv", "axes", "expected"),
+    [
+        # The data gradient of a 1x1 conv 16 -> 2 channels over 4 x 4 pixels (512 MACs). On K:8 x C:2, as the forward
+        # names its loops, K 2 fills a quarter of the K axis and C 16 takes 8 steps of the C axis: 8 x 16 = 128 cycles,
+        # the forward conv's; as its ConvTranspose names them, its 16 output channels (the forward's C) take 2 steps of
+        # the K axis and its reduction (the forward's K, 2) fills the C axis: 2 x 16 = 32. On K:2 x C:8 it is the other
+        # way round: the forward's naming takes 32, the forward conv's too.
+        ("conv_dgrad", (1, 16, 2), (8, 2), (True, 32, 128)),
+        ("conv_dgrad", (1, 16, 2), (2, 8), (False, 32, 32)),
+        # The weight gradient of a 1x1 conv 1 -> 2 channels over 4 x 4 pixels, batch 4 (128 MACs), on K:4 x C:2: the
+        # forward's C (1) fills half the C axis, B x OY x OX = 64 cycles; as its Conv of Xᵀ and dYᵀ names them the C
+        # axis takes the batch, 2 steps of it: 32. With batch 1 and 4 input channels on K:2 x C:4 the forward's C fills
+        # the C axis (16 cycles), where the batch would fill a quarter of it (64).
+        ("conv_wgrad", (4, 1, 2), (4, 2), (True, 32, 64)),
+        ("conv_wgrad", (1, 4, 2), (2, 4), (False, 16, 16)),
+    ],
+)
+def test_a_conv_gradient_unrolls_its_loops_as_its_primitive_names_them_where_that_costs_less(
+    tmp_path: Path, kind: str, conv: tuple[int, int, int], axes: tuple[int, int], expected: tuple[bool, int, int]
+) -> None:
+    # expected: whether the gradient takes its own loops, its compute cycles, the forward conv's
+    own, cycles, forward_cycles = expected
+
+    def sized(data: dict) -> None:
+        for axis, size in zip(data["cores"][0]["pe_array"], axes, strict=True):
+            axis["size"] = size
+
+    hw = _tiny_variant(tmp_path, sized)
+    core = hw.cores[0]
+    batch, channels_in, channels_out = conv
+    shape = {"batch": batch, "channels_in": channels_in, "channels_out": channels_out, "input_hw": 4}
+    gradient = mac_cost(
+        core,
+        op_table(_as_gradient(conv_workload(**shape), kind)),
+        np.array([0]),
+        external=ExternalPath.of(hw, core),
+        objective="latency",
+    )
+    assert gradient.own_loops[0, 0] == own
+    assert gradient.compute_cycles[0, 0] == cycles
+    # the forward conv of that shape unrolls its own loops, whatever they cost
+    forward = mac_cost(
+        core, op_table(conv_workload(**shape)), np.array([0]), external=ExternalPath.of(hw, core), objective="latency"
+    )
+    assert not forward.own_loops
+    assert forward.compute_cycles[0, 0] == forward_cycles
+
+
+def test_an_ops_cost_is_the_same_costed_with_other_kinds_or_alone(chain) -> None:
+    # ResNet-18's training step on FuseMax's array (OY x K): under EDP every data gradient and some weight gradients
+    # take their own loops, costed again apart and spliced in among the others' columns; each kind costs what it
+    # costs alone
+    table = op_table(chain("resnet18_cifar", 1).workload)
+    hw = load_hardware(Path(__file__).resolve().parents[2] / "config/hardware/fusemax.yaml", sweep={"x_pes": [128, 256]})
+    core, mac = hw.cores[0], np.flatnonzero(table.is_mac)
+    together = mac_cost(core, table, mac, external=ExternalPath.of(hw, core), objective="edp")
+    for kind in np.unique(table.kind[mac]):
+        columns = np.flatnonzero(table.kind[mac] == kind)
+        alone = mac_cost(core, table, mac[columns], external=ExternalPath.of(hw, core), objective="edp")
+        np.testing.assert_array_equal(together.latency_cycles[:, columns], alone.latency_cycles)
+        for memory, energy in alone.energy_level_pj.items():
+            np.testing.assert_array_equal(together.energy_level_pj[memory][:, columns], energy)
+        np.testing.assert_array_equal(
+            together.own_loops[:, columns], np.broadcast_to(alone.own_loops, alone.latency_cycles.shape)
+        )
+    own = {kind: together.own_loops[:, table.kind[mac] == kind] for kind in ("conv", "conv_dgrad", "conv_wgrad")}
+    assert not own["conv"].any() and own["conv_dgrad"].any() and own["conv_wgrad"].any() and not own["conv_wgrad"].all()
+
+
+def test_a_conv_gradients_own_loops_keep_the_roles_the_forward_gives_them() -> None:
+    # each array axis keeps its role (an axis over the forward's reduction unrolls the gradient's reduction), and the
+    # renaming is a permutation of the loops
+    for kind, loops in OWN_LOOPS.items():
+        assert sorted(loops) == sorted(loops.values()), kind
+        for dim, loop in loops.items():
+            role = next(w for w, dims in enumerate(ROLES["conv"]) if dim in dims)
+            assert loop in ROLES[kind][role], (kind, dim)
 
 
 def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
 
 1. **Spatial unrolling.** Each PE-array axis unrolls one loop dimension. Compute cycles are
    ``Π_d ceil(D_d / u_d)`` over the loop dims, so a layer narrower than the array wastes PEs
-   (the ceil effect); spatial utilisation = MACs / (cycles · PEs).
+   (the ceil effect); spatial utilisation = MACs / (cycles · PEs). A conv gradient carries its forward's loops; its
+   axes unroll them as named there or as its primitive names them (``optable.OWN_LOOPS``), whichever costs less.
 2. **Tiles per memory level.** Each op is ``g`` GEMMs ``O[M×N] = X[M×R]·S[R×N]``. At the PE array
    the tile is what the array unrolls. Going outwards, a level that keeps the dataflow's stationary
    operand (S for weight-stationary, O for output-stationary) grows the tile to fill the room the
@@ -154,7 +155,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from traincost.cost.halo import Halo
-from traincost.cost.optable import ROLES, SPLIT_DIM, OpTable
+from traincost.cost.optable import OWN_LOOPS, ROLES, SPLIT_DIM, OpTable
 from traincost.cost.step_windows import WINDOWED_KINDS, step_shares
 from traincost.errors import ConfigError
 from traincost.hardware import in_memory
@@ -229,6 +230,9 @@ class CoreOpCost:
     level_write_bytes: dict[str, np.ndarray]  # bytes written into each memory level, inside the core
     # which of the core's ``spatial_variants`` unrolled the op (0: the axes' own dims, and every non-MAC op)
     spatial_variant: np.ndarray | int = 0
+    # whether the PE axes unrolled a conv gradient's loops as its primitive names them (``OWN_LOOPS``), not as its
+    # forward convolution's
+    own_loops: np.ndarray | bool = False
 
 
 class _Levels:
@@ -580,11 +584,22 @@ def mac_cost(
     A core whose PE axes have ``alternatives`` or ``divisors`` is costed once per way they may unroll
     (``Core.spatial_variants``) and each op takes the cheapest by ``objective`` (its external bytes fetched over
     ``external``, if given), as ZigZag picks among a spatial-mapping hint's loops and their factors;
-    ``spatial_variant`` records which.
+    ``spatial_variant`` records which. A conv gradient is costed again with its axes on the loops its primitive names
+    as theirs (``OWN_LOOPS``: a K axis over the data gradient's output channels, the forward's C, as Stream maps
+    MONET's ConvTranspose) and takes that where it costs less; ``own_loops`` records it.
     """
     check_objective(objective)
-    variants = core.spatial_variants()
-    costs = [_mac_cost(variant, table, index, split=split, external=external, objective=objective) for variant in variants]
+    distinct = core.spatial_variants()
+    costs = [_mac_cost(variant, table, index, split=split, external=external, objective=objective) for variant in distinct]
+    # each variant again with a conv gradient's loops unrolled as its primitive names them (``OWN_LOOPS``)
+    own = [
+        _on_own_loops(cost, variant, table, index, split=split, external=external, objective=objective)
+        for cost, variant in zip(costs, distinct, strict=True)
+    ]
+    variants = distinct
+    if any(cost is not None for cost in own):
+        costs = [*costs, *(cost if cost is not None else forward for cost, forward in zip(own, costs, strict=True))]
+        variants = [*distinct, *distinct]
     if len(costs) == 1:
         return costs[0]
     # a variant over fewer PEs (``divisors``) leaves the others idle: utilisation is of the whole array
@@ -606,9 +621,57 @@ def mac_cost(
             else _choose([np.broadcast_to(getattr(cost, field.name), pick.shape) for cost in costs], pick)
         )
         for field in fields(CoreOpCost)
-        if field.name != "spatial_variant"
+        if field.name not in ("spatial_variant", "own_loops")
     }
-    return CoreOpCost(**chosen, spatial_variant=pick)
+    return CoreOpCost(**chosen, spatial_variant=pick % len(distinct), own_loops=pick >= len(distinct))
+
+
+def _on_own_loops(
+    forward: CoreOpCost,
+    core: Core,
+    table: OpTable,
+    index: np.ndarray,
+    *,
+    split: np.ndarray | None,
+    external: ExternalPath | None,
+    objective: str,
+) -> CoreOpCost | None:
+    """``forward`` (the cost of ops ``index`` on ``core``) with each conv gradient's columns costed again on the array
+    unrolling the loops its axes name as the gradient's primitive names them (``OWN_LOOPS``: the data gradient's output
+    channels on a K axis, as a ConvTranspose's, its reduction on a C axis); None where no axis of ``core`` unrolls
+    such a loop among ``index``'s ops."""
+    kinds = table.kind[index]
+    out = None
+    for kind, loops in OWN_LOOPS.items():
+        columns = np.flatnonzero(kinds == kind)
+        if not len(columns) or not any(axis.dim in loops for axis in core.pe_array):
+            continue
+        renamed = replace(core, pe_array=tuple(replace(axis, dim=loops.get(axis.dim, axis.dim)) for axis in core.pe_array))
+        part = _mac_cost(renamed, table, index[columns], split=split, external=external, objective=objective)
+        out = _spliced(forward if out is None else out, part, columns)
+    return out
+
+
+def _spliced(whole: CoreOpCost, part: CoreOpCost, columns: np.ndarray) -> CoreOpCost:
+    """``whole`` with its ops ``columns`` costed as ``part`` (whose ops they are, in order)."""
+    shape = whole.latency_cycles.shape
+
+    def spliced(into: np.ndarray, values: np.ndarray) -> np.ndarray:
+        out = np.broadcast_to(into, shape).copy()
+        out[:, columns] = np.broadcast_to(values, (shape[0], len(columns)))
+        return out
+
+    return CoreOpCost(
+        **{
+            field.name: (
+                {key: spliced(value, getattr(part, field.name)[key]) for key, value in getattr(whole, field.name).items()}
+                if isinstance(getattr(whole, field.name), dict)
+                else spliced(getattr(whole, field.name), getattr(part, field.name))
+            )
+            for field in fields(CoreOpCost)
+            if field.name not in ("spatial_variant", "own_loops")
+        }
+    )
 
 
 def _mac_cost(

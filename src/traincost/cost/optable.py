@@ -34,6 +34,7 @@ __all__ = [
     "ROLES",
     "VIEW_OP_TYPES",
     "SPLIT_DIM",
+    "OWN_LOOPS",
     "window_span",
     "window_spans",
 ]
@@ -48,6 +49,15 @@ ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "conv_wgrad": (("C", "FY", "FX"), ("K",), ("B", "OY", "OX")),
     "gemm": (("B", "OY", "OX"), ("K",), ("C",)),
     "matmul": (("B", "OY", "OX"), ("K",), ("C",)),
+}
+# The loop a PE axis's dimension names in a conv gradient read as the primitive it decomposes into (``docs/operators.md``),
+# in the loop dims the gradient carries from its forward: the data gradient is a ConvTranspose of dY and W, whose output
+# channels are the forward's C and whose reduction is its K; the weight gradient a Conv of Xᵀ and dYᵀ, whose channels
+# are the batch, whose output pixels are the filter's taps and whose filter is dY's pixels. Each loop keeps its role
+# (an axis that unrolls a forward's reduction unrolls the primitive's). Dims not listed name the same loop.
+OWN_LOOPS: dict[str, dict[str, str]] = {
+    "conv_dgrad": {"K": "C", "C": "K"},
+    "conv_wgrad": {"B": "C", "C": "B", "OY": "FY", "OX": "FX", "FY": "OY", "FX": "OX"},
 }
 # the output-channel dimension that tensor parallelism splits across cores
 SPLIT_DIM = {"conv": "K", "conv_dgrad": "C", "conv_wgrad": "K", "gemm": "K", "matmul": "K"}

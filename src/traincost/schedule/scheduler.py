@@ -270,6 +270,7 @@ class OpCosts:
     inputs_latched: np.ndarray
     reduction_chunk: np.ndarray
     widened_columns: np.ndarray
+    own_loops: np.ndarray
     mac_pj: np.ndarray  # MAC energy, every share
     copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
@@ -376,6 +377,7 @@ _MAPPING_RECORDS = {
     "inputs_latched": False,
     "reduction_chunk": -1.0,
     "widened_columns": -1.0,
+    "own_loops": False,
 }
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
