@@ -151,6 +151,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -589,11 +590,15 @@ def mac_cost(
     MONET's ConvTranspose) and takes that where it costs less; ``own_loops`` records it.
     """
     check_objective(objective)
+
+    def costed(variant: Core, ops: np.ndarray) -> CoreOpCost:
+        return _mac_cost(variant, table, ops, split=split, external=external, objective=objective)
+
     distinct = core.spatial_variants()
-    costs = [_mac_cost(variant, table, index, split=split, external=external, objective=objective) for variant in distinct]
+    costs = [costed(variant, index) for variant in distinct]
     # each variant again with a conv gradient's loops unrolled as its primitive names them (``OWN_LOOPS``)
     own = [
-        _on_own_loops(cost, variant, table, index, split=split, external=external, objective=objective)
+        _on_own_loops(cost, variant, table.kind[index], lambda renamed, columns: costed(renamed, index[columns]))
         for cost, variant in zip(costs, distinct, strict=True)
     ]
     variants = distinct
@@ -614,41 +619,24 @@ def mac_cost(
             bandwidth_bytes_per_cycle=np.full(core.count.shape, np.inf), energy_pj_per_bit=np.zeros(core.count.shape)
         )
     pick = _best(moved, latency=latency, energy_pj=energy_pj, external=external, objective=objective)
-    chosen = {
-        field.name: (
-            {key: _choose([getattr(cost, field.name)[key] for cost in costs], pick) for key in getattr(costs[0], field.name)}
-            if isinstance(getattr(costs[0], field.name), dict)
-            else _choose([np.broadcast_to(getattr(cost, field.name), pick.shape) for cost in costs], pick)
-        )
-        for field in fields(CoreOpCost)
-        if field.name not in ("spatial_variant", "own_loops")
-    }
-    return CoreOpCost(**chosen, spatial_variant=pick % len(distinct), own_loops=pick >= len(distinct))
+    chosen = _fieldwise(costs, lambda arrays: _choose([np.broadcast_to(array, pick.shape) for array in arrays], pick))
+    return replace(chosen, spatial_variant=pick % len(distinct), own_loops=pick >= len(distinct))
 
 
 def _on_own_loops(
-    forward: CoreOpCost,
-    core: Core,
-    table: OpTable,
-    index: np.ndarray,
-    *,
-    split: np.ndarray | None,
-    external: ExternalPath | None,
-    objective: str,
+    forward: CoreOpCost, core: Core, kinds: np.ndarray, costed: Callable[[Core, np.ndarray], CoreOpCost]
 ) -> CoreOpCost | None:
-    """``forward`` (the cost of ops ``index`` on ``core``) with each conv gradient's columns costed again on the array
-    unrolling the loops its axes name as the gradient's primitive names them (``OWN_LOOPS``: the data gradient's output
-    channels on a K axis, as a ConvTranspose's, its reduction on a C axis); None where no axis of ``core`` unrolls
-    such a loop among ``index``'s ops."""
-    kinds = table.kind[index]
+    """``forward`` (the cost of ops of ``kinds`` on ``core``) with each conv gradient's columns costed again
+    (``costed(core, columns)``) on the array unrolling the loops its axes name as the gradient's primitive names them
+    (``OWN_LOOPS``: the data gradient's output channels on a K axis, as a ConvTranspose's, its reduction on a C axis);
+    None where no axis of ``core`` unrolls such a loop of a gradient among them."""
     out = None
     for kind, loops in OWN_LOOPS.items():
         columns = np.flatnonzero(kinds == kind)
         if not len(columns) or not any(axis.dim in loops for axis in core.pe_array):
             continue
         renamed = replace(core, pe_array=tuple(replace(axis, dim=loops.get(axis.dim, axis.dim)) for axis in core.pe_array))
-        part = _mac_cost(renamed, table, index[columns], split=split, external=external, objective=objective)
-        out = _spliced(forward if out is None else out, part, columns)
+        out = _spliced(forward if out is None else out, costed(renamed, columns), columns)
     return out
 
 
@@ -656,22 +644,29 @@ def _spliced(whole: CoreOpCost, part: CoreOpCost, columns: np.ndarray) -> CoreOp
     """``whole`` with its ops ``columns`` costed as ``part`` (whose ops they are, in order)."""
     shape = whole.latency_cycles.shape
 
-    def spliced(into: np.ndarray, values: np.ndarray) -> np.ndarray:
+    def spliced(arrays: list[np.ndarray]) -> np.ndarray:
+        into, values = arrays
         out = np.broadcast_to(into, shape).copy()
         out[:, columns] = np.broadcast_to(values, (shape[0], len(columns)))
         return out
 
-    return CoreOpCost(
-        **{
-            field.name: (
-                {key: spliced(value, getattr(part, field.name)[key]) for key, value in getattr(whole, field.name).items()}
-                if isinstance(getattr(whole, field.name), dict)
-                else spliced(getattr(whole, field.name), getattr(part, field.name))
-            )
-            for field in fields(CoreOpCost)
-            if field.name not in ("spatial_variant", "own_loops")
-        }
-    )
+    return _fieldwise([whole, part], spliced)
+
+
+def _fieldwise(costs: list[CoreOpCost], combine: Callable[[list[np.ndarray]], np.ndarray]) -> CoreOpCost:
+    """The cost whose every array (each memory's and operand's apart) is ``combine`` of ``costs``'; the records of
+    which variant and which loops at their defaults."""
+    out: dict[str, Any] = {}
+    for field in fields(CoreOpCost):
+        if field.name in ("spatial_variant", "own_loops"):
+            continue
+        values = [getattr(cost, field.name) for cost in costs]
+        out[field.name] = (
+            {key: combine([value[key] for value in values]) for key in values[0]}
+            if isinstance(values[0], dict)
+            else combine(values)
+        )
+    return CoreOpCost(**out)
 
 
 def _mac_cost(
