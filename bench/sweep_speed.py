@@ -16,7 +16,10 @@ and 9.4-12.4 s); 28 November 2026, ZigZag searching on the other core, 16.4-16.6
 band's weight tile also tried wider (three more orders in band 1; the Edge TPU and FuseMax grids unchanged); the
 same grid with ``tiling: divisors`` (every tile a divisor of its loop, ``Core.tiling``) once more, 19.4 and 22.0 s of
 CPU against 18.3 and 20.7 s with the engine's own tiles (two runs, 28 November 2026, ZigZag searching on both
-cores). If the
+cores); 29 November 2026, the machine otherwise idle, alternating runs, with each conv gradient costed again on its
+own loops (``OWN_LOOPS``; 7c6f881 against a6d4366): the Edge TPU training grid 4.3-4.4 s -> 5.3-5.5 s, the
+``eyeriss_like`` MAC ops 8.1-8.4 s -> 9.5-10.2 s (``any``) and 8.1-8.2 s -> 11.3-11.9 s (``divisors``), FuseMax's GPT-2
+(no convolution) unchanged at 0.56-0.57 s. If the
 ZigZag cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
