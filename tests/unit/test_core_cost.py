@@ -531,12 +531,13 @@ def test_an_output_block_takes_the_room_the_input_slice_leaves_it(tmp_path: Path
     assert cost.ext_in_bytes["O"][0, 0] == 0 and cost.ext_write_bytes[0, 0] == 768
 
 
+@pytest.mark.parametrize("dataflow", ["weight_stationary", "output_stationary"])
 @pytest.mark.parametrize(
-    ("local_bytes", "channels", "input_hw", "brought_in"),
-    [(128, (32, 12), 8, (3072, 2048)), (40, (32, 32), 4, (4096, 2048))],
+    ("local_bytes", "shape", "brought_in"),
+    [(128, ((32, 12), 8), (3072, 2048)), (40, ((32, 32), 4), (4096, 2048))],
 )
 def test_an_output_block_takes_the_shape_that_brings_the_fewest_bytes_in(
-    tmp_path: Path, local_bytes: int, channels: tuple[int, int], input_hw: int, brought_in: tuple[int, int]
+    tmp_path: Path, dataflow: str, local_bytes: int, shape: tuple[tuple[int, int], int], brought_in: tuple[int, int]
 ) -> None:
     # A 1x1 conv, 1-byte elements; the weights' only memory holds one array tile (rf, 4 B: n = 2, r = 2), local keeps
     # inputs and outputs. An output block of m rows x n columns in local keeps its m x n partial sums and the 2m inputs
@@ -547,14 +548,38 @@ def test_an_output_block_takes_the_shape_that_brings_the_fewest_bytes_in(
     # * 40 B, C = K = 32, 4x4 outputs (M = 16, N = 32; W 1,024 B, X 512 B): square-ish 6 columns, 40 / 8 = 5 rows:
     #   W 4 times, X 6 times, 7,168 B; the columns in 5 equal parts, 7 x 4: 6,656 B. The rows in as many parts as
     #   the square-ish block's, 4, and the columns that then fit, 8: W 4 times, X 4 times, 6,144 B (the optimum).
-    hw = _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=local_bytes)
-    channels_in, channels_out = channels
+    # An output-stationary core whose weights have a 16 B memory above local (tesla_npu_like's order) keeps that
+    # block in its own mapping, the weights crossing into their memory once per block of rows: it had kept the
+    # square-ish one.
+    hw = (
+        _weight_register_below_local(tmp_path, rf_bytes=4, local_bytes=local_bytes)
+        if dataflow == "weight_stationary"
+        else _weights_above_local(tmp_path, local_bytes=local_bytes, weight_bytes=16)
+    )
+    (channels_in, channels_out), input_hw = shape
     conv = conv_workload(batch=1, channels_in=channels_in, channels_out=channels_out, input_hw=input_hw)
     core, table = hw.cores[0], op_table(conv)
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert MAPPINGS[cost.mapping[0, 0]] == "output_resident"
     assert (cost.ext_in_bytes["W"][0, 0], cost.ext_in_bytes["I"][0, 0]) == brought_in
     assert cost.ext_write_bytes[0, 0] == input_hw**2 * channels_out  # the outputs leave once
+
+
+@pytest.mark.parametrize(("weight_bytes", "weights_in", "mapping"), [(16, 192, "output_resident"), (64, 64, "weight_resident")])
+def test_a_weight_block_is_kept_only_by_a_memory_that_holds_the_weights_below_it(
+    tmp_path: Path, weight_bytes: int, weights_in: int, mapping: str
+) -> None:
+    # An output-stationary core: a 256 B local memory of inputs and outputs below a weight memory at the top, as
+    # tesla_npu_like's. A 1x1 conv, C = K = 8, 8x8 outputs (M = 64, N = 8, R = 8; W 64 B, X 512 B, Y 512 B). Local's
+    # output block keeps all 8 columns over all of R and the array's 2 inputs of each row: 256 / (8 + 2) = 25 rows.
+    # A weight block above it would grow from that block's 8 x 8 weights: a 64 B weight memory holds them, once for
+    # the op; a 16 B one cannot, and the weights come in once per block of rows, 3 x 64 B.
+    hw = _weights_above_local(tmp_path, local_bytes=256, weight_bytes=weight_bytes)
+    table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=8))
+    for objective in ("energy", "latency"):
+        cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective=objective)
+        assert MAPPINGS[cost.mapping[0, 0]] == mapping, objective
+        assert cost.ext_in_bytes["W"][0, 0] == weights_in and cost.ext_in_bytes["I"][0, 0] == 512
 
 
 @pytest.mark.parametrize(("local_bytes", "weights_in"), [(256, 512), (136, 1024)])
@@ -615,6 +640,20 @@ def _tiny_variant(tmp_path: Path, change) -> object:
     path = tmp_path / "variant.yaml"
     path.write_text(yaml.safe_dump(data))
     return load_hardware(path)
+
+
+def _weights_above_local(tmp_path: Path, *, local_bytes: int, weight_bytes: int) -> object:
+    """tiny.yaml's PE core output-stationary, a local memory of ``local_bytes`` keeping its inputs and outputs below a
+    memory of ``weight_bytes`` keeping its weights (``tesla_npu_like``'s order)."""
+
+    def core(data: dict) -> None:
+        del data["memories"]["rf"]
+        data["memories"]["local"]["size_bytes"] = local_bytes
+        data["memories"]["wmem"] = {"size_bytes": weight_bytes, **_WIDE, **_ONE_PJ_PER_BYTE}
+        data["cores"][0]["dataflow"] = "output_stationary"
+        data["cores"][0]["memory"] = [{"level": "local", "operands": ["I", "O"]}, {"level": "wmem", "operands": ["W"]}]
+
+    return _tiny_variant(tmp_path, core)
 
 
 def _weight_register_below_local(tmp_path: Path, *, rf_bytes: int, local_bytes: int) -> object:

@@ -756,8 +756,14 @@ def _mac_cost(
     ]
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(options) > 1 and external is not None:
-        # a loop order below the top memory is one only where that memory holds the whole op
-        possible = np.stack([whole | (not below_top) for below_top in below])
+        # a loop order below the top memory is one only where that memory holds the whole op; a weight block above
+        # the core, only where its memory holds the weights of the tile below it
+        possible = np.stack(
+            [
+                (whole | (not below_top)) & (below_top or _weights_fit(core, gemm, inside[k], precision, name))
+                for below_top, (k, name, _) in zip(below, options, strict=True)
+            ]
+        )
         pick = _best(
             [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
             latency=np.where(possible, np.stack(latencies) + serial, np.inf),
@@ -915,6 +921,11 @@ def _fed_by_one(core: Core, unroll: dict[str, np.ndarray]) -> dict[str, np.ndarr
 def _innermost(core: Core, operand: str) -> int:
     """The position in ``core.levels`` of the innermost level that keeps ``operand`` (-1: none does)."""
     return next((i for i, level in enumerate(core.levels) if operand in level.operands), -1)
+
+
+def _outermost(core: Core, operand: str) -> int | None:
+    """The position in ``core.levels`` of the outermost level that keeps ``operand`` (None: none does)."""
+    return next((i for i in reversed(range(len(core.levels))) if operand in core.levels[i].operands), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1273,6 +1284,21 @@ def _cells_written(core: Core, gemm: _Gemm, cand: _Inside, ext_weights: np.ndarr
 
 
 _NATIVE = {"weight_stationary": "weight_resident", "output_stationary": "output_resident", "simd": "weight_resident"}
+
+
+def _weights_fit(core: Core, gemm: _Gemm, cand: _Inside, precision: _Precision, mapping: str) -> np.ndarray | bool:
+    """Whether ``mapping`` (a ``MAPPINGS`` name, tried above the core) can keep its block: a weight block grows from the
+    tile of the memory below its own (``_resident_tile``, never smaller than that tile), so a memory that cannot hold
+    even that tile's weights beside the slices it keeps for the others holds no weight block (an output-stationary
+    core's output block over all columns and all of R: ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``, 2.4 MB of weights
+    against its 1 MB weight SRAM). The dataflow's own mapping crosses with the tiles themselves and always can."""
+    home = cand.outermost["W"]
+    if mapping != "weight_resident" or mapping == _NATIVE[core.dataflow] or home is None:
+        return True
+    inner = cand.tiles[home]
+    return _room(core.levels[home], gemm, inner, "W", precision) >= inner[1] * inner[2]
+
+
 _Traffic = tuple[dict[str, np.ndarray], np.ndarray]  # bytes into the core per operand, bytes out of it
 
 
@@ -1437,10 +1463,14 @@ def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: b
     block below it over all of R), and nothing else."""
     tile = gemm.array_tile
     tiles = [tile]
+    top_outputs = _outermost(core, "O")
     for i, level in enumerate(core.levels):
         dataflow = "output_stationary" if _in_band(i, band) else core.dataflow
         stationary = "O" if dataflow == "output_stationary" else "W"
-        if stationary in level.operands and (grow or not _in_band(i, band)):
+        if core.dataflow == "output_stationary" and i == top_outputs:
+            # the block the core's own mapping keeps above the core: of a few shapes, the one bringing the fewest in
+            tile = _output_block(level, gemm, tile, precision)
+        elif stationary in level.operands and (grow or not _in_band(i, band)):
             tile = _grow(dataflow, _room(level, gemm, tile, stationary, precision), tile, gemm)
         elif stationary in level.operands:  # the output block below, kept over all of R
             tile = (tile[0], tile[1], gemm.full[2])
