@@ -204,6 +204,20 @@ Against LOMA alone with divisor tiles, 23 of the 32 pairs are within 10 % (22 wi
 outside 1.5x go 6 -> 2 and energy rows outside 1.5x 16 -> 8. ``gemm_l1`` stays outside (0.82, an order ZigZag cannot
 place, below).
 
+Seventeenth round (``traincost.cost.core_cost._tiles``, ``_weights_fit``; hand-made cases in
+``tests/unit/test_core_cost.py``), 29 November 2026: an output-stationary core's top output memory now keeps the block
+``_output_block`` picks (of a few shapes, the one bringing the fewest bytes in), as the output-resident mapping above
+the other cores does, not a square-ish one. That alone had let a weight block above the core grow from the wider tile
+below it to more than its memory holds (``_resident_tile`` never makes a block smaller than the tile below it:
+``tesla_npu_like_mixed``'s ``mlp_proj``, 2.4 MB of weights charged as held in its 1 MB ``sram_1MB_W``, every operand
+once, 6.29 MB off chip, below SALSA's 8.65 MB); a weight block is now tried only where its memory holds the weights
+of the tile below it. Of every row of the default run against LOMA (all bundled and mixed mappings, three networks)
+two moved, both ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``: 512 rows x all 768 columns in ``sram_1MB_A`` over
+chunks of 512 of the reduction, 8.65 MB off chip (ZigZag's, with both its searches) where it had been 11.8 MB; its
+energy 1.24 -> 0.98 against ``best``, the GPT-2 block 1.01 / 1.05 -> 0.97 / 1.00 against ``best`` and 0.70 / 1.00 ->
+0.67 / 0.95 against LOMA (ResNet-18 unchanged). The full config's 233 tables are identical (FuseMax's output block
+was already the one that brings the fewest bytes in).
+
 Sixteenth round (``traincost.cost.core_cost._inside``, a hand-made case in ``tests/unit/test_core_cost.py``),
 29 November 2026: an output-stationary PE's own register. Of every memory's energy on the mixed mappings, one was
 off by three orders of magnitude: ``tesla_npu_like_mixed``'s ``rf_4B``, ours 0.0007x ZigZag's on ResNet-18 (4,415 pJ
