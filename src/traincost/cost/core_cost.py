@@ -12,8 +12,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    level leaves it (``_room``: its capacity less the slices the other operands it keeps need while
    the tile stays, as ZigZag fills a shared memory with the sum of the operands' tiles):
    weight-stationary first takes all of R (so no partial sums), then as much of N as fits;
-   output-stationary takes a square-ish M×N block. A double-buffered memory (``MemoryLevel.double_buffered``,
-   ZigZag's ``force_double_buffering``) keeps two of each tile or slice that is less than its whole operand
+   output-stationary takes a square-ish M×N block, but in its outermost output memory the block that brings the fewest
+   bytes in (``_output_block``, as the output-resident mapping above any core). A double-buffered memory
+   (``MemoryLevel.double_buffered``, ZigZag's ``force_double_buffering``) keeps two of each tile or slice that is less
+   than its whole operand
    (``_buffers``), in every block this recipe sizes. Every tile takes as much of each loop as fits, the loop's last
    tile partial, or, on a core with ``tiling: divisors``, the largest multiple of the tile inside it that divides
    the loop, as ZigZag's temporal mappings split each loop into factors of its size (``_fitted``).
