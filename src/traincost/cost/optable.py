@@ -54,7 +54,9 @@ ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
 # in the loop dims the gradient carries from its forward: the data gradient is a ConvTranspose of dY and W, whose output
 # channels are the forward's C and whose reduction is its K; the weight gradient a Conv of Xᵀ and dYᵀ, whose channels
 # are the batch, whose output pixels are the filter's taps and whose filter is dY's pixels. Each loop keeps its role
-# (an axis that unrolls a forward's reduction unrolls the primitive's). Dims not listed name the same loop.
+# (an axis that unrolls a forward's reduction unrolls the primitive's). Dims not listed name the same loop. MONET maps
+# the data gradient so: "we expand Stream's operator library to support training-critical primitives such as
+# ConvTranspose" (section III); it does not say how it maps the weight gradient, whose reading here is our decomposition's.
 OWN_LOOPS: dict[str, dict[str, str]] = {
     "conv_dgrad": {"K": "C", "C": "K"},
     "conv_wgrad": {"B": "C", "C": "B", "OY": "FY", "OX": "FX", "FY": "OY", "FX": "OX"},
