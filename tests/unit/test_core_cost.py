@@ -582,6 +582,70 @@ def test_a_weight_block_is_kept_only_by_a_memory_that_holds_the_weights_below_it
         assert cost.ext_in_bytes["W"][0, 0] == weights_in and cost.ext_in_bytes["I"][0, 0] == 512
 
 
+def test_an_input_block_is_kept_only_by_a_memory_that_holds_the_rows_of_the_tile_below_it(tmp_path: Path) -> None:
+    # A weight-stationary core with one cheap memory per operand (0.1 pJ a byte), as ZigZag's generic_array_cacti: an
+    # 8 B output register, a 16 B weight memory above it, a 16 B input memory at the top. A 1x1 conv, C = K = 8, 4x4 outputs (M = 16,
+    # N = 8, R = 8; X 128 B, W 64 B, Y 128 B); array tile m = 1, n = 2, r = 2. The register's block of 4 rows x 2
+    # columns makes the weight memory's tile 4 rows x 2 columns x all of R: an input block above it would keep those
+    # rows' 32 inputs in 16 B. Costed anyway, it fetched the inputs once and the weights once per 4 rows (128 + 256 B
+    # in). The input memory holds 2 rows: a block of them, from a 1-row tile, fetches the weights 8 times (128 + 512
+    # B); the dataflow's order keeps each weight tile while every row streams past, the inputs once per column tile
+    # (W 64 + X 4 x 128 B), the fewest.
+    def core(data: dict) -> None:
+        del data["memories"]["rf"], data["memories"]["local"]
+        cheap = {**_WIDE, "read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
+        for name, size_bytes in (("oreg", 8), ("wmem", 16), ("imem", 16)):
+            data["memories"][name] = {"size_bytes": size_bytes, **cheap}
+        data["cores"][0]["memory"] = [
+            {"level": "oreg", "operands": ["O"]},
+            {"level": "wmem", "operands": ["W"]},
+            {"level": "imem", "operands": ["I"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
+    for objective in OBJECTIVES:
+        cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective=objective)
+        assert MAPPINGS[cost.mapping[0, 0]] == "weight_resident", objective
+        assert (cost.ext_in_bytes["W"][0, 0], cost.ext_in_bytes["I"][0, 0]) == (64, 512), objective
+
+
+def test_an_output_block_below_the_top_is_kept_only_where_its_memory_holds_the_tile_below_it(tmp_path: Path) -> None:
+    # 1x1 conv, C = K = 8, 4x4 outputs: M = 16, N = 8, R = 8; X 128 B, W 64 B, Y 128 B; array tile m = 1, n = 2,
+    # r = 2. Cheap memories of one operand each (0.1 pJ a byte) below big (64 KiB, 8 pJ a byte), which holds the
+    # whole op, as ZigZag's generic_array_cacti: 64 B of inputs, 64 B of weights (all of W) and a 32 B output memory
+    # above them. A block of 16 rows x 2 columns held in the output memory (32 partial sums) makes the weight memory's
+    # tile 16 rows x all 8 columns; an output block below big grown from it would keep 128 partial sums in 32 B.
+    # Costed anyway, it read each weight once from its memory and fetched each operand once from big (2,739.2 pJ).
+    # The output memory holds 4 rows of all columns: a block of them fetches the weights from big 4 times (big reads
+    # 384 B). The dataflow's order with a block of 1 row x 8 columns held in the output memory, columns innermost,
+    # reads each input once (128 B), the weights once per row (16 x 64 B), the 8 partial sums of a row 4 times each
+    # way (512 B), and big reads each operand once (192 B) and takes the outputs once (128 B): 2,796.8 pJ.
+    def core(data: dict) -> None:
+        _under_a_big_memory(data)
+        data["parameters"]["big_bytes"]["default"] = 65536
+        cheap = {**_WIDE, "read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
+        data["memories"]["rf"] = {"size_bytes": 64, **cheap}
+        data["memories"]["local"] = {"size_bytes": 64, **cheap}
+        data["memories"]["oram"] = {"size_bytes": 32, **cheap}
+        data["cores"][0]["memory"] = [
+            {"level": "rf", "operands": ["I"]},
+            {"level": "local", "operands": ["W"]},
+            {"level": "oram", "operands": ["O"]},
+            {"level": "big", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
+    for objective in OBJECTIVES:
+        cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective=objective)
+        assert MAPPINGS[cost.mapping[0, 0]] == "weight_resident" and not cost.mapping_below_top[0, 0], objective
+        assert cost.held_columns[0, 0] == 8, objective
+        read = {name: cost.level_read_bytes[name][0, 0] for name in ("rf", "local", "oram", "big")}
+        assert read == {"rf": 128, "local": 1024, "oram": 512, "big": 192}, objective
+        assert sum(cost.energy_level_pj.values())[0, 0] == pytest.approx(2796.8), objective
+
+
 @pytest.mark.parametrize(("local_bytes", "weights_in"), [(256, 512), (136, 1024)])
 def test_an_output_block_stays_above_the_core_over_chunks_of_the_reduction(
     tmp_path: Path, local_bytes: int, weights_in: int

@@ -431,16 +431,27 @@ def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: 
     slice spans the op's whole extent in the tile's dimensions, so the room does not depend on how far it grows.
     In a double-buffered memory a slice, and the tile unless it is its whole operand, take twice their size
     (``_buffers``)."""
+    room = np.maximum(_capacity_bytes(level, gemm) - _reserved(level, gemm, inner, operand, precision), 0.0)
+    room = room / precision.tile_bytes[operand]
+    return room / _buffers(level, room, _whole(gemm)[operand])
+
+
+def _whole(gemm: _Gemm) -> dict[str, np.ndarray]:
+    """Each operand's elements in one group of ``gemm``."""
+    m, n, r = gemm.full
+    return {"W": r * n, "I": m * r, "O": m * n}
+
+
+def _reserved(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> np.ndarray | float:
+    """Bytes ``level`` keeps for the slices of its other operands while a tile of ``operand`` stays (``_room``)."""
     (m, n, r), (m_i, n_i, r_i) = gemm.full, inner
-    whole = {"W": r * n, "I": m * r, "O": m * n}
+    whole = _whole(gemm)
     beside = {"W": {"I": m_i * r, "O": m_i * n}, "I": {"W": r * n_i, "O": m * n_i}, "O": {"I": m * r_i, "W": r_i * n}}[operand]
-    reserved = sum(
+    return sum(
         beside[other] * precision.tile_bytes[other] * _buffers(level, beside[other], whole[other])
         for other in level.operands
         if other != operand
     )
-    room = np.maximum(_capacity_bytes(level, gemm) - reserved, 0.0) / precision.tile_bytes[operand]
-    return room / _buffers(level, room, whole[operand])
 
 
 @dataclass(frozen=True, slots=True)
@@ -735,7 +746,7 @@ def _mac_cost(
                 ]
         for order, tiles in candidates:
             shaped = gemm if order.chunk is None else order.chunk
-            for name, block in _below_top(core, shaped, tiles, precision, band=order.band).items():
+            for name, (block, fits) in _below_top(core, shaped, tiles, precision, band=order.band).items():
                 orders.append(replace(order, below_top=(name, block)))
                 inside.append(_inside(core, gemm, precision, compute=compute, mac_pj=mac_pj, candidate=orders[-1]))
                 # the top memory's tile is the whole op, whatever chunk of the reduction the tiles below it run over
@@ -748,26 +759,25 @@ def _mac_cost(
                     band=order.band,
                     mappings=(_NATIVE[core.dataflow],),
                 ).values()
-                options.append((len(inside) - 1, name, traffic))
+                options.append((len(inside) - 1, name, replace(traffic, fits=fits)))
     below = [orders[k].below_top is not None for k, *_ in options]
     latencies = [
-        np.maximum(inside[k].latency, compute + _cells_written(core, gemm, inside[k], traffic[0]["W"], external) + _depth(core))
+        np.maximum(
+            inside[k].latency, compute + _cells_written(core, gemm, inside[k], traffic.in_bytes["W"], external) + _depth(core)
+        )
         if core.in_memory is not None
         else inside[k].latency
         for k, _, traffic in options
     ]
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(options) > 1 and external is not None:
-        # a loop order below the top memory is one only where that memory holds the whole op; a weight block above
-        # the core, only where its memory holds the weights of the tile below it
+        # a loop order below the top memory is one only where that memory holds the whole op; a mapping's block, only
+        # where its memory holds it
         possible = np.stack(
-            [
-                (whole | (not below_top)) & (below_top or _weights_fit(core, gemm, inside[k], precision, name))
-                for below_top, (k, name, _) in zip(below, options, strict=True)
-            ]
+            [(whole | (not below_top)) & traffic.fits for below_top, (*_, traffic) in zip(below, options, strict=True)]
         )
         pick = _best(
-            [sum(ext_in.values()) + ext_write for *_, (ext_in, ext_write) in options],
+            [sum(traffic.in_bytes.values()) + traffic.write_bytes for *_, traffic in options],
             latency=np.where(possible, np.stack(latencies) + serial, np.inf),
             energy_pj=np.where(possible, np.stack([inside[k].energy_pj for k, *_ in options]), np.inf),
             external=external,
@@ -781,8 +791,8 @@ def _mac_cost(
         utilization=gemm.macs / (steps * core.pes[:, None]),
         energy_mac_pj=mac_pj,
         energy_level_pj={m: _choose([cand.level_pj[m] for cand in chosen], pick) for m in inside[0].level_pj},
-        ext_in_bytes={op: _choose([traffic[0][op] for *_, traffic in options], pick) for op in ("W", "I", "O")},
-        ext_write_bytes=_choose([traffic[1] for *_, traffic in options], pick),
+        ext_in_bytes={op: _choose([traffic.in_bytes[op] for *_, traffic in options], pick) for op in ("W", "I", "O")},
+        ext_write_bytes=_choose([traffic.write_bytes for *_, traffic in options], pick),
         core_shares=gemm.core_shares,
         mapping=np.asarray([MAPPINGS.index(name) for _, name, _ in options])[pick],
         mapping_below_top=np.asarray(below)[pick],
@@ -866,9 +876,10 @@ def _chunked(core: Core, gemm: _Gemm, precision: _Precision) -> _Gemm | None:
     double-buffered memory) fit beside the block in partial-sum precision, whole steps of the array's R (ZigZag's
     ``O: sram_2MB[OY64 K6 OY16 K4 C6]`` on ``tpu_like``'s GPT-2 ``mlp_proj``: the 1,024 x 768 partial sums and 512 of
     R's 3,072 inputs of every row fill its 2 MB; ``O: sram_1MB_A[OY2 OY2 C2 C2]`` on ``ascend_like``'s, 512 rows).
-    None where no op of any configuration fits at least one step of the array's R in fewer than all of R."""
+    None where no op of any configuration fits at least one step of the array's R in fewer than all of R, or that
+    memory keeps neither inputs nor weights (a block of outputs alone stays over all of R)."""
     holders = [level for level in core.levels if "O" in level.operands]
-    if not holders:
+    if not holders or not {"I", "W"} & holders[-1].operands:
         return None
     level, (m, n, r), r_a = holders[-1], gemm.full, gemm.array_tile[2]
     capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
@@ -1041,32 +1052,37 @@ def _memories_below_top(core: Core) -> bool:
     return all(any(operand in level.operands for level in core.levels[:-1]) for operand in "WIO")
 
 
-def _below_top(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int) -> dict[str, _Tile]:
+def _below_top(
+    core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, band: int
+) -> dict[str, tuple[_Tile, np.ndarray]]:
     """The mappings other than the dataflow's for the loop order right below the top memory, each with its block
     (``_resident_tile``) in the resident operand's outermost memory below the top, grown from the tile below that
-    memory: as ``MAPPINGS`` above the core, one loop nest around the block whichever memory each operand arrives in
-    (ZigZag's loop order between ``l1`` and ``l3`` on its ``gemm_l1_l3``, whose 1.25 GB ``l3`` holds every
-    layer). None where an operand has no memory below the top (it would cross into the array straight from the top)
-    or its boundary into the top lies in the reduction-innermost ``band`` (whose order is set there). An input block
-    runs all of R below the top: where the outputs' memory below the top is another than the inputs', the block takes
-    no more rows than that memory holds partial sums for over its column tile (a copy in each instance that works on
-    an output, ``_copies``, as ``_held_blocks`` counts them: ZigZag's ``generic_array_cacti``, per-PE registers for
-    each operand under a 32 MB SRAM)."""
+    memory, and whether the block fits there (``_block_fits``): as ``MAPPINGS`` above the core, one loop nest around
+    the block whichever memory each operand arrives in (ZigZag's loop order between ``l1`` and ``l3`` on its
+    ``gemm_l1_l3``, whose 1.25 GB ``l3`` holds every layer). None where an operand has no memory below the top (it
+    would cross into the array straight from the top) or its boundary into the top lies in the reduction-innermost
+    ``band`` (whose order is set there). An input block runs all of R below the top: where the outputs' memory below
+    the top is another than the inputs', the block takes no more rows than that memory holds partial sums for over
+    its column tile (a copy in each instance that works on an output, ``_copies``, as ``_held_blocks`` counts them:
+    ZigZag's ``generic_array_cacti``, per-PE registers for each operand under a 32 MB SRAM), and fits only where that
+    memory holds them for the rows of the tile below."""
     below = {operand: [i for i, level in enumerate(core.levels[:-1]) if operand in level.operands] for operand in "WIO"}
     if not all(below.values()) or any(_in_band(holders[-1], band) for holders in below.values()):
         return {}
     native = _NATIVE[core.dataflow]
-    blocks = {
-        name: _resident_tile(core.levels[home], gemm, tiles[home], _RESIDENT[name], precision)
-        for name in MAPPINGS
-        if name != native
-        for home in [below[_RESIDENT[name]][-1]]
-    }
-    if "input_resident" in blocks and below["O"][-1] != below["I"][-1]:
-        level, (m_b, n_b, r_b) = core.levels[below["O"][-1]], blocks["input_resident"]
-        held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
-        inner = tiles[below["I"][-1]][0]
-        blocks["input_resident"] = (_fitted(gemm, np.clip(np.floor(held / n_b), inner, m_b), inner, 0), n_b, r_b)
+    blocks = {}
+    for name in (name for name in MAPPINGS if name != native):
+        resident = _RESIDENT[name]
+        home = below[resident][-1]
+        block = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision)
+        fits = _block_fits(core.levels[home], gemm, tiles[home], resident, precision, block=block)
+        if resident == "I" and below["O"][-1] != home:
+            level, (m_b, n_b, r_b) = core.levels[below["O"][-1]], block
+            held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
+            inner = tiles[home][0]
+            block = (_fitted(gemm, np.clip(np.floor(held / n_b), inner, m_b), inner, 0), n_b, r_b)
+            fits = fits & (block[0] * n_b <= held * (1 + _TIE))
+        blocks[name] = (block, fits)
     return blocks
 
 
@@ -1288,20 +1304,15 @@ def _cells_written(core: Core, gemm: _Gemm, cand: _Inside, ext_weights: np.ndarr
 _NATIVE = {"weight_stationary": "weight_resident", "output_stationary": "output_resident", "simd": "weight_resident"}
 
 
-def _weights_fit(core: Core, gemm: _Gemm, cand: _Inside, precision: _Precision, mapping: str) -> np.ndarray | bool:
-    """Whether ``mapping`` (a ``MAPPINGS`` name, tried above the core) can keep its block: a weight block grows from the
-    tile of the memory below its own (``_resident_tile``, never smaller than that tile), so a memory that cannot hold
-    even that tile's weights beside the slices it keeps for the others holds no weight block (an output-stationary
-    core's output block over all columns and all of R: ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``, 2.4 MB of weights
-    against its 1 MB weight SRAM). The dataflow's own mapping crosses with the tiles themselves and always can."""
-    home = cand.outermost["W"]
-    if mapping != "weight_resident" or mapping == _NATIVE[core.dataflow] or home is None:
-        return True
-    inner = cand.tiles[home]
-    return _room(core.levels[home], gemm, inner, "W", precision) >= inner[1] * inner[2]
+@dataclass(frozen=True, slots=True)
+class _Traffic:
+    """What one mapping above the core moves across its outer boundary, per (configuration, op): ``in_bytes`` per
+    operand, ``write_bytes`` out, and whether the mapping's block fits where it stays (``_block_fits``; the
+    dataflow's own mapping crosses with the tiles themselves and always can)."""
 
-
-_Traffic = tuple[dict[str, np.ndarray], np.ndarray]  # bytes into the core per operand, bytes out of it
+    in_bytes: dict[str, np.ndarray]
+    write_bytes: np.ndarray
+    fits: np.ndarray | bool = True
 
 
 def _external_traffic(
@@ -1330,10 +1341,11 @@ def _external_traffic(
     names = [name for name in names if name in mappings]
     out: dict[str, _Traffic] = {}
     for name in names:
-        block = None
+        block, fits = None, True
         if name != native:
-            home = outermost[_RESIDENT[name]]
-            block = _resident_tile(core.levels[home], gemm, tiles[home], _RESIDENT[name], precision)
+            home, resident = outermost[_RESIDENT[name]], _RESIDENT[name]
+            block = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision)
+            fits = _block_fits(core.levels[home], gemm, tiles[home], resident, precision, block=block)
         ext_in: dict[str, np.ndarray] = {}
         ext_write = np.zeros_like(gemm.macs)
         for operand, holder in outermost.items():
@@ -1348,7 +1360,7 @@ def _external_traffic(
                 down = np.where(at[2] < gemm.full[2], again, down)
             ext_in[operand] = np.broadcast_to(down, gemm.macs.shape).copy()
             ext_write = ext_write + up
-        out[name] = (ext_in, ext_write)
+        out[name] = _Traffic(ext_in, ext_write, fits)
     return out
 
 
@@ -1395,16 +1407,24 @@ def _input_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precis
     double-buffered memory the weight slice (unless all of N) and a block of fewer than all rows take twice their
     size (``_buffers``); a memory that keeps copies of an input in several instances (``_copies``) holds that many
     times fewer."""
-    (m_t, n_t, r_t), (m, n, r) = inner, gemm.full
+    (m_t, n_t, _), (m, _, r) = inner, gemm.full
     capacity = _capacity_bytes(level, gemm) / _copies(level, "I", gemm)
-    weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
-    partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
-    per_row = gemm.x_unique / m * precision.tile_bytes["I"]
+    weights, per_row, partial_sums = _beside_input_rows(level, gemm, inner, precision)
     rows = m
     for _ in range(_HALO_ROUNDS):  # fewer rows read more halo per row: shrink the block until its inputs fit
         fits = (capacity - weights) / (per_row * gemm.halo.factor((rows, n_t, r)) + partial_sums)
         rows = np.minimum(rows, _fitted(gemm, np.clip(np.floor(fits / _buffers(level, fits, m)), m_t, m), m_t, 0))
     return rows, n_t, r
+
+
+def _beside_input_rows(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> tuple[np.ndarray, ...]:
+    """What ``_input_block`` sizes a block of input rows by: the bytes of the weight slice beside it (R x n_inner,
+    twice in a double-buffered memory unless all of N), the bytes of one row's inputs without halo, and of one row's
+    partial sums over the column tile (none where the inner tile finishes the reduction)."""
+    (_, n_t, r_t), (m, n, r) = inner, gemm.full
+    weights = r * n_t * precision.tile_bytes["W"] * ("W" in level.operands) * _buffers(level, n_t, n)
+    partial_sums = n_t * precision.tile_bytes["O"] * ("O" in level.operands) * (r_t < r)
+    return weights, gemm.x_unique / m * precision.tile_bytes["I"], partial_sums
 
 
 def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Precision) -> _Tile:
@@ -1420,10 +1440,8 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     ``mlp_proj``: 512 rows x all 768 columns, where the square-ish 535 x 724 brings every input in twice). A
     double-buffered memory holds a block of the whole output once, any other twice (``_buffers``); a memory that
     keeps copies of a partial sum in several instances (``_copies``) holds that many times fewer."""
-    (m_t, n_t, r_t), (m, n, _) = inner, gemm.full
-    per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
-    per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
-    per_output = precision.tile_bytes["O"]
+    (m_t, n_t, _), (m, n, _) = inner, gemm.full
+    per_row, per_column, per_output = _beside_outputs(level, inner, precision)
     weights, inputs = gemm.s_elems * precision.tile_bytes["W"], precision.tile_bytes["I"]
 
     def fetched(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -1457,6 +1475,38 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
         whole = (rows >= m) & (columns >= n)
         rows, columns = np.where(whole, rows, halved[0]), np.where(whole, columns, halved[1])
     return rows, columns, gemm.full[2]
+
+
+def _beside_outputs(level: CoreLevel, inner: _Tile, precision: _Precision) -> tuple[np.ndarray, ...]:
+    """What ``_output_block`` sizes a block of outputs by: the bytes of one row's inputs and of one column's weights
+    for one step of the ``inner`` tile's reduction (where the level keeps them), and of one partial sum."""
+    r_t = inner[2]
+    per_row = r_t * precision.tile_bytes["I"] * ("I" in level.operands)
+    per_column = r_t * precision.tile_bytes["W"] * ("W" in level.operands)
+    return per_row, per_column, precision.tile_bytes["O"]
+
+
+def _block_fits(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision, *, block: _Tile) -> np.ndarray:
+    """Whether ``level`` holds ``block`` of ``operand`` (``_resident_tile``, grown from the ``inner`` tile and never
+    smaller than it) beside the slices it keeps for the other operands meanwhile, as the block's sizing counts them:
+    where even the inner tile's does not fit, the block that was floored at it does not either (an output-stationary
+    core's output block over all columns and all of R: ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``, 2.4 MB of weights
+    against its 1 MB weight SRAM)."""
+    (m_b, n_b, r_b), (m, n, r) = block, gemm.full
+    capacity = _capacity_bytes(level, gemm)
+    match operand:
+        case "W":
+            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, r * n)
+            held = own + _reserved(level, gemm, inner, "W", precision)
+        case "I":
+            weights, per_row, partial_sums = _beside_input_rows(level, gemm, inner, precision)
+            rows = m_b * (per_row * gemm.halo.factor(block) + partial_sums) * _buffers(level, m_b, m)
+            held = (weights + rows) * _copies(level, "I", gemm)
+        case _:
+            per_row, per_column, per_output = _beside_outputs(level, inner, precision)
+            twice = np.where((m_b >= m) & (n_b >= n), 1.0, 2.0) if level.memory.double_buffered else 1.0
+            held = (m_b * n_b * per_output + m_b * per_row + n_b * per_column) * twice * _copies(level, "O", gemm)
+    return held <= capacity * (1 + _TIE)
 
 
 def _tiles(core: Core, gemm: _Gemm, precision: _Precision, *, band: int, grow: bool = True, widen: float = 1.0) -> list[_Tile]:
