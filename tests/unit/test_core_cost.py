@@ -565,6 +565,28 @@ def test_an_output_block_takes_the_shape_that_brings_the_fewest_bytes_in(
     assert cost.ext_write_bytes[0, 0] == input_hw**2 * channels_out  # the outputs leave once
 
 
+def test_an_output_block_that_does_not_fit_loses_to_a_shape_that_does(tmp_path: Path) -> None:
+    # tiny's core (a 128 B weight register below a 256 B local memory of all three operands, 1-byte elements) under
+    # big (1 MiB, 8 pJ a byte), which holds the whole op. A 1x1 conv on one pixel, C = 128, K = 64: M = 1, N = 64,
+    # R = 128; W 8,192 B, X 128 B. Over chunks of 16 of R, local keeps an output block beside one chunk's inputs of
+    # its rows and weights of its columns (16 B a row and a column): m x n + 16 m + 16 n <= 256. The square-ish
+    # block, 16 columns (the root of 256), leaves no room for a row (16 + 16 + 256 = 288 B); of the shapes that fit,
+    # 1 row x 14 columns (254 B) brings the fewest in: W once, X once per block of columns, big reads 8,192 + 5 x 128
+    # B. The engine had kept the square-ish block, the fewest bytes of all, which does not fit.
+    def core(data: dict) -> None:
+        _under_a_big_memory(data)
+        data["parameters"]["big_bytes"]["default"] = 1 << 20
+        data["memories"]["rf"]["size_bytes"] = 128
+        data["memories"]["local"]["size_bytes"] = 256
+
+    hw = _tiny_variant(tmp_path, core)
+    table = op_table(conv_workload(batch=1, channels_in=128, channels_out=64, input_hw=1))
+    cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
+    assert MAPPINGS[cost.mapping[0, 0]] == "output_resident" and cost.mapping_below_top[0, 0]
+    assert cost.reduction_chunk[0, 0] == 16
+    assert cost.level_read_bytes["big"][0, 0] == 8192 + 5 * 128
+
+
 @pytest.mark.parametrize(("weight_bytes", "weights_in", "mapping"), [(16, 192, "output_resident"), (64, 64, "weight_resident")])
 def test_a_weight_block_is_kept_only_by_a_memory_that_holds_the_weights_below_it(
     tmp_path: Path, weight_bytes: int, weights_in: int, mapping: str

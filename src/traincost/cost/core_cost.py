@@ -1433,7 +1433,7 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     inner tile's reduction (m x r_inner and r_inner x n; ``_room`` reserves the op's whole extent instead, for tiles
     that every row or column of it streams past). Of a few shapes that fit, the one that brings the fewest bytes
     into the level (each weight once per block of rows, each input of the block's windows once per block of columns,
-    ``_Gemm.inputs_read``; the first on a tie):
+    ``_Gemm.inputs_read``; the first on a tie; a shape that fits before one that does not):
     the square-ish block (the columns grow as a square block's would, the rows take what is left), and the blocks
     that cut the columns, or the rows, into as many equal parts as the square-ish block needs, one fewer, or one, the
     other side taking what is left (ZigZag's ``O: sram_1MB_A[OY2 OY2 C2 C2]`` on ``ascend_like``'s GPT-2
@@ -1461,7 +1461,7 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
             m_b = _fitted(gemm, np.clip(np.ceil(m / np.maximum(parts, 1.0)), m_t, m), m_t, 0)
             n_b = np.minimum(np.floor((capacity - m_b * per_row) / (m_b * per_output + per_column)), n)
             shapes.append((m_b, _fitted(gemm, np.maximum(n_b, n_t), n_t, 1), n_b >= n_t))
-        least = fetched(rows, columns)
+        least = np.where(m_square >= m_t, fetched(rows, columns), np.inf)  # a square-ish block that does not fit loses
         for m_b, n_b, fit in shapes:
             brings = fetched(m_b, n_b)
             better = fit & (brings < least)
