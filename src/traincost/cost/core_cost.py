@@ -1223,10 +1223,9 @@ def _inside(
     tiles = _order_tiles(core, gemm if candidate.chunk is None else candidate.chunk, precision, candidate)
     top = len(core.levels) - 1
     levels = _Levels(core, compute.shape, [_working(level, gemm) for level in core.levels])
-    outermost: dict[str, int | None] = {}
+    outermost = {operand: _outermost(core, operand) for operand in ("W", "I", "O")}
     for operand in ("W", "I", "O"):
         holders = [i for i, level in enumerate(core.levels) if operand in level.operands]
-        outermost[operand] = holders[-1] if holders else None
         child = -1  # the PE array
         final: bool | np.ndarray = False  # whether the outputs leaving the child are complete
         arriving = tiles[0][2]  # the R-tile of the partial sums that reach the child
