@@ -166,6 +166,22 @@ def _under_a_big_memory(data: dict) -> None:
     data["cores"][0]["memory"].append({"level": "big", "operands": ["W", "I", "O"]})
 
 
+def _one_memory_per_operand(data: dict, levels: list[tuple[str, str, int]]) -> None:
+    """tiny.yaml's PE core with one cheap memory (0.1 pJ a byte) per operand, ``levels`` (name, operand, bytes)
+    innermost first, as ZigZag's generic_array_cacti; below big where ``_under_a_big_memory`` added it."""
+    for name in ("rf", "local"):
+        del data["memories"][name]
+    for name, _, size_bytes in levels:
+        data["memories"][name] = {
+            "size_bytes": size_bytes,
+            **_WIDE,
+            "read_energy_pj_per_bit": 0.0125,
+            "write_energy_pj_per_bit": 0.0125,
+        }
+    top = [{"level": "big", "operands": ["W", "I", "O"]}] if "big" in data["memories"] else []
+    data["cores"][0]["memory"] = [{"level": name, "operands": [operand]} for name, operand, _ in levels] + top
+
+
 def test_below_a_top_memory_holding_the_whole_op_the_loop_order_is_chosen_one_level_down(tmp_path: Path) -> None:
     # The conv above (X 128 B, W 1,024 B, Y 128 B; the local memory's weight tile beside one streaming row: 30 of
     # 32 columns, all of R) under a 4 KiB memory that holds it all: every order above the core fetches each operand
@@ -239,16 +255,7 @@ def test_an_input_block_below_the_top_takes_no_more_rows_than_its_partial_sums_h
     # of weights.
     def core(data: dict) -> None:
         _under_a_big_memory(data)
-        cheap = {**_WIDE, "read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
-        data["memories"]["rf"] = {"size_bytes": 1024, **cheap}
-        data["memories"]["oram"] = {"size_bytes": 16, **cheap}
-        data["memories"]["local"] = {"size_bytes": 64, **cheap}
-        data["cores"][0]["memory"] = [
-            {"level": "rf", "operands": ["I"]},
-            {"level": "oram", "operands": ["O"]},
-            {"level": "local", "operands": ["W"]},
-            {"level": "big", "operands": ["W", "I", "O"]},
-        ]
+        _one_memory_per_operand(data, [("rf", "I", 1024), ("oram", "O", 16), ("local", "W", 64)])
 
     hw = _tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=4))
@@ -606,25 +613,16 @@ def test_a_weight_block_is_kept_only_by_a_memory_that_holds_the_weights_below_it
 
 def test_an_input_block_is_kept_only_by_a_memory_that_holds_the_rows_of_the_tile_below_it(tmp_path: Path) -> None:
     # A weight-stationary core with one cheap memory per operand (0.1 pJ a byte), as ZigZag's generic_array_cacti: an
-    # 8 B output register, a 16 B weight memory above it, a 16 B input memory at the top. A 1x1 conv, C = K = 8, 4x4 outputs (M = 16,
-    # N = 8, R = 8; X 128 B, W 64 B, Y 128 B); array tile m = 1, n = 2, r = 2. The register's block of 4 rows x 2
-    # columns makes the weight memory's tile 4 rows x 2 columns x all of R: an input block above it would keep those
-    # rows' 32 inputs in 16 B. Costed anyway, it fetched the inputs once and the weights once per 4 rows (128 + 256 B
-    # in). The input memory holds 2 rows: a block of them, from a 1-row tile, fetches the weights 8 times (128 + 512
-    # B); the dataflow's order keeps each weight tile while every row streams past, the inputs once per column tile
-    # (W 64 + X 4 x 128 B), the fewest.
-    def core(data: dict) -> None:
-        del data["memories"]["rf"], data["memories"]["local"]
-        cheap = {**_WIDE, "read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
-        for name, size_bytes in (("oreg", 8), ("wmem", 16), ("imem", 16)):
-            data["memories"][name] = {"size_bytes": size_bytes, **cheap}
-        data["cores"][0]["memory"] = [
-            {"level": "oreg", "operands": ["O"]},
-            {"level": "wmem", "operands": ["W"]},
-            {"level": "imem", "operands": ["I"]},
-        ]
-
-    hw = _tiny_variant(tmp_path, core)
+    # 8 B output register, a 16 B weight memory above it, a 16 B input memory at the top. A 1x1 conv, C = K = 8, 4x4
+    # outputs (M = 16, N = 8, R = 8; X 128 B, W 64 B, Y 128 B); array tile m = 1, n = 2, r = 2. The register's block
+    # of 4 rows x 2 columns makes the weight memory's tile 4 rows x 2 columns x all of R: an input block above it
+    # would keep those rows' 32 inputs in 16 B. Costed anyway, it fetched the inputs once and the weights once per 4
+    # rows (128 + 256 B in). The input memory holds 2 rows: a block of them, from a 1-row tile, fetches the weights 8
+    # times (128 + 512 B); the dataflow's order keeps each weight tile while every row streams past, the inputs once
+    # per column tile (W 64 + X 4 x 128 B), the fewest.
+    hw = _tiny_variant(
+        tmp_path, lambda data: _one_memory_per_operand(data, [("oreg", "O", 8), ("wmem", "W", 16), ("imem", "I", 16)])
+    )
     table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
     for objective in OBJECTIVES:
         cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective=objective)
@@ -646,16 +644,7 @@ def test_an_output_block_below_the_top_is_kept_only_where_its_memory_holds_the_t
     def core(data: dict) -> None:
         _under_a_big_memory(data)
         data["parameters"]["big_bytes"]["default"] = 65536
-        cheap = {**_WIDE, "read_energy_pj_per_bit": 0.0125, "write_energy_pj_per_bit": 0.0125}
-        data["memories"]["rf"] = {"size_bytes": 64, **cheap}
-        data["memories"]["local"] = {"size_bytes": 64, **cheap}
-        data["memories"]["oram"] = {"size_bytes": 32, **cheap}
-        data["cores"][0]["memory"] = [
-            {"level": "rf", "operands": ["I"]},
-            {"level": "local", "operands": ["W"]},
-            {"level": "oram", "operands": ["O"]},
-            {"level": "big", "operands": ["W", "I", "O"]},
-        ]
+        _one_memory_per_operand(data, [("rf", "I", 64), ("local", "W", 64), ("oram", "O", 32)])
 
     hw = _tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
