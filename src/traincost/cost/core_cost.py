@@ -73,7 +73,9 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    M×N output block stays until complete: no partial sums leave). Each candidate's block grows to
    the room its resident operand's outermost memory leaves it (``_room``; an input or output block
    beside only what its own rows need, ``_input_block``, ``_output_block``; an output block takes, of a
-   few shapes that fit, the one that brings the fewest weights and inputs in). Every order inside the core
+   few shapes that fit, the one that brings the fewest weights and inputs in). A block never shrinks below the tile
+   under it, so a mapping is weighed only where its memory holds its block beside the slices it keeps for the
+   others (``_block_fits``); the dataflow's own mapping always is. Every order inside the core
    is tried again over chunks of the reduction (``_chunked``), in the output-resident mapping: its tiles
    grow as if the op's R were a chunk, short enough that the outputs' outermost memory keeps the whole
    output, or all columns of half or a quarter of its rows, beside those rows' inputs of a chunk, so an
