@@ -1076,15 +1076,15 @@ def _below_top(
     for name in (name for name in MAPPINGS if name != native):
         resident = _RESIDENT[name]
         home = below[resident][-1]
-        block = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision)
-        fits = _block_fits(core.levels[home], gemm, tiles[home], resident, precision, block=block)
+        block, partial_sums_fit = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision), True
         if resident == "I" and below["O"][-1] != home:
             level, (m_b, n_b, r_b) = core.levels[below["O"][-1]], block
             held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
             inner = tiles[home][0]
             block = (_fitted(gemm, np.clip(np.floor(held / n_b), inner, m_b), inner, 0), n_b, r_b)
-            fits = fits & (block[0] * n_b <= held * (1 + _TIE))
-        blocks[name] = (block, fits)
+            partial_sums_fit = block[0] * n_b <= held * (1 + _TIE)
+        fits = _block_fits(core.levels[home], gemm, tiles[home], resident, precision, block=block)
+        blocks[name] = (block, fits & partial_sums_fit)
     return blocks
 
 
