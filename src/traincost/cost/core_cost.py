@@ -1493,11 +1493,11 @@ def _block_fits(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, preci
     where even the inner tile's does not fit, the block that was floored at it does not either (an output-stationary
     core's output block over all columns and all of R: ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``, 2.4 MB of weights
     against its 1 MB weight SRAM)."""
-    (m_b, n_b, r_b), (m, n, r) = block, gemm.full
+    (m_b, n_b, r_b), (m, n, _) = block, gemm.full
     capacity = _capacity_bytes(level, gemm)
     match operand:
         case "W":
-            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, r * n)
+            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, _whole(gemm)["W"])
             held = own + _reserved(level, gemm, inner, "W", precision)
         case "I":
             weights, per_row, partial_sums = _beside_input_rows(level, gemm, inner, precision)
