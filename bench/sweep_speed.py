@@ -19,7 +19,10 @@ CPU against 18.3 and 20.7 s with the engine's own tiles (two runs, 28 November 2
 cores); 29 November 2026, the machine otherwise idle, alternating runs, with each conv gradient costed again on its
 own loops (``OWN_LOOPS``; 7c6f881 against a6d4366): the Edge TPU training grid 4.3-4.4 s -> 5.3-5.5 s, the
 ``eyeriss_like`` MAC ops 8.1-8.4 s -> 9.5-10.2 s (``any``) and 8.1-8.2 s -> 11.3-11.9 s (``divisors``), FuseMax's GPT-2
-(no convolution) unchanged at 0.56-0.57 s. If the
+(no convolution) unchanged at 0.56-0.57 s; with every block weighed only where its memory holds it (``_block_fits``;
+79957c4 against 43534c4, alternating runs, the machine otherwise idle) unchanged within the noise: the Edge TPU
+training grid 5.2-5.4 s against 5.3-5.4 s, the ``eyeriss_like`` MAC ops 10.3-10.4 s against 10.0-12.1 s (``any``) and
+11.4-11.8 s against 11.4-11.5 s (``divisors``), FuseMax's GPT-2 0.54-0.59 s against 0.43-0.59 s. If the
 ZigZag cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 

@@ -219,7 +219,7 @@ divisor tiles 0.980 -> 0.987, 0.947 -> 0.958, 0.947 -> 0.998. No row crossed 1.3
 energy rows are within 5 % against LOMA (922). On GPT-2 the orders still differ where the totals agree: ZigZag keeps
 each PE's 72 weights in ``rf_W`` over all 1,024 rows of ``qkv`` (``O: rf_O[OY16 C6] | sram_32MB[K12 OY64 K6 C4]``),
 our engine an input block over chunks of 192 of C below the SRAM (the block's ``sram_32MB`` 2.9x ZigZag's, ``rf_O``
-0.97x). The full config's 233 tables are identical.
+0.97x). The full config's 233 tables and the ablations' 296 are identical.
 
 Seventeenth round (``traincost.cost.core_cost._tiles``, ``_weights_fit``; hand-made cases in
 ``tests/unit/test_core_cost.py``), 29 November 2026: an output-stationary core's top output memory now keeps the block
