@@ -1490,9 +1490,11 @@ def _beside_outputs(level: CoreLevel, inner: _Tile, precision: _Precision) -> tu
 def _block_fits(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision, *, block: _Tile) -> np.ndarray:
     """Whether ``level`` holds ``block`` of ``operand`` (``_resident_tile``, grown from the ``inner`` tile and never
     smaller than it) beside the slices it keeps for the other operands meanwhile, as the block's sizing counts them:
-    where even the inner tile's does not fit, the block that was floored at it does not either (an output-stationary
-    core's output block over all columns and all of R: ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``, 2.4 MB of weights
-    against its 1 MB weight SRAM)."""
+    where even the inner tile's does not fit, the block that was floored at it does not either (weights above an
+    output-stationary core's output block over all columns and all of R: ``tesla_npu_like_mixed``'s GPT-2 ``mlp_proj``,
+    2.4 MB against its 1 MB weight SRAM; outputs below the top grown from the weight registers' tile of 64 held rows x
+    2,048 columns: ``generic_array_cacti``'s GPT-2 ``qkv``, 16.7 MB of partial sums with their 32 copies against 128 KB
+    of per-PE output registers)."""
     (m_b, n_b, r_b), (m, n, _) = block, gemm.full
     capacity = _capacity_bytes(level, gemm)
     match operand:
