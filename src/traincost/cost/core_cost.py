@@ -1076,7 +1076,8 @@ def _below_top(
     for name in (name for name in MAPPINGS if name != native):
         resident = _RESIDENT[name]
         home = below[resident][-1]
-        block, partial_sums_fit = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision), True
+        block = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision)
+        partial_sums_fit: np.ndarray | bool = True
         if resident == "I" and below["O"][-1] != home:
             level, (m_b, n_b, r_b) = core.levels[below["O"][-1]], block
             held = _share_elems(level, gemm, precision.partial_sum_bytes) / _copies(level, "O", gemm)
@@ -1344,7 +1345,8 @@ def _external_traffic(
     for name in names:
         block, fits = None, True
         if name != native:
-            home, resident = outermost[_RESIDENT[name]], _RESIDENT[name]
+            resident = _RESIDENT[name]
+            home = outermost[resident]
             block = _resident_tile(core.levels[home], gemm, tiles[home], resident, precision)
             fits = _block_fits(core.levels[home], gemm, tiles[home], resident, precision, block=block)
         ext_in: dict[str, np.ndarray] = {}
@@ -1495,19 +1497,19 @@ def _block_fits(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, preci
     2.4 MB against its 1 MB weight SRAM; outputs below the top grown from the weight registers' tile of 64 held rows x
     2,048 columns: ``generic_array_cacti``'s GPT-2 ``qkv``, 16.7 MB of partial sums with their 32 copies against 128 KB
     of per-PE output registers)."""
-    (m_b, n_b, r_b), (m, n, _) = block, gemm.full
+    (m_b, n_b, r_b), whole = block, _whole(gemm)
     capacity = _capacity_bytes(level, gemm)
     match operand:
         case "W":
-            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, _whole(gemm)["W"])
+            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, whole["W"])
             held = own + _reserved(level, gemm, inner, "W", precision)
         case "I":
             weights, per_row, partial_sums = _beside_input_rows(level, gemm, inner, precision)
-            rows = m_b * (per_row * gemm.halo.factor(block) + partial_sums) * _buffers(level, m_b, m)
+            rows = m_b * (per_row * gemm.halo.factor(block) + partial_sums) * _buffers(level, m_b, gemm.full[0])
             held = (weights + rows) * _copies(level, "I", gemm)
         case _:
             per_row, per_column, per_output = _beside_outputs(level, inner, precision)
-            twice = np.where((m_b >= m) & (n_b >= n), 1.0, 2.0) if level.memory.double_buffered else 1.0
+            twice = _buffers(level, m_b * n_b, whole["O"])  # a block of the whole output once
             held = (m_b * n_b * per_output + m_b * per_row + n_b * per_column) * twice * _copies(level, "O", gemm)
     return held <= capacity * (1 + _TIE)
 
