@@ -852,6 +852,31 @@ def test_a_weight_tile_cut_in_the_reduction_lets_an_input_memory_below_it_serve_
     assert cost.level_read_bytes["wsram"][0, 0] == 4 * 128
 
 
+@pytest.mark.parametrize(("wbuf_bytes", "widened", "inputs_in"), [(64, 4, 128), (32, 0, 256)])
+def test_a_band_widens_its_weight_tile_only_to_what_the_weight_memories_above_hold(
+    tmp_path: Path, wbuf_bytes: int, widened: int, inputs_in: int
+) -> None:
+    # The case above with a weight buffer (wbuf) between wsram and local, whose tile takes all 16 of R. Where it holds
+    # 4 columns of them (64 B), wsram's tile is cut to 8 of R x 4 columns as above and the inputs enter ireg twice
+    # (128 B); where it holds 2 (32 B), 4 columns would not fit above wsram: the band keeps wsram's tile over all of R
+    # and 2 columns, and a row's inputs enter ireg once per 2 columns, 4 times (256 B read from local), the 32
+    # outputs leaving oreg once.
+    def with_wbuf(data: dict) -> None:
+        _register_hierarchy(data)
+        data["memories"]["wsram"]["size_bytes"] = 32
+        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        data["memories"]["wbuf"] = {**data["memories"]["wsram"], "size_bytes": wbuf_bytes}
+        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
+        data["cores"][0]["memory"].insert(4, {"level": "wbuf", "operands": ["W"]})
+
+    hw = _tiny_variant(tmp_path, with_wbuf)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=2))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.reduction_levels[0, 0] == 3 and cost.widened_columns[0, 0] == widened
+    assert cost.level_write_bytes["ireg"][0, 0] == inputs_in
+    assert cost.level_write_bytes["local"][0, 0] == (64 if widened else 32)
+
+
 def test_outputs_finished_in_the_band_leave_every_memory_above_it_once(tmp_path: Path) -> None:
     # The register hierarchy with an 8 B output memory (osram) and a second 1 KiB weight memory (wbig, 1 pJ/B) between
     # wsram and local; the conv of the test above (M = 4, N = 4, R = 32; array tile m=1, n=2, r=2).
@@ -1147,6 +1172,34 @@ def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp
     assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(9856)
 
 
+def test_per_pe_output_registers_hold_a_bands_block_once_per_copy(tmp_path: Path) -> None:
+    # The core above with an 8 B weight register (2 columns x 4 of R) and one 2 B output register per PE (8 B in
+    # all), on the 1x1 conv (M 16, N 4, R 32; array m 1, n 2, r 2). The array's C:2 axis has two PEs work on each
+    # output, each keeping its own partial sum, so the registers hold 4 outputs: a block of 2 rows x 2 columns, where
+    # 4 rows (16 B of partial sums) had been kept. Energy keeps the reduction innermost over the array, the output
+    # and the weight registers (band 3): each block finishes all 32 of R and leaves once (64 B to local), the weight
+    # register takes all 128 weights once per block of rows, 8 times (1,024 B, not 512). MACs 2,048 + oreg (each of
+    # the 2 copies of 64 outputs takes 16 partial sums: 2,048 written, 2,048 read) 4,096 + rf (2,048 read, 1,024
+    # written) 3,072 + local (W 1,024 and I 1,024 read, the outputs 64 written) 2,112 x 2 = 13,440 pJ.
+    def per_pe(data: dict) -> None:
+        data["memories"]["rf"].update(size_bytes=8, **_ONE_PJ_PER_BYTE, **_WIDE)
+        data["memories"]["oreg"] = {"size_bytes": 2, "per_pe": True, **_ONE_PJ_PER_BYTE, **_WIDE}
+        data["memories"]["local"].update(_WIDE)
+        data["cores"][0]["memory"] = [
+            {"level": "oreg", "operands": ["O"]},
+            {"level": "rf", "operands": ["W"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+        ]
+
+    hw = _tiny_variant(tmp_path, per_pe)
+    core = hw.cores[0]
+    cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.reduction_levels[0, 0] == 3
+    assert cost.level_write_bytes["rf"][0, 0] == 1024 and cost.level_write_bytes["local"][0, 0] == 64
+    assert cost.level_read_bytes["local"][0, 0] == 2048 and cost.level_write_bytes["oreg"][0, 0] == 2048
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(13440)
+
+
 def test_a_register_holding_the_blocks_window_loads_each_input_pixel_once(tmp_path: Path) -> None:
     # The held-rows core with an input register below the rest, on a 3x3 conv (2 -> 4 channels, 6x6 input): M = 16,
     # N = 4, R = 18, 72 input pixels, a quarter of the 288 im2col elements. Held rows (2 at a time, energy's choice)
@@ -1215,6 +1268,27 @@ def test_held_rows_keep_their_inputs_in_the_pes_over_a_weight_tile_cut_to_fit_th
     for name in ("oreg", "osram"):  # each as many bytes read as written
         assert cost.level_write_bytes[name][0, 0] == cost.level_read_bytes[name][0, 0] == bytes_moved[name]
     assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(energy_pj)
+
+
+def test_held_rows_cut_no_weight_tile_wider_than_the_weight_memory_above_holds(tmp_path: Path) -> None:
+    # The core above (output SRAM at 0.5 pJ/B) with a 64 B weight SRAM (0.5 pJ/B) between the registers and the output
+    # SRAM: it holds wreg's tile as it grows, 2 columns x all 32 of R. Cut to ireg's 4 of R, wreg would hold all 4
+    # columns, but the weight SRAM above it would then need 4 x 32 weights: the cut takes 2 columns, and the inputs
+    # in ireg no longer serve more of them than the tile as it grows (1,024 B from local either way). So energy keeps
+    # wreg's tile as it grows: 9,792 pJ as above and the weight SRAM's 128 B in and out, 9,920 pJ (the 4-column cut,
+    # 512 B into ireg, had been counted).
+    def weight_sram(data: dict) -> None:
+        _inputs_in_the_pes_core(0.5)(data)
+        data["memories"]["wsram"] = {**data["memories"]["osram"], "size_bytes": 64}
+        data["cores"][0]["memory"].insert(3, {"level": "wsram", "operands": ["W"]})
+
+    hw = _tiny_variant(tmp_path, weight_sram)
+    core = hw.cores[0]
+    cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.held_rows[0, 0] == 2
+    assert cost.level_write_bytes["ireg"][0, 0] == 1024 and cost.level_read_bytes["local"][0, 0] == 128 + 1024
+    assert cost.level_write_bytes["wsram"][0, 0] == cost.level_read_bytes["wsram"][0, 0] == 128
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(9920)
 
 
 def test_instances_beside_idle_pes_hold_and_move_nothing(tmp_path: Path) -> None:

@@ -16,16 +16,19 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    bytes in (``_output_block``, as the output-resident mapping above any core). A double-buffered memory
    (``MemoryLevel.double_buffered``, ZigZag's ``force_double_buffering``) keeps two of each tile or slice that is less
    than its whole operand
-   (``_buffers``), in every block this recipe sizes. Every tile takes as much of each loop as fits, the loop's last
-   tile partial, or, on a core with ``tiling: divisors``, the largest multiple of the tile inside it that divides
-   the loop, as ZigZag's temporal mappings split each loop into factors of its size (``_fitted``).
+   (``_buffers``), in every block this recipe sizes; a memory with a copy of an element in each instance that works
+   on it (per-PE registers under a reduction unrolled over the array, ``_copies``) holds that many times fewer.
+   Every tile takes as much of each loop as fits, the loop's last tile partial, or, on a core with ``tiling:
+   divisors``, the largest multiple of the tile inside it that divides the loop, as ZigZag's temporal mappings
+   split each loop into factors of its size (``_fitted``).
 3. **A loop order per op inside the core.** Below the top memory, a band of the innermost levels
    may keep the reduction loops innermost (output-stationary: an output tile stays in its memory
    until all of R is done, while the weights and inputs under it change every step; all of R the
    first weight memory above the band holds, which keeps its tile while the rows stream past it,
    ``_band_within_weights``); above the band the order is the core's dataflow. Where a memory keeps inputs
    between the band and that weight memory, the weight tile is also tried cut in R to 2, 4 or 8 times the columns
-   (whole steps of the array's R): the inputs there serve that many columns before they are replaced, while the
+   (whole steps of the array's R), as far as the weight memories above it hold (``_columns_above``): the inputs
+   there serve that many columns before they are replaced, while the
    band's partial sums leave once per shorter R-tile (ZigZag's ``ascend_like`` GPT-2 ``mlp_fc``: 128 of R x 64
    columns in its 8 KB weight register file, ``I: rf_64KB_I[C2 C2 C2 OY2 K2 OY2 OY2 OY2 OY2 K2]``; recorded in
    ``CoreOpCost.widened_columns``). The band is chosen
@@ -49,8 +52,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    input register that holds a block's inputs is filled in accesses as wide as the block
    (``_block_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``. Where an input memory lies at or
    below that output memory, the same block is tried once more with the weight memory's tile cut to the
-   reduction whose inputs of the block's rows the input memory holds, and as wide as the weight memory then
-   holds: the block's inputs stay in the PEs over the whole tile, its columns too, loaded once per weight
+   reduction whose inputs of the block's rows the input memory holds, and as wide as the weight memory (and each
+   weight memory above it, ``_columns_above``) then holds: the block's inputs stay in the PEs over the whole tile, its columns too, loaded once per weight
    tile instead of once per step of the array's columns, where the partial sums leave the output memory
    once per shorter R-tile (row-stationary reuse, ZigZag's ``eyeriss_like`` GPT-2 ``qkv``: ``I:
    rf_64B_A[OY8 C8 K5]``, 8 rows x 8 of C in each 64 B input register over 5 output channels;
@@ -432,9 +435,12 @@ def _room(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: 
     outputs M x n_inner, beside an output block an input slice M x r_inner and a weight slice r_inner x N. Each
     slice spans the op's whole extent in the tile's dimensions, so the room does not depend on how far it grows.
     In a double-buffered memory a slice, and the tile unless it is its whole operand, take twice their size
-    (``_buffers``)."""
+    (``_buffers``). A memory with a copy of an element in each instance that works on it (``_copies``: a partial sum
+    of an output whose reduction the array unrolls, an input broadcast over the output channels) holds that many
+    times fewer, the tile's elements and the slices' alike (ZigZag's ``eyeriss_like``: 16 B output registers in 168
+    PEs, 12 of them on each output, hold 112 outputs, not 1,344)."""
     room = np.maximum(_capacity_bytes(level, gemm) - _reserved(level, gemm, inner, operand, precision), 0.0)
-    room = room / precision.tile_bytes[operand]
+    room = room / precision.tile_bytes[operand] / _copies(level, operand, gemm)
     return room / _buffers(level, room, _whole(gemm)[operand])
 
 
@@ -445,12 +451,13 @@ def _whole(gemm: _Gemm) -> dict[str, np.ndarray]:
 
 
 def _reserved(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, precision: _Precision) -> np.ndarray | float:
-    """Bytes ``level`` keeps for the slices of its other operands while a tile of ``operand`` stays (``_room``)."""
+    """Bytes ``level`` keeps for the slices of its other operands while a tile of ``operand`` stays (``_room``), each
+    element in each of its copies (``_copies``)."""
     (m, n, r), (m_i, n_i, r_i) = gemm.full, inner
     whole = _whole(gemm)
     beside = {"W": {"I": m_i * r, "O": m_i * n}, "I": {"W": r * n_i, "O": m * n_i}, "O": {"I": m * r_i, "W": r_i * n}}[operand]
     return sum(
-        beside[other] * precision.tile_bytes[other] * _buffers(level, beside[other], whole[other])
+        beside[other] * precision.tile_bytes[other] * _buffers(level, beside[other], whole[other]) * _copies(level, other, gemm)
         for other in level.operands
         if other != operand
     )
@@ -994,9 +1001,10 @@ def _weights_for_the_block(
 ) -> _Tile:
     """The innermost weight memory's tile for a block of ``rows`` held in the PEs, cut to the reduction whose inputs of
     those rows the input memory at ``inputs`` holds (whole steps of the array's, at least one) and as wide as the
-    weight memory then holds: the block's inputs stay in the PEs over the whole tile, its columns too (an Eyeriss-like
-    row-stationary order, ZigZag's ``I: rf_64B_A[OY8 C8 K5]``, ``W: rf_64B_W[OY8 C8 K5 OY4]``: 8 rows of inputs in
-    the 64-byte input registers over 8 of the reduction and 5 output channels)."""
+    weight memory, and the weight memories above it (``_columns_above``), then hold: the block's inputs stay in the
+    PEs over the whole tile, its columns too (an Eyeriss-like row-stationary order, ZigZag's ``I: rf_64B_A[OY8 C8
+    K5]``, ``W: rf_64B_W[OY8 C8 K5 OY4]``: 8 rows of inputs in the 64-byte input registers over 8 of the reduction
+    and 5 output channels)."""
     (m, n, r), (_, n_a, r_a) = gemm.full, gemm.array_tile
     weight = _innermost(core, "W")
     level = core.levels[inputs]
@@ -1006,8 +1014,25 @@ def _weights_for_the_block(
     m_w, n_w, r_w = tiles[weight + 1]
     r_b = np.minimum(r_b, r_w)
     space = _room(core.levels[weight], gemm, tiles[weight], "W", precision)
-    n_b = _fitted(gemm, np.clip(np.floor(space / r_b / n_a) * n_a, n_w, n), n_w, 1)
+    columns = np.minimum(space / r_b, _columns_above(core, gemm, tiles, precision, weight=weight, r=r_b))
+    n_b = _fitted(gemm, np.clip(np.floor(columns / n_a) * n_a, n_w, n), n_w, 1)
     return m_w, n_b, r_b
+
+
+def _columns_above(
+    core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision, *, weight: int, r: np.ndarray
+) -> np.ndarray | float:
+    """The most columns a weight tile at level ``weight`` may span so that every weight memory above it (below the
+    top, whose block the mapping above the core sizes) still holds its own tile, which takes as many columns over
+    its R-tile, or ``r`` where that is longer (``tiles``: the order's tiles before the widening): ZigZag's
+    ``eyeriss_like`` on GPT-2's ``qkv``, 96 of R x 112 columns in the 64 B weight registers would need 112 x 768
+    weights of its 64 KB SRAM, which holds 85 columns. inf where no weight memory lies there."""
+    columns: np.ndarray | float = np.inf
+    for k in range(weight + 1, len(core.levels) - 1):
+        if "W" in core.levels[k].operands:
+            room = _room(core.levels[k], gemm, tiles[k], "W", precision)
+            columns = np.minimum(columns, np.floor(room / np.maximum(tiles[k + 1][2], r)))
+    return columns
 
 
 def _holds_the_whole_op(core: Core, gemm: _Gemm, precision: _Precision) -> np.ndarray:
@@ -1543,9 +1568,10 @@ def _band_within_weights(
     tile's R, and its blocks' partial sums leave once per R-tile of it. The tiles up to that memory take its R-tile:
     all of R where it holds the whole reduction of the block's columns, or where no weight memory lies above the band
     (a tile that kept all of R inside a memory holding less would not nest). With ``widen`` > 1 that memory's tile
-    spans ``widen`` times the columns of the tile below it (at most all N) over as many whole steps of the array's R
-    as then fit, where at least one does, and every tile from the band up spans those columns: an input memory
-    between the band and the weight memory keeps its rows' inputs over all of them."""
+    spans ``widen`` times the columns of the tile below it (at most all N, and as many as the weight memories above
+    it hold, ``_columns_above``) over as many whole steps of the array's R as then fit, where at least one does, and
+    every tile from the band up spans those columns: an input memory between the band and the weight memory keeps
+    its rows' inputs over all of them."""
     w, r = _weights_above_band(core, band), gemm.full[2]
     if w is None:
         return tiles
@@ -1553,7 +1579,8 @@ def _band_within_weights(
     room = _room(core.levels[w], gemm, tiles[w], "W", precision)
     r_a = tiles[0][2]
     r_w = np.where(room >= r * n_t, r, _fitted(gemm, np.maximum(np.floor(room / n_t), r_a), r_a, 2))
-    n_w = _fitted(gemm, np.minimum(n_t * widen, gemm.full[1]), n_t, 1)
+    columns = np.maximum(_columns_above(core, gemm, tiles, precision, weight=w, r=r_a), n_t)
+    n_w = _fitted(gemm, np.minimum(np.minimum(n_t * widen, gemm.full[1]), columns), n_t, 1)
     r_wide = np.minimum(np.floor(room / n_w / r_a) * r_a, r)
     wide = (r_wide >= r_a) & (n_w > n_t)
     r_wide = _fitted(gemm, np.maximum(r_wide, r_a), r_a, 2)
