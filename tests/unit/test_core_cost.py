@@ -877,6 +877,29 @@ def test_a_band_widens_its_weight_tile_only_to_what_the_weight_memories_above_ho
     assert cost.level_write_bytes["local"][0, 0] == (64 if widened else 32)
 
 
+def test_a_bands_output_block_of_one_row_takes_the_columns_its_room_holds(tmp_path: Path) -> None:
+    # The register hierarchy with an 8 B output register, a 16 B input register and an 8 B wsram, on a classifier's one
+    # row (1x1 conv on a 1x1 input, C = 16, K = 8: M = 1, N = 8, R = 16; array tile m=1, n=2, r=2). The band over
+    # every level below local keeps the whole row of 8 outputs in oreg (a square-ish block, 2 x 2 of its 8 B, had
+    # taken 2 columns of the one row), so the row's 16 inputs enter ireg once, not once per 2 columns: local reads 16
+    # B (not 64) and takes the 8 outputs once. wreg (128 read, 128 written) x 0.1 + oreg (64 + 64) x 0.1 + ireg (64 +
+    # 16) x 0.1 + wsram 128 x 1 + local (16 + 8) x 2 = 222.4 pJ (323.2 with 2 columns).
+    def one_row(data: dict) -> None:
+        _register_hierarchy(data)
+        data["memories"]["oreg"]["size_bytes"] = 8
+        data["memories"]["wsram"]["size_bytes"] = 8
+        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
+
+    hw = _tiny_variant(tmp_path, one_row)
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=1))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert cost.reduction_levels[0, 0] == 5
+    assert cost.level_write_bytes["ireg"][0, 0] == 16 and cost.level_read_bytes["local"][0, 0] == 16
+    assert cost.level_write_bytes["local"][0, 0] == 8
+    assert sum(cost.energy_level_pj.values())[0, 0] == pytest.approx(222.4)
+
+
 def test_outputs_finished_in_the_band_leave_every_memory_above_it_once(tmp_path: Path) -> None:
     # The register hierarchy with an 8 B output memory (osram) and a second 1 KiB weight memory (wbig, 1 pJ/B) between
     # wsram and local; the conv of the test above (M = 4, N = 4, R = 32; array tile m=1, n=2, r=2).

@@ -12,7 +12,8 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    level leaves it (``_room``: its capacity less the slices the other operands it keeps need while
    the tile stays, as ZigZag fills a shared memory with the sum of the operands' tiles):
    weight-stationary first takes all of R (so no partial sums), then as much of N as fits;
-   output-stationary takes a square-ish M×N block, but in its outermost output memory the block that brings the fewest
+   output-stationary takes a square-ish M×N block (all M rows where they are fewer than its side, and the columns
+   the room then holds), but in its outermost output memory the block that brings the fewest
    bytes in (``_output_block``, as the output-resident mapping above any core). A double-buffered memory
    (``MemoryLevel.double_buffered``, ZigZag's ``force_double_buffering``) keeps two of each tile or slice that is less
    than its whole operand
@@ -53,10 +54,10 @@ MAC ops (``mac_cost``) follow a recipe in the spirit of ZigZag's cost model eval
    (``_block_in_the_pes``). It is recorded in ``CoreOpCost.held_rows``. Where an input memory lies at or
    below that output memory, the same block is tried once more with the weight memory's tile cut to the
    reduction whose inputs of the block's rows the input memory holds, and as wide as the weight memory (and each
-   weight memory above it, ``_columns_above``) then holds: the block's inputs stay in the PEs over the whole tile, its columns too, loaded once per weight
-   tile instead of once per step of the array's columns, where the partial sums leave the output memory
-   once per shorter R-tile (row-stationary reuse, ZigZag's ``eyeriss_like`` GPT-2 ``qkv``: ``I:
-   rf_64B_A[OY8 C8 K5]``, 8 rows x 8 of C in each 64 B input register over 5 output channels;
+   weight memory above it, ``_columns_above``) then holds: the block's inputs stay in the PEs over the whole
+   tile, its columns too, loaded once per weight tile instead of once per step of the array's columns, where the
+   partial sums leave the output memory once per shorter R-tile (row-stationary reuse, ZigZag's ``eyeriss_like``
+   GPT-2 ``qkv``: ``I: rf_64B_A[OY8 C8 K5]``, 8 rows x 8 of C in each 64 B input register over 5 output channels;
    ``_weights_for_the_block``). Its mirror image keeps one step of the
    array's rows and as many of its column tiles as the output memory holds, the columns innermost: each input is
    read once per block of columns, each weight once per step of rows (ZigZag's energy-optimal ``eyeriss_like``
@@ -1645,10 +1646,14 @@ def _in_band(level: int, band: int) -> bool:
 
 def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, gemm: _Gemm) -> _Tile:
     """The tile a level of ``capacity`` elements holds for the stationary operand, never smaller than the inner tile
-    (each extent ``_fitted``)."""
+    (each extent ``_fitted``). An output block is square-ish, or, where the op has fewer rows than its side, takes
+    every row and as many columns as the room then holds (a classifier's one row of outputs, ResNet-18's ``fc``: all
+    of it where the room holds it, where the square root of the room had taken fewer columns and left the rest of
+    the room unused)."""
     (m_t, n_t, r_t), (m, n, r) = tile, gemm.full
     if dataflow == "output_stationary":
-        n_new = _fitted(gemm, np.clip(np.floor(np.minimum(np.sqrt(capacity), capacity / m_t)), n_t, n), n_t, 1)
+        side = np.maximum(np.minimum(np.sqrt(capacity), capacity / m_t), capacity / m)
+        n_new = _fitted(gemm, np.clip(np.floor(side), n_t, n), n_t, 1)
         return _fitted(gemm, np.clip(np.floor(capacity / n_new), m_t, m), m_t, 0), n_new, r
     whole_r = capacity >= r * n_t
     n_new = np.where(whole_r, _fitted(gemm, np.clip(np.floor(capacity / r), n_t, n), n_t, 1), n_t)
