@@ -824,17 +824,25 @@ def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_regi
     assert sum(native.energy_level_pj.values())[0, 0] == pytest.approx(1756.8)
 
 
+def _with_input_register(*, wsram_bytes: int, oreg_bytes: int = 2) -> Callable[[dict], None]:
+    """The register hierarchy with an output register of ``oreg_bytes``, a 16 B input register (ireg, as cheap as the
+    registers) above the registers and a weight SRAM of ``wsram_bytes`` above that."""
+
+    def edit(data: dict) -> None:
+        _register_hierarchy(data)
+        data["memories"]["oreg"]["size_bytes"] = oreg_bytes
+        data["memories"]["wsram"]["size_bytes"] = wsram_bytes
+        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
+
+    return edit
+
+
 def test_a_weight_tile_cut_in_the_reduction_lets_an_input_memory_below_it_serve_more_columns(tmp_path: Path) -> None:
     # The register hierarchy with a 16 B input register (ireg, 0.1 pJ/B) below a 32 B wsram; 1x1 conv, C = 16, K = 8,
     # 2x2 outputs: M = 4, N = 8, R = 16, array tile m=1, n=2, r=2. Band 3 keeps each output in oreg over wsram's
     # R-tile while the rows stream past wsram's weights (ZigZag's ascend_like: I: rf_64KB_I[... K2 ... K2]).
-    def with_ireg(data: dict) -> None:
-        _register_hierarchy(data)
-        data["memories"]["wsram"]["size_bytes"] = 32
-        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
-        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
-
-    hw = _tiny_variant(tmp_path, with_ireg)
+    hw = _tiny_variant(tmp_path, _with_input_register(wsram_bytes=32))
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=2))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     # wsram taking all of R first holds 16 x 2 weights: a row's 16 inputs enter ireg once per 2 columns, 4 times,
@@ -862,11 +870,8 @@ def test_a_band_widens_its_weight_tile_only_to_what_the_weight_memories_above_ho
     # and 2 columns, and a row's inputs enter ireg once per 2 columns, 4 times (256 B read from local), the 32
     # outputs leaving oreg once.
     def with_wbuf(data: dict) -> None:
-        _register_hierarchy(data)
-        data["memories"]["wsram"]["size_bytes"] = 32
-        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        _with_input_register(wsram_bytes=32)(data)
         data["memories"]["wbuf"] = {**data["memories"]["wsram"], "size_bytes": wbuf_bytes}
-        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
         data["cores"][0]["memory"].insert(4, {"level": "wbuf", "operands": ["W"]})
 
     hw = _tiny_variant(tmp_path, with_wbuf)
@@ -884,14 +889,7 @@ def test_a_bands_output_block_of_one_row_takes_the_columns_its_room_holds(tmp_pa
     # taken 2 columns of the one row), so the row's 16 inputs enter ireg once, not once per 2 columns: local reads 16
     # B (not 64) and takes the 8 outputs once. wreg (128 read, 128 written) x 0.1 + oreg (64 + 64) x 0.1 + ireg (64 +
     # 16) x 0.1 + wsram 128 x 1 + local (16 + 8) x 2 = 222.4 pJ (323.2 with 2 columns).
-    def one_row(data: dict) -> None:
-        _register_hierarchy(data)
-        data["memories"]["oreg"]["size_bytes"] = 8
-        data["memories"]["wsram"]["size_bytes"] = 8
-        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
-        data["cores"][0]["memory"][2:2] = [{"level": "ireg", "operands": ["I"]}]
-
-    hw = _tiny_variant(tmp_path, one_row)
+    hw = _tiny_variant(tmp_path, _with_input_register(wsram_bytes=8, oreg_bytes=8))
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=1))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 5
@@ -1166,6 +1164,23 @@ def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp
     assert cost.held_rows[0, 0] == 1
 
 
+def _output_register_below_weights(rf_bytes: int, **oreg: object) -> Callable[[dict], None]:
+    """An output register (``oreg``'s fields) below a weight register of ``rf_bytes``, both 1 pJ/B, below the 2 pJ/B
+    local memory (W, I, O); every port wide."""
+
+    def edit(data: dict) -> None:
+        data["memories"]["rf"].update(size_bytes=rf_bytes, **_ONE_PJ_PER_BYTE, **_WIDE)
+        data["memories"]["oreg"] = {**oreg, **_ONE_PJ_PER_BYTE, **_WIDE}
+        data["memories"]["local"].update(_WIDE)
+        data["cores"][0]["memory"] = [
+            {"level": "oreg", "operands": ["O"]},
+            {"level": "rf", "operands": ["W"]},
+            {"level": "local", "operands": ["W", "I", "O"]},
+        ]
+
+    return edit
+
+
 def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp_path: Path) -> None:
     # An 8 B output register below a 16 B weight register (both 1 pJ/B), below the 2 pJ/B local memory, on the
     # hand-computed conv (M=16, N=4, R=32, array m=1 n=2 r=2). The band keeping the reduction innermost over the
@@ -1176,17 +1191,7 @@ def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp
     # each row, 128 x 16, and written once) 2,176 + local (weights 128, inputs 1,024, partial sums 192 read; 256
     # written) 3,200 = 9,856 pJ; the band that takes the weight register in too (weights fetched again per block of
     # rows: rf written 512) costs as much.
-    def small_weights(data: dict) -> None:
-        data["memories"]["rf"].update(size_bytes=16, **_ONE_PJ_PER_BYTE, **_WIDE)
-        data["memories"]["oreg"] = {"size_bytes": 8, **_ONE_PJ_PER_BYTE, **_WIDE}
-        data["memories"]["local"].update(_WIDE)
-        data["cores"][0]["memory"] = [
-            {"level": "oreg", "operands": ["O"]},
-            {"level": "rf", "operands": ["W"]},
-            {"level": "local", "operands": ["W", "I", "O"]},
-        ]
-
-    hw = _tiny_variant(tmp_path, small_weights)
+    hw = _tiny_variant(tmp_path, _output_register_below_weights(16, size_bytes=8))
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 2
@@ -1204,17 +1209,7 @@ def test_per_pe_output_registers_hold_a_bands_block_once_per_copy(tmp_path: Path
     # register takes all 128 weights once per block of rows, 8 times (1,024 B, not 512). MACs 2,048 + oreg (each of
     # the 2 copies of 64 outputs takes 16 partial sums: 2,048 written, 2,048 read) 4,096 + rf (2,048 read, 1,024
     # written) 3,072 + local (W 1,024 and I 1,024 read, the outputs 64 written) 2,112 x 2 = 13,440 pJ.
-    def per_pe(data: dict) -> None:
-        data["memories"]["rf"].update(size_bytes=8, **_ONE_PJ_PER_BYTE, **_WIDE)
-        data["memories"]["oreg"] = {"size_bytes": 2, "per_pe": True, **_ONE_PJ_PER_BYTE, **_WIDE}
-        data["memories"]["local"].update(_WIDE)
-        data["cores"][0]["memory"] = [
-            {"level": "oreg", "operands": ["O"]},
-            {"level": "rf", "operands": ["W"]},
-            {"level": "local", "operands": ["W", "I", "O"]},
-        ]
-
-    hw = _tiny_variant(tmp_path, per_pe)
+    hw = _tiny_variant(tmp_path, _output_register_below_weights(8, size_bytes=2, per_pe=True))
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 3
