@@ -1652,8 +1652,8 @@ def _grow(dataflow: str, capacity: np.ndarray, tile: _Tile, gemm: _Gemm) -> _Til
     the room unused)."""
     (m_t, n_t, r_t), (m, n, r) = tile, gemm.full
     if dataflow == "output_stationary":
-        side = np.maximum(np.minimum(np.sqrt(capacity), capacity / m_t), capacity / m)
-        n_new = _fitted(gemm, np.clip(np.floor(side), n_t, n), n_t, 1)
+        columns = np.maximum(np.minimum(np.sqrt(capacity), capacity / m_t), capacity / m)
+        n_new = _fitted(gemm, np.clip(np.floor(columns), n_t, n), n_t, 1)
         return _fitted(gemm, np.clip(np.floor(capacity / n_new), m_t, m), m_t, 0), n_new, r
     whole_r = capacity >= r * n_t
     n_new = np.where(whole_r, _fitted(gemm, np.clip(np.floor(capacity / r), n_t, n), n_t, 1), n_t)
