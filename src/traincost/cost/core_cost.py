@@ -1527,7 +1527,7 @@ def _block_fits(level: CoreLevel, gemm: _Gemm, inner: _Tile, operand: str, preci
     capacity = _capacity_bytes(level, gemm)
     match operand:
         case "W":
-            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, whole["W"])
+            own = n_b * r_b * precision.tile_bytes["W"] * _buffers(level, n_b * r_b, whole["W"]) * _copies(level, "W", gemm)
             held = own + _reserved(level, gemm, inner, "W", precision)
         case "I":
             weights, per_row, partial_sums = _beside_input_rows(level, gemm, inner, precision)
