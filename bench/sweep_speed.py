@@ -22,7 +22,11 @@ own loops (``OWN_LOOPS``; 7c6f881 against a6d4366): the Edge TPU training grid 4
 (no convolution) unchanged at 0.56-0.57 s; with every block weighed only where its memory holds it (``_block_fits``;
 79957c4 against 43534c4, alternating runs, the machine otherwise idle) unchanged within the noise: the Edge TPU
 training grid 5.2-5.4 s against 5.3-5.4 s, the ``eyeriss_like`` MAC ops 10.3-10.4 s against 10.0-12.1 s (``any``) and
-11.4-11.8 s against 11.4-11.5 s (``divisors``), FuseMax's GPT-2 0.54-0.59 s against 0.43-0.59 s. If the
+11.4-11.8 s against 11.4-11.5 s (``divisors``), FuseMax's GPT-2 0.54-0.59 s against 0.43-0.59 s; with every tile
+inside the core sized to fit its memory (``_room`` counting copies, ``_columns_above``; f595f42 against 8992cdc, the
+same way, the machine slower on both) unchanged within the noise: 5.7-5.9 s against 5.8-6.0 s, 12.3-12.5 s against
+11.5-12.9 s (``any``), 13.6-13.7 s against 13.4-13.9 s (``divisors``), FuseMax's GPT-2 training 0.63 s against
+0.49-0.64 s. If the
 ZigZag cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
