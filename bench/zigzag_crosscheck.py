@@ -104,11 +104,11 @@ before the eighteenth round and in the thirteenth, 598 in the eighth, 597 in the
 Against ZigZag's better search (``--engine best``: per layer and objective, the cheaper of LOMA at lpf 6 and SALSA,
 ZigZag's simulated annealing over the order of every loop's prime factors, 1,000 swaps from a shuffled start, seeded,
 ``_salsa_stage``), 28 November 2026, eleventh round (``generic_array_cacti`` 29 November, eighteenth; ``eyeriss_like``
-and ``gemm_l1_l3`` nineteenth; SALSA re-run in the twentieth round, 29 November 2026, on every machine's ResNet-18 and
-GPT-2 block and on MobileNetV2 but on ``ascend_like``, ``meta_prototype``, ``aimc`` and ``dimc``, whose rows and the
-counts below are the eleventh round's: every re-run row as before but three worst layers, ResNet-18 ``edge_tpu_like``
-1.08 -> 1.09 and ``ascend_like`` 0.98 -> 1.02, MobileNetV2 ``edge_tpu_like`` 1.21 -> 1.22, on energy), ours /
-ZigZag: median, worst single layer and whole network, per metric:
+and ``gemm_l1_l3`` nineteenth; SALSA re-run in the twentieth round, 29 November 2026, on the other machines' ResNet-18
+and GPT-2 block and on four machines' MobileNetV2, below; MobileNetV2 on ``ascend_like``, ``meta_prototype``,
+``aimc`` and ``dimc`` and the counts below are the tenth and eleventh rounds': every re-run row as before but three
+worst layers, ResNet-18 ``edge_tpu_like`` 1.08 -> 1.09 and ``ascend_like`` 0.98 -> 1.02, MobileNetV2
+``edge_tpu_like`` 1.21 -> 1.22, on energy), ours / ZigZag: median, worst single layer and whole network, per metric:
 
 ============  ===================  ===================  ===================
 network       hardware             latency: median /    energy: median /
