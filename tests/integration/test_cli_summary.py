@@ -13,12 +13,13 @@ rankings_differ,1,inference and training rankings differ,Spearman rho < 0.9,0.95
 training_costs_more,1,a training step costs more than inference,share of configurations = 1,1.0,True,claim,
 """
 
-MTRAIN = """claim,kind,model,cluster,bandwidth_gb_per_s,metric,paper,ours,check,agrees,magnitude,source
-table3,timing,resnet18,cluster1,3,dfs_s,905.9,3.6,timing: not counted,,,Table III
-table3,claim,resnet18,cluster1,3,dfs_gflops,527,306.7,values side by side,,False,Table III
-dfs_time_over_converting_time,claim,resnet18,cluster1,3,time_ratio,3.6,2.0,DFS slower than Converting (> 1),True,True,
-step4_vs_step1,invariant,resnet18,cluster1,3,speedup,1.2,1.1,>= 1 by construction,True,,
-speedup_vs_hap,claim,resnet18,cluster2,15,speedup,,0.89,MTrain at least as fast as HAP (>= 1),False,,
+MTRAIN = """claim,kind,model,cluster,bandwidth_gb_per_s,metric,paper,ours,check,agrees,magnitude,source,tie
+table3,timing,resnet18,cluster1,3,dfs_s,905.9,3.6,timing: not counted,,,Table III,
+table3,claim,resnet18,cluster1,3,dfs_gflops,527,306.7,values side by side,,False,Table III,
+dfs_time_over_converting_time,claim,resnet18,cluster1,3,time_ratio,3.6,2.0,DFS slower than Converting (> 1),True,True,,False
+step4_vs_step1,invariant,resnet18,cluster1,3,speedup,1.2,1.1,>= 1 by construction,True,,,
+speedup_vs_hap,claim,resnet18,cluster2,15,speedup,,0.89,MTrain at least as fast as HAP (>= 1),False,,,False
+plain_models_faster,claim,,cluster1,,throughput_ratio,,1.0002,plain models faster (> 1; tie within 1 %),False,,,True
 """
 
 
@@ -43,10 +44,14 @@ def test_summary_counts_and_lists_every_check(results: Path) -> None:
     out = result.stdout
     assert f"MONET ({results / 'monet/claims.csv'}): 1 of 2 claims agree in direction, 0 of 0 in magnitude" in out
     # the timing and invariant rows are shown but not counted; their "agrees" never enters the count
-    mtrain = f"MTrain ({results / 'mtrain/compare.csv'}): 1 of 2 claims agree in direction, 1 of 2 in magnitude"
+    mtrain = (
+        f"MTrain ({results / 'mtrain/compare.csv'}): 1 of 3 claims agree in direction (1 tie among them, not agreeing), "
+        "1 of 2 in magnitude"
+    )
     assert mtrain + " (ours / paper in 0.67-1.5x); not counted: 1 invariant, 1 timing" in out
     assert "TM-Training" not in out
-    assert out.strip().splitlines()[-1] == "2 of 4 claims agree in direction, 1 of 2 in magnitude, over MONET, MTrain"
+    last = "2 of 5 claims agree in direction (1 tie among them), 1 of 2 in magnitude, over MONET, MTrain"
+    assert out.strip().splitlines()[-1] == last
     assert "claim" in out and "paper" in out and "ours" in out and "agrees" in out and "magnitude" in out
     # the rows of one claim are told apart by the context that differs (here the metric)
     assert _row(out, "table3 dfs_s") == ["table3", "dfs_s", "905.9", "3.6", "timing", "-", "-"]
@@ -54,6 +59,7 @@ def test_summary_counts_and_lists_every_check(results: Path) -> None:
     assert _row(out, "step4_vs_step1")[-3:] == ["invariant", "-", "-"]
     assert _row(out, "speedup_vs_hap")[-4:] == ["0.89", "claim", "NO", "-"]
     assert _row(out, "rankings_differ")[-4:] == ["0.95", "claim", "NO", "-"]
+    assert _row(out, "plain_models_faster")[-3:] == ["claim", "tie", "-"]  # a tie is shown as one
     assert "inference and training rankings differ" in out
 
 
@@ -63,9 +69,10 @@ def test_summary_filters_by_study_and_verdict(results: Path) -> None:
     assert "MONET" not in result.stdout
     listed = result.stdout.split("\n", 1)[1]
     # disagreeing: a failed direction or a failed magnitude, of a claim
-    assert "speedup_vs_hap" in listed and "table3 dfs_gflops" in listed
+    assert "speedup_vs_hap" in listed and "table3 dfs_gflops" in listed and "plain_models_faster" in listed
     assert "dfs_s" not in listed and "step4_vs_step1" not in listed and "dfs_time_over" not in listed
-    assert result.stdout.strip().splitlines()[-1] == "1 of 2 claims agree in direction, 1 of 2 in magnitude, over MTrain"
+    last = "1 of 3 claims agree in direction (1 tie among them), 1 of 2 in magnitude, over MTrain"
+    assert result.stdout.strip().splitlines()[-1] == last
 
 
 def test_report_table_colours_every_row(results: Path) -> None:
@@ -73,8 +80,11 @@ def test_report_table_colours_every_row(results: Path) -> None:
     result = traincost("report-table", "--study", "mtrain", "--in", results / "mtrain/compare.csv", "--out", out)
     assert result.returncode == 0, result.stderr
     page = out.read_text()
-    assert "<b>1 of 2 claims agree in direction, 1 of 2 in magnitude" in page
-    assert [page.count(f'<tr class="{kind}">') for kind in ("agree", "disagree", "unchecked")] == [1, 1, 3]
+    assert "<b>1 of 3 claims agree in direction (1 tie among them, not agreeing), 1 of 2 in magnitude" in page
+    # coloured by the whole verdict: a magnitude that fails is red, though no direction is tested; a tie is amber
+    kinds = ("agree", "tie", "disagree", "unchecked")
+    assert [page.count(f'<tr class="{kind}">') for kind in kinds] == [1, 1, 2, 2]
+    assert "✘ magnitude" in page and "≈ tie" in page
     assert "MTrain at least as fast as HAP (&gt;= 1)" in page  # escaped
 
 
@@ -118,7 +128,7 @@ def test_ablations_then_summary_show_why_and_the_counts_before_calibration(resul
     args += [results / "run.csv", "--run", "calibrated", "false", before]
     result = traincost("ablations", *args, "--out", outputs[0], "--why", outputs[1], "--heatmap", outputs[2])
     assert result.returncode == 0, result.stderr
-    assert "2 ablation runs, 3 judged checks, 2 flips" in result.stdout
+    assert "2 ablation runs, 4 judged checks, 2 flips" in result.stdout
     counts, page = results / "counts.csv", results / "fidelity.md"
     args = ["--study", "mtrain", "--disagreeing", "--counts-out", counts, "--markdown", page]
     result = traincost("summary", "--results", results, *args)
@@ -127,16 +137,20 @@ def test_ablations_then_summary_show_why_and_the_counts_before_calibration(resul
     assert f"MTrain ({results / 'mtrain/compare_why.csv'})" in out
     assert _row(out, "speedup_vs_hap")[-1] == "dfs_ratio_rule=positive"
     assert _row(out, "table3 dfs_gflops")[-1] == "calibrated=false"
-    assert f"before calibration ({before}): 1 of 2 claims agree in direction, 2 of 2 in magnitude" in out
+    tie = "(1 tie among them, not agreeing)"
+    assert f"before calibration ({before}): 1 of 3 claims agree in direction {tie}, 2 of 2 in magnitude" in out
     table = counts.read_text().splitlines()
-    assert table[0] == "study,calibration,table,agree,checked,magnitude_agree,magnitude_checked,rows"
-    assert [line.split(",")[:2] + line.split(",")[3:5] for line in table[1:]] == [
-        ["mtrain", "after", "1", "2"],
-        ["mtrain", "before", "1", "2"],
+    head = "study,calibration,table,agree,checked,ties,magnitude_agree,magnitude_checked,rows,"
+    assert table[0] == head + "invariant,timing,calibrated,extension,superseded,informational,unchecked"
+    assert [line.split(",")[:2] + line.split(",")[3:6] for line in table[1:]] == [
+        ["mtrain", "after", "1", "3", "1"],
+        ["mtrain", "before", "1", "3", "1"],
     ]
     # the page: both counts, and each disagreeing check with the change that flips it
     text = page.read_text()
-    assert "| after | 1 of 2 | 1 of 2 |" in text and "| before | 1 of 2 | 2 of 2 |" in text
+    assert "| after | 1 of 3 | 1 | 1 of 2 | 1 invariant, 1 timing |" in text
+    assert "| before | 1 of 3 | 1 | 2 of 2 | 1 invariant, 1 timing |" in text
+    assert "| plain_models_faster |  | 1 | **tie** | – |" in text
     assert "| speedup_vs_hap |  | 0.89 | **differs** | – | dfs_ratio_rule=positive |" in text
     assert "| table3 dfs_gflops | 527 | 306.7 | – | **differs** | calibrated=false |" in text
 

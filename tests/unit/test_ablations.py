@@ -42,7 +42,7 @@ def test_parse_assume_accepts_known_values_and_names_what_is_wrong() -> None:
         parse_assume("tiered", ["stall_static_power"])
     with pytest.raises(ConfigError, match="given twice"):
         parse_assume("mtrain", ["dfs_ratio_rule=all", "dfs_ratio_rule=positive"])
-    with pytest.raises(ConfigError, match=r"unknown monet assumption .bn. \(known: resident_fraction, bn_epilogue\)"):
+    with pytest.raises(ConfigError, match=r"unknown monet assumption .bn. \(known: resident_fraction, bn_epilogue, front_rule\)"):
         parse_assume("monet", ["bn=folded"])
     with pytest.raises(ConfigError, match=r"fp32_mac_dsp='4': expected one of 5, 3"):
         parse_assume("mtrain", ["fp32_mac_dsp=4"])
@@ -132,7 +132,8 @@ def test_ablation_table_and_why_name_the_change_that_flips_a_check(tmp_path: Pat
     flips = table[table["flips"]][["assumption", "check"]].to_numpy().tolist()
     assert flips == [["x", "c w1"], ["y", "c w0"]]
     why = why_column(study, base, table)
-    assert list(why) == ["", "x=1", NO_SINGLE, ""]
+    # "no single assumption" says which were tried
+    assert list(why) == ["", "x=1", f"{NO_SINGLE} (tried: x=1, y=2)", ""]
     out = [tmp_path / "h.png"]
     plot_ablations(table, out, title="t")
     assert out[0].stat().st_size > 0
@@ -145,8 +146,9 @@ def test_why_names_a_paper_value_above_our_models_ceiling(tmp_path: Path) -> Non
     frame.to_csv(path, index=False)
     base = read_comparison(path, study)
     why = why_column(study, base, ablation_table(study, base, [("x", "1", base)]))
-    assert why[0] == f"the paper's 1.09 is above our model's ceiling 1.014 (HBM static power saved, no cost); {NO_SINGLE}"
-    assert list(why[1:]) == [NO_SINGLE, "", ""]  # a ceiling above the paper's value is no reason
+    bound = "a bound of our model: the paper's 1.09 is above the most it can reach, 1.014 (see check)"
+    assert why[0] == f"{bound}; {NO_SINGLE} (tried: x=1)"
+    assert list(why[1:]) == [f"{NO_SINGLE} (tried: x=1)", "", ""]  # a ceiling above the paper's value is no reason
 
 
 def test_ablation_runs_must_judge_every_baseline_check_and_may_judge_more(tmp_path: Path) -> None:

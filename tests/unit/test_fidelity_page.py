@@ -37,15 +37,15 @@ def test_every_disagreeing_check_is_listed_with_its_why_and_the_counts_before_an
     assert lines[0] == "# Paper vs ours: counts and every disagreeing check"
     # MONET: 1 of 2 in direction, nothing judged in magnitude; its one failing claim, without a why (no ablations)
     monet = lines[lines.index("## MONET") : lines.index("## TM-Training")]
-    assert "| after | 1 of 2 | 0 of 0 |" in monet
-    assert "| before | the same (MONET pins none of our constants) | |" in monet
+    assert "| after | 1 of 2 | 0 | 0 of 0 | none |" in monet
+    assert "| before | the same (MONET pins none of our constants) | | | |" in monet
     assert "1 check disagrees:" in monet
     assert f"| rankings_differ | inference and training rankings differ | 0.95 | **differs** | – | {NOT_ABLATED} |" in monet
     assert not any(line.startswith("| training_costs_more") for line in monet)
     # TM-Training: the calibrated row is not counted; two of three claims fail, one in magnitude only
     tiered = lines[lines.index("## TM-Training") :]
-    assert "| after | 2 of 3 | 1 of 2 |" in tiered
-    assert "| before | 0 of 3 | 0 of 2 |" in tiered
+    assert "| after | 2 of 3 | 0 | 1 of 2 | 1 calibrated |" in tiered
+    assert "| before | 0 of 3 | 0 | 0 of 2 | none |" in tiered
     assert "2 checks disagree:" in tiered
     rows = [line for line in tiered if line.startswith("| only_tm") or line.startswith("| deeptm")]
     assert rows == [

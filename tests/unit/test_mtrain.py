@@ -205,8 +205,10 @@ def test_comparison_judges_directions_not_absolute_numbers() -> None:
     assert "dfs_over_converting_ratios_mapped" in old["check"]
     speed = compare.loc["dfs_over_converting_ratios_mapped"]
     assert speed["ours"] == pytest.approx(3.0) and speed["paper"] == pytest.approx(reported["dfs_s"] / reported["converting_s"])
-    assert speed["kind"] == "claim" and speed["agrees"]
-    assert speed["magnitude"] == (0.67 <= 3.0 / speed["paper"] <= 1.5) and "0.67-1.5x" in speed["check"]
+    # Converting's ratios are a subset of the DFS grid: >= 1 for any model, so an invariant, and a count of ratios is
+    # never weighed against the paper's time ratio
+    assert speed["kind"] == "invariant" and speed["agrees"] and pd.isna(speed["magnitude"])
+    assert "by construction" in speed["check"] and "0.67-1.5x" not in speed["check"]
     assert compare.loc["speedup_vs_hap", "ours"] == pytest.approx(0.8) and not compare.loc["speedup_vs_hap", "agrees"]
     assert compare.loc["speedup_vs_alpa", "agrees"] and compare.loc["single_beats_sharding_at_low_bandwidth", "agrees"]
     assert not compare.loc["converting_near_dfs", "agrees"]  # 90 % of the optimum is below the 95 % bar

@@ -187,6 +187,13 @@ def test_split_ratio_approximation_by_hand() -> None:
     assert approximate_ratio(0.05, 100.0, 900.0, 50.0) == pytest.approx(900 / 950)
 
 
+def test_split_ratio_as_the_prose_words_algorithm_1() -> None:
+    # the branches swapped (an ablation): with T_req >= T_min the bandwidths' proportion, otherwise the share that
+    # streams within T_req (0.05 s at 50 B/s: 2.5 of 100 bytes)
+    assert approximate_ratio(1.0, 100.0, 900.0, 50.0, reading="prose") == pytest.approx(900 / 950)
+    assert approximate_ratio(0.05, 100.0, 900.0, 50.0, reading="prose") == pytest.approx(1 - 0.05 * 50 / 100)
+
+
 def _cost(**changes: float | bool) -> DataCost:
     """100 bytes read once at 50 B/s from Tier 2 within T_req = 1.02 s: Algorithm 1's r' is 1 - 1.02 * 50 / 100 = 0.49."""
     base = {
@@ -250,6 +257,22 @@ def test_tm_training_does_not_promote_what_its_split_placed_in_tier2(system: Tie
     assert outcome.promoted_bytes == 0.0
     assert outcome.tier2_read_bytes == pytest.approx(2 * 0.5 * 3000)  # two reads of B, half from Tier 2
     assert outcome.tier2_write_bytes == pytest.approx(2 * 0.5 * 1000)
+
+
+def test_without_hot_promotion_tm_training_reads_where_the_data_lies(system: TieredSystem) -> None:
+    # op0 writes A, op1 writes C (1,000 B each; 1,200 B of Tier 1, so C pushes 800 B of A out), op2 reads A in three
+    # passes: hot data, partly in Tier 2. With promotion its 800 B come back to Tier 1 once; without, they stream from
+    # Tier 2 in every pass
+    reads = ((), (), ((0, 3000.0),))
+    writes = (((0, 1000.0),), ((1, 1000.0),), ())
+    trace = _trace("evicted", reads, writes, [1000.0, 1000.0], [False, False], compute_s=20.0)
+    chip = _simple_system(system)
+    promoting = Simulator(Walk.of(trace, 1), chip, make_policy("tm_training"), tier1_bytes=1200.0).run()
+    reading = Simulator(
+        Walk.of(trace, 1), replace(chip, hot_promotion=False), make_policy("tm_training"), tier1_bytes=1200.0
+    ).run()
+    assert promoting.promoted_bytes == pytest.approx(800.0) and promoting.tier2_read_bytes == 0.0  # a promotion is migration
+    assert reading.promoted_bytes == 0.0 and reading.tier2_read_bytes == pytest.approx(3 * 800.0)
 
 
 def test_split_only_if_evicted_keeps_in_tier1_what_tier1_keeps(system: TieredSystem) -> None:
@@ -323,6 +346,20 @@ def test_autotm_applies_the_best_of_four_cases_per_op(system: TieredSystem) -> N
     outcome = Simulator(Walk.of(_three_ops(), 1), chip, make_policy("autotm"), tier1_bytes=100.0).run()
     assert (outcome.promoted_bytes, outcome.demoted_bytes) == (100.0, 100.0)
     assert (outcome.tier2_read_bytes, outcome.tier2_write_bytes) == (400.0, 400.0)
+
+
+def test_autotm_without_look_ahead_weighs_only_the_ops_own_traffic(system: TieredSystem) -> None:
+    # op0 with 100 B of Tier 1 holding W: X to Tier 1 means demoting W (100 B each way); to Tier 2, only X is written
+    # (1 s, within op0's window), but its reader op1 then fetches 400 B of it from Tier 2 in a short window and stalls.
+    # With the look-ahead that stall is charged to op0's case, so X goes to Tier 1; without it, the case that moves
+    # fewer bytes wins: X to Tier 2
+    chip = _simple_system(system)
+    cases = []
+    for lookahead in (True, False):
+        sim = Simulator(Walk.of(_three_ops(), 1), replace(chip, autotm_lookahead=lookahead), AutoTM(), tier1_bytes=100.0)
+        sim.place(0, 1.0)
+        cases.append(_best_case(sim, 0, 0.0))
+    assert cases == [(False, True), (False, False)]
 
 
 def test_trace_repeats_with_fresh_activations_and_shared_weights(tiny_trace: Trace) -> None:

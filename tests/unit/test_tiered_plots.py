@@ -248,17 +248,21 @@ def test_compare_leaves_what_the_study_cannot_compute_as_nan_with_a_note() -> No
         "metric",
         "paper",
         "ours",
+        "pivot",
         "ceiling",
         "check",
         "agrees",
         "note",
+        "tie",
         "magnitude",
+        "verdict",
     ]
     missing = rows.iloc[1:]
-    assert missing["magnitude"].isna().all() and (rows["kind"] == "claim").all()
+    assert missing["magnitude"].isna().all() and rows["kind"].tolist() == ["claim", "claim", "unchecked", "claim"]
     assert missing["ours"].isna().all() and missing["agrees"].isna().all()
-    assert missing["note"].str.startswith("not computed").all()
-    assert "double_batch" in missing.iloc[0]["note"] and "two-tier" in missing.iloc[1]["note"]
+    # a run the study lacks is "not computed"; a claim no run could answer is unchecked, the reason as its check
+    assert missing.iloc[[0, 2]]["note"].str.startswith("not computed").all()
+    assert "double_batch" in missing.iloc[0]["note"] and "two-tier" in missing.iloc[1]["check"]
     assert "a_claim_nobody_knows" in missing.iloc[2]["note"]
     assert missing["paper"].tolist() == [1.75, 1.5, 2.0]
 

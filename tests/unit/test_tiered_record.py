@@ -74,9 +74,15 @@ def test_an_ablation_on_the_record_equals_the_ablation_run_again(
     reused = _study(tiny_transformer, system, record=recorded.record, recorded_on=_system(loaded, {}))
     pd.testing.assert_frame_equal(reused.table, again.table, check_exact=True)
     # the shortcut was taken: only the policies whose simulation the assumption changes simulated
-    expected = {"calibrated": 0, "stall_static_power": 0, "deeptm_eviction_costs_time": 1, "split_only_if_evicted": 2}.get(
-        assumption, len(recorded.record.runs)
-    )
+    expected = {
+        "calibrated": 0,
+        "stall_static_power": 0,
+        "deeptm_eviction_costs_time": 1,
+        "split_only_if_evicted": 2,
+        "split_ratio_reading": 2,
+        "hot_promotion": 3,
+        "autotm_lookahead": 2,
+    }.get(assumption, len(recorded.record.runs))
     assert calls == {"simulations": expected}
     assert not (reused.table["energy_j"].to_numpy() == recorded.table["energy_j"].to_numpy()).all()  # the assumption tells
 

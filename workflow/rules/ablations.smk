@@ -36,6 +36,7 @@ use rule tiered_report as tiered_ablation_report with:
     input:
         study=lambda w: PLAN.tiered_study_tables(f"results/ablations/tiered/{w.assumption}/{w.value}"),
         paper="data/paper/tm_training.csv",
+        claims="data/paper/tm_training_claims.csv",
         table3="data/paper/tm_training_table3.csv",
         calibration="results/tiered/calibration.parquet",
     output:
@@ -93,6 +94,7 @@ use rule mtrain_report as mtrain_ablation_report with:
     input:
         unpack(mtrain_ablation_tables),
         paper="data/paper/mtrain.csv",
+        claims="data/paper/mtrain_claims.csv",
         calibration="results/mtrain/calibration.parquet",
     output:
         compare="results/ablations/mtrain/{assumption}/{value}/compare.csv",
@@ -257,6 +259,26 @@ use rule checkpoint_additivity as monet_ablation_checkpoint_additivity with:
         "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_additivity.tsv"
 
 
+use rule checkpoint_study as monet_ablation_checkpoint_study with:
+    output:
+        costs="results/ablations/monet/{assumption}/{value}/checkpoint/activation_costs.parquet",
+        milp="results/ablations/monet/{assumption}/{value}/checkpoint/milp.parquet",
+        recompute_check="results/ablations/monet/{assumption}/{value}/checkpoint/recompute_check.parquet",
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/checkpoint_study.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_study.tsv"
+
+
+use rule fusion_solver_runs as monet_ablation_fusion_solver_runs with:
+    output:
+        table="results/ablations/monet/{assumption}/{value}/fusion/solver_runs.parquet",
+    log:
+        "results/logs/ablations/monet/{assumption}/{value}/fusion_solver_runs.log",
+    benchmark:
+        "results/benchmarks/ablations/monet/{assumption}/{value}/fusion_solver_runs.tsv"
+
+
 use rule checkpoint_nsga as monet_ablation_checkpoint_nsga with:
     output:
         table="results/ablations/monet/{assumption}/{value}/checkpoint/nsga.parquet",
@@ -272,15 +294,16 @@ rule monet_ablation_claims:
         TRAINCOST_ENV
     input:
         unpack(section5_inputs),
-        edge_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/inference.parquet",
-        edge_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['edge_tpu']}/training.parquet",
-        gpt_inference=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/inference.parquet",
-        gpt_training=lambda w: f"results/ablations/monet/{w.assumption}/{w.value}/sweeps/{config['monet_hardware']['fusemax']}/training.parquet",
+        edge_inference=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "edge_tpu", "inference"),
+        edge_training=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "edge_tpu", "training"),
+        gpt_inference=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "fusemax", "inference"),
+        gpt_training=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "fusemax", "training"),
     output:
         compare="results/ablations/monet/{assumption}/{value}/compare.csv",
         table=temp("results/ablations/monet/{assumption}/{value}/claims.parquet"),
     params:
         section5=section5_flags,
+        assume=assume_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as monet_claims
@@ -291,5 +314,5 @@ rule monet_ablation_claims:
         "results/benchmarks/ablations/monet/{assumption}/{value}/claims.tsv",
     shell:
         "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
-        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5} "
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5}{params.assume} "
         "--csv {output.compare} --out {output.table} > {log} 2>&1"

@@ -382,7 +382,11 @@ rule fusion_solver_runs:
     conda:
         TRAINCOST_ENV
     input:
-        lambda w: [path.replace(".json", ".parquet") for step in STEPS for path in PLAN.fusion_groups(step).values()],
+        lambda w: [
+            path.replace(".json", ".parquet")
+            for step in STEPS
+            for path in PLAN.fusion_groups(step, PLAN.monet_root(_ablation(w))).values()
+        ],
     output:
         table="results/monet/fusion/solver_runs.parquet",
     threads: 1

@@ -137,6 +137,7 @@ rule mtrain_report:
     input:
         **PLAN.mtrain_judged_tables(),
         paper="data/paper/mtrain.csv",
+        claims="data/paper/mtrain_claims.csv",
         calibration="results/mtrain/calibration.parquet",
     output:
         study="results/mtrain/study.parquet",
@@ -167,6 +168,7 @@ rule mtrain_report:
         "results/benchmarks/mtrain_report.tsv",
     shell:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
+        "--claims {input.claims} "
         "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
         "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration}{params.assume} > {log} 2>&1"
 

@@ -105,6 +105,7 @@ rule tiered_report:
     input:
         study=PLAN.tiered_study_tables(),
         paper="data/paper/tm_training.csv",
+        claims="data/paper/tm_training_claims.csv",
         table3="data/paper/tm_training_table3.csv",
         calibration="results/tiered/calibration.parquet",
     output:
@@ -144,7 +145,8 @@ rule tiered_report:
     benchmark:
         "results/benchmarks/tiered_report.tsv",
     shell:
-        "traincost tiered-report --study {input.study} --paper {input.paper} --table3 {input.table3} --calibration {input.calibration} "
+        "traincost tiered-report --study {input.study} --paper {input.paper} --claims {input.claims} --table3 {input.table3} "
+        "--calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
         "--ordering {output.ordering} --placement {output.placement}{params.assume} > {log} 2>&1"
 

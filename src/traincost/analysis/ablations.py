@@ -111,6 +111,27 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             ("0.5", "2"),
             "Tier 2 (NAND flash) read and write energy per bit, times this factor",
         ),
+        Assumption(
+            "split_ratio_reading",
+            "printed",
+            ("prose",),
+            "Algorithm 1's branches as printed (with T_req >= T_min, the Tier 2 share that streams within T_req) or as "
+            "the prose beside it words them (then the bandwidths' proportion)",
+        ),
+        Assumption(
+            "hot_promotion",
+            "true",
+            ("false",),
+            "TM-Training promotes hot data to Tier 1, re-promoting what LRU demoted of a split's Tier 1 share (true), "
+            "or reads every datum where it lies (false)",
+        ),
+        Assumption(
+            "autotm_lookahead",
+            "true",
+            ("false",),
+            "AutoTM's cost of an output stored in Tier 2 includes how long its next reader's fetch outlasts that reader's "
+            "window (true) or only the op's own Tier 2 traffic (false: section 5.1 names no look-ahead)",
+        ),
     ),
     "mtrain": (
         Assumption(
@@ -138,9 +159,10 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
         Assumption(
             "darkfpga_batch_lanes",
             "batch",
-            ("8",),
-            "DarkFPGA's batch lanes Tb searched up to the batch (batch) or at most 8 (our earlier fixed Tb): with Tb = B a "
-            "share below B runs as slow as B, so MTrain keeps the batch on one FPGA (the study, Table III and scaling re-run)",
+            ("8", "32"),
+            "DarkFPGA's batch lanes Tb searched up to the batch (batch), or at most 8 (our earlier fixed Tb) or 32: with "
+            "Tb = B a share below B runs as slow as B, so MTrain keeps the batch on one FPGA (the study, Table III and "
+            "scaling re-run)",
         ),
         Assumption(
             "ip_dram_efficiency",
@@ -165,6 +187,14 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "each forward BatchNorm decomposed onto the SIMD core (false) or run as the epilogue of the convolution "
             "before it on the MAC core, with no round trip of the convolution's output (true: traincost bn-epilogue "
             "rewrites the cached workloads, and every MONET run re-runs on them)",
+        ),
+        Assumption(
+            "front_rule",
+            "margin",
+            ("near", "strict"),
+            "which points of a Pareto front Figures 1 and 8's checks count: those no point dominates by the 1 % margin "
+            "(margin), those within 0.1 % of the lowest cost at no more compute (near), or the strict front (strict): a "
+            "rule of the check, not of the model (only traincost claims re-runs)",
         ),
     ),
 }
@@ -282,20 +312,24 @@ def _number(value: object) -> float:
 
 def why_column(study: Study, baseline: pd.DataFrame, ablations: pd.DataFrame) -> pd.Series:
     """Per row of ``baseline``: for a judged claim that does not hold, the ``assumption=variant`` changes that make it
-    hold (``; ``-joined) or :data:`NO_SINGLE`; empty for every other row."""
+    hold (``; ``-joined), or :data:`NO_SINGLE` with the changes tried; empty for every other row. Where the row states a
+    bound of our model (``ceiling``: the most the metric can reach in it) below the paper's number, the why says so in
+    words first: then no assumption that keeps the bound can make the number agree."""
     holds = check_holds(baseline)
     flipped = ablations[ablations["flips"] & ~ablations["holds_baseline"]]
     by_check = flipped.groupby("check", sort=False).apply(
         lambda g: "; ".join(f"{a}={v}" for a, v in zip(g["assumption"], g["variant"], strict=True)), include_groups=False
     )
+    tried = ", ".join(dict.fromkeys(f"{a}={v}" for a, v in zip(ablations["assumption"], ablations["variant"], strict=True)))
+    none = f"{NO_SINGLE} (tried: {tried})" if tried else f"{NO_SINGLE} (no ablation run)"
     why = [
-        (by_check.get(label, NO_SINGLE) if flag is False else "")
+        (by_check.get(label, none) if flag is False else "")
         for label, flag in zip(baseline["claim"].astype(str), holds.astype(object).where(holds.notna(), None), strict=True)
     ]
-    if "ceiling" in baseline.columns:  # tiered: the most our model lets the metric reach
+    if "ceiling" in baseline.columns:  # the most our model lets the metric reach, where a row states it
         ceiling = pd.to_numeric(baseline["ceiling"], errors="coerce").to_numpy(dtype=float)
         paper = pd.to_numeric(baseline["paper"], errors="coerce").to_numpy(dtype=float)
-        for i in np.flatnonzero(np.isfinite(ceiling) & (ceiling < paper)):
-            bound = f"the paper's {paper[i]:g} is above our model's ceiling {ceiling[i]:.4g} (HBM static power saved, no cost)"
+        for i in np.flatnonzero(np.isfinite(ceiling) & (ceiling < paper) & ~holds.fillna(True).to_numpy(dtype=bool)):
+            bound = f"a bound of our model: the paper's {paper[i]:g} is above the most it can reach, {ceiling[i]:.4g} (see check)"
             why[i] = f"{bound}; {why[i]}" if why[i] else bound
     return pd.Series(why, index=baseline.index, dtype=object)

@@ -4,11 +4,10 @@ Every study writes one CSV in which each row checks one number or claim of its p
 MONET's ``monet/claims.csv`` (``claim``, ``paper_says``, ``value``, ``holds``), MTrain's
 ``mtrain/compare.csv`` and TM-Training's ``tiered/compare.csv`` (``claim``, ``paper``, ``ours``,
 ``agrees``). :func:`read_comparison` brings them to one shape, ``claim``, ``check``, ``paper``,
-``ours``, ``agrees`` (nullable: a row without a check only sets values side by side), ``kind``
-(claim, invariant, timing, calibrated, extension, superseded, informational:
-:mod:`traincost.analysis.verdicts`) and ``magnitude`` (ours / paper within the fixed band,
-nullable), plus the study's context columns. Only ``claim`` rows are
-counted as agreement; :func:`summary_text` and :func:`agreement_html` render that shape.
+``ours``, ``agrees`` (nullable: a row without a direction test), ``tie``, ``magnitude`` and ``verdict`` (the one
+rule of :mod:`traincost.analysis.verdicts`), ``kind`` (claim, invariant, timing, calibrated, extension,
+superseded, informational, unchecked), plus the study's context columns. Only ``claim`` rows are counted as
+agreement; :func:`summary_text` and :func:`agreement_html` render that shape.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from traincost.analysis.verdicts import KINDS, MAGNITUDE_TEXT
+from traincost.analysis.verdicts import KINDS, MAGNITUDE_TEXT, TIE_TEXT, whole_verdict
 from traincost.errors import ConfigError
 
 __all__ = [
@@ -129,6 +128,8 @@ class Agreement:
         rows: every row, of every kind, including those that only set values side by side.
         magnitude_agree: claim rows whose ours / paper lies in the magnitude band.
         magnitude_checked: claim rows with a magnitude verdict.
+        ties: claim rows that meet a claimed difference only within the tie tolerance (among ``checked``, not
+            among ``agree``).
         not_counted: rows by kind other than ``claim`` (:data:`traincost.analysis.verdicts.KINDS`), as (kind, count).
     """
 
@@ -137,21 +138,26 @@ class Agreement:
     rows: int
     magnitude_agree: int = 0
     magnitude_checked: int = 0
+    ties: int = 0
     not_counted: tuple[tuple[str, int], ...] = ()
 
     def numbers(self) -> dict[str, int]:
-        """The counts as columns: agree, checked, magnitude_agree, magnitude_checked, rows."""
+        """The counts as columns: agree, checked, ties, magnitude_agree, magnitude_checked, rows, then one per kind
+        not counted."""
         return {
             "agree": self.agree,
             "checked": self.checked,
+            "ties": self.ties,
             "magnitude_agree": self.magnitude_agree,
             "magnitude_checked": self.magnitude_checked,
             "rows": self.rows,
-        }
+        } | dict(self.not_counted)
 
     def text(self) -> str:
-        """``a of b claims agree in direction, c of d in magnitude (band); n invariant, m timing not counted``."""
+        """``a of b claims agree in direction (t ties), c of d in magnitude (band); not counted: n invariant, ...``."""
         out = f"{self.agree} of {self.checked} claims agree in direction"
+        if self.ties:
+            out += f" ({self.ties} {'tie' if self.ties == 1 else 'ties'} among them, not agreeing)"
         out += f", {self.magnitude_agree} of {self.magnitude_checked} in magnitude"
         out += f" ({MAGNITUDE_TEXT.removeprefix('magnitude: ')})"
         others = ", ".join(f"{n} {kind}" for kind, n in self.not_counted if n)
@@ -219,9 +225,11 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
 
     Returns:
         One row per check: ``claim`` (the claim plus the context that tells its rows apart),
-        ``claim_name`` (the claim alone), ``check``, ``paper``, ``ours``, ``agrees`` (pandas nullable
-        boolean), ``note`` (or empty), then the study's context columns, ``why`` where the CSV has one
-        (``compare_why.csv``, from ``traincost ablations``) and ``ceiling`` where it has one (tiered).
+        ``claim_name`` (the claim alone), ``check``, ``paper``, ``ours``, ``agrees``, ``tie`` and ``magnitude``
+        (pandas nullable booleans; ``tie`` NA where the CSV has no such column), ``verdict``
+        (:func:`traincost.analysis.verdicts.whole_verdict` of those), ``note`` (or empty), then the study's context
+        columns, ``why`` where the CSV has one (``compare_why.csv``, from ``traincost ablations``) and ``ceiling``
+        where it has one (tiered).
 
     Raises:
         ConfigError: the file is missing or not a CSV, a column is missing, or ``agrees`` holds
@@ -252,8 +260,13 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
             "magnitude": pd.array(
                 [_flag(v, path, i, study.magnitude) for i, v in enumerate(frame[study.magnitude])], dtype="boolean"
             ),
+            "tie": pd.array(
+                [_flag(v, path, i, "tie") for i, v in enumerate(frame["tie"])] if "tie" in frame.columns else [None] * len(frame),
+                dtype="boolean",
+            ),
         }
     )
+    out["verdict"] = whole_verdict(out["agrees"], out["tie"], out["magnitude"], out["kind"])
     for column in study.context:
         out[column] = frame[column].map(_text)
     if "why" in frame.columns:  # compare_why.csv of `snakemake ablations`
@@ -282,14 +295,14 @@ def count_agreement(frame: pd.DataFrame) -> Agreement:
         rows=len(frame),
         magnitude_agree=int(magnitude.sum()),
         magnitude_checked=len(magnitude),
+        ties=int(claims["tie"].fillna(False).sum()),
         not_counted=others,
     )
 
 
 def disagreeing(frame: pd.DataFrame) -> pd.Series:
-    """Per row: a ``claim`` whose direction or magnitude verdict fails."""
-    failed = frame["agrees"].eq(False).fillna(False) | frame["magnitude"].eq(False).fillna(False)
-    return (frame["kind"] == "claim") & failed.astype(bool)
+    """Per row: a ``claim`` whose whole verdict is not ``agrees`` (it differs, ties or misses the magnitude)."""
+    return frame["verdict"].isin(["differs", "tie", "magnitude"])
 
 
 def _value(value: object) -> float | str | None:
@@ -324,6 +337,13 @@ def _verdict(flag: object) -> str:
     return "yes" if flag else "NO"
 
 
+def _direction(row: pd.Series) -> str:
+    """The direction cell of a claim: yes, NO, tie or -."""
+    if row["kind"] != "claim":
+        return "-"
+    return "tie" if row["verdict"] == "tie" else _verdict(row["agrees"])
+
+
 def summary_text(study: Study, path: Path, frame: pd.DataFrame, *, width: int = 60, only_disagreeing: bool = False) -> str:
     """The terminal summary of one study: the agreement count, then claim, paper, ours, agrees per row.
 
@@ -344,7 +364,7 @@ def summary_text(study: Study, path: Path, frame: pd.DataFrame, *, width: int = 
         "paper": [_show(v, width) for v in rows["paper"]],
         "ours": [_show(v, width) for v in rows["ours"]],
         "kind": list(rows["kind"]),
-        "agrees": [_verdict(v) if k == "claim" else "-" for v, k in zip(rows["agrees"], rows["kind"], strict=True)],
+        "agrees": [_direction(row) for _, row in rows.iterrows()],
         "magnitude": [_verdict(v) for v in rows["magnitude"]],
     }
     if "why" in rows.columns:
@@ -370,6 +390,7 @@ th, td { border: 1px solid #cbd5e1; padding: 3px 6px; text-align: left; vertical
 th { background: #e2e8f0; position: sticky; top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.agree { background: #dcfce7; }
+tr.tie { background: #fef3c7; }
 tr.disagree { background: #fee2e2; }
 tr.unchecked { background: #f1f5f9; color: #475569; }
 td.verdict { font-weight: 600; white-space: nowrap; }
@@ -385,8 +406,14 @@ def page_style() -> str:
     return _STYLE
 
 
-# row class and verdict cell, by the value of ``agrees``
-_ROW_KINDS = {True: ("agree", "✔ agrees"), False: ("disagree", "✘ differs"), None: ("unchecked", "– no check")}
+# row class and verdict cell, by the whole verdict (traincost.analysis.verdicts.VERDICTS)
+_ROW_KINDS = {
+    "agrees": ("agree", "✔ agrees"),
+    "tie": ("tie", "≈ tie"),
+    "differs": ("disagree", "✘ differs"),
+    "magnitude": ("disagree", "✘ magnitude"),
+    "": ("unchecked", "– no check"),
+}
 
 
 def _cell(value: object) -> str:
@@ -409,7 +436,7 @@ def _context_text(row: pd.Series, context: Sequence[str]) -> str:
 
 
 def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
-    """A standalone HTML page of one comparison, every row coloured by whether it agrees.
+    """A standalone HTML page of one comparison, every row coloured by its whole verdict (direction, tie, magnitude).
 
     Six columns, so that the table fits the report's frame beside its caption (about 700 px): the row's kind under
     its verdict, its context (model, figure, metric, ...) under the claim, its note under the check.
@@ -425,8 +452,7 @@ def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
     head = "".join(f"<th>{name}</th>" for name in ("agrees", "claim", "paper", "ours", "magnitude", "check"))
     body = []
     for _, row in frame.iterrows():
-        flag = row["agrees"] if row["kind"] == "claim" else pd.NA
-        kind, verdict = _ROW_KINDS[None if flag is pd.NA else bool(flag)]
+        kind, verdict = _ROW_KINDS[row["verdict"]]
         where = _context_text(row, context)
         note = row["note"] if has_note else ""
         cells = [
@@ -445,8 +471,9 @@ def agreement_html(study: Study, frame: pd.DataFrame, *, source: str) -> str:
 <h1>{html.escape(study.title)}: the paper's numbers beside ours</h1>
 <p class="summary"><b>{html.escape(count.text())}</b>. Rows other than claims are shown, never counted.
 Source: <code>{html.escape(source)}</code>.
-<span class="legend"><span style="background:#dcfce7">agrees</span><span style="background:#fee2e2">differs</span>\
-<span style="background:#f1f5f9">no check, or not a claim</span></span></p>
+<span class="legend"><span style="background:#dcfce7">agrees</span><span style="background:#fef3c7">tie \
+({html.escape(TIE_TEXT.removeprefix("tie: "))}: not agreeing)</span><span style="background:#fee2e2">differs, in \
+direction or in magnitude</span><span style="background:#f1f5f9">no check, or not a claim</span></span></p>
 <table><thead><tr>{head}</tr></thead>
 <tbody>
 {chr(10).join(body)}

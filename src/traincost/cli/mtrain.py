@@ -158,6 +158,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison
+    from traincost.analysis.paper_claims import read_paper_claims
     from traincost.plots.mtrain import table3_markdown
     from traincost.workload import read_table, write_table
 
@@ -167,7 +168,10 @@ def _cmd_report(args: argparse.Namespace) -> None:
     assumed = parse_assume("mtrain", args.assume)
     rule = assumption_value("mtrain", assumed, "dfs_ratio_rule")
     calibration = read_table(args.calibration)[0] if args.calibration is not None and _calibrated(args) else None
-    compare = mtrain_comparison(pd.read_csv(args.paper), study, table3, scaling, dfs_ratio_rule=rule, calibration=calibration)
+    claims = read_paper_claims(args.claims) if args.claims else None
+    compare = mtrain_comparison(
+        pd.read_csv(args.paper), study, table3, scaling, claims=claims, dfs_ratio_rule=rule, calibration=calibration
+    )
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
     write_table(table3, args.table3_parquet)
@@ -261,6 +265,9 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--table3", type=Path, nargs="+", required=True, help="mtrain-table3 rows")
     cmd.add_argument("--scaling", type=Path, nargs="+", required=True, help="mtrain-scaling tables")
     cmd.add_argument("--paper", type=Path, required=True, help="the paper's numbers (data/paper/mtrain.csv)")
+    cmd.add_argument(
+        "--claims", type=Path, help="every claim of the paper's results (data/paper/mtrain_claims.csv): its sentences' rows"
+    )
     cmd.add_argument("--study-out", type=Path, required=True, help="output: every study table in one (Parquet)")
     cmd.add_argument("--scaling-out", type=Path, required=True, help="output: every scaling table in one (Parquet)")
     cmd.add_argument("--table3-parquet", type=Path, required=True, help="output: Table III (Parquet)")

@@ -62,9 +62,10 @@ def _cmd_summary(args: argparse.Namespace) -> None:
         with atomic_path(args.markdown) as tmp:
             tmp.write_text(fidelity_markdown(pages), encoding="utf-8")
     names = ", ".join(study.title for study, _ in found)
-    agree, checked = sum(c.agree for c in counts), sum(c.checked for c in counts)
+    agree, checked, ties = sum(c.agree for c in counts), sum(c.checked for c in counts), sum(c.ties for c in counts)
     magnitude, weighed = sum(c.magnitude_agree for c in counts), sum(c.magnitude_checked for c in counts)
-    print(f"{agree} of {checked} claims agree in direction, {magnitude} of {weighed} in magnitude, over {names}")
+    tied = f" ({ties} {'tie' if ties == 1 else 'ties'} among them)" if ties else ""
+    print(f"{agree} of {checked} claims agree in direction{tied}, {magnitude} of {weighed} in magnitude, over {names}")
 
 
 def _cmd_report_table(args: argparse.Namespace) -> None:

@@ -140,23 +140,31 @@ def _cmd_design_space(args: argparse.Namespace) -> None:
 def _cmd_claims(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
+    from traincost.analysis.ablations import assumption_value, parse_assume
+    from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims, monet_unchecked
+    from traincost.analysis.paper_claims import read_paper_claims
     from traincost.workload import read_table, write_table
 
     tables = [read_table(path)[0] for path in (args.edge_inference, args.edge_training, args.gpt_inference, args.gpt_training)]
-    claims = monet_hardware_claims(*tables)
+    assumed = parse_assume("monet", args.assume)
+    claims = monet_hardware_claims(*tables, front_rule=assumption_value("monet", assumed, "front_rule"))
     section5 = (args.fusion_compare or [], args.additivity, args.nsga_summary)
-    if any(section5):
+    optional = {"solver_runs": args.solver_runs, "nsga": args.nsga, "milp": args.milp, "memory": args.memory_compare}
+    if any(section5) or any(optional.values()):
         if args.paper is None or not args.paper.is_file():
             raise ConfigError(f"--paper {args.paper}: no such file (MONET's numbers, data/paper/monet.csv, for section V)")
         fusion = [read_table(path)[0] for path in section5[0]]
         additivity, summary = (read_table(path)[0] if path else None for path in section5[1:])
+        more = {name: read_table(path)[0] if path else None for name, path in optional.items()}
         claims = pd.concat(
-            [claims, monet_section5_claims(fusion, additivity, summary, pd.read_csv(args.paper))], ignore_index=True
+            [claims, monet_section5_claims(fusion, additivity, summary, pd.read_csv(args.paper), **more)], ignore_index=True
         )
+    if args.claims:
+        unchecked = monet_unchecked(read_paper_claims(args.claims), set(claims["claim"]))
+        claims = pd.concat([claims, unchecked], ignore_index=True)
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
-        print(claims[["figure", "claim", "value", "holds"]].to_string(index=False))
-    print(f"{int(claims['holds'].sum())} of {len(claims)} claims hold on our model")
+        print(claims[["figure", "claim", "value", "verdict"]].to_string(index=False))
+    print(f"{int((claims['verdict'] == 'agrees').sum())} of {int((claims['kind'] == 'claim').sum())} claims agree on our model")
     with atomic_path(args.csv) as tmp:
         claims.to_csv(tmp, index=False)
     if args.out:
@@ -228,6 +236,20 @@ def sweep_commands(command: Command) -> None:
     cmd.add_argument("--fusion-compare", type=Path, nargs="+", help="section V, Figure 10: compare-fusion tables (one per step)")
     cmd.add_argument("--additivity", type=Path, help="section V, Figure 11: checkpoint-study's additivity table")
     cmd.add_argument("--nsga-summary", type=Path, help="section V, Figure 12: checkpoint-nsga's summary")
+    cmd.add_argument("--nsga", type=Path, help="section V, Figure 12: checkpoint-nsga's evaluations (every choice)")
+    cmd.add_argument("--milp", type=Path, help="section V, Figure 12: checkpoint-study's MILP choices")
+    cmd.add_argument("--solver-runs", type=Path, help="section V-A: the fusion solver's runs (graph sizes, candidates)")
+    cmd.add_argument("--memory-compare", type=Path, help="Figure 3: the memory comparison with torch (compare-memory)")
+    cmd.add_argument(
+        "--claims", type=Path, help="every claim of the paper (data/paper/monet_claims.csv): unchecked ones become rows"
+    )
+    cmd.add_argument(
+        "--assume",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="an ablation: front_rule=margin|near|strict changes the counted front rows; the other MONET assumptions "
+        "change the tables given, not this command",
+    )
     cmd.add_argument("--paper", type=Path, help="MONET's numbers (data/paper/monet.csv), needed with any section V input")
     cmd.add_argument("--csv", type=Path, required=True, help="output claims.csv")
     cmd.add_argument("--out", type=Path, help="also write the claims as Parquet")

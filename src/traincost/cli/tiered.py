@@ -136,6 +136,9 @@ def assumed_system(system: TieredSystem, assumed: Mapping[str, str]) -> TieredSy
         stall_static_power=assumption_value("tiered", assumed, "stall_static_power") == "true",
         deeptm_eviction_costs_time=assumption_value("tiered", assumed, "deeptm_eviction_costs_time") == "true",
         split_only_if_evicted=assumption_value("tiered", assumed, "split_only_if_evicted") == "true",
+        split_ratio_reading=assumption_value("tiered", assumed, "split_ratio_reading"),
+        hot_promotion=assumption_value("tiered", assumed, "hot_promotion") == "true",
+        autotm_lookahead=assumption_value("tiered", assumed, "autotm_lookahead") == "true",
     )
 
 
@@ -167,6 +170,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
 
     from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
+    from traincost.analysis.paper_claims import read_paper_claims
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
     from traincost.analysis.tiered_placement import placement_table
     from traincost.analysis.tiered_workloads import workload_table
@@ -179,7 +183,8 @@ def _cmd_report(args: argparse.Namespace) -> None:
     study = study.sort_values(["workload", "variant", "ratio", "policy"], kind="stable").reset_index(drop=True)
     calibrated = assumption_value("tiered", parse_assume("tiered", args.assume), "calibrated") == "true"
     targets = _calibrated_claims(args.calibration) if calibrated else set()
-    compare = compare_with_paper(study, pd.read_csv(args.paper), calibrated=targets)
+    claims = read_paper_claims(args.claims) if args.claims else None
+    compare = compare_with_paper(study, pd.read_csv(args.paper), claims=claims, calibrated=targets)
     workloads = workload_table(pd.read_csv(args.table3), sorted(study["workload"].unique()))
     write_table(study, args.study_out)
     with atomic_path(args.compare) as tmp:
@@ -329,7 +334,8 @@ def tiered_commands(command: Command) -> None:
         nargs="+",
         metavar="NAME=VALUE",
         help="change a modelling assumption (an ablation): calibrated=true|false, stall_static_power=true|false, "
-        "deeptm_eviction_costs_time=false|true, split_only_if_evicted=false|true, tier2_energy_factor=1|0.5|2",
+        "deeptm_eviction_costs_time=false|true, split_only_if_evicted=false|true, tier2_energy_factor=1|0.5|2, "
+        "split_ratio_reading=printed|prose, hot_promotion=true|false, autotm_lookahead=true|false",
     )
     cmd.add_argument(
         "--record",
@@ -346,6 +352,9 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--study", type=Path, nargs="+", required=True, help="tiered-study tables")
     cmd.add_argument("--calibration", type=Path, help="calibration.parquet: the claims it fitted to become 'calibrated' rows")
     cmd.add_argument("--paper", type=Path, required=True, help="the paper's headline numbers (data/paper/tm_training.csv)")
+    cmd.add_argument(
+        "--claims", type=Path, help="every claim of the paper's results (data/paper/tm_training_claims.csv): its sentences' rows"
+    )
     cmd.add_argument("--table3", type=Path, required=True, help="the paper's Table 3 (data/paper/tm_training_table3.csv)")
     cmd.add_argument("--study-out", type=Path, required=True, help="output: every study table in one (Parquet)")
     cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours, with whether the direction agrees (CSV)")

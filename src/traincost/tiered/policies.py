@@ -269,7 +269,7 @@ def _best_case(sim: Simulator, k: int, issue_s: float) -> tuple[bool, bool]:
     free = sim.tier1_capacity - sim.tier1_used
     backlog = max(0.0, sim.t2.free_s - issue_s)
     budget = sim.window_s(k) + sim.walk.compute_s[k]
-    read_later, stall_later = _next_reads_from_tier2(sim, k)
+    read_later, stall_later = _next_reads_from_tier2(sim, k) if sim.system.autotm_lookahead else (0.0, 0.0)
 
     def cost(case: tuple[bool, bool]) -> tuple[float, float]:
         inputs_t1, outputs_t1 = case
@@ -358,8 +358,9 @@ class TMTraining(_Policy):
 
     def _promotable(self, sim: Simulator, tensor: int, k: int) -> bool:
         """Whether the hot-data rule promotes ``tensor`` for op ``k``: it is hot (what is still to be read of it from
-        op ``k`` on exceeds its size: several passes or readers) and less than its Tier 1 share is in Tier 1."""
-        if sim.resident[tensor] >= self._tier1_share(tensor) * sim.size_bytes[tensor]:
+        op ``k`` on exceeds its size: several passes or readers) and less than its Tier 1 share is in Tier 1. Never
+        where the system's ``hot_promotion`` switch is off (an ablation)."""
+        if not sim.system.hot_promotion or sim.resident[tensor] >= self._tier1_share(tensor) * sim.size_bytes[tensor]:
             return False
         ops, remaining = self.remaining[tensor]
         i = bisect.bisect_left(ops, k)
@@ -416,7 +417,11 @@ class TMTraining(_Policy):
         if self.exact:
             return best_ratio(cost, resolution=8 * trace.seq_len)
         start = approximate_ratio(
-            cost.t_req_s, cost.next_read_bytes, system.tier1.read_bytes_per_s, system.tier2.read_bytes_per_s
+            cost.t_req_s,
+            cost.next_read_bytes,
+            system.tier1.read_bytes_per_s,
+            system.tier2.read_bytes_per_s,
+            reading=system.split_ratio_reading,
         )
         return adjust_ratio(start, trace.seq_len, cost)
 

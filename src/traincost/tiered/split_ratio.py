@@ -31,14 +31,25 @@ import numpy as np
 __all__ = ["approximate_ratio", "DataCost", "adjust_ratio", "best_ratio"]
 
 
-def approximate_ratio(t_req_s: float, data_bytes: float, bw1_bytes_per_s: float, bw2_bytes_per_s: float) -> float:
-    """Algorithm 1: the approximated split ratio r' (share of the data in Tier 1)."""
+def approximate_ratio(
+    t_req_s: float, data_bytes: float, bw1_bytes_per_s: float, bw2_bytes_per_s: float, *, reading: str = "printed"
+) -> float:
+    """Algorithm 1: the approximated split ratio r' (share of the data in Tier 1).
+
+    ``reading``: the branches as printed (the default), or swapped as the prose beside the algorithm words them ("If
+    T_req is larger than T_min, then it means that the system is memory-bound. Thus, the algorithm does not allocate
+    more data to Tier 2 ... Otherwise, the algorithm finds the split ratio if the time required for prefetching from
+    Tier 2 is equal to T_req"): with ``T_req >= T_min`` the bandwidths' proportion, otherwise the share that streams
+    within ``T_req``.
+    """
     if data_bytes <= 0:
         return 0.0
     t_min = data_bytes / (bw1_bytes_per_s + bw2_bytes_per_s)
-    if t_req_s >= t_min:
-        return min(1.0, max(0.0, 1.0 - t_req_s * bw2_bytes_per_s / data_bytes))
-    return bw1_bytes_per_s / (bw1_bytes_per_s + bw2_bytes_per_s)
+    streams = min(1.0, max(0.0, 1.0 - t_req_s * bw2_bytes_per_s / data_bytes))
+    proportion = bw1_bytes_per_s / (bw1_bytes_per_s + bw2_bytes_per_s)
+    if reading == "prose":
+        return proportion if t_req_s >= t_min else streams
+    return streams if t_req_s >= t_min else proportion
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,9 @@ _PRICING_ONLY = frozenset({"accelerator_energy_scale", "stall_static_power"})  #
 _READ_BY = {  # the ablation switches only some policies' simulations read
     "deeptm_eviction_costs_time": frozenset({"deeptm"}),
     "split_only_if_evicted": frozenset({"tm_training", "tm_training_off"}),
+    "split_ratio_reading": frozenset({"tm_training", "tm_training_off"}),  # the ideal policy tunes its ratio exactly
+    "hot_promotion": frozenset({"tm_training", "tm_training_off", "ideal"}),
+    "autotm_lookahead": frozenset({"autotm", "deeptm"}),
 }
 
 

@@ -60,6 +60,15 @@ class TieredSystem:
             Algorithms 1-3 as printed (False). An ablation switch.
         deeptm_eviction_costs_time: whether DeepTM's evictions occupy the tiers' channels (False: they are
             free in time, as DeepTM's paper assumes; their energy is charged either way). An ablation switch.
+        split_ratio_reading: Algorithm 1's branches as printed (``printed``: with ``T_req >= T_min``, the Tier 2 share
+            that streams within ``T_req``; otherwise the bandwidths' proportion) or as the prose beside it words them
+            (``prose``: with ``T_req >= T_min`` the bandwidths' proportion, otherwise the share that streams within
+            ``T_req``). An ablation switch (``split_ratio.approximate_ratio``).
+        hot_promotion: whether TM-Training (and its offline forms) promotes hot data to Tier 1, re-promoting what LRU
+            demoted of a split's Tier 1 share (True), or reads every datum where it lies (False). An ablation switch.
+        autotm_lookahead: whether AutoTM's cost of storing an output in Tier 2 includes how long its next reader's
+            fetch of it outlasts that reader's prefetch window (True), or only the op's own Tier 2 traffic (False:
+            the section 5.1 sentence on AutoTM names no look-ahead). An ablation switch.
     """
 
     hardware: HardwareSpec
@@ -74,6 +83,9 @@ class TieredSystem:
     stall_static_power: bool = True
     deeptm_eviction_costs_time: bool = False
     split_only_if_evicted: bool = False
+    split_ratio_reading: str = "printed"
+    hot_promotion: bool = True
+    autotm_lookahead: bool = True
 
     @property
     def onchip_bytes(self) -> float:

@@ -50,6 +50,8 @@ FIRST = 10
 TIERED_FIGURE_NAMES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig14")
 TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
 # MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
+MONET_CHECK_ONLY_ASSUMPTIONS = ("front_rule",)
+"""MONET assumptions of a check's own rule: their ablation re-runs only ``traincost claims``, on the study's tables."""
 MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "darkfpga_batch_lanes", "ip_dram_efficiency")
 
 Config = Mapping[str, Any]
@@ -193,8 +195,19 @@ class Plan:
 
     @staticmethod
     def monet_root(ablation: tuple[str, str] | None) -> str:
-        """Where a MONET rule's section V tables live: the study's, or one ablation run's (assumption, value)."""
-        return "results/monet" if ablation is None else "results/ablations/monet/{}/{}".format(*ablation)
+        """Where a MONET rule's section V tables live: the study's, or one ablation run's (assumption, value); the
+        study's for an assumption of a check's own rule (``CHECK_ONLY``), whose run re-runs only the comparison."""
+        if ablation is None or ablation[0] in MONET_CHECK_ONLY_ASSUMPTIONS:
+            return "results/monet"
+        return "results/ablations/monet/{}/{}".format(*ablation)
+
+    def monet_claims_sweep(self, ablation: tuple[str, str], sweep: str, step: str) -> str:
+        """A hardware sweep MONET's comparison reads in an ablation run: the run's own, or the study's for an
+        assumption of a check's own rule."""
+        root = (
+            "results/monet" if ablation[0] in MONET_CHECK_ONLY_ASSUMPTIONS else "results/ablations/monet/{}/{}".format(*ablation)
+        )
+        return f"{root}/sweeps/{self.config['monet_hardware'][sweep]}/{step}.parquet"
 
     @staticmethod
     def monet_tables(name: str, step: str | None, ablation: tuple[str, str] | None) -> dict[str, str]:
@@ -254,23 +267,34 @@ class Plan:
     def section5_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str | list[str]]:
         """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12
         (the study's, or one ablation run's), and MONET's numbers."""
-        files: dict[str, str | list[str]] = {"paper": str(self.repo / "data/paper/monet.csv")}
+        files: dict[str, str | list[str]] = {
+            "paper": str(self.repo / "data/paper/monet.csv"),
+            "claims": str(self.repo / "data/paper/monet_claims.csv"),
+        }
         root = self.monet_root(ablation)
         if self.config["monet_fusion"] is not None:
             files["fusion"] = _expand("{root}/fusion/{step}/compare.parquet", root=[root], step=STEPS)
+            files["solver_runs"] = f"{root}/fusion/solver_runs.parquet"
         if self.config["monet_checkpoint"] is not None:
             files["additivity"] = f"{root}/checkpoint/additivity.parquet"
             files["nsga_summary"] = f"{root}/checkpoint/nsga_summary.parquet"
+            files["nsga"] = f"{root}/checkpoint/nsga.parquet"
+            files["milp"] = f"{root}/checkpoint/milp.parquet"
+        if self.config["figure3"]["workloads"]:
+            files["memory_compare"] = "results/monet/figure3_memory_compare.parquet"
         return files
 
     @staticmethod
     def section5_flags(inputs: Mapping[str, Any]) -> str:
         """`traincost claims` flags of the section V inputs ``section5_inputs`` gave."""
-        flags = [f"--paper {inputs['paper']}"]
+        flags = [f"--paper {inputs['paper']}", f"--claims {inputs['claims']}"]
         if "fusion" in inputs:
-            flags.append("--fusion-compare " + " ".join(inputs["fusion"]))
+            flags += ["--fusion-compare " + " ".join(inputs["fusion"]), f"--solver-runs {inputs['solver_runs']}"]
         if "additivity" in inputs:
             flags += [f"--additivity {inputs['additivity']}", f"--nsga-summary {inputs['nsga_summary']}"]
+            flags += [f"--nsga {inputs['nsga']}", f"--milp {inputs['milp']}"]
+        if "memory_compare" in inputs:
+            flags.append(f"--memory-compare {inputs['memory_compare']}")
         return " ".join(flags)
 
     # --- MTrain ---------------------------------------------------------------------------------------------
