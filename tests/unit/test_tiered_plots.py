@@ -10,10 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from traincost.analysis.agreement import STUDIES, read_comparison
 from traincost.analysis.summary_stats import geometric_mean
 from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
 from traincost.errors import ConfigError
 from traincost.plots import tiered
+from traincost.plots.paper_values import paper_lines, paper_values
 
 PAPER = Path(__file__).resolve().parents[2] / "data/paper/tm_training.csv"
 POLICIES = (
@@ -292,3 +294,23 @@ def test_ordering_agreement() -> None:
     below = ordering_agreement(study(tm_efficiency=0.82)).set_index(["workload", "variant", "ratio"])
     assert bool(below.loc[("bert_large", "base", 25.0), "agrees"]) is False
     assert below.loc[("bert_large", "base", 25.0), "note"] == "not above DeepTM"
+
+
+def test_the_papers_numbers_are_drawn_beside_ours(tmp_path: Path) -> None:
+    paper = paper_rows(
+        ("fig8_energy_efficiency_avg", "Figure 8", "average", 25.0, "hbm_only", "energy_efficiency_vs_hbm_only", 1.09),
+        FIG8_SENTINEL,
+    )
+    compare = compare_with_paper(study(tm_efficiency=0.9), paper)
+    path = tmp_path / "compare.csv"
+    compare.to_csv(path, index=False)
+    frame = read_comparison(path, STUDIES["tiered"])
+    mark = {"fig8_energy_efficiency_avg energy_efficiency_vs_hbm_only": ("Geomean", "TM-Training")}
+    values = paper_values(frame, ["Figure 8"], at=lambda row: mark.get(row["claim"]))
+    assert [(v.paper, v.at) for v in values] == [(1.09, ("Geomean", "TM-Training")), (1.71, None)]
+    assert paper_values(frame, ["Figure 9"]) == []
+    lines = paper_lines(values)
+    assert len(lines) == 3 and "paper 1.09, ours 0.9" in lines[1] and f"({values[0].verdict})" in lines[1]
+    out = tmp_path / "fig8.png"
+    tiered.plot_efficiency_by_workload(study(tm_efficiency=0.9), [out], variant="base", ratio=25, paper=values)
+    assert out.stat().st_size > 0

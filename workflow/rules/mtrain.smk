@@ -178,6 +178,7 @@ rule mtrain_figure8:
         TRAINCOST_ENV
     input:
         table=rules.mtrain_report.output.study,
+        compare=rules.mtrain_report.output.compare,  # the paper's numbers, drawn beside ours
     output:
         png=report(
             "results/mtrain/figure8.png",
@@ -195,7 +196,8 @@ rule mtrain_figure8:
     benchmark:
         "results/benchmarks/mtrain_figure8.tsv",
     shell:
-        "traincost plot-mtrain --figure steps --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
+        "traincost plot-mtrain --figure steps --in {input.table} --compare {input.compare} "
+        "--out {output.png} {output.pdf} > {log} 2>&1"
 
 
 rule mtrain_figure9_11:
@@ -203,6 +205,7 @@ rule mtrain_figure9_11:
         TRAINCOST_ENV
     input:
         table=rules.mtrain_report.output.study,
+        compare=rules.mtrain_report.output.compare,  # the paper's numbers, drawn beside ours
     output:
         png=report(
             "results/mtrain/figure9_11_{cluster}.png",
@@ -221,6 +224,7 @@ rule mtrain_figure9_11:
         "results/benchmarks/mtrain_figure9_11/{cluster}.tsv",
     shell:
         "traincost plot-mtrain --figure methods --cluster {wildcards.cluster} --in {input.table} "
+        "--compare {input.compare} "
         "--out {output.png} {output.pdf} > {log} 2>&1"
 
 
@@ -229,6 +233,7 @@ rule mtrain_figure12:
         TRAINCOST_ENV
     input:
         table=rules.mtrain_report.output.scaling,
+        compare=rules.mtrain_report.output.compare,  # the paper's numbers, drawn beside ours
     output:
         png=report(
             "results/mtrain/figure12.png",
@@ -249,4 +254,5 @@ rule mtrain_figure12:
         "results/benchmarks/mtrain_figure12.tsv",
     shell:
         "traincost plot-mtrain --figure scaling --search-bandwidth {params.bandwidth} --in {input.table} "
+        "--compare {input.compare} "
         "--out {output.png} {output.pdf} > {log} 2>&1"

@@ -161,6 +161,7 @@ for _figure in TIERED_FIGURES:
             TRAINCOST_ENV
         input:
             table=rules.tiered_report.output.study,
+            compare=rules.tiered_report.output.compare,  # the paper's numbers, drawn beside ours
         output:
             png=report(
                 f"results/tiered/{_figure}.png",
@@ -182,7 +183,8 @@ for _figure in TIERED_FIGURES:
         benchmark:
             f"results/benchmarks/tiered_{_figure}.tsv",
         shell:
-            "traincost plot-tiered --figure {params.figure} {params.settings} --in {input.table} --out {output.png} {output.pdf} > {log} 2>&1"
+            "traincost plot-tiered --figure {params.figure} {params.settings} --in {input.table} --compare {input.compare} "
+            "--out {output.png} {output.pdf} > {log} 2>&1"
 
 
 # Figure 12 as an interactive page beside the static one: every run behind its geometric mean (a workload, a policy,

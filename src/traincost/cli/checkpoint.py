@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from traincost.optimize.checkpoint_search import CheckpointEvaluator
+    from traincost.plots.paper_values import PaperValue
     from traincost.workload import Workload
 
 __all__ = ["checkpoint_commands"]
@@ -138,7 +139,25 @@ def _cmd_plot_pareto(args: argparse.Namespace) -> None:
     from traincost.workload import read_table
 
     nsga, milp = read_table(args.nsga)[0], read_table(args.milp)[0]
-    plot_checkpoint_front(nsga, milp, read_table(args.summary)[0].iloc[0], [Path(p) for p in args.out], title=args.title)
+    paper = _paper_saving(args.claims) if args.claims else []
+    summary = read_table(args.summary)[0].iloc[0]
+    plot_checkpoint_front(nsga, milp, summary, [Path(p) for p in args.out], title=args.title, paper=paper)
+
+
+def _paper_saving(claims: Path) -> list[PaperValue]:
+    """Figure 12's number (the MB the paper saves within its tolerance) from MONET's claims.csv, ours beside it."""
+    import pandas as pd
+
+    from traincost.plots.paper_values import PaperValue
+
+    if not claims.is_file():
+        raise ConfigError(f"--claims {claims}: no such file (MONET's claims.csv)")
+    rows = pd.read_csv(claims)
+    rows = rows[rows["claim"] == "checkpoint_saving_within_tolerance"]
+    return [
+        PaperValue("activation memory saved within the tolerance (MB)", float(r.paper_value), float(r.value), str(r.verdict))
+        for r in rows.itertuples()
+    ]
 
 
 def _cmd_design_space_pareto(args: argparse.Namespace) -> None:
@@ -230,6 +249,7 @@ def checkpoint_commands(command: Command) -> None:
     )
     cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")
     cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")
+    cmd.add_argument("--claims", type=Path, help="MONET's claims.csv: the paper's saving drawn beside ours")
     cmd.add_argument("--title", default="", help="page title")
     cmd.add_argument("--out", type=Path, required=True, help="output page (.html, self-contained, no network needed)")
 
@@ -237,5 +257,6 @@ def checkpoint_commands(command: Command) -> None:
     cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")
     cmd.add_argument("--milp", type=Path, required=True, help="MILP solutions from checkpoint-study")
     cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")
+    cmd.add_argument("--claims", type=Path, help="MONET's claims.csv: the paper's saving drawn beside ours")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")

@@ -185,20 +185,36 @@ def _cmd_report(args: argparse.Namespace) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> None:
+    from traincost.analysis.agreement import STUDIES, read_comparison
     from traincost.plots.mtrain import plot_methods, plot_scaling, plot_steps
+    from traincost.plots.paper_values import paper_values
     from traincost.workload import read_table
 
     table = read_table(args.input)[0]
     outputs = [Path(p) for p in args.out]
+    paper = []
+    if args.compare:
+        compare = read_comparison(args.compare, STUDIES["mtrain"])
+        if args.figure == "methods":  # one cluster's figure: its rows and the paper's range over every cluster
+            compare = compare[compare["cluster"].isin([args.cluster, ""])]
+        paper = paper_values(compare, _PAPER_ROWS[args.figure])
     match args.figure:
         case "steps":
-            plot_steps(table, outputs, title=args.title)
+            plot_steps(table, outputs, title=args.title, paper=paper)
         case "methods":
             if not args.cluster:
                 raise ConfigError("plot-mtrain --figure methods: --cluster is required")
-            plot_methods(table, outputs, cluster=args.cluster, title=args.title)
+            plot_methods(table, outputs, cluster=args.cluster, title=args.title, paper=paper)
         case "scaling":
-            plot_scaling(table, outputs, search_bandwidth_gb_per_s=args.search_bandwidth, title=args.title)
+            plot_scaling(table, outputs, search_bandwidth_gb_per_s=args.search_bandwidth, title=args.title, paper=paper)
+
+
+_PAPER_ROWS = {
+    "steps": ["step4_vs_step1", "bandwidth_gain_0.125_to_15", "max_throughput", "throughput"],
+    "methods": ["speedup_vs_hap_min", "speedup_vs_hap_max"],
+    "scaling": ["search_time_8_fpgas"],
+}
+"""Per figure, the claims of the comparison whose paper numbers it draws (Figures 8, 9-11, 12)."""
 
 
 def _search_args(cmd: argparse.ArgumentParser) -> None:
@@ -291,3 +307,4 @@ def mtrain_commands(command: Command) -> None:
     )
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+    cmd.add_argument("--compare", type=Path, help="mtrain-report's compare.csv: the paper's numbers, drawn beside ours")

@@ -226,39 +226,68 @@ def _cmd_design_space(args: argparse.Namespace) -> None:
     write_design_space_page(points, args.out, title=args.title, parameters=["policy", "ratio"], views=views)
 
 
+def _tiered_mark(row: object) -> tuple[str, str] | None:
+    """The bar of a TM-Training figure that draws the same quantity as a paper-vs-ours row: TM-Training's geometric mean
+    of energy efficiency over HBM-only (Figures 8, 13-15), a section 2.1 system's migration over the data (Figure 3)."""
+    from traincost.tiered.labels import POLICY_NAMES
+
+    metric, claim = str(row["metric"]), str(row["claim_name"])  # type: ignore[index]
+    if metric == "energy_efficiency_vs_hbm_only" and row["workload"] == "average":  # type: ignore[index]
+        return ("Geomean", POLICY_NAMES["tm_training"])
+    system = claim.removeprefix("fig3_migration_")
+    if metric == "migration_normalised_to_total_data" and system in POLICY_NAMES and row["ratio"]:  # type: ignore[index]
+        return (f"{float(row['ratio']):g}:1", POLICY_NAMES[system])  # type: ignore[index]
+    return None
+
+
 def _cmd_plot(args: argparse.Namespace) -> None:
+    from traincost.analysis.agreement import STUDIES, read_comparison
     from traincost.plots import tiered
+    from traincost.plots.paper_values import paper_values
     from traincost.workload import read_table
 
     table = read_table(args.input)[0]
     outputs = [Path(p) for p in args.out]
+    paper = []
+    if args.compare:
+        figure = f"Figure {args.figure.removeprefix('fig')}"
+        paper = paper_values(read_comparison(args.compare, STUDIES["tiered"]), [figure], at=_tiered_mark)
     prior = ["sentinel", "autotm", "deeptm", "tm_training"]
     with_ideal = [*prior, "ideal"]
     match args.figure:
         case "fig2":
-            tiered.plot_motivation_efficiency(table, outputs, workload=args.workload)
+            tiered.plot_motivation_efficiency(table, outputs, workload=args.workload, paper=paper)
         case "fig3":
-            tiered.plot_motivation_migration(table, outputs, workload=args.workload)
+            tiered.plot_motivation_migration(table, outputs, workload=args.workload, paper=paper)
         case "fig4":
-            tiered.plot_motivation_energy_breakdown(table, outputs, workload=args.workload)
+            tiered.plot_motivation_energy_breakdown(table, outputs, workload=args.workload, paper=paper)
         case "fig8":
-            tiered.plot_efficiency_by_workload(table, outputs, variant="base", ratio=args.ratio, policies=prior)
+            tiered.plot_efficiency_by_workload(table, outputs, variant="base", ratio=args.ratio, policies=prior, paper=paper)
         case "fig9":
-            tiered.plot_migration_by_workload(table, outputs, ratio=args.ratio, policies=prior)
+            tiered.plot_migration_by_workload(table, outputs, ratio=args.ratio, policies=prior, paper=paper)
         case "fig10":
-            tiered.plot_efficiency_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal)
+            tiered.plot_efficiency_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal, paper=paper)
         case "fig11":
-            tiered.plot_migration_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal)
+            tiered.plot_migration_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal, paper=paper)
         case "fig12":
-            tiered.plot_throughput_vs_ratio(table, outputs, policies=with_ideal)
+            tiered.plot_throughput_vs_ratio(table, outputs, policies=with_ideal, paper=paper)
         case "fig13":
-            tiered.plot_efficiency_by_workload(table, outputs, variant="double_batch", ratio=args.ratio, policies=prior)
+            tiered.plot_efficiency_by_workload(
+                table, outputs, variant="double_batch", ratio=args.ratio, policies=prior, paper=paper
+            )
         case "fig14":
             tiered.plot_efficiency_by_workload(
-                table, outputs, variant="base", ratio=args.ratio, policies=["tm_training", "tm_training_off", "ideal"]
+                table,
+                outputs,
+                variant="base",
+                ratio=args.ratio,
+                policies=["tm_training", "tm_training_off", "ideal"],
+                paper=paper,
             )
         case "fig15":
-            tiered.plot_efficiency_by_workload(table, outputs, variant="half_tier2_bandwidth", ratio=args.ratio, policies=prior)
+            tiered.plot_efficiency_by_workload(
+                table, outputs, variant="half_tier2_bandwidth", ratio=args.ratio, policies=prior, paper=paper
+            )
 
 
 def _design_space_command(command: Command) -> None:
@@ -387,3 +416,6 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--workload", default="palm_540b", help="workload of Figures 2-4, 10, 11")
     cmd.add_argument("--ratio", type=positive_number, default=25.0, help="Tier 1 : model ratio of Figures 8, 9, 13-15")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
+    cmd.add_argument(
+        "--compare", type=Path, help="tiered-report's compare.csv: the paper's numbers for the figure, drawn beside ours"
+    )

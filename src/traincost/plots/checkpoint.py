@@ -10,6 +10,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from traincost.plots.hardware_sweeps import save_figure
+from traincost.plots.paper_values import MARK_LABEL, PaperValue, paper_lines, write_under
 
 __all__ = ["plot_additivity", "plot_checkpoint_front"]
 
@@ -38,10 +39,17 @@ def plot_additivity(table: pd.DataFrame, outputs: Sequence[Path], *, title: str)
 
 
 def plot_checkpoint_front(
-    nsga: pd.DataFrame, milp: pd.DataFrame, summary: pd.Series, outputs: Sequence[Path], *, title: str
+    nsga: pd.DataFrame,
+    milp: pd.DataFrame,
+    summary: pd.Series,
+    outputs: Sequence[Path],
+    *,
+    title: str,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Latency (left) and energy (right) change against activation memory saved, in percent of the
-    all-saved baseline: every NSGA-II evaluation (grey), its final front (blue), the MILP solutions (red)."""
+    all-saved baseline: every NSGA-II evaluation (grey), its final front (blue), the MILP solutions (red); the paper's
+    saving (``paper``: MB saved within the tolerance) a star at the tolerance, listed under the plots with ours."""
     sns.set_theme(style="whitegrid", context="paper")
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     axes = fig.subplots(1, 2)
@@ -57,8 +65,11 @@ def plot_checkpoint_front(
         ax.scatter(saved_mb["nsga"][front], percent(nsga, column)[front], s=14, c="tab:blue", label="NSGA-II front")
         ax.scatter(saved_mb["milp"], percent(milp, column), s=40, marker="x", c="tab:red", label="MILP (eq. 6)")
         ax.axhline(100 * summary["tolerance"], ls="--", c="0.4", lw=0.8)
+        for value in paper:
+            ax.scatter([value.paper], [100 * summary["tolerance"]], marker="*", s=120, c="black", zorder=5, label=MARK_LABEL)
         ax.set(xlabel="activation memory saved (MB, FP16)", ylabel=label)
     axes[0].legend(fontsize=7)
     saved = float(summary["saved_bytes"]) / 1e6
     fig.suptitle(f"{title} — largest saving within +{100 * summary['tolerance']:g} %: {saved:.2f} MB")
+    write_under(fig, paper_lines(paper))
     save_figure(fig, outputs)

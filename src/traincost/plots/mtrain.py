@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from traincost.errors import ConfigError
 from traincost.plots.hardware_sweeps import save_figure, wrapped_suptitle
+from traincost.plots.paper_values import PaperValue, paper_lines, write_under
 from traincost.tables import require_columns
 
 __all__ = ["plot_steps", "plot_methods", "plot_scaling", "table3_markdown"]
@@ -37,8 +38,9 @@ def _line_panels(data: pd.DataFrame, *, by: str, width_in: float, line: dict[str
     return fig
 
 
-def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> None:
-    """Figure 8: MTrain's throughput after each step, one panel per cluster, one line per model and bandwidth."""
+def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str, paper: Sequence[PaperValue] = ()) -> None:
+    """Figure 8: MTrain's throughput after each step, one panel per cluster, one line per model and bandwidth; the
+    paper's numbers for it listed under the panels."""
     _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figure 8 table")
     sns.set_theme(style="whitegrid", context="paper")
     steps = study[study["method"] == "MTrain"].copy()
@@ -51,11 +53,15 @@ def plot_steps(study: pd.DataFrame, outputs: Sequence[Path], *, title: str) -> N
         axes_set={"xlabel": "after step", "ylabel": "throughput (GFLOPS)", "xticks": [1, 2, 3, 4]},
     )
     wrapped_suptitle(fig, title or "MTrain: throughput after each optimisation step")
+    write_under(fig, paper_lines(paper))
     save_figure(fig, outputs)
 
 
-def plot_methods(study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, title: str) -> None:
-    """Figures 9-11: MTrain, Alpa, HAP and the single-FPGA IPs across P2P bandwidths, one panel per model."""
+def plot_methods(
+    study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, title: str, paper: Sequence[PaperValue] = ()
+) -> None:
+    """Figures 9-11: MTrain, Alpa, HAP and the single-FPGA IPs across P2P bandwidths, one panel per model; the paper's
+    numbers for them listed under the panels."""
     _require(study, ["method", "step", "cluster", "model", "bandwidth_gb_per_s", "throughput_gflops"], "Figures 9-11 table")
     shown = study[(study["cluster"] == cluster) & ((study["method"] != "MTrain") | (study["step"] == 4))]
     if shown.empty:
@@ -77,11 +83,20 @@ def plot_methods(study: pd.DataFrame, outputs: Sequence[Path], *, cluster: str, 
         axes_set={"xscale": "log", "xlabel": "P2P bandwidth (GB/s)", "ylabel": "throughput (GFLOPS)"},
     )
     wrapped_suptitle(fig, title or f"{cluster}: MTrain against DP/TP sharding and single FPGAs")
+    write_under(fig, paper_lines(paper))
     save_figure(fig, outputs)
 
 
-def plot_scaling(scaling: pd.DataFrame, outputs: Sequence[Path], *, search_bandwidth_gb_per_s: float, title: str) -> None:
-    """Figure 12: (a) throughput per bandwidth for each cluster size, (b) MTrain's search time per size."""
+def plot_scaling(
+    scaling: pd.DataFrame,
+    outputs: Sequence[Path],
+    *,
+    search_bandwidth_gb_per_s: float,
+    title: str,
+    paper: Sequence[PaperValue] = (),
+) -> None:
+    """Figure 12: (a) throughput per bandwidth for each cluster size, (b) MTrain's search time per size; the paper's
+    numbers for it listed under the panels."""
     _require(scaling, ["fpgas", "bandwidth_gb_per_s", "throughput_gflops", "search_s"], "Figure 12 table")
     sns.set_theme(style="whitegrid", context="paper")
     fig = Figure(figsize=(9, 3.6), layout="constrained")
@@ -95,6 +110,7 @@ def plot_scaling(scaling: pd.DataFrame, outputs: Sequence[Path], *, search_bandw
     sns.lineplot(data=at, x="fpgas", y="search_s", marker="o", ax=right)
     right.set(title=f"(b) search time at {search_bandwidth_gb_per_s:g} GB/s", xlabel="FPGAs", ylabel="MTrain search (s)")
     fig.suptitle(title or "MTrain scaling from 2 to 8 FPGAs")
+    write_under(fig, paper_lines(paper))
     save_figure(fig, outputs)
 
 

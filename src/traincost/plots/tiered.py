@@ -11,7 +11,7 @@ plot; geometric means are taken over positive values only.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from traincost.analysis.summary_stats import geometric_mean
 from traincost.errors import ConfigError
 from traincost.plots.hardware_sweeps import save_figure, wrapped_suptitle
+from traincost.plots.paper_values import PaperValue, mark_paper_values, paper_lines, write_under
 from traincost.tables import require_columns
 from traincost.tiered.labels import POLICY_NAMES, WORKLOAD_NAMES
 
@@ -154,19 +155,31 @@ def _reference_line(ax: Axes, label: str) -> None:
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1.0, label=label, zorder=0)
 
 
-def _finish(fig: Figure, ax: Axes, title: str, notes: Sequence[str], outputs: Sequence[Path], *, legend_title: str) -> None:
+def _finish(
+    fig: Figure,
+    ax: Axes,
+    title: str,
+    notes: Sequence[str],
+    outputs: Sequence[Path],
+    *,
+    legend_title: str,
+    paper: Sequence[PaperValue] = (),
+    positions: Mapping[tuple[str, str], float] | None = None,
+) -> None:
+    """Legend, title, the notes and the paper's numbers under the plot (a star on the bars that draw them), saved."""
+    mark_paper_values(ax, paper, positions or {})
+    notes = [*notes, *paper_lines(paper)]
     ax.legend(title=legend_title, fontsize="small", title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     wrapped_suptitle(fig, title, fontsize="medium")
-    if notes:
-        width = int(fig.get_figwidth() * 17)
-        fig.supxlabel(
-            "\n".join(textwrap.fill(n, width=width, break_on_hyphens=False) for n in notes), fontsize="x-small", ha="left", x=0.01
-        )
+    width = int(fig.get_figwidth() * 17)
+    write_under(fig, [line for n in notes for line in textwrap.fill(n, width=width, break_on_hyphens=False).splitlines()])
     save_figure(fig, outputs)
 
 
-def _bars(ax: Axes, data: pd.DataFrame, *, x: str, y: str, order: Sequence[str], hue_order: Sequence[str]) -> None:
-    """Grouped bars coloured by ``Policy``, each labelled with its value."""
+def _bars(
+    ax: Axes, data: pd.DataFrame, *, x: str, y: str, order: Sequence[str], hue_order: Sequence[str]
+) -> dict[tuple[str, str], float]:
+    """Grouped bars coloured by ``Policy``, each labelled with its value; the x of each bar by (group, policy)."""
     sns.barplot(
         data=data,
         x=x,
@@ -180,11 +193,18 @@ def _bars(ax: Axes, data: pd.DataFrame, *, x: str, y: str, order: Sequence[str],
         linewidth=0.4,
         ax=ax,
     )
-    for bars in ax.containers:
+    positions = {}
+    for policy, bars in zip(hue_order, ax.containers, strict=False):
         for text in ax.bar_label(bars, fmt=_short, fontsize=5.5, rotation=90, padding=2):
             text.set_bbox({"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 0.3})
+        for patch in bars:
+            centre = patch.get_x() + patch.get_width() / 2
+            group = int(round(centre))
+            if 0 <= group < len(order):
+                positions[(order[group], policy)] = centre
     ax.margins(y=0.12)
     ax.set_xlabel("")
+    return positions
 
 
 def _lines_vs_ratio(ax: Axes, rows: pd.DataFrame, *, y: str, policies: Sequence[str], ratios: Sequence[float]) -> None:
@@ -223,6 +243,7 @@ def _motivation_bars(
     label: str,
     reference: str | None,
     title: str,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Figures 2 and 3: bars per ratio, one per section 2.1 system, on the base variant."""
     rows = _select(table, figure, columns=[column], variant="base", policies=_MOTIVATION, workloads=[workload])
@@ -231,7 +252,7 @@ def _motivation_bars(
     sns.set_theme(style="whitegrid", context="paper")
     fig = Figure(figsize=(6.4, 4.0), layout="constrained")
     ax = fig.subplots()
-    _bars(
+    positions = _bars(
         ax,
         rows.assign(Policy=rows["policy"].map(_policy_name), Ratio=rows["ratio"].map(_ratio_label)),
         x="Ratio",
@@ -243,10 +264,12 @@ def _motivation_bars(
         _reference_line(ax, reference)
     _value_axis(ax, log=log, label=label)
     ax.set_xlabel("Tier 1 size : model size")
-    _finish(fig, ax, title, notes, outputs, legend_title="system")
+    _finish(fig, ax, title, notes, outputs, legend_title="system", paper=paper, positions=positions)
 
 
-def plot_motivation_efficiency(table: pd.DataFrame, outputs: Sequence[Path], *, workload: str = "palm_540b") -> None:
+def plot_motivation_efficiency(
+    table: pd.DataFrame, outputs: Sequence[Path], *, workload: str = "palm_540b", paper: Sequence[PaperValue] = ()
+) -> None:
     """Figure 2: energy efficiency over HBM-only against the Tier 1 : model ratio, the four section 2.1 systems.
 
     Raises:
@@ -261,10 +284,13 @@ def plot_motivation_efficiency(table: pd.DataFrame, outputs: Sequence[Path], *, 
         label="energy efficiency / HBM-only",
         reference="HBM-only (= 1)",
         title=f"Figure 2: {_workload_name(workload)}, energy efficiency (samples/J) normalised to the 32 GB HBM-only system",
+        paper=paper,
     )
 
 
-def plot_motivation_migration(table: pd.DataFrame, outputs: Sequence[Path], *, workload: str = "palm_540b") -> None:
+def plot_motivation_migration(
+    table: pd.DataFrame, outputs: Sequence[Path], *, workload: str = "palm_540b", paper: Sequence[PaperValue] = ()
+) -> None:
     """Figure 3: bytes migrated between tiers over the data one iteration touches, against the ratio.
 
     Raises:
@@ -279,6 +305,7 @@ def plot_motivation_migration(table: pd.DataFrame, outputs: Sequence[Path], *, w
         label="migrated bytes / data per iteration",
         reference=None,
         title=f"Figure 3: {_workload_name(workload)}, Tier 1 <-> Tier 2 migration normalised to the data one iteration uses",
+        paper=paper,
     )
 
 
@@ -289,7 +316,9 @@ _ENERGY_PARTS = {
 }
 
 
-def plot_motivation_energy_breakdown(table: pd.DataFrame, outputs: Sequence[Path], *, workload: str = "palm_540b") -> None:
+def plot_motivation_energy_breakdown(
+    table: pd.DataFrame, outputs: Sequence[Path], *, workload: str = "palm_540b", paper: Sequence[PaperValue] = ()
+) -> None:
     """Figure 4: off-chip memory energy in three parts, over HBM-only's off-chip memory energy; a panel per ratio.
 
     Raises:
@@ -329,7 +358,12 @@ def plot_motivation_energy_breakdown(table: pd.DataFrame, outputs: Sequence[Path
     for ax in axes.ravel()[len(ratios) :]:
         ax.set_visible(False)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles[::-1], labels[::-1], fontsize="small", loc="outside lower center", ncols=len(handles))
+    lines = paper_lines(paper)
+    if lines:  # the paper's numbers go under the panels, the legend beside them
+        fig.legend(handles[::-1], labels[::-1], fontsize="small", loc="outside right center")
+    else:
+        fig.legend(handles[::-1], labels[::-1], fontsize="small", loc="outside lower center", ncols=len(handles))
+    write_under(fig, lines)
     wrapped_suptitle(
         fig,
         f"{figure}: {_workload_name(workload)}, off-chip memory energy (tier-to-tier, tier-to-SRAM, static) "
@@ -369,6 +403,7 @@ def _by_workload(
     policies: Sequence[str],
     workloads: Sequence[str] | None,
     title: str,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Bars of ``column`` per workload and a geometric-mean group, one bar per policy."""
     rows = _select(table, figure, columns=[column], variant=variant, policies=policies, workloads=workloads, ratio=ratio)
@@ -387,7 +422,7 @@ def _by_workload(
     sns.set_theme(style="whitegrid", context="paper")
     fig = Figure(figsize=(max(1.25 * (len(names) + 1) + 2.4, 6.4), 4.0), layout="constrained")
     ax = fig.subplots()
-    _bars(
+    positions = _bars(
         ax,
         data,
         x="Workload",
@@ -397,7 +432,7 @@ def _by_workload(
     )
     _reference_line(ax, reference)
     _value_axis(ax, log=log, label=label)
-    _finish(fig, ax, title, notes, outputs, legend_title="policy")
+    _finish(fig, ax, title, notes, outputs, legend_title="policy", paper=paper, positions=positions)
 
 
 def plot_efficiency_by_workload(
@@ -409,6 +444,7 @@ def plot_efficiency_by_workload(
     policies: Sequence[str] = _PRIOR_AND_OURS,
     workloads: Sequence[str] | None = None,
     figure: str | None = None,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Figures 8, 13, 14, 15: energy efficiency over HBM-only per workload and its geometric mean.
 
@@ -420,6 +456,7 @@ def plot_efficiency_by_workload(
         policies: one bar each; Figure 14 passes TM-Training, TM-Training_Off and Ideal.
         workloads: the workloads required; every one in the variant if None.
         figure: the name used in the title and errors; by default inferred from variant and policies.
+        paper: the paper's numbers for the figure, listed under it (a star where a bar draws the same quantity).
 
     Raises:
         ConfigError: no rows of ``variant`` at ``ratio``, or a workload without one of ``policies``.
@@ -441,6 +478,7 @@ def plot_efficiency_by_workload(
         policies=policies,
         workloads=workloads,
         title=title,
+        paper=paper,
     )
 
 
@@ -452,6 +490,7 @@ def plot_migration_by_workload(
     ratio: float = 25.0,
     policies: Sequence[str] = _PRIOR_AND_OURS,
     workloads: Sequence[str] | None = None,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Figure 9: bytes migrated between tiers over the ideal policy's, per workload and geometric mean.
 
@@ -475,6 +514,7 @@ def plot_migration_by_workload(
         policies=policies,
         workloads=workloads,
         title=title,
+        paper=paper,
     )
 
 
@@ -490,6 +530,7 @@ def _vs_ratio(
     label: str,
     reference: str | None,
     title: str,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     rows = _select(table, figure, columns=[column], variant=variant, policies=policies, workloads=[workload])
     ratios = sorted(rows["ratio"].unique())
@@ -501,7 +542,7 @@ def _vs_ratio(
     if reference is not None:
         _reference_line(ax, reference)
     _value_axis(ax, log=log, label=label)
-    _finish(fig, ax, title, notes, outputs, legend_title="policy")
+    _finish(fig, ax, title, notes, outputs, legend_title="policy", paper=paper)
 
 
 def plot_efficiency_vs_ratio(
@@ -511,6 +552,7 @@ def plot_efficiency_vs_ratio(
     workload: str = "palm_540b",
     variant: str = "base",
     policies: Sequence[str] = _WITH_IDEAL,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Figure 10: energy efficiency over HBM-only against the Tier 1 : model ratio, one workload.
 
@@ -529,6 +571,7 @@ def plot_efficiency_vs_ratio(
         label="energy efficiency / HBM-only",
         reference="HBM-only (= 1)",
         title=f"{figure}: {_workload_name(workload)}, energy efficiency (samples/J) normalised to the HBM-only system",
+        paper=paper,
     )
 
 
@@ -539,6 +582,7 @@ def plot_migration_vs_ratio(
     workload: str = "palm_540b",
     variant: str = "base",
     policies: Sequence[str] = _WITH_IDEAL,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Figure 11: bytes migrated between tiers over the data one iteration touches, against the ratio.
 
@@ -557,6 +601,7 @@ def plot_migration_vs_ratio(
         label="migrated bytes / data per iteration",
         reference=None,
         title=f"{figure}: {_workload_name(workload)}, Tier 1 <-> Tier 2 migration normalised to the data one iteration uses",
+        paper=paper,
     )
 
 
@@ -567,6 +612,7 @@ def plot_throughput_vs_ratio(
     variant: str = "base",
     policies: Sequence[str] = _WITH_IDEAL,
     workloads: Sequence[str] | None = None,
+    paper: Sequence[PaperValue] = (),
 ) -> None:
     """Figure 12: the geometric mean over workloads of throughput over HBM-only, against the ratio.
 
@@ -616,4 +662,4 @@ def plot_throughput_vs_ratio(
         f"geometric mean over {', '.join(_workload_name(w) for w in names)}"
         f"{_VARIANT_NOTES.get(variant, f', {variant}')}"
     )
-    _finish(fig, ax, title, notes, outputs, legend_title="policy")
+    _finish(fig, ax, title, notes, outputs, legend_title="policy", paper=paper)
