@@ -1466,7 +1466,8 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
     the square-ish block (the columns grow as a square block's would, the rows take what is left), and the blocks
     that cut the columns, or the rows, into as many equal parts as the square-ish block needs, one fewer, or one, the
     other side taking what is left (ZigZag's ``O: sram_1MB_A[OY2 OY2 C2 C2]`` on ``ascend_like``'s GPT-2
-    ``mlp_proj``: 512 rows x all 768 columns, where the square-ish 535 x 724 brings every input in twice). A
+    ``mlp_proj``: 512 rows x all 768 columns, where the square-ish 535 x 724 brings every input in twice). Where no
+    shape fits, not even the inner tile with its slices, the block is the inner tile: the level holds nothing more. A
     double-buffered memory holds a block of the whole output once, any other twice (``_buffers``); a memory that
     keeps copies of a partial sum in several instances (``_copies``) holds that many times fewer."""
     (m_t, n_t, _), (m, n, _) = inner, gemm.full
@@ -1495,7 +1496,9 @@ def _output_block(level: CoreLevel, gemm: _Gemm, inner: _Tile, precision: _Preci
             brings = fetched(m_b, n_b)
             better = fit & (brings < least)
             rows, columns, least = np.where(better, m_b, rows), np.where(better, n_b, columns), np.where(better, brings, least)
-        return rows, columns
+        # where no shape fits, not even the inner tile's slices, the level holds no block beyond the inner tile
+        none_fits = np.isinf(least)
+        return np.where(none_fits, m_t, rows), np.where(none_fits, n_t, columns)
 
     capacity = _capacity_bytes(level, gemm) / _copies(level, "O", gemm)
     rows, columns = block(capacity)
