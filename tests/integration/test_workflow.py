@@ -259,14 +259,18 @@ def test_every_workload_gets_its_verification_table_and_verify_false_checks_noth
 
 
 def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Path) -> None:
-    monet = {"resident_fraction": [0.25, 0.75], "bn_epilogue": [True]}
+    monet = {"resident_fraction": [0.25, 0.75], "bn_epilogue": [True], "front_rule": ["near"]}
     result = snakemake(tmp_path, _config(ablations={"monet": monet}), "-n", "-p", "ablations")
     assert result.returncode == 0, result.stderr
     jobs = planned_jobs(result)
     rules = {rule for rule, _ in jobs}
     assert {"monet_ablation_sweep", "monet_ablation_claims", "ablation_table", "agreement_counts", "ablations"} <= rules
-    # three runs (two values of one assumption, one of the other) x two sweeps x two steps
+    # three runs of the model (two values of one assumption, one of the other) x two sweeps x two steps; the run of
+    # the check's own front rule re-runs only the comparison, on the study's tables, told the rule
     assert len(re.findall(r"rule monet_ablation_sweep:", result.stdout)) == 12
+    assert len(re.findall(r"rule monet_ablation_claims:", result.stdout)) == 4
+    assert "--assume front_rule=near" in re.sub(r"\s+", " ", result.stdout)
+    assert not re.search(r"results/ablations/monet/front_rule/near/(sweeps|checkpoint|fusion)", result.stdout)
     assert "results/ablations/monet/resident_fraction/0.25/sweeps/edge/training.parquet" in result.stdout
     # section V re-runs in each run: 2 limits x 2 type settings x 2 steps solves, a comparison per step, both
     # checkpoint searches, each told the value; the claims judge those tables, not the study's own
@@ -276,6 +280,9 @@ def test_the_ablations_target_plans_its_runs_and_checks_its_values(tmp_path: Pat
     assert len(re.findall(r"rule bn_epilogue_workload:", result.stdout)) == 2
     assert "results/ablations/monet/bn_epilogue/true/workloads/first/ops.parquet" in result.stdout
     assert {"monet_ablation_checkpoint_additivity", "monet_ablation_checkpoint_nsga"} <= rules
+    # the MILP and the solver runs too, so that every section V claim is judged on the run's own tables
+    assert len(re.findall(r"rule monet_ablation_checkpoint_study:", result.stdout)) == 3
+    assert len(re.findall(r"rule monet_ablation_fusion_solver_runs:", result.stdout)) == 3
     assert "--resident-fraction 0.75" in re.sub(r"\s+", " ", result.stdout)
     assert "results/ablations/monet/resident_fraction/0.25/checkpoint/nsga_summary.parquet" in result.stdout
     bad = snakemake(tmp_path, _config(ablations={"monet": {"resident_fraction": [0.3]}}), "-n", "ablations")

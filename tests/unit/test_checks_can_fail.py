@@ -14,6 +14,7 @@ from traincost.analysis.monet_claims import monet_hardware_claims, monet_section
 from traincost.analysis.mtrain_compare import mtrain_comparison
 from traincost.analysis.paper_claims import read_paper_claims
 from traincost.analysis.tiered_compare import compare_with_paper
+from traincost.tiered.policies import POLICIES
 
 DATA = Path(__file__).resolve().parents[2] / "data/paper"
 RUNS = 10
@@ -33,19 +34,7 @@ def _failing(make: Callable[[np.random.Generator], pd.DataFrame]) -> tuple[set[s
 
 # ---- TM-Training ---------------------------------------------------------------------------------------------------
 
-_POLICIES = (
-    "hbm_only",
-    "hor_off",
-    "hor_on",
-    "ver_off",
-    "ver_on",
-    "sentinel",
-    "autotm",
-    "deeptm",
-    "tm_training",
-    "tm_training_off",
-    "ideal",
-)
+_POLICIES = tuple(POLICIES)
 _TM_WORKLOADS = ("bert_large", "gpt3_175b", "palm_540b")
 _RATIOS = (5.0, 10.0, 25.0, 50.0, 100.0, 150.0)
 

@@ -599,15 +599,16 @@ def _less_migration_every_base_run(study: StudyLookup, _: str) -> Ours:
     return _all_below(values, "TM-Training's migrated bytes over each prior work's, every workload and base ratio", "base")
 
 
-def _largest_spread_on(workload_name: str) -> Rule:
+def _spread_extreme_on(workload_name: str, column: str, *, largest: bool) -> Rule:
+    """Whether ``workload_name`` has the largest (or smallest) max / min of ``column`` over TM-Training and the prior
+    work of the five workloads at 25:1."""
+
     def rule(study: StudyLookup, _: str) -> Ours:
         values = {
-            w: _spread(study, "samples_per_j", w, MAIN_RATIO, ("tm_training", *PRIOR_WORK))
-            for w in study.workloads("base", MAIN_RATIO)
+            w: _spread(study, column, w, MAIN_RATIO, ("tm_training", *PRIOR_WORK)) for w in study.workloads("base", MAIN_RATIO)
         }
-        return _largest_on(
-            values, workload_name, "max / min samples/J over TM-Training and the prior work, per workload", _main()
-        )
+        what = f"max / min {column} over TM-Training and the prior work, per workload"
+        return (_largest_on if largest else _smallest_on)(values, workload_name, what, _main())
 
     return rule
 
@@ -669,19 +670,6 @@ def _benefit_grows_with_data(study: StudyLookup, _: str) -> Ours:
         pivot=0.0,
         agrees=rho > 0.0,
     )
-
-
-def _smallest_migration_spread_on(workload_name: str) -> Rule:
-    def rule(study: StudyLookup, _: str) -> Ours:
-        values = {
-            w: _spread(study, "migrated_bytes", w, MAIN_RATIO, ("tm_training", *PRIOR_WORK))
-            for w in study.workloads("base", MAIN_RATIO)
-        }
-        return _smallest_on(
-            values, workload_name, "max / min migrated bytes over TM-Training and the prior work, per workload", _main()
-        )
-
-    return rule
 
 
 def _throughput_close_to_hbm(*, above: float | None = None) -> Rule:
@@ -1028,7 +1016,7 @@ def sentence_rules() -> dict[str, Rule]:
         "sec2_hotness_policy_suboptimal": _hotness_suboptimal,
         "sec3_vertical_efficiency_drops_with_tier1": _vertical_drastic_drop,
         "sec5_no_critical_perf_degradation": _throughput_close_to_hbm(above=MAIN_RATIO - 1.0),
-        "fig8_gpt3_largest_policy_variation": _largest_spread_on("gpt3_175b"),
+        "fig8_gpt3_largest_policy_variation": _spread_extreme_on("gpt3_175b", "samples_per_j", largest=True),
         "fig8_caption_tm_above_prior_all": _tm_vs_prior_every_workload("samples_per_j", above=True),
         "fig8_only_tm_above_hbm": _only_tm_above_hbm,
         "fig8_prior_migration_lowers_efficiency": _prior_migration_lowers_efficiency,
@@ -1036,7 +1024,7 @@ def sentence_rules() -> dict[str, Rule]:
         "fig8_splitting_benefit_grows_with_data": _benefit_grows_with_data,
         "fig9_caption_tm_less_traffic_all": _tm_vs_prior_every_workload("migrated_bytes", above=False),
         "fig9_consistent_reduction": _less_migration_every_base_run,
-        "fig9_bert_marginal_differences": _smallest_migration_spread_on("bert_large"),
+        "fig9_bert_marginal_differences": _spread_extreme_on("bert_large", "migrated_bytes", largest=False),
         "fig10_tm_above_prior_every_ratio": _palm_vs_prior_every_ratio("samples_per_j", above=True),
         "fig10_tm_peak_at_100to1": _peak_at(100.0),
         "fig10_gap_widens_as_tier1_shrinks": _gap_widens(
