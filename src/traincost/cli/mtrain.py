@@ -169,16 +169,15 @@ def _cmd_report(args: argparse.Namespace) -> None:
     rule = assumption_value("mtrain", assumed, "dfs_ratio_rule")
     calibration = read_table(args.calibration)[0] if args.calibration is not None and _calibrated(args) else None
     claims = read_paper_claims(args.claims) if args.claims else None
-    compare = mtrain_comparison(
-        pd.read_csv(args.paper), study, table3, scaling, claims=claims, dfs_ratio_rule=rule, calibration=calibration
-    )
+    paper = pd.read_csv(args.paper)
+    compare = mtrain_comparison(paper, study, table3, scaling, claims=claims, dfs_ratio_rule=rule, calibration=calibration)
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
     write_table(table3, args.table3_parquet)
     with atomic_path(args.table3_csv) as tmp:
         table3.to_csv(tmp, index=False, float_format="%.6g")
     with atomic_path(args.table3_md) as tmp:
-        tmp.write_text(table3_markdown(table3))
+        tmp.write_text(table3_markdown(table3, paper.fillna({"model": "", "cluster": ""})))
     with atomic_path(args.compare) as tmp:
         compare.to_csv(tmp, index=False, float_format="%.6g")
     print(f"{count_agreement(compare).text()}; {args.compare}")

@@ -114,17 +114,32 @@ def plot_scaling(
     save_figure(fig, outputs)
 
 
-def table3_markdown(table3: pd.DataFrame) -> str:
-    """Table III as Markdown: DFS optimum and MTrain-Converting, throughput and search time."""
+def table3_markdown(table3: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
+    """Table III as Markdown: DFS optimum and MTrain-Converting, throughput and search time; beside each throughput,
+    the paper's where ``paper`` (``data/paper/mtrain.csv``) states one for the cell."""
     _require(table3, ["model", "cluster", "dfs_gflops", "dfs_s", "converting_gflops", "converting_s"], "Table III")
     lines = [
         "| Model | Cluster | DFS GFLOPS | DFS search (s) | ratios | Converting GFLOPS | Converting search (s) |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
+
+    def reported(row: pd.Series, metric: str) -> str:
+        if paper is None:
+            return ""
+        found = paper[
+            (paper["claim"] == "table3")
+            & (paper["model"] == row["model"])
+            & (paper["cluster"] == row["cluster"])
+            & (paper["metric"] == metric)
+        ]
+        return f"paper {float(found['value'].iloc[0]):g}" if len(found) else "paper –"
+
     for _, row in table3.sort_values(["model", "cluster"]).iterrows():
+        dfs, converting = reported(row, "dfs_gflops"), reported(row, "converting_gflops")
+        share = f"{row['converting_gflops'] / row['dfs_gflops']:.2f}x"
         lines.append(
-            f"| {row['model']} | {row['cluster']} | {row['dfs_gflops']:.1f} | {row['dfs_s']:.1f} "
+            f"| {row['model']} | {row['cluster']} | {row['dfs_gflops']:.1f}{f' ({dfs})' if dfs else ''} | {row['dfs_s']:.1f} "
             f"({row['dfs_s'] / row['converting_s']:.1f}x) | {row['dfs_ratios_mapped']} | {row['converting_gflops']:.1f} "
-            f"({row['converting_gflops'] / row['dfs_gflops']:.2f}x) | {row['converting_s']:.2f} |"
+            f"({share}{f'; {converting}' if converting else ''}) | {row['converting_s']:.2f} |"
         )
     return "\n".join(lines) + "\n"
