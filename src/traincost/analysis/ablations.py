@@ -61,12 +61,15 @@ class Assumption:
         baseline: the value the study runs with when nothing is assumed.
         variants: the other values an ablation may run.
         description: what the assumption is and what each value means.
+        of_the_check: whether it is a rule of the comparison (how a check reads our numbers), not of the model: a
+            ``why`` naming it says so.
     """
 
     name: str
     baseline: str
     variants: tuple[str, ...]
     description: str
+    of_the_check: bool = False
 
     def parse(self, value: str, where: str) -> str:
         """``value`` if it is the baseline or a variant, else a ConfigError naming ``where``."""
@@ -147,6 +150,7 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             ("positive", "feasible"),
             "the ratios DFS counts (Table III): every split of the batch in steps (all), only splits giving every "
             "FPGA at least one step (positive), or only splits whose memory fits every FPGA's DRAM (feasible)",
+            of_the_check=True,
         ),
         Assumption(
             "fp32_mac_dsp",
@@ -195,6 +199,7 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "which points of a Pareto front Figures 1 and 8's checks count: those no point dominates by the 1 % margin "
             "(margin), those within 0.1 % of the lowest cost at no more compute (near), or the strict front (strict): a "
             "rule of the check, not of the model (only traincost claims re-runs)",
+            of_the_check=True,
         ),
     ),
 }
@@ -317,8 +322,13 @@ def why_column(study: Study, baseline: pd.DataFrame, ablations: pd.DataFrame) ->
     words first: then no assumption that keeps the bound can make the number agree."""
     holds = check_holds(baseline)
     flipped = ablations[ablations["flips"] & ~ablations["holds_baseline"]]
+    rules_of_checks = {a.name for assumptions in ASSUMPTIONS.values() for a in assumptions if a.of_the_check}
+
+    def change(assumption: str, variant: str) -> str:
+        return f"{assumption}={variant}" + (" (a rule of the check, not of the model)" if assumption in rules_of_checks else "")
+
     by_check = flipped.groupby("check", sort=False).apply(
-        lambda g: "; ".join(f"{a}={v}" for a, v in zip(g["assumption"], g["variant"], strict=True)), include_groups=False
+        lambda g: "; ".join(change(a, v) for a, v in zip(g["assumption"], g["variant"], strict=True)), include_groups=False
     )
     tried = ", ".join(dict.fromkeys(f"{a}={v}" for a, v in zip(ablations["assumption"], ablations["variant"], strict=True)))
     none = f"{NO_SINGLE} (tried: {tried})" if tried else f"{NO_SINGLE} (no ablation run)"
