@@ -160,6 +160,13 @@ def test_ablation_runs_must_judge_every_baseline_check_and_may_judge_more(tmp_pa
     assert sorted(table["check"]) == ["c w0", "c w1"]
     with pytest.raises(ConfigError, match="ablation x=1 of TM-Training: the run misses"):
         ablation_table(study, base, [("x", "1", fewer)])
+    # a check the run has but does not judge (informational there) is left out of that run, not a flip
+    path = _compare(tmp_path / "i.csv", [False, True, None], [None, None, None], [0, 1, 9])
+    frame = pd.read_csv(path)
+    frame.loc[0, "kind"] = "informational"
+    frame.to_csv(path, index=False)
+    table = ablation_table(study, base, [("x", "1", read_comparison(path, study))])
+    assert table["check"].tolist() == ["c w1"]  # w0 is not judged in the run: left out, whatever it says
 
 
 def test_positive_rule_is_the_binomial_count() -> None:

@@ -268,8 +268,9 @@ def ablation_table(study: Study, baseline: pd.DataFrame, runs: Sequence[tuple[st
         Columns :data:`ABLATION_COLUMNS`: ``check`` the row's label in the baseline table, ``claim`` the claim
         alone, ``holds`` / ``holds_baseline`` its verdicts, ``flips`` whether they differ.
 
-    Only the baseline's judged claims are set side by side: a run may judge more (uncalibrated, a calibration
-    target is judged as a claim), and those rows are left out.
+    Only the claims both judge are set side by side: a run may judge more (uncalibrated, a calibration target is judged
+    as a claim), and those rows are left out; a baseline claim the run has but does not judge (its kind moved, e.g. to
+    ``informational`` where neither of two searches splits the batch) is left out of that run.
 
     Raises:
         ConfigError: a run misses a claim the baseline judges (the tables must come from the same configuration).
@@ -279,12 +280,14 @@ def ablation_table(study: Study, baseline: pd.DataFrame, runs: Sequence[tuple[st
     frames = []
     for assumption, variant, frame in runs:
         run = frame.assign(key=_keys(frame, study), holds=check_holds(frame))
-        run = run[run["holds"].notna()]
         missing = sorted(set(base["key"]) - set(run["key"]))
         if missing:
             raise ConfigError(
                 f"ablation {assumption}={variant} of {study.title}: the run misses {missing[:3]}; run both on one config"
             )
+        # a check the run has but does not judge (e.g. informational there: neither search splits) neither holds nor
+        # fails under the change: it is left out of this run, never a flip
+        run = run[run["holds"].notna()]
         merged = base.merge(run[["key", "holds", "agrees", "magnitude", "ours"]], on="key", suffixes=("_baseline", ""))
         frames.append(
             pd.DataFrame(
