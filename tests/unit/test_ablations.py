@@ -174,3 +174,26 @@ def test_positive_rule_is_the_binomial_count() -> None:
     cell = pd.Series({"batch": 32, "ratio_step": 1, "dfs_ratio": "16|16", "dfs_ratios_mapped": 33, "ratios_feasible": 33})
     assert dfs_ratio_count(cell, "positive") == 31
     assert dfs_ratio_count(cell, "all") == 33
+
+
+def test_why_names_a_bound_below_the_papers_number_where_the_paper_states_it_beside_words(tmp_path: Path) -> None:
+    # MONET states its claims in words; its one number (13 MB saved) is in paper_value, our total (10.4 MB) the bound
+    path = tmp_path / "claims.csv"
+    pd.DataFrame(
+        {
+            "claim": ["saving"],
+            "figure": ["12"],
+            "paper_says": ["up to 13 MB saved"],
+            "check": ["> 0"],
+            "value": [8.3],
+            "holds": [True],
+            "kind": ["claim"],
+            "magnitude": [False],
+            "paper_value": [13.0],
+            "ceiling": [10.4],
+        }
+    ).to_csv(path, index=False)
+    study = STUDIES["monet"]
+    base = read_comparison(path, study)
+    why = why_column(study, base, ablation_table(study, base, [("bn_epilogue", "true", base)]))
+    assert why[0].startswith("a bound of our model: the paper's 13 is above the most it can reach, 10.4")

@@ -341,7 +341,7 @@ def why_column(study: Study, baseline: pd.DataFrame, ablations: pd.DataFrame) ->
     ]
     if "ceiling" in baseline.columns:  # the most our model lets the metric reach, where a row states it
         ceiling = pd.to_numeric(baseline["ceiling"], errors="coerce").to_numpy(dtype=float)
-        paper = pd.to_numeric(baseline["paper"], errors="coerce").to_numpy(dtype=float)
+        paper = pd.to_numeric(baseline.get("paper_number", baseline["paper"]), errors="coerce").to_numpy(dtype=float)
         for i in np.flatnonzero(np.isfinite(ceiling) & (ceiling < paper) & ~holds.fillna(True).to_numpy(dtype=bool)):
             bound = f"a bound of our model: the paper's {paper[i]:g} is above the most it can reach, {ceiling[i]:.4g} (see check)"
             why[i] = f"{bound}; {why[i]}" if why[i] else bound

@@ -228,8 +228,8 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
         ``claim_name`` (the claim alone), ``check``, ``paper``, ``ours``, ``agrees``, ``tie`` and ``magnitude``
         (pandas nullable booleans; ``tie`` NA where the CSV has no such column), ``verdict``
         (:func:`traincost.analysis.verdicts.whole_verdict` of those), ``note`` (or empty), then the study's context
-        columns, ``why`` where the CSV has one (``compare_why.csv``, from ``traincost ablations``) and ``ceiling``
-        where it has one (tiered).
+        columns, ``why`` where the CSV has one (``compare_why.csv``, from ``traincost ablations``), and ``ceiling``
+        with the paper's number as a number (``paper_number``) where the CSV states a bound of our model.
 
     Raises:
         ConfigError: the file is missing or not a CSV, a column is missing, or ``agrees`` holds
@@ -271,8 +271,11 @@ def read_comparison(path: Path, study: Study) -> pd.DataFrame:
         out[column] = frame[column].map(_text)
     if "why" in frame.columns:  # compare_why.csv of `snakemake ablations`
         out["why"] = frame["why"].map(_text)
-    if "ceiling" in frame.columns:  # tiered: the most our model lets the metric reach
+    if "ceiling" in frame.columns:  # the most our model lets the metric reach, where a row states it
         out["ceiling"] = frame["ceiling"].map(_value)
+        # the paper's number beside it (MONET states its claims in words, its numbers in paper_value)
+        numbers = frame["paper_value"] if "paper_value" in frame.columns else frame[study.paper]
+        out["paper_number"] = pd.to_numeric(numbers, errors="coerce")
     return out
 
 
