@@ -276,7 +276,7 @@ def test_sweep_figures_and_claims(built: Path, tmp_path: Path) -> None:
     )
     assert claims.returncode == 0, claims.stderr
     text = (tmp_path / "claims.csv").read_text()
-    assert text.startswith("claim,figure,paper_says,check,value,holds,kind,magnitude")
+    assert text.startswith("claim,figure,paper_says,check,value,holds,kind,pivot,paper_value,ceiling,tie,magnitude,verdict")
     assert "training_latency_front_has_no_largest_pe" in text
     # section V: Figure 12's summary is judged against data/paper/monet.csv, which must then be given
     summary = tmp_path / "nsga_summary.parquet"

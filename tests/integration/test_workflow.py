@@ -424,7 +424,7 @@ TIERED_TARGETS = ["results/tiered/compare.csv", "results/tiered/fig8.png", "resu
 def _with_paper(path: Path) -> Path:
     """The paper's numbers, where the workflow reads them (relative to its working directory)."""
     (path / "data/paper").mkdir(parents=True, exist_ok=True)
-    for name in ("tm_training.csv", "tm_training_table3.csv"):
+    for name in ("tm_training.csv", "tm_training_claims.csv", "tm_training_table3.csv"):
         (path / "data/paper" / name).write_text((REPO / "data/paper" / name).read_text())
     return path
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from traincost.analysis.agreement import STUDIES, read_comparison
+from traincost.analysis.paper_claims import read_paper_claims
 from traincost.analysis.summary_stats import geometric_mean
 from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
 from traincost.errors import ConfigError
@@ -314,3 +315,16 @@ def test_the_papers_numbers_are_drawn_beside_ours(tmp_path: Path) -> None:
     out = tmp_path / "fig8.png"
     tiered.plot_efficiency_by_workload(study(tm_efficiency=0.9), [out], variant="base", ratio=25, paper=values)
     assert out.stat().st_size > 0
+
+
+def test_every_sentence_gets_a_row_on_a_study_that_runs_only_part_of_the_paper() -> None:
+    # one workload, the base variant: a sentence about PaLM or the doubled batch is not computed, with the reason
+    claims = read_paper_claims(PAPER.parent / "tm_training_claims.csv")
+    paper = pd.read_csv(PAPER)
+    rows = compare_with_paper(study(workloads=("bert_large",), variants=("base",)), paper, claims=claims)
+    sentences = rows[rows["metric"] == "sentence"]
+    assert set(sentences["claim"]) >= {
+        c for c in claims["id"] if not claims.set_index("id").loc[c, "rows"] or c in set(sentences["claim"])
+    }
+    missing = sentences[sentences["ours"].isna() & (sentences["kind"] == "claim")]
+    assert len(missing) > 10 and missing["note"].str.contains("not computed|undefined").all()

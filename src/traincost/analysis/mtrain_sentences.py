@@ -65,6 +65,11 @@ def _low_high(study: pd.DataFrame) -> tuple[float, float]:
     return float(study["bandwidth_gb_per_s"].min()), float(study["bandwidth_gb_per_s"].max())
 
 
+def _none(check: str, why: str) -> Row:
+    """A row the study cannot judge: ours empty, the reason in the note."""
+    return {"ours": np.nan, "check": check, "agrees": None, "pivot": np.nan, "note": why}
+
+
 def _above(values: Mapping[str, float], check: str, *, median: bool = False) -> Row:
     """Every value (or the median) above 1, against the pivot 1 with the tie tolerance; the lowest (median) shown."""
     if not values:
@@ -128,6 +133,8 @@ def _single_like_at_low(tables: Tables) -> Row:
     study, _ = tables
     low, _ = _low_high(study)
     values = _cells(_throughput(study, "MTrain", low) / _best(study, _SINGLE, low))
+    if not values:
+        return _none("MTrain against the best single FPGA at the lowest bandwidth", "no cell with both")
     worst = max(values, key=lambda k: abs(values[k] - 1.0))
     return {
         "ours": values[worst],
@@ -146,6 +153,8 @@ def _sharding_worse_at_low(tables: Tables) -> Row:
     for method in ("Alpa", "HAP"):
         for cell, v in _cells(_throughput(study, method, low) / _throughput(study, method, high)).items():
             values[f"{method} {cell}"] = v
+    if not values:
+        return _none("Alpa's and HAP's throughput at the lowest bandwidth over the highest", "no cell with both")
     worst = max(values, key=values.get)
     return {
         "ours": values[worst],
@@ -202,6 +211,8 @@ def _improve_by_steps(tables: Tables) -> Row:
         steps = rows.pivot_table(index=["model", "bandwidth_gb_per_s"], columns="step", values="throughput_gflops")
         if {1, 4} <= set(steps.columns):
             values[cluster] = float(np.median(steps[4] / steps[1]))
+    if not values:
+        return _none("MTrain's throughput after step 4 over after step 1", "no cluster with both steps")
     worst = min(values, key=values.get)
     return {
         "ours": values[worst],

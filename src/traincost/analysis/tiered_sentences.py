@@ -133,10 +133,12 @@ def _growth(first: float, last: float) -> float:
     return 1.0 if last == first else float(np.sign(last)) * np.inf
 
 
-def _closest(study: StudyLookup, workload: str, variant: str, ratios: Sequence[float]) -> list[float]:
-    """The run ratios of ``workload`` in ``variant`` among ``ratios``."""
+def _ratios(study: StudyLookup, workload: str, variant: str) -> list[float]:
+    """The ratios ``workload`` ran at in ``variant``, smallest first; Unavailable if none (the config does not run it)."""
     run = study.ratios(workload, variant)
-    return [r for r in run if any(np.isclose(r, x) for x in ratios)]
+    if not run:
+        raise Unavailable(f"no {variant} run of {workload}")
+    return run
 
 
 def _value(study: StudyLookup, column: str, policy: str, workload: str, ratio: float, *, variant: str = "base") -> float:
@@ -227,7 +229,7 @@ def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def _section2_series(study: StudyLookup, workload: str, column: str, policies: Sequence[str]) -> dict:
-    ratios = study.ratios(workload, "base")
+    ratios = _ratios(study, workload, "base")
     return {p: {r: _value(study, column, p, workload, r) for r in ratios} for p in policies}
 
 
@@ -242,7 +244,7 @@ def _efficiency_vs_hbm_every_ratio(
     policies: Sequence[str], *, above: bool, ratios: Callable[[float], bool] | None = None
 ) -> Rule:
     def rule(study: StudyLookup, workload: str) -> Ours:
-        run = [r for r in study.ratios(workload, "base") if ratios is None or ratios(r)]
+        run = [r for r in _ratios(study, workload, "base") if ratios is None or ratios(r)]
         if not run:
             raise Unavailable(f"no base ratio of {workload} in the range the sentence names")
         values = {
@@ -259,7 +261,7 @@ def _efficiency_vs_hbm_every_ratio(
 
 def _hor_off_crossover(study: StudyLookup, workload: str) -> Ours:
     """Figure 2: above 25:1 Hor_Off beats HBM-only's energy efficiency, every other system stays below."""
-    above = [r for r in study.ratios(workload, "base") if r > MAIN_RATIO]
+    above = [r for r in _ratios(study, workload, "base") if r > MAIN_RATIO]
     if not above:
         raise Unavailable(f"no base ratio of {workload} above 25:1")
     hor_off = {ratio_text(r): _over(study, "samples_per_j", "hor_off", "hbm_only", workload, ratio=r) for r in above}
@@ -279,7 +281,7 @@ def _hor_off_crossover(study: StudyLookup, workload: str) -> Ours:
 
 def _horizontal_above_vertical(study: StudyLookup, workload: str) -> Ours:
     values = {}
-    for r in study.ratios(workload, "base"):
+    for r in _ratios(study, workload, "base"):
         horizontal = min(_value(study, "samples_per_j", p, workload, r) for p in ("hor_off", "hor_on"))
         vertical = max(_value(study, "samples_per_j", p, workload, r) for p in ("ver_off", "ver_on"))
         values[ratio_text(r)] = horizontal / vertical if vertical > 0 else np.nan
@@ -290,7 +292,7 @@ def _horizontal_above_vertical(study: StudyLookup, workload: str) -> Ours:
 
 def _cause_of_falling_efficiency(study: StudyLookup, workload: str) -> Ours:
     """Figure 2: from the largest ratio to the smallest, off-chip energy per sample rises and throughput falls."""
-    ratios = study.ratios(workload, "base")
+    ratios = _ratios(study, workload, "base")
     if len(ratios) < 2:
         raise Unavailable(f"fewer than two base ratios of {workload}")
     small, large = ratios[0], ratios[-1]
@@ -344,7 +346,7 @@ def _migration_energy_correlation(study: StudyLookup, workload: str) -> Ours:
 
 
 def _vertical_migrates_at_large_tier1(study: StudyLookup, workload: str) -> Ours:
-    largest = study.ratios(workload, "base")[-1]
+    largest = _ratios(study, workload, "base")[-1]
     vertical = min(_value(study, "migrated_bytes", p, workload, largest) for p in ("ver_off", "ver_on"))
     horizontal = max(_value(study, "migrated_bytes", p, workload, largest) for p in ("hor_off", "hor_on"))
     value = vertical / horizontal if horizontal > 0 else (np.inf if vertical > 0 else np.nan)
@@ -362,7 +364,7 @@ _GB = 1e9
 
 def _evicts_below(study: StudyLookup, workload: str) -> Ours:
     """Figure 3: with Tier 1 below 24 GB, Hor_Off evicts and migrates; at or above, it holds everything."""
-    rows = {r: _value(study, "tier1_bytes", "hor_off", workload, r) for r in study.ratios(workload, "base")}
+    rows = {r: _value(study, "tier1_bytes", "hor_off", workload, r) for r in _ratios(study, workload, "base")}
     small = [r for r, size in rows.items() if size < 24 * _GB]
     large = [r for r, size in rows.items() if size >= 24 * _GB]
     if not small:
@@ -387,7 +389,7 @@ def _evicts_below(study: StudyLookup, workload: str) -> Ours:
 
 
 def _migration_share_largest_vertical(study: StudyLookup, workload: str) -> Ours:
-    smallest = study.ratios(workload, "base")[0]
+    smallest = _ratios(study, workload, "base")[0]
     share = {p: _value(study, "migration_energy_share", p, workload, smallest) for p in _SECTION2}
     vertical, horizontal = min(share["ver_off"], share["ver_on"]), max(share["hor_off"], share["hor_on"])
     value = vertical / horizontal if horizontal > 0 else (np.inf if vertical > 0 else np.nan)
@@ -402,7 +404,7 @@ def _migration_share_largest_vertical(study: StudyLookup, workload: str) -> Ours
 
 def _vertical_sram_lower_tier_higher(study: StudyLookup, workload: str) -> Ours:
     sram, offchip = {}, {}
-    for r in study.ratios(workload, "base"):
+    for r in _ratios(study, workload, "base"):
         for v in ("ver_off", "ver_on"):
             for h in ("hor_off", "hor_on"):
                 key = f"{v}/{h} {ratio_text(r)}"
@@ -420,7 +422,7 @@ def _vertical_sram_lower_tier_higher(study: StudyLookup, workload: str) -> Ours:
 
 
 def _migration_dominant(study: StudyLookup, workload: str) -> Ours:
-    smallest = study.ratios(workload, "base")[0]
+    smallest = _ratios(study, workload, "base")[0]
     values = {}
     for p in _ONLINE_SUBOPTIMAL:
         parts = {
@@ -436,7 +438,7 @@ def _migration_dominant(study: StudyLookup, workload: str) -> Ours:
 
 
 def _constrained_over_twice(study: StudyLookup, workload: str) -> Ours:
-    smallest = study.ratios(workload, "base")[0]
+    smallest = _ratios(study, workload, "base")[0]
     values = {p: _over(study, "offchip_energy_j", p, "hbm_only", workload, ratio=smallest) for p in _ONLINE_SUBOPTIMAL}
     highest = max(values.values())
     return Ours(
@@ -450,7 +452,7 @@ def _constrained_over_twice(study: StudyLookup, workload: str) -> Ours:
 
 
 def _tier2_surge(study: StudyLookup, workload: str) -> Ours:
-    ratios = study.ratios(workload, "base")
+    ratios = _ratios(study, workload, "base")
     values = {}
     for p in _ONLINE_SUBOPTIMAL:
         large = _value(study, "tier2_bytes", p, workload, ratios[-1])
@@ -462,7 +464,7 @@ def _tier2_surge(study: StudyLookup, workload: str) -> Ours:
 
 
 def _hotness_suboptimal(study: StudyLookup, workload: str) -> Ours:
-    ratios = study.ratios(workload, "base")
+    ratios = _ratios(study, workload, "base")
     efficiency = {ratio_text(r): _over(study, "samples_per_j", "hor_on", "hor_off", workload, ratio=r) for r in ratios}
     migration = {ratio_text(r): _over(study, "migrated_bytes", "hor_on", "hor_off", workload, ratio=r) for r in ratios}
     picked = _all_below(
@@ -478,7 +480,7 @@ def _hotness_suboptimal(study: StudyLookup, workload: str) -> Ours:
 
 
 def _vertical_drastic_drop(study: StudyLookup, workload: str) -> Ours:
-    ratios = study.ratios(workload, "base")
+    ratios = _ratios(study, workload, "base")
     value = _value(study, "samples_per_j", "ver_off", workload, ratios[0]) / _value(
         study, "samples_per_j", "ver_off", workload, ratios[-1]
     )
@@ -493,7 +495,7 @@ def _vertical_drastic_drop(study: StudyLookup, workload: str) -> Ours:
 
 def _energy_overhead_from_migration(study: StudyLookup, workload: str) -> Ours:
     """Sections 1 and 8: integrating tiered memory costs energy, mostly through migration between the tiers."""
-    smallest = study.ratios(workload, "base")[0]
+    smallest = _ratios(study, workload, "base")[0]
     energy = {p: _over(study, "energy_j", p, "hbm_only", workload, ratio=smallest) for p in _ONLINE_SUBOPTIMAL}
     migration_leads = []
     for p in _ONLINE_SUBOPTIMAL:
@@ -591,7 +593,7 @@ def _tm_vs_prior_every_workload(column: str, *, above: bool, variant: str = "bas
 def _less_migration_every_base_run(study: StudyLookup, _: str) -> Ours:
     values = {}
     for workload in study.workloads("base", MAIN_RATIO):
-        for r in study.ratios(workload, "base"):
+        for r in _ratios(study, workload, "base"):
             for prior in PRIOR_WORK:
                 values[f"{workload} {ratio_text(r)} vs {prior}"] = _over(
                     study, "migrated_bytes", "tm_training", prior, workload, ratio=r
@@ -877,7 +879,7 @@ def _palm_vs_prior_every_ratio(
 ) -> Rule:
     def rule(study: StudyLookup, workload: str) -> Ours:
         values = {}
-        for r in study.ratios(workload, "base"):
+        for r in _ratios(study, workload, "base"):
             if ratios is None or ratios(r):
                 for prior in priors:
                     a, b = (prior, "tm_training") if inverse else ("tm_training", prior)
@@ -894,7 +896,8 @@ def _palm_vs_prior_every_ratio(
 def _peak_at(ratio: float) -> Rule:
     def rule(study: StudyLookup, workload: str) -> Ours:
         values = {
-            r: _over(study, "samples_per_j", "tm_training", "hbm_only", workload, ratio=r) for r in study.ratios(workload, "base")
+            r: _over(study, "samples_per_j", "tm_training", "hbm_only", workload, ratio=r)
+            for r in _ratios(study, workload, "base")
         }
         if not any(np.isclose(r, ratio) for r in values):
             raise Unavailable(f"no base run of {workload} at {ratio_text(ratio)}")
@@ -916,7 +919,7 @@ def _gap_widens(column: str, subjects: Sequence[str], *, what: str) -> Rule:
     """TM-Training's ``column`` over each of ``subjects`` (or theirs over TM-Training's for migration) grows as Tier 1 shrinks."""
 
     def rule(study: StudyLookup, workload: str) -> Ours:
-        ratios = study.ratios(workload, "base")
+        ratios = _ratios(study, workload, "base")
         series = {}
         for s in subjects:
             a, b = (s, "tm_training") if column in ("migrated_bytes", "energy_j") else ("tm_training", s)
@@ -928,7 +931,7 @@ def _gap_widens(column: str, subjects: Sequence[str], *, what: str) -> Rule:
 
 def _close_to_ideal(study: StudyLookup, workload: str) -> Ours:
     values = {}
-    for r in study.ratios(workload, "base"):
+    for r in _ratios(study, workload, "base"):
         ideal = _value(study, "migrated_bytes", "ideal", workload, r)
         ours = _value(study, "migrated_bytes", "tm_training", workload, r)
         values[ratio_text(r)] = ours / ideal if ideal > 0 else (1.0 if ours == 0 else np.inf)
@@ -936,7 +939,7 @@ def _close_to_ideal(study: StudyLookup, workload: str) -> Ours:
 
 
 def _sentinel_excessive_below(study: StudyLookup, workload: str) -> Ours:
-    run = [r for r in study.ratios(workload, "base") if _value(study, "tier1_bytes", "sentinel", workload, r) < 32 * _GB]
+    run = [r for r in _ratios(study, workload, "base") if _value(study, "tier1_bytes", "sentinel", workload, r) < 32 * _GB]
     if not run:
         raise Unavailable(f"no base run of {workload} with Tier 1 below 32 GB")
     values = {ratio_text(r): _over(study, "migrated_bytes", "sentinel", "tm_training", workload, ratio=r) for r in run}
@@ -947,7 +950,7 @@ def _similar_above(ratio: float) -> Rule:
     def rule(study: StudyLookup, workload: str) -> Ours:
         values = {
             f"{p} {ratio_text(r)}": _same_or_ratio(study, "migrated_bytes", p, "tm_training", workload, ratio=r)
-            for r in study.ratios(workload, "base")
+            for r in _ratios(study, workload, "base")
             if r > ratio
             for p in ("autotm", "deeptm")
         }
@@ -959,7 +962,7 @@ def _similar_above(ratio: float) -> Rule:
 
 
 def _everything_in_tier1(study: StudyLookup, workload: str) -> Ours:
-    run = [r for r in study.ratios(workload, "base") if _value(study, "tier1_bytes", "tm_training", workload, r) > 22.5 * _GB]
+    run = [r for r in _ratios(study, workload, "base") if _value(study, "tier1_bytes", "tm_training", workload, r) > 22.5 * _GB]
     if not run:
         raise Unavailable(f"no base run of {workload} with Tier 1 above 22.5 GB")
     values = {ratio_text(r): _over(study, "samples_per_s", "tm_training", "hbm_only", workload, ratio=r) for r in run}
@@ -975,7 +978,7 @@ def _everything_in_tier1(study: StudyLookup, workload: str) -> Ours:
 
 
 def _policy_gap_widens(study: StudyLookup, workload: str) -> Ours:
-    ratios = study.ratios(workload, "base")
+    ratios = _ratios(study, workload, "base")
     series = {"spread": {r: _spread(study, "samples_per_j", workload, r, ("tm_training", *PRIOR_WORK)) for r in ratios}}
     return _trend(series, rising=True, check="max / min samples/J over TM-Training and the prior work", where=f"{workload}, base")
 
