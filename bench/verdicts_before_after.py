@@ -20,15 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from traincost.analysis.ablations import row_keys
 from traincost.analysis.agreement import STUDIES, Study, count_agreement, read_comparison
-
-
-def _key(frame: pd.DataFrame, study: Study) -> pd.Series:
-    parts = [frame["claim_name"].astype(str)] + [frame[c].astype(str) for c in study.context]
-    key = parts[0]
-    for part in parts[1:]:
-        key = key + " | " + part
-    return key
 
 
 def _value(value: object) -> str:
@@ -59,7 +52,7 @@ def study_markdown(study: Study, before: pd.DataFrame | None, after: pd.DataFram
     frames = {}
     for side, frame in (("before", before), ("after", after)):
         if frame is not None:
-            frames[side] = frame.assign(key=_key(frame, study)).drop_duplicates("key").set_index("key")
+            frames[side] = frame.assign(key=row_keys(frame, study)).drop_duplicates("key").set_index("key")
     keys = list(dict.fromkeys([k for f in frames.values() for k in f.index]))
     lines += ["| check | kind before → after | verdict before → after | ours before → after |", "|---|---|---|---|"]
     for key in keys:

@@ -31,6 +31,7 @@ __all__ = [
     "assumption_value",
     "check_holds",
     "parse_assume",
+    "row_keys",
     "why_column",
 ]
 
@@ -247,7 +248,7 @@ def check_holds(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(pd.array(values, dtype="boolean"), index=frame.index)
 
 
-def _keys(frame: pd.DataFrame, study: Study) -> pd.Series:
+def row_keys(frame: pd.DataFrame, study: Study) -> pd.Series:
     """A row's identity across runs: the claim and its context values (the check text may carry numbers)."""
     parts = [frame["claim_name"].astype(str)] + [frame[c].astype(str) for c in study.context]
     key = parts[0]
@@ -275,11 +276,11 @@ def ablation_table(study: Study, baseline: pd.DataFrame, runs: Sequence[tuple[st
     Raises:
         ConfigError: a run misses a claim the baseline judges (the tables must come from the same configuration).
     """
-    base = baseline.assign(key=_keys(baseline, study), holds=check_holds(baseline))
+    base = baseline.assign(key=row_keys(baseline, study), holds=check_holds(baseline))
     base = base[base["holds"].notna()]
     frames = []
     for assumption, variant, frame in runs:
-        run = frame.assign(key=_keys(frame, study), holds=check_holds(frame))
+        run = frame.assign(key=row_keys(frame, study), holds=check_holds(frame))
         missing = sorted(set(base["key"]) - set(run["key"]))
         if missing:
             raise ConfigError(

@@ -53,28 +53,25 @@ def _finite(values: Mapping[str, float], what: str) -> dict[str, float]:
     return kept
 
 
-def _all_above(values: Mapping[str, float], check: str, where: str) -> Ours:
-    """Every value above 1: the lowest is shown, judged against the pivot 1 with the tie tolerance."""
+def _every(values: Mapping[str, float], check: str, where: str, *, above: bool) -> Ours:
+    """Every value above 1 (or below): the worst is shown, judged against the pivot 1 with the tie tolerance."""
     kept = _finite(values, check)
-    worst = min(kept, key=kept.get)
+    worst = (min if above else max)(kept, key=kept.get)
+    side, extreme = ("> 1", "lowest") if above else ("< 1", "highest")
     return Ours(
         kept[worst],
-        check + " (> 1 at every run; the lowest shown)",
-        f"{where}; lowest at {worst}; {_listed(kept)}",
-        agrees=kept[worst] > 1.0,
+        check + f" ({side} at every run; the {extreme} shown)",
+        f"{where}; {extreme} at {worst}; {_listed(kept)}",
+        agrees=kept[worst] > 1.0 if above else kept[worst] < 1.0,
     )
+
+
+def _all_above(values: Mapping[str, float], check: str, where: str) -> Ours:
+    return _every(values, check, where, above=True)
 
 
 def _all_below(values: Mapping[str, float], check: str, where: str) -> Ours:
-    """Every value below 1: the highest is shown, judged against the pivot 1 with the tie tolerance."""
-    kept = _finite(values, check)
-    worst = max(kept, key=kept.get)
-    return Ours(
-        kept[worst],
-        check + " (< 1 at every run; the highest shown)",
-        f"{where}; highest at {worst}; {_listed(kept)}",
-        agrees=kept[worst] < 1.0,
-    )
+    return _every(values, check, where, above=False)
 
 
 def _all_close(values: Mapping[str, float], check: str, where: str) -> Ours:
