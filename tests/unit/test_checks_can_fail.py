@@ -1,6 +1,7 @@
 """Every counted check of the three paper-vs-ours tables can fail: on random study tables (seeded), each claim of
 each table ends at least once in ``differs``, ``tie`` or ``magnitude``. A check that held on every input would carry
-no evidence; those true by construction of our method are ``invariant`` rows instead, never counted."""
+no evidence; those true by construction of our method are ``invariant`` rows instead, never counted. And the claims
+files (``data/paper/<paper>_claims.csv``) name rows the comparisons write, or are refused line by line."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
 from traincost.analysis.mtrain_compare import mtrain_comparison
-from traincost.analysis.paper_claims import read_paper_claims
+from traincost.analysis.paper_claims import checked_by, read_paper_claims
 from traincost.analysis.tiered_compare import compare_with_paper
+from traincost.errors import ConfigError
 from traincost.tiered.policies import POLICIES
 
 DATA = Path(__file__).resolve().parents[2] / "data/paper"
@@ -305,3 +308,31 @@ def test_every_monet_check_can_fail() -> None:
     counted, failed = _failing(_monet)
     assert len(counted) > 35
     assert counted - failed == set()
+
+
+def test_every_monet_claim_names_rows_the_whole_comparison_writes() -> None:
+    # with every section V table given, each row a claims line names exists (a typo would read "not run" otherwise)
+    table = _monet(np.random.default_rng(0))
+    named = {name for names in checked_by(read_paper_claims(DATA / "monet_claims.csv")).values() for name in names}
+    assert named - set(table["claim"]) == set()
+
+
+def test_a_claims_file_that_breaks_its_rules_names_each_line(tmp_path: Path) -> None:
+    path = tmp_path / "claims.csv"
+    header = "id,section,figure,sentence,kind,rows,unchecked\n"
+    path.write_text(
+        header
+        + "a,1,,It is faster.,qualitative,row_a,\n"
+        + "a,1,,It is cheaper.,qualitative,,no study measures cost\n"
+        + "b,1,,It is smaller.,vague,row_b,and a reason\n"
+        + "c,1,,,qualitative,,\n"
+    )
+    with pytest.raises(ConfigError) as error:
+        read_paper_claims(path)
+    message = str(error.value)
+    assert str(path) in message and "ids given twice: a" in message
+    assert "line 4 (b): kind 'vague'" in message and "line 4 (b): give either" in message
+    assert "line 5 (c): an id and the quoted sentence are required" in message
+    (tmp_path / "short.csv").write_text("id,sentence\n")
+    with pytest.raises(ConfigError, match="missing column"):
+        read_paper_claims(tmp_path / "short.csv")

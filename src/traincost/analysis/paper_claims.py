@@ -15,7 +15,7 @@ import pandas as pd
 
 from traincost.errors import ConfigError
 
-__all__ = ["CLAIM_COLUMNS", "checked_by", "read_paper_claims", "said", "unchecked"]
+__all__ = ["CLAIM_COLUMNS", "checked_by", "read_paper_claims", "said"]
 
 CLAIM_COLUMNS = ("id", "section", "figure", "sentence", "kind", "rows", "unchecked")
 _KINDS = ("quantitative", "qualitative")
@@ -57,11 +57,6 @@ def read_paper_claims(path: Path) -> pd.DataFrame:
 def checked_by(claims: pd.DataFrame) -> dict[str, list[str]]:
     """Per claim id, the table's claim names that check it (empty for an unchecked claim)."""
     return {line["id"]: [r.strip() for r in line["rows"].split(";") if r.strip()] for _, line in claims.iterrows()}
-
-
-def unchecked(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims no row checks: ``id``, ``figure``, ``sentence`` and the reason (``unchecked``)."""
-    return claims[claims["unchecked"].str.strip().astype(bool)][["id", "figure", "sentence", "unchecked"]]
 
 
 def said(sentence: str) -> str:
