@@ -194,26 +194,19 @@ def _gap(study: StudyLookup, workload: str, variant: str) -> float:
     )
 
 
-def _smallest_on(values: Mapping[str, float], workload: str, check: str, where: str) -> Ours:
-    """``workload``'s value over the smallest of the others': below 1 when it is the smallest."""
+def _extreme_on(values: Mapping[str, float], workload: str, check: str, where: str, *, largest: bool) -> Ours:
+    """``workload``'s value over the largest (or smallest) of the other workloads': above (below) 1 when it is that."""
     kept = _finite(values, check)
     if workload not in kept or len(kept) < 2:
         raise Unavailable(f"{check}: needs {workload} and another workload")
-    others = min(v for k, v in kept.items() if k != workload)
+    others = (max if largest else min)(v for k, v in kept.items() if k != workload)
     value = kept[workload] / others if others > 0 else np.inf
+    which, side = ("largest", "> 1") if largest else ("smallest", "< 1")
     return Ours(
-        value, check + f" ({workload}'s over the smallest of the others' < 1)", f"{where}; {_listed(kept)}", agrees=value < 1.0
-    )
-
-
-def _largest_on(values: Mapping[str, float], workload: str, check: str, where: str) -> Ours:
-    kept = _finite(values, check)
-    if workload not in kept or len(kept) < 2:
-        raise Unavailable(f"{check}: needs {workload} and another workload")
-    others = max(v for k, v in kept.items() if k != workload)
-    value = kept[workload] / others if others > 0 else np.inf
-    return Ours(
-        value, check + f" ({workload}'s over the largest of the others' > 1)", f"{where}; {_listed(kept)}", agrees=value > 1.0
+        value,
+        check + f" ({workload}'s over the {which} of the others' {side})",
+        f"{where}; {_listed(kept)}",
+        agrees=value > 1.0 if largest else value < 1.0,
     )
 
 
@@ -607,7 +600,7 @@ def _spread_extreme_on(workload_name: str, column: str, *, largest: bool) -> Rul
             w: _spread(study, column, w, MAIN_RATIO, ("tm_training", *PRIOR_WORK)) for w in study.workloads("base", MAIN_RATIO)
         }
         what = f"max / min {column} over TM-Training and the prior work, per workload"
-        return (_largest_on if largest else _smallest_on)(values, workload_name, what, _main())
+        return _extreme_on(values, workload_name, what, _main(), largest=largest)
 
     return rule
 
@@ -634,11 +627,12 @@ def _prior_migration_lowers_efficiency(study: StudyLookup, _: str) -> Ours:
 def _smallest_gap_on(workload_name: str, variants: Sequence[str]) -> Rule:
     def rule(study: StudyLookup, _: str) -> Ours:
         results = [
-            _smallest_on(
+            _extreme_on(
                 {w: _gap(study, w, v) for w in study.workloads(v, MAIN_RATIO)},
                 workload_name,
                 f"TM-Training's samples/J over the prior work's (geometric mean over the three), {v}",
                 _main(v),
+                largest=False,
             )
             for v in variants
         ]
