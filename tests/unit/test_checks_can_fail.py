@@ -14,7 +14,7 @@ import pytest
 
 from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
 from traincost.analysis.mtrain_compare import mtrain_comparison
-from traincost.analysis.paper_claims import checked_by, read_paper_claims
+from traincost.analysis.paper_claims import claim_lines, read_paper_claims
 from traincost.analysis.tiered_compare import compare_with_paper
 from traincost.errors import ConfigError
 from traincost.tiered.policies import POLICIES
@@ -313,7 +313,7 @@ def test_every_monet_check_can_fail() -> None:
 def test_every_monet_claim_names_rows_the_whole_comparison_writes() -> None:
     # with every section V table given, each row a claims line names exists (a typo would read "not run" otherwise)
     table = _monet(np.random.default_rng(0))
-    named = {name for names in checked_by(read_paper_claims(DATA / "monet_claims.csv")).values() for name in names}
+    named = {name for _, names in claim_lines(read_paper_claims(DATA / "monet_claims.csv")) for name in names}
     assert named - set(table["claim"]) == set()
 
 
@@ -336,3 +336,16 @@ def test_a_claims_file_that_breaks_its_rules_names_each_line(tmp_path: Path) -> 
     (tmp_path / "short.csv").write_text("id,sentence\n")
     with pytest.raises(ConfigError, match="missing column"):
         read_paper_claims(tmp_path / "short.csv")
+
+
+def test_a_claims_line_naming_no_rule_stops_the_comparison() -> None:
+    # a misspelt row name would otherwise leave its sentence judged by nothing
+    rng = np.random.default_rng(0)
+    tm_claims = read_paper_claims(DATA / "tm_training_claims.csv")
+    tm_claims.loc[tm_claims["rows"] != "", "rows"] += ";fig9_typo"
+    with pytest.raises(ConfigError, match=r"TM-Training claim \S+: rows \['fig9_typo'\] name no rule of the comparison"):
+        compare_with_paper(_tiered_study(rng), pd.read_csv(DATA / "tm_training.csv"), claims=tm_claims)
+    mtrain_claims = read_paper_claims(DATA / "mtrain_claims.csv")
+    mtrain_claims.loc[mtrain_claims["rows"] != "", "rows"] += ";table3_typo"
+    with pytest.raises(ConfigError, match=r"MTrain claim \S+: rows \['table3_typo'\] name no rule of the comparison"):
+        mtrain_comparison(pd.read_csv(DATA / "mtrain.csv"), *_mtrain_tables(rng), claims=mtrain_claims)

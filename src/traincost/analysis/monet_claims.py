@@ -23,7 +23,7 @@ import pandas as pd
 from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.analysis.monet_rows import Claim, judged_claims
 from traincost.analysis.monet_sentences import checkpoint_claims, fusion_claims, memory_claims, node_claims, nsga_milp_claims
-from traincost.analysis.paper_claims import checked_by
+from traincost.analysis.paper_claims import claim_lines
 from traincost.analysis.pareto import margin_front_mask, near_front_mask, pareto_mask
 from traincost.analysis.verdicts import TIE_TOLERANCE
 from traincost.errors import ConfigError
@@ -423,8 +423,8 @@ def monet_unchecked(claims: pd.DataFrame, written: Collection[str]) -> pd.DataFr
     """A row of kind ``unchecked`` per sentence of ``data/paper/monet_claims.csv`` that no row of ``written`` checks:
     those no study can check (the reason given), and those whose rows this configuration does not run."""
     rows = []
-    for claim_id, names in checked_by(claims).items():
-        line = claims[claims["id"] == claim_id].iloc[0]
+    for line, names in claim_lines(claims):
+        claim_id = line["id"]
         if names and any(n in written for n in names):
             continue
         reason = line["unchecked"] if not names else f"not run in this configuration (checked by {', '.join(names)})"

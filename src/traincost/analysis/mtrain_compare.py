@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from traincost.analysis.mtrain_sentences import sentence_rules
-from traincost.analysis.paper_claims import checked_by, said
+from traincost.analysis.paper_claims import claim_lines, said
 from traincost.analysis.verdicts import judge
 from traincost.errors import ConfigError
 
@@ -417,11 +417,8 @@ def _sentence_rows(claims: pd.DataFrame, study: pd.DataFrame, scaling: pd.DataFr
     """
     rules = sentence_rules()
     rows = []
-    for claim_id, names in checked_by(claims).items():
-        line = claims[claims["id"] == claim_id].iloc[0]
-        unknown = [n for n in names if n not in rules and n not in known]
-        if unknown:
-            raise ConfigError(f"MTrain claim {claim_id}: rows {unknown} name no rule of the comparison")
+    for line, names in claim_lines(claims, known=set(rules) | known, paper="MTrain"):
+        claim_id = line["id"]
         base = _row(claim_id, None, np.nan, "", None, model="", cluster="", metric="sentence") | {
             "source": said(line["sentence"])
         }

@@ -9,13 +9,14 @@ including those we cannot judge.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from traincost.errors import ConfigError
 
-__all__ = ["CLAIM_COLUMNS", "checked_by", "read_paper_claims", "said"]
+__all__ = ["CLAIM_COLUMNS", "claim_lines", "read_paper_claims", "said"]
 
 CLAIM_COLUMNS = ("id", "section", "figure", "sentence", "kind", "rows", "unchecked")
 _KINDS = ("quantitative", "qualitative")
@@ -54,9 +55,20 @@ def read_paper_claims(path: Path) -> pd.DataFrame:
     return frame
 
 
-def checked_by(claims: pd.DataFrame) -> dict[str, list[str]]:
-    """Per claim id, the table's claim names that check it (empty for an unchecked claim)."""
-    return {line["id"]: [r.strip() for r in line["rows"].split(";") if r.strip()] for _, line in claims.iterrows()}
+def claim_lines(
+    claims: pd.DataFrame, *, known: Collection[str] | None = None, paper: str = ""
+) -> Iterator[tuple[pd.Series, list[str]]]:
+    """Each line of the claims file with the table's claim names that check it (empty for an unchecked claim).
+
+    Raises:
+        ConfigError: ``known`` is given and a line names a claim outside it (``paper`` and the claim are named).
+    """
+    for _, line in claims.iterrows():
+        names = [r.strip() for r in line["rows"].split(";") if r.strip()]
+        unknown = [] if known is None else [n for n in names if n not in known]
+        if unknown:
+            raise ConfigError(f"{paper} claim {line['id']}: rows {unknown} name no rule of the comparison")
+        yield line, names
 
 
 def said(sentence: str) -> str:

@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from traincost.analysis.paper_claims import checked_by, said
+from traincost.analysis.paper_claims import claim_lines, said
 from traincost.analysis.summary_stats import geometric_mean
 from traincost.analysis.tiered_lookup import (
     OFFCHIP_ENERGY,
@@ -55,7 +55,6 @@ SECTION2_WORKLOAD = "palm_540b"
 """Section 2.1 does not name its workload; we use the one the motivation figures are drawn for."""
 MAIN_RATIO = 25.0
 """Section 5.2's Tier 1 : model ratio (Tier 1 = 12.5 % of the memory), for claims that state none."""
-_OFFCHIP = OFFCHIP_ENERGY
 _VARIANT_OF_FIGURE = {"Figure 13": "double_batch", "Figure 15": "half_tier2_bandwidth"}
 _OUTPUT = (
     "claim",
@@ -343,10 +342,6 @@ def _ver_efficiency(study: StudyLookup, row: pd.Series, *, pick: Callable[[Seque
     )
 
 
-def _offchip_energy(study: StudyLookup, workload: str, variant: str, policy: str, ratio: float) -> float:
-    return sum(study.value(c, workload, variant, policy, ratio) for c in _OFFCHIP)
-
-
 def _energy_vs_hor_off(
     study: StudyLookup, row: pd.Series, *, columns: Sequence[str], what: str, reduction: bool, workload: str
 ) -> Ours:
@@ -375,7 +370,7 @@ def _hbm_offchip(study: StudyLookup, row: pd.Series, *, share: bool) -> Ours:
     if table.empty:
         raise Unavailable("no base HBM-only runs")
     per_workload = table.groupby("workload").first()
-    offchip = per_workload[list(_OFFCHIP)].sum(axis=1)
+    offchip = per_workload["offchip_energy_j"]
     used = ", ".join(per_workload.index)
     if share:
         value = float((offchip / per_workload["energy_j"]).mean())
@@ -400,11 +395,12 @@ def _constrained_share(study: StudyLookup, row: pd.Series, *, workload: str) -> 
     if not ratios:
         raise Unavailable(f"no base runs of {wl}")
     ratio = ratios[0]
-    shares = {
-        p: _offchip_energy(study, wl, "base", p, ratio) / study.value("energy_j", wl, "base", p, ratio)
-        for p in ("hor_off", "hor_on", "ver_off", "ver_on")
-    }
-    baseline = _offchip_energy(study, wl, "base", "hbm_only", ratio) / study.value("energy_j", wl, "base", "hbm_only", ratio)
+
+    def offchip_share(policy: str) -> float:
+        return study.value("offchip_energy_j", wl, "base", policy, ratio) / study.value("energy_j", wl, "base", policy, ratio)
+
+    shares = {p: offchip_share(p) for p in ("hor_off", "hor_on", "ver_off", "ver_on")}
+    baseline = offchip_share("hbm_only")
     policy, value = max(shares.items(), key=lambda item: item[1])
     return Ours(
         value,
@@ -468,7 +464,7 @@ def _rules(section2_workload: str) -> dict[str, Callable[[StudyLookup, pd.Series
             _energy_vs_hor_off, columns=["energy_migration_j"], what="tier-to-tier migration", reduction=False, **s2
         ),
         "fig4_ver_off_memory_energy": partial(
-            _energy_vs_hor_off, columns=list(_OFFCHIP), what="off-chip memory", reduction=False, **s2
+            _energy_vs_hor_off, columns=list(OFFCHIP_ENERGY), what="off-chip memory", reduction=False, **s2
         ),
         "fig4_ver_off_offchip_to_sram_energy": partial(
             _energy_vs_hor_off, columns=["energy_tier_sram_j"], what="tier-to-SRAM", reduction=True, **s2
@@ -634,11 +630,8 @@ def _sentence_rows(lookup: StudyLookup, claims: pd.DataFrame, section2_workload:
     """A row per sentence a rule of :mod:`traincost.analysis.tiered_sentences` checks, and per unchecked sentence."""
     sentences = sentence_rules()
     rows = []
-    for claim_id, names in checked_by(claims).items():
-        line = claims[claims["id"] == claim_id].iloc[0]
-        unknown = [n for n in names if n not in sentences and n not in known]
-        if unknown:
-            raise ConfigError(f"TM-Training claim {claim_id}: rows {unknown} name no rule of the comparison")
+    for line, names in claim_lines(claims, known=set(sentences) | set(known), paper="TM-Training"):
+        claim_id = line["id"]
         base = {
             "claim": claim_id,
             "figure": line["figure"],
