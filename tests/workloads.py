@@ -6,7 +6,14 @@ import pandas as pd
 
 from traincost.workload import LOOP_DIMS, Workload
 
-__all__ = ["conv_bn_net", "conv_bn_relu_workload", "conv_relu_workload", "conv_workload", "linear_bn_net"]
+__all__ = [
+    "conv_bn_net",
+    "conv_bn_relu_workload",
+    "conv_relu_workload",
+    "conv_workload",
+    "linear_bn_net",
+    "relu_conv_workload",
+]
 
 
 def conv_relu_workload(*, relu: bool = True) -> Workload:
@@ -152,3 +159,38 @@ def linear_bn_net() -> object:
     from torch import nn  # noqa: PLC0415 - torch only for the tests that build this module
 
     return nn.Sequential(nn.Flatten(), nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 3))
+
+
+def relu_conv_workload(*, batch: int, channels: int, input_hw: int, kernel: int) -> Workload:
+    """A ReLU feeding a square convolution (``channels`` in and out, no padding, stride 1) on 1-byte elements.
+
+    Tensors: 0 input x, 1 relu output a (the convolution's streamed input), 2 weight w, 3 convolution output y (the
+    step's output)."""
+    out_hw = input_hw - kernel + 1
+    dims = {"B": batch, "K": channels, "C": channels, "OY": out_hw, "OX": out_hw, "FY": kernel, "FX": kernel, "G": 1}
+    window = {"stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1}
+    image = [batch, channels, input_hw, input_hw]
+    ops = [
+        {"op": 0, "name": "relu", "op_type": "Relu", "kind": "eltwise", "phase": "forward", "layer": "relu"}
+        | dict.fromkeys(LOOP_DIMS, 1)
+        | dict.fromkeys(window, 1)
+        | {"macs": 0, "elementwise_ops": int(pd.Series(image).prod()), "inputs": [0], "outputs": [1]},
+        {"op": 1, "name": "conv", "op_type": "Conv", "kind": "conv", "phase": "forward", "layer": "conv"}
+        | dims
+        | window
+        | {"macs": batch * channels * channels * out_hw * out_hw * kernel * kernel, "elementwise_ops": 0}
+        | {"inputs": [1, 2], "outputs": [3]},
+    ]
+    shapes = {
+        "x": (image, "input", -1, [0]),
+        "a": (image, "activation", 0, [1]),
+        "w": ([channels, channels, kernel, kernel], "weight", -1, [1]),
+        "y": ([batch, channels, out_hw, out_hw], "output", 1, []),
+    }
+    tensors = [
+        {"tensor": t, "name": name, "kind": kind, "shape": shape, "bytes": int(pd.Series(shape).prod())}
+        | {"producer": producer, "consumers": consumers}
+        for t, (name, (shape, kind, producer, consumers)) in enumerate(shapes.items())
+    ]
+    frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
+    return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "relu_conv"})

@@ -18,13 +18,11 @@ from traincost.optimize.fusion import FusionProblem, solve_fusion
 from traincost.plots.fusion import _fit_labels, _overflow_note
 from traincost.schedule import SchedulePlan
 from traincost.schedule.fusion_memory import (
+    GroupTiling,
+    OpMemory,
     core_capacity_bytes,
     group_fits,
-    group_tiles,
     groups_fit,
-    op_output_bytes,
-    op_tiling,
-    op_weight_bytes,
 )
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops, schedule
@@ -36,9 +34,11 @@ TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
 
 
 def _group_bytes(table, hardware, members: np.ndarray) -> float:
-    """What a group of ``members`` keeps on chip, by hand: weights plus its outputs over its smallest tiling factor."""
-    outputs = op_output_bytes(table, hardware)[members].sum()
-    return float(op_weight_bytes(table, hardware)[members].sum() + outputs / op_tiling(table)[members].min())
+    """What a group of ``members`` (its samples cut one by one, rows not cut) keeps on chip: weights and accumulated
+    outputs whole, output tiles twice, over its samples."""
+    memory = OpMemory.of(table, hardware)
+    batch = int(np.gcd.reduce(memory.batch[members]))
+    return float(memory.fixed[members].sum() + memory.tiled[members].sum() / batch)
 
 
 def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> None:
@@ -46,15 +46,17 @@ def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> 
     hardware = load_hardware(EDGE_TPU)
     problem = FusionProblem.build(table, hardware)
     # the solver's memory facts are the shared model's
-    np.testing.assert_array_equal(problem.weight_bytes, op_weight_bytes(table, hardware))
-    np.testing.assert_array_equal(problem.output_bytes, op_output_bytes(table, hardware))
+    memory = OpMemory.of(table, hardware)
+    np.testing.assert_array_equal(problem.fixed_bytes, memory.fixed)
+    np.testing.assert_array_equal(problem.tiled_bytes, memory.tiled)
     np.testing.assert_array_equal(problem.capacity_bytes, core_capacity_bytes(hardware, resident_fraction=0.5)[0])
-    # by hand, the first convolution: its weights and its output, of which one row stays while fused
+    # by hand, the first convolution: its weights whole, its output tile twice (double-buffered)
     conv = int(np.flatnonzero(np.isin(table.kind, MAC_KINDS))[0])
     out_elems = sum(table.tensor_elems[t] for t in table.outputs[conv])
-    assert problem.weight_bytes[conv] == table.s_elems[conv] * hardware.word_bytes
-    assert problem.output_bytes[conv] == out_elems * hardware.word_bytes
-    assert group_tiles(table, np.where(np.arange(len(table)) == conv, 0, -1))[0] == max(1, table.dims["OY"][conv])
+    assert problem.fixed_bytes[conv] == table.s_elems[conv] * hardware.word_bytes
+    assert problem.tiled_bytes[conv] == 2 * out_elems * hardware.word_bytes
+    alone = GroupTiling.of(table, hardware, place_ops(table, hardware), np.where(np.arange(len(table)) == conv, 0, -1))
+    assert alone.cuts[0][-1] == (1, max(1, table.dims["OY"][conv]))  # batch 1: its rows one by one at the finest
 
     result = solve_fusion(problem, max_length=3, time_limit_s=60)
     solved = [[int(table.op[i]) for i in members] for members in result.subgraphs if len(members) > 1]
@@ -128,9 +130,13 @@ def _tiny(tmp_path: Path, local_kb: float) -> Path:
 def test_a_fused_group_that_fits_keeps_its_intermediate_on_chip(tmp_path: Path) -> None:
     table = op_table(conv_relu_workload())
     hardware = load_hardware(TINY)
-    # both ops tile by 4 rows: the PE core keeps w (16 B) and a quarter of y (16 B) of its 512 B share; the vector
-    # core a quarter of z (16 B) of its 128 B share
-    assert list(group_tiles(table, np.zeros(2, dtype=np.int64))) == [4]
+    # one sample of 4 rows: cut into all 4 rows (fewer than the pipeline's 8 tiles); the PE core keeps w (16 B) and a
+    # quarter of y twice (32 B) of its 512 B share, the vector core a quarter of z twice (32 B) of its 128 B share
+    tiling = GroupTiling.of(table, hardware, place_ops(table, hardware), np.zeros(2, dtype=np.int64))
+    assert tiling.cuts == (((1, 1), (1, 2), (1, 4)),)
+    np.testing.assert_array_equal(tiling.held[0], [[16 + 128, 128], [16 + 64, 64], [16 + 32, 32]])
+    fits, tiles, row_tiles = tiling.choose(core_capacity_bytes(hardware, resident_fraction=0.5))
+    assert fits.tolist() == [[True]] and tiles.tolist() == [[4]] and row_tiles.tolist() == [[4]]
     row = schedule(table, hardware, SchedulePlan(fused=((0, 1),))).summary.iloc[0]
     assert bool(row.fusion_fits)
     # x and w in, z out; y never crosses a core's boundary (test_scheduler's unfused case moves it over the bus)

@@ -94,6 +94,7 @@ class OpTable:
     outputs: tuple[tuple[int, ...], ...]
     tensor_elems: np.ndarray  # per tensor id
     tensor_rows: np.ndarray  # per tensor id: its row extent (H of NCHW, the sequence of B×S×D), the unit of row tiling
+    tensor_batch: np.ndarray  # per tensor id: its batch extent (N of NCHW, B of B×S×D, else 1), the unit of batch tiling
     tensor_persistent: np.ndarray  # bool: lives in off-chip memory across steps (weights, states, inputs)
     tensor_step_output: np.ndarray  # bool: must be written off-chip (updated params and states, loss)
     last_use: np.ndarray  # per tensor: index (in this table) of its last reader, -1 if none
@@ -140,6 +141,8 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
     constant = kinds == "constant"
     rows = np.ones(n_tensors, dtype=np.int64)
     rows[tensors.index.to_numpy()] = [_row_extent(list(shape)) for shape in tensors["shape"]]
+    batch = np.ones(n_tensors, dtype=np.int64)
+    batch[tensors.index.to_numpy()] = [_batch_extent(list(shape)) for shape in tensors["shape"]]
     shapes: list[tuple[int, ...]] = [()] * n_tensors
     for t, shape in zip(tensors.index.to_numpy(), tensors["shape"], strict=True):
         shapes[t] = tuple(int(v) for v in shape)
@@ -183,6 +186,7 @@ def op_table(workload: Workload, *, phases: tuple[str, ...] = ("forward", "backw
         outputs=outputs,
         tensor_elems=elems,
         tensor_rows=rows,
+        tensor_batch=batch,
         tensor_persistent=persistent,
         tensor_step_output=step_output,
         last_use=last_uses(inputs, n_tensors),
@@ -323,6 +327,11 @@ def operand_tensors(ins: Sequence[int], alias: np.ndarray, constant: np.ndarray)
     if len(ins) > 1 and not constant[alias[ins[1]]]:
         s = int(alias[ins[1]])
     return x, s
+
+
+def _batch_extent(shape: list[int]) -> int:
+    """Samples a layer-fused schedule may tile a tensor by: N of an N×C×H×W map or B of a B×S×D sequence, else 1."""
+    return max(1, int(shape[0])) if len(shape) in (3, 4) else 1
 
 
 def _row_extent(shape: list[int]) -> int:

@@ -6,10 +6,11 @@
    ESU scheme, on successor edges), backtracking as soon as a constraint that only gets worse with
    more nodes fails, or when the nodes still needed to leave a single exit exceed the length limit:
 
-   * memory: per core, the nodes' weights plus one tile of each node's output fit in the core's
-     resident share of its local memory (capacity × instances × ``resident_fraction``), a tile being
-     the output divided by the subgraph's smallest tiling factor (adding a node never frees memory):
-     :mod:`traincost.schedule.fusion_memory`, the model by which the scheduler fuses a group of a plan;
+   * memory: per core, what the nodes hold while the subgraph runs as a stack of tiles (their weights,
+     their double-buffered output tiles, a convolution's input halo) fits in the core's resident share
+     of its local memory (capacity × instances × ``resident_fraction``) at some cut of the subgraph
+     into sample and row tiles (adding a node never frees memory): :mod:`traincost.schedule.fusion_memory`,
+     the model by which the scheduler fuses a group of a plan;
    * tiling: the nodes' intra-core tiling factors (output rows) divide one another pairwise;
    * operator types (optional): at most 3 convolutions (forward or gradient) and 2 GEMMs.
 
@@ -22,6 +23,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ from ortools.sat.python import cp_model
 from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
 from traincost.hardware.spec import HardwareSpec
-from traincost.schedule.fusion_memory import core_capacity_bytes, op_output_bytes, op_tiling, op_weight_bytes
+from traincost.schedule.fusion_memory import OpMemory, core_capacity_bytes, deciding_cuts, held_bytes
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops
 
@@ -61,8 +63,10 @@ class FusionProblem:
     n_nodes: int
     successors: tuple[frozenset[int], ...]
     leaves_graph: np.ndarray  # bool: the node writes a tensor that must leave the chip (a step output)
-    weight_bytes: np.ndarray  # the weights the node keeps on its core while fused
-    output_bytes: np.ndarray  # the node's outputs, of which one tile stays on its core while fused
+    fixed_bytes: np.ndarray  # what the node keeps on its core while fused whatever the tiling (``OpMemory.fixed``)
+    tiled_bytes: np.ndarray  # what it keeps divided by the tiles (``OpMemory.tiled``)
+    halo_bytes: np.ndarray  # its input halo where rows are tiled, all its samples (``OpMemory.halo_row_bytes`` × batch)
+    batch: np.ndarray  # samples it may be cut along
     core: np.ndarray  # core index per node
     capacity_bytes: np.ndarray  # per core
     tiling: np.ndarray  # intra-core tiling factor (output rows) per node
@@ -94,15 +98,18 @@ class FusionProblem:
         core = place_ops(table, hardware)
         out_bytes = table.sum_over_outputs(table.tensor_elems) * word
         leaves = table.sum_over_outputs(table.tensor_step_output) > 0
+        memory = OpMemory.of(table, hardware)
         return cls(
             n_nodes=len(table),
             successors=tuple(frozenset(s) for s in successors),
             leaves_graph=leaves,
-            weight_bytes=op_weight_bytes(table, hardware),
-            output_bytes=op_output_bytes(table, hardware),
+            fixed_bytes=memory.fixed,
+            tiled_bytes=memory.tiled,
+            halo_bytes=memory.halo_row_bytes * memory.batch,
+            batch=memory.batch,
             core=core,
             capacity_bytes=core_capacity_bytes(hardware, resident_fraction=resident_fraction)[config],
-            tiling=op_tiling(table),
+            tiling=memory.rows,
             kind=table.kind,
             tensor_bytes_out=out_bytes,
             tensor_bytes_in=np.array(bytes_in),
@@ -124,8 +131,10 @@ class FusionProblem:
             n_nodes=outside + 1,
             successors=(*successors, frozenset()),
             leaves_graph=take(self.leaves_graph, False),
-            weight_bytes=take(self.weight_bytes, 0.0),
-            output_bytes=take(self.output_bytes, 0.0),
+            fixed_bytes=take(self.fixed_bytes, 0.0),
+            tiled_bytes=take(self.tiled_bytes, 0.0),
+            halo_bytes=take(self.halo_bytes, 0.0),
+            batch=take(self.batch, 1),
             core=take(self.core, 0),
             capacity_bytes=self.capacity_bytes,
             tiling=take(self.tiling, 1),
@@ -136,7 +145,17 @@ class FusionProblem:
 
     def key(self) -> tuple:
         """Everything a solve depends on, as a hashable value: equal keys, equal candidates and cover."""
-        arrays = (self.leaves_graph, self.weight_bytes, self.output_bytes, self.core, self.capacity_bytes, self.tiling, self.kind)
+        arrays = (
+            self.leaves_graph,
+            self.fixed_bytes,
+            self.tiled_bytes,
+            self.halo_bytes,
+            self.batch,
+            self.core,
+            self.capacity_bytes,
+            self.tiling,
+            self.kind,
+        )
         return (
             self.n_nodes,
             tuple(tuple(sorted(s)) for s in self.successors),
@@ -179,14 +198,16 @@ def candidate_subgraphs(
 
 @dataclass(frozen=True, slots=True)
 class _Usage:
-    """What a growing subgraph uses: its convolutions and GEMMs, its tiles (the smallest tiling factor of its
-    nodes), and per core the weights and the outputs (whole) of its nodes there."""
+    """What a growing subgraph uses: its convolutions and GEMMs, the loops it may be cut along (its nodes' smallest
+    tiling factor, the samples they all share) and per core the fixed, tiled and halo bytes of its nodes there."""
 
     convs: int
     gemms: int
-    tiles: int
-    weights: dict[int, float]
-    outputs: dict[int, float]
+    rows: int
+    batch: int
+    fixed: dict[int, float]
+    tiled: dict[int, float]
+    halo: dict[int, float]
 
     def with_node(self, node: int, search: _Search) -> _Usage:
         """This usage with ``node`` added."""
@@ -194,14 +215,19 @@ class _Usage:
         return _Usage(
             convs=self.convs + search.conv[node],
             gemms=self.gemms + search.gemm[node],
-            tiles=min(self.tiles, search.tiling[node]),
-            weights={**self.weights, core: self.weights.get(core, 0.0) + search.weights[node]},
-            outputs={**self.outputs, core: self.outputs.get(core, 0.0) + search.outputs[node]},
+            rows=min(self.rows, search.tiling[node]),
+            batch=math.gcd(self.batch, search.batch[node]),
+            fixed={**self.fixed, core: self.fixed.get(core, 0.0) + search.fixed[node]},
+            tiled={**self.tiled, core: self.tiled.get(core, 0.0) + search.tiled[node]},
+            halo={**self.halo, core: self.halo.get(core, 0.0) + search.halo[node]},
         )
 
     def fits(self, capacity: Sequence[float]) -> bool:
-        """Whether, on every core, the weights plus one tile of the outputs fit in its capacity."""
-        return all(w + self.outputs[core] / self.tiles <= capacity[core] for core, w in self.weights.items())
+        """Whether, at one of the cuts that decide it, every core holds no more than its capacity."""
+        return any(
+            all(held_bytes(f, self.tiled[core], self.halo[core], cut) <= capacity[core] for core, f in self.fixed.items())
+            for cut in deciding_cuts(self.batch, self.rows)
+        )
 
 
 class _Search:
@@ -214,8 +240,10 @@ class _Search:
         self.leaves = problem.leaves_graph.tolist()
         self.tiling = problem.tiling.tolist()
         self.core = problem.core.tolist()
-        self.weights = problem.weight_bytes.tolist()
-        self.outputs = problem.output_bytes.tolist()
+        self.fixed = problem.fixed_bytes.tolist()
+        self.tiled = problem.tiled_bytes.tolist()
+        self.halo = problem.halo_bytes.tolist()
+        self.batch = problem.batch.tolist()
         self.capacity = problem.capacity_bytes.tolist()
         limited = type_limits
         self.conv = [limited and k in _CONVS for k in problem.kind]
@@ -232,7 +260,7 @@ class _Search:
         return found
 
     def usage(self, members: Sequence[int]) -> _Usage:
-        usage = _Usage(convs=0, gemms=0, tiles=min(self.tiling[m] for m in members), weights={}, outputs={})
+        usage = _Usage(convs=0, gemms=0, rows=self.tiling[members[0]], batch=self.batch[members[0]], fixed={}, tiled={}, halo={})
         for m in members:
             usage = usage.with_node(m, self)
         return usage

@@ -150,6 +150,7 @@ class RecomputeTables:
             outputs=tuple(outputs),
             tensor_elems=np.concatenate([base.tensor_elems, base.tensor_elems[original]]),
             tensor_rows=np.concatenate([base.tensor_rows, base.tensor_rows[original]]),
+            tensor_batch=np.concatenate([base.tensor_batch, base.tensor_batch[original]]),
             tensor_persistent=np.concatenate([base.tensor_persistent, np.zeros(len(original), dtype=bool)]),
             tensor_step_output=np.concatenate([base.tensor_step_output, np.zeros(len(original), dtype=bool)]),
             last_use=last_uses(inputs, n_tensors),

@@ -1,64 +1,208 @@
 """The one memory model of a fused group, used by the fusion solver and the scheduler alike.
 
-A fused group runs a tile at a time: its ops' intra-core tiling factors (output rows ``OY`` for a MAC
-op, the first output's rows otherwise) divide one another (MONET section V-A, the intra-core tiling
-constraint), so the group advances in as many tiles as its smallest factor allows (``group_tiles``:
-a group holding a full reduction or a pooling to one row runs in one tile). While it runs, each of its
-ops keeps on its core its weights (stationary operand of a MAC op) and one tile of its output: the
-output divided by the group's tiles. A group fits when, on every core, the bytes of its ops there do
-not exceed the core's resident share of its top memory (its size, times the instances unless shared,
-times the plan's ``resident_fraction``: the share that keeps tensors between ops, as the scheduler's
-on-chip budget; the rest is the running op's working space).
+A fused group runs as a stack of tiles, as Stream's layer fusion runs it: every op of the group is cut along
+the group's outer loops into computation nodes, and the stack advances a tile at a time, each op holding on its
+core only the tile it is working on. The loops a group is cut along are its samples and its rows:
 
-The solver admits a candidate subgraph only if it fits (:mod:`traincost.optimize.fusion`); the scheduler
-fuses a group only at the configurations where it fits (:mod:`traincost.schedule.scheduler`), so no
-strategy is both infeasible and free.
+* **rows** (MONET section V-A, the intra-core tiling constraint: "a subset of the loops defining its computation
+  is designated as outer temporal loops and expressed as intra-core tilings in Stream"): the output rows ``OY``
+  of a MAC op, the rows of the first output otherwise (``op_tiling``); a group's members' factors divide one
+  another, and it is cut into at most its smallest factor of row tiles;
+* **samples**: the batch extent every member shares (``op_batch``; 1 where a member has no batch axis, e.g. a
+  classifier's 2-D tensors). Stream 2.1.1's ``CapacityTiler`` tiles "every unique dim" of a group that is not a
+  protected reduction, shrinking first the dim that "most reduces the worst overflow": a batch tile has no halo, so
+  it saves more than a row tile of the same count, and samples are cut before rows (``tile_candidates``).
+
+While the stack runs, each member keeps on its core (``OpMemory``):
+
+* its weights (the stationary operand of a MAC op), whole;
+* its output tile, twice ("twice where a temporal loop steps it (double buffered)", ``CapacityTiler.memory_bits``),
+  or its whole output once where the op accumulates over the tiled loops (a weight gradient: "an accumulating
+  output stays put");
+* where rows are tiled, the halo of a convolution's input: the ``(FY - 1) · DY + 1 - SY`` input rows the next row
+  tile's windows read again, for the samples of a tile.
+
+A group's inputs from outside it stream through the core's working space (the share of its top memory that is not
+resident), as a single op's do. A group fits a configuration when, at its finest tiling (at most Stream's
+``MAX_STEADY_STATE_TILES`` = 1024 tiles), the bytes of its members on every core do not exceed the core's resident
+share of its top memory (its size, times the instances unless shared, times the plan's ``resident_fraction``, the
+scheduler's on-chip budget). Where it fits it runs in the fewest candidate tiles that fit, but at least
+``PIPELINE_TILES`` = 8 where the group can be cut that fine (Stream: "cut ``resident`` into at least PIPELINE_TILES
+steady-state tiles ... so that each tile's transfers overlap the others' compute"): ``GroupTiling.choose``.
+
+The solver admits a candidate subgraph only if it fits (:mod:`traincost.optimize.fusion`); the scheduler fuses a
+group only at the configurations where it fits (:mod:`traincost.schedule.scheduler`), so no strategy is both
+infeasible and free.
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 
-from traincost.cost.optable import MAC_KINDS, OpTable
+from traincost.cost.optable import MAC_KINDS, OpTable, window_span
 from traincost.hardware.spec import HardwareSpec
 
 __all__ = [
+    "MAX_TILES",
+    "PIPELINE_TILES",
+    "GroupTiling",
+    "accumulating_ops",
+    "OpMemory",
     "core_capacity_bytes",
     "group_fits",
-    "group_tiles",
     "groups_fit",
-    "op_output_bytes",
+    "deciding_cuts",
+    "held_bytes",
+    "op_batch",
     "op_tiling",
-    "op_weight_bytes",
+    "tile_candidates",
 ]
+
+MAX_TILES = 1024  # Stream 2.1.1 CapacityTiler.MAX_STEADY_STATE_TILES
+PIPELINE_TILES = 8  # Stream 2.1.1 CapacityTiler.PIPELINE_TILES
+_ACCUMULATING = ("conv_wgrad",)  # ops whose output sums over the samples and rows the group is cut along
+_WINDOWED = ("conv", "conv_dgrad")  # ops whose windows slide over the rows of their streamed input
+
+
+def accumulating_ops() -> tuple[str, ...]:
+    """The op kinds whose output sums over the samples and rows a fused group is cut along (kept whole while fused)."""
+    return _ACCUMULATING
 
 
 def op_tiling(table: OpTable) -> np.ndarray:
     """Per op: the intra-core tiling factor (output rows of a MAC op, else its first output's rows), at least 1."""
     tiling = np.maximum(1, table.dims["OY"]).astype(np.int64)
-    first_output = np.array([outs[0] if outs else -1 for outs in table.outputs], dtype=np.int64)
+    first_output = _first_output(table)
     by_rows = ~table.is_mac & (first_output >= 0)
     tiling[by_rows] = np.maximum(1, table.tensor_rows[first_output[by_rows]])
     return tiling
 
 
-def group_tiles(table: OpTable, group_of: np.ndarray) -> np.ndarray:
-    """Per group (``group_of`` >= 0; -1 = not fused): the tiles it runs in, its members' smallest tiling factor."""
-    n_groups = int(group_of.max()) + 1 if len(group_of) else 0
-    tiles = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
-    fused = np.flatnonzero(group_of >= 0)
-    np.minimum.at(tiles, group_of[fused], op_tiling(table)[fused])
-    return np.where(tiles == np.iinfo(np.int64).max, 1, tiles)
+def op_batch(table: OpTable) -> np.ndarray:
+    """Per op: the samples it may be cut along (the batch extent of a MAC op's streamed input, else of its first
+    output; 1 where that tensor has no batch axis)."""
+    first_output = _first_output(table)
+    tensor = np.where(table.is_mac, table.x_tensor, first_output)
+    return np.where(tensor >= 0, table.tensor_batch[np.maximum(tensor, 0)], 1).astype(np.int64)
 
 
-def op_weight_bytes(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
-    """Per op: the weights it keeps on its core while fused (the stationary operand of a MAC op, else 0)."""
-    return np.where(np.isin(table.kind, MAC_KINDS), table.s_elems * hardware.word_bytes, 0.0)
+def _first_output(table: OpTable) -> np.ndarray:
+    return np.array([outs[0] if outs else -1 for outs in table.outputs], dtype=np.int64)
 
 
-def op_output_bytes(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
-    """Per op: the bytes of all its outputs (one tile of them stays on its core while fused)."""
-    return table.sum_over_outputs(table.tensor_elems) * hardware.word_bytes
+@functools.cache
+def tile_candidates(batch: int, rows: int) -> tuple[tuple[int, int], ...]:
+    """The ways a group of ``batch`` samples and ``rows`` rows may be cut, fewest tiles first, as (sample tiles,
+    row tiles): samples first, one divisor at a time, then rows of every sample; at most ``MAX_TILES`` tiles."""
+    samples = [(b, 1) for b in range(1, batch + 1) if batch % b == 0]
+    by_rows = [(batch, r) for r in range(2, rows + 1) if rows % r == 0]
+    return tuple(c for c in samples + by_rows if c[0] * c[1] <= MAX_TILES) or ((1, 1),)
+
+
+@dataclass(frozen=True, slots=True)
+class OpMemory:
+    """Per op, what it keeps on its core while fused: ``fixed`` bytes whatever the tiling (weights; an accumulating
+    output), ``tiled`` bytes divided by the tiles (its double-buffered output tile), ``halo_row_bytes`` bytes per
+    sample kept where rows are tiled (a convolution's input halo); and the loops it may be cut along, ``batch``
+    samples and ``rows`` rows (``op_tiling``)."""
+
+    fixed: np.ndarray
+    tiled: np.ndarray
+    halo_row_bytes: np.ndarray
+    batch: np.ndarray
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, table: OpTable, hardware: HardwareSpec) -> OpMemory:
+        word = hardware.word_bytes
+        weights = np.where(np.isin(table.kind, MAC_KINDS), table.s_elems * word, 0.0)
+        outputs = table.sum_over_outputs(table.tensor_elems) * word
+        accumulating = np.isin(table.kind, _ACCUMULATING)
+        halo = np.zeros(len(table))
+        for i in np.flatnonzero(np.isin(table.kind, _WINDOWED) & (table.x_tensor >= 0)).tolist():
+            x = int(table.x_tensor[i])
+            stride, dilation, taps = int(table.stride[i][0]), int(table.dilation[i][0]), int(table.dims["FY"][i])
+            rows_again = max(0, window_span(stride, 1, dilation, taps) - stride)
+            per_row = table.tensor_elems[x] * word / (table.tensor_batch[x] * table.tensor_rows[x])
+            halo[i] = rows_again * per_row
+        return cls(
+            fixed=weights + np.where(accumulating, outputs, 0.0),
+            tiled=np.where(accumulating, 0.0, 2.0 * outputs),
+            halo_row_bytes=halo,
+            batch=op_batch(table),
+            rows=op_tiling(table),
+        )
+
+
+def held_bytes(fixed: float, tiled: float, halo_samples: float, cut: tuple[int, int]) -> float:
+    """Bytes a group's members on one core hold when it is cut into ``cut`` = (sample tiles, row tiles): ``fixed``,
+    ``tiled`` over the tiles, and, where rows are cut, the halo rows of ``halo_samples`` (the members' halo bytes
+    per sample times their samples) over the sample tiles."""
+    sample_tiles, row_tiles = cut
+    halo = halo_samples / sample_tiles if row_tiles > 1 else 0.0
+    return fixed + tiled / (sample_tiles * row_tiles) + halo
+
+
+def deciding_cuts(batch: int, rows: int) -> tuple[tuple[int, int], ...]:
+    """The candidate cuts that decide whether a group fits: it fits at some cut of at least the pipeline floor
+    exactly when it fits at one of these. Cutting samples finer never holds more, nor does cutting rows finer, so
+    they are the finest cut of samples alone (where it reaches the floor) and the finest cut of all."""
+    cuts = tile_candidates(batch, rows)
+    floor = min(PIPELINE_TILES, max(b * r for b, r in cuts))
+    by_samples = [c for c in cuts if c[1] == 1 and c[0] * c[1] >= floor]
+    return tuple(dict.fromkeys([*by_samples[-1:], cuts[-1]]))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTiling:
+    """The fused groups of a plan (``group_of`` per op, -1 = not fused): per group its candidate cuts (fewest tiles
+    first, ``tile_candidates``) and the bytes each core holds at each, ``held[g]`` of shape (candidates, cores)."""
+
+    cuts: tuple[tuple[tuple[int, int], ...], ...]
+    held: tuple[np.ndarray, ...]
+
+    @classmethod
+    def of(cls, table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray) -> GroupTiling:
+        memory = OpMemory.of(table, hardware)
+        n_groups = int(group_of.max()) + 1 if len(group_of) else 0
+        n_cores = len(hardware.cores)
+        cuts, held = [], []
+        for g in range(n_groups):
+            members = np.flatnonzero(group_of == g)
+            batch = int(np.gcd.reduce(memory.batch[members])) if len(members) else 1
+            candidates = tile_candidates(batch, int(memory.rows[members].min()) if len(members) else 1)
+            per_core = np.zeros((len(candidates), n_cores))
+            for k in range(n_cores):
+                on = members[core_of[members] == k]
+                if not len(on):
+                    continue
+                fixed, tiled = float(memory.fixed[on].sum()), float(memory.tiled[on].sum())
+                halo = float((memory.halo_row_bytes[on] * memory.batch[on]).sum())
+                per_core[:, k] = [held_bytes(fixed, tiled, halo, cut) for cut in candidates]
+            cuts.append(candidates)
+            held.append(per_core)
+        return cls(cuts=tuple(cuts), held=tuple(held))
+
+    def choose(self, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per configuration (rows of ``capacity``, (configurations, cores)) and group: whether it fits, the tiles it
+        runs in and its row tiles (1 and 1 where it does not fit): the fewest candidate tiles that fit, at least
+        ``PIPELINE_TILES`` where the group can be cut that fine."""
+        n_cfg, n_groups = len(capacity), len(self.cuts)
+        fits = np.zeros((n_cfg, n_groups), dtype=bool)
+        tiles = np.ones((n_cfg, n_groups), dtype=np.int64)
+        row_tiles = np.ones((n_cfg, n_groups), dtype=np.int64)
+        for g, (cuts, held) in enumerate(zip(self.cuts, self.held, strict=True)):
+            counts = np.array([b * r for b, r in cuts])
+            floor = min(PIPELINE_TILES, int(counts.max()))
+            fitting = (held[None, :, :] <= capacity[:, None, :]).all(axis=2) & (counts >= floor)[None, :]
+            fits[:, g] = fitting.any(axis=1)
+            first = np.argmax(fitting, axis=1)
+            tiles[:, g] = np.where(fits[:, g], counts[first], 1)
+            row_tiles[:, g] = np.where(fits[:, g], np.array([r for _, r in cuts])[first], 1)
+        return fits, tiles, row_tiles
 
 
 def core_capacity_bytes(hardware: HardwareSpec, *, resident_fraction: float) -> np.ndarray:
@@ -75,19 +219,9 @@ def group_fits(
     table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray, *, resident_fraction: float
 ) -> np.ndarray:
     """(configurations, groups): whether each fused group (``group_of`` >= 0; -1 = not fused) fits in every core's
-    resident share (``resident_fraction`` of its top memory)."""
-    fused = np.flatnonzero(group_of >= 0)
-    n_groups = int(group_of.max()) + 1 if fused.size else 0
-    if n_groups == 0:
-        return np.ones((hardware.n_configs, 0), dtype=bool)
-    kept = (
-        op_weight_bytes(table, hardware)
-        + op_output_bytes(table, hardware) / group_tiles(table, group_of)[np.maximum(group_of, 0)]
-    )
-    used = np.zeros((n_groups, len(hardware.cores)))
-    np.add.at(used, (group_of[fused], core_of[fused]), kept[fused])
-    capacity = core_capacity_bytes(hardware, resident_fraction=resident_fraction)
-    return (used[None, :, :] <= capacity[:, None, :]).all(axis=2)
+    resident share (``resident_fraction`` of its top memory) at its finest tiling."""
+    tiling = GroupTiling.of(table, hardware, core_of, group_of)
+    return tiling.choose(core_capacity_bytes(hardware, resident_fraction=resident_fraction))[0]
 
 
 def groups_fit(

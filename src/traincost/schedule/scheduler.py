@@ -15,16 +15,19 @@ Ops are visited once, in program order (a topological order), and for every conf
    core's, for a resident tensor sent over the bus); the per-op core cost charges only what moves inside.
 3. **Time.** An op starts when its inputs are ready and its core is free (in layer-by-layer mode,
    when the previous op has finished). Its duration is the longest of its core-internal latency,
-   its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth. Inside
-   a fused group a consumer starts on its producer's first tile (rows / tiles) and ends no earlier
-   than one tile after it; intermediates of the group never leave the chip, and the group's weights
-   are fetched once per tile if they do not fit on chip. A group is fused only at the configurations
-   where it fits the one memory model of fusion (:mod:`traincost.schedule.fusion_memory`, which the
-   fusion solver also admits groups by); elsewhere its ops run one by one and its intermediates take
-   the ordinary path (resident where they fit, off chip and back where not). That is what Stream does
-   with a tensor that does not fit: its memory manager evicts it to off-chip memory and the consumer
-   fetches it back, so an op waits for the whole tensor. ``fusion_fits`` says per configuration whether
-   every group fits.
+   its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth.
+   **Fused groups** run as stacks of tiles (:mod:`traincost.schedule.fusion_memory`: cut along samples, then
+   rows, into the fewest tiles that fit the cores' resident shares but at least Stream's 8 pipeline tiles; the
+   count per configuration). Inside a group a consumer starts on its producer's first tile and ends no earlier
+   than one of its own tiles after it; intermediates of the group never leave the chip (each keeps its tile,
+   double-buffered); the tiles read the halo rows again and reload weights that do not stay below the top
+   memory (:mod:`traincost.schedule.tile_overhead`); its weights stay on chip (the memory model counts them).
+   A group is fused only at the configurations where it fits the one memory model of fusion
+   (which the fusion solver also admits groups by); elsewhere its ops run one by one and its intermediates take
+   the ordinary path (resident where they fit, off chip and back where not). Stream 2.1.1 does the same with a
+   group no tiling fits: ``GenericMappingGenerator._unfit_nodes`` makes each of its operators "a group of its own:
+   an operator alone has the memories to itself and the whole tile budget, as a layer-by-layer mapping gives it".
+   ``fusion_fits`` says per configuration whether every group fits, ``fused_groups`` how many do.
 4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
    bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column); the memory timeline keeps
    the peak of resident on-chip bytes and of live off-chip bytes.
@@ -45,9 +48,10 @@ from traincost.cost.core_cost import MAPPINGS, ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
-from traincost.schedule.fusion_memory import group_fits, group_tiles
+from traincost.schedule.fusion_memory import GroupTiling, accumulating_ops, core_capacity_bytes
 from traincost.schedule.lanes import Lane, Lanes, lanes_for
 from traincost.schedule.plan import SchedulePlan
+from traincost.schedule.tile_overhead import TileOverhead
 
 __all__ = ["schedule", "StepCost", "place_ops", "OpCosts"]
 
@@ -129,9 +133,8 @@ class _Static:
     pool_memory: dict[int, str]  # per pool: the name of the memory it is
     producer: np.ndarray  # per tensor: table index of the op that makes it, -1 for graph inputs
     group_of: np.ndarray  # per op: fused group index or -1
-    tiles_of_group: np.ndarray
+    tiling: GroupTiling  # the cuts each fused group may run in and what each core holds at each
     intermediate: np.ndarray  # per tensor: made and read only inside one fused group
-    group_weight_bytes: np.ndarray  # per group: stationary operand bytes of its MAC ops
     op: _OpFacts
 
     @classmethod
@@ -150,11 +153,8 @@ class _Static:
                 if op in position:  # view ops and other-phase ops are not scheduled
                     groups[position[op]] = g
         group_of = np.array(groups, dtype=np.int64)
-        tiles = group_tiles(table, group_of)
-        weights = np.zeros(len(tiles))
+        tiling = GroupTiling.of(table, hardware, core_of, group_of)
         is_mac = table.is_mac
-        fused_macs = np.flatnonzero((group_of >= 0) & is_mac)
-        np.add.at(weights, group_of[fused_macs], table.s_elems[fused_macs] * hardware.word_bytes)
         # an intermediate is made in a group and read only inside it (and not a step output)
         reader, read = flat_ids(table.inputs)
         reader_group = group_of[reader]
@@ -169,9 +169,8 @@ class _Static:
             pool_memory={pool: hardware.cores[k].top.name for k, pool in enumerate(pool_of_core)},
             producer=producer,
             group_of=group_of,
-            tiles_of_group=tiles,
+            tiling=tiling,
             intermediate=intermediate,
-            group_weight_bytes=weights,
             op=_OpFacts.build(
                 table,
                 plan,
@@ -179,7 +178,6 @@ class _Static:
                 core_of=core_of,
                 pool_of_core=pool_of_core,
                 group_of=group_of,
-                tiles_of_group=tiles,
                 producer=producer,
                 intermediate=intermediate,
             ),
@@ -193,7 +191,7 @@ class _OpFacts:
     core: list[int]
     pool: list[int]
     group: list[int]
-    tiles: list[int]  # tiles of the op's fused group, 1 if not fused
+    accumulating: list[bool]  # its output sums over the loops a fused group is cut along: kept whole while fused
     split: list[bool]  # tensor parallel: the op takes every instance of its core
     x_tensor: list[int]
     s_tensor: list[int]
@@ -214,7 +212,6 @@ class _OpFacts:
         core_of: np.ndarray,
         pool_of_core: Sequence[int],
         group_of: np.ndarray,
-        tiles_of_group: np.ndarray,
         producer: np.ndarray,
         intermediate: np.ndarray,
     ) -> _OpFacts:
@@ -224,12 +221,11 @@ class _OpFacts:
             leaving = last(table.last_use[tensor], op)
             for i, t in zip(op[leaving].tolist(), tensor[leaving].tolist(), strict=True):
                 released[i].append(t)
-        tiles = np.where(group_of >= 0, tiles_of_group[np.maximum(group_of, 0)] if len(tiles_of_group) else 1, 1)
         return cls(
             core=core_of.tolist(),
             pool=[pool_of_core[k] for k in core_of.tolist()],
             group=group_of.tolist(),
-            tiles=tiles.tolist(),
+            accumulating=np.isin(table.kind, accumulating_ops()).tolist(),
             split=(is_mac & plan.tensor_parallel).tolist(),
             x_tensor=table.x_tensor.tolist(),
             s_tensor=table.s_tensor.tolist(),
@@ -525,7 +521,7 @@ class _Clock:
         self.first_tile: list[Lane] = [0.0] * len(table)
         self.last = lanes.zeros()
 
-    def run(self, i: int, duration: Lane, tiles: int) -> None:
+    def run(self, i: int, duration: Lane, tiles: Lane) -> None:
         """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op."""
         lanes, op = self.lanes, self.op
         maximum = lanes.maximum
@@ -564,19 +560,26 @@ def _run(
     n_cfg = hw.n_configs
     lanes = lanes_for(n_cfg)
     maximum = lanes.maximum
-    fits = group_fits(table, hw, static.core_of, static.group_of, resident_fraction=plan.resident_fraction)
-    fused = list(lanes.columns(fits))  # per group: where it is fused
+    capacity = core_capacity_bytes(hw, resident_fraction=plan.resident_fraction)
+    fits, group_tiles, group_row_tiles = static.tiling.choose(capacity)
+    op_tiles, op_row_tiles = _per_op(group_tiles, static.group_of), _per_op(group_row_tiles, static.group_of)
+    overhead = TileOverhead.of(
+        table, hw, core_of=static.core_of, split=np.array(static.op.split), op_tiles=op_tiles, op_row_tiles=op_row_tiles
+    )
+    fused = list(lanes.columns(fits))  # per group: where it is fused (it fits)
     memory = _Memory(table, hw, plan, static, lanes)
     clock = _Clock(table, hw, plan, static, lanes, fused=fused)
     traffic = _Traffic(len(table), lanes, memory.n_pools)
     moves = _Moves(table, static, costs, memory=memory, traffic=traffic, lanes=lanes, fused=fused)
-    latency_of = lanes.columns(costs.latency)
+    latency_of = lanes.columns(costs.latency + overhead.cycles)
+    tiles_of = lanes.columns(op_tiles)
     offchip_bandwidth = lanes.lane(hw.offchip.bandwidth_bytes_per_cycle)
     bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
     onchip_timeline: list[Lane] = []
     offchip_timeline: list[Lane] = []
     move, run, record_peaks, release = moves.move, clock.run, memory.record_peaks, memory.release
-    for i, (tiles, released) in enumerate(zip(static.op.tiles, static.op.released, strict=True)):
+    for i, released in enumerate(static.op.released):
+        tiles = tiles_of[i]
         off_b, bus_b = move(i, tiles)
         bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
         run(i, maximum(latency_of[i], bandwidth_cycles), tiles)
@@ -593,12 +596,12 @@ def _run(
         lanes.array(clock.last),
         np.maximum(offchip_bytes / hw.offchip.bandwidth_bytes_per_cycle, bus_bytes / hw.bus.bandwidth_bytes_per_cycle),
     )
-    op_energy = costs.energy + energy_ext
+    op_energy = costs.energy + energy_ext + overhead.energy_pj
     mac_energy, level_energy = _energy_totals(costs, table, hw, static.core_of)
     mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
     columns = {"latency_cycles": latency, "energy_pj": op_energy.sum(axis=1), "energy_mac_pj": mac_energy}
     for name in hw.memories:
-        columns[f"energy_{name}_pj"] = level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name]
+        columns[f"energy_{name}_pj"] = level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name] + overhead.by_memory[name]
     columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
     for phase in sorted(set(table.phase.tolist())):
         columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
@@ -610,6 +613,7 @@ def _run(
         "mac_pes": mac_pes,
         "utilization": table.macs.sum() / (latency * mac_pes),
         "fusion_fits": fits.all(axis=1),
+        "fused_groups": fits.sum(axis=1),
     }
     summary = pd.concat([hw.configs, pd.DataFrame(columns, index=hw.configs.index)], axis=1)
     if not per_op:
@@ -624,7 +628,10 @@ def _run(
             "core": np.tile([hw.cores[k].name for k in static.core_of], n_cfg),
             "start_cycles": lanes.stack(clock.start).ravel(),
             "end_cycles": lanes.stack(clock.end).ravel(),
-            "latency_cycles": costs.latency.ravel(),
+            "latency_cycles": (costs.latency + overhead.cycles).ravel(),
+            "tiles": op_tiles.astype(np.int64).ravel(),
+            "halo_bytes": overhead.halo_bytes.ravel(),
+            "reload_bytes": overhead.reload_bytes.ravel(),
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             **{name: getattr(costs, name).ravel() for name in _MAPPING_RECORDS if name != "mapping"},
@@ -633,6 +640,15 @@ def _run(
         }
     )
     return summary, detail
+
+
+def _per_op(per_group: np.ndarray, group_of: np.ndarray) -> np.ndarray:
+    """(configurations, ops): each fused op's value of its group in ``per_group`` ((configurations, groups)), 1
+    for an op not fused."""
+    values = np.ones((len(per_group), len(group_of)))
+    fused = np.flatnonzero(group_of >= 0)
+    values[:, fused] = per_group[:, group_of[fused]]
+    return values
 
 
 class _Moves:
@@ -652,11 +668,10 @@ class _Moves:
         self.inputs, self.outputs = table.inputs, table.outputs
         self.fused = fused  # per group: where it is fused (it fits)
         self.op, self.memory, self.traffic, self.lanes = static.op, memory, traffic, lanes
-        self.group_weight_bytes = static.group_weight_bytes.tolist()
         self.in_w, self.in_i = lanes.columns(costs.in_w), lanes.columns(costs.in_i)
         self.psum, self.out = lanes.columns(costs.psum), lanes.columns(costs.out)
 
-    def move(self, i: int, tiles: int) -> tuple[Lane, Lane]:
+    def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane]:
         """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
         return the off-chip and bus bytes."""
         off_b, bus_b, top_w, remote_pj = self._inputs(i, tiles)
@@ -666,7 +681,7 @@ class _Moves:
         traffic.remote_read_pj[i] = remote_pj
         return off_b, bus_b
 
-    def _inputs(self, i: int, tiles: int) -> tuple[Lane, Lane, Lane, Lane]:
+    def _inputs(self, i: int, tiles: Lane) -> tuple[Lane, Lane, Lane, Lane]:
         """Bytes op ``i``'s inputs move off chip, over the bus and into its core's top memory, and the energy of
         reading them out of other cores' top memories."""
         op, memory, lanes = self.op, self.memory, self.lanes
@@ -681,9 +696,6 @@ class _Moves:
                 if not lanes.any(unfused):
                     continue
                 moved = moved * unfused
-            if group >= 0 and t == s and op.persistent[t]:
-                refetch = (self.group_weight_bytes[group] > memory.budget[pool]) & self.fused[group]
-                moved = moved * lanes.where(refetch, tiles, 1)
             if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
                 off_b = off_b + moved
                 bus_b = bus_b + moved
@@ -707,7 +719,7 @@ class _Moves:
                 memory.keep(t, pool, away & memory.fits(t, pool), sizes[t])
         return off_b, bus_b, top_w, remote_pj
 
-    def _outputs(self, i: int, tiles: int, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
+    def _outputs(self, i: int, tiles: Lane, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
         """Keep op ``i``'s outputs on chip where they fit, spill the rest; add the bytes that leave to ``off_b`` and
         ``bus_b``, and return them with the bytes read out of the core's top memory."""
         op, memory, lanes = self.op, self.memory, self.lanes
@@ -715,9 +727,9 @@ class _Moves:
         top_r = 0.0
         for t in outputs:
             placed = True  # where the output takes the ordinary path
-            if op.intermediate[t]:  # one tile on chip where the group is fused
+            if op.intermediate[t]:  # its tile, double-buffered, on chip where the group is fused (whole if accumulated)
                 fused = self.fused[op.group[i]]
-                memory.keep(t, pool, fused, sizes[t] / tiles)
+                memory.keep(t, pool, fused, sizes[t] if op.accumulating[i] else 2.0 * sizes[t] / tiles)
                 placed = lanes.logical_not(fused)
                 if not lanes.any(placed):
                     continue
