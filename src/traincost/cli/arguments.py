@@ -38,6 +38,8 @@ __all__ = [
     "optimizer_spec",
     "positive_int",
     "positive_number",
+    "allocation",
+    "fusion_tiling",
     "resident_fraction",
     "sample_shape",
     "unit_interval_open",
@@ -192,6 +194,28 @@ def resident_fraction(cmd: argparse.ArgumentParser) -> None:
         type=fraction,
         default=_DEFAULT_RESIDENT_FRACTION,
         help="share of a core's top memory that keeps tensors between ops and holds fused groups",
+    )
+
+
+def fusion_tiling(cmd: argparse.ArgumentParser) -> None:
+    """``--fusion-tiling`` of the fusion memory model (``sweep``, the fusion and checkpointing commands)."""
+    cmd.add_argument(
+        "--fusion-tiling",
+        default="stream",
+        choices=["stream", "rows"],
+        help="how a fused group is cut into tiles: along samples then rows, as Stream cuts it (stream), or into its "
+        "rows only (rows, the earlier rule)",
+    )
+
+
+def allocation(cmd: argparse.ArgumentParser) -> None:
+    """``--allocation`` of the scheduler (``sweep``, ``compare-fusion``): :class:`traincost.schedule.SchedulePlan`."""
+    cmd.add_argument(
+        "--allocation",
+        default="split",
+        choices=["split", "per_op"],
+        help="with tensor parallelism: every MAC op over every instance of its core (split), or each op on every "
+        "instance or one, whichever the mapping objective prefers (per_op)",
     )
 
 

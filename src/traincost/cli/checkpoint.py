@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from traincost.cli.arguments import (
     Command,
     fraction,
+    fusion_tiling,
     non_negative_number,
     positive_int,
     resident_fraction,
@@ -44,6 +45,7 @@ def _checkpoint_evaluator(args: argparse.Namespace) -> tuple[Workload, Checkpoin
         mode=args.mode,
         fusion=args.fusion_scope,
         resident_fraction=args.resident_fraction,
+        fusion_tiling=args.fusion_tiling,
     )
     return workload, evaluator
 
@@ -198,6 +200,7 @@ def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
         help="re-solve fusion after a rewrite where it changed the graph (local) or over the whole graph (full)",
     )
     resident_fraction(cmd)
+    fusion_tiling(cmd)
 
 
 def checkpoint_commands(command: Command) -> None:

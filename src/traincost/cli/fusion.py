@@ -9,6 +9,8 @@ from pathlib import Path
 
 from traincost.cli.arguments import (
     Command,
+    allocation,
+    fusion_tiling,
     positive_int,
     positive_number,
     resident_fraction,
@@ -31,7 +33,9 @@ def _cmd_fuse(args: argparse.Namespace) -> None:
 
     workload = Workload.read(args.ops, args.tensors)
     table = op_table(workload, phases=STEP_PHASES[args.step])
-    problem = FusionProblem.build(table, load_hardware(args.hardware), resident_fraction=args.resident_fraction)
+    problem = FusionProblem.build(
+        table, load_hardware(args.hardware), resident_fraction=args.resident_fraction, tiling=args.fusion_tiling
+    )
     result = solve_fusion(
         problem,
         max_length=args.max_length,
@@ -85,7 +89,13 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
                 fused = read_fused_groups(source)
             case other:
                 raise ConfigError(f"--strategy {name}: {source!r} is neither a fusion YAML nor a groups JSON ({other})")
-        plan = SchedulePlan.from_mode(args.mode, fused=fused, resident_fraction=args.resident_fraction)
+        plan = SchedulePlan.from_mode(
+            args.mode,
+            fused=fused,
+            resident_fraction=args.resident_fraction,
+            allocation=args.allocation,
+            fusion_tiling=args.fusion_tiling,
+        )
         result = evaluate_sweep(workload, args.hardware, grid={}, step=args.step, plan=plan)
         rows.append(result.assign(strategy=name, fused_groups=len(fused)))
     table = pd.concat(rows, ignore_index=True)
@@ -128,6 +138,7 @@ def fusion_commands(command: Command) -> None:
     cmd.add_argument("--time-limit", type=positive_number, default=60.0, help="CP-SAT time limit (s)")
     cmd.add_argument("--seed", type=int, default=0, help="CP-SAT random seed")
     resident_fraction(cmd)
+    fusion_tiling(cmd)
     cmd.add_argument("--out", type=Path, required=True, help='output fused groups (JSON {"groups": [[op, ...], ...]})')
     cmd.add_argument("--report", type=Path, required=True, help="output solve report (Parquet, one row)")
 
@@ -148,6 +159,8 @@ def fusion_commands(command: Command) -> None:
         "--strategy", action="append", required=True, help="NAME=FILE (fusion YAML or groups JSON) or NAME= (no fusion); repeat"
     )
     resident_fraction(cmd)
+    fusion_tiling(cmd)
+    allocation(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per strategy")
 
     cmd = command("plot-fusion", _cmd_plot_fusion, "MONET Figure 10: latency and energy per fusion strategy")

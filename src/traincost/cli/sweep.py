@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from traincost.cli.arguments import Command, json_object, positive_int, resident_fraction, workload_tables
+from traincost.cli.arguments import (
+    Command,
+    allocation,
+    fusion_tiling,
+    json_object,
+    positive_int,
+    resident_fraction,
+    workload_tables,
+)
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -40,7 +48,12 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         )
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
     plan = SchedulePlan.from_mode(
-        args.mode, fused=fused, resident_fraction=args.resident_fraction, mapping_objective=args.mapping_objective
+        args.mode,
+        fused=fused,
+        resident_fraction=args.resident_fraction,
+        mapping_objective=args.mapping_objective,
+        allocation=args.allocation,
+        fusion_tiling=args.fusion_tiling,
     )
     grid = args.grid
     table = evaluate_sweep(
@@ -183,6 +196,8 @@ def sweep_commands(command: Command) -> None:
     cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
     resident_fraction(cmd)
+    fusion_tiling(cmd)
+    allocation(cmd)
     cmd.add_argument(
         "--mapping-objective",
         default="edp",

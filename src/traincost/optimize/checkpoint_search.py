@@ -116,6 +116,7 @@ class CheckpointEvaluator:
     mode: str = "pipeline_tensor"
     fusion: FusionScope = "local"
     resident_fraction: float = DEFAULT_RESIDENT_FRACTION
+    fusion_tiling: str = "stream"
 
     def __post_init__(self) -> None:
         if self.fusion not in ("full", "local"):
@@ -128,7 +129,7 @@ class CheckpointEvaluator:
         self._op_costs = OpCosts.of(self._tables.base, self.hardware, self._plan(()))
 
     def _problem(self, table: OpTable) -> FusionProblem:
-        return FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction)
+        return FusionProblem.build(table, self.hardware, resident_fraction=self.resident_fraction, tiling=self.fusion_tiling)
 
     def _solve(self, table: OpTable) -> FusionResult:
         return solve_fusion(self._problem(table), max_length=self.fusion_length, time_limit_s=30, workers=1)
@@ -186,7 +187,9 @@ class CheckpointEvaluator:
         return self._objectives(key, float(summary["latency_cycles"].iloc[0]), float(summary["energy_pj"].iloc[0]))
 
     def _plan(self, fused: tuple[tuple[int, ...], ...]) -> SchedulePlan:
-        return SchedulePlan.from_mode(self.mode, fused=fused, resident_fraction=self.resident_fraction)
+        return SchedulePlan.from_mode(
+            self.mode, fused=fused, resident_fraction=self.resident_fraction, fusion_tiling=self.fusion_tiling
+        )
 
     @contextmanager
     def worker_pool(self, workers: int) -> Iterator[Pool | None]:

@@ -73,6 +73,7 @@ class FusionProblem:
     kind: np.ndarray
     tensor_bytes_out: np.ndarray  # bytes each node writes (for the boundary objective)
     tensor_bytes_in: np.ndarray  # bytes each node reads from other nodes
+    cuts: str = "stream"  # how a subgraph is cut into tiles (``fusion_memory.FUSION_TILINGS``)
 
     @classmethod
     def build(
@@ -82,6 +83,7 @@ class FusionProblem:
         *,
         config: int = 0,
         resident_fraction: float = DEFAULT_RESIDENT_FRACTION,
+        tiling: str = "stream",
     ) -> FusionProblem:
         """The fusion problem of ``table`` on configuration ``config`` of ``hardware``, a group admitted when it fits
         in ``resident_fraction`` of each core's top memory (the scheduler's resident share)."""
@@ -98,7 +100,7 @@ class FusionProblem:
         core = place_ops(table, hardware)
         out_bytes = table.sum_over_outputs(table.tensor_elems) * word
         leaves = table.sum_over_outputs(table.tensor_step_output) > 0
-        memory = OpMemory.of(table, hardware)
+        memory = OpMemory.of(table, hardware, tiling=tiling)
         return cls(
             n_nodes=len(table),
             successors=tuple(frozenset(s) for s in successors),
@@ -110,6 +112,7 @@ class FusionProblem:
             core=core,
             capacity_bytes=core_capacity_bytes(hardware, resident_fraction=resident_fraction)[config],
             tiling=memory.rows,
+            cuts=tiling,
             kind=table.kind,
             tensor_bytes_out=out_bytes,
             tensor_bytes_in=np.array(bytes_in),
@@ -138,6 +141,7 @@ class FusionProblem:
             core=take(self.core, 0),
             capacity_bytes=self.capacity_bytes,
             tiling=take(self.tiling, 1),
+            cuts=self.cuts,
             kind=take(self.kind, ""),
             tensor_bytes_out=take(self.tensor_bytes_out, 0.0),
             tensor_bytes_in=take(self.tensor_bytes_in, 0.0),
@@ -162,6 +166,7 @@ class FusionProblem:
             *(tuple(a.tolist()) for a in arrays),
             tuple(self.tensor_bytes_out.tolist()),
             tuple(self.tensor_bytes_in.tolist()),
+            self.cuts,
         )
 
 
@@ -222,11 +227,11 @@ class _Usage:
             halo={**self.halo, core: self.halo.get(core, 0.0) + search.halo[node]},
         )
 
-    def fits(self, capacity: Sequence[float]) -> bool:
-        """Whether, at one of the cuts that decide it, every core holds no more than its capacity."""
+    def fits(self, capacity: Sequence[float], tiling: str) -> bool:
+        """Whether, at one of the cuts of ``tiling`` that decide it, every core holds no more than its capacity."""
         return any(
             all(held_bytes(f, self.tiled[core], self.halo[core], cut) <= capacity[core] for core, f in self.fixed.items())
-            for cut in deciding_cuts(self.batch, self.rows)
+            for cut in deciding_cuts(self.batch, self.rows, tiling)
         )
 
 
@@ -245,6 +250,7 @@ class _Search:
         self.halo = problem.halo_bytes.tolist()
         self.batch = problem.batch.tolist()
         self.capacity = problem.capacity_bytes.tolist()
+        self.cuts = problem.cuts
         limited = type_limits
         self.conv = [limited and k in _CONVS for k in problem.kind]
         self.gemm = [limited and k in _GEMMS for k in problem.kind]
@@ -294,7 +300,7 @@ class _Search:
             if tile % tiling[m] and tiling[m] % tile:
                 return None
         grown = usage.with_node(node, self)
-        return grown if grown.fits(self.capacity) else None
+        return grown if grown.fits(self.capacity, self.cuts) else None
 
     def nodes_to_single_exit(self, members: Sequence[int]) -> int:
         """A lower bound on the nodes to add before at most one member has edges leaving (0: already so).

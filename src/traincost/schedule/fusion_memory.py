@@ -30,6 +30,10 @@ scheduler's on-chip budget). Where it fits it runs in the fewest candidate tiles
 ``PIPELINE_TILES`` = 8 where the group can be cut that fine (Stream: "cut ``resident`` into at least PIPELINE_TILES
 steady-state tiles ... so that each tile's transfers overlap the others' compute"): ``GroupTiling.choose``.
 
+The ``rows`` tiling (``FUSION_TILINGS``; the ``fusion_tiling`` ablation) is the rule before this one: a group cut
+into its smallest factor of rows and no finer, samples whole, each member holding its weights and one tile of its
+output, no halo and nothing added by the tiles.
+
 The solver admits a candidate subgraph only if it fits (:mod:`traincost.optimize.fusion`); the scheduler fuses a
 group only at the configurations where it fits (:mod:`traincost.schedule.scheduler`), so no strategy is both
 infeasible and free.
@@ -46,6 +50,7 @@ from traincost.cost.optable import MAC_KINDS, OpTable, window_span
 from traincost.hardware.spec import HardwareSpec
 
 __all__ = [
+    "FUSION_TILINGS",
     "MAX_TILES",
     "PIPELINE_TILES",
     "GroupTiling",
@@ -61,6 +66,7 @@ __all__ = [
     "tile_candidates",
 ]
 
+FUSION_TILINGS = ("stream", "rows")
 MAX_TILES = 1024  # Stream 2.1.1 CapacityTiler.MAX_STEADY_STATE_TILES
 PIPELINE_TILES = 8  # Stream 2.1.1 CapacityTiler.PIPELINE_TILES
 _ACCUMULATING = ("conv_wgrad",)  # ops whose output sums over the samples and rows the group is cut along
@@ -94,9 +100,12 @@ def _first_output(table: OpTable) -> np.ndarray:
 
 
 @functools.cache
-def tile_candidates(batch: int, rows: int) -> tuple[tuple[int, int], ...]:
+def tile_candidates(batch: int, rows: int, tiling: str = "stream") -> tuple[tuple[int, int], ...]:
     """The ways a group of ``batch`` samples and ``rows`` rows may be cut, fewest tiles first, as (sample tiles,
-    row tiles): samples first, one divisor at a time, then rows of every sample; at most ``MAX_TILES`` tiles."""
+    row tiles): samples first, one divisor at a time, then rows of every sample; at most ``MAX_TILES`` tiles. With
+    ``tiling`` ``rows`` (the ``fusion_tiling`` ablation: every row a tile, samples whole), only ``(1, rows)``."""
+    if tiling == "rows":
+        return ((1, rows),)
     samples = [(b, 1) for b in range(1, batch + 1) if batch % b == 0]
     by_rows = [(batch, r) for r in range(2, rows + 1) if rows % r == 0]
     return tuple(c for c in samples + by_rows if c[0] * c[1] <= MAX_TILES) or ((1, 1),)
@@ -116,10 +125,15 @@ class OpMemory:
     rows: np.ndarray
 
     @classmethod
-    def of(cls, table: OpTable, hardware: HardwareSpec) -> OpMemory:
+    def of(cls, table: OpTable, hardware: HardwareSpec, *, tiling: str = "stream") -> OpMemory:
+        """What each op of ``table`` holds while fused; with ``tiling`` ``rows`` (the ``fusion_tiling`` ablation), its
+        weights and one tile of its outputs, no halo, samples never cut."""
         word = hardware.word_bytes
         weights = np.where(np.isin(table.kind, MAC_KINDS), table.s_elems * word, 0.0)
         outputs = table.sum_over_outputs(table.tensor_elems) * word
+        if tiling == "rows":
+            ones = np.ones(len(table), dtype=np.int64)
+            return cls(fixed=weights, tiled=outputs, halo_row_bytes=np.zeros(len(table)), batch=ones, rows=op_tiling(table))
         accumulating = np.isin(table.kind, _ACCUMULATING)
         halo = np.zeros(len(table))
         for i in np.flatnonzero(np.isin(table.kind, _WINDOWED) & (table.x_tensor >= 0)).tolist():
@@ -146,11 +160,11 @@ def held_bytes(fixed: float, tiled: float, halo_samples: float, cut: tuple[int, 
     return fixed + tiled / (sample_tiles * row_tiles) + halo
 
 
-def deciding_cuts(batch: int, rows: int) -> tuple[tuple[int, int], ...]:
+def deciding_cuts(batch: int, rows: int, tiling: str = "stream") -> tuple[tuple[int, int], ...]:
     """The candidate cuts that decide whether a group fits: it fits at some cut of at least the pipeline floor
     exactly when it fits at one of these. Cutting samples finer never holds more, nor does cutting rows finer, so
     they are the finest cut of samples alone (where it reaches the floor) and the finest cut of all."""
-    cuts = tile_candidates(batch, rows)
+    cuts = tile_candidates(batch, rows, tiling)
     floor = min(PIPELINE_TILES, max(b * r for b, r in cuts))
     by_samples = [c for c in cuts if c[1] == 1 and c[0] * c[1] >= floor]
     return tuple(dict.fromkeys([*by_samples[-1:], cuts[-1]]))
@@ -165,15 +179,18 @@ class GroupTiling:
     held: tuple[np.ndarray, ...]
 
     @classmethod
-    def of(cls, table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray) -> GroupTiling:
-        memory = OpMemory.of(table, hardware)
+    def of(
+        cls, table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray, *, tiling: str = "stream"
+    ) -> GroupTiling:
+        """The groups of ``group_of`` cut as ``tiling`` (``FUSION_TILINGS``) cuts them."""
+        memory = OpMemory.of(table, hardware, tiling=tiling)
         n_groups = int(group_of.max()) + 1 if len(group_of) else 0
         n_cores = len(hardware.cores)
         cuts, held = [], []
         for g in range(n_groups):
             members = np.flatnonzero(group_of == g)
             batch = int(np.gcd.reduce(memory.batch[members])) if len(members) else 1
-            candidates = tile_candidates(batch, int(memory.rows[members].min()) if len(members) else 1)
+            candidates = tile_candidates(batch, int(memory.rows[members].min()) if len(members) else 1, tiling)
             per_core = np.zeros((len(candidates), n_cores))
             for k in range(n_cores):
                 on = members[core_of[members] == k]
@@ -216,12 +233,18 @@ def core_capacity_bytes(hardware: HardwareSpec, *, resident_fraction: float) -> 
 
 
 def group_fits(
-    table: OpTable, hardware: HardwareSpec, core_of: np.ndarray, group_of: np.ndarray, *, resident_fraction: float
+    table: OpTable,
+    hardware: HardwareSpec,
+    core_of: np.ndarray,
+    group_of: np.ndarray,
+    *,
+    resident_fraction: float,
+    tiling: str = "stream",
 ) -> np.ndarray:
     """(configurations, groups): whether each fused group (``group_of`` >= 0; -1 = not fused) fits in every core's
-    resident share (``resident_fraction`` of its top memory) at its finest tiling."""
-    tiling = GroupTiling.of(table, hardware, core_of, group_of)
-    return tiling.choose(core_capacity_bytes(hardware, resident_fraction=resident_fraction))[0]
+    resident share (``resident_fraction`` of its top memory) at a cut ``tiling`` allows."""
+    groups = GroupTiling.of(table, hardware, core_of, group_of, tiling=tiling)
+    return groups.choose(core_capacity_bytes(hardware, resident_fraction=resident_fraction))[0]
 
 
 def groups_fit(

@@ -106,6 +106,14 @@ class VectorLanes:
         """Every instance is busy until ``until``."""
         return np.where(np.isfinite(slots), until[:, None], np.inf)
 
+    def occupy_some(self, slots: np.ndarray, pick: np.ndarray, until: np.ndarray, *, every: Any) -> np.ndarray:
+        """Every instance is busy until ``until`` where ``every``, instance ``pick`` elsewhere."""
+        every = np.broadcast_to(every, (self.n,))
+        busy = np.where(every[:, None] & np.isfinite(slots), until[:, None], slots)
+        one = ~every
+        busy[self.rows[one], pick[one]] = until[one]
+        return busy
+
 
 class ScalarLanes:
     """Lanes as Python scalars: one configuration."""
@@ -183,6 +191,13 @@ class ScalarLanes:
     @staticmethod
     def occupy_all(slots: list[float], until: float) -> list[float]:
         return [until] * len(slots)
+
+    @staticmethod
+    def occupy_some(slots: list[float], pick: int, until: float, *, every: bool) -> list[float]:
+        if every:
+            return [until] * len(slots)
+        slots[pick] = until
+        return slots
 
 
 Lanes = VectorLanes | ScalarLanes

@@ -27,7 +27,7 @@ Ops are visited once, in program order (a topological order), and for every conf
    the ordinary path (resident where they fit, off chip and back where not). Stream 2.1.1 does the same with a
    group no tiling fits: ``GenericMappingGenerator._unfit_nodes`` makes each of its operators "a group of its own:
    an operator alone has the memories to itself and the whole tile budget, as a layer-by-layer mapping gives it".
-   ``fusion_fits`` says per configuration whether every group fits, ``fused_groups`` how many do.
+   ``fusion_fits`` says per configuration whether every group fits, ``fitting_groups`` how many do.
 4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
    bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column); the memory timeline keeps
    the peak of resident on-chip bytes and of live off-chip bytes.
@@ -39,7 +39,7 @@ operations of length = configurations (processed in chunks to bound memory).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -153,7 +153,7 @@ class _Static:
                 if op in position:  # view ops and other-phase ops are not scheduled
                     groups[position[op]] = g
         group_of = np.array(groups, dtype=np.int64)
-        tiling = GroupTiling.of(table, hardware, core_of, group_of)
+        tiling = GroupTiling.of(table, hardware, core_of, group_of, tiling=plan.fusion_tiling)
         is_mac = table.is_mac
         # an intermediate is made in a group and read only inside it (and not a step output)
         reader, read = flat_ids(table.inputs)
@@ -191,7 +191,7 @@ class _OpFacts:
     core: list[int]
     pool: list[int]
     group: list[int]
-    accumulating: list[bool]  # its output sums over the loops a fused group is cut along: kept whole while fused
+    kept: list[float]  # of each output tile of the op, the copies it keeps while fused (0: the whole output, it accumulates)
     split: list[bool]  # tensor parallel: the op takes every instance of its core
     x_tensor: list[int]
     s_tensor: list[int]
@@ -225,7 +225,11 @@ class _OpFacts:
             core=core_of.tolist(),
             pool=[pool_of_core[k] for k in core_of.tolist()],
             group=group_of.tolist(),
-            accumulating=np.isin(table.kind, accumulating_ops()).tolist(),
+            kept=(
+                np.where(np.isin(table.kind, accumulating_ops()), 0.0, 2.0)
+                if plan.fusion_tiling == "stream"
+                else np.ones(len(table))
+            ).tolist(),
             split=(is_mac & plan.tensor_parallel).tolist(),
             x_tensor=table.x_tensor.tolist(),
             s_tensor=table.s_tensor.tolist(),
@@ -270,6 +274,7 @@ class OpCosts:
     mac_pj: np.ndarray  # MAC energy, every share
     copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
+    whole: OpCosts | None = None  # with the ``per_op`` allocation: the costs of each op on one instance of its core
 
     @classmethod
     def of(cls, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan) -> OpCosts:
@@ -322,6 +327,7 @@ class OpCosts:
                 arrays["energy"][:, index] = internal * shares + copies
                 arrays["copies_pj"][:, index] = copies
                 arrays["mac_pj"][:, index] = cost.energy_mac_pj * shares
+        choosing = plan.tensor_parallel and plan.allocation == "per_op"
         return cls(
             kind=table.kind,
             tensor_parallel=plan.tensor_parallel,
@@ -329,6 +335,19 @@ class OpCosts:
             **records,
             level_pj=level_pj,
             **arrays,
+            whole=cls.of(table, hardware, replace(plan, tensor_parallel=False, allocation="split")) if choosing else None,
+        )
+
+    def choosing(self, one: np.ndarray) -> OpCosts:
+        """These costs where ``one`` ((configurations, ops)) is False, the ``whole`` costs where it is True."""
+        whole = self.whole
+        if whole is None:
+            return self
+        return replace(
+            self,
+            level_pj={name: np.where(one, whole.level_pj[name], values) for name, values in self.level_pj.items()},
+            whole=None,
+            **{name: np.where(one, getattr(whole, name), getattr(self, name)) for name in _PER_OP_COSTS},
         )
 
     def take(self, rows: np.ndarray) -> OpCosts:
@@ -346,6 +365,7 @@ class OpCosts:
             mapping_objective=self.mapping_objective,
             level_pj={name: pick(values) for name, values in self.level_pj.items()},
             **{name: pick(getattr(self, name)) for name in _PER_OP_COSTS},
+            whole=None if self.whole is None else self.whole._map(pick, kind),
         )
 
     def check(self, table: OpTable, hardware: HardwareSpec, plan: SchedulePlan) -> None:
@@ -354,6 +374,7 @@ class OpCosts:
             self.latency.shape != (hardware.n_configs, len(table))
             or not np.array_equal(self.kind, table.kind)
             or (self.tensor_parallel, self.mapping_objective) != (plan.tensor_parallel, plan.mapping_objective)
+            or (self.whole is not None) != (plan.tensor_parallel and plan.allocation == "per_op")
         ):
             raise ValueError(
                 f"op costs of {self.latency.shape[1]} ops at {self.latency.shape[0]} configurations (tensor parallel "
@@ -521,8 +542,9 @@ class _Clock:
         self.first_tile: list[Lane] = [0.0] * len(table)
         self.last = lanes.zeros()
 
-    def run(self, i: int, duration: Lane, tiles: Lane) -> None:
-        """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op."""
+    def _ready(self, i: int) -> tuple[Lane, list[int]]:
+        """When op ``i``'s inputs are ready (a fused producer's first tile where its group is fused), and its
+        producers in its own group."""
         lanes, op = self.lanes, self.op
         maximum = lanes.maximum
         group = op.group[i]
@@ -535,20 +557,51 @@ class _Clock:
                 fused_producers.append(p)
             elif p >= 0:
                 ready = maximum(ready, self.end[p])
+        return ready, fused_producers
+
+    def prefers_one(self, i: int, split: tuple[Lane, Lane], one: tuple[Lane, Lane]) -> Lane:
+        """Where op ``i`` scores no worse by the plan's mapping objective on the instance of its core that frees up
+        first than on every instance, given its (core-internal cycles, energy) each way: ``latency`` compares when
+        it would finish, ``energy`` its energy, ``edp`` the product of the two (its time from ready to finish)."""
+        lanes = self.lanes
+        ready, _ = self._ready(i)
+        slots = self.free[self.op.core[i]]
+        _, free = lanes.earliest(slots)
+        split_end = lanes.maximum(ready, lanes.latest(slots)) + split[0]
+        one_end = lanes.maximum(ready, free) + one[0]
+        match self.plan.mapping_objective:
+            case "latency":
+                return one_end <= split_end
+            case "energy":
+                return one[1] <= split[1]
+        return (one_end - ready) * one[1] <= (split_end - ready) * split[1]
+
+    def run(self, i: int, duration: Lane, tiles: Lane, one: Lane) -> None:
+        """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op:
+        on every instance of the core where it is split (but where ``one``), else on the one that frees up first."""
+        lanes, op = self.lanes, self.op
+        maximum = lanes.maximum
+        group = op.group[i]
+        ready, fused_producers = self._ready(i)
         k = op.core[i]
         slots = self.free[k]
-        if op.split[i]:
+        if not op.split[i]:
+            pick, free = lanes.earliest(slots)
+            start = maximum(ready, free)
+        elif one is False:
             start = maximum(ready, lanes.latest(slots))
         else:
             pick, free = lanes.earliest(slots)
-            start = maximum(ready, free)
+            start = maximum(ready, lanes.where(one, free, lanes.latest(slots)))
         finish = start + duration
         for p in fused_producers:
             finish = lanes.where(self.fused[group], maximum(finish, self.end[p] + duration / tiles), finish)
-        if op.split[i]:
+        if not op.split[i]:
+            lanes.occupy(slots, pick, finish)
+        elif one is False:
             self.free[k] = lanes.occupy_all(slots, finish)
         else:
-            lanes.occupy(slots, pick, finish)
+            self.free[k] = lanes.occupy_some(slots, pick, finish, every=lanes.logical_not(one))
         self.start[i], self.end[i] = start, finish
         self.first_tile[i] = start + duration / tiles
         self.last = maximum(self.last, finish)
@@ -560,12 +613,8 @@ def _run(
     n_cfg = hw.n_configs
     lanes = lanes_for(n_cfg)
     maximum = lanes.maximum
-    capacity = core_capacity_bytes(hw, resident_fraction=plan.resident_fraction)
-    fits, group_tiles, group_row_tiles = static.tiling.choose(capacity)
-    op_tiles, op_row_tiles = _per_op(group_tiles, static.group_of), _per_op(group_row_tiles, static.group_of)
-    overhead = TileOverhead.of(
-        table, hw, core_of=static.core_of, split=np.array(static.op.split), op_tiles=op_tiles, op_row_tiles=op_row_tiles
-    )
+    split = np.array(static.op.split, dtype=bool)
+    fits, op_tiles, overhead, alone = _tiles(table, hw, plan, static, split, choosing=costs.whole is not None)
     fused = list(lanes.columns(fits))  # per group: where it is fused (it fits)
     memory = _Memory(table, hw, plan, static, lanes)
     clock = _Clock(table, hw, plan, static, lanes, fused=fused)
@@ -573,16 +622,17 @@ def _run(
     moves = _Moves(table, static, costs, memory=memory, traffic=traffic, lanes=lanes, fused=fused)
     latency_of = lanes.columns(costs.latency + overhead.cycles)
     tiles_of = lanes.columns(op_tiles)
+    allocation = _Allocation(lanes, clock, moves, costs, overhead=overhead, alone=alone, split=split)
     offchip_bandwidth = lanes.lane(hw.offchip.bandwidth_bytes_per_cycle)
     bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
     onchip_timeline: list[Lane] = []
     offchip_timeline: list[Lane] = []
     move, run, record_peaks, release = moves.move, clock.run, memory.record_peaks, memory.release
     for i, released in enumerate(static.op.released):
-        tiles = tiles_of[i]
+        tiles, latency = tiles_of[i], allocation.latency(i, latency_of[i])
         off_b, bus_b = move(i, tiles)
         bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
-        run(i, maximum(latency_of[i], bandwidth_cycles), tiles)
+        run(i, maximum(latency, bandwidth_cycles), tiles, allocation.one[i])
         record_peaks()
         if per_op:
             onchip_timeline.append(memory.onchip())
@@ -590,6 +640,9 @@ def _run(
         for t in released:
             release(t)
 
+    one_instance = lanes.stack(allocation.one) > 0
+    if alone is not None:
+        costs, overhead = costs.choosing(one_instance), overhead.choosing(alone, one_instance)
     moved, energy_ext, moved_pj = traffic.energy(hw, static, lanes)
     offchip_bytes, bus_bytes = moved["offchip"].sum(axis=1), moved["bus"].sum(axis=1)
     latency = np.maximum(
@@ -601,7 +654,9 @@ def _run(
     mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
     columns = {"latency_cycles": latency, "energy_pj": op_energy.sum(axis=1), "energy_mac_pj": mac_energy}
     for name in hw.memories:
-        columns[f"energy_{name}_pj"] = level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name] + overhead.by_memory[name]
+        columns[f"energy_{name}_pj"] = (
+            level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name] + overhead.by_memory[name].sum(axis=1)
+        )
     columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
     for phase in sorted(set(table.phase.tolist())):
         columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
@@ -613,33 +668,115 @@ def _run(
         "mac_pes": mac_pes,
         "utilization": table.macs.sum() / (latency * mac_pes),
         "fusion_fits": fits.all(axis=1),
-        "fused_groups": fits.sum(axis=1),
+        "fitting_groups": fits.sum(axis=1),
     }
     summary = pd.concat([hw.configs, pd.DataFrame(columns, index=hw.configs.index)], axis=1)
     if not per_op:
         return summary, None
-    n_ops = len(table)
-    detail = pd.DataFrame(
+    timelines = (lanes.stack(onchip_timeline), lanes.stack(offchip_timeline))
+    return summary, _detail(
+        table,
+        hw,
+        static,
+        clock,
+        costs,
+        overhead=overhead,
+        op_tiles=op_tiles,
+        one_instance=one_instance,
+        op_energy=op_energy,
+        timelines=timelines,
+    )
+
+
+def _detail(
+    table: OpTable,
+    hw: HardwareSpec,
+    static: _Static,
+    clock: _Clock,
+    costs: OpCosts,
+    *,
+    overhead: TileOverhead,
+    op_tiles: np.ndarray,
+    one_instance: np.ndarray,
+    op_energy: np.ndarray,
+    timelines: tuple[np.ndarray, np.ndarray],
+) -> pd.DataFrame:
+    """The per-op table: one row per op and configuration."""
+    n_cfg, n_ops = hw.n_configs, len(table)
+    stack = clock.lanes.stack
+    return pd.DataFrame(
         {
             "config_id": np.repeat(hw.configs["config_id"].to_numpy(), n_ops),
             "op": np.tile(table.op, n_cfg),
             "kind": np.tile(table.kind, n_cfg),
             "phase": np.tile(table.phase, n_cfg),
             "core": np.tile([hw.cores[k].name for k in static.core_of], n_cfg),
-            "start_cycles": lanes.stack(clock.start).ravel(),
-            "end_cycles": lanes.stack(clock.end).ravel(),
+            "start_cycles": stack(clock.start).ravel(),
+            "end_cycles": stack(clock.end).ravel(),
             "latency_cycles": (costs.latency + overhead.cycles).ravel(),
             "tiles": op_tiles.astype(np.int64).ravel(),
+            "one_instance": one_instance.ravel(),
             "halo_bytes": overhead.halo_bytes.ravel(),
             "reload_bytes": overhead.reload_bytes.ravel(),
             "energy_pj": op_energy.ravel(),
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             **{name: getattr(costs, name).ravel() for name in _MAPPING_RECORDS if name != "mapping"},
-            "onchip_bytes": lanes.stack(onchip_timeline).ravel(),
-            "offchip_bytes": lanes.stack(offchip_timeline).ravel(),
+            "onchip_bytes": timelines[0].ravel(),
+            "offchip_bytes": timelines[1].ravel(),
         }
     )
-    return summary, detail
+
+
+class _Allocation:
+    """Per op, where a MAC op split over every instance of its core takes one instead (the ``per_op`` allocation:
+    where that scores no worse by the plan's objective, ``_Clock.prefers_one``)."""
+
+    def __init__(
+        self,
+        lanes: Lanes,
+        clock: _Clock,
+        moves: _Moves,
+        costs: OpCosts,
+        *,
+        overhead: TileOverhead,
+        alone: TileOverhead | None,
+        split: np.ndarray,
+    ) -> None:
+        self.lanes, self.clock, self.moves, self.split = lanes, clock, moves, split.tolist()
+        self.one: list[Lane] = [False] * len(split)
+        self.alone: tuple | None = None
+        if costs.whole is not None and alone is not None:
+            self.split_pj = lanes.columns(costs.energy + overhead.energy_pj)
+            self.alone = (
+                lanes.columns(costs.whole.latency + alone.cycles),
+                lanes.columns(costs.whole.energy + alone.energy_pj),
+            )
+            moves.offer(costs, costs.whole)
+
+    def latency(self, i: int, split_cycles: Lane) -> Lane:
+        """Op ``i``'s core-internal latency as allocated: ``split_cycles`` where it takes every instance."""
+        if self.alone is None or not self.split[i]:
+            return split_cycles
+        cycles, energy = self.alone[0][i], self.alone[1][i]
+        self.one[i] = one = self.clock.prefers_one(i, (split_cycles, self.split_pj[i]), (cycles, energy))
+        self.moves.choose(i, one)
+        return self.lanes.where(one, cycles, split_cycles)
+
+
+def _tiles(
+    table: OpTable, hw: HardwareSpec, plan: SchedulePlan, static: _Static, split: np.ndarray, *, choosing: bool
+) -> tuple[np.ndarray, np.ndarray, TileOverhead, TileOverhead | None]:
+    """Where each fused group fits ((configurations, groups)), the tiles each op runs in ((configurations, ops)),
+    and what the tiles add to the ops split as ``split`` says and, ``choosing`` between, on one instance each."""
+    capacity = core_capacity_bytes(hw, resident_fraction=plan.resident_fraction)
+    fits, group_tiles, group_row_tiles = static.tiling.choose(capacity)
+    op_tiles, op_row_tiles = _per_op(group_tiles, static.group_of), _per_op(group_row_tiles, static.group_of)
+    charged = op_tiles if plan.fusion_tiling == "stream" else np.ones_like(op_tiles)  # the rows rule adds nothing
+    overhead = [
+        TileOverhead.of(table, hw, core_of=static.core_of, split=parts, op_tiles=charged, op_row_tiles=op_row_tiles)
+        for parts in ((split, np.zeros_like(split)) if choosing else (split,))
+    ]
+    return fits, op_tiles, overhead[0], overhead[1] if choosing else None
 
 
 def _per_op(per_group: np.ndarray, group_of: np.ndarray) -> np.ndarray:
@@ -670,6 +807,24 @@ class _Moves:
         self.op, self.memory, self.traffic, self.lanes = static.op, memory, traffic, lanes
         self.in_w, self.in_i = lanes.columns(costs.in_w), lanes.columns(costs.in_i)
         self.psum, self.out = lanes.columns(costs.psum), lanes.columns(costs.out)
+        self.alone: tuple | None = None
+
+    def offer(self, costs: OpCosts, whole: OpCosts) -> None:
+        """Let ``choose`` move an op's data as it runs on every instance of its core (``costs``' bytes) or on one
+        (``whole``'s)."""
+        names = ("in_w", "in_i", "psum", "out")
+        self.alone = tuple(self.lanes.columns(getattr(whole, name)) for name in names)
+        # the chosen bytes are written per op: lanes of copies, not views of the costs
+        self.in_w, self.in_i, self.psum, self.out = (self.lanes.columns(getattr(costs, name).copy()) for name in names)
+
+    def choose(self, i: int, one: Lane) -> None:
+        """Op ``i`` moves the bytes of one instance of its core where ``one``, of every instance elsewhere."""
+        where = self.lanes.where
+        in_w, in_i, psum, out = self.alone
+        self.in_w[i] = where(one, in_w[i], self.in_w[i])
+        self.in_i[i] = where(one, in_i[i], self.in_i[i])
+        self.psum[i] = where(one, psum[i], self.psum[i])
+        self.out[i] = where(one, out[i], self.out[i])
 
     def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane]:
         """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
@@ -729,7 +884,7 @@ class _Moves:
             placed = True  # where the output takes the ordinary path
             if op.intermediate[t]:  # its tile, double-buffered, on chip where the group is fused (whole if accumulated)
                 fused = self.fused[op.group[i]]
-                memory.keep(t, pool, fused, sizes[t] if op.accumulating[i] else 2.0 * sizes[t] / tiles)
+                memory.keep(t, pool, fused, op.kept[i] * sizes[t] / tiles if op.kept[i] else sizes[t])
                 placed = lanes.logical_not(fused)
                 if not lanes.any(placed):
                     continue

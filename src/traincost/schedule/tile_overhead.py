@@ -36,8 +36,7 @@ _WINDOWED = ("conv", "conv_dgrad")
 @dataclass(frozen=True, slots=True)
 class TileOverhead:
     """Per (configuration, op): the bytes a tiled op reads again (``halo_bytes``, ``reload_bytes``), the cycles it
-    waits for its weights (``cycles``) and the energy of both (``energy_pj``); per memory, the energy over all ops
-    (``by_memory``, (configurations,) each)."""
+    waits for its weights (``cycles``) and the energy of both (``energy_pj``, and per memory ``by_memory``)."""
 
     halo_bytes: np.ndarray
     reload_bytes: np.ndarray
@@ -62,7 +61,7 @@ class TileOverhead:
         shape = op_tiles.shape
         word = hardware.word_bytes
         halo, reload, cycles, energy = (np.zeros(shape) for _ in range(4))
-        by_memory = {name: np.zeros(shape[0]) for name in hardware.memories}
+        by_memory = {name: np.zeros(shape) for name in hardware.memories}
         tiled = (op_tiles > 1).any(axis=0) & table.is_mac
         for k, core in enumerate(hardware.cores):
             ops = np.flatnonzero(tiled & (core_of == k))
@@ -81,12 +80,22 @@ class TileOverhead:
                 reload[:, ops] = again * shares
                 cycles[:, ops] = again / top.read_bandwidth_bytes_per_cycle[:, None]
                 write_pj = _BITS * inner.write_energy_pj_per_bit[:, None] * reload[:, ops]
-                by_memory[inner.name] += write_pj.sum(axis=1)
+                by_memory[inner.name][:, ops] += write_pj
                 energy[:, ops] += write_pj
             top_pj = read_pj * (halo[:, ops] + reload[:, ops])
-            by_memory[top.name] += top_pj.sum(axis=1)
+            by_memory[top.name][:, ops] += top_pj
             energy[:, ops] += top_pj
         return cls(halo_bytes=halo, reload_bytes=reload, cycles=cycles, energy_pj=energy, by_memory=by_memory)
+
+    def choosing(self, other: TileOverhead, one: np.ndarray) -> TileOverhead:
+        """This overhead where ``one`` ((configurations, ops)) is False, ``other``'s where it is True."""
+        return TileOverhead(
+            halo_bytes=np.where(one, other.halo_bytes, self.halo_bytes),
+            reload_bytes=np.where(one, other.reload_bytes, self.reload_bytes),
+            cycles=np.where(one, other.cycles, self.cycles),
+            energy_pj=np.where(one, other.energy_pj, self.energy_pj),
+            by_memory={name: np.where(one, other.by_memory[name], values) for name, values in self.by_memory.items()},
+        )
 
 
 def _halo_bytes(table: OpTable, ops: np.ndarray, row_tiles: np.ndarray, word: int) -> np.ndarray:
