@@ -146,6 +146,16 @@ def test_the_quick_config_plans_its_paths(in_repo: None) -> None:
     bn = plan.monet_tables("resnet18_cifar", None, ("bn_epilogue", "true"))
     assert bn["ops"] == "results/ablations/monet/bn_epilogue/true/workloads/resnet18_cifar/ops.parquet"
     assert plan.resident_flag(("resident_fraction", "0.25")) == "--resident-fraction 0.25" and plan.resident_flag(None) == ""
+    assert plan.schedule_flags(("fusion_tiling", "rows")) == "--fusion-tiling rows" and plan.schedule_flags(None) == ""
+    # a sweep keeps its configured allocation and resident fraction unless the run ablates them
+    edge_tpu = plan.sweep("edge_tpu_resnet18")
+    assert plan.sweep_flags(("fusion_tiling", "rows"), edge_tpu) == (
+        "--resident-fraction 0.5 --fusion-tiling rows --allocation per_op"
+    )
+    assert plan.sweep_flags(("allocation", "split"), edge_tpu) == "--resident-fraction 0.5 --allocation split"
+    # the checkpoint runs take no allocation: an allocation run reads the study's
+    assert plan.section5_inputs(("allocation", "split"))["nsga"] == "results/monet/checkpoint/nsga.parquet"
+    assert plan.section5_inputs(("fusion_tiling", "rows"))["nsga"].startswith("results/ablations/monet/fusion_tiling/rows/")
     assert plan.fusion_groups("training") == {
         "limit4": "results/monet/fusion/training/limit4_typed.json",
         "limit8": "results/monet/fusion/training/limit8_typed.json",

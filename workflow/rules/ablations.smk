@@ -188,7 +188,7 @@ rule monet_ablation_sweep:
         mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
         fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
         # the ablated value, or the sweep's own
-        resident=lambda w: monet_resident_flag(w) or f"--resident-fraction {sweep(w).get('resident_fraction', 0.5)}",
+        resident=lambda w: PLAN.sweep_flags(_ablation(w), sweep(w)),
         objective=lambda w: sweep(w).get("mapping_objective", "edp"),
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
@@ -228,7 +228,7 @@ rule bn_epilogue_workload:
 
 
 # Section V under the assumption: the study's rules, their inputs and flags chosen by the wildcards (monet_tables,
-# monet_resident_flag, fusion_strategies in common.smk: the Plan's paths of an ablation run), writing under its root.
+# monet_schedule_flags, fusion_strategies in common.smk: the Plan's paths of an ablation run), writing under its root.
 use rule fuse as monet_ablation_fuse with:
     output:
         groups="results/ablations/monet/{assumption}/{value}/fusion/{step}/limit{limit}_{types}.json",

@@ -95,8 +95,12 @@ def monet_tables(name, wildcards):
     return PLAN.monet_tables(name, wildcards.get("step"), _ablation(wildcards))
 
 
-def monet_resident_flag(wildcards):
-    return PLAN.resident_flag(_ablation(wildcards))
+def monet_schedule_flags(wildcards):
+    return PLAN.schedule_flags(_ablation(wildcards))
+
+
+def monet_allocation_flag(wildcards, configured):
+    return PLAN.allocation_flag(_ablation(wildcards), configured)
 
 
 def assume_flag(wildcards):

@@ -105,6 +105,7 @@ rule hardware_sweep_shard:
         fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
         resident=lambda w: sweep(w).get("resident_fraction", 0.5),
         objective=lambda w: sweep(w).get("mapping_objective", "edp"),
+        allocation=lambda w: sweep(w).get("allocation", "split"),
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
     threads: 1
     resources:
@@ -117,7 +118,7 @@ rule hardware_sweep_shard:
     shell:
         "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
-        "--resident-fraction {params.resident} --mapping-objective {params.objective} --shard {wildcards.index}/{wildcards.shards} {params.max_configs} "
+        "--resident-fraction {params.resident} --mapping-objective {params.objective} --allocation {params.allocation} --shard {wildcards.index}/{wildcards.shards} {params.max_configs} "
         "--out {output.table} > {log} 2>&1"
 
 
@@ -334,7 +335,7 @@ rule fuse:
         objective=lambda w: fusion("objective", "subgraphs"),
         time_limit=lambda w: fusion("time_limit_s", 60),
         seed=config["seed"],
-        resident=monet_resident_flag,
+        resident=monet_schedule_flags,
     # CP-SAT solves on 2 workers, but for 0.02-0.04 s of a job's 1-2 s: the job is one core's work, and a job of 2
     # threads waits for both cores to be free, which on 2 cores comes only when nothing else is ready
     threads: 1
@@ -364,7 +365,7 @@ rule compare_fusion:
     params:
         strategies=lambda w: " ".join(f"--strategy {name}={path}" for name, path in fusion_strategies(w).items()),
         mode=lambda w: fusion("mode", "pipeline_tensor"),
-        resident=monet_resident_flag,
+        resident=lambda w: f"{monet_schedule_flags(w)} {monet_allocation_flag(w, fusion('allocation', 'split'))}",
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # full run: peak 151 MB
@@ -472,7 +473,7 @@ rule checkpoint_additivity:
         mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
         scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
-        resident=monet_resident_flag,
+        resident=monet_schedule_flags,
         seed=config["seed"],
     threads: 1
     resources:
@@ -504,7 +505,7 @@ rule checkpoint_study:
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
         scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
-        resident=monet_resident_flag,
+        resident=monet_schedule_flags,
         seed=config["seed"],
     threads: 1
     resources:
@@ -562,7 +563,7 @@ rule checkpoint_nsga:
         generations=lambda w: config["monet_checkpoint"]["nsga"]["generations"],
         tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
         seed=config["seed"],
-        resident=monet_resident_flag,
+        resident=monet_schedule_flags,
     # One process: with 2 worker processes it used 1.66 of its 2 cores (the NSGA-II operators run between the
     # generations' evaluations), and as a job of 2 threads it could only start once nothing else was ready: the last
     # 258 s of the full run on 2 cores. On one thread, and first among the ready jobs, it runs beside the others.

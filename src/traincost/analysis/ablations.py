@@ -194,6 +194,24 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "rewrites the cached workloads, and every MONET run re-runs on them)",
         ),
         Assumption(
+            "fusion_tiling",
+            "stream",
+            ("rows",),
+            "how a fused group is cut into tiles: along samples then rows into the fewest tiles that fit, at least 8, "
+            "each member holding its output tile twice and a convolution's halo, the tiles reading the halo again and "
+            "reloading weights (stream, Stream 2.1.1's CapacityTiler), or into its rows only with one tile held and "
+            "nothing added (rows, the rule before): the sweeps, the fusion solver and comparison and the checkpoint "
+            "runs re-run (--fusion-tiling)",
+        ),
+        Assumption(
+            "allocation",
+            "per_op",
+            ("split",),
+            "the Edge TPU runs' allocation of a convolution: on every PE core or one, whichever its edp prefers "
+            "(per_op), or always split over every PE core (split): the Edge TPU sweep and the fusion comparison re-run "
+            "(--allocation)",
+        ),
+        Assumption(
             "front_rule",
             "margin",
             ("near", "strict"),

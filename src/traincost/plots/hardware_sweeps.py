@@ -27,6 +27,7 @@ from matplotlib.ticker import Locator, LogFormatterSciNotation, LogLocator, MaxN
 from traincost.analysis.edge_tpu import edge_tpu_resources
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
+from traincost.plots.paper_values import write_under
 from traincost.tables import require_columns
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "overlapping_tick_labels",
     "readable_log_ticks",
     "save_figure",
+    "fusion_lines",
     "wrapped_suptitle",
 ]
 
@@ -71,6 +73,7 @@ def plot_energy_latency(
         ax.legend(title=hue_label, fontsize=6, title_fontsize=7, loc="upper right")
         _whole_number_legend(ax)
     fig.suptitle(title)
+    write_under(fig, fusion_lines(steps))
     save_figure(fig, outputs)
 
 
@@ -90,7 +93,23 @@ def plot_compute_resources(steps: Sequence[tuple[str, pd.DataFrame]], *, outputs
             ax.legend(title="U·L per PE", fontsize=6, title_fontsize=7, loc="upper right")
             _whole_number_legend(ax)
     fig.suptitle(title)
+    write_under(fig, fusion_lines(steps))
     save_figure(fig, outputs)
+
+
+def fusion_lines(steps: Sequence[tuple[str, pd.DataFrame]]) -> list[str]:
+    """Per step of a sweep with fused groups: at how many configurations every group fits (and so is fused), and how
+    many groups fit at the fewest and the most; the figure never claims a fusion that was not applied."""
+    lines = []
+    for step, table in steps:
+        if "fitting_groups" not in table.columns or not table["fitting_groups"].max():
+            continue
+        fitting = table["fitting_groups"]
+        lines.append(
+            f"{step}: every fused group fits, and runs fused, at {int(table['fusion_fits'].sum()):,} of {len(table):,} "
+            f"configurations; {int(fitting.min())} to {int(fitting.max())} groups fit per configuration, the others run unfused"
+        )
+    return lines
 
 
 def _scatter(ax: Axes, table: pd.DataFrame, *, x: str, y: str, hue: str, norm: LogNorm | None, discrete: bool) -> None:

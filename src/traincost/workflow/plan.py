@@ -228,6 +228,27 @@ class Plan:
         """--resident-fraction of a resident_fraction ablation run; empty (the commands' default) otherwise."""
         return f"--resident-fraction {ablation[1]}" if ablation and ablation[0] == "resident_fraction" else ""
 
+    @classmethod
+    def schedule_flags(cls, ablation: tuple[str, str] | None) -> str:
+        """The fusion memory flags of a MONET job: --resident-fraction and --fusion-tiling of a run that ablates
+        them; empty (the commands' defaults) otherwise."""
+        tiling = f"--fusion-tiling {ablation[1]}" if ablation and ablation[0] == "fusion_tiling" else ""
+        return " ".join(flag for flag in (cls.resident_flag(ablation), tiling) if flag)
+
+    @classmethod
+    def sweep_flags(cls, ablation: tuple[str, str] | None, spec: Mapping[str, Any]) -> str:
+        """The scheduler flags of a hardware sweep (``spec``, one of ``hardware_sweeps``) in an ablation run: its
+        resident fraction and allocation, ablated or as configured, and the ablated fusion tiling."""
+        resident = cls.resident_flag(ablation) or f"--resident-fraction {spec.get('resident_fraction', 0.5)}"
+        tiling = cls.schedule_flags(ablation if ablation and ablation[0] == "fusion_tiling" else None)
+        allocation = cls.allocation_flag(ablation, spec.get("allocation", "split"))
+        return " ".join(flag for flag in (resident, tiling, allocation) if flag)
+
+    @staticmethod
+    def allocation_flag(ablation: tuple[str, str] | None, configured: str) -> str:
+        """--allocation of a MONET job that takes one: the allocation ablation's value, else ``configured``."""
+        return f"--allocation {ablation[1] if ablation and ablation[0] == 'allocation' else configured}"
+
     @staticmethod
     def assume_flag(ablation: tuple[str, str] | None) -> str:
         """` --assume ASSUMPTION=VALUE` of an ablation run of TM-Training or MTrain (its study's rule re-used), else
@@ -276,10 +297,12 @@ class Plan:
             files["fusion"] = _expand("{root}/fusion/{step}/compare.parquet", root=[root], step=STEPS)
             files["solver_runs"] = f"{root}/fusion/solver_runs.parquet"
         if self.config["monet_checkpoint"] is not None:
-            files["additivity"] = f"{root}/checkpoint/additivity.parquet"
-            files["nsga_summary"] = f"{root}/checkpoint/nsga_summary.parquet"
-            files["nsga"] = f"{root}/checkpoint/nsga.parquet"
-            files["milp"] = f"{root}/checkpoint/milp.parquet"
+            # the checkpoint runs take no allocation (every convolution split): an allocation run reads the study's
+            kept = "results/monet" if ablation and ablation[0] == "allocation" else root
+            files["additivity"] = f"{kept}/checkpoint/additivity.parquet"
+            files["nsga_summary"] = f"{kept}/checkpoint/nsga_summary.parquet"
+            files["nsga"] = f"{kept}/checkpoint/nsga.parquet"
+            files["milp"] = f"{kept}/checkpoint/milp.parquet"
         if self.config["figure3"]["workloads"]:
             files["memory_compare"] = "results/monet/figure3_memory_compare.parquet"
         return files
