@@ -104,10 +104,11 @@ def fusion_lines(steps: Sequence[tuple[str, pd.DataFrame]]) -> list[str]:
     for step, table in steps:
         if "fitting_groups" not in table.columns or not table["fitting_groups"].max():
             continue
-        fitting = table["fitting_groups"]
+        low, high = int(table["fitting_groups"].min()), int(table["fitting_groups"].max())
+        fitting = f"{low}" if low == high else f"{low} to {high}"
         lines.append(
             f"{step}: every fused group fits, and runs fused, at {int(table['fusion_fits'].sum()):,} of {len(table):,} "
-            f"configurations; {int(fitting.min())} to {int(fitting.max())} groups fit per configuration, the others run unfused"
+            f"configurations; {fitting} groups fit per configuration, the others run unfused"
         )
     return lines
 
