@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from traincost import models
     from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.schedule import SchedulePlan
     from traincost.signature import InputSpec
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "allocation",
     "fusion_tiling",
     "resident_fraction",
+    "schedule_plan",
     "sample_shape",
     "unit_interval_open",
     "workload_and_hardware",
@@ -216,6 +218,21 @@ def allocation(cmd: argparse.ArgumentParser) -> None:
         choices=["split", "per_op"],
         help="with tensor parallelism: every MAC op over every instance of its core (split), or each op on every "
         "instance or one, whichever the mapping objective prefers (per_op)",
+    )
+
+
+def schedule_plan(args: argparse.Namespace, fused: tuple[tuple[int, ...], ...]) -> SchedulePlan:
+    """The scheduler's plan from a command's ``--mode``, ``--resident-fraction``, ``--fusion-tiling``, ``--allocation``
+    and, where it has one, ``--mapping-objective``, with the fused groups ``fused``."""
+    from traincost.schedule import SchedulePlan  # noqa: PLC0415 - `traincost --help` does not import the scheduler
+
+    return SchedulePlan.from_mode(
+        args.mode,
+        fused=fused,
+        resident_fraction=args.resident_fraction,
+        mapping_objective=getattr(args, "mapping_objective", "edp"),
+        allocation=args.allocation,
+        fusion_tiling=args.fusion_tiling,
     )
 
 

@@ -14,6 +14,7 @@ from traincost.cli.arguments import (
     positive_int,
     positive_number,
     resident_fraction,
+    schedule_plan,
     workload_and_hardware,
     workload_tables,
 )
@@ -69,7 +70,7 @@ def _cmd_bn_epilogue(args: argparse.Namespace) -> None:
 def _cmd_compare_fusion(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost.schedule import SchedulePlan, read_fused_groups
+    from traincost.schedule import read_fused_groups
     from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table
@@ -89,14 +90,7 @@ def _cmd_compare_fusion(args: argparse.Namespace) -> None:
                 fused = read_fused_groups(source)
             case other:
                 raise ConfigError(f"--strategy {name}: {source!r} is neither a fusion YAML nor a groups JSON ({other})")
-        plan = SchedulePlan.from_mode(
-            args.mode,
-            fused=fused,
-            resident_fraction=args.resident_fraction,
-            allocation=args.allocation,
-            fusion_tiling=args.fusion_tiling,
-        )
-        result = evaluate_sweep(workload, args.hardware, grid={}, step=args.step, plan=plan)
+        result = evaluate_sweep(workload, args.hardware, grid={}, step=args.step, plan=schedule_plan(args, fused))
         rows.append(result.assign(strategy=name, fused_groups=len(fused)))
     table = pd.concat(rows, ignore_index=True)
     columns = ["strategy", "step", "fused_groups", "fusion_fits", "latency_cycles", "energy_pj", "offchip_bytes"]

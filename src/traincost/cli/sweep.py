@@ -16,6 +16,7 @@ from traincost.cli.arguments import (
     json_object,
     positive_int,
     resident_fraction,
+    schedule_plan,
     workload_tables,
 )
 from traincost.errors import ConfigError
@@ -31,7 +32,6 @@ log = logging.getLogger("traincost")
 
 def _cmd_sweep(args: argparse.Namespace) -> None:
     from traincost.hardware.sweep import MAX_CONFIGS
-    from traincost.schedule import SchedulePlan
     from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table
@@ -47,14 +47,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
             args.ops,
         )
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
-    plan = SchedulePlan.from_mode(
-        args.mode,
-        fused=fused,
-        resident_fraction=args.resident_fraction,
-        mapping_objective=args.mapping_objective,
-        allocation=args.allocation,
-        fusion_tiling=args.fusion_tiling,
-    )
+    plan = schedule_plan(args, fused)
     grid = args.grid
     table = evaluate_sweep(
         workload,
