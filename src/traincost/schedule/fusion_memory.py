@@ -42,6 +42,7 @@ infeasible and free.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +55,6 @@ __all__ = [
     "MAX_TILES",
     "PIPELINE_TILES",
     "GroupTiling",
-    "accumulating_ops",
     "OpMemory",
     "core_capacity_bytes",
     "group_fits",
@@ -63,6 +63,8 @@ __all__ = [
     "held_bytes",
     "op_batch",
     "op_tiling",
+    "output_copies",
+    "pipeline_floor",
     "tile_candidates",
 ]
 
@@ -73,9 +75,12 @@ _ACCUMULATING = ("conv_wgrad",)  # ops whose output sums over the samples and ro
 _WINDOWED = ("conv", "conv_dgrad")  # ops whose windows slide over the rows of their streamed input
 
 
-def accumulating_ops() -> tuple[str, ...]:
-    """The op kinds whose output sums over the samples and rows a fused group is cut along (kept whole while fused)."""
-    return _ACCUMULATING
+def output_copies(table: OpTable, tiling: str = "stream") -> np.ndarray:
+    """Per op: the copies of its output tile it keeps while fused, 0 where it keeps its whole output once (it
+    accumulates over the loops the group is cut along); with ``tiling`` ``rows``, one copy of every op's tile."""
+    if tiling == "rows":
+        return np.ones(len(table))
+    return np.where(np.isin(table.kind, _ACCUMULATING), 0.0, 2.0)
 
 
 def op_tiling(table: OpTable) -> np.ndarray:
@@ -134,7 +139,7 @@ class OpMemory:
         if tiling == "rows":
             ones = np.ones(len(table), dtype=np.int64)
             return cls(fixed=weights, tiled=outputs, halo_row_bytes=np.zeros(len(table)), batch=ones, rows=op_tiling(table))
-        accumulating = np.isin(table.kind, _ACCUMULATING)
+        copies = output_copies(table, tiling)
         halo = np.zeros(len(table))
         for i in np.flatnonzero(np.isin(table.kind, _WINDOWED) & (table.x_tensor >= 0)).tolist():
             x = int(table.x_tensor[i])
@@ -143,8 +148,8 @@ class OpMemory:
             per_row = table.tensor_elems[x] * word / (table.tensor_batch[x] * table.tensor_rows[x])
             halo[i] = rows_again * per_row
         return cls(
-            fixed=weights + np.where(accumulating, outputs, 0.0),
-            tiled=np.where(accumulating, 0.0, 2.0 * outputs),
+            fixed=weights + np.where(copies == 0, outputs, 0.0),
+            tiled=copies * outputs,
             halo_row_bytes=halo,
             batch=op_batch(table),
             rows=op_tiling(table),
@@ -160,12 +165,17 @@ def held_bytes(fixed: float, tiled: float, halo_samples: float, cut: tuple[int, 
     return fixed + tiled / (sample_tiles * row_tiles) + halo
 
 
+def pipeline_floor(cuts: Sequence[tuple[int, int]]) -> int:
+    """The fewest tiles a group of these candidate cuts may run in: ``PIPELINE_TILES``, or as many as it can be cut."""
+    return min(PIPELINE_TILES, max(b * r for b, r in cuts))
+
+
 def deciding_cuts(batch: int, rows: int, tiling: str = "stream") -> tuple[tuple[int, int], ...]:
     """The candidate cuts that decide whether a group fits: it fits at some cut of at least the pipeline floor
     exactly when it fits at one of these. Cutting samples finer never holds more, nor does cutting rows finer, so
     they are the finest cut of samples alone (where it reaches the floor) and the finest cut of all."""
     cuts = tile_candidates(batch, rows, tiling)
-    floor = min(PIPELINE_TILES, max(b * r for b, r in cuts))
+    floor = pipeline_floor(cuts)
     by_samples = [c for c in cuts if c[1] == 1 and c[0] * c[1] >= floor]
     return tuple(dict.fromkeys([*by_samples[-1:], cuts[-1]]))
 
@@ -213,7 +223,7 @@ class GroupTiling:
         row_tiles = np.ones((n_cfg, n_groups), dtype=np.int64)
         for g, (cuts, held) in enumerate(zip(self.cuts, self.held, strict=True)):
             counts = np.array([b * r for b, r in cuts])
-            floor = min(PIPELINE_TILES, int(counts.max()))
+            floor = pipeline_floor(cuts)
             fitting = (held[None, :, :] <= capacity[:, None, :]).all(axis=2) & (counts >= floor)[None, :]
             fits[:, g] = fitting.any(axis=1)
             first = np.argmax(fitting, axis=1)

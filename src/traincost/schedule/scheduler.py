@@ -48,7 +48,7 @@ from traincost.cost.core_cost import MAPPINGS, ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import HardwareSpec
-from traincost.schedule.fusion_memory import GroupTiling, accumulating_ops, core_capacity_bytes
+from traincost.schedule.fusion_memory import GroupTiling, core_capacity_bytes, output_copies
 from traincost.schedule.lanes import Lane, Lanes, lanes_for
 from traincost.schedule.plan import SchedulePlan
 from traincost.schedule.tile_overhead import TileOverhead
@@ -225,11 +225,7 @@ class _OpFacts:
             core=core_of.tolist(),
             pool=[pool_of_core[k] for k in core_of.tolist()],
             group=group_of.tolist(),
-            kept=(
-                np.where(np.isin(table.kind, accumulating_ops()), 0.0, 2.0)
-                if plan.fusion_tiling == "stream"
-                else np.ones(len(table))
-            ).tolist(),
+            kept=output_copies(table, plan.fusion_tiling).tolist(),
             split=(is_mac & plan.tensor_parallel).tolist(),
             x_tensor=table.x_tensor.tolist(),
             s_tensor=table.s_tensor.tolist(),
@@ -542,7 +538,7 @@ class _Clock:
         self.first_tile: list[Lane] = [0.0] * len(table)
         self.last = lanes.zeros()
 
-    def _ready(self, i: int) -> tuple[Lane, list[int]]:
+    def ready(self, i: int) -> tuple[Lane, list[int]]:
         """When op ``i``'s inputs are ready (a fused producer's first tile where its group is fused), and its
         producers in its own group."""
         lanes, op = self.lanes, self.op
@@ -559,12 +555,12 @@ class _Clock:
                 ready = maximum(ready, self.end[p])
         return ready, fused_producers
 
-    def prefers_one(self, i: int, split: tuple[Lane, Lane], one: tuple[Lane, Lane]) -> Lane:
-        """Where op ``i`` scores no worse by the plan's mapping objective on the instance of its core that frees up
-        first than on every instance, given its (core-internal cycles, energy) each way: ``latency`` compares when
-        it would finish, ``energy`` its energy, ``edp`` the product of the two (its time from ready to finish)."""
+    def prefers_one(self, i: int, ready: Lane, split: tuple[Lane, Lane], one: tuple[Lane, Lane]) -> Lane:
+        """Where op ``i``, its inputs ``ready`` then, scores no worse by the plan's mapping objective on the instance of
+        its core that frees up first than on every instance, given its (core-internal cycles, energy) each way:
+        ``latency`` compares when it would finish, ``energy`` its energy, ``edp`` the product of the two (its time
+        from ready to finish)."""
         lanes = self.lanes
-        ready, _ = self._ready(i)
         slots = self.free[self.op.core[i]]
         _, free = lanes.earliest(slots)
         split_end = lanes.maximum(ready, lanes.latest(slots)) + split[0]
@@ -576,13 +572,14 @@ class _Clock:
                 return one[1] <= split[1]
         return (one_end - ready) * one[1] <= (split_end - ready) * split[1]
 
-    def run(self, i: int, duration: Lane, tiles: Lane, one: Lane) -> None:
-        """Place op ``i`` of ``duration`` cycles on its core, after its inputs and (layer by layer) the previous op:
-        on every instance of the core where it is split (but where ``one``), else on the one that frees up first."""
+    def run(self, i: int, duration: Lane, tiles: Lane, one: Lane, ready: tuple[Lane, list[int]]) -> None:
+        """Place op ``i`` of ``duration`` cycles on its core, after its inputs (``ready``: when, and its producers in
+        its own group) and (layer by layer) the previous op: on every instance of the core where it is split (but
+        where ``one``), else on the one that frees up first."""
         lanes, op = self.lanes, self.op
         maximum = lanes.maximum
         group = op.group[i]
-        ready, fused_producers = self._ready(i)
+        ready, fused_producers = ready
         k = op.core[i]
         slots = self.free[k]
         if not op.split[i]:
@@ -627,12 +624,13 @@ def _run(
     bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
     onchip_timeline: list[Lane] = []
     offchip_timeline: list[Lane] = []
-    move, run, record_peaks, release = moves.move, clock.run, memory.record_peaks, memory.release
+    move, ready, run, record_peaks, release = moves.move, clock.ready, clock.run, memory.record_peaks, memory.release
     for i, released in enumerate(static.op.released):
-        tiles, latency = tiles_of[i], allocation.latency(i, latency_of[i])
+        inputs = ready(i)
+        tiles, latency = tiles_of[i], allocation.latency(i, latency_of[i], inputs[0])
         off_b, bus_b = move(i, tiles)
         bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
-        run(i, maximum(latency, bandwidth_cycles), tiles, allocation.one[i])
+        run(i, maximum(latency, bandwidth_cycles), tiles, allocation.one[i], inputs)
         record_peaks()
         if per_op:
             onchip_timeline.append(memory.onchip())
@@ -753,12 +751,13 @@ class _Allocation:
             )
             moves.offer(costs, costs.whole)
 
-    def latency(self, i: int, split_cycles: Lane) -> Lane:
-        """Op ``i``'s core-internal latency as allocated: ``split_cycles`` where it takes every instance."""
+    def latency(self, i: int, split_cycles: Lane, ready: Lane) -> Lane:
+        """Op ``i``'s core-internal latency as allocated (its inputs ``ready`` then): ``split_cycles`` where it takes
+        every instance."""
         if self.alone is None or not self.split[i]:
             return split_cycles
         cycles, energy = self.alone[0][i], self.alone[1][i]
-        self.one[i] = one = self.clock.prefers_one(i, (split_cycles, self.split_pj[i]), (cycles, energy))
+        self.one[i] = one = self.clock.prefers_one(i, ready, (split_cycles, self.split_pj[i]), (cycles, energy))
         self.moves.choose(i, one)
         return self.lanes.where(one, cycles, split_cycles)
 
