@@ -169,18 +169,6 @@ def monet_hardware_claims(
                 pivot=1.0,
             )
         )
-    by_bandwidth = g_train.groupby("buffer_bandwidth")["latency_cycles"].median()
-    ratio = float(by_bandwidth.iloc[-1] / by_bandwidth.iloc[0])
-    claims.append(
-        Claim(
-            claim="gpt2_buffer_bandwidth_lowers_training_latency",
-            figure="9",
-            paper_says="memory (buffer) bandwidth has a visible impact on performance",
-            check="median training latency at the highest buffer bandwidth / at the lowest; holds if < 0.95",
-            value=ratio,
-            holds=ratio < 0.95,
-        )
-    )
     claims += _bandwidth_claims(g_inf, g_train)
     claims.append(_larger_pes_reduce_latency(inf))
     claims += _gpt2_transfer_claims(g_inf, g_train)
@@ -202,35 +190,36 @@ def monet_hardware_claims(
 
 
 def _bandwidth_claims(g_inf: pd.DataFrame, g_train: pd.DataFrame) -> list[Claim]:
-    """Figure 9's caption: "the impact of memory bandwidth on performance and energy efficiency", beyond the training
-    latency row: inference latency lowered as training's is (by 5 %), and energy moved by more than 5 % either way."""
-    claims = []
-    for step, table in (("inference", g_inf), ("training", g_train)):
+    """Figure 9: "memory bandwidth has a visible impact on performance" (latency lowered by more than 5 % from the
+    lowest buffer bandwidth to the highest, training and inference) and its caption's "the impact of memory bandwidth
+    on performance and energy efficiency" (energy moved by more than 5 % either way)."""
+    moved = {}
+    for step, table in (("training", g_train), ("inference", g_inf)):
         by_bandwidth = table.groupby("buffer_bandwidth")[["latency_cycles", "energy_pj"]].median()
-        latency, energy = (float(by_bandwidth[c].iloc[-1] / by_bandwidth[c].iloc[0]) for c in ("latency_cycles", "energy_pj"))
-        if step == "inference":
-            claims.append(
-                Claim(
-                    claim="gpt2_buffer_bandwidth_lowers_inference_latency",
-                    figure="9",
-                    paper_says="memory (buffer) bandwidth has a visible impact on performance",
-                    check="median inference latency at the highest buffer bandwidth / at the lowest; holds if < 0.95",
-                    value=latency,
-                    holds=latency < 0.95,
-                )
-            )
-        claims.append(
-            Claim(
-                claim=f"gpt2_buffer_bandwidth_moves_{step}_energy",
-                figure="9",
-                paper_says="the impact of memory bandwidth on ... energy efficiency (Figure 9 caption)",
-                check=f"median {step} energy at the highest buffer bandwidth / at the lowest; holds if it differs from 1 by "
-                "more than 5 % (the caption names no direction)",
-                value=energy,
-                holds=abs(energy - 1.0) > 0.05,
-            )
+        moved[step] = {c: float(by_bandwidth[c].iloc[-1] / by_bandwidth[c].iloc[0]) for c in ("latency_cycles", "energy_pj")}
+    claims = [
+        Claim(
+            claim=f"gpt2_buffer_bandwidth_lowers_{step}_latency",
+            figure="9",
+            paper_says="memory (buffer) bandwidth has a visible impact on performance",
+            check=f"median {step} latency at the highest buffer bandwidth / at the lowest; holds if < 0.95",
+            value=moved[step]["latency_cycles"],
+            holds=moved[step]["latency_cycles"] < 0.95,
         )
-    return claims
+        for step in ("training", "inference")
+    ]
+    return claims + [
+        Claim(
+            claim=f"gpt2_buffer_bandwidth_moves_{step}_energy",
+            figure="9",
+            paper_says="the impact of memory bandwidth on ... energy efficiency (Figure 9 caption)",
+            check=f"median {step} energy at the highest buffer bandwidth / at the lowest; holds if it differs from 1 by "
+            "more than 5 % (the caption names no direction)",
+            value=moved[step]["energy_pj"],
+            holds=abs(moved[step]["energy_pj"] - 1.0) > 0.05,
+        )
+        for step in ("inference", "training")
+    ]
 
 
 REDUCES_SHARE = 0.9

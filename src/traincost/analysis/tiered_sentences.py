@@ -335,11 +335,16 @@ def _migration_energy_correlation(study: StudyLookup, workload: str) -> Ours:
     )
 
 
+def _quotient(a: float, b: float) -> float:
+    """``a / b``; infinite where only ``b`` is 0, NaN where both are."""
+    return a / b if b > 0 else (np.inf if a > 0 else np.nan)
+
+
 def _vertical_migrates_at_large_tier1(study: StudyLookup, workload: str) -> Ours:
     largest = _ratios(study, workload, "base")[-1]
     vertical = min(_value(study, "migrated_bytes", p, workload, largest) for p in ("ver_off", "ver_on"))
     horizontal = max(_value(study, "migrated_bytes", p, workload, largest) for p in ("hor_off", "hor_on"))
-    value = vertical / horizontal if horizontal > 0 else (np.inf if vertical > 0 else np.nan)
+    value = _quotient(vertical, horizontal)
     return Ours(
         value,
         f"at the largest ratio ({ratio_text(largest)}), the vertical systems migrate more than the horizontal ones "
@@ -382,7 +387,7 @@ def _migration_share_largest_vertical(study: StudyLookup, workload: str) -> Ours
     smallest = _ratios(study, workload, "base")[0]
     share = {p: _value(study, "migration_energy_share", p, workload, smallest) for p in _SECTION2}
     vertical, horizontal = min(share["ver_off"], share["ver_on"]), max(share["hor_off"], share["hor_on"])
-    value = vertical / horizontal if horizontal > 0 else (np.inf if vertical > 0 else np.nan)
+    value = _quotient(vertical, horizontal)
     return Ours(
         value,
         f"at the smallest ratio ({ratio_text(smallest)}), migration's share of the off-chip energy is larger for both "
@@ -447,7 +452,7 @@ def _tier2_surge(study: StudyLookup, workload: str) -> Ours:
     for p in _ONLINE_SUBOPTIMAL:
         large = _value(study, "tier2_bytes", p, workload, ratios[-1])
         small = _value(study, "tier2_bytes", p, workload, ratios[0])
-        values[p] = small / large if large > 0 else (np.inf if small > 0 else np.nan)
+        values[p] = _quotient(small, large)
     return _all_above(
         values, f"Tier 2 bytes read and written at {ratio_text(ratios[0])} over at {ratio_text(ratios[-1])}", f"{workload}, base"
     )
