@@ -176,6 +176,7 @@ def test_ablations_refuses_an_unknown_assumption_in_one_line(results: Path) -> N
         "--heatmap",
         results / "h.png",
     )
-    known = "calibrated, dfs_ratio_rule, fp32_mac_dsp, darkfpga_batch_lanes, ip_dram_efficiency"
+    known = "calibrated, dfs_ratio_rule, fp32_mac_dsp, fabric_clock_mhz, vgg16_input, darkfpga_sized_for, darkfpga_batch_lanes, "
+    known += "ip_dram_efficiency"
     assert_clean_failure(result, f"unknown mtrain assumption 'ip_speed' (known: {known})")
     assert not out.exists()

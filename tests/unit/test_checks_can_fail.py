@@ -159,7 +159,7 @@ def _mtrain_tables(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame
                 "fpgas": fpgas,
                 "bandwidth_gb_per_s": bandwidth,
                 "throughput_gflops": float(rng.lognormal(5.0, 0.3)),
-                "busy_accelerators": int(rng.integers(1, fpgas + 1)),
+                "busy_fpgas": int(rng.integers(1, fpgas + 1)),
                 "search_s": 1.0,
             }
             for fpgas in (2, 8)
@@ -173,7 +173,7 @@ def test_every_mtrain_check_can_fail() -> None:
     paper = pd.read_csv(DATA / "mtrain.csv")
     claims = read_paper_claims(DATA / "mtrain_claims.csv")
     counted, failed = _failing(lambda rng: mtrain_comparison(paper, *_mtrain_tables(rng), claims=claims))
-    assert len(counted) > 25
+    assert len(counted) > 20  # the absolute GFLOPS (table3, max_throughput, throughput) are shown, not counted
     assert counted - failed == set()
 
 

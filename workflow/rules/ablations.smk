@@ -103,6 +103,7 @@ use rule mtrain_report as mtrain_ablation_report with:
         table3=temp("results/ablations/mtrain/{assumption}/{value}/table3.parquet"),
         table3_csv=temp("results/ablations/mtrain/{assumption}/{value}/table3.csv"),
         table3_md=temp("results/ablations/mtrain/{assumption}/{value}/table3.md"),
+        split="results/ablations/mtrain/{assumption}/{value}/split.csv",
     resources:
         mem_mb=job_mem_mb(400),  # as mtrain_report
         runtime=6,  # minutes; full run of 26 November 2026: longest job 5 s
@@ -110,6 +111,35 @@ use rule mtrain_report as mtrain_ablation_report with:
         "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
     benchmark:
         "results/benchmarks/ablations/mtrain/{assumption}/{value}/report.tsv"
+
+
+# MTrain's Table III under each constant the paper does not state (DSPs per FP32 MAC, fabric clock, VGG-16's input)
+rule mtrain_constants:
+    conda:
+        TRAINCOST_ENV
+    input:
+        unpack(lambda w: PLAN.mtrain_constants_inputs()),
+        paper="data/paper/mtrain.csv",
+    output:
+        md=report(
+            "results/mtrain/table3_constants.md",
+            caption="../report/mtrain_constants.rst",
+            category="MTrain",
+            subcategory="Ablations",
+        ),
+        csv="results/mtrain/table3_constants.csv",
+    params:
+        tables=lambda w: PLAN.mtrain_constants_flags(),
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(300),  # as mtrain_report, reading Table III only
+        runtime=6,  # minutes
+    log:
+        "results/logs/mtrain_constants.log",
+    benchmark:
+        "results/benchmarks/mtrain_constants.tsv"
+    shell:
+        "traincost mtrain-constants --paper {input.paper} {params.tables} --csv {output.csv} --md {output.md} > {log} 2>&1"
 
 
 rule ablation_table:

@@ -140,7 +140,7 @@ MTRAIN_MODELS = PLAN.mtrain_models
 
 
 def mtrain_workload(wildcards):
-    return PLAN.mtrain_tables(wildcards.mmodel)
+    return PLAN.mtrain_tables(wildcards.mmodel, _ablation(wildcards))
 
 
 def table3_workers(wildcards):
@@ -149,6 +149,17 @@ def table3_workers(wildcards):
 
 def scaling_workers(wildcards):
     return PLAN.scaling_workers(int(wildcards.pairs))
+
+
+def scaling_inputs(wildcards):
+    """A Figure 12 job's workload tables and the table of the next smaller size it builds on (study or ablation)."""
+    fewer = PLAN.mtrain_fewer_fpgas(int(wildcards.pairs), _ablation(wildcards))
+    return PLAN.mtrain_tables(MTRAIN["scaling"]["model"]) | fewer
+
+
+def fewer_fpgas_flag(wildcards, input):
+    """` --fewer-fpgas TABLE` where a Figure 12 job builds on a smaller size, else nothing."""
+    return f" --fewer-fpgas {input.fewer}" if "fewer" in input.keys() else ""
 
 
 def mtrain_ablation_tables(wildcards):

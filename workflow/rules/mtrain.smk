@@ -105,7 +105,7 @@ rule mtrain_scaling:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(lambda w: PLAN.mtrain_tables(MTRAIN["scaling"]["model"])),
+        unpack(scaling_inputs),
         devices=MTRAIN.get("devices", []),
         ips=MTRAIN.get("ips", []),
         calibration="results/mtrain/calibration.parquet",
@@ -116,6 +116,7 @@ rule mtrain_scaling:
         cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
         bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
         step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
+        fewer=fewer_fpgas_flag,
         assume=assume_flag,
     threads: scaling_workers
     resources:
@@ -128,7 +129,7 @@ rule mtrain_scaling:
     shell:
         "traincost mtrain-scaling --ops {input.ops} --tensors {input.tensors} --devices {input.devices} --ips {input.ips} --cluster {params.cluster} "
         "--label {params.model} --pairs {wildcards.pairs} --bandwidths {params.bandwidths} --step {params.step} "
-        "--workers {threads} --calibration {input.calibration}{params.assume} --out {output.table} > {log} 2>&1"
+        "--workers {threads} --calibration {input.calibration}{params.fewer}{params.assume} --out {output.table} > {log} 2>&1"
 
 
 rule mtrain_report:
@@ -156,6 +157,12 @@ rule mtrain_report:
             category="MTrain",
             subcategory="Paper vs ours",
         ),
+        split=report(
+            "results/mtrain/split.csv",
+            caption="../report/mtrain_split.rst",
+            category="MTrain",
+            subcategory="Tables",
+        ),
     params:
         assume=assume_flag,
     threads: 1
@@ -170,7 +177,8 @@ rule mtrain_report:
         "traincost mtrain-report --study {input.study} --table3 {input.table3} --scaling {input.scaling} --paper {input.paper} "
         "--claims {input.claims} "
         "--study-out {output.study} --scaling-out {output.scaling} --table3-parquet {output.table3} --table3-csv {output.table3_csv} "
-        "--table3-md {output.table3_md} --compare {output.compare} --calibration {input.calibration}{params.assume} > {log} 2>&1"
+        "--table3-md {output.table3_md} --compare {output.compare} --split {output.split} --calibration {input.calibration}"
+        "{params.assume} > {log} 2>&1"
 
 
 rule mtrain_figure8:

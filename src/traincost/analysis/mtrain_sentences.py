@@ -312,9 +312,9 @@ def _centralize_at_low_scaling(tables: Tables) -> Row:
     every run of the study has; the ablations re-run only those)."""
     _, scaling = tables
     low = scaling[(scaling["bandwidth_gb_per_s"] <= 0.5) & (scaling["fpgas"] == scaling["fpgas"].max())]
-    if low.empty or "busy_accelerators" not in low.columns:
+    if low.empty or "busy_fpgas" not in low.columns:
         return {"ours": np.nan, "check": "", "agrees": None, "pivot": np.nan, "note": "no scaling run at 0.5 GB/s or below"}
-    busy = {f"{r.fpgas} FPGAs {r.bandwidth_gb_per_s:g} GB/s": float(r.busy_accelerators) for r in low.itertuples()}
+    busy = {f"{r.fpgas} FPGAs {r.bandwidth_gb_per_s:g} GB/s": float(r.busy_fpgas) for r in low.itertuples()}
     most = max(busy.values())
     return {
         "ours": most,

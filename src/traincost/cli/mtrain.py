@@ -31,11 +31,39 @@ def _inputs(args: argparse.Namespace):
     if args.batch < 0:
         raise ConfigError(f"--batch: {args.batch} must be positive (0: the cluster's)")
     cluster = catalog.clusters[args.cluster]
-    cluster = replace(cluster, batch=args.batch or cluster.batch)
+    clock_scale = _clock_scale(args)
+    devices = tuple(replace(d, clock_mhz=d.clock_mhz * clock_scale) for d in cluster.devices)
+    cluster = replace(cluster, batch=args.batch or cluster.batch, devices=devices)
     specs = _ip_specs(args)
     workload = Workload.read(args.ops, args.tensors)
     label = args.label or str(workload.meta.get("model", ""))
+    _check_vgg16_input(args, label, str(workload.meta.get("model", "")))
     return training_dag(workload), label, catalog, cluster, workload.meta, specs
+
+
+_VGG16_MODELS = {"cifar": "vgg16_bn_cifar", "224": "vgg16_bn"}
+"""The zoo model MTrain's VGG-16 is under each value of the vgg16_input assumption."""
+
+
+def _check_vgg16_input(args: argparse.Namespace, label: str, model: str) -> None:
+    """Under ``--assume vgg16_input=...`` the workflow hands VGG-16's study the workload of that input; a workload
+    of the other input is refused rather than run under the wrong name."""
+    from traincost.analysis.ablations import parse_assume
+
+    assumed = parse_assume("mtrain", args.assume)
+    if label == "vgg16" and "vgg16_input" in assumed and model != _VGG16_MODELS[assumed["vgg16_input"]]:
+        raise ConfigError(
+            f"{args.ops}: vgg16_input={assumed['vgg16_input']} expects a workload of {_VGG16_MODELS[assumed['vgg16_input']]}, "
+            f"this one is of {model or 'an unnamed model'}"
+        )
+
+
+def _clock_scale(args: argparse.Namespace) -> float:
+    """Every FPGA's and IP's clock over its stated one under ``--assume fabric_clock_mhz=...`` (1 without it)."""
+    from traincost.analysis.ablations import ASSUMPTIONS, assumption_value, parse_assume
+
+    baseline = next(a.baseline for a in ASSUMPTIONS["mtrain"] if a.name == "fabric_clock_mhz")
+    return float(assumption_value("mtrain", parse_assume("mtrain", args.assume), "fabric_clock_mhz")) / float(baseline)
 
 
 def _ip_specs(args: argparse.Namespace):
@@ -58,6 +86,12 @@ def _ip_specs(args: argparse.Namespace):
         lanes = int(assumption_value("mtrain", assumed, "darkfpga_batch_lanes"))
         dark = specs["DarkFPGA"]
         specs = {**specs, "DarkFPGA": replace(dark, model=replace(dark.model, max_batch_lanes=lanes))}
+    if "darkfpga_sized_for" in assumed:
+        dark = specs["DarkFPGA"]
+        specs = {**specs, "DarkFPGA": replace(dark, model=replace(dark.model, sized_for=assumed["darkfpga_sized_for"]))}
+    if "fabric_clock_mhz" in assumed:
+        scale = _clock_scale(args)
+        specs = {n: replace(s, clock_mhz=s.clock_mhz * scale) if s.clock_mhz else s for n, s in specs.items()}
     if "ip_dram_efficiency" in assumed:
         efficiency = float(assumption_value("mtrain", assumed, "ip_dram_efficiency"))
         specs = {n: replace(s, dram_efficiency=efficiency) for n, s in specs.items()}
@@ -134,11 +168,20 @@ def _cmd_table3(args: argparse.Namespace) -> None:
 
 def _cmd_scaling(args: argparse.Namespace) -> None:
     from traincost.fpga.study import scaling_rows
-    from traincost.workload import write_table
+    from traincost.tables import require_columns
+    from traincost.workload import read_table, write_table
 
     dag, label, catalog, cluster, meta, specs = _inputs(args)
     bandwidths = args.bandwidths or catalog.p2p_bandwidths_gb_per_s
-    table = scaling_rows(dag, cluster, args.pairs, bandwidths, specs, step=args.step, workers=args.workers)
+    fewer = None
+    if args.fewer_fpgas is not None:
+        fewer = read_table(args.fewer_fpgas)[0]
+        require_columns(fewer, ("fpgas", "bandwidth_gb_per_s", "ratio", "assign"), str(args.fewer_fpgas))
+        if fewer.empty or fewer["fpgas"].max() >= min(args.pairs) * len(cluster.devices):
+            raise ConfigError(
+                f"{args.fewer_fpgas}: expected the answers of a cluster smaller than {min(args.pairs)} x {args.cluster}"
+            )
+    table = scaling_rows(dag, cluster, args.pairs, bandwidths, specs, step=args.step, workers=args.workers, fewer_fpgas=fewer)
     table.insert(0, "model", label)
     print(table[["fpgas", "bandwidth_gb_per_s", "throughput_gflops", "search_s"]].to_string(index=False))
     write_table(table, args.out, {**meta, "cluster": args.cluster})
@@ -158,6 +201,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from traincost.analysis.ablations import assumption_value, parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.mtrain_compare import mtrain_comparison
+    from traincost.analysis.mtrain_split import split_table
     from traincost.analysis.paper_claims import read_paper_claims
     from traincost.plots.mtrain import table3_markdown
     from traincost.workload import read_table, write_table
@@ -180,7 +224,32 @@ def _cmd_report(args: argparse.Namespace) -> None:
         tmp.write_text(table3_markdown(table3, paper.fillna({"model": "", "cluster": ""})))
     with atomic_path(args.compare) as tmp:
         compare.to_csv(tmp, index=False, float_format="%.6g")
+    if args.split is not None:
+        with atomic_path(args.split) as tmp:
+            split_table(study).to_csv(tmp, index=False, float_format="%.6g")
     print(f"{count_agreement(compare).text()}; {args.compare}")
+
+
+def _cmd_constants(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from traincost.analysis.ablations import parse_assume
+    from traincost.analysis.mtrain_constants import UNSTATED, constants_markdown, constants_table
+
+    variants = {}
+    for setting, *paths in args.variant or []:
+        (name, value), *_ = parse_assume("mtrain", [setting], where="--variant").items()
+        if name not in UNSTATED:
+            raise ConfigError(f"--variant {setting}: not a constant the paper leaves unstated ({', '.join(UNSTATED)})")
+        if not paths:
+            raise ConfigError(f"--variant {setting}: expected its Table III tables after it")
+        variants[f"{name}={value}"] = _concat([Path(p) for p in paths])
+    table = constants_table(pd.read_csv(args.paper), _concat(args.baseline), variants)
+    with atomic_path(args.csv) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6g")
+    with atomic_path(args.md) as tmp:
+        tmp.write_text(constants_markdown(table))
+    print(f"Table III under {len(variants) + 1} settings: {args.md}")
 
 
 def _cmd_plot(args: argparse.Namespace) -> None:
@@ -233,7 +302,8 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
         "--assume",
         nargs="+",
         metavar="NAME=VALUE",
-        help="an ablation: calibrated=false (today's constants), fp32_mac_dsp=3, ip_dram_efficiency=0.75|0.5",
+        help="an ablation: calibrated=false (today's constants), fp32_mac_dsp=3, fabric_clock_mhz=300, vgg16_input=224, "
+        "darkfpga_sized_for=batch, darkfpga_batch_lanes=8|32, ip_dram_efficiency=0.75|0.5",
     )
 
 
@@ -252,6 +322,11 @@ def mtrain_commands(command: Command) -> None:
     cmd = command("mtrain-scaling", _cmd_scaling, "MTrain on 1 to N copies of a cluster's devices (Figure 12)")
     _search_args(cmd)
     cmd.add_argument("--pairs", type=positive_int, nargs="+", required=True, help="copies of the cluster's devices, e.g. 1 2 3 4")
+    cmd.add_argument(
+        "--fewer-fpgas",
+        type=Path,
+        help="mtrain-scaling's table of fewer copies: each size's search weighs its answers again (its new FPGAs idle)",
+    )
     cmd.add_argument("--bandwidths", type=float, nargs="+", help="P2P bandwidths in GB/s (default: the YAML's sweep)")
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per size and bandwidth (Parquet)")
 
@@ -273,6 +348,11 @@ def mtrain_commands(command: Command) -> None:
     )
     cmd.add_argument("--out", type=Path, required=True, help="output: results/mtrain/calibration.parquet")
 
+    _report_commands(command)
+
+
+def _report_commands(command: Command) -> None:
+    """The MTrain subcommands that read the study's tables: the report, the constants' table and the figures."""
     cmd = command(
         "mtrain-report", _cmd_report, "MTrain tables: Table III (CSV, Markdown) and ours beside the paper (compare.csv)"
     )
@@ -289,6 +369,9 @@ def mtrain_commands(command: Command) -> None:
     cmd.add_argument("--table3-csv", type=Path, required=True, help="output: Table III (CSV)")
     cmd.add_argument("--table3-md", type=Path, required=True, help="output: Table III rendered (Markdown)")
     cmd.add_argument("--compare", type=Path, required=True, help="output: paper vs ours with checks (CSV)")
+    cmd.add_argument(
+        "--split", type=Path, help="output: per cell, how MTrain shares the batch (FPGAs given a share, busy, designs; CSV)"
+    )
     cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: its fitted targets become 'calibrated' rows")
     cmd.add_argument(
         "--assume",
@@ -296,6 +379,22 @@ def mtrain_commands(command: Command) -> None:
         metavar="NAME=VALUE",
         help="change a modelling assumption (an ablation): calibrated=true|false, dfs_ratio_rule=all|positive|feasible",
     )
+
+    cmd = command(
+        "mtrain-constants", _cmd_constants, "Table III under each constant MTrain leaves unstated, beside the paper (MD, CSV)"
+    )
+    cmd.add_argument("--paper", type=Path, required=True, help="the paper's numbers (data/paper/mtrain.csv)")
+    cmd.add_argument("--baseline", type=Path, nargs="+", required=True, help="the study's mtrain-table3 rows")
+    cmd.add_argument(
+        "--variant",
+        nargs="+",
+        action="append",
+        metavar="NAME=VALUE TABLE",
+        help="an unstated constant's value (fp32_mac_dsp=3, fabric_clock_mhz=300, vgg16_input=224) and the mtrain-table3 "
+        "rows of that ablation; repeat per value",
+    )
+    cmd.add_argument("--csv", type=Path, required=True, help="output: one row per cell and setting (CSV)")
+    cmd.add_argument("--md", type=Path, required=True, help="output: the table beside the paper's (Markdown)")
 
     cmd = command("plot-mtrain", _cmd_plot, "MTrain Figure 8 (steps), 9-11 (methods, one cluster) or 12 (scaling)")
     cmd.add_argument("--figure", required=True, choices=["steps", "methods", "scaling"])

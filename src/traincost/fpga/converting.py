@@ -11,8 +11,16 @@
 * **DFS.** Every ratio whose shares are multiples of ``step`` and sum to B, each mapped by
   MTrain-Mapping; the best throughput (ratios the DRAM cannot hold are skipped).
 * **Single-FPGA mappings.** Both searches also weigh the whole batch on one accelerator, unsplit (the
-  single mapping strategy of section VI-C), so MTrain is never below the single-FPGA mapping of its
-  accelerators and the DFS, which weighs every ratio Converting can reach, never below Converting.
+  single mapping strategy of section VI-C), and each ratio that gives one accelerator the whole batch as
+  MTrain-Mapping maps it (its batch-wise and update sub-operations free to run elsewhere), so MTrain is never
+  below the single-FPGA mapping of its accelerators and the DFS, which weighs every ratio Converting can reach,
+  never below Converting.
+* **Incumbents.** Converting also weighs mappings found before (``Incumbent``): the answer at a lower P2P
+  bandwidth, or on the cluster without its last FPGAs (their shares 0), re-timed here. A mapping's list
+  schedule never lengthens with more bandwidth (every start and transfer only moves earlier), and one that
+  leaves an FPGA idle runs as it did without it, so a search that keeps the old answer never loses throughput
+  to more bandwidth or more FPGAs; the local search of Algorithm 1 alone can, as its path through the ratios
+  changes (``Search.kept`` says which candidate won).
 """
 
 from __future__ import annotations
@@ -32,11 +40,12 @@ from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
 from traincost.fpga.ip_specs import IpSpec
 from traincost.fpga.mapping import MappingResult, mtrain_mapping
-from traincost.fpga.subops import partition
+from traincost.fpga.subops import LatencyCache, partition
 from traincost.fpga.training_dag import TrainingDag
 
 __all__ = [
     "Search",
+    "Incumbent",
     "select_accelerators",
     "sized_ips",
     "initial_ratio",
@@ -62,6 +71,37 @@ class Search:
     initial: MappingResult | None = None  # the mapping at the initial ratio (MTrain-Converting only)
     initial_ratio: tuple[int, ...] | None = None
     ratios_feasible: int | None = None  # ratios whose mapping fits the DRAM (DFS only)
+    kept: str = "search"  # the candidate that won: the search, "single" (one FPGA, unsplit) or an incumbent's label
+
+
+@dataclass(frozen=True, slots=True)
+class Incumbent:
+    """A mapping found before, weighed again by MTrain-Converting: its ratio and its assignment of the sub-operations
+    of that ratio's graph, on the first ``len(ratio)`` accelerators; ``label`` says where it was found."""
+
+    ratio: tuple[int, ...]
+    assign: np.ndarray
+    label: str
+
+    def retimed(
+        self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, bandwidth_gb_per_s: float
+    ) -> tuple[tuple[int, ...], MappingResult]:
+        """The same assignment on ``accelerators`` (those beyond its ratio idle) at ``bandwidth_gb_per_s``.
+
+        Raises:
+            ConfigError: more shares than accelerators, or an assignment that is not of this ratio's graph.
+        """
+        if len(self.ratio) > len(accelerators):
+            raise ConfigError(f"incumbent of {self.label}: {len(self.ratio)} shares for {len(accelerators)} accelerators")
+        ratio = (*self.ratio, *(0,) * (len(accelerators) - len(self.ratio)))
+        graph = partition(dag, ratio, accelerators)
+        if len(self.assign) != len(graph) or np.any(self.assign >= len(self.ratio)) or np.any(self.assign < 0):
+            raise ConfigError(
+                f"incumbent of {self.label}: {len(self.assign)} assignments do not map the {len(graph)} sub-operations "
+                f"of ratio {'|'.join(map(str, self.ratio))} onto its {len(self.ratio)} accelerators"
+            )
+        schedule = evaluate_mapping(graph, self.assign, bandwidth_bytes_per_s=bandwidth_gb_per_s * 1e9)
+        return ratio, MappingResult(assign=self.assign, steps=dict.fromkeys(("dram_aware", "balance", "locality"), schedule))
 
 
 def sized_ips(dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec]) -> tuple[dict[str, TrainingIp], ...]:
@@ -113,17 +153,19 @@ def single_device(dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: i
     return MappingResult(assign=assign, steps=dict.fromkeys(("dram_aware", "balance", "locality"), schedule))
 
 
-def _best_single(
-    dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int
-) -> tuple[tuple[int, ...], MappingResult] | None:
-    """The fastest single-accelerator mapping that fits its DRAM, with its ratio."""
-    best = None
+def _best_corner(
+    dag: TrainingDag, accelerators: Sequence[TrainingIp], batch: int, mapper: RatioMapper
+) -> tuple[tuple[int, ...], MappingResult, str] | None:
+    """The fastest mapping that gives one accelerator the whole batch and fits the DRAM: unsplit on it alone
+    ("single"), or its ratio as MTrain-Mapping maps it ("search"); with its ratio and which of the two it is."""
     capacity = np.array([ip.device.dram_bytes for ip in accelerators])
-    for i in range(len(accelerators)):
-        mapping = single_device(dag, accelerators, batch, i)
-        if mapping.schedule.fits(capacity) and (best is None or mapping.schedule.latency_s < best[1].schedule.latency_s):
-            best = (tuple(batch if j == i else 0 for j in range(len(accelerators))), mapping)
-    return best
+    corners = [tuple(batch if j == i else 0 for j in range(len(accelerators))) for i in range(len(accelerators))]
+    candidates = [(r, m, "search") for r, m in zip(corners, mapper.map_many(corners), strict=True) if m is not None]
+    for i, ratio in enumerate(corners):
+        alone = single_device(dag, accelerators, batch, i)
+        if alone.schedule.fits(capacity):
+            candidates.append((ratio, alone, "single"))
+    return min(candidates, key=lambda c: c[1].schedule.latency_s, default=None)
 
 
 def map_ratio(
@@ -132,10 +174,10 @@ def map_ratio(
     ratio: Sequence[int],
     *,
     bandwidth_gb_per_s: float,
-    seconds_cache: dict[tuple[int, int, int], float] | None = None,
+    cache: LatencyCache | None = None,
 ) -> MappingResult:
-    """MTrain-Mapping of the graph partitioned by ``ratio`` (``seconds_cache``: as in ``partition``)."""
-    graph = partition(dag, ratio, accelerators, seconds_cache=seconds_cache)
+    """MTrain-Mapping of the graph partitioned by ``ratio`` (``cache``: as in ``partition``)."""
+    graph = partition(dag, ratio, accelerators, cache=cache)
     capacity = np.array([ip.device.dram_bytes for ip in accelerators])
     names = tuple(ip.device.name for ip in accelerators)
     return mtrain_mapping(graph, capacity_bytes=capacity, bandwidth_bytes_per_s=bandwidth_gb_per_s * 1e9, names=names)
@@ -147,7 +189,7 @@ class MappingPool:
     over those accelerators, with the compute latencies each has computed."""
 
     def __init__(self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, workers: int = 1) -> None:
-        self._args = (dag, tuple(accelerators), {})
+        self._args = (dag, tuple(accelerators), LatencyCache())
         self._pool = None
         if workers > 1:
             self._pool = get_context("spawn").Pool(workers, initializer=_install, initargs=self._args)
@@ -163,8 +205,8 @@ class MappingPool:
         """The mapping of each ratio, None where the DRAM cannot hold it (on the processes when there are several)."""
         if self._pool is not None and len(ratios) > 1:
             return self._pool.map(_map_installed, [(bandwidth_gb_per_s, r) for r in ratios])
-        dag, accelerators, seconds_cache = self._args
-        return [_try_map(dag, accelerators, bandwidth_gb_per_s, seconds_cache, r) for r in ratios]
+        dag, accelerators, cache = self._args
+        return [_try_map(dag, accelerators, bandwidth_gb_per_s, cache, r) for r in ratios]
 
 
 class RatioMapper:
@@ -189,26 +231,26 @@ class RatioMapper:
 _INSTALLED: tuple | None = None
 
 
-def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], seconds_cache: dict) -> None:
+def _install(dag: TrainingDag, accelerators: tuple[TrainingIp, ...], cache: LatencyCache) -> None:
     global _INSTALLED  # noqa: PLW0603 (one pool's inputs per worker process)
-    _INSTALLED = (dag, accelerators, seconds_cache)
+    _INSTALLED = (dag, accelerators, cache)
 
 
 def _map_installed(task: tuple[float, tuple[int, ...]]) -> MappingResult | None:
-    dag, accelerators, seconds_cache = _INSTALLED
+    dag, accelerators, cache = _INSTALLED
     bandwidth_gb_per_s, ratio = task
-    return _try_map(dag, accelerators, bandwidth_gb_per_s, seconds_cache, ratio)
+    return _try_map(dag, accelerators, bandwidth_gb_per_s, cache, ratio)
 
 
 def _try_map(
     dag: TrainingDag,
     accelerators: Sequence[TrainingIp],
     bandwidth_gb_per_s: float,
-    seconds_cache: dict[tuple[int, int, int], float],
+    cache: LatencyCache,
     ratio: tuple[int, ...],
 ) -> MappingResult | None:
     try:
-        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s, seconds_cache=seconds_cache)
+        return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s, cache=cache)
     except ConfigError:
         return None  # the DRAM cannot hold this ratio
 
@@ -226,11 +268,14 @@ def mtrain_converting(
     step: int = 1,
     workers: int = 1,
     pool: MappingPool | None = None,
+    incumbents: Sequence[Incumbent] = (),
 ) -> Search:
-    """Algorithm 1 from the PE-based ratio (``workers`` processes map each move's candidates, or ``pool``'s).
+    """Algorithm 1 from the PE-based ratio (``workers`` processes map each move's candidates, or ``pool``'s), then
+    the best of its answer, the one-FPGA mappings and the ``incumbents`` re-timed (ties: the earlier of these).
 
     Raises:
-        ConfigError: the DRAM cannot hold the initial ratio, or the bandwidth, step or batch is out of range.
+        ConfigError: the DRAM cannot hold the initial ratio, the bandwidth, step or batch is out of range, or an
+            incumbent does not fit these accelerators.
     """
     _check_search(batch, bandwidth_gb_per_s, step)
     began = time.perf_counter()
@@ -258,17 +303,24 @@ def mtrain_converting(
                     current, ratio, improved = best, best_ratio, True
                     break
         tried = mapper.mapped + 1
-    single = _best_single(dag, accelerators, batch)
-    if single is not None and single[1].schedule.latency_s < current.schedule.latency_s:
-        ratio, current = single
+        candidates = [(tuple(ratio), current, "search")]
+        corner = _best_corner(dag, accelerators, batch, mapper)
+        candidates += [corner] if corner is not None else []
+    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
+    for incumbent in incumbents:
+        ratio, mapping = incumbent.retimed(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s)
+        if mapping.schedule.fits(capacity):
+            candidates.append((ratio, mapping, incumbent.label))
+    ratio, current, kept = min(candidates, key=lambda c: c[1].schedule.latency_s)
     return Search(
-        ratio=tuple(ratio),
+        ratio=ratio,
         mapping=current,
         throughput_gflops=_gflops(dag, batch, current),
         ratios_tried=tried,
         seconds=time.perf_counter() - began,
         initial=first,
         initial_ratio=start,
+        kept=kept,
     )
 
 
@@ -305,12 +357,11 @@ def dfs_optimum(
     candidates = ratios(batch, len(accelerators), step)
     with contextlib.ExitStack() as own:
         shared = pool if pool is not None else own.enter_context(MappingPool(dag, accelerators, workers=workers))
-        results = RatioMapper(shared, bandwidth_gb_per_s=bandwidth_gb_per_s).map_many(candidates)
-    mapped = [(r, m) for r, m in zip(candidates, results, strict=True) if m is not None]
-    best = min(mapped, key=lambda c: c[1].schedule.latency_s, default=None)
-    single = _best_single(dag, accelerators, batch)
-    if single is not None and (best is None or single[1].schedule.latency_s < best[1].schedule.latency_s):
-        best = single
+        mapper = RatioMapper(shared, bandwidth_gb_per_s=bandwidth_gb_per_s)
+        results = mapper.map_many(candidates)
+        mapped = [(r, m, "search") for r, m in zip(candidates, results, strict=True) if m is not None]
+        corner = _best_corner(dag, accelerators, batch, mapper)  # its mapped ratios are among the candidates already
+    best = min([*mapped, *([corner] if corner is not None else [])], key=lambda c: c[1].schedule.latency_s, default=None)
     if best is None:
         raise ConfigError(f"no partition of batch {batch} fits the DRAM of {[ip.device.name for ip in accelerators]}")
     return Search(
@@ -320,4 +371,5 @@ def dfs_optimum(
         ratios_tried=len(candidates),
         seconds=time.perf_counter() - began,
         ratios_feasible=len(mapped),
+        kept=best[2],
     )

@@ -20,6 +20,10 @@ Each IP's constants and their sources are in ``data/fpga/training_ips.yaml`` (:m
 * **DarkFPGA** (Tb samples × Tm output channels; our reconstruction from its abstract): an op takes
   ``ceil(b / Tb) · macs / (Tm · u)`` cycles, ``u`` the utilisation of the Tm lanes by the output channels; its
   element-wise ops run on the whole array. Buffers: double-buffered tiles in the device's BRAM and URAM bytes.
+  Its model sizes a design "with respect to a specific network specification": an FPGA given a share of the batch
+  runs the design searched at that share (``share_design``; ``sized_for`` in its constants), so half the batch
+  takes about half the time; searched once at the whole batch, ``Tb`` would be the batch and a share would leave
+  lanes idle.
 * Layout ops (transposes, slices) move no data on either IP (EF-Train's data reshaping, DarkFPGA's batch-oriented
   data pattern). Every op also moves its operands through DRAM (activations per sample, weights once per op):
   its latency is the larger of its compute and its DRAM time at the board's bandwidth.
@@ -36,7 +40,7 @@ from traincost.errors import ConfigError
 from traincost.fpga.devices import Device
 from traincost.fpga.ip_specs import IP_NAMES, DarkFpgaModel, EfTrainModel, IpSpec
 
-__all__ = ["TrainingIp", "IP_NAMES", "clock_hz", "size_ip", "design_space", "OpCosts", "GEOMETRY", "WORD_BYTES"]
+__all__ = ["TrainingIp", "IP_NAMES", "clock_hz", "size_ip", "share_design", "design_space", "OpCosts", "GEOMETRY", "WORD_BYTES"]
 
 WORD_BYTES = 4
 GEOMETRY = ("M", "N", "R", "C", "K", "S", "state", "G")
@@ -123,6 +127,17 @@ def size_ip(spec: IpSpec, device: Device, costs: OpCosts, batch: int) -> Trainin
     best = np.flatnonzero(seconds <= seconds.min() * (1 + 1e-12))
     pick = best[np.argmin(tm[best] * tn[best])]
     return TrainingIp(spec=spec, device=device, tm=int(tm[pick]), tn=int(tn[pick]))
+
+
+def share_design(ip: TrainingIp, costs: OpCosts, share: int) -> TrainingIp:
+    """The design ``ip``'s FPGA runs when it is given ``share`` samples of the batch (``ip``: its design at the whole
+    batch, ``costs``: the whole training step). DarkFPGA's (``sized_for: share``) is searched at the share, as its
+    model sizes a design for the work it is given; EF-Train's channel lanes do not depend on the batch, and a design
+    sized for the batch (``sized_for: batch``) or an FPGA given no share keeps ``ip``."""
+    model = ip.spec.model
+    if share < 1 or not isinstance(model, DarkFpgaModel) or model.sized_for == "batch":
+        return ip
+    return size_ip(ip.spec, ip.device, costs, share)
 
 
 @dataclass(frozen=True, slots=True)

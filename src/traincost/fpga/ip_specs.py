@@ -15,9 +15,21 @@ from typing import Literal
 from traincost.config_files import read_yaml
 from traincost.errors import ConfigError
 
-__all__ = ["IP_NAMES", "IpName", "EfTrainModel", "DarkFpgaModel", "PublishedDesign", "IpSpec", "load_ip_specs"]
+__all__ = [
+    "IP_NAMES",
+    "SIZED_FOR",
+    "IpName",
+    "SizedFor",
+    "EfTrainModel",
+    "DarkFpgaModel",
+    "PublishedDesign",
+    "IpSpec",
+    "load_ip_specs",
+]
 
 IpName = Literal["EF-Train", "DarkFPGA"]
+SizedFor = Literal["share", "batch"]
+SIZED_FOR: tuple[SizedFor, ...] = ("share", "batch")
 IP_NAMES: tuple[IpName, ...] = ("EF-Train", "DarkFPGA")
 
 
@@ -56,6 +68,7 @@ class DarkFpgaModel:
     tile_pixels: int
     kernel_taps: int
     max_batch_lanes: int | None  # None: up to the batch
+    sized_for: SizedFor  # "share": its design is searched at the samples its FPGA is given; "batch": at the whole batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +156,9 @@ def _checked(name: str, values: dict, model_keys: tuple[str, ...]) -> list[str]:
     """Problems with the types and ranges of one IP's values."""
     problems = []
     whole = [
-        k for k in ("mac_dsp", *model_keys) if k != "published_design" and not (k == "max_batch_lanes" and values[k] is None)
+        k
+        for k in ("mac_dsp", *model_keys)
+        if k not in ("published_design", "sized_for") and not (k == "max_batch_lanes" and values[k] is None)
     ]
     for key in whole:
         value = values[key]
@@ -160,6 +175,8 @@ def _checked(name: str, values: dict, model_keys: tuple[str, ...]) -> list[str]:
         for k in ("fuses_activation", "fuses_update", "free_layout")
         if not isinstance(values[k], bool)
     ]
+    if "sized_for" in model_keys and values["sized_for"] not in SIZED_FOR:
+        problems.append(f"{name}.sized_for: {values['sized_for']!r}, expected one of {', '.join(SIZED_FOR)}")
     if "published_design" in model_keys:
         design = values["published_design"]
         if not isinstance(design, dict) or sorted(design) != sorted(_DESIGN_KEYS):

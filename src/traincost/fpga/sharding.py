@@ -4,7 +4,8 @@ sharding ILP and HAP's joint search of sharding scheme and sharding ratio.
 Every layer (its FP, BP and WU sub-operations together) runs on every accelerator at once, either
 **DP** (its batch split by the sharding ratio, weights replicated) or **TP** (its output channels
 split by the ratio, the batch whole); the accelerators meet after every layer, so a layer takes as
-long as its slowest accelerator plus its collectives (MTrain Figure 3 (b)). Collectives move
+long as its slowest accelerator plus its collectives (MTrain Figure 3 (b)); each FPGA runs the design its IP
+sizes for its share of samples, as an MTrain branch does (``share_design``). Collectives move
 ``(N - 1) / N`` of a tensor per accelerator over the P2P link (ring all-gather; all-reduce twice that):
 
 * **DP** all-reduces the layer's weight gradients; a batch-wise layer (BN, the loss) first gathers
@@ -35,7 +36,7 @@ import numpy as np
 from ortools.linear_solver import pywraplp
 
 from traincost.errors import ConfigError
-from traincost.fpga.ip_models import TrainingIp
+from traincost.fpga.ip_models import TrainingIp, share_design
 from traincost.fpga.training_dag import TrainingDag
 
 __all__ = ["ShardedStep", "alpa_sharding", "hap_sharding", "LayerGraph"]
@@ -135,7 +136,8 @@ class _Costs:
     def _compute(self, shares: tuple[int, ...]) -> np.ndarray:
         layers, batch = self.layers, self.batch
         out = np.zeros((len(layers.names), len(STRATEGIES), len(self.accelerators)))
-        for i, ip in enumerate(self.accelerators):
+        for i, whole in enumerate(self.accelerators):
+            ip = share_design(whole, self.dag.costs, shares[i])  # the FPGA's design for its share, as MTrain's
             fraction = shares[i] / batch
             for layer, (nodes, updates) in enumerate(zip(layers.nodes, layers.updates, strict=True)):
                 step = sum(self._node_costs[k].seconds(ip, shares[i]) for k in nodes)

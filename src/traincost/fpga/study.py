@@ -15,6 +15,7 @@ import pandas as pd
 
 from traincost.errors import TraincostError
 from traincost.fpga.converting import (
+    Incumbent,
     MappingPool,
     Search,
     dfs_optimum,
@@ -25,13 +26,13 @@ from traincost.fpga.converting import (
 )
 from traincost.fpga.devices import Cluster
 from traincost.fpga.evaluator import Schedule
-from traincost.fpga.ip_models import TrainingIp
+from traincost.fpga.ip_models import TrainingIp, share_design
 from traincost.fpga.ip_specs import IpSpec
 from traincost.fpga.sharding import ShardedStep, alpa_sharding, hap_sharding
 from traincost.fpga.training_dag import TrainingDag
 from traincost.progress import progress
 
-__all__ = ["designs", "study_rows", "table3_row", "scaling_rows", "scaled_cluster", "strongest_device"]
+__all__ = ["designs", "incumbent_of", "study_rows", "table3_row", "scaling_rows", "scaled_cluster", "strongest_device"]
 
 
 def strongest_device(cluster: Cluster) -> int:
@@ -57,7 +58,30 @@ def _row(dag: TrainingDag, batch: int, schedule: Schedule, accelerators: Sequenc
         "p2p_bytes": schedule.comm_bytes,
         "max_dram_fraction": float(np.max(schedule.peak_dram_bytes / capacity)),
         "fits": bool(schedule.fits(capacity)),
+        "busy_fpgas": int(np.count_nonzero(schedule.busy_s)),
     }
+
+
+def _mechanism(dag: TrainingDag, search: Search, accelerators: Sequence[TrainingIp]) -> dict[str, object]:
+    """How MTrain's answer shares the batch: FPGAs given a share, the design each runs at its share, the candidate
+    that won, and the assignment (``Incumbent``'s, for a search that follows)."""
+    ratio = search.ratio
+    designs = [share_design(ip, dag.costs, r) for ip, r in zip(accelerators, ratio, strict=True)]
+    return {
+        "sharing_fpgas": sum(r > 0 for r in ratio),
+        "share_designs": "|".join(f"{ip.tm}x{ip.tn}" for ip in designs),
+        "kept": search.kept,
+        "assign": "|".join(map(str, search.mapping.assign.tolist())),
+    }
+
+
+def incumbent_of(row: Mapping[str, object], label: str) -> Incumbent:
+    """The ``Incumbent`` of a study or scaling row (its ``ratio`` and ``assign``)."""
+    return Incumbent(
+        ratio=tuple(int(r) for r in str(row["ratio"]).split("|")),
+        assign=np.array([int(a) for a in str(row["assign"]).split("|")], dtype=np.int64),
+        label=label,
+    )
 
 
 def _sharded_row(step: ShardedStep) -> dict[str, object]:
@@ -90,11 +114,9 @@ def study_rows(
     for name, ip in sized[strongest_device(cluster)].items():
         singles[name] = single_device(dag, [ip], cluster.batch, 0).schedule, ip
     rows = []
+    bandwidths = sorted(bandwidths)
     with MappingPool(dag, accelerators, workers=workers) as pool:
-        searches = [
-            mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, pool=pool)
-            for bandwidth in progress(bandwidths, desc=f"MTrain {cluster.name}", unit="bandwidth")
-        ]
+        searches = _sweep(dag, accelerators, cluster, bandwidths, step=step, pool=pool)
     for bandwidth, search in zip(bandwidths, searches, strict=True):
         base = {"cluster": cluster.name, "batch": cluster.batch, "bandwidth_gb_per_s": float(bandwidth)}
         schedules = [*search.initial.steps.values(), search.mapping.schedule]
@@ -105,6 +127,7 @@ def study_rows(
                 base
                 | {"method": "MTrain", "step": number, "ratio": "|".join(map(str, ratio))}
                 | _row(dag, cluster.batch, schedule, accelerators)
+                | (_mechanism(dag, search, accelerators) if number == 4 else {})
             )
         for method, solve in (("Alpa", alpa_sharding), ("HAP", hap_sharding)):
             sharded = solve(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth)
@@ -119,6 +142,32 @@ def study_rows(
     table["accelerators"] = "|".join(f"{ip.device.name}:{ip.name}" for ip in accelerators)
     table["designs"] = designs(accelerators)
     return table
+
+
+def _sweep(
+    dag: TrainingDag,
+    accelerators: Sequence[TrainingIp],
+    cluster: Cluster,
+    bandwidths: Sequence[float],
+    *,
+    step: int,
+    pool: MappingPool,
+    incumbents: Mapping[float, Sequence[Incumbent]] | None = None,
+) -> list[Search]:
+    """MTrain-Converting at each of the ascending ``bandwidths``, each search weighing again the answer of the
+    bandwidth below it and ``incumbents`` of its bandwidth (a smaller cluster's answers)."""
+    searches: list[Search] = []
+    for bandwidth in progress(bandwidths, desc=f"MTrain {cluster.name}", unit="bandwidth"):
+        given = list((incumbents or {}).get(float(bandwidth), ()))
+        if searches:
+            below = searches[-1]
+            given.append(Incumbent(below.ratio, below.mapping.assign, f"{bandwidths[len(searches) - 1]:g} GB/s"))
+        searches.append(
+            mtrain_converting(
+                dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, pool=pool, incumbents=given
+            )
+        )
+    return searches
 
 
 def designs(accelerators: Sequence[TrainingIp]) -> str:
@@ -180,17 +229,19 @@ def scaling_rows(
     *,
     step: int,
     workers: int = 1,
+    fewer_fpgas: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Figure 12: MTrain's throughput per bandwidth and its search time as the cluster grows."""
+    """Figure 12: MTrain's throughput per bandwidth and its search time as the cluster grows. Each size's search
+    weighs again the answer of the size below it at the same bandwidth (``fewer_fpgas``: the table of sizes below
+    ``pair_counts[0]``, if any), its new FPGAs idle."""
     rows = []
+    bandwidths = sorted(bandwidths)
+    smaller = _incumbents(fewer_fpgas)
     for pairs in progress(pair_counts, desc=f"MTrain scaling {base.name}", unit="size"):
         cluster = scaled_cluster(base, pairs)
         accelerators = select_accelerators(dag, cluster, specs)
         with MappingPool(dag, accelerators, workers=workers) as pool:
-            searches = [
-                mtrain_converting(dag, accelerators, cluster.batch, bandwidth_gb_per_s=bandwidth, step=step, pool=pool)
-                for bandwidth in bandwidths
-            ]
+            searches = _sweep(dag, accelerators, cluster, bandwidths, step=step, pool=pool, incumbents=smaller)
         for bandwidth, search in zip(bandwidths, searches, strict=True):
             _check_dram(search.mapping.schedule, accelerators, f"{cluster.name} at {bandwidth:g} GB/s")
             rows.append(
@@ -200,8 +251,17 @@ def scaling_rows(
                     "bandwidth_gb_per_s": float(bandwidth),
                     "ratio": "|".join(map(str, search.ratio)),
                     "search_s": search.seconds,
-                    "busy_accelerators": int(np.count_nonzero(search.mapping.schedule.busy_s)),
                 }
                 | _row(dag, cluster.batch, search.mapping.schedule, accelerators)
+                | _mechanism(dag, search, accelerators)
             )
+        smaller = _incumbents(pd.DataFrame(rows))
     return pd.DataFrame(rows)
+
+
+def _incumbents(table: pd.DataFrame | None) -> dict[float, list[Incumbent]]:
+    """Per bandwidth, the answer of a scaling table's largest cluster (none for no table)."""
+    if table is None or table.empty:
+        return {}
+    largest = table[table["fpgas"] == table["fpgas"].max()]
+    return {float(row["bandwidth_gb_per_s"]): [incumbent_of(row, f"{row['fpgas']} FPGAs")] for _, row in largest.iterrows()}

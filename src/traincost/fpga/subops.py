@@ -5,21 +5,22 @@ A splittable node (FP, BP of a non-batch-wise layer, and every WU) becomes one s
 branch ``i`` with ``ratio[i] > 0`` samples; a batch-wise node (BN, the loss) and every update stay one
 sub-operation over the whole batch, where the branches meet. An edge between two split nodes joins
 branch ``i`` to branch ``i``; an edge into or out of an unsplit node joins it to every branch. Bytes
-that grow with the batch are scaled by the samples the edge carries.
+that grow with the batch are scaled by the samples the edge carries. Each FPGA runs the design its IP sizes for
+the share it is given (``share_design``: DarkFPGA's batch lanes), whichever branch a sub-operation belongs to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from traincost.errors import ConfigError
-from traincost.fpga.ip_models import TrainingIp
+from traincost.fpga.ip_models import TrainingIp, share_design
 from traincost.fpga.training_dag import TrainingDag
 
-__all__ = ["SubOpGraph", "partition"]
+__all__ = ["SubOpGraph", "LatencyCache", "partition"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,20 +39,33 @@ class SubOpGraph:
     state_bytes: np.ndarray  # weights and optimizer states a sub-op needs where it runs (one copy per device and DAG node)
     ratio: tuple[int, ...]
     flops: float
+    designs: tuple[TrainingIp, ...]  # the design each accelerator runs at this ratio
 
     def __len__(self) -> int:
         return len(self.node)
 
 
+@dataclass
+class LatencyCache:
+    """What the partitions of one training step onto one set of accelerators share: per (accelerator, share) the
+    design it runs, per (DAG node, accelerator, design ``tm``, ``tn``, samples) the compute seconds."""
+
+    designs: dict[tuple[int, int], TrainingIp] = field(default_factory=dict)
+    seconds: dict[tuple[int, int, int, int, int], float] = field(default_factory=dict)
+
+    def design(self, index: int, ip: TrainingIp, dag: TrainingDag, share: int) -> TrainingIp:
+        """The design accelerator ``index`` (``ip`` at the whole batch) runs when given ``share`` samples."""
+        key = (index, share)
+        if key not in self.designs:
+            self.designs[key] = share_design(ip, dag.costs, share)
+        return self.designs[key]
+
+
 def partition(
-    dag: TrainingDag,
-    ratio: Sequence[int],
-    accelerators: Sequence[TrainingIp],
-    *,
-    seconds_cache: dict[tuple[int, int, int], float] | None = None,
+    dag: TrainingDag, ratio: Sequence[int], accelerators: Sequence[TrainingIp], *, cache: LatencyCache | None = None
 ) -> SubOpGraph:
-    """G*_model for ``ratio`` (samples per branch, one branch per accelerator). ``seconds_cache`` keeps
-    the compute latency per (DAG node, accelerator, samples) across the ratios of one search.
+    """G*_model for ``ratio`` (samples per branch, one branch per accelerator; ``accelerators``: each FPGA's design
+    at the whole batch). ``cache`` keeps designs and latencies across the ratios of one search.
 
     Raises:
         ConfigError: a ratio of the wrong length, with a negative share, or summing to nothing.
@@ -84,7 +98,9 @@ def partition(
     for n, ids in enumerate(members):
         for k in ids:
             out_bytes[k] = dag.out_bytes[n, 0] * samples[k] + dag.out_bytes[n, 1]
-    seconds = _latencies(dag, members, samples, accelerators, {} if seconds_cache is None else seconds_cache)
+    cache = LatencyCache() if cache is None else cache
+    designs = tuple(cache.design(a, ip, dag, r) for a, (ip, r) in enumerate(zip(accelerators, ratio, strict=True)))
+    seconds = _latencies(dag, members, samples, designs, cache.seconds)
     succs: list[list[int]] = [[] for _ in node]
     for d, incoming in enumerate(preds):
         for s, _ in incoming:
@@ -102,6 +118,7 @@ def partition(
         state_bytes=dag.state_bytes[node],
         ratio=ratio,
         flops=dag.flops(batch),
+        designs=designs,
     )
 
 
@@ -109,16 +126,16 @@ def _latencies(
     dag: TrainingDag,
     members: list[list[int]],
     samples: list[int],
-    accelerators: Sequence[TrainingIp],
-    cache: dict[tuple[int, int, int], float],
+    designs: Sequence[TrainingIp],
+    cache: dict[tuple[int, int, int, int, int], float],
 ) -> np.ndarray:
-    """(sub-operations, accelerators): compute seconds of each sub-operation at its batch share."""
-    seconds = np.zeros((len(samples), len(accelerators)))
+    """(sub-operations, accelerators): compute seconds of each sub-operation at its batch share on each design."""
+    seconds = np.zeros((len(samples), len(designs)))
     for n, ids in enumerate(members):
         costs = None  # a DAG node's ops, taken once for all its branches if any latency is new
         for k in ids:
-            for a, ip in enumerate(accelerators):
-                key = (n, a, samples[k])
+            for a, ip in enumerate(designs):
+                key = (n, a, ip.tm, ip.tn, samples[k])
                 if key not in cache:
                     costs = dag.costs.take(dag.ops[n]) if costs is None else costs
                     cache[key] = costs.seconds(ip, samples[k])

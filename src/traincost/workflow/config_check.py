@@ -182,7 +182,18 @@ def _mtrain_problems(config: Config, repo: Path) -> list[str]:
     calibration = study.get("calibration") or {}
     if calibration.get("workload", "vgg16") not in config["workloads"]:
         problems.append(f"mtrain.calibration.workload: {calibration.get('workload', 'vgg16')!r} is not a key of workloads")
-    return problems
+    return problems + _vgg16_input_problems(config, study)
+
+
+def _vgg16_input_problems(config: Config, study: Config) -> list[str]:
+    """The vgg16_input ablation needs MTrain's VGG-16 and the workload of its 224x224 input (mtrain.vgg16_224)."""
+    if not ((config.get("ablations") or {}).get("mtrain") or {}).get("vgg16_input"):
+        return []
+    if "vgg16" not in study["workloads"]:
+        return ["ablations.mtrain.vgg16_input: mtrain.workloads has no vgg16 whose input it would change"]
+    if study.get("vgg16_224") not in config["workloads"]:
+        return [f"mtrain.vgg16_224: {study.get('vgg16_224')!r} is not a key of workloads (ablations.mtrain.vgg16_input)"]
+    return []
 
 
 def _mtrain_file_problems(study: Config) -> list[str]:

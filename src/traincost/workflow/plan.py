@@ -52,7 +52,20 @@ TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
 # MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
 MONET_CHECK_ONLY_ASSUMPTIONS = ("front_rule",)
 """MONET assumptions of a check's own rule: their ablation re-runs only ``traincost claims``, on the study's tables."""
-MTRAIN_RERUN_ASSUMPTIONS = ("calibrated", "fp32_mac_dsp", "darkfpga_batch_lanes", "ip_dram_efficiency")
+MTRAIN_RERUN_ASSUMPTIONS = (
+    "calibrated",
+    "fp32_mac_dsp",
+    "fabric_clock_mhz",
+    "vgg16_input",
+    "darkfpga_sized_for",
+    "darkfpga_batch_lanes",
+    "ip_dram_efficiency",
+)
+_MTRAIN_VGG16_ONLY = ("vgg16_input",)
+MTRAIN_UNSTATED = ("fp32_mac_dsp", "fabric_clock_mhz", "vgg16_input")
+"""MTrain assumptions that are constants the paper does not state: Table III under each (mtrain_constants)."""
+"""MTrain assumptions that change VGG-16's tables only: an ablation of one re-runs VGG-16's cells, the rest are the
+study's own."""
 
 Config = Mapping[str, Any]
 
@@ -343,9 +356,12 @@ class Plan:
     def mtrain_table3(self) -> list[tuple[str, str]]:
         return [(c, m) for c, models in sorted(self.mtrain.get("table3", {}).get("cells", {}).items()) for m in models]
 
-    def mtrain_tables(self, model: str) -> dict[str, str]:
-        """The Workload IR tables of an MTrain model (its batch-1 training step)."""
+    def mtrain_tables(self, model: str, ablation: tuple[str, str] | None = None) -> dict[str, str]:
+        """The Workload IR tables of an MTrain model (its batch-1 training step); under the ``("vgg16_input", "224")``
+        ablation, VGG-16's is mtrain.vgg16_224's."""
         name = self.mtrain["workloads"][model]
+        if model == "vgg16" and ablation == ("vgg16_input", "224"):
+            name = self.mtrain["vgg16_224"]
         return {"ops": f"results/workloads/{name}/ops.parquet", "tensors": f"results/workloads/{name}/tensors.parquet"}
 
     def table3_workers(self, cluster: str) -> int:
@@ -371,7 +387,12 @@ class Plan:
         outputs = _expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
         outputs += _expand("results/mtrain/figure9_11_{cluster}.{ext}", cluster=self.mtrain_clusters, ext=["png", "pdf"])
         outputs += _expand("results/mtrain/figure12.{ext}", ext=["png", "pdf"])
-        outputs += [COMPARISON_CSVS["mtrain"], "results/mtrain/table3.csv", "results/mtrain/table3.md"]
+        outputs += [
+            COMPARISON_CSVS["mtrain"],
+            "results/mtrain/table3.csv",
+            "results/mtrain/table3.md",
+            "results/mtrain/split.csv",
+        ]
         return outputs
 
     def mtrain_judged_tables(self, root: str = "results/mtrain", pairs: Sequence[int] | None = None) -> dict[str, list[str]]:
@@ -385,15 +406,36 @@ class Plan:
         }
 
     def mtrain_ablation_tables(self, assumption: str, value: str) -> dict[str, list[str]]:
-        """The tables an MTrain ablation judges: re-run under the assumption if it changes them, else the study's own.
-        A re-run scaling study runs only the fewest and the most FPGAs: the comparison reads no other cluster size
-        (mtrain_compare._scaling_rows; the intermediate sizes only draw Figure 12)."""
+        """The tables an MTrain ablation judges: re-run under the assumption if it changes them, else the study's own."""
         if assumption not in MTRAIN_RERUN_ASSUMPTIONS:
             return self.mtrain_judged_tables()
+        rerun = self.mtrain_judged_tables(f"results/ablations/mtrain/{assumption}/{value}", self._scaling_sizes(ablation=True))
+        if assumption not in _MTRAIN_VGG16_ONLY:
+            return rerun
+        own = self.mtrain_judged_tables()
+        return {
+            kind: [new if "/vgg16/" in new else old for new, old in zip(rerun[kind], own[kind], strict=True)]
+            if kind != "scaling"
+            else own[kind]
+            for kind in own
+        }
+
+    def _scaling_sizes(self, *, ablation: bool) -> list[int]:
+        """The cluster sizes of Figure 12 a run computes: every size, or in an ablation's re-run only the fewest and
+        the most FPGAs (the comparison reads no other size: mtrain_compare._scaling_rows; the others only draw
+        Figure 12)."""
         every = self.mtrain_scaling_pairs
-        return self.mtrain_judged_tables(
-            f"results/ablations/mtrain/{assumption}/{value}", sorted({min(every), max(every)}) if every else every
-        )
+        return sorted({min(every), max(every)}) if ablation and every else list(every)
+
+    def mtrain_fewer_fpgas(self, pairs: int, ablation: tuple[str, str] | None = None) -> dict[str, str]:
+        """``{"fewer": path}``: the scaling table of the next smaller size the run computes beside ``pairs`` (whose
+        answers its search weighs again), in the study's results or an ``(assumption, value)`` ablation's; empty for
+        the smallest size."""
+        smaller = [p for p in self._scaling_sizes(ablation=ablation is not None) if p < pairs]
+        if not smaller:
+            return {}
+        root = "results/mtrain" if ablation is None else f"results/ablations/mtrain/{ablation[0]}/{ablation[1]}"
+        return {"fewer": f"{root}/scaling/pairs{max(smaller)}.parquet"}
 
     # --- TM-Training ----------------------------------------------------------------------------------------
 
@@ -519,7 +561,28 @@ class Plan:
                 outputs += _expand("results/{study}/ablations.{ext}", study=[study], ext=["png", "pdf"])
         if self.comparison_csvs():
             outputs += ["results/agreement_counts.csv", "results/fidelity.md"]
+        if self.mtrain_constant_runs():
+            outputs += ["results/mtrain/table3_constants.md", "results/mtrain/table3_constants.csv"]
         return outputs
+
+    def mtrain_constant_runs(self) -> list[tuple[str, str]]:
+        """The MTrain ablation runs that change a constant the paper does not state (``MTRAIN_UNSTATED``)."""
+        return [(a, v) for a, v in self.ablation_runs("mtrain") if a in MTRAIN_UNSTATED] if self.mtrain else []
+
+    def mtrain_constants_inputs(self) -> dict[str, list[str]]:
+        """Table III's tables of the study and of each unstated constant's ablation run."""
+        inputs = {"baseline": self.mtrain_judged_tables()["table3"]}
+        for a, v in self.mtrain_constant_runs():
+            inputs[f"{a}={v}"] = self.mtrain_ablation_tables(a, v)["table3"]
+        return inputs
+
+    def mtrain_constants_flags(self) -> str:
+        """`traincost mtrain-constants` --baseline and --variant flags, in ``mtrain_constants_inputs``'s order."""
+        inputs = self.mtrain_constants_inputs()
+        flags = ["--baseline", *inputs.pop("baseline")]
+        for setting, paths in inputs.items():
+            flags += ["--variant", setting, *paths]
+        return " ".join(flags)
 
     def ablation_table_inputs(self, study: str) -> dict[str, str | list[str]]:
         return {
