@@ -393,22 +393,28 @@ def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_pat
     row = pd.read_parquet(tmp_path / "t3.parquet").iloc[0]
     assert row["dfs_ratios_mapped"] == 3 and row["dfs_gflops"] >= row["converting_gflops"]  # 4 samples in steps of 2
     sizes = []  # one job per cluster size, as the workflow runs them
-    for pairs in (1, 2):
+    for pairs in (1, 2):  # each size built on the one below, as the workflow chains them
+        fewer = ("--fewer-fpgas", sizes[-1]) if sizes else ()
         sizes.append(tmp_path / f"x{pairs}.parquet")
         scaling = traincost(
-            "mtrain-scaling", *inputs, "--cluster", "cluster1", "--pairs", pairs, "--bandwidths", 15, "--out", sizes[-1]
+            "mtrain-scaling", *inputs, "--cluster", "cluster1", "--pairs", pairs, "--bandwidths", 15, *fewer, "--out", sizes[-1]
         )
         assert scaling.returncode == 0, scaling.stderr
+    fewer, more = (pd.read_parquet(size).iloc[0] for size in sizes)
+    assert more["throughput_gflops"] >= fewer["throughput_gflops"] * (1 - 1e-9)  # more FPGAs never lower it
     paper = Path(__file__).resolve().parents[2] / "data/paper/mtrain.csv"
-    outs = {name: tmp_path / name for name in ("all.parquet", "x.parquet", "t3all.parquet", "t3.csv", "t3.md", "compare.csv")}
+    names = ("all.parquet", "x.parquet", "t3all.parquet", "t3.csv", "t3.md", "compare.csv", "split.csv")
+    outs = {name: tmp_path / name for name in names}
     report = traincost(
         "mtrain-report",
         *("--study", tmp_path / "s.parquet", "--table3", tmp_path / "t3.parquet", "--scaling", *sizes),
         *("--paper", paper, "--study-out", outs["all.parquet"], "--scaling-out", outs["x.parquet"]),
         *("--table3-parquet", outs["t3all.parquet"], "--table3-csv", outs["t3.csv"], "--table3-md", outs["t3.md"]),
-        *("--compare", outs["compare.csv"]),
+        *("--compare", outs["compare.csv"], "--split", outs["split.csv"]),
     )
     assert report.returncode == 0, report.stderr
+    split = pd.read_csv(outs["split.csv"])
+    assert list(split["bandwidth_gb_per_s"]) == [0.5, 15.0] and (split["over_best_single"] >= 1 - 1e-9).all()
     assert list(pd.read_parquet(outs["x.parquet"])["fpgas"]) == [2, 4]
     compare = pd.read_csv(outs["compare.csv"])
     assert {"speedup_vs_hap", "speedup_vs_alpa", "scaling_gain", "dfs_ratio_count", "dfs_ratios"} <= set(compare["claim"])

@@ -27,6 +27,8 @@ from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, FPGA_IPS, TPUV4_T
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
 from traincost.workload import read_table, write_table
 
+PAPER_MTRAIN = Path(__file__).resolve().parents[2] / "data/paper/mtrain.csv"
+
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
 
@@ -886,6 +888,52 @@ def training_ip_constant_without_its_source(io: Inputs) -> Case:
     out = io.out("mtrain.parquet")
     args = ("mtrain-study", *io.workload, "--devices", FPGA_DEVICES, "--ips", ips, "--cluster", "cluster1", "--out", out)
     return Case(args, (str(ips), "EF-Train.clock_mhz", "non-empty source"), (out,))
+
+
+@case
+def darkfpga_sized_for_an_unknown_rule(io: Inputs) -> Case:
+    ips = edited_yaml(FPGA_IPS, io.tmp / "ips.yaml", lambda d: d["DarkFPGA"]["sized_for"].update(value="half"))
+    out = io.out("mtrain.parquet")
+    args = ("mtrain-study", *io.workload, "--devices", FPGA_DEVICES, "--ips", ips, "--cluster", "cluster1", "--out", out)
+    return Case(args, (str(ips), "DarkFPGA.sized_for", "'half'", "share, batch"), (out,))
+
+
+def _scaling_on(io: Inputs, fewer: pd.DataFrame) -> tuple[tuple[object, ...], tuple[Path, ...], Path]:
+    """Figure 12's job for 2 pairs of cluster 1, built on the table ``fewer`` of a smaller size."""
+    path, out = io.tmp / "fewer.parquet", io.out("scaling.parquet")
+    fewer.to_parquet(path)
+    args = ("mtrain-scaling", *io.workload, "--devices", FPGA_DEVICES, "--ips", FPGA_IPS, "--cluster", "cluster1", "--batch", 4)
+    return (*args, "--pairs", 2, "--bandwidths", 3, "--fewer-fpgas", path, "--out", out), (out,), path
+
+
+@case
+def scaling_built_on_a_larger_cluster(io: Inputs) -> Case:
+    larger = pd.DataFrame({"fpgas": [8], "bandwidth_gb_per_s": [3.0], "ratio": ["4|0|0|0|0|0|0|0"], "assign": ["0"]})
+    args, outputs, path = _scaling_on(io, larger)
+    return Case(args, (str(path), "a cluster smaller than 2 x cluster1"), outputs)
+
+
+@case
+def scaling_built_on_a_table_without_assignments(io: Inputs) -> Case:
+    args, outputs, path = _scaling_on(io, pd.DataFrame({"fpgas": [2], "bandwidth_gb_per_s": [3.0], "ratio": ["4|0"]}))
+    return Case(args, (str(path), "missing columns ['assign']"), outputs)
+
+
+@case
+def vgg16_input_on_another_model(io: Inputs) -> Case:
+    args, outputs = _mtrain(io, FPGA_DEVICES, "--bandwidths", 3, "--label", "vgg16", "--assume", "vgg16_input=224")
+    return Case(args, ("vgg16_input=224 expects a workload of vgg16_bn",), outputs)
+
+
+@case
+def constants_table_of_a_stated_assumption(io: Inputs) -> Case:
+    table = io.tmp / "t3.parquet"
+    pd.DataFrame({"model": ["alexnet"], "cluster": ["cluster1"], "dfs_gflops": [1.0], "converting_gflops": [1.0]}).to_parquet(
+        table
+    )
+    md, csv = io.out("c.md"), io.out("c.csv")
+    args = ("mtrain-constants", "--paper", PAPER_MTRAIN, "--baseline", table, "--variant", "dfs_ratio_rule=positive", table)
+    return Case((*args, "--csv", csv, "--md", md), ("--variant dfs_ratio_rule=positive", "fp32_mac_dsp"), (md, csv))
 
 
 @case

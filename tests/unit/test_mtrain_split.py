@@ -6,11 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_mtrain import SPECS, plain_costs
+from traincost.analysis.mtrain_constants import BASELINE_SETTING, constants_markdown, constants_table
+from traincost.analysis.mtrain_split import SPLIT_COLUMNS, split_table
 from traincost.errors import ConfigError
 from traincost.fpga.converting import Incumbent, map_ratio, mtrain_converting, select_accelerators
 from traincost.fpga.devices import Cluster, Device
@@ -142,3 +145,39 @@ def test_more_fpgas_never_lower_mtrain_throughput(layers, dsps, batch) -> None:
     accelerators = select_accelerators(dag, scaled_cluster(base, 2), specs)
     retimed = incumbent_of(row, "itself").retimed(dag, accelerators, bandwidth_gb_per_s=float(row["bandwidth_gb_per_s"]))
     assert retimed[1].schedule.latency_s == pytest.approx(row["latency_s"])
+
+
+def test_the_split_table_reads_each_cell_of_the_study() -> None:
+    dag = chain_dag([9e6, 9e6], [9, 9])
+    cluster = Cluster(name="twins", devices=(TWELVE, replace(TWELVE, name="twin")), batch=4)
+    slow_ef_train = replace(SPECS["EF-Train"], clock_mhz=1e-3)  # DarkFPGA on both FPGAs, as in the hand-made case
+    study = study_rows(dag, cluster, [1.0], {**SPECS, "EF-Train": slow_ef_train}, step=1).assign(model="chain")
+    table = split_table(study)
+    assert list(table.columns) == list(SPLIT_COLUMNS) and len(table) == 1
+    row = table.iloc[0]  # the hand-made case above: 2|2, each FPGA at its share's design, 6 s / 4 s over one FPGA
+    assert (row["ratio"], row["sharing_fpgas"], row["busy_fpgas"], row["kept"]) == ("2|2", 2, 2, "search")
+    assert set(row["share_designs"].split("|")) <= {"12x1", "6x2"}  # 12 lanes, at most 2 of them on samples
+    assert row["over_best_single"] == pytest.approx(1.5)
+    with pytest.raises(ConfigError, match=r"MTrain study table: missing columns \['kept'\]"):
+        split_table(study.drop(columns="kept"))
+
+
+def test_table3_under_each_unstated_constant_beside_the_paper() -> None:
+    paper = pd.DataFrame(
+        {
+            "claim": ["table3", "table3", "max_throughput"],
+            "model": ["alexnet", "alexnet", "alexnet"],
+            "cluster": ["cluster1", "cluster1", "cluster1"],
+            "metric": ["dfs_gflops", "converting_gflops", "gflops"],
+            "value": [683.0, 683.0, 699.0],
+        }
+    )
+    ours = pd.DataFrame({"model": ["alexnet", "vgg16"], "cluster": ["cluster1"] * 2, "dfs_gflops": [400.0, 360.0]})
+    ours["converting_gflops"] = [397.0, 358.0]
+    table = constants_table(paper, ours, {"fp32_mac_dsp=3": ours.assign(dfs_gflops=[600.0, 500.0])})
+    assert list(table["setting"]) == [BASELINE_SETTING, BASELINE_SETTING, "fp32_mac_dsp=3", "fp32_mac_dsp=3"]
+    assert table.loc[0, "paper_dfs_gflops"] == 683.0 and np.isnan(table.loc[1, "paper_dfs_gflops"])
+    text = constants_markdown(table)
+    assert "does not state DSP slices per FP32 multiply-accumulate lane (`fp32_mac_dsp`)" in text
+    assert "| alexnet | cluster1 | 683 / 683 | 400 / 397 | 600 / 397 |" in text
+    assert "| vgg16 | cluster1 | – | 360 / 358 | 500 / 358 |" in text

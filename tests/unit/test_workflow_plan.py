@@ -179,6 +179,38 @@ def test_an_mtrain_ablation_reruns_only_what_its_assumption_changes(in_repo: Non
     ]
     assert judged["scaling"] == [f"results/mtrain/scaling/pairs{p}.parquet" for p in pairs]
     assert all(path.startswith("results/mtrain/study/") for path in judged["study"])
+    # VGG-16's input changes VGG-16's cells only, on the workload of that input
+    vgg = plan.mtrain_ablation_tables("vgg16_input", "224")
+    assert [p for p in vgg["study"] if p.startswith("results/ablations/")] == [
+        f"results/ablations/mtrain/vgg16_input/224/study/vgg16/{c}.parquet" for c in plan.mtrain_clusters
+    ]
+    assert vgg["scaling"] == judged["scaling"] and plan.mtrain_tables("vgg16", ("vgg16_input", "224"))["ops"] == (
+        "results/workloads/mtrain_vgg16_224/ops.parquet"
+    )
+    # each Figure 12 size builds on the next smaller one its run computes
+    assert plan.mtrain_fewer_fpgas(min(pairs)) == {}
+    assert plan.mtrain_fewer_fpgas(3) == {"fewer": "results/mtrain/scaling/pairs2.parquet"}
+    assert plan.mtrain_fewer_fpgas(max(pairs), ("fp32_mac_dsp", "3")) == {
+        "fewer": f"results/ablations/mtrain/fp32_mac_dsp/3/scaling/pairs{min(pairs)}.parquet"
+    }
+    # Table III under each unstated constant, beside the study's
+    constants = plan.mtrain_constants_inputs()
+    assert list(constants) == ["baseline", "fp32_mac_dsp=3", "fabric_clock_mhz=300", "vgg16_input=224"]
+    assert plan.mtrain_constants_flags().startswith("--baseline results/mtrain/table3/")
+    assert "results/mtrain/table3_constants.md" in plan.ablation_outputs()
+
+
+def test_the_vgg16_input_ablation_needs_its_workload(in_repo: None) -> None:
+    config = _config("config.yaml")
+    del config["mtrain"]["vgg16_224"]
+    assert config_problems(config, repo=REPO) == [
+        "mtrain.vgg16_224: None is not a key of workloads (ablations.mtrain.vgg16_input)"
+    ]
+    del config["mtrain"]["workloads"]["vgg16"]
+    del config["mtrain"]["table3"]["cells"]["cluster1"][1], config["mtrain"]["table3"]["cells"]["cluster2"][1]
+    assert "ablations.mtrain.vgg16_input: mtrain.workloads has no vgg16 whose input it would change" in config_problems(
+        config, repo=REPO
+    )
 
 
 def test_tm_training_figures_follow_the_variants(in_repo: None) -> None:
