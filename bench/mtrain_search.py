@@ -117,16 +117,25 @@ def designs(config: dict, catalog: FpgaCatalog, specs: dict[str, IpSpec], models
 
 
 def scaling(config: dict, catalog: FpgaCatalog, specs: dict[str, IpSpec], pairs: list[int], workers: int) -> None:
-    """Figure 12's job per cluster size, as `traincost mtrain-scaling` runs it in workflow/rules/mtrain.smk."""
+    """Figure 12's job per cluster size, as `traincost mtrain-scaling` runs it in workflow/rules/mtrain.smk: each size
+    built on the one timed before it."""
     spec = config["mtrain"]["scaling"]
     dag = _dag(config, spec["model"])
     step = spec.get("ratio_step", config["mtrain"]["ratio_step"][spec["cluster"]])
-    for n in pairs:
+    table = None
+    for n in sorted(pairs):
         began = time.perf_counter()
         table = scaling_rows(
-            dag, catalog.clusters[spec["cluster"]], [n], spec["bandwidths_gb_per_s"], specs, step=step, workers=workers
+            dag,
+            catalog.clusters[spec["cluster"]],
+            [n],
+            spec["bandwidths_gb_per_s"],
+            specs,
+            step=step,
+            workers=workers,
+            fewer_fpgas=table,
         )
-        columns = ["fpgas", "bandwidth_gb_per_s", "ratio", "throughput_gflops", "search_s"]
+        columns = ["fpgas", "bandwidth_gb_per_s", "ratio", "throughput_gflops", "busy_fpgas", "kept", "search_s"]
         with pd.option_context("display.width", 250, "display.float_format", "{:.2f}".format):
             print(table[columns].to_string(index=False))
         print(f"{n} pairs: job {time.perf_counter() - began:.1f} s")

@@ -18,6 +18,7 @@ __all__ = [
     "GraphError",
     "UnsupportedOpError",
     "ConfigError",
+    "DramError",
     "MAX_LINE_CHARS",
     "cycle_text",
     "find_cycle",
@@ -40,6 +41,10 @@ class UnknownModelError(TraincostError):
 
 class ConfigError(TraincostError):
     """A configuration value of the wrong type or range."""
+
+
+class DramError(ConfigError):
+    """A training step that the DRAM of a cluster's FPGAs cannot hold (at a ratio, or at every ratio)."""
 
 
 class GraphError(TraincostError):

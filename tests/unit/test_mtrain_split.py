@@ -19,7 +19,7 @@ from traincost.fpga.converting import Incumbent, map_ratio, mtrain_converting, s
 from traincost.fpga.devices import Cluster, Device
 from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import TrainingIp, share_design, size_ip
-from traincost.fpga.study import incumbent_of, scaled_cluster, scaling_rows, study_rows
+from traincost.fpga.study import incumbent_of, scaled_cluster, scaling_rows, study_rows, table3_row
 from traincost.fpga.subops import partition
 from traincost.fpga.training_dag import TrainingDag
 
@@ -181,3 +181,15 @@ def test_table3_under_each_unstated_constant_beside_the_paper() -> None:
     assert "does not state DSP slices per FP32 multiply-accumulate lane (`fp32_mac_dsp`)" in text
     assert "| alexnet | cluster1 | 683 / 683 | 400 / 397 | 600 / 397 |" in text
     assert "| vgg16 | cluster1 | – | 360 / 358 | 500 / 358 |" in text
+
+
+def test_a_table3_cell_the_dram_cannot_hold_says_so() -> None:
+    dag = replace(chain_dag([9e6, 9e6], [9, 9]), state_bytes=np.full(2, 2.0**31))  # 2 GiB of weights per layer
+    cluster = Cluster(name="small", devices=(TWELVE, replace(TWELVE, name="twin")), batch=4)  # 1 GB of DRAM each
+    row = table3_row(dag, cluster, SPECS, bandwidth_gb_per_s=3.0, step=1)
+    assert row["fits"] is False and "DRAM cannot hold the training step" in row["note"]
+    assert np.isnan(row["dfs_gflops"]) and np.isnan(row["converting_gflops"])
+    table = constants_table(
+        pd.DataFrame(columns=["claim", "model", "cluster", "metric", "value"]), pd.DataFrame([row | {"model": "m"}]), {}
+    )
+    assert "| m | small | – | does not fit |" in constants_markdown(table)

@@ -179,14 +179,13 @@ def test_an_mtrain_ablation_reruns_only_what_its_assumption_changes(in_repo: Non
     ]
     assert judged["scaling"] == [f"results/mtrain/scaling/pairs{p}.parquet" for p in pairs]
     assert all(path.startswith("results/mtrain/study/") for path in judged["study"])
-    # VGG-16's input changes VGG-16's cells only, on the workload of that input
+    # VGG-16's input changes VGG-16's Table III cells only, on the workload of that input
     vgg = plan.mtrain_ablation_tables("vgg16_input", "224")
-    assert [p for p in vgg["study"] if p.startswith("results/ablations/")] == [
-        f"results/ablations/mtrain/vgg16_input/224/study/vgg16/{c}.parquet" for c in plan.mtrain_clusters
+    assert [p for p in vgg["table3"] if p.startswith("results/ablations/")] == [
+        f"results/ablations/mtrain/vgg16_input/224/table3/vgg16/{c}.parquet" for c, m in plan.mtrain_table3 if m == "vgg16"
     ]
-    assert vgg["scaling"] == judged["scaling"] and plan.mtrain_tables("vgg16", ("vgg16_input", "224"))["ops"] == (
-        "results/workloads/mtrain_vgg16_224/ops.parquet"
-    )
+    assert (vgg["study"], vgg["scaling"]) == (judged["study"], judged["scaling"])
+    assert plan.mtrain_tables("vgg16", ("vgg16_input", "224"))["ops"] == "results/workloads/mtrain_vgg16_224/ops.parquet"
     # each Figure 12 size builds on the next smaller one its run computes
     assert plan.mtrain_fewer_fpgas(min(pairs)) == {}
     assert plan.mtrain_fewer_fpgas(3) == {"fewer": "results/mtrain/scaling/pairs2.parquet"}

@@ -174,7 +174,8 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "cifar",
             ("224",),
             "the input of MTrain's VGG-16, which the paper does not state: CIFAR-10's 32x32 (cifar) or ImageNet's "
-            "224x224 (224: mtrain.vgg16_224's workload; VGG-16's study and Table III cells re-run)",
+            "224x224 (224: mtrain.vgg16_224's workload; VGG-16's Table III cells re-run, each saying where the cluster's "
+            "DRAM cannot hold the step)",
         ),
         Assumption(
             "darkfpga_sized_for",

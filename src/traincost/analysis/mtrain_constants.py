@@ -51,7 +51,8 @@ def constants_table(paper: pd.DataFrame, baseline: pd.DataFrame, variants: Mappi
 
 
 def constants_markdown(table: pd.DataFrame) -> str:
-    """``constants_table`` as Markdown: a column per setting, DFS / Converting GFLOPS, the paper's first."""
+    """``constants_table`` as Markdown: a column per setting, DFS / Converting GFLOPS ("does not fit" where the
+    cluster's DRAM cannot hold the step), the paper's first."""
     settings = list(dict.fromkeys(table["setting"]))
     names = ", ".join(f"{text} (`{name}`)" for name, text in UNSTATED.items())
     lines = [
@@ -66,9 +67,17 @@ def constants_markdown(table: pd.DataFrame) -> str:
     for _, cell in cells.iterrows():
         rows = table[(table["model"] == cell["model"]) & (table["cluster"] == cell["cluster"])].set_index("setting")
         paper = _pair(cell["paper_dfs_gflops"], cell["paper_converting_gflops"])
-        ours = [_pair(rows.at[s, "dfs_gflops"], rows.at[s, "converting_gflops"]) if s in rows.index else "–" for s in settings]
+        ours = [_ours(rows, s) for s in settings]
         lines.append(f"| {cell['model']} | {cell['cluster']} | {paper} | " + " | ".join(ours) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _ours(rows: pd.DataFrame, setting: str) -> str:
+    """Our DFS / Converting GFLOPS of one cell under ``setting``: "does not fit" where the DRAM cannot hold the step."""
+    if setting not in rows.index:
+        return "–"
+    dfs, converting = rows.at[setting, "dfs_gflops"], rows.at[setting, "converting_gflops"]
+    return "does not fit" if pd.isna(dfs) and pd.isna(converting) else _pair(dfs, converting)
 
 
 def _pair(dfs: float, converting: float) -> str:

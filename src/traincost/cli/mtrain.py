@@ -158,11 +158,14 @@ def _cmd_table3(args: argparse.Namespace) -> None:
 
     dag, label, _, cluster, meta, specs = _inputs(args)
     row = table3_row(dag, cluster, specs, bandwidth_gb_per_s=args.bandwidth, step=args.step, workers=args.workers)
-    print(
-        f"{label} {args.cluster}: DFS {row['dfs_gflops']:.1f} GFLOPS in {row['dfs_s']:.1f} s "
-        f"over {row['dfs_ratios_mapped']} ratios; "
-        f"Converting {row['converting_gflops']:.1f} GFLOPS in {row['converting_s']:.2f} s"
-    )
+    if not row["fits"]:
+        print(f"{label} {args.cluster}: does not fit: {row['note']}")
+    else:
+        print(
+            f"{label} {args.cluster}: DFS {row['dfs_gflops']:.1f} GFLOPS in {row['dfs_s']:.1f} s "
+            f"over {row['dfs_ratios_mapped']} ratios; "
+            f"Converting {row['converting_gflops']:.1f} GFLOPS in {row['converting_s']:.2f} s"
+        )
     write_table(pd.DataFrame([{"model": label, **row}]), args.out, {**meta, "cluster": args.cluster})
 
 

@@ -34,7 +34,7 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from traincost.errors import ConfigError
+from traincost.errors import ConfigError, DramError
 from traincost.fpga.devices import Cluster
 from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import IP_NAMES, TrainingIp, size_ip
@@ -251,7 +251,7 @@ def _try_map(
 ) -> MappingResult | None:
     try:
         return map_ratio(dag, accelerators, ratio, bandwidth_gb_per_s=bandwidth_gb_per_s, cache=cache)
-    except ConfigError:
+    except DramError:
         return None  # the DRAM cannot hold this ratio
 
 
@@ -274,7 +274,8 @@ def mtrain_converting(
     the best of its answer, the one-FPGA mappings and the ``incumbents`` re-timed (ties: the earlier of these).
 
     Raises:
-        ConfigError: the DRAM cannot hold the initial ratio, the bandwidth, step or batch is out of range, or an
+        DramError: the DRAM cannot hold the initial ratio.
+        ConfigError: the bandwidth, step or batch is out of range, or an
             incumbent does not fit these accelerators.
     """
     _check_search(batch, bandwidth_gb_per_s, step)
@@ -350,7 +351,8 @@ def dfs_optimum(
     """The best throughput over every ratio (Table III's DFS; ``workers`` processes map the ratios, or ``pool``'s).
 
     Raises:
-        ConfigError: no ratio fits the cluster's DRAM, or the bandwidth, step or batch is out of range.
+        DramError: no ratio fits the cluster's DRAM.
+        ConfigError: the bandwidth, step or batch is out of range.
     """
     _check_search(batch, bandwidth_gb_per_s, step)
     began = time.perf_counter()
@@ -363,7 +365,7 @@ def dfs_optimum(
         corner = _best_corner(dag, accelerators, batch, mapper)  # its mapped ratios are among the candidates already
     best = min([*mapped, *([corner] if corner is not None else [])], key=lambda c: c[1].schedule.latency_s, default=None)
     if best is None:
-        raise ConfigError(f"no partition of batch {batch} fits the DRAM of {[ip.device.name for ip in accelerators]}")
+        raise DramError(f"no partition of batch {batch} fits the DRAM of {[ip.device.name for ip in accelerators]}")
     return Search(
         ratio=best[0],
         mapping=best[1],

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traincost.errors import ConfigError
+from traincost.errors import DramError
 from traincost.fpga.evaluator import Schedule
 from traincost.fpga.replanner import Move, Replanner
 from traincost.fpga.subops import SubOpGraph
@@ -91,7 +91,7 @@ class _Mapper:
                 k = wave[0]
                 d = int(np.argmax(self.capacity - np.array(usage)))
                 need = usage[d] + graph.out_bytes[k] + graph.state_bytes[k] - self.capacity[d]
-                raise ConfigError(
+                raise DramError(
                     f"the cluster's DRAM cannot hold the training step: sub-operation {k} (DAG node {node[k]}) "
                     f"overflows every accelerator; the emptiest, {self.names[d]}, is {need / 2**20:.1f} MiB short"
                 )
@@ -239,7 +239,7 @@ def mtrain_mapping(
     """Algorithm 2 on ``graph``: the mapping and the schedule after each of its three steps.
 
     Raises:
-        ConfigError: the accelerators' DRAM cannot hold the step (the message names the accelerator and the shortfall).
+        DramError: the accelerators' DRAM cannot hold the step (the message names the accelerator and the shortfall).
     """
     mapper = _Mapper(graph, np.asarray(capacity_bytes, dtype=np.float64), bandwidth_bytes_per_s, names)
     plan = Replanner(graph, mapper.dram_aware(), bandwidth_bytes_per_s=bandwidth_bytes_per_s)
@@ -247,7 +247,7 @@ def mtrain_mapping(
     if not first.fits(mapper.capacity):
         d = int(np.argmax(first.peak_dram_bytes - mapper.capacity))
         short = first.peak_dram_bytes[d] - mapper.capacity[d]
-        raise ConfigError(f"the cluster's DRAM cannot hold the training step: {names[d]} is {short / 2**20:.1f} MiB short")
+        raise DramError(f"the cluster's DRAM cannot hold the training step: {names[d]} is {short / 2**20:.1f} MiB short")
     balanced = mapper.balance(plan)
     local = mapper.locality(plan)
     return MappingResult(assign=plan.assign, steps={"dram_aware": first, "balance": balanced, "locality": local})

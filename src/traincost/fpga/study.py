@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from traincost.errors import TraincostError
+from traincost.errors import DramError, TraincostError
 from traincost.fpga.converting import (
     Incumbent,
     MappingPool,
@@ -187,12 +187,18 @@ def _search_fields(prefix: str, search: Search) -> dict[str, object]:
 def table3_row(
     dag: TrainingDag, cluster: Cluster, specs: Mapping[str, IpSpec], *, bandwidth_gb_per_s: float, step: int, workers: int = 1
 ) -> dict[str, object]:
-    """Table III: MTrain-Converting beside the DFS optimum over every ratio at ``step`` samples."""
+    """Table III: MTrain-Converting beside the DFS optimum over every ratio at ``step`` samples. A step the cluster's
+    DRAM cannot hold (at Converting's first ratio, or at any) is a row of its own: no throughput, ``fits`` false and
+    the reason in ``note``."""
     accelerators = select_accelerators(dag, cluster, specs)
+    cell = {"cluster": cluster.name, "batch": cluster.batch, "bandwidth_gb_per_s": bandwidth_gb_per_s, "ratio_step": step}
     with MappingPool(dag, accelerators, workers=workers) as pool:
         search = {"bandwidth_gb_per_s": bandwidth_gb_per_s, "step": step, "pool": pool}
-        converted = mtrain_converting(dag, accelerators, cluster.batch, **search)
-        dfs = dfs_optimum(dag, accelerators, cluster.batch, **search)
+        try:
+            converted = mtrain_converting(dag, accelerators, cluster.batch, **search)
+            dfs = dfs_optimum(dag, accelerators, cluster.batch, **search)
+        except DramError as error:
+            return cell | _unfit(str(error), designs(accelerators))
     for search, what in ((converted, "MTrain-Converting"), (dfs, "DFS")):
         _check_dram(search.mapping.schedule, accelerators, f"{cluster.name}, {what}")
     if dfs.throughput_gflops < converted.throughput_gflops * (1 - 1e-9):
@@ -200,17 +206,30 @@ def table3_row(
             f"{cluster.name}: the DFS optimum ({dfs.throughput_gflops:.1f} GFLOPS) is below MTrain-Converting "
             f"({converted.throughput_gflops:.1f}); the DFS must weigh every ratio Converting reaches"
         )
-    return {
-        "cluster": cluster.name,
-        "batch": cluster.batch,
-        "bandwidth_gb_per_s": bandwidth_gb_per_s,
-        "ratio_step": step,
+    return cell | {
         "ratios_feasible": dfs.ratios_feasible,
         **_search_fields("dfs", dfs),
         **_search_fields("converting", converted),
         "converting_vs_dfs": converted.throughput_gflops / dfs.throughput_gflops,
         "dfs_vs_converting_time": dfs.seconds / converted.seconds,
         "designs": designs(accelerators),
+        "fits": True,
+        "note": "",
+    }
+
+
+def _unfit(reason: str, designs_text: str) -> dict[str, object]:
+    """Table III's fields for a step the DRAM cannot hold: no search result, the reason."""
+    searched = {f"{p}_{f}": np.nan for p in ("dfs", "converting") for f in ("gflops", "s", "ratios_mapped")}
+    return searched | {
+        "ratios_feasible": np.nan,
+        "dfs_ratio": "",
+        "converting_ratio": "",
+        "converting_vs_dfs": np.nan,
+        "dfs_vs_converting_time": np.nan,
+        "designs": designs_text,
+        "fits": False,
+        "note": reason,
     }
 
 
@@ -237,7 +256,7 @@ def scaling_rows(
     rows = []
     bandwidths = sorted(bandwidths)
     smaller = _incumbents(fewer_fpgas)
-    for pairs in progress(pair_counts, desc=f"MTrain scaling {base.name}", unit="size"):
+    for pairs in progress(sorted(pair_counts), desc=f"MTrain scaling {base.name}", unit="size"):
         cluster = scaled_cluster(base, pairs)
         accelerators = select_accelerators(dag, cluster, specs)
         with MappingPool(dag, accelerators, workers=workers) as pool:

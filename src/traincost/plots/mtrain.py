@@ -146,6 +146,11 @@ def table3_markdown(table3: pd.DataFrame, paper: pd.DataFrame | None = None) -> 
 
     for _, row in table3.sort_values(["model", "cluster"]).iterrows():
         dfs, converting = reported(row, "dfs_gflops"), reported(row, "converting_gflops")
+        if not row["dfs_gflops"] > 0:  # the cluster's DRAM cannot hold the step (traincost.fpga.study.table3_row)
+            lines.append(
+                f"| {row['model']} | {row['cluster']} | does not fit ({dfs}) | – | – | does not fit ({converting}) | – |"
+            )
+            continue
         share = f"{row['converting_gflops'] / row['dfs_gflops']:.2f}x"
         lines.append(
             f"| {row['model']} | {row['cluster']} | {row['dfs_gflops']:.1f}{f' ({dfs})' if dfs else ''} | {row['dfs_s']:.1f} "
