@@ -14,6 +14,7 @@ import pytest
 
 from traincost.analysis.monet_claims import monet_hardware_claims, monet_section5_claims
 from traincost.analysis.mtrain_compare import mtrain_comparison
+from traincost.analysis.mtrain_constants import constants_table
 from traincost.analysis.paper_claims import claim_lines, read_paper_claims
 from traincost.analysis.tiered_compare import compare_with_paper
 from traincost.errors import ConfigError
@@ -172,8 +173,16 @@ def _mtrain_tables(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame
 def test_every_mtrain_check_can_fail() -> None:
     paper = pd.read_csv(DATA / "mtrain.csv")
     claims = read_paper_claims(DATA / "mtrain_claims.csv")
-    counted, failed = _failing(lambda rng: mtrain_comparison(paper, *_mtrain_tables(rng), claims=claims))
+
+    def compare(rng: np.random.Generator) -> pd.DataFrame:
+        study, cells, scaling = _mtrain_tables(rng)
+        other = cells.assign(converting_gflops=cells["dfs_gflops"] * rng.uniform(0.85, 1.0, len(cells)))
+        constants = constants_table(paper, cells, {"fp32_mac_dsp=3": other})  # Table III under another constant
+        return mtrain_comparison(paper, study, cells, scaling, claims=claims, constants=constants)
+
+    counted, failed = _failing(compare)
     assert len(counted) > 20  # the absolute GFLOPS (table3, max_throughput, throughput) are shown, not counted
+    assert "converting_near_dfs_every_setting" in counted
     assert counted - failed == set()
 
 

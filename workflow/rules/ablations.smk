@@ -96,6 +96,7 @@ use rule mtrain_report as mtrain_ablation_report with:
         paper="data/paper/mtrain.csv",
         claims="data/paper/mtrain_claims.csv",
         calibration="results/mtrain/calibration.parquet",
+        constants=PLAN.mtrain_constants_csv(),
     output:
         compare="results/ablations/mtrain/{assumption}/{value}/compare.csv",
         study=temp("results/ablations/mtrain/{assumption}/{value}/study.parquet"),
@@ -111,35 +112,6 @@ use rule mtrain_report as mtrain_ablation_report with:
         "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
     benchmark:
         "results/benchmarks/ablations/mtrain/{assumption}/{value}/report.tsv"
-
-
-# MTrain's Table III under each constant the paper does not state (DSPs per FP32 MAC, fabric clock, VGG-16's input)
-rule mtrain_constants:
-    conda:
-        TRAINCOST_ENV
-    input:
-        unpack(lambda w: PLAN.mtrain_constants_inputs()),
-        paper="data/paper/mtrain.csv",
-    output:
-        md=report(
-            "results/mtrain/table3_constants.md",
-            caption="../report/mtrain_constants.rst",
-            category="MTrain",
-            subcategory="Ablations",
-        ),
-        csv="results/mtrain/table3_constants.csv",
-    params:
-        tables=lambda w: PLAN.mtrain_constants_flags(),
-    threads: 1
-    resources:
-        mem_mb=job_mem_mb(300),  # as mtrain_report, reading Table III only
-        runtime=6,  # minutes
-    log:
-        "results/logs/mtrain_constants.log",
-    benchmark:
-        "results/benchmarks/mtrain_constants.tsv"
-    shell:
-        "traincost mtrain-constants --paper {input.paper} {params.tables} --csv {output.csv} --md {output.md} > {log} 2>&1"
 
 
 rule ablation_table:

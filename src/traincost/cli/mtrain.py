@@ -217,7 +217,10 @@ def _cmd_report(args: argparse.Namespace) -> None:
     calibration = read_table(args.calibration)[0] if args.calibration is not None and _calibrated(args) else None
     claims = read_paper_claims(args.claims) if args.claims else None
     paper = pd.read_csv(args.paper)
-    compare = mtrain_comparison(paper, study, table3, scaling, claims=claims, dfs_ratio_rule=rule, calibration=calibration)
+    constants = pd.read_csv(args.constants) if args.constants is not None else None
+    compare = mtrain_comparison(
+        paper, study, table3, scaling, claims=claims, dfs_ratio_rule=rule, calibration=calibration, constants=constants
+    )
     write_table(study, args.study_out)
     write_table(scaling, args.scaling_out)
     write_table(table3, args.table3_parquet)
@@ -376,6 +379,11 @@ def _report_commands(command: Command) -> None:
         "--split", type=Path, help="output: per cell, how MTrain shares the batch (FPGAs given a share, busy, designs; CSV)"
     )
     cmd.add_argument("--calibration", type=Path, help="mtrain-calibrate's table: its fitted targets become 'calibrated' rows")
+    cmd.add_argument(
+        "--constants",
+        type=Path,
+        help="mtrain-constants' CSV: Converting's nearness to the DFS judged under every value of the unstated constants",
+    )
     cmd.add_argument(
         "--assume",
         nargs="+",
