@@ -106,8 +106,10 @@ def study_rows(
     step: int,
     workers: int = 1,
 ) -> pd.DataFrame:
-    """Per P2P bandwidth: MTrain after each of its four steps (Figure 8; step 4 is MTrain's result),
-    Alpa and HAP, and the single-FPGA mapping of each IP on the strongest device (Figures 9-11)."""
+    """Per P2P bandwidth: MTrain after each of its four steps (Figure 8; step 4 is MTrain's result, the bandwidths
+    searched in ascending order, each also weighing the answer of the one below), Alpa and HAP, and the single-FPGA
+    mapping of each IP on the strongest device (Figures 9-11). Step 4's row says how the answer shares the batch
+    (``sharing_fpgas``, ``share_designs``, ``kept``, ``assign``); every MTrain row how many FPGAs are busy."""
     sized = sized_ips(dag, cluster, specs)
     accelerators = select_accelerators(dag, cluster, specs, sized=sized)
     singles = {}
