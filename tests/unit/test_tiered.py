@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from traincost.errors import ConfigError
 from traincost.models.transformer import TransformerConfig, transformer_workload
@@ -185,6 +187,29 @@ def test_split_ratio_approximation_by_hand() -> None:
     assert approximate_ratio(1.0, 100.0, 900.0, 50.0) == pytest.approx(0.5)
     # not enough time (T_min = 100 / 950 s): split by bandwidth
     assert approximate_ratio(0.05, 100.0, 900.0, 50.0) == pytest.approx(900 / 950)
+
+
+def _prefetch_s(r: float, data: float, bw1: float, bw2: float) -> float:
+    """Both tiers stream their shares of ``data`` at once: the prefetch ends with the slower."""
+    return max(r * data / bw1, (1 - r) * data / bw2)
+
+
+@given(
+    t_req=st.floats(1e-4, 10.0),
+    data=st.floats(1.0, 1e6),
+    bw1=st.floats(10.0, 1e6),
+    bw2=st.floats(1.0, 1e5),
+)
+def test_algorithm_1_as_printed_is_the_smallest_ratio_off_the_critical_path(t_req, data, bw1, bw2) -> None:
+    t_min = data / (bw1 + bw2)
+    r = approximate_ratio(t_req, data, bw1, bw2)
+    if t_req >= t_min:  # time to spare: the whole datum streams within its window, and no smaller r does
+        assert _prefetch_s(r, data, bw1, bw2) <= t_req * (1 + 1e-9)
+        assert r == 0.0 or (1 - r) * data / bw2 == pytest.approx(t_req)  # exactly in T_req: a smaller r outlasts it
+    else:  # memory-bound: the least prefetch time any split reaches
+        assert _prefetch_s(r, data, bw1, bw2) == pytest.approx(t_min)
+        prose = approximate_ratio(t_req, data, bw1, bw2, reading="prose")
+        assert _prefetch_s(prose, data, bw1, bw2) >= t_min * (1 - 1e-9)
 
 
 def test_split_ratio_as_the_prose_words_algorithm_1() -> None:

@@ -36,11 +36,22 @@ def approximate_ratio(
 ) -> float:
     """Algorithm 1: the approximated split ratio r' (share of the data in Tier 1).
 
-    ``reading``: the branches as printed (the default), or swapped as the prose beside the algorithm words them ("If
-    T_req is larger than T_min, then it means that the system is memory-bound. Thus, the algorithm does not allocate
-    more data to Tier 2 ... Otherwise, the algorithm finds the split ratio if the time required for prefetching from
-    Tier 2 is equal to T_req"): with ``T_req >= T_min`` the bandwidths' proportion, otherwise the share that streams
-    within ``T_req``.
+    The printed algorithm and the prose beside it disagree on which branch takes ``T_req >= T_min``. Printed:
+    "if T_req >= T_min then r' = 1 - T_req x BW2 / D (T_req = (1 - r') x D / BW2)", else the bandwidths' proportion.
+    Prose: "If T_req is larger than T_min, then it means that the system is memory-bound. Thus, the algorithm does
+    not allocate more data to Tier 2 to prevent extra performance degradation. Otherwise, the algorithm finds the
+    split ratio if the time required for prefetching from Tier 2 is equal to T_req."
+
+    Decided by the goal the text states, "the smallest split ratio (r) value that prevents Tier 2 from becoming a
+    critical path", and by the physics of prefetching: the data streams from both tiers at once, in
+    ``max(r·D/BW1, (1-r)·D/BW2)``, whose least value over r is ``T_min = D / (BW1 + BW2)``, at r = BW1 / (BW1 + BW2).
+    A window ``T_req >= T_min`` has time to spare: every r whose Tier 2 share streams within it,
+    ``(1-r)·D/BW2 <= T_req``, keeps Tier 2 off the critical path, and the smallest is ``1 - T_req·BW2/D`` (its Tier 1
+    share then streams within ``T_min <= T_req`` too); a window ``T_req < T_min`` is the memory-bound one (no split
+    prefetches in time), where the bandwidths' proportion loses the least. That is the printed algorithm, the
+    default (``reading="printed"``). The prose's reading (``reading="prose"``, the ``split_ratio_reading=prose``
+    ablation) keeps the proportion where a smaller r would stream in time, and in a memory-bound window puts more in
+    Tier 1 than the proportion, so its Tier 1 share outlasts ``T_min``.
     """
     if data_bytes <= 0:
         return 0.0
