@@ -65,7 +65,9 @@ class TieredSystem:
             (``prose``: with ``T_req >= T_min`` the bandwidths' proportion, otherwise the share that streams within
             ``T_req``). An ablation switch (``split_ratio.approximate_ratio``).
         hot_promotion: whether TM-Training (and its offline forms) promotes hot data to Tier 1, re-promoting what LRU
-            demoted of a split's Tier 1 share (True), or reads every datum where it lies (False). An ablation switch.
+            demoted of a split's Tier 1 share (True: the paper's "TM-Training proactively promotes only hot data or
+            data that cannot be prefetched from Tier 2 to on-chip SRAM within computation time to Tier 1", section 1),
+            or reads every datum where it lies (False). An ablation switch.
         autotm_lookahead: whether AutoTM's cost of storing an output in Tier 2 includes how long its next reader's
             fetch of it outlasts that reader's prefetch window (True), or only the op's own Tier 2 traffic (False:
             the section 5.1 sentence on AutoTM names no look-ahead). An ablation switch.
