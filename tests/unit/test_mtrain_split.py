@@ -20,7 +20,7 @@ from traincost.fpga.devices import Cluster, Device
 from traincost.fpga.evaluator import evaluate_mapping
 from traincost.fpga.ip_models import TrainingIp, share_design, size_ip
 from traincost.fpga.study import incumbent_of, scaled_cluster, scaling_rows, study_rows, table3_row
-from traincost.fpga.subops import partition
+from traincost.fpga.subops import LatencyCache, partition
 from traincost.fpga.training_dag import TrainingDag
 
 DARK = SPECS["DarkFPGA"]
@@ -83,7 +83,9 @@ def test_share_design_keeps_what_the_share_does_not_change() -> None:
     assert share_design(whole, dag.costs, 0) is whole  # no share: the FPGA keeps its deployed design
     ef_train = TrainingIp(SPECS["EF-Train"], TWELVE, 1, 1)
     assert share_design(ef_train, dag.costs, 2) is ef_train  # channel lanes: the batch does not size them
-    assert partition(dag, (2, 2), (whole, whole)).designs[0].tn <= 2
+    cache = LatencyCache()
+    partition(dag, (2, 2), (whole, whole), cache=cache)
+    assert cache.designs[(0, 2)].tn <= 2  # each FPGA's latencies on the design for its share
 
 
 def test_a_mapping_never_slows_with_more_bandwidth_and_an_incumbent_is_kept() -> None:

@@ -21,13 +21,14 @@ import pandas as pd
 
 from traincost.analysis.verdicts import CLOSE_TOLERANCE
 
-__all__ = ["Tables", "sentence_rules"]
+__all__ = ["SINGLE_METHODS", "Tables", "sentence_rules"]
 
 Tables = tuple[pd.DataFrame, pd.DataFrame]
 """The study table (every method, step and bandwidth) and Figure 12's scaling table."""
 Row = dict[str, object]
 """``ours``, ``check``, ``agrees``, ``pivot`` and ``note`` of one sentence's row."""
-_SINGLE = ("single DarkFPGA", "single EF-Train")
+SINGLE_METHODS = ("single DarkFPGA", "single EF-Train")
+"""The study's methods that map the whole step on one FPGA, one per IP."""
 _SHOWN = 6
 
 
@@ -116,14 +117,14 @@ def _distributes_at_high(tables: Tables) -> Row:
 def _beats_single_at_high(tables: Tables) -> Row:
     study, _ = tables
     _, high = _low_high(study)
-    values = _cells(_throughput(study, "MTrain", high) / _best(study, _SINGLE, high))
+    values = _cells(_throughput(study, "MTrain", high) / _best(study, SINGLE_METHODS, high))
     return _above(values, f"at {high:g} GB/s, MTrain's throughput over the best single FPGA's", median=True)
 
 
 def _distributing_compensates(tables: Tables) -> Row:
     study, _ = tables
     _, high = _low_high(study)
-    values = _cells(_best(study, ("Alpa", "HAP"), high) / _best(study, _SINGLE, high))
+    values = _cells(_best(study, ("Alpa", "HAP"), high) / _best(study, SINGLE_METHODS, high))
     return _above(
         values, f"at {high:g} GB/s, the better of Alpa and HAP (every FPGA busy) over the best single FPGA", median=True
     )
@@ -132,7 +133,7 @@ def _distributing_compensates(tables: Tables) -> Row:
 def _single_like_at_low(tables: Tables) -> Row:
     study, _ = tables
     low, _ = _low_high(study)
-    values = _cells(_throughput(study, "MTrain", low) / _best(study, _SINGLE, low))
+    values = _cells(_throughput(study, "MTrain", low) / _best(study, SINGLE_METHODS, low))
     if not values:
         return _none("MTrain against the best single FPGA at the lowest bandwidth", "no cell with both")
     worst = max(values, key=lambda k: abs(values[k] - 1.0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from traincost.analysis.mtrain_sentences import SINGLE_METHODS
 from traincost.tables import require_columns
 
 __all__ = ["SPLIT_COLUMNS", "split_table"]
@@ -27,7 +28,6 @@ SPLIT_COLUMNS = (
     "best_single_gflops",
     "over_best_single",
 )
-_SINGLES = ("single DarkFPGA", "single EF-Train")
 
 
 def split_table(study: pd.DataFrame) -> pd.DataFrame:
@@ -43,9 +43,9 @@ def split_table(study: pd.DataFrame) -> pd.DataFrame:
     )
     cell = ["model", "cluster", "bandwidth_gb_per_s"]
     final = study[(study["method"] == "MTrain") & (study["step"] == 4)][list(SPLIT_COLUMNS[:9])]
-    single = (study[study["method"].isin(_SINGLES)].groupby(cell, as_index=False)["throughput_gflops"].max()).rename(
-        columns={"throughput_gflops": "best_single_gflops"}
-    )
+    singles = study[study["method"].isin(SINGLE_METHODS)]
+    single = singles.groupby(cell, as_index=False)["throughput_gflops"].max()
+    single = single.rename(columns={"throughput_gflops": "best_single_gflops"})
     table = final.merge(single, on=cell, how="left")
     table["over_best_single"] = table["throughput_gflops"] / table["best_single_gflops"]
     for column in ("sharing_fpgas", "busy_fpgas"):

@@ -84,9 +84,15 @@ class Incumbent:
     label: str
 
     def retimed(
-        self, dag: TrainingDag, accelerators: Sequence[TrainingIp], *, bandwidth_gb_per_s: float
+        self,
+        dag: TrainingDag,
+        accelerators: Sequence[TrainingIp],
+        *,
+        bandwidth_gb_per_s: float,
+        cache: LatencyCache | None = None,
     ) -> tuple[tuple[int, ...], MappingResult]:
-        """The same assignment on ``accelerators`` (those beyond its ratio idle) at ``bandwidth_gb_per_s``.
+        """The same assignment on ``accelerators`` (those beyond its ratio idle) at ``bandwidth_gb_per_s`` (``cache``:
+        as in ``partition``).
 
         Raises:
             ConfigError: more shares than accelerators, or an assignment that is not of this ratio's graph.
@@ -94,7 +100,7 @@ class Incumbent:
         if len(self.ratio) > len(accelerators):
             raise ConfigError(f"incumbent of {self.label}: {len(self.ratio)} shares for {len(accelerators)} accelerators")
         ratio = (*self.ratio, *(0,) * (len(accelerators) - len(self.ratio)))
-        graph = partition(dag, ratio, accelerators)
+        graph = partition(dag, ratio, accelerators, cache=cache)
         if len(self.assign) != len(graph) or np.any(self.assign >= len(self.ratio)) or np.any(self.assign < 0):
             raise ConfigError(
                 f"incumbent of {self.label}: {len(self.assign)} assignments do not map the {len(graph)} sub-operations "
@@ -193,6 +199,11 @@ class MappingPool:
         self._pool = None
         if workers > 1:
             self._pool = get_context("spawn").Pool(workers, initializer=_install, initargs=self._args)
+
+    @property
+    def cache(self) -> LatencyCache:
+        """The designs and latencies this process has computed."""
+        return self._args[2]
 
     def __enter__(self) -> MappingPool:
         return self
@@ -307,11 +318,11 @@ def mtrain_converting(
         candidates = [(tuple(ratio), current, "search")]
         corner = _best_corner(dag, accelerators, batch, mapper)
         candidates += [corner] if corner is not None else []
-    capacity = np.array([ip.device.dram_bytes for ip in accelerators])
-    for incumbent in incumbents:
-        ratio, mapping = incumbent.retimed(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s)
-        if mapping.schedule.fits(capacity):
-            candidates.append((ratio, mapping, incumbent.label))
+        capacity = np.array([ip.device.dram_bytes for ip in accelerators])
+        for incumbent in incumbents:
+            ratio, mapping = incumbent.retimed(dag, accelerators, bandwidth_gb_per_s=bandwidth_gb_per_s, cache=shared.cache)
+            if mapping.schedule.fits(capacity):
+                candidates.append((ratio, mapping, incumbent.label))
     ratio, current, kept = min(candidates, key=lambda c: c[1].schedule.latency_s)
     return Search(
         ratio=ratio,

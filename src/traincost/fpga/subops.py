@@ -39,7 +39,6 @@ class SubOpGraph:
     state_bytes: np.ndarray  # weights and optimizer states a sub-op needs where it runs (one copy per device and DAG node)
     ratio: tuple[int, ...]
     flops: float
-    designs: tuple[TrainingIp, ...]  # the design each accelerator runs at this ratio
 
     def __len__(self) -> int:
         return len(self.node)
@@ -118,7 +117,6 @@ def partition(
         state_bytes=dag.state_bytes[node],
         ratio=ratio,
         flops=dag.flops(batch),
-        designs=designs,
     )
 
 

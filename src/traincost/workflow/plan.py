@@ -415,7 +415,8 @@ class Plan:
         if assumption not in _MTRAIN_VGG16_ONLY:
             return rerun
         own = self.mtrain_judged_tables()
-        table3 = [new if "/vgg16/" in new else old for new, old in zip(rerun["table3"], own["table3"], strict=True)]
+        cells = zip(self.mtrain_table3, rerun["table3"], own["table3"], strict=True)
+        table3 = [new if model == "vgg16" else old for (_, model), new, old in cells]
         return own | {"table3": table3}
 
     def _scaling_sizes(self, *, ablation: bool) -> list[int]:
