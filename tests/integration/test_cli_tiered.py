@@ -47,13 +47,14 @@ def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
     assert baseline["energy_efficiency_vs_hbm"] == 1.0 and baseline["migrated_bytes"] == 0.0
     assert (table["energy_j"] > 0).all() and (table["iteration_s"] > 0).all()
 
-    names = ("all.parquet", "compare.csv", "table3.csv", "ordering.csv", "placement.csv")
+    names = ("all.parquet", "compare.csv", "table3.csv", "ordering.csv", "placement.csv", "tier2_reads.csv")
     paths = {name: tmp_path / name for name in names}
     result = traincost(
         "tiered-report", "--study", study,
         "--paper", "data/paper/tm_training.csv", "--table3", "data/paper/tm_training_table3.csv",
         "--study-out", paths["all.parquet"], "--compare", paths["compare.csv"], "--data-size", paths["table3.csv"],
         "--ordering", paths["ordering.csv"], "--placement", paths["placement.csv"],
+        "--tier2-reads", paths["tier2_reads.csv"],
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "claims agree in direction" in result.stdout and "in magnitude" in result.stdout
@@ -68,6 +69,11 @@ def test_study_report_and_figure(bert: Path, tmp_path: Path) -> None:
     tm = placement.loc["tm_training"]
     assert tm["split_ratio_count"] > 0 and 0.0 <= tm["split_ratio_min"] <= tm["split_ratio_median"] <= tm["split_ratio_max"] <= 1
     assert placement.loc["hbm_only", "split_ratio_count"] == 0 and pd.isna(placement.loc["hbm_only", "split_ratio_median"])
+    reads = pd.read_csv(paths["tier2_reads.csv"]).set_index("policy")
+    # free re-reads never cost energy: once per store is at least as efficient, HBM-only (no Tier 2) the same
+    assert (reads["efficiency_vs_hbm_once_per_store"] >= reads["efficiency_vs_hbm_per_access"] * (1 - 1e-12)).all()
+    assert reads.loc["hbm_only", "efficiency_vs_hbm_once_per_store"] == 1.0
+    assert ((reads["tier2_reread_share"] >= 0) & (reads["tier2_reread_share"] < 1)).all()
 
     result = traincost(
         "plot-tiered", "--figure", "fig8", "--in", paths["all.parquet"], "--out", tmp_path / "f.png", tmp_path / "f.pdf"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from traincost.errors import ConfigError
 from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.tiered.engine import Simulator, simulate, tier1_bytes_for_ratio
+from traincost.tiered.outcome import price
 from traincost.tiered.policies import POLICIES, AutoTM, VerOn, _best_case, make_policy
 from traincost.tiered.split_ratio import DataCost, adjust_ratio, approximate_ratio
 from traincost.tiered.study import study_runs
@@ -244,13 +245,27 @@ def test_algorithm_3_never_raises_the_ratio_and_keeps_a_split() -> None:
     assert start == pytest.approx(0.49)
     # Tier 1 is cheaper when the data stays there, but RATIOADJUSTMENT only lowers r: it keeps r' = 0.49
     assert adjust_ratio(start, 4, _cost()) == pytest.approx(0.49)
-    # evicted data: each 1/4 step down saves 100 * (w1 + rd1) / 4 = 50 pJ of demotion and store, and costs
-    # 100 / 4 / 50 = 0.5 s more of Tier 2 at the static power: 1 nW makes that 500 pJ, so the split stays
-    assert adjust_ratio(start, 4, _cost(evicted=True, static_w=1e-9)) == pytest.approx(0.49)
+    # the simulator's accounting, evicted data: each 1/4 step down saves 100 * (w1 + rd1) / 4 = 50 pJ of demotion and
+    # store, and costs 100 / 4 / 50 = 0.5 s more of Tier 2 at the static power: 1 nW makes that 500 pJ, so the split stays
+    per_access = {"evicted": True, "accounting": "per_access"}
+    assert adjust_ratio(start, 4, _cost(**per_access, static_w=1e-9)) == pytest.approx(0.49)
     # with no static power every step saves energy: 0.49, 0.24, then 0 (steps of 1 / seq_len, clipped at 0)
-    assert adjust_ratio(start, 4, _cost(evicted=True)) == 0.0
-    path = _cost(evicted=True).energy_pj(np.array([0.49, 0.24]))
+    assert adjust_ratio(start, 4, _cost(**per_access)) == 0.0
+    path = _cost(**per_access).energy_pj(np.array([0.49, 0.24]))
     assert path[0] - path[1] == pytest.approx(0.25 * 100 * (1.0 + 1.0))
+
+
+def test_algorithm_3_as_printed_moves_data_fetched_often_to_flash() -> None:
+    """ENERGYOVERHEAD as printed: a step of 1/4 down saves 2 * 0.25 * R * rd1 of HBM and costs 0.25 * D * rd2 of flash
+    (rd1 = 1, rd2 = 10 pJ/B, D = 100 B): fetched once (R = 100) the step costs 250 - 50 pJ and the ratio stays; fetched
+    eight times (R = 800) it saves 400 - 250 pJ, so every step is taken, down to 0."""
+    start = approximate_ratio(1.02, 100.0, 900.0, 50.0)
+    assert adjust_ratio(start, 4, _cost()) == pytest.approx(0.49)
+    assert adjust_ratio(start, 4, _cost(read_bytes=800.0)) == 0.0
+    path = _cost(read_bytes=800.0).energy_pj(np.array([0.49, 0.24]))
+    assert path[0] - path[1] == pytest.approx(2 * 0.25 * 800 * 1.0 - 0.25 * 100 * 10.0)
+    # the run-time overhead it then causes is charged at the static power: 100 / 50 - 1.02 s more at 1 mW outweighs it
+    assert adjust_ratio(start, 4, _cost(read_bytes=800.0, static_w=1e-3)) == pytest.approx(0.49)
 
 
 def test_runtime_overhead_depends_on_the_tier2_share() -> None:
@@ -298,6 +313,25 @@ def test_without_hot_promotion_tm_training_reads_where_the_data_lies(system: Tie
     ).run()
     assert promoting.promoted_bytes == pytest.approx(800.0) and promoting.tier2_read_bytes == 0.0  # a promotion is migration
     assert reading.promoted_bytes == 0.0 and reading.tier2_read_bytes == pytest.approx(3 * 800.0)
+
+
+def test_tier2_rereads_are_priced_per_access_or_once_per_store(system: TieredSystem) -> None:
+    # the trace above without promotion: 800 B of A are demoted, then read in three passes from Tier 2: the first pass
+    # reads what was stored, the other two (1,600 B) re-read it. Per access each pass costs flash read energy; once per
+    # store (Algorithm 3's accounting) the re-reads cost nothing, and nothing else changes
+    reads = ((), (), ((0, 3000.0),))
+    writes = (((0, 1000.0),), ((1, 1000.0),), ())
+    trace = _trace("evicted", reads, writes, [1000.0, 1000.0], [False, False], compute_s=20.0)
+    chip = replace(_simple_system(system), hot_promotion=False)
+    tally = Simulator(Walk.of(trace, 1), chip, make_policy("tm_training"), tier1_bytes=1200.0).count()
+    assert tally.tier2_read_bytes == pytest.approx(2400.0) and tally.tier2_reread_bytes == pytest.approx(1600.0)
+    per_access = price(tally, chip)
+    once = price(tally, replace(chip, tier2_read_energy="once_per_store"))
+    reread_j = 1600.0 * chip.tier2.read_pj_per_byte * 1e-12
+    assert per_access.energy_tier2_reread_j == pytest.approx(reread_j) and once.energy_tier2_reread_j == 0.0
+    assert per_access.energy_tier_sram_j - once.energy_tier_sram_j == pytest.approx(reread_j)
+    assert per_access.energy_j - once.energy_j == pytest.approx(reread_j)
+    assert (per_access.iteration_s, per_access.tier2_read_bytes) == (once.iteration_s, once.tier2_read_bytes)
 
 
 def test_split_only_if_evicted_keeps_in_tier1_what_tier1_keeps(system: TieredSystem) -> None:

@@ -13,7 +13,7 @@ import pytest
 from traincost.analysis.agreement import STUDIES, read_comparison
 from traincost.analysis.paper_claims import read_paper_claims
 from traincost.analysis.summary_stats import geometric_mean
-from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement
+from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement, set_aside_by_accounting
 from traincost.errors import ConfigError
 from traincost.plots import tiered
 from traincost.plots.paper_values import paper_lines, paper_values
@@ -169,6 +169,20 @@ def test_compare_agrees_when_tm_training_beats_sentinel() -> None:
     worse = compare_with_paper(study(tm_efficiency=0.6), paper_rows(FIG8_SENTINEL)).iloc[0]
     assert worse["ours"] == pytest.approx(0.6 / 0.7)
     assert bool(worse["agrees"]) is False
+
+
+def test_a_verdict_that_turns_on_the_unstated_tier2_pricing_is_not_counted() -> None:
+    # TM-Training 0.6 against Sentinel's 0.7 differs; priced once per store it reaches 0.95 and agrees: neither counts.
+    # The same claim on a study where both pricings agree stays a counted claim
+    paper = paper_rows(FIG8_SENTINEL)
+    per_access, once = compare_with_paper(study(tm_efficiency=0.6), paper), compare_with_paper(study(tm_efficiency=0.95), paper)
+    turned = set_aside_by_accounting(per_access, once).iloc[0]
+    assert turned["kind"] == "informational" and turned["verdict"] == "" and pd.isna(turned["tie"])
+    assert "per access differs, each stored byte read once agrees (ours 1.357)" in turned["note"]
+    kept = set_aside_by_accounting(per_access, compare_with_paper(study(tm_efficiency=0.65), paper)).iloc[0]
+    assert kept["kind"] == "claim" and kept["verdict"] == "differs"
+    with pytest.raises(ConfigError, match="other rows"):
+        set_aside_by_accounting(per_access, per_access.iloc[:0])
 
 
 def test_compare_reductions_and_variants_by_hand() -> None:

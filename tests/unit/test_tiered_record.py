@@ -82,6 +82,8 @@ def test_an_ablation_on_the_record_equals_the_ablation_run_again(
         "split_ratio_reading": 2,
         "hot_promotion": 3,
         "autotm_lookahead": 2,
+        "split_energy": 3,
+        "tier2_read_energy": 0,
     }.get(assumption, len(recorded.record.runs))
     assert calls == {"simulations": expected}
     assert not (reused.table["energy_j"].to_numpy() == recorded.table["energy_j"].to_numpy()).all()  # the assumption tells
@@ -112,7 +114,11 @@ def test_a_record_of_another_study_or_without_a_run_is_refused(
 
 def test_only_what_a_simulation_reads_makes_it_run_again(loaded: TieredSystem) -> None:
     base = _system(loaded, {})
-    pricing = [_system(loaded, {"calibrated": "false"}), _system(loaded, {"stall_static_power": "false"})]
+    pricing = [
+        _system(loaded, {"calibrated": "false"}),
+        _system(loaded, {"stall_static_power": "false"}),
+        _system(loaded, {"tier2_read_energy": "once_per_store"}),
+    ]
     for policy in study_module.POLICIES:
         assert not any(resimulated(policy, system, base) for system in pricing), policy
         assert resimulated(policy, _system(loaded, {"tier2_energy_factor": "2"}), base), policy
@@ -120,3 +126,17 @@ def test_only_what_a_simulation_reads_makes_it_run_again(loaded: TieredSystem) -
         assert resimulated(policy, replace(base, hardware=load_tiered_system(HARDWARE).hardware), base), policy
         deeptm_flag = _system(loaded, {"deeptm_eviction_costs_time": "true"})
         assert resimulated(policy, deeptm_flag, base) == (policy == "deeptm"), policy
+
+
+def test_the_study_priced_once_per_store_is_the_study_run_so(
+    recorded: StudyRuns, tiny_transformer: Workload, loaded: TieredSystem
+) -> None:
+    # the report's second pricing, made from the table, equals the study run with the switch (the simulation ignores it)
+    once = study_module.tier2_reads_once(recorded.table)
+    system = _system(loaded, {"tier2_read_energy": "once_per_store"})
+    run = _study(tiny_transformer, system, record=recorded.record, recorded_on=_system(loaded, {}))
+    for column in ("energy_j", "energy_tier_sram_j", "samples_per_j", "energy_efficiency_vs_hbm"):
+        np.testing.assert_allclose(once[column], run.table[column], rtol=1e-12, err_msg=column)
+    assert (run.table["energy_tier2_reread_j"] == 0).all()
+    rereads = recorded.table["tier2_reread_bytes"] > 0
+    assert rereads.any() and (once.loc[rereads, "energy_j"] < recorded.table.loc[rereads, "energy_j"]).all()

@@ -10,7 +10,7 @@
 
 wildcard_constraints:
     assumption=r"[a-z0-9_]+",
-    value=r"[a-z0-9.]+",
+    value=r"[a-z0-9._]+",
 
 
 # TM-Training and MTrain under the assumption: the study's rules (their `{params.assume}` is the assumption here),
@@ -45,6 +45,7 @@ use rule tiered_report as tiered_ablation_report with:
         table3=temp("results/ablations/tiered/{assumption}/{value}/table3.csv"),
         ordering=temp("results/ablations/tiered/{assumption}/{value}/ordering.csv"),
         placement=temp("results/ablations/tiered/{assumption}/{value}/placement.csv"),
+        tier2_reads=temp("results/ablations/tiered/{assumption}/{value}/tier2_reads.csv"),
     resources:
         mem_mb=job_mem_mb(700),  # as tiered_report
         runtime=6,  # minutes; full run of 26 November 2026: longest job 8 s

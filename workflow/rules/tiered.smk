@@ -134,6 +134,12 @@ rule tiered_report:
             category="TM-Training",
             subcategory="Tables",
         ),
+        tier2_reads=report(
+            "results/tiered/tier2_reads.csv",
+            caption="../report/tiered_tier2_reads.rst",
+            category="TM-Training",
+            subcategory="Tables",
+        ),
     params:
         assume=assume_flag,
     threads: 1
@@ -148,7 +154,8 @@ rule tiered_report:
         "traincost tiered-report --study {input.study} --paper {input.paper} --claims {input.claims} --table3 {input.table3} "
         "--calibration {input.calibration} "
         "--study-out {output.study} --compare {output.compare} --data-size {output.table3} "
-        "--ordering {output.ordering} --placement {output.placement}{params.assume} > {log} 2>&1"
+        "--ordering {output.ordering} --placement {output.placement} --tier2-reads {output.tier2_reads}{params.assume} "
+        "> {log} 2>&1"
 
 
 # one rule per figure, each with its own caption

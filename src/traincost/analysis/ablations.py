@@ -134,7 +134,23 @@ ASSUMPTIONS: Mapping[str, tuple[Assumption, ...]] = {
             "true",
             ("false",),
             "AutoTM's cost of an output stored in Tier 2 includes how long its next reader's fetch outlasts that reader's "
-            "window (true) or only the op's own Tier 2 traffic (false: section 5.1 names no look-ahead)",
+            "window (true: AutoTM's ILP charges a tensor's location to every kernel that uses it) or only the op's own "
+            "Tier 2 traffic (false: section 5.1's sentence names no look-ahead)",
+        ),
+        Assumption(
+            "split_energy",
+            "printed",
+            ("per_access",),
+            "TM-Training's manager weighs a split ratio by Algorithm 3's ENERGYOVERHEAD as printed (printed: the Tier 1 "
+            "share at twice its re-fetched bytes of HBM energy, the Tier 2 share one flash read) or by the simulator's "
+            "per-access energy with demotions (per_access)",
+        ),
+        Assumption(
+            "tier2_read_energy",
+            "per_access",
+            ("once_per_store",),
+            "each read of Tier 2 into SRAM priced at flash read energy (per_access) or each stored byte once, its re-reads "
+            "served by the SSD's DRAM buffer (once_per_store: Algorithm 3's accounting); the paper states neither",
         ),
     ),
     "mtrain": (

@@ -9,7 +9,8 @@ the per-workload ratios (reductions: 1 - geometric mean of the ratios), its "up 
 over the ratios run, "regardless of the Tier 1 size" as holding at every ratio run. A row the study
 cannot compute keeps ``ours`` = NaN and ``agrees`` = NA, with the reason in ``note``. Every row is a
 ``claim``, except a claim that a policy is less energy-efficient than HBM-only where our model's own ceiling
-(:data:`CEILING_ROOM`) leaves it no room to fail: that row is ``informational``, the reason in ``note``.
+(:data:`CEILING_ROOM`) leaves it no room to fail: that row is ``informational``, the reason in ``note``; so is a claim
+whose verdict turns on how re-reads of Tier 2 are priced, which the paper does not state (:func:`set_aside_by_accounting`).
 """
 
 from __future__ import annotations
@@ -576,6 +577,35 @@ def compare_with_paper(
     frame = pd.DataFrame(rows, columns=list(_OUTPUT))
     frame["agrees"] = frame["agrees"].astype("boolean")
     return judge(frame, ours="ours", paper="paper", agrees="agrees")
+
+
+def set_aside_by_accounting(compare: pd.DataFrame, alternative: pd.DataFrame) -> pd.DataFrame:
+    """``compare`` with each counted claim whose verdict differs in ``alternative`` made ``informational``.
+
+    ``alternative`` is the same comparison on the study priced with each byte stored in Tier 2 read once
+    (``tiered.study.tier2_reads_once``). Section 5.1's simulator counts SCALE-Sim's "number of memory accesses", and
+    Algorithm 3 charges a Tier 2 share one read, "(1 - r) x D x T2ReadEnergy"; the paper says neither how its simulator
+    prices a re-read of flash data nor whether the SSD's DRAM buffer serves it. A verdict that turns on that choice is
+    shown, with the other one in ``note``, and not counted.
+
+    Raises:
+        ConfigError: the two comparisons are not of the same rows.
+    """
+    if list(compare["claim"]) != list(alternative["claim"]) or list(compare["metric"]) != list(alternative["metric"]):
+        raise ConfigError("the comparison priced once per store has other rows than the comparison priced per access")
+    out = compare.copy()
+    turns = (out["kind"] == "claim") & (out["verdict"].astype(str) != alternative["verdict"].astype(str))
+    for i in np.flatnonzero(turns.to_numpy()):
+        other, row = alternative.iloc[i], out.index[i]
+        out.loc[row, "note"] = _joined(
+            {"note": out["note"].iloc[i]},
+            f"the verdict turns on how re-reads of Tier 2 are priced, which the paper does not state: per access "
+            f"{out['verdict'].iloc[i]}, each stored byte read once {other['verdict']} (ours {other['ours']:.4g}); "
+            "informational, not counted",
+        )
+        out.loc[row, ["kind", "verdict"]] = ["informational", ""]
+        out.loc[row, "tie"] = pd.NA
+    return out
 
 
 def _number_rule(rule: Callable[[StudyLookup, pd.Series], Ours] | None, lookup: StudyLookup, reported: pd.Series) -> Ours:

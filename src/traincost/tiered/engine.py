@@ -138,6 +138,7 @@ class Simulator:
         n_tensors = len(walk.size_bytes)
         self.resident = [0.0] * n_tensors
         self.dirty = [False] * n_tensors
+        self.tier2_unread = [0.0] * n_tensors  # per tensor, bytes of its Tier 2 share not read since they were stored
         self.tier1_used = 0.0
         self.last_access = [-1] * n_tensors
         self.promoted_unused: set[int] = set()
@@ -164,7 +165,7 @@ class Simulator:
         self._k = 0
         self._now = 0.0
         self._count = {
-            k: 0.0 for k in ("t1r", "t1w", "t2r", "t2w", "prom", "dem", "stall", "compute", "accel", "e_sram", "e_mig")
+            k: 0.0 for k in ("t1r", "t1w", "t2r", "t2w", "t2rr", "prom", "dem", "stall", "compute", "accel", "e_sram", "e_mig")
         }
 
     @property
@@ -177,6 +178,7 @@ class Simulator:
         """Put ``tensor``'s bytes at the start (no traffic): a share in Tier 1 if it fits."""
         want = _min(tier1_fraction * self.size_bytes[tensor], self.tier1_capacity - self.tier1_used)
         self._set_resident(tensor, _max(0.0, want))
+        self.tier2_unread[tensor] = self.size_bytes[tensor] - self.resident[tensor]
 
     def next_use(self, tensor: int, k: int) -> int:
         return self.trace.next_use(tensor, k)
@@ -190,7 +192,12 @@ class Simulator:
         size = self.size_bytes[tensor]
         resident = self.resident[tensor]
         share = 1.0 if self._vertical else (resident / size if size > 0 else 1.0)
-        done = self._to_or_from_sram(nbytes * share, nbytes * (1.0 - share), issue_s, write=False)
+        tier2_bytes = nbytes * (1.0 - share)
+        done = self._to_or_from_sram(nbytes * share, tier2_bytes, issue_s, write=False)
+        if tier2_bytes > 0:
+            first = _min(tier2_bytes, self.tier2_unread[tensor])
+            self.tier2_unread[tensor] -= first
+            self._add("t2rr", tier2_bytes - first)
         self.last_access[tensor] = self._k
         if resident > 0:
             self._push(tensor)
@@ -210,6 +217,7 @@ class Simulator:
             return issue_s
         done = self._tier2_to_tier1(got, issue_s)
         self._set_resident(tensor, self.resident[tensor] + got)
+        self.tier2_unread[tensor] = _min(self.tier2_unread[tensor], size - self.resident[tensor])
         self.promoted_unused.add(tensor)
         return done
 
@@ -220,6 +228,7 @@ class Simulator:
             return
         if not self._vertical or self.dirty[tensor]:
             self._tier1_to_tier2(self._pages(nbytes, self.resident[tensor]), issue_s)
+            self.tier2_unread[tensor] += nbytes
         self._set_resident(tensor, self.resident[tensor] - nbytes)
         if self.resident[tensor] <= 0:
             self.dirty[tensor] = False
@@ -353,6 +362,7 @@ class Simulator:
         else:
             frac = want / size if size > 0 else 1.0
             b1, b2 = nbytes * frac, nbytes * (1.0 - frac)
+            self.tier2_unread[tensor] = size - want
         self._to_or_from_sram(b1, b2, start_s, write=True)
         self._touch(tensor)
 
@@ -422,6 +432,7 @@ class Simulator:
             tier1_write_bytes=c["t1w"],
             tier2_read_bytes=c["t2r"],
             tier2_write_bytes=c["t2w"],
+            tier2_reread_bytes=c["t2rr"],
             promoted_bytes=c["prom"],
             demoted_bytes=c["dem"],
             tier1_bytes=self.tier1_capacity,

@@ -2,9 +2,9 @@
 before pricing) and the ``Outcome`` that ``price`` makes of it on a system (seconds, joules, bytes).
 
 Pricing reads the system's capacity and static powers, its accelerator energy scale and its
-``stall_static_power`` switch; the simulation reads neither of the last two. A tally priced on a system that
-differs from the simulated one in those two alone is therefore what simulating on that system gives, to
-the bit (``study.resimulated`` says which differences a policy's simulation reads).
+``stall_static_power`` and ``tier2_read_energy`` switches; the simulation reads none of the last three. A tally
+priced on a system that differs from the simulated one in those three alone is therefore what simulating on that
+system gives, to the bit (``study.resimulated`` says which differences a policy's simulation reads).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ class Outcome:
     tier1_write_bytes: float
     tier2_read_bytes: float
     tier2_write_bytes: float
+    tier2_reread_bytes: float
+    energy_tier2_reread_j: float
     promoted_bytes: float
     demoted_bytes: float
     tier1_bytes: float
@@ -66,7 +68,8 @@ class Tally:
         accelerator_pj: MAC and on-chip memory energy at the hardware file's energies (scale 1).
         tier_sram_pj: tier-to-SRAM traffic at the simulated system's energies per byte.
         migration_pj: tier-to-tier migrations at the simulated system's energies per byte.
-        tier1_read_bytes ... demoted_bytes: traffic, as in ``Outcome``.
+        tier1_read_bytes ... demoted_bytes: traffic, as in ``Outcome``; ``tier2_reread_bytes`` are the Tier 2 reads into
+            SRAM of bytes already read since they were stored in Tier 2 (re-fetches), priced in ``tier_sram_pj``.
         tier1_bytes: the Tier 1 capacity simulated.
         vertical: the policy's Tier 1 caches Tier 2 (Tier 2 then holds the whole address space).
         samples: samples one iteration processes.
@@ -84,6 +87,7 @@ class Tally:
     tier1_write_bytes: float
     tier2_read_bytes: float
     tier2_write_bytes: float
+    tier2_reread_bytes: float
     promoted_bytes: float
     demoted_bytes: float
     tier1_bytes: float
@@ -110,8 +114,13 @@ SPLIT_RATIO_FIELDS = (
 
 def price(tally: Tally, system: TieredSystem) -> Outcome:
     """The outcome of ``tally`` on ``system``: accelerator energy at its scale plus the static power of the chip's
-    SRAM and both tiers, over the iteration (over its compute time only when ``stall_static_power`` is off)."""
+    SRAM and both tiers, over the iteration (over its compute time only when ``stall_static_power`` is off); Tier 2's
+    re-reads at its read energy, or free when the system prices each stored byte's read once (``tier2_read_energy``)."""
     iteration_s = tally.iteration_s
+    reread_pj = tally.tier2_reread_bytes * system.tier2.read_pj_per_byte
+    tier_sram_pj = tally.tier_sram_pj
+    if system.tier2_read_energy != "per_access":
+        tier_sram_pj, reread_pj = tier_sram_pj - reread_pj, 0.0
     capacity2 = system.capacity_bytes if tally.vertical else max(0.0, system.capacity_bytes - tally.tier1_bytes)
     static_w = system.tier1.static_w(tally.tier1_bytes) + system.tier2.static_w(capacity2)
     static_s = iteration_s if system.stall_static_power else max(0.0, iteration_s - tally.stall_s)
@@ -122,13 +131,15 @@ def price(tally: Tally, system: TieredSystem) -> Outcome:
         samples_per_s=tally.samples / iteration_s if iteration_s > 0 else 0.0,
         energy_accelerator_j=tally.accelerator_pj * system.accelerator_energy_scale * 1e-12
         + system.accelerator_static_w * static_s,
-        energy_tier_sram_j=tally.tier_sram_pj * 1e-12,
+        energy_tier_sram_j=tier_sram_pj * 1e-12,
         energy_migration_j=tally.migration_pj * 1e-12,
         energy_static_j=static_w * static_s,
         tier1_read_bytes=tally.tier1_read_bytes,
         tier1_write_bytes=tally.tier1_write_bytes,
         tier2_read_bytes=tally.tier2_read_bytes,
         tier2_write_bytes=tally.tier2_write_bytes,
+        tier2_reread_bytes=tally.tier2_reread_bytes,
+        energy_tier2_reread_j=reread_pj * 1e-12,
         promoted_bytes=tally.promoted_bytes,
         demoted_bytes=tally.demoted_bytes,
         tier1_bytes=tally.tier1_bytes,

@@ -234,7 +234,9 @@ class AutoTM(_Policy):
     is there) or to Tier 2. A case's Tier 2 time is the channel's backlog plus the promotions or direct reads, the
     demotions and the Tier 2 writes it causes; its stall is what of that outlasts the op's prefetch window and compute,
     plus, for outputs stored in Tier 2, what their next reader's fetch of them from Tier 2 outlasts that reader's
-    prefetch window (where an output is stored decides how it is read: the case is of "input and output data").
+    prefetch window (where an output is stored decides how it is read: the case is of "input and output data", and
+    AutoTM's ILP, which the sentence names, charges a tensor's location to every kernel that uses it:
+    ``TieredSystem.autotm_lookahead``).
     The case that stalls least is applied (AutoTM minimises run time), then the one that moves fewest bytes through
     Tier 2 (a promotion counts twice: it is read from Tier 2 and moved between tiers); persistent data starts in Tier 1
     as far as it fits (first used first).
@@ -413,6 +415,7 @@ class TMTraining(_Policy):
             static_w=system.accelerator_static_w
             + system.tier1.static_w(sim.tier1_capacity)
             + system.tier2.static_w(max(0.0, capacity2)),
+            accounting=system.split_energy,
         )
         if self.exact:
             return best_ratio(cost, resolution=8 * trace.seq_len)

@@ -49,19 +49,22 @@ __all__ = [
     "model_bytes_per_chip",
     "resimulated",
     "study_runs",
+    "tier2_reads_once",
     "variant_system",
 ]
 
 log = logging.getLogger(__name__)
 
 BASELINE = "hbm_only"
-_PRICING_ONLY = frozenset({"accelerator_energy_scale", "stall_static_power"})  # read by outcome.price, not by a simulation
+# read by outcome.price, not by a simulation
+_PRICING_ONLY = frozenset({"accelerator_energy_scale", "stall_static_power", "tier2_read_energy"})
 _READ_BY = {  # the ablation switches only some policies' simulations read
     "deeptm_eviction_costs_time": frozenset({"deeptm"}),
     "split_only_if_evicted": frozenset({"tm_training", "tm_training_off"}),
     "split_ratio_reading": frozenset({"tm_training", "tm_training_off"}),  # the ideal policy tunes its ratio exactly
     "hot_promotion": frozenset({"tm_training", "tm_training_off", "ideal"}),
     "autotm_lookahead": frozenset({"autotm", "deeptm"}),
+    "split_energy": frozenset({"tm_training", "tm_training_off", "ideal"}),
 }
 
 
@@ -102,7 +105,7 @@ def hbm_only_outcome(workload: Workload, system: TieredSystem) -> Outcome:
 
 def resimulated(policy: str, system: TieredSystem, recorded: TieredSystem) -> bool:
     """Whether simulating ``policy`` on ``system`` may count otherwise than on ``recorded``: the two differ in a field
-    its simulation reads, i.e. in any but the two that only pricing reads (``outcome.price``), or in DeepTM's eviction
+    its simulation reads, i.e. in any but those only pricing reads (``outcome.price``), or in DeepTM's eviction
     switch for DeepTM, the one policy that reads it. Another hardware object counts as a difference."""
     ignored = _PRICING_ONLY | {switch for switch, readers in _READ_BY.items() if policy not in readers}
     for field in fields(TieredSystem):
@@ -275,3 +278,16 @@ def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
     )
     frame["migration_vs_data"] = frame["migrated_bytes"] / frame["data_bytes"]
     return frame
+
+
+def tier2_reads_once(frame: pd.DataFrame) -> pd.DataFrame:
+    """The study table ``frame`` priced with each byte stored in Tier 2 read once (``TieredSystem.tier2_read_energy``
+    ``once_per_store``): the energy of its re-reads taken out, samples per joule and energy efficiency over HBM-only
+    computed again; times, bytes and migrations as they are (the simulation does not read the switch)."""
+    out = frame.copy()
+    saved = out["energy_tier2_reread_j"]
+    out["energy_tier_sram_j"] = out["energy_tier_sram_j"] - saved
+    out["energy_j"] = out["energy_j"] - saved
+    out["energy_tier2_reread_j"] = 0.0
+    out["samples_per_j"] = out["samples_per_s"] * out["iteration_s"] / out["energy_j"]
+    return _normalise(out)

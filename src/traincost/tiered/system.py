@@ -69,8 +69,22 @@ class TieredSystem:
             data that cannot be prefetched from Tier 2 to on-chip SRAM within computation time to Tier 1", section 1),
             or reads every datum where it lies (False). An ablation switch.
         autotm_lookahead: whether AutoTM's cost of storing an output in Tier 2 includes how long its next reader's
-            fetch of it outlasts that reader's prefetch window (True), or only the op's own Tier 2 traffic (False:
-            the section 5.1 sentence on AutoTM names no look-ahead). An ablation switch.
+            fetch of it outlasts that reader's prefetch window (True), or only the op's own Tier 2 traffic (False). True is
+            AutoTM's own formulation, which section 5.1's "AutoTM predicts performance for applying each case using ILP"
+            names: its ILP gives a tensor one location variable read by its producer and by every kernel that uses it
+            ("Create an expression for the input and output locations", ``get_tensor_in_dram(F, tensor, node)``, in
+            AutoTM/src/optimizer/ilp/formulation.jl) and minimises the sum of all kernels' times ("Default objective is
+            to just sum all of the node times"), so storing an output in slow memory is charged to its readers too. An
+            ablation switch.
+        split_energy: the energy TM-Training's data placement manager weighs a split ratio by (``split_ratio.DataCost``):
+            Algorithm 3's ENERGYOVERHEAD as printed (``printed``) or the simulator's per-access accounting
+            (``per_access``). An ablation switch.
+        tier2_read_energy: how reads of Tier 2 into SRAM are priced: each at Tier 2's read energy (``per_access``: the
+            accesses the simulation counts, as section 5.1's simulator counts "number of memory accesses"), or each byte
+            stored in Tier 2 once, its re-reads before it is stored again free (``once_per_store``: Algorithm 3's
+            "(1 - r) x D x T2ReadEnergy", re-reads served by the SSD's DRAM buffer of section 1: "If the DRAM hits, then
+            it issues a PCIe MMIO response"). The paper states neither for its simulator; only pricing reads it
+            (``outcome.price``).
     """
 
     hardware: HardwareSpec
@@ -88,6 +102,8 @@ class TieredSystem:
     split_ratio_reading: str = "printed"
     hot_promotion: bool = True
     autotm_lookahead: bool = True
+    split_energy: str = "printed"
+    tier2_read_energy: str = "per_access"
 
     @property
     def onchip_bytes(self) -> float:

@@ -462,7 +462,7 @@ class Plan:
     def tiered_outputs(self) -> list[str]:
         outputs = _expand("results/tiered/{figure}.{ext}", figure=self.tiered_figures, ext=["png", "pdf"])
         outputs += [COMPARISON_CSVS["tiered"], "results/tiered/table3.csv", "results/tiered/ordering.csv"]
-        outputs += ["results/tiered/placement.csv", "results/tiered/calibration.parquet"]
+        outputs += ["results/tiered/placement.csv", "results/tiered/tier2_reads.csv", "results/tiered/calibration.parquet"]
         outputs.append("results/tiered/fig12.html")  # every run behind Figure 12, interactive
         return outputs
 
