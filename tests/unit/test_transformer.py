@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
@@ -13,7 +14,12 @@ from traincost.cost.optable import op_table
 from traincost.errors import ConfigError, UnknownModelError
 from traincost.memory.liveness import memory_profile
 from traincost.models.gpt2 import GPT2_SMALL
-from traincost.models.tm_training_workloads import TM_TRAINING_WORKLOADS, data_size_per_iteration, tm_training_workload
+from traincost.models.tm_training_workloads import (
+    PIPELINE_STAGE,
+    TM_TRAINING_WORKLOADS,
+    data_size_per_iteration,
+    tm_training_workload,
+)
 from traincost.models.transformer import (
     Parallelism,
     TransformerConfig,
@@ -21,6 +27,7 @@ from traincost.models.transformer import (
     parameter_count,
     transformer_workload,
 )
+from traincost.models.transformer.config import block_params, shard_sizes, stage_blocks
 from traincost.workload import Workload
 
 _CHIP_BYTES = 32 * 10**9  # TM-Training: 32 GB of address space per chip
@@ -238,7 +245,13 @@ def test_tm_presets_build_fast_and_fit_a_chip(name: str) -> None:
     assert time.perf_counter() - began < 5.0
     assert parallel.chips == {"bert_large": 4, "t5_11b": 16, "chinchilla_70b": 1024, "gpt3_175b": 2048, "palm_540b": 6144}[name]
     assert memory_profile(workload).peak_bytes < _CHIP_BYTES
-    # fully sharded: each chip stores parameters × 2 bytes / chips ("model size" of the Tier 1 ratio); PaLM's
-    # single key/value head is replicated over its 12 tensor-parallel chips (+2.3 %)
-    assert _weight_bytes(workload) == pytest.approx(2 * parameter_count(config) / parallel.chips, rel=0.03)
+    # fully sharded: each chip stores parameters × 2 bytes / chips ("model size" of the Tier 1 ratio); PaLM's chip is a
+    # pipeline stage: its blocks' parameters × 2 bytes / replicas
+    if parallel.pipeline_stages > 1:
+        shard = shard_sizes(config, parallel)
+        blocks = stage_blocks(config.n_layer, parallel.pipeline_stages, PIPELINE_STAGE[name])
+        params = sum(math.prod(shape) for b in blocks for _, shape in block_params(config, shard, b))
+        assert _weight_bytes(workload) == pytest.approx(2 * params / parallel.replicas, rel=1e-3)
+    else:
+        assert _weight_bytes(workload) == pytest.approx(2 * parameter_count(config) / parallel.chips, rel=0.03)
     assert isinstance(workload.ops, pd.DataFrame) and len(op_table(workload)) == len(workload.ops)

@@ -43,7 +43,8 @@ def workload_table(paper: pd.DataFrame, workloads: Sequence[str]) -> pd.DataFram
 
 def _row(name: str, paper: pd.Series) -> dict[str, object]:
     config, parallel = TM_TRAINING_WORKLOADS[name]
-    ours = (config.seq_len, config.batch, parallel.pods, parallel.model_parallel, parallel.data_parallel, parallel.chips)
+    model_parallel = parallel.model_parallel * parallel.pipeline_stages  # Table 3's chips per replica, either kind
+    ours = (config.seq_len, config.batch, parallel.pods, model_parallel, parallel.data_parallel, parallel.chips)
     theirs = tuple(int(paper[q]) for q in _LAYOUT)
     workload = tm_training_workload(name)
     tensors = workload.tensors

@@ -12,8 +12,13 @@ PaLM 540B (Chowdhery et al. 2022: 118 layers, 18,432 wide, 48 heads of 256, mult
 73,728 SwiGLU, 256,000 tokens, RoPE, no biases, shared embeddings). All are ``fully_sharded``
 (so the per-chip "model size" is parameters × 2 bytes / chips, as the paper's Tier 1 ratios
 imply) and :func:`tm_training_workload` runs them with ``recompute="layer"``, without which no
-preset fits 32 GB per chip; PaLM also needs ``sequence_parallel`` (its 118 saved block inputs
-alone take 36 GB per chip without it), the others fit without it. BERT's next-sentence head,
+preset fits 32 GB per chip. Table 3's "model parallelism" is tensor parallelism for T5 to GPT-3 and pipeline
+stages for PaLM: section 5.2 states that "Running PaLM needs about 9 GB of memory space for the forward pass and about
+22.5 GB for the backward pass", a whole layer's weights (9.2 GB in BF16) and its gradients per chip, which 12-way
+tensor parallelism (a twelfth of a layer per chip: 6 / 7 GB of working set with sequence parallelism) cannot give.
+PaLM's 12 model-parallel chips are therefore 12 pipeline stages of 9-10 blocks, 1F1B over the replica's 4 sequences
+as 4 micro-batches, and the chip modelled is a middle stage (:data:`PIPELINE_STAGE`: blocks only, neither embedding
+nor head): 14 / 16 GB of working set forward / backward (``tests/unit/test_transformer.py``). BERT's next-sentence head,
 pooler and token types, T5's relative-position biases and the parallel attention/MLP formulation of PaLM
 are left out; BERT's masked-LM head runs over every position. Parameters: BERT 334M (published
 340M), T5 11.3B, Chinchilla 64.7B (published 70B), GPT-3 174.6B, PaLM 540.3B.
@@ -32,7 +37,7 @@ from traincost.models._validation import check_positive_int
 from traincost.models.transformer import OptimizerName, Parallelism, Recompute, TransformerConfig, transformer_workload
 from traincost.workload import Workload
 
-__all__ = ["DataSize", "TM_TRAINING_WORKLOADS", "data_size_per_iteration", "tm_training_workload"]
+__all__ = ["DataSize", "PIPELINE_STAGE", "TM_TRAINING_WORKLOADS", "data_size_per_iteration", "tm_training_workload"]
 
 _TM_PARALLEL = Parallelism(fully_sharded=True)
 TM_TRAINING_WORKLOADS: Mapping[str, tuple[TransformerConfig, Parallelism]] = MappingProxyType(
@@ -115,11 +120,14 @@ TM_TRAINING_WORKLOADS: Mapping[str, tuple[TransformerConfig, Parallelism]] = Map
                 learned_positions=False,
                 bias=False,
             ),
-            replace(_TM_PARALLEL, pods=2, model_parallel=12, data_parallel=256, sequence_parallel=True),
+            replace(_TM_PARALLEL, pods=2, data_parallel=256, pipeline_stages=12, micro_batches=4),
         ),
     }
 )
 """TM-Training's workloads (``tm_training.md`` Table 3) with their published architectures."""
+
+PIPELINE_STAGE: Mapping[str, int] = MappingProxyType({"palm_540b": 6})
+"""The pipeline stage a preset's chip is (0 where it has no pipeline): for PaLM a middle one of its 12."""
 
 
 def tm_training_workload(
@@ -159,6 +167,7 @@ def tm_training_workload(
         dtype_bytes=dtype_bytes,
         optimizer_state_bytes=optimizer_state_bytes,
         recompute=recompute,
+        pipeline_stage=PIPELINE_STAGE.get(name, 0),
     )
     return Workload(ops=workload.ops, tensors=workload.tensors, meta={**workload.meta, "batch_factor": str(batch_factor)})
 
@@ -205,7 +214,7 @@ def data_size_per_iteration(
     That is every parameter, weight gradient and optimizer state of the model (a replica holds the
     whole model) and the activations its ``batch / (pods × data_parallel)`` sequences save for the
     backward pass, summed over its ``model_parallel`` chips (each chip's copy of a replicated tensor
-    counts). Sharding over replicas and recomputation change where and how long this data lives, not
+    counts) and its pipeline stages. Sharding over replicas and recomputation change where and how long this data lives, not
     how much of it one iteration uses, so they are switched off here.
 
     Args:
@@ -221,7 +230,7 @@ def data_size_per_iteration(
     Raises:
         ConfigError: As for :func:`transformer_workload`.
     """
-    plain = replace(parallel, fully_sharded=False, sequence_parallel=False)
+    plain = replace(parallel, fully_sharded=False, sequence_parallel=False, pipeline_stages=1, micro_batches=1)
     workload = transformer_workload(
         config, parallel=plain, optimizer=optimizer, dtype_bytes=dtype_bytes, optimizer_state_bytes=optimizer_state_bytes
     )

@@ -63,7 +63,13 @@ Parallelism (one chip's share)
     2022) the LayerNorms and residual stream hold ``⌈seq_len / model_parallel⌉`` positions and each
     AllReduce becomes an ``AllGather`` into the tensor-parallel region and a ``ReduceScatter`` out
     of it (all collectives are kind ``eltwise``; an AllGather does no arithmetic); the gathered input
-    of a block's first GEMMs is saved whole, not re-gathered in the backward pass. With
+    of a block's first GEMMs is saved whole, not re-gathered in the backward pass. Pipeline parallelism over
+    ``pipeline_stages`` stages (GPipe or 1F1B micro-batching, :mod:`~traincost.models.transformer.step`): the chip is
+    one stage (``pipeline_stage``), holding its blocks' weights; a replica's sequences run in ``micro_batches``
+    micro-batches, whose activations stay on the stage from their forward to their backward (the schedule decides how
+    many are in flight), passed between stages by ``Recv``/``Send`` ops (kind ``eltwise``); the pipeline's idle fill
+    and drain, ``(p - 1) / (m + p - 1)`` of the iteration, has no ops and is recorded in the metadata
+    (``pipeline_bubble_fraction``). With
     ``fully_sharded`` (ZeRO-3 / FSDP, as PaLM) every parameter and optimizer state is
     stored as a flat shard over the ``pods × data_parallel`` replicas: an ``AllGather`` per block
     writes the block's weights (kind ``temporary``, ``<p>/gathered``) before its forward and again
@@ -97,6 +103,7 @@ from traincost.models.transformer.config import (
     Activation,
     OptimizerName,
     Parallelism,
+    PipelineSchedule,
     Recompute,
     TransformerConfig,
     gpt2_transformer_config,
@@ -111,6 +118,7 @@ __all__ = [
     "OptimizerName",
     "Recompute",
     "Parallelism",
+    "PipelineSchedule",
     "TransformerConfig",
     "gpt2_transformer_config",
     "parameter_count",
@@ -128,6 +136,7 @@ def transformer_workload(
     dtype_bytes: int = 2,
     optimizer_state_bytes: int | None = None,
     recompute: Recompute = "none",
+    pipeline_stage: int = 0,
 ) -> Workload:
     """One chip's training step of ``config`` under ``parallel``, as a Workload (see the module docstring).
 
@@ -139,6 +148,8 @@ def transformer_workload(
         optimizer_state_bytes: Bytes per optimizer-state element (``None``: ``dtype_bytes``).
         recompute: ``none``, or ``layer`` (only block inputs are saved; each block's forward is
             re-run before its backward).
+        pipeline_stage: The stage the chip is, from 0 (the first, which holds the embedding and, under 1F1B, the
+            most micro-batches in flight) to ``parallel.pipeline_stages - 1`` (the head and loss).
 
     Returns:
         The Workload; its metadata records the model, the per-chip and global batch, the
@@ -157,10 +168,24 @@ def transformer_workload(
         dtype_bytes if optimizer_state_bytes is None else check_positive_int(optimizer_state_bytes, field="optimizer_state_bytes")
     )
     shard = shard_sizes(config, parallel)
-    step = TrainingStep(config, shard, optimizer=optimizer, dtype_bytes=dtype_bytes, state_bytes=state_bytes, recompute=recompute)
+    stages = parallel.pipeline_stages
+    if isinstance(pipeline_stage, bool) or not isinstance(pipeline_stage, int) or not 0 <= pipeline_stage < stages:
+        raise ConfigError(
+            f"'pipeline_stage' must be an int in [0, pipeline_stages) = [0, {parallel.pipeline_stages}), got {pipeline_stage!r}"
+        )
+    step = TrainingStep(
+        config,
+        shard,
+        optimizer=optimizer,
+        dtype_bytes=dtype_bytes,
+        state_bytes=state_bytes,
+        recompute=recompute,
+        schedule=parallel.pipeline_schedule,
+        stage=pipeline_stage,
+    )
     meta = {
         "model": config.name,
-        "batch": str(shard.sequences),
+        "batch": str(shard.sequences * shard.micro_batches),
         "global_batch": str(config.batch),
         "input_shape": json.dumps([shard.sequences, shard.seq_len]),
         "optimizer": optimizer,
@@ -174,8 +199,14 @@ def transformer_workload(
                 "data_parallel": parallel.data_parallel,
                 "sequence_parallel": parallel.sequence_parallel,
                 "fully_sharded": parallel.fully_sharded,
+                "pipeline_stages": parallel.pipeline_stages,
+                "micro_batches": parallel.micro_batches,
+                "pipeline_schedule": parallel.pipeline_schedule,
+                "pipeline_stage": pipeline_stage,
             }
         ),
+        "micro_batch": str(shard.sequences),
+        "pipeline_bubble_fraction": f"{parallel.bubble_fraction:.6g}",
         "chips": str(parallel.chips),
         "parameters_total": str(parameter_count(config)),
         "source": "traincost.models.transformer",

@@ -1,10 +1,12 @@
-"""One chip's tensors and parameters, and the collectives of data, tensor and sequence parallelism.
+"""One chip's tensors and parameters, and the collectives of data, tensor, sequence and pipeline parallelism.
 
 ``ParallelStep`` holds the state every part of the step builder shares: the graph written so far,
 each parameter's persistent tensor (a flat shard with full sharding), its optimizer states, the
-tensor ops read it from now (stored or all-gathered) and its gradient. Its collectives are
-Megatron's f and g operators (``enter``/``leave`` and their gradients) and the gradient reduction
-over data-parallel replicas; :class:`~traincost.models.transformer.layers.LayerStep` builds on it.
+tensor ops read it from now (stored or all-gathered) and its gradient (accumulated over micro-batches:
+each micro-batch's gradient op reads the gradient the earlier ones summed). Its collectives are
+Megatron's f and g operators (``enter``/``leave`` and their gradients), the gradient reduction
+over data-parallel replicas and the point-to-point ``send``/``receive`` between pipeline stages;
+:class:`~traincost.models.transformer.layers.LayerStep` builds on it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class ParallelStep:
         self.states: dict[str, dict[str, int]] = {}
         self.reading: dict[str, int] = {}  # parameter -> the tensor ops read now (stored or gathered)
         self.grads: dict[str, int] = {}  # parameter -> its (local) gradient
+        self.reduced: dict[str, int] = {}  # parameter -> its gradient reduced over the replicas so far
         self.grad_partials: dict[str, list[int]] = {}  # tied-embedding contributions to sum
 
     @property
@@ -88,6 +91,19 @@ class ParallelStep:
         )
         self.reading |= dict(zip(params, gathered, strict=True))
 
+    @property
+    def reduces_each_micro_batch(self) -> bool:
+        """Whether gradients are reduced over the replicas after every micro-batch (full sharding, as ZeRO-3 and FSDP
+        reduce-scatter them, accumulating the shards) rather than summed on the chip and reduced once."""
+        return self.shard.fully_sharded and self.shard.replicas > 1
+
+    def accumulated(self, params: Sequence[str]) -> list[int]:
+        """The local gradients of ``params`` earlier micro-batches summed, which the next gradient op adds to (none in
+        the first micro-batch, nor when each micro-batch's are reduced). Read before ``grad`` replaces them."""
+        if self.reduces_each_micro_batch:
+            return []
+        return [self.grads[p] for p in params if p in self.grads]
+
     def grad(self, param: str) -> int:
         """A new tensor for the local gradient of ``param`` (the optimizer's input without data parallelism)."""
         reduced = self.shard.replicas == 1
@@ -105,17 +121,19 @@ class ParallelStep:
         for p in params:
             outputs.append(self.graph.tensor(f"{p}_grad", "weight_grad", self.graph.tensors[self.stored[p]].shape, self.dtype))
         inputs = [self.grads[p] for p in params]
+        earlier = [self.reduced[p] for p in params if p in self.reduced]  # shards earlier micro-batches summed
         self.graph.op(
             f"{layer}/{'reduce_scatter' if sharded else 'all_reduce'}_grads",
             "ReduceScatter" if sharded else "AllReduce",
             "eltwise",
             phase="backward",
             layer=layer,
-            inputs=inputs,
+            inputs=inputs + earlier,
             outputs=outputs,
-            elementwise_ops=sum(self.graph.elements(t) for t in inputs),
+            elementwise_ops=sum(self.graph.elements(t) for t in inputs + earlier),
         )
         self.grads |= dict(zip(params, outputs, strict=True))
+        self.reduced |= dict(zip(params, outputs, strict=True))
 
     def collective(self, op_type: str, x: int, layer: str, phase: str) -> int:
         """An AllReduce, AllGather (positions × model_parallel) or ReduceScatter (÷ model_parallel) of ``x``."""
@@ -153,3 +171,13 @@ class ParallelStep:
     def leave_grad(self, dy: int, layer: str) -> int:
         """The gradient of g: AllGather with sequence parallelism, else the identity."""
         return self.collective("AllGather", dy, layer, "backward") if self.shard.sequence_parallel else dy
+
+    def receive(self, shape: Sequence[int], name: str, phase: str) -> int:
+        """A point-to-point Recv from the neighbouring pipeline stage: writes the stage's boundary tensor."""
+        out = self.act(name, shape, phase)
+        self.graph.op(f"{name}/recv", "Recv", "eltwise", phase=phase, layer=name, inputs=[], outputs=[out])
+        return out
+
+    def send(self, x: int, name: str, phase: str) -> None:
+        """A point-to-point Send of ``x`` to the neighbouring pipeline stage."""
+        self.graph.op(f"{name}/send", "Send", "eltwise", phase=phase, layer=name, inputs=[x], outputs=[])

@@ -18,6 +18,7 @@ __all__ = [
     "OPTIMIZER_STATES",
     "OptimizerName",
     "Parallelism",
+    "PipelineSchedule",
     "Recompute",
     "Shard",
     "TransformerConfig",
@@ -26,12 +27,14 @@ __all__ = [
     "gpt2_transformer_config",
     "parameter_count",
     "shard_sizes",
+    "stage_blocks",
     "top_params",
 ]
 
 Activation = Literal["gelu", "gelu_tanh", "relu", "swish"]
 OptimizerName = Literal["sgd", "adam"]
 Recompute = Literal["none", "layer"]
+PipelineSchedule = Literal["1f1b", "gpipe"]
 
 OPTIMIZER_STATES: Mapping[str, tuple[str, ...]] = MappingProxyType({"sgd": (), "adam": ("exp_avg", "exp_avg_sq")})
 
@@ -114,15 +117,23 @@ class TransformerConfig:
 
 @dataclass(frozen=True, slots=True)
 class Parallelism:
-    """How a training step is spread over chips (Megatron tensor parallelism × data parallelism).
+    """How a training step is spread over chips (data × pipeline × Megatron tensor parallelism).
 
     Attributes:
-        pods: Pods; each holds ``model_parallel × data_parallel`` chips and its own data replicas.
-        model_parallel: Tensor-parallel chips per replica (heads, FFN columns and vocabulary split).
+        pods: Pods; each holds ``pipeline_stages × model_parallel × data_parallel`` chips and its own data replicas.
+        model_parallel: Tensor-parallel chips per pipeline stage (heads, FFN columns and vocabulary split).
         data_parallel: Data-parallel replicas per pod.
         sequence_parallel: LayerNorms and the residual stream split over the sequence.
         fully_sharded: Parameters and optimizer states sharded over the ``pods × data_parallel``
             replicas (ZeRO-3 / FSDP); weights are all-gathered per block before use.
+        pipeline_stages: Pipeline stages per replica (GPipe, Huang et al. 2019; 1F1B, Narayanan et al. 2021): stage
+            ``i`` holds blocks ``⌊i·n_layer/p⌋`` to ``⌊(i+1)·n_layer/p⌋ - 1``, the first the embedding, the last the
+            final LayerNorm, head and loss.
+        micro_batches: Micro-batches a replica's sequences are split into per iteration (gradients accumulate over
+            them; with one stage, gradient accumulation).
+        pipeline_schedule: ``1f1b`` (after ``p - i - 1`` warm-up forwards, stage ``i`` alternates one forward and
+            one backward, so at most ``p - i`` micro-batches are in flight) or ``gpipe`` (every forward, then every
+            backward: all ``micro_batches`` in flight).
 
     Raises:
         ConfigError: A field has the wrong type or range; the message names it.
@@ -133,31 +144,45 @@ class Parallelism:
     data_parallel: int = 1
     sequence_parallel: bool = False
     fully_sharded: bool = False
+    pipeline_stages: int = 1
+    micro_batches: int = 1
+    pipeline_schedule: PipelineSchedule = "1f1b"
 
     def __post_init__(self) -> None:
         """Check every field; see the class docstring."""
-        for key in ("pods", "model_parallel", "data_parallel"):
+        for key in ("pods", "model_parallel", "data_parallel", "pipeline_stages", "micro_batches"):
             check_positive_int(getattr(self, key), field=key)
         for key in ("sequence_parallel", "fully_sharded"):
             if not isinstance(getattr(self, key), bool):
                 raise ConfigError(f"{key!r} must be a bool, got {getattr(self, key)!r}")
+        if self.pipeline_schedule not in get_args(PipelineSchedule):
+            raise ConfigError(
+                f"'pipeline_schedule' must be one of {', '.join(get_args(PipelineSchedule))}, got {self.pipeline_schedule!r}"
+            )
 
     @property
     def chips(self) -> int:
         """Chips in total."""
-        return self.pods * self.model_parallel * self.data_parallel
+        return self.pods * self.model_parallel * self.data_parallel * self.pipeline_stages
 
     @property
     def replicas(self) -> int:
         """Data-parallel replicas in total (``pods × data_parallel``)."""
         return self.pods * self.data_parallel
 
+    @property
+    def bubble_fraction(self) -> float:
+        """The share of an iteration a stage idles in the pipeline's fill and drain, ``(p - 1) / (m + p - 1)`` for
+        ``p`` stages and ``m`` micro-batches of equal time (GPipe and 1F1B alike; 0 without stages)."""
+        p, m = self.pipeline_stages, self.micro_batches
+        return (p - 1) / (m + p - 1)
+
 
 @dataclass(frozen=True, slots=True)
 class Shard:
     """One chip's sizes, checked against the configuration."""
 
-    sequences: int
+    sequences: int  # per micro-batch
     seq_len: int
     local_seq: int  # positions of the residual stream (⌈seq_len / model_parallel⌉ with sequence parallelism)
     heads: int
@@ -170,6 +195,8 @@ class Shard:
     sequence_parallel: bool
     replicas: int
     fully_sharded: bool
+    micro_batches: int = 1
+    stages: int = 1
 
     @property
     def tokens(self) -> int:
@@ -189,6 +216,16 @@ def shard_sizes(config: TransformerConfig, parallel: Parallelism) -> Shard:
     mp = parallel.model_parallel
     if config.batch % parallel.replicas:
         raise ConfigError(f"'batch' ({config.batch}) must be divisible by pods × data_parallel ({parallel.replicas})")
+    per_replica = config.batch // parallel.replicas
+    if per_replica % parallel.micro_batches:
+        raise ConfigError(
+            f"'micro_batches' ({parallel.micro_batches}) must divide the {per_replica} sequences of a replica "
+            f"('batch' {config.batch} over pods × data_parallel {parallel.replicas})"
+        )
+    if parallel.pipeline_stages > config.n_layer:
+        raise ConfigError(f"'pipeline_stages' ({parallel.pipeline_stages}) must not exceed 'n_layer' ({config.n_layer})")
+    if parallel.pipeline_stages > 1 and config.is_encoder_decoder:
+        raise ConfigError("'pipeline_stages' > 1: pipelines of an encoder-decoder are not modelled (one stack of blocks only)")
     if config.n_head % mp:
         raise ConfigError(f"'n_head' ({config.n_head}) must be divisible by 'model_parallel' ({mp})")
     if config.d_ff % mp:
@@ -201,7 +238,7 @@ def shard_sizes(config: TransformerConfig, parallel: Parallelism) -> Shard:
         )
     split_seq = parallel.sequence_parallel and mp > 1
     return Shard(
-        sequences=config.batch // parallel.replicas,
+        sequences=per_replica // parallel.micro_batches,
         seq_len=config.seq_len,
         local_seq=-(-config.seq_len // mp) if split_seq else config.seq_len,
         heads=heads,
@@ -214,7 +251,14 @@ def shard_sizes(config: TransformerConfig, parallel: Parallelism) -> Shard:
         sequence_parallel=split_seq,
         replicas=parallel.replicas,
         fully_sharded=parallel.fully_sharded,
+        micro_batches=parallel.micro_batches,
+        stages=parallel.pipeline_stages,
     )
+
+
+def stage_blocks(n_layer: int, stages: int, stage: int) -> range:
+    """The blocks pipeline stage ``stage`` of ``stages`` holds: ``⌊stage·n_layer/stages⌋`` up to the next stage's first."""
+    return range(stage * n_layer // stages, (stage + 1) * n_layer // stages)
 
 
 def block_parts(config: TransformerConfig, index: int) -> tuple[str, ...]:

@@ -105,17 +105,19 @@ class LayerStep(ParallelStep):
             dims={"OY": tokens, "C": d_out, "K": d_in},
             elementwise_ops=tokens * d_in if extra else 0,
         )
-        outputs = [self.grad(f"{param}.weight")] + ([self.grad(f"{param}.bias")] if self.config.bias else [])
+        params = [f"{param}.weight"] + ([f"{param}.bias"] if self.config.bias else [])
+        earlier = self.accumulated(params)
+        outputs = [self.grad(p) for p in params]
         self.graph.op(
             f"{param}/wgrad",
             "Gemm",
             "gemm",
             phase="backward",
             layer=param,
-            inputs=[x, dy],
+            inputs=[x, dy, *earlier],
             outputs=outputs,
             dims={"OY": d_in, "C": tokens, "K": d_out},
-            elementwise_ops=tokens * d_out if self.config.bias else 0,
+            elementwise_ops=(tokens * d_out if self.config.bias else 0) + sum(self.graph.elements(t) for t in earlier),
         )
         return dx
 
@@ -141,7 +143,9 @@ class LayerStep(ParallelStep):
     def norm_grad(self, dy: int, saved: SavedNorm, name: str, residual: int | None) -> int:
         """LayerNorm gradient (plus the residual branch's gradient ``residual``) and its parameters' gradients."""
         dx = self.like(saved.x, f"{name}.in_grad", "backward")
-        grads = [self.grad(f"{name}.weight")] + ([self.grad(f"{name}.bias")] if self.config.bias else [])
+        params = [f"{name}.weight"] + ([f"{name}.bias"] if self.config.bias else [])
+        earlier = self.accumulated(params)
+        grads = [self.grad(p) for p in params]
         extra = [residual] if residual is not None else []
         elements = self.graph.elements(saved.x)
         self.graph.op(
@@ -150,9 +154,11 @@ class LayerStep(ParallelStep):
             "norm",
             phase="backward",
             layer=name,
-            inputs=[dy, saved.x, saved.mean, saved.inv_std, self.reading[f"{name}.weight"], *extra],
+            inputs=[dy, saved.x, saved.mean, saved.inv_std, self.reading[f"{name}.weight"], *extra, *earlier],
             outputs=[dx, *grads],
-            elementwise_ops=_NORM_GRAD_OPS_PER_ELEMENT * elements + (elements if extra else 0),
+            elementwise_ops=_NORM_GRAD_OPS_PER_ELEMENT * elements
+            + (elements if extra else 0)
+            + sum(self.graph.elements(t) for t in earlier),
         )
         return dx
 
