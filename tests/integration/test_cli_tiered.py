@@ -95,6 +95,29 @@ def test_a_workload_larger_than_the_chip_fails_naming_it(bert: Path, tmp_path: P
     assert_clean_failure(result, "workload bert_large", "does not fit in 4 GiB", left=out)
 
 
+def test_a_user_lays_palm_out_as_tensor_parallel_chips_or_as_pipeline_stages(tmp_path: Path) -> None:
+    # the preset: 12 pipeline stages, a middle one; the same 12 chips as tensor-parallel chips with sequence parallelism
+    # (PaLM's own setup): every block on the chip, a twelfth of each
+    paths = {name: (tmp_path / f"{name}_ops.parquet", tmp_path / f"{name}_tensors.parquet") for name in ("pp", "tp")}
+    layouts = {"pp": [], "tp": ["--model-parallel", 12, "--pipeline-stages", 1, "--micro-batches", 1, "--sequence-parallel"]}
+    for name, (ops, tensors) in paths.items():
+        result = traincost("tiered-workload", "--workload", "palm_540b", *layouts[name], "--ops", ops, "--tensors", tensors)
+        assert result.returncode == 0, result.stderr
+    pipeline, tensor = (pd.read_parquet(paths[name][0]) for name in ("pp", "tp"))
+    assert set(pipeline["layer"].str.extract(r"^blocks\.(\d+)\.")[0].dropna().astype(int)) == set(range(59, 68))
+    assert set(tensor["layer"].str.extract(r"^blocks\.(\d+)\.")[0].dropna().astype(int)) == set(range(118))
+    assert (pipeline["op_type"] == "Recv").sum() == 8 and not (tensor["op_type"] == "Recv").any()
+    out = tmp_path / "bad.parquet"
+    result = traincost(
+        "tiered-workload", "--workload", "palm_540b", "--micro-batches", 3, "--ops", out, "--tensors", tmp_path / "t.parquet"
+    )
+    assert_clean_failure(result, "'micro_batches' (3) must divide the 4 sequences", left=out)
+    result = traincost(
+        "tiered-workload", "--workload", "palm_540b", "--pipeline-stage", 12, "--ops", out, "--tensors", tmp_path / "t.parquet"
+    )
+    assert_clean_failure(result, "'pipeline_stage' must be an int in [0, pipeline_stages) = [0, 12)", left=out)
+
+
 def test_errors_name_what_is_wrong(bert: Path, tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
     result = traincost("tiered-workload", "--workload", "gpt5", "--ops", out, "--tensors", tmp_path / "t.parquet")
@@ -145,17 +168,19 @@ def test_calibrate_fits_the_offchip_share_and_the_study_and_report_use_it(bert: 
 
     share, compare, stdout = study_and_report(tmp_path / "study.parquet", "--calibration", fitted)
     assert share == pytest.approx(0.276, rel=1e-6)
+    # PaLM's per-layer footprint chose its layout (pipeline stages): calibrated too, whatever the energy scale
     assert set(compare.index[compare["kind"] == "calibrated"]) == {
         "sec2_offchip_energy_share_hbm_only",
         "sec2_accelerator_vs_offchip_energy_hbm_only",
+        "palm_layer_footprint",
     }
-    assert "1 calibrated" not in stdout and "2 calibrated" in stdout  # shown, not counted
+    assert "4 calibrated" in stdout  # shown, not counted
 
     # --assume calibrated=false (the ablation that gives the counts before calibration): the hardware file's
     # energies, and the two targets judged as claims
     share, compare, _ = study_and_report(tmp_path / "before.parquet", "--calibration", fitted, "--assume", "calibrated=false")
     assert share == pytest.approx(row["uncalibrated"], rel=1e-6)
-    assert "calibrated" not in set(compare["kind"])
+    assert set(compare.index[compare["kind"] == "calibrated"]) == {"palm_layer_footprint"}
     assert compare.loc["sec2_offchip_energy_share_hbm_only", "kind"] == "claim"
 
     assert_clean_failure(traincost("calibrate", *workload, "--paper", "data/paper/tm_training.csv", "--target", "nope",

@@ -14,6 +14,7 @@ from traincost.models.tm_training_workloads import PIPELINE_STAGE, TM_TRAINING_W
 from traincost.models.transformer import Parallelism, TransformerConfig, transformer_workload
 from traincost.models.transformer.config import block_params, shard_sizes, stage_blocks
 from traincost.models.transformer.step import pipeline_order
+from traincost.tiered.study import layer_footprint_bytes
 from traincost.workload import Workload
 
 _MID = TransformerConfig(
@@ -149,3 +150,24 @@ def test_palm_runs_a_whole_layer_per_chip_as_the_paper_sizes_its_data() -> None:
     per_block = gathered.groupby(gathered["name"].str.extract(r"^blocks\.(\d+)\.")[0])["bytes"].sum() / 4 / 2
     assert (per_block == 2 * block).all()  # each block gathered whole, per micro-batch, forward and backward
     assert workload.meta["batch"] == "4" and json.loads(workload.meta["parallelism"])["pipeline_stage"] == stage
+
+
+def test_a_preset_takes_another_layout_and_refuses_an_unknown_field() -> None:
+    tensor = tm_training_workload(
+        "palm_540b", layout={"model_parallel": 12, "pipeline_stages": 1, "micro_batches": 1, "sequence_parallel": True}
+    )
+    assert len(tensor.ops) == 7096 and json.loads(tensor.meta["parallelism"])["pipeline_stage"] == 0
+    with pytest.raises(ConfigError, match=r"\['tensor_parallel'\] are not fields of the parallelism"):
+        tm_training_workload("palm_540b", layout={"tensor_parallel": 12})
+
+
+def test_a_layers_footprint_is_one_pass_of_its_weights_and_activations() -> None:
+    # one stage, no sharding: a pass reads the block's weights whole and the activations of its micro-batch, which halve
+    # with two micro-batches; so 2 x (two micro-batches) - (one) leaves the block's weights, 2 bytes per parameter
+    one, two = (
+        layer_footprint_bytes(transformer_workload(_MID, parallel=Parallelism(micro_batches=m), optimizer="sgd")) for m in (1, 2)
+    )
+    shard = shard_sizes(_MID, Parallelism())
+    weights = 2 * sum(int(np.prod(shape)) for _, shape in block_params(_MID, shard, 0))
+    assert 2 * two[0] - one[0] == weights
+    assert one[1] > one[0]  # the backward pass reads the forward's activations and writes gradients as well

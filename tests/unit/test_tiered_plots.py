@@ -76,6 +76,8 @@ def study(
                             "energy_tier_sram_j": 20.0 / relative,
                             "energy_migration_j": migrated * 1e-8,
                             "energy_static_j": 10.0,
+                            "layer_forward_bytes": 9.5e9,
+                            "layer_backward_bytes": 30e9,
                         }
                     )
     table = pd.DataFrame(rows)
@@ -291,8 +293,13 @@ def test_every_paper_row_is_compared_and_no_paper_number_is_copied() -> None:
     paper = pd.DataFrame([r[:7] for r in records[1:]], columns=records[0][:7]).assign(source="")
     paper = paper.replace("", np.nan).astype({"ratio": float, "value": float})
     rows = compare_with_paper(study(), paper)
-    assert len(rows) == len(paper) == 60
+    assert len(rows) == len(paper) == 62
     assert rows["claim"].tolist() == paper["claim"].tolist()
+    # PaLM's per-layer footprint beside the paper's 9 and 22.5 GB, shown and not judged: PaLM's layout was chosen by it
+    footprint = rows[rows["claim"] == "palm_layer_footprint"]
+    assert footprint["ours"].tolist() == [9.5, 30.0] and (footprint["kind"] == "calibrated").all()
+    assert footprint["verdict"].eq("").all() and "chosen by it" in footprint["note"].iloc[0]
+    rows = rows[rows["claim"] != "palm_layer_footprint"]
     computed = rows[rows["ours"].notna()]
     # at 100:1 nothing migrates in this study, so Sentinel's migration over TM-Training's is undefined there
     undefined = {"intro_tier_migration_energy_vs_ideal_max", "fig11_palm_migration_sentinel_100to1"}

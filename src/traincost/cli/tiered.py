@@ -25,7 +25,20 @@ FIGURES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "f
 def _cmd_workload(args: argparse.Namespace) -> None:
     from traincost.models.tm_training_workloads import tm_training_workload
 
-    workload = tm_training_workload(args.workload, batch_factor=args.batch_factor)
+    layout = {
+        key: value
+        for key, value in (
+            ("model_parallel", args.model_parallel),
+            ("sequence_parallel", args.sequence_parallel),
+            ("pipeline_stages", args.pipeline_stages),
+            ("micro_batches", args.micro_batches),
+            ("pipeline_schedule", args.pipeline_schedule),
+        )
+        if value is not None
+    }
+    workload = tm_training_workload(
+        args.workload, batch_factor=args.batch_factor, layout=layout, pipeline_stage=args.pipeline_stage
+    )
     workload.write(args.ops, args.tensors)
     print(f"{args.workload} x{args.batch_factor}: {len(workload.ops)} ops, {workload.total_macs / 1e12:.1f} TMACs per chip")
 
@@ -315,6 +328,24 @@ def _design_space_command(command: Command) -> None:
     cmd.add_argument("--out", type=Path, required=True, help="output page (.html, self-contained, no network needed)")
 
 
+def _workload_command(command: Command) -> None:
+    """The tiered-workload subcommand: a preset, its batch and, optionally, another layout."""
+    cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
+    cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
+    cmd.add_argument("--batch-factor", type=positive_int, default=1, help="multiply the global batch (Figure 13: 2)")
+    layout = cmd.add_argument_group("layout", "replace the preset's parallelism (Table 3's; PaLM: 12 pipeline stages)")
+    layout.add_argument("--model-parallel", type=positive_int, help="tensor-parallel chips per stage")
+    layout.add_argument(
+        "--sequence-parallel", action=argparse.BooleanOptionalAction, default=None, help="split the residual stream"
+    )
+    layout.add_argument("--pipeline-stages", type=positive_int, help="pipeline stages per replica")
+    layout.add_argument("--micro-batches", type=positive_int, help="micro-batches per replica per iteration")
+    layout.add_argument("--pipeline-schedule", choices=["1f1b", "gpipe"], help="the pipeline's schedule")
+    layout.add_argument("--pipeline-stage", type=int, help="the stage the chip is (default: the preset's, else 0)")
+    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
+    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+
+
 def tiered_commands(command: Command) -> None:
     """Subcommands of the tiered-memory study (TM-Training)."""
     cmd = command(
@@ -337,11 +368,7 @@ def tiered_commands(command: Command) -> None:
     )
     cmd.add_argument("--out", type=Path, required=True, help="output: results/tiered/calibration.parquet")
 
-    cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
-    cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
-    cmd.add_argument("--batch-factor", type=positive_int, default=1, help="multiply the global batch (Figure 13: 2)")
-    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
-    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+    _workload_command(command)
 
     cmd = command(
         "tiered-study",

@@ -32,7 +32,7 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from traincost.errors import UnknownModelError
+from traincost.errors import ConfigError, UnknownModelError
 from traincost.models._validation import check_positive_int
 from traincost.models.transformer import OptimizerName, Parallelism, Recompute, TransformerConfig, transformer_workload
 from traincost.workload import Workload
@@ -138,6 +138,8 @@ def tm_training_workload(
     optimizer_state_bytes: int | None = 4,
     recompute: Recompute = "layer",
     batch_factor: int = 1,
+    layout: Mapping[str, object] | None = None,
+    pipeline_stage: int | None = None,
 ) -> Workload:
     """One chip's training step of a TM-Training preset.
 
@@ -152,13 +154,27 @@ def tm_training_workload(
         optimizer_state_bytes: As for :func:`transformer_workload`.
         recompute: As for :func:`transformer_workload`.
         batch_factor: Multiplies the preset's global batch (TM-Training Figure 13 doubles it).
+        layout: Fields of :class:`Parallelism` that replace the preset's (e.g. ``{"model_parallel": 12,
+            "pipeline_stages": 1, "micro_batches": 1, "sequence_parallel": True}``: PaLM as tensor-parallel chips).
+        pipeline_stage: The stage the chip is (default: the preset's, :data:`PIPELINE_STAGE`, or 0).
 
     Raises:
         UnknownModelError: ``name`` is not a preset.
-        ConfigError: ``batch_factor`` is not a positive integer.
+        ConfigError: ``batch_factor`` is not a positive integer, ``layout`` names no field of ``Parallelism`` or gives
+            one a wrong value, or the layout does not split the model.
     """
     config, parallel = _preset(name)
     check_positive_int(batch_factor, field="batch_factor")
+    if layout:
+        unknown = sorted(set(layout) - set(Parallelism.__dataclass_fields__))
+        if unknown:
+            raise ConfigError(
+                f"layout of {name}: {unknown} are not fields of the parallelism (expected some of "
+                f"{', '.join(Parallelism.__dataclass_fields__)})"
+            )
+        parallel = replace(parallel, **layout)
+    if pipeline_stage is None:
+        pipeline_stage = PIPELINE_STAGE.get(name, 0) if parallel.pipeline_stages > 1 else 0
     config = replace(config, batch=config.batch * batch_factor)
     workload = transformer_workload(
         config,
@@ -167,7 +183,7 @@ def tm_training_workload(
         dtype_bytes=dtype_bytes,
         optimizer_state_bytes=optimizer_state_bytes,
         recompute=recompute,
-        pipeline_stage=PIPELINE_STAGE.get(name, 0),
+        pipeline_stage=pipeline_stage,
     )
     return Workload(ops=workload.ops, tensors=workload.tensors, meta={**workload.meta, "batch_factor": str(batch_factor)})
 

@@ -44,6 +44,7 @@ from traincost.workload import Workload
 __all__ = [
     "BASELINE",
     "StudyRuns",
+    "layer_footprint_bytes",
     "VARIANTS",
     "Variant",
     "model_bytes_per_chip",
@@ -148,7 +149,8 @@ def study_runs(
     ``energy_j``, ``migrated_bytes``, ``samples_per_j``, ``model_bytes`` (per chip), ``data_bytes``
     (every tensor one iteration touches), ``energy_efficiency_vs_hbm``, ``throughput_vs_hbm``,
     ``migration_vs_ideal``, ``migration_vs_data``, ``static_ceiling_vs_hbm`` (the energy efficiency over HBM-only its Tier 1
-    size allows at most: HBM static power saved, nothing else spent).
+    size allows at most: HBM static power saved, nothing else spent), ``layer_forward_bytes`` and
+    ``layer_backward_bytes`` (``layer_footprint_bytes``).
     ``hbm_only`` is simulated once and repeated at every ratio; ratios whose Tier 1 is the same size (capped at
     the address space) share one set of simulations, the runs being the same.
 
@@ -189,7 +191,32 @@ def study_runs(
     frame["model_bytes"] = model_bytes
     frame["static_ceiling_vs_hbm"] = _static_ceiling(frame, system)
     frame["data_bytes"] = float(trace.size_bytes[[bool(a) for a in trace.accesses]].sum())
+    frame["layer_forward_bytes"], frame["layer_backward_bytes"] = layer_footprint_bytes(workload)
     return StudyRuns(_normalise(frame), Record(key=run_key(trace, system), runs=dict(runner.runs)))
+
+
+def layer_footprint_bytes(workload: Workload) -> tuple[float, float]:
+    """The data one layer creates or uses on the chip in one forward pass and in one backward pass (its recomputation
+    included): the bytes of every tensor read or written by the chip's first block (``blocks.<i>`` ops) in its first
+    forward pass, and in its first backward pass (a pass: the block's ops of that phase back to back; one per
+    micro-batch). NaN without blocks."""
+    ops = workload.ops
+    index = ops["layer"].str.extract(r"^blocks\.(\d+)(?:\.|$)")[0]
+    if index.isna().all():
+        return float("nan"), float("nan")
+    first = str(int(index.dropna().astype(int).min()))
+    size = workload.tensors["bytes"].to_numpy()
+
+    def touched(phases: tuple[str, ...]) -> float:
+        chosen = ops.index[((index == first) & ops["phase"].isin(phases)).to_numpy()].to_numpy()
+        if not len(chosen):
+            return float("nan")
+        breaks = np.flatnonzero(np.diff(chosen) > 1)
+        one_pass = ops.loc[chosen[: breaks[0] + 1] if len(breaks) else chosen]
+        tensors = {t for column in ("inputs", "outputs") for ids in one_pass[column] for t in ids}
+        return float(size[sorted(tensors)].sum())
+
+    return touched(("forward",)), touched(("backward", "recompute"))
 
 
 class _Runner:
