@@ -444,3 +444,9 @@ def test_no_policy_beats_the_static_ceiling_which_is_computed_by_hand(tiny_trans
         ceilings = runs.set_index("policy")["static_ceiling_vs_hbm"]
         assert ceilings["hbm_only"] == 1.0
         assert ceilings.drop("hbm_only").to_numpy() == pytest.approx(expected, rel=1e-12), ratio
+
+
+def test_a_switch_given_an_unknown_name_is_refused(system: TieredSystem) -> None:
+    for name in ("split_ratio_reading", "split_energy", "tier2_read_energy"):
+        with pytest.raises(ConfigError, match=f"{name} 'sometimes': expected one of"):
+            replace(system, **{name: "sometimes"})

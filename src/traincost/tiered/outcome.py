@@ -18,7 +18,9 @@ __all__ = ["Outcome", "SPLIT_RATIO_FIELDS", "Tally", "price"]
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """The steady iteration of one (workload, policy, Tier 1 size) simulation. Energies in joules."""
+    """The steady iteration of one (workload, policy, Tier 1 size) simulation. Energies in joules;
+    ``energy_tier2_reread_j`` is the part of ``energy_tier_sram_j`` spent on Tier 2's re-reads (0 when the system prices
+    each stored byte's read once)."""
 
     iteration_s: float
     stall_s: float

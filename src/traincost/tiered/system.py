@@ -105,6 +105,16 @@ class TieredSystem:
     split_energy: str = "printed"
     tier2_read_energy: str = "per_access"
 
+    def __post_init__(self) -> None:
+        """Check the switches that take a name; see the class docstring."""
+        for name, allowed in (
+            ("split_ratio_reading", ("printed", "prose")),
+            ("split_energy", ("printed", "per_access")),
+            ("tier2_read_energy", ("per_access", "once_per_store")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"tiered system {name} {getattr(self, name)!r}: expected one of {', '.join(allowed)}")
+
     @property
     def onchip_bytes(self) -> float:
         """The largest on-chip memory (CMEM): outputs that fit in a part of it can stay on chip."""

@@ -96,7 +96,7 @@ class TrainingStep(LayerStep):
         self.first, self.last = stage == 0, stage == shard.stages - 1
         self.blocks = stage_blocks(config.n_layer, shard.stages, stage)
         self.micro = 0  # the micro-batch being written
-        self.block_inputs: dict[tuple[int, int], int] = {}  # (micro-batch, block) ->
+        self.block_inputs: dict[tuple[int, int], int] = {}  # (micro-batch, block) -> the block's input
         self.block_acts: dict[tuple[int, int], list[SavedSublayer]] = {}
         self.heads: dict[int, SavedHead] = {}
         self.encoder: dict[int, tuple[SavedNorm, int]] = {}  # micro-batch -> the encoder's final norm and output
@@ -155,8 +155,8 @@ class TrainingStep(LayerStep):
         return x
 
     def block_backward(self, block: int, dy: int, enc_out: int) -> int:
-        """One block's backward, after recomputing its forward if asked; after the last micro-batch, reduces its
-        gradients."""
+        """One block's backward, after recomputing its forward if asked; reduces its gradients after the last
+        micro-batch (after each when they are reduced per micro-batch)."""
         params = [name for name, _ in block_params(self.config, self.shard, block)]
         self.gather(params, f"blocks.{block}", "backward")
         parts = block_parts(self.config, block)
@@ -320,6 +320,7 @@ class TrainingStep(LayerStep):
         return [b for b in self.blocks if (b < encoder) == (stream == "encoder")]
 
     def streams(self) -> list[str]:
+        """The token streams: ``encoder`` and ``decoder`` of an encoder-decoder, else one ``input``."""
         return ["encoder", "decoder"] if self.config.is_encoder_decoder else ["input"]
 
     def top_params(self) -> list[tuple[str, tuple[int, ...]]]:
