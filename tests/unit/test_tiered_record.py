@@ -140,3 +140,5 @@ def test_the_study_priced_once_per_store_is_the_study_run_so(
     assert (run.table["energy_tier2_reread_j"] == 0).all()
     rereads = recorded.table["tier2_reread_bytes"] > 0
     assert rereads.any() and (once.loc[rereads, "energy_j"] < recorded.table.loc[rereads, "energy_j"]).all()
+    with pytest.raises(ConfigError, match="no energy_tier2_reread_j column"):
+        study_module.tier2_reads_once(recorded.table.drop(columns="energy_tier2_reread_j"))

@@ -310,7 +310,13 @@ def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
 def tier2_reads_once(frame: pd.DataFrame) -> pd.DataFrame:
     """The study table ``frame`` priced with each byte stored in Tier 2 read once (``TieredSystem.tier2_read_energy``
     ``once_per_store``): the energy of its re-reads taken out, samples per joule and energy efficiency over HBM-only
-    computed again; times, bytes and migrations as they are (the simulation does not read the switch)."""
+    computed again; times, bytes and migrations as they are (the simulation does not read the switch).
+
+    Raises:
+        ConfigError: the table has no ``energy_tier2_reread_j`` (a study table of an earlier version).
+    """
+    if "energy_tier2_reread_j" not in frame.columns:
+        raise ConfigError("tiered study: no energy_tier2_reread_j column (run tiered-study again)")
     out = frame.copy()
     saved = out["energy_tier2_reread_j"]
     out["energy_tier_sram_j"] = out["energy_tier_sram_j"] - saved
