@@ -27,7 +27,7 @@ are left out; BERT's masked-LM head runs over every position. Parameters: BERT 3
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 
 import pandas as pd
@@ -166,11 +166,11 @@ def tm_training_workload(
     config, parallel = _preset(name)
     check_positive_int(batch_factor, field="batch_factor")
     if layout:
-        unknown = sorted(set(layout) - set(Parallelism.__dataclass_fields__))
+        known = [f.name for f in fields(Parallelism)]
+        unknown = sorted(set(layout) - set(known))
         if unknown:
             raise ConfigError(
-                f"layout of {name}: {unknown} are not fields of the parallelism (expected some of "
-                f"{', '.join(Parallelism.__dataclass_fields__)})"
+                f"layout of {name}: {unknown} are not fields of the parallelism (expected some of {', '.join(known)})"
             )
         parallel = replace(parallel, **layout)
     if pipeline_stage is None:

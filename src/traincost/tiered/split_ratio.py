@@ -34,10 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["approximate_ratio", "DataCost", "SPLIT_ENERGY", "adjust_ratio", "best_ratio"]
-
-SPLIT_ENERGY = ("printed", "per_access")
-"""The energies the manager may weigh a ratio by: Algorithm 3's as printed, or the simulator's per access."""
+__all__ = ["approximate_ratio", "DataCost", "adjust_ratio", "best_ratio"]
 
 
 def approximate_ratio(

@@ -95,6 +95,8 @@ class TrainingStep(LayerStep):
         self.schedule, self.stage = schedule, stage
         self.first, self.last = stage == 0, stage == shard.stages - 1
         self.blocks = stage_blocks(config.n_layer, shard.stages, stage)
+        self.top = self.top_params()
+        self.top_names = [name for name, _ in self.top]
         self.micro = 0  # the micro-batch being written
         self.block_inputs: dict[tuple[int, int], int] = {}  # (micro-batch, block) -> the block's input
         self.block_acts: dict[tuple[int, int], list[SavedSublayer]] = {}
@@ -380,9 +382,8 @@ class TrainingStep(LayerStep):
             self.embed_grad([(grads_in[st], tokens[st], f"embedding.{st}") for st in self.streams()])
         else:
             self.send(dy, "pipeline.in_grad", "backward")
-        top = [name for name, _ in self.top_params()]
-        if top and (self.reduces_each_micro_batch or self.micro == self.shard.micro_batches - 1):
-            self.reduce_grads(top, "embedding")
+        if self.top_names and (self.reduces_each_micro_batch or self.micro == self.shard.micro_batches - 1):
+            self.reduce_grads(self.top_names, "embedding")
 
     def build(self) -> OpGraph:
         """Every op of the step, in execution order."""
@@ -396,21 +397,19 @@ class TrainingStep(LayerStep):
             for _ in micro
         ]
         labels = [self.graph.tensor("labels", "input", [s.tokens], _INDEX_BYTES) if self.last else -1 for _ in micro]
-        top = self.top_params()
-        self.declare(top)
+        self.declare(self.top)
         for block in self.blocks:
             self.declare(block_params(config, s, block))
-        top_names = [name for name, _ in top]
-        if top_names:
-            self.gather(top_names, "embedding", "forward")
+        if self.top_names:
+            self.gather(self.top_names, "embedding", "forward")
         for phase, j in pipeline_order(self.schedule, s.stages, self.stage, s.micro_batches):
             self.micro = j
             if phase == "forward":
                 self.forward(tokens[j], labels[j])
             else:
                 self.backward(tokens[j])
-        if top_names:
-            self.update(top_names, "embedding")
+        if self.top_names:
+            self.update(self.top_names, "embedding")
         for block in self.blocks:
             self.update([name for name, _ in block_params(config, s, block)], f"blocks.{block}")
         return self.graph
