@@ -231,6 +231,21 @@ def test_a_workload_the_torch_front_end_builds_skips_the_onnx_rules(tmp_path: Pa
     assert "--model gpt2" in command and "--optimizer adam" in command and "--batch 1" in command
 
 
+def test_the_config_wide_torch_front_end_builds_the_inference_steps_too(tmp_path: Path) -> None:
+    """`frontend: torch` at the top: every workload's training and inference steps are traced by torch, and no rule
+    that needs ONNX Runtime runs (what a Python without it can run)."""
+    config = _config(frontend="torch")
+    targets = [f"results/workloads/{w}/inference/ops.parquet" for w in ("first", "second")]
+    result = snakemake(tmp_path, config, "-n", "-p", *targets, "results/workloads/first/memory.parquet")
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = planned_jobs(result)
+    assert {("trace_inference", "first"), ("trace_inference", "second"), ("trace_step", "first")} <= jobs
+    onnx_rules = {"export", "export_inference", "train_graph", "decompose", "decompose_inference", "lower", "lower_inference"}
+    assert not {rule for rule, _ in jobs} & onnx_rules
+    [command] = [line for line in result.stdout.splitlines() if "traincost trace-inference" in line and "--batch 1" in line]
+    assert "--model gpt2" in command and "--optimizer" not in command
+
+
 @pytest.mark.slow  # 40 s: a tiny GPT-2 traced, checked and costed, and the workloads page
 def test_a_traced_workload_is_written_checked_and_named_on_the_workloads_page(tmp_path: Path) -> None:
     config = _config()

@@ -795,7 +795,7 @@ def checkpoint_budget_not_a_number(io: Inputs) -> Case:
 @case
 def checkpoint_graph_without_its_check_table(io: Inputs) -> Case:
     args, outputs = _checkpoint(io, "1")
-    return Case((*args, "--graph", io.out("step.onnx")), ("--graph and --recompute-check go together",), outputs)
+    return Case((*args, "--graph", io.out("step.onnx")), ("--graph needs --recompute-check",), outputs)
 
 
 # --- tiered memory (TM-Training) ---------------------------------------------------------------

@@ -66,6 +66,27 @@ def test_a_workload_traced_by_torch_is_a_torch_model_and_is_built_by_trace_step_
     assert Plan(config=_config("quick.yaml"), repo=REPO).built_by("torch") == "(?!)"  # matches no workload
 
 
+def test_the_config_wide_front_end_applies_to_every_workload_that_names_none(in_repo: None, tmp_path: Path) -> None:
+    config = _config("quick.yaml")
+    config["frontend"] = "torch"
+    config["workloads"]["vgg16"]["frontend"] = "onnx"  # a workload's own key wins
+    onnx_file = tmp_path / "net.onnx"
+    onnx_file.write_bytes(b"")
+    config["workloads"]["file"] = {"onnx": str(onnx_file), "batch": 1, "optimizer": "sgd"}  # an ONNX file: onnx
+    plan = Plan(config=config, repo=REPO)
+    assert plan.workloads_built_by("onnx") == ["file", "vgg16"]
+    assert set(plan.workloads_built_by("torch")) == set(config["workloads"]) - {"file", "vgg16"}
+    assert config_problems(config, repo=REPO) == []
+    # the recompute rewrites run on an ONNX graph: a torch-built workload has none to check them on
+    assert plan.recompute_graph("resnet18_cifar") == [] and plan.recompute_graph("vgg16") == [
+        "results/graphs/vgg16/train_step.decomposed.onnx"
+    ]
+    config["workloads"]["gpt2_small"]["attention"] = "fused"  # torch by the config's default: the key has no effect
+    assert "workloads.gpt2_small.attention: for the onnx front end; torch costs each attention as torch runs it" in (
+        config_problems(config, repo=REPO)
+    )
+
+
 def test_a_config_file_is_read_strictly_and_the_schema_speaks_in_one_line(tmp_path: Path) -> None:
     configfile = tmp_path / "config.yaml"
     configfile.write_text("seed: 0\nseed: 1\n")

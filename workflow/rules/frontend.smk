@@ -215,13 +215,42 @@ use rule lower as lower_inference with:
     input:
         onnx=rules.decompose_inference.output.onnx,
     output:
-        ops="results/workloads/{workload}/inference/ops.parquet",
-        tensors="results/workloads/{workload}/inference/tensors.parquet",
+        ops=f"results/workloads/{{workload,{BUILT_BY_ONNX}}}/inference/ops.parquet",
+        tensors=f"results/workloads/{{workload,{BUILT_BY_ONNX}}}/inference/tensors.parquet",
     priority: 0
     log:
         "results/logs/lower_inference/{workload}.log",
     benchmark:
         "results/benchmarks/lower_inference/{workload}.tsv"
+
+
+# The torch front end's inference step: the eval-mode forward traced by torch, each BatchNorm after a convolution
+# folded into it, checked against eager torch in the same job (one forward and its nudged reruns: seconds).
+rule trace_inference:
+    conda:
+        TRAINCOST_ENV
+    input:
+        model_files,
+    output:
+        ops=f"results/workloads/{{workload,{BUILT_BY_TORCH}}}/inference/ops.parquet",
+        tensors=f"results/workloads/{{workload,{BUILT_BY_TORCH}}}/inference/tensors.parquet",
+        table=f"results/graphs/{{workload,{BUILT_BY_TORCH}}}/inference_verification.parquet",
+    params:
+        model=model_flags,
+        batch=lambda w: workload(w)["batch"],
+        seed=config["seed"],
+        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+    threads: 1
+    resources:
+        mem_mb=frontend_mem_mb("export", 2200),  # as export (an eval-mode forward and its check)
+        runtime=12,  # minutes; as export
+    log:
+        "results/logs/trace_inference/{workload}.log",
+    benchmark:
+        "results/benchmarks/trace_inference/{workload}.tsv",
+    shell:
+        "traincost trace-inference {params.model} --batch {params.batch} --seed {params.seed} {params.verify} "
+        "--ops {output.ops} --tensors {output.tensors} --verification {output.table} > {log} 2>&1"
 
 
 rule memory:

@@ -464,7 +464,7 @@ rule checkpoint_additivity:
         TRAINCOST_ENV
     input:
         unpack(figure11_inputs),
-        graph=lambda w: f"results/graphs/{PLAN.figure11_workload}/train_step.decomposed.onnx",  # rewrites run on it
+        graph=lambda w: PLAN.recompute_graph(PLAN.figure11_workload),  # rewrites run on it (an ONNX-built workload's)
     output:
         costs="results/monet/checkpoint/figure11/activation_costs.parquet",
         additivity="results/monet/checkpoint/additivity.parquet",
@@ -474,6 +474,7 @@ rule checkpoint_additivity:
         length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
         scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         resident=monet_schedule_flags,
+        graph=lambda w, input: f"--graph {input.graph}" if input.graph else "",
         seed=config["seed"],
     threads: 1
     resources:
@@ -486,7 +487,7 @@ rule checkpoint_additivity:
     shell:
         "traincost checkpoint-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
         "--fusion-length {params.length} --fusion-scope {params.scope} {params.resident} --costs {output.costs} "
-        "--additivity {output.additivity} --graph {input.graph} --recompute-check {output.recompute_check} "
+        "--additivity {output.additivity} {params.graph} --recompute-check {output.recompute_check} "
         "--seed {params.seed} > {log} 2>&1"
 
 
@@ -495,7 +496,7 @@ rule checkpoint_study:
         TRAINCOST_ENV
     input:
         unpack(checkpoint_inputs),
-        graph=lambda w: f"results/graphs/{config['monet_checkpoint']['workload']}/train_step.decomposed.onnx",  # rewrites run on it
+        graph=lambda w: PLAN.recompute_graph(config['monet_checkpoint']['workload']),  # rewrites run on it (an ONNX-built workload's)
     output:
         costs="results/monet/checkpoint/activation_costs.parquet",
         milp="results/monet/checkpoint/milp.parquet",
@@ -506,6 +507,7 @@ rule checkpoint_study:
         scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
         budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
         resident=monet_schedule_flags,
+        graph=lambda w, input: f"--graph {input.graph}" if input.graph else "",
         seed=config["seed"],
     threads: 1
     resources:
@@ -518,7 +520,7 @@ rule checkpoint_study:
     shell:
         "traincost checkpoint-study --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} --mode {params.mode} "
         "--fusion-length {params.length} --fusion-scope {params.scope} --budgets {params.budgets} {params.resident} --costs {output.costs} "
-        "--milp {output.milp} --graph {input.graph} --recompute-check {output.recompute_check} "
+        "--milp {output.milp} {params.graph} --recompute-check {output.recompute_check} "
         "--seed {params.seed} > {log} 2>&1"
 
 

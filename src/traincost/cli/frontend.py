@@ -148,6 +148,23 @@ def _cmd_trace_step(args: argparse.Namespace) -> None:
     _print_phases(workload)
 
 
+def _cmd_trace_inference(args: argparse.Namespace) -> None:
+    from traincost.frontend.step_check import DecompositionCheck
+    from traincost.frontend.torch_inference import trace_inference, verify_inference
+    from traincost.frontend.torch_lower import lower_step
+    from traincost.workload import write_table
+
+    model = torch_model(args, options=args.options)
+    step = trace_inference(model, batch=args.batch, seed=args.seed, options=args.options)
+    check = verify_inference(step, seed=args.seed) if args.verify else DecompositionCheck.none()
+    workload = lower_step(step)
+    workload.write(args.ops, args.tensors)
+    write_table(check.table(), args.verification, {"graph": step.meta["model"]})
+    print(check.summary())
+    print(f"BatchNorms folded into their convolutions: {step.meta['batchnorm_folded']}")
+    _print_phases(workload)
+
+
 def _print_phases(workload: Workload) -> None:
     """Per phase: the lowered step's MACs, elementwise operations and ops."""
     summary = workload.ops.groupby("phase")[["macs", "elementwise_ops"]].sum()
@@ -218,6 +235,21 @@ def frontend_commands(command: Command) -> None:
     cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
     cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
     cmd.add_argument("--verification", type=Path, required=True, help="output verification.parquet: each tensor compared")
+
+    cmd = command(
+        "trace-inference",
+        _cmd_trace_inference,
+        "the torch front end's inference step: torch traces the eval-mode forward, each BatchNorm after a convolution "
+        "folded into it, no dropout, no loss → Workload IR, its output checked against eager torch (no ONNX Runtime)",
+    )
+    add_model_args(cmd, positional=False)
+    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
+    cmd.add_argument("--options", type=json_object, default="{}", help="builder options of a zoo model, a JSON object")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the batch")
+    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the check by execution")
+    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
+    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+    cmd.add_argument("--verification", type=Path, required=True, help="output verification.parquet: the output compared")
 
     cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")

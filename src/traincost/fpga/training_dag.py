@@ -69,7 +69,10 @@ def training_dag(workload: Workload) -> TrainingDag:
     costs = _op_costs(table, ops, layers, per_sample)
     order = list(dict.fromkeys(layers[table.phase == "forward"]))
     order += [name for name in dict.fromkeys(layers) if name not in order]
-    batch_wise = {name for name in order if "BatchNorm" in name or name == "loss"}
+    # named by the ONNX front end (``bn1/BatchNormalization``, ``loss``) or running a BatchNorm (the torch front end's
+    # ``bn1/batch_norm``), its loss ``loss/cross_entropy``
+    normalising = set(layers[(table.phase == "forward") & (ops.loc[table.op, "op_type"].to_numpy() == "BatchNormalization")])
+    batch_wise = {name for name in order if "BatchNorm" in name or name in normalising or name.split("/")[0] == "loss"}
     phase = np.where(table.phase == "forward", "FP", np.where(table.phase == "optimizer", "UPD", "BP"))
     makes_grad = np.array([any(kinds[t] == "weight_grad" for t in outs) for outs in table.outputs])
     # a batch-wise layer's parameter gradients come out of its (unsplit) backward pass

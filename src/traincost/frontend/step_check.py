@@ -75,8 +75,9 @@ class DecompositionCheck:
         name, error = self.worst_end_to_end
         held = sum(t.held for t in self.tensors)
         if self.against_torch:
+            against = "eager torch and torch.optim" if any(t.name == "loss" for t in self.tensors) else "eager torch"
             return (
-                f"traced step verified against eager torch and torch.optim: {held} of {len(self.tensors)} tensors held end to "
+                f"traced step verified against {against}: {held} of {len(self.tensors)} tensors held end to "
                 f"end (worst {error:.1e} at {name}), {len(self.tensors) - held} float32 noise"
             )
         node_error = max(self.per_rule.values(), default=0.0)

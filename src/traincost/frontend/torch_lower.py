@@ -22,6 +22,7 @@ import torch
 
 from traincost.errors import GraphError
 from traincost.frontend.saved import saved_for_backward
+from traincost.frontend.torch_inference import INFERENCE_OUTPUT
 from traincost.frontend.torch_step import SHARED_LAYER, STEP_META, TracedStep
 from traincost.workload import (
     LOOP_DIMS,
@@ -182,7 +183,7 @@ _UNDECLARED_WRITES = {_aten.native_batch_norm.default: (3, 4)}
 
 
 def lower_step(step: TracedStep) -> Workload:
-    """The Workload of a traced training step.
+    """The Workload of a traced step (a training step, or an inference step: ``torch_inference``).
 
     Raises:
         GraphError: an op the lowering cannot express (a convolution over 3 spatial axes), naming the node.
@@ -493,7 +494,7 @@ class _Lowering:
                     f"torch front end: the step's output {name!r} is its input {row['name']!r}; expected a computed value"
                 )
             row["name"] = name
-            if name == "loss":
+            if name in ("loss", INFERENCE_OUTPUT):
                 row["kind"] = "output"
             elif name.endswith("_grad"):
                 row["kind"] = "weight_grad"

@@ -41,7 +41,7 @@ from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_
 from traincost.frontend.torch_model import built_model, label_spec, probe_output
 from traincost.signature import LOSSES, draw_tensors
 
-__all__ = ["LOSS_LAYER", "SHARED_LAYER", "STEP_META", "TracedStep", "trace_step"]
+__all__ = ["LOSS_LAYER", "SHARED_LAYER", "STEP_META", "TracedStep", "Tracer", "trace_step"]
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +52,26 @@ SHARED_LAYER = "optimizer"  # the optimizer's terms every parameter's update rea
 
 @dataclass(frozen=True)
 class TracedStep:
-    """A traced training step and what its inputs and outputs are.
+    """A traced step and what its inputs and outputs are: a training step, or an inference step (``optimizer`` and
+    ``loss_fn`` None, ``traincost.frontend.torch_inference``).
 
     Attributes:
         graph: the step; it reads ``inputs`` (in order) and returns ``outputs`` (in order). Running it updates the
             module's buffers (BatchNorm statistics) in place, as torch does.
         inputs: the name of each graph input: every parameter, buffer and optimizer state (``<param>.<state>``), the
-            step count ``optimizer.step`` (Adam), then the batch's inputs and its labels.
-        outputs: ``loss``, every gradient ``<param>_grad``, every updated parameter and state (``<name>.updated``).
+            step count ``optimizer.step`` (Adam), then the batch's inputs and its labels (an inference step: the
+            parameters, the buffers and the batch's inputs).
+        outputs: ``loss``, every gradient ``<param>_grad``, every updated parameter and state (``<name>.updated``); an
+            inference step's: ``logits``, the module's output.
         feeds: the tensors the step was traced with, by input name (the module's initial weights and buffers, zero
             states, step 1, a batch drawn with the seed); the module's own tensors, not to be written.
         params: the parameters, in the module's order.
         buffers: the buffers, in the module's order.
-        fresh_module: builds the module again as it was traced (the same seed), in training mode, for the check against
-            eager torch: tracing may leave fake tensors cached on the traced module (timm's CoaT), which a copy cannot
-            take.
-        loss_fn: the loss on the module's output and the labels.
-        optimizer: the optimizer traced.
+        fresh_module: builds the module again as it was traced (the same seed), in the mode traced, for the check
+            against eager torch: tracing may leave fake tensors cached on the traced module (timm's CoaT), which a copy
+            cannot take.
+        loss_fn: the loss on the module's output and the labels (None: an inference step).
+        optimizer: the optimizer traced (None: an inference step).
         meta: the Workload metadata (model, batch, seed, options, inputs, labels, loss, optimizer, ...).
     """
 
@@ -79,8 +82,8 @@ class TracedStep:
     params: tuple[str, ...]
     buffers: tuple[str, ...]
     fresh_module: Callable[[], torch.nn.Module]
-    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-    optimizer: OptimizerSpec
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None
+    optimizer: OptimizerSpec | None
     meta: dict[str, str]
 
     @property
@@ -91,7 +94,8 @@ class TracedStep:
 
     @property
     def state_inputs(self) -> tuple[str, ...]:
-        return tuple(state_input_name(p, s) for p in self.params for s in self.optimizer.states)
+        states = self.optimizer.states if self.optimizer is not None else ()
+        return tuple(state_input_name(p, s) for p in self.params for s in states)
 
 
 # torch's core ATen decompositions, but for the fused attention kernel torch runs on CPU: its decomposition computes a
@@ -174,8 +178,60 @@ def _loss_function(loss: str, *, classes: int) -> Callable[[torch.Tensor, torch.
     return models.load_factory(loss, what="loss")
 
 
-class _Step:
-    """The function ``make_fx`` traces: one step on flat tensors, recording phases and layers as it runs."""
+class Tracer:
+    """A function ``make_fx`` traces on flat tensors (``__call__``), recording phases and layers as it runs.
+
+    Attributes:
+        module: the module whose forward the function runs.
+        what: what is traced, for errors ("the training step").
+    """
+
+    what = "the step"
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.module = module
+        self.marks: list[tuple[int, str, str]] = []  # (first node index, phase, layer), in order
+        self.modules: list[str] = []  # the qualified names of the modules running, innermost last
+
+    def __call__(self, *flat: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        raise NotImplementedError
+
+    def trace(self, flat: Sequence[torch.Tensor], name: str) -> torch.fx.GraphModule:
+        """The graph of ``self`` on tensors shaped like ``flat``, each node's (phase, layer) in ``node.meta[STEP_META]``.
+
+        Raises:
+            GraphError: torch cannot trace it (the first line of its error, naming the op).
+        """
+        handles = _track_modules(self.module, self.modules)
+        try:
+            graph = make_fx(self, decomposition_table=_DECOMPOSITIONS, tracing_mode="fake")(*flat)
+        except (ConfigError, GraphError):
+            raise
+        except Exception as err:  # torch raises many classes; the first line names the op
+            detail = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
+            raise GraphError(f"torch front end, {name}: tracing {self.what} failed ({type(err).__name__}: {detail})") from err
+        finally:
+            for handle in handles:
+                handle.remove()
+        starts = [mark[0] for mark in self.marks]
+        for index, node in enumerate(graph.graph.nodes):
+            if node.op in ("call_function", "output"):
+                at = bisect.bisect_right(starts, index) - 1
+                node.meta[STEP_META] = self.marks[at][1:] if at >= 0 else ("forward", "")
+        return graph
+
+    def _mark(self, phase: str, layer: str) -> None:
+        self.marks.append((_node_count(), phase, layer))
+
+    def _layers(self) -> _Layers:
+        """The mode that names each forward torch function call by its module while ``__call__`` runs it."""
+        return _Layers(self.marks, self.modules)
+
+
+class _Step(Tracer):
+    """One training step on flat tensors: forward, loss, backward, optimizer."""
+
+    what = "the training step"
 
     def __init__(
         self,
@@ -187,31 +243,9 @@ class _Step:
         loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
         optimizer: OptimizerSpec,
     ) -> None:
-        self.module, self.params, self.buffers, self.batch = module, params, buffers, batch
+        super().__init__(module)
+        self.params, self.buffers, self.batch = params, buffers, batch
         self.loss_fn, self.optimizer = loss_fn, optimizer
-        self.marks: list[tuple[int, str, str]] = []  # (first node index, phase, layer), in order
-        self.modules: list[str] = []  # the qualified names of the modules running, innermost last
-
-    def trace(self, flat: Sequence[torch.Tensor], name: str) -> torch.fx.GraphModule:
-        handles = _track_modules(self.module, self.modules)
-        try:
-            graph = make_fx(self, decomposition_table=_DECOMPOSITIONS, tracing_mode="fake")(*flat)
-        except (ConfigError, GraphError):
-            raise
-        except Exception as err:  # torch raises many classes; the first line names the op
-            detail = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
-            raise GraphError(
-                f"torch front end, {name}: tracing the training step failed ({type(err).__name__}: {detail})"
-            ) from err
-        finally:
-            for handle in handles:
-                handle.remove()
-        starts = [mark[0] for mark in self.marks]
-        for index, node in enumerate(graph.graph.nodes):
-            if node.op in ("call_function", "output"):
-                at = bisect.bisect_right(starts, index) - 1
-                node.meta[STEP_META] = self.marks[at][1:] if at >= 0 else ("forward", "")
-        return graph
 
     def __call__(self, *flat: torch.Tensor) -> tuple[torch.Tensor, ...]:
         it = iter(flat)
@@ -220,7 +254,7 @@ class _Step:
         states = {(p, s): next(it) for p in self.params for s in self.optimizer.states}
         count = next(it) if self.optimizer.kind in ("adam", "adamw") else None
         *inputs, labels = list(it)
-        layers = _Layers(self.marks, self.modules)
+        layers = self._layers()
         with layers:
             output = functional_call(self.module, {**params, **buffers}, tuple(inputs))
             with layers.within(LOSS_LAYER):
@@ -242,9 +276,6 @@ class _Step:
             updated.append(value)
             new_states.extend(kept)
         return (loss, *grads, *updated, *new_states)
-
-    def _mark(self, phase: str, layer: str) -> None:
-        self.marks.append((_node_count(), phase, layer))
 
 
 def _node_count() -> int:

@@ -3,7 +3,8 @@
 A fusion file lists module prefixes of the model; every op whose ``layer`` lies under a prefix
 joins that prefix's group, one group per prefix and phase. For ResNet-18 the prefixes are the stem,
 each residual block, the pooling and the classifier: a block's convolutions, normalisations,
-activations and residual add run as one fused stack.
+activations and residual add run as one fused stack. Prefixes are module paths as the ONNX front end names layers; an op
+of the torch front end, named by its module's qualified name, lies under a prefix's last module.
 
 File format (YAML)::
 
@@ -31,7 +32,7 @@ def groups_by_prefix(ops: pd.DataFrame, prefixes: Sequence[str], *, phases: Sequ
     ordered = sorted(prefixes, key=len, reverse=True)
 
     def owner(layer: str) -> str | None:
-        return next((p for p in ordered if layer == p or layer.startswith(p + "/")), None)
+        return next((p for p in ordered if _under(layer, p)), None)
 
     chosen = ops[ops["phase"].isin(phases)]
     keys = chosen["layer"].map(owner)
@@ -58,8 +59,19 @@ def read_manual_fusion(path: str | os.PathLike[str], ops: pd.DataFrame) -> tuple
     bad = [p for p in phases if p not in PHASES]
     if bad:
         raise ConfigError(f"{file}: phases: {bad} are not phases ({', '.join(PHASES)})")
-    layers = ops["layer"].astype(str)
-    unmatched = [p for p in prefixes if not (layers.eq(p) | layers.str.startswith(p + "/")).any()]
+    layers = ops["layer"].astype(str).unique()
+    unmatched = [p for p in prefixes if not any(_under(layer, p) for layer in layers)]
     if unmatched:
         raise ConfigError(f"{file}: prefixes {unmatched} match no op's layer")
     return groups_by_prefix(ops, prefixes, phases=phases)
+
+
+def _under(layer: str, prefix: str) -> bool:
+    """Whether an op of ``layer`` lies under module ``prefix``, a module path as the ONNX front end names layers
+    (``stages/stages.0/stages.0.0``: each module's qualified name). The torch front end names a layer by its module's
+    qualified name and the function (``stages.0.0.conv1/conv2d``): it lies under the prefix's last module or one
+    inside it."""
+    if layer == prefix or layer.startswith(prefix + "/"):
+        return True
+    module, module_prefix = layer.split("/", 1)[0], prefix.rsplit("/", 1)[-1]
+    return module == module_prefix or module.startswith(module_prefix + ".")

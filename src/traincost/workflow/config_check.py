@@ -13,6 +13,7 @@ import pandas as pd
 
 from traincost.config_files import read_yaml, shorten
 from traincost.fpga.devices import load_fpga_catalog
+from traincost.workflow.plan import frontend_of
 
 __all__ = ["check_config", "config_problems"]
 
@@ -56,7 +57,7 @@ def config_problems(config: Config, *, repo: Path) -> list[str]:
 def _workload_problems(config: Config) -> list[str]:
     problems = []
     for name, workload in config["workloads"].items():
-        problems += _model_problems(name, workload)
+        problems += _model_problems(name, workload, frontend_of(workload, config.get("frontend", "onnx")))
         if workload["optimizer"] not in config["optimizers"]:
             problems.append(
                 f"workloads.{name}.optimizer: {workload['optimizer']!r} is not a key of optimizers "
@@ -101,7 +102,7 @@ def _section5_problems(config: Config) -> list[str]:
     return problems
 
 
-def _model_problems(name: str, workload: Config) -> list[str]:
+def _model_problems(name: str, workload: Config, frontend: str) -> list[str]:
     """What a workload's model needs beside it: a factory model its input_shape, a module its inputs, an ONNX
     file to exist; and no key that belongs to another kind of model."""
     at = f"workloads.{name}"
@@ -130,7 +131,7 @@ def _model_problems(name: str, workload: Config) -> list[str]:
             problems.append(f"{at}.inputs.{input_name}.range: only int64 inputs take a range")
     if kind == "onnx" and ":" in workload.get("loss", ""):
         problems.append(f"{at}.loss: an ONNX file takes cross_entropy or mse (a loss function needs the torch module)")
-    if workload.get("frontend") == "torch":
+    if frontend == "torch":
         if kind == "onnx":
             problems.append(f"{at}.frontend: torch traces a torch module; an ONNX file is costed by the onnx front end")
         if workload.get("attention", "materialised") != "materialised":

@@ -15,7 +15,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COMPARISON_CSVS", "FIRST", "FRONTEND_PEAK_MB", "SNAKEMAKE_IN_JOB_MB", "STEPS", "Plan"]
+__all__ = ["COMPARISON_CSVS", "FIRST", "FRONTEND_PEAK_MB", "SNAKEMAKE_IN_JOB_MB", "STEPS", "Plan", "frontend_of"]
 
 STEPS = ("inference", "training")
 # Each study's paper-vs-ours table (the outputs of monet_claims, mtrain_report and tiered_report).
@@ -71,6 +71,11 @@ MTRAIN_UNSTATED = ("fp32_mac_dsp", "fabric_clock_mhz", "vgg16_input")
 Config = Mapping[str, Any]
 
 
+def frontend_of(workload: Config, default: str) -> str:
+    """Who builds a workload's steps: its key ``frontend``, else onnx for an ONNX file, else ``default``."""
+    return workload.get("frontend") or ("onnx" if "onnx" in workload else default)
+
+
 def _expand(pattern: str, **values: Sequence[object]) -> list[str]:
     """``pattern`` filled with every combination of ``values`` (the last key varying fastest), as Snakemake's expand."""
     return [pattern.format(**dict(zip(values, combination, strict=True))) for combination in product(*values.values())]
@@ -116,9 +121,19 @@ class Plan:
             flags += ["--labels", json.dumps(spec["labels"])]
         return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", name])
 
+    def frontend(self, name: str) -> str:
+        """Who builds workload ``name``'s steps: its key ``frontend``, else onnx for an ONNX file, else the config's
+        ``frontend``."""
+        return frontend_of(self.workload(name), self.config.get("frontend", "onnx"))
+
+    def recompute_graph(self, name: str) -> list[str]:
+        """The decomposed training step the recompute rewrites of workload ``name`` are checked on: an ONNX-built
+        workload's; none for the torch front end's (its step is no ONNX graph)."""
+        return [f"results/graphs/{name}/train_step.decomposed.onnx"] if self.frontend(name) == "onnx" else []
+
     def workloads_built_by(self, frontend: str) -> list[str]:
-        """The workloads whose training step ``frontend`` (onnx or torch, the workload key) builds."""
-        return [name for name in self.workloads if self.workload(name).get("frontend", "onnx") == frontend]
+        """The workloads whose steps ``frontend`` (onnx or torch) builds."""
+        return [name for name in self.workloads if self.frontend(name) == frontend]
 
     def built_by(self, frontend: str) -> str:
         """A wildcard constraint matching exactly the workloads ``frontend`` builds (and nothing if it builds none)."""
