@@ -298,6 +298,33 @@ def test_inputs_latched_at_the_port_where_the_weights_have_no_memory_below_the_t
     assert sum(latency.energy_level_pj.values())[0, 0] == pytest.approx(1753.6)
 
 
+def test_inputs_latched_over_every_column_a_weight_register_holds(tmp_path: Path) -> None:
+    """tiny.yaml with its weight register in each PE: 1x1 conv, C = K = 32, 2x2 outputs (M = 4, N = 32, R = 32; 1-byte
+    words), a K:2 x C:2 array (m=1, n=2, r=2: 1,024 steps) under a 64 B weight register in each of its 4 PEs (1 pJ a
+    byte) and the 1 KiB local memory (2 pJ a byte).
+    The register holds the weights of all 32 columns for one step of the array's R (32 x 2 = 64 B), so each input can
+    stay at the port while every column passes (ZigZag's ``tpu_like`` under Stream's inter-core split, output channels
+    innermost over a per-PE weight register)."""
+    hw = _tiny_variant(tmp_path, lambda data: data["memories"]["rf"].update(per_pe=True))
+    core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=2))
+    cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    # Latched: local reads W 1,024 (into the register, once) + X 128 (each input once) + partial sums back 4 x 32 x 15
+    # = 1,920, writes 4 x 32 x 16 = 2,048; the register is written 1,024 and read every step, 1,024 x 4 = 4,096.
+    # Energy: MACs 4,096 + local (3,072 + 2,048) x 2 + register (1,024 + 4,096) x 1 = 19,456 pJ. The dataflow's order
+    # reads the inputs once per column tile (16 x 128 = 2,048) and each weight once from the register: 20,224 pJ.
+    assert cost.inputs_latched[0, 0]
+    assert cost.level_read_bytes["local"][0, 0] == 3072 and cost.level_write_bytes["local"][0, 0] == 2048
+    assert cost.level_read_bytes["rf"][0, 0] == 4096 and cost.level_write_bytes["rf"][0, 0] == 1024
+    assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(19456)
+    # the same register shared by the array (tiny.yaml's own) is not offered the order (``_latches_over_weights``)
+    shared = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
+    assert not shared.inputs_latched[0, 0]
+    # each PE works on 16 of the 32 columns for its one input channel of the step: a 15 B register cannot hold them
+    small = _tiny_variant(tmp_path, lambda data: data["memories"]["rf"].update(per_pe=True, size_bytes=15))
+    cost = mac_cost(small.cores[0], table, np.array([0]), external=ExternalPath.of(small, small.cores[0]), objective="energy")
+    assert not cost.inputs_latched[0, 0]
+
+
 def test_an_output_stationary_core_latches_each_input_over_the_columns_its_output_registers_hold(tmp_path: Path) -> None:
     # 1x1 conv, C = K = 8, 4x4 outputs: M = 16, N = 8, R = 8; X 128 B. An OX:4 x K:2 output-stationary array (m=4, n=2,
     # r=1: 128 steps) with a 4 B output register per PE (two 16-bit partial sums), an input buffer that reads 2 B a

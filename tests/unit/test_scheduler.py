@@ -50,6 +50,24 @@ def test_hand_computed_conv_then_relu_layer_by_layer() -> None:
     assert ops.loc[1, "start_cycles"] == ops.loc[0, "end_cycles"] == pytest.approx(69)
 
 
+def test_streams_layer_by_layer_sends_every_tensor_through_off_chip_memory() -> None:
+    """Stream's layer by layer (``fusion_cut_points: per-layer``): one op at a time, each layer from DRAM to the cores
+    and back. The hand-computed chain above keeps y on chip; here y is written off chip by the conv and read back by
+    the relu, and each op's own traffic is in the per-op table."""
+    hw = load_hardware(TINY)
+    plan = SchedulePlan.from_mode("stream_layer_by_layer")
+    assert (plan.pipeline, plan.tensor_parallel, plan.resident_fraction) == (False, True, 0.0)
+    cost = schedule(op_table(conv_relu_workload()), hw, plan, per_op=True)
+    assert cost.summary["offchip_bytes"].iloc[0] == 16 + 64 + 64 + 64 + 64  # x, w in; y out and back; z out
+    ops = cost.ops.set_index("op")
+    assert list(ops["offchip_traffic_bytes"]) == [16 + 64 + 64, 64 + 64]
+    assert ops["offchip_traffic_bytes"].sum() == cost.summary["offchip_bytes"].iloc[0]
+    assert ops["bus_traffic_bytes"].sum() == cost.summary["bus_bytes"].iloc[0]
+    assert ops.loc[1, "start_cycles"] >= ops.loc[0, "end_cycles"]
+    with pytest.raises(ConfigError, match=r"resident_fraction 0.5: mode stream_layer_by_layer keeps no tensor on chip"):
+        SchedulePlan.from_mode("stream_layer_by_layer", resident_fraction=0.5)
+
+
 def test_a_tensor_that_does_not_fit_spills_off_chip(tmp_path: Path) -> None:
     data = yaml.safe_load(TINY.read_text())
     data["parameters"]["local_kb"]["default"] = 0.0625  # 64 B local memory: 32 B may stay resident, y is 64 B

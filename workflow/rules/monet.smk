@@ -103,7 +103,7 @@ rule hardware_sweep_shard:
         grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
         mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
         fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
-        resident=lambda w: sweep(w).get("resident_fraction", 0.5),
+        resident=lambda w: PLAN.sweep_resident(sweep(w)),
         objective=lambda w: sweep(w).get("mapping_objective", "edp"),
         allocation=lambda w: sweep(w).get("allocation", "split"),
         max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",

@@ -42,6 +42,7 @@ __all__ = [
     "allocation",
     "fusion_tiling",
     "resident_fraction",
+    "resident_share",
     "schedule_plan",
     "sample_shape",
     "unit_interval_open",
@@ -185,8 +186,19 @@ def workload_and_hardware(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (evaluated at its default configuration)")
 
 
-# traincost.schedule.plan.DEFAULT_RESIDENT_FRACTION, written out so that `traincost --help` does not import the scheduler
-_DEFAULT_RESIDENT_FRACTION = 0.5
+# traincost.schedule.plan.MODES, written out so that `traincost --help` does not import the scheduler
+SCHEDULE_MODES = ("layer_by_layer", "pipeline", "tensor", "pipeline_tensor", "stream_layer_by_layer")
+
+
+def schedule_mode(cmd: argparse.ArgumentParser) -> None:
+    """``--mode`` of the scheduler (``sweep``, the fusion and checkpointing commands)."""
+    cmd.add_argument(
+        "--mode",
+        default="pipeline_tensor",
+        choices=SCHEDULE_MODES,
+        help="how ops meet the cores (stream_layer_by_layer: one op at a time over every instance of its core, every "
+        "tensor through off-chip memory, as Stream's layer by layer)",
+    )
 
 
 def resident_fraction(cmd: argparse.ArgumentParser) -> None:
@@ -194,9 +206,20 @@ def resident_fraction(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--resident-fraction",
         type=fraction,
-        default=_DEFAULT_RESIDENT_FRACTION,
-        help="share of a core's top memory that keeps tensors between ops and holds fused groups",
+        help="share of a core's top memory that keeps tensors between ops and holds fused groups (default 0.5; 0 in "
+        "mode stream_layer_by_layer)",
     )
+
+
+def resident_share(args: argparse.Namespace) -> float:
+    """``--resident-fraction`` as given, else its default under the command's ``--mode`` (if it has one)."""
+    if args.resident_fraction is not None:
+        return args.resident_fraction
+    return 0.0 if getattr(args, "mode", "") == "stream_layer_by_layer" else _DEFAULT_RESIDENT_FRACTION
+
+
+# traincost.schedule.plan.DEFAULT_RESIDENT_FRACTION, written out so that `traincost --help` does not import the scheduler
+_DEFAULT_RESIDENT_FRACTION = 0.5
 
 
 def fusion_tiling(cmd: argparse.ArgumentParser) -> None:

@@ -14,6 +14,8 @@ from traincost.cli.arguments import (
     non_negative_number,
     positive_int,
     resident_fraction,
+    resident_share,
+    schedule_mode,
     workload_and_hardware,
 )
 from traincost.errors import ConfigError, in_file
@@ -44,7 +46,7 @@ def _checkpoint_evaluator(args: argparse.Namespace) -> tuple[Workload, Checkpoin
         fusion_length=args.fusion_length,
         mode=args.mode,
         fusion=args.fusion_scope,
-        resident_fraction=args.resident_fraction,
+        resident_fraction=resident_share(args),
         fusion_tiling=args.fusion_tiling,
     )
     return workload, evaluator
@@ -197,7 +199,7 @@ def _cmd_design_space_pareto(args: argparse.Namespace) -> None:
 def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
     """The arguments every checkpointing command takes: the step, the hardware and how it is scheduled."""
     workload_and_hardware(cmd)
-    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    schedule_mode(cmd)
     cmd.add_argument("--fusion-length", type=positive_int, default=4, help="fusion solver limit applied after every rewrite")
     cmd.add_argument(
         "--fusion-scope",

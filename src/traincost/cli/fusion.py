@@ -14,6 +14,8 @@ from traincost.cli.arguments import (
     positive_int,
     positive_number,
     resident_fraction,
+    resident_share,
+    schedule_mode,
     schedule_plan,
     workload_and_hardware,
     workload_tables,
@@ -35,7 +37,7 @@ def _cmd_fuse(args: argparse.Namespace) -> None:
     workload = Workload.read(args.ops, args.tensors)
     table = op_table(workload, phases=STEP_PHASES[args.step])
     problem = FusionProblem.build(
-        table, load_hardware(args.hardware), resident_fraction=args.resident_fraction, tiling=args.fusion_tiling
+        table, load_hardware(args.hardware), resident_fraction=resident_share(args), tiling=args.fusion_tiling
     )
     result = solve_fusion(
         problem,
@@ -148,7 +150,7 @@ def fusion_commands(command: Command) -> None:
     cmd = command("compare-fusion", _cmd_compare_fusion, "latency and energy of one step under several fusion strategies")
     workload_and_hardware(cmd)
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
-    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    schedule_mode(cmd)
     cmd.add_argument(
         "--strategy", action="append", required=True, help="NAME=FILE (fusion YAML or groups JSON) or NAME= (no fusion); repeat"
     )

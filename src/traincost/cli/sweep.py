@@ -16,6 +16,7 @@ from traincost.cli.arguments import (
     json_object,
     positive_int,
     resident_fraction,
+    schedule_mode,
     schedule_plan,
     workload_tables,
 )
@@ -186,7 +187,7 @@ def sweep_commands(command: Command) -> None:
         "--grid", type=json_object, default="{}", help="values per template parameter as JSON, e.g. '{\"x_pes\": [1, 2, 4]}'"
     )
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
-    cmd.add_argument("--mode", default="pipeline_tensor", choices=["layer_by_layer", "pipeline", "tensor", "pipeline_tensor"])
+    schedule_mode(cmd)
     cmd.add_argument("--fusion", type=Path, help="manual fusion file (config/fusion/)")
     resident_fraction(cmd)
     fusion_tiling(cmd)

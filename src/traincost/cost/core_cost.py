@@ -783,8 +783,19 @@ def _mac_cost(
     if len(options) > 1 and external is not None:
         # a loop order below the top memory is one only where that memory holds the whole op; a mapping's block, only
         # where its memory holds it
+        # inputs latched over the columns, only where the weight memory below the top holds them all
+        latched: dict[int, np.ndarray | bool] = {}
+        for k, *_ in options:
+            shaped = orders[k].chunk or gemm
+            if orders[k].latched and id(shaped) not in latched:
+                latched[id(shaped)] = _latched_fits(core, shaped, precision)
         possible = np.stack(
-            [(whole | (not below_top)) & traffic.fits for below_top, (*_, traffic) in zip(below, options, strict=True)]
+            [
+                (whole | (not below_top)) & traffic.fits & latched.get(id(orders[k].chunk or gemm), True)
+                if orders[k].latched
+                else (whole | (not below_top)) & traffic.fits
+                for below_top, (k, _, traffic) in zip(below, options, strict=True)
+            ]
         )
         pick = _best(
             [sum(traffic.in_bytes.values()) + traffic.write_bytes for *_, traffic in options],
@@ -843,7 +854,9 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     ZigZag's ``gemm_l1``), the inputs latched: each step of rows runs over all the array's column tiles, each input
     staying at the port while the weights change every step, and the partial sums of the row step's outputs leave the
     array every reduction step (ZigZag's ``access_same_data_considered_as_no_access`` with the output channels
-    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch). On an output-stationary
+    innermost, ``I: l1[K64 ...]``; a weight held in the array is the dataflow's own latch), or whose weights' innermost
+    memory is a register in each PE that holds the weights of every column for a step of the array's R
+    (``_latched_columns``, ``_latches_over_weights``). On an output-stationary
     core whose innermost output memory lies below its innermost input memory, the inputs latched too: the array runs
     the column tiles of that memory's block innermost, each input staying at its port while they pass and the weights
     changing every step as in the dataflow's order (ZigZag's ``tesla_npu_like_mixed``: ``I: sram_1KB_I[K2]``, two
@@ -854,7 +867,7 @@ def _orders(core: Core, gemm: _Gemm, precision: _Precision) -> list[_Order]:
     orders += [_Order(band, grow=False) for band in _bands(core) if any("O" in core.levels[i].operands for i in range(band - 1))]
     orders += [_Order(band, widen=widen) for band in _bands(core) if _inputs_below_weights(core, band) for widen in _WIDER]
     orders += [_Order(0, held=held) for held in _held_blocks(core, gemm, precision)]
-    if core.dataflow == "weight_stationary" and _innermost(core, "W") == len(core.levels) - 1:
+    if core.dataflow == "weight_stationary" and _latches_over_weights(core):
         orders.append(_Order(0, latched=True))
     if core.dataflow == "output_stationary" and 0 <= _innermost(core, "O") < _innermost(core, "I"):
         orders.append(_Order(0, latched=True))
@@ -1053,9 +1066,51 @@ def _group_bytes(gemm: _Gemm, precision: _Precision, operands: frozenset[str]) -
 
 
 def _order_tiles(core: Core, shaped: _Gemm, precision: _Precision, candidate: _Order) -> list[_Tile]:
-    """The tiles of ``candidate`` (``_tiles``, with a held block ``_block_in_the_pes``) on the op as they see it."""
+    """The tiles of ``candidate`` (``_tiles``, with a held block ``_block_in_the_pes``, or the columns a weight memory
+    keeps for inputs latched over them, ``_latched_columns``) on the op as they see it."""
     tiles = _tiles(core, shaped, precision, band=candidate.band, grow=candidate.grow, widen=candidate.widen)
+    if candidate.latched and core.dataflow == "weight_stationary":
+        return _latched_columns(core, shaped, tiles, precision)
     return tiles if candidate.held is None else _block_in_the_pes(core, shaped, tiles, candidate.held, precision)
+
+
+def _latched_columns(core: Core, gemm: _Gemm, tiles: list[_Tile], precision: _Precision) -> list[_Tile]:
+    """The tiles of a weight-stationary core whose inputs stay latched at the array's port over every column of the op
+    (``_orders``) where a weight memory lies below the top: that memory (a register in each PE) keeps the weights of all N
+    columns over as much of the reduction as it holds, whole steps of the array's R, so each input is read once while
+    the columns pass and each weight tile is loaded once and reused by every row (ZigZag's ``tpu_like`` under Stream's
+    inter-core split, output columns x input channels on the array: ``I2: rf_128B[K16 ...]``, the 16 output channels
+    of a core's share innermost, the partial sums to the 2 MB SRAM every step). Every tile above it spans all N. Where
+    it does not hold all N columns for one step of the array's R, the order is not possible (``_latched_fits``)."""
+    w, (_, n, r), r_a = _innermost(core, "W"), gemm.full, gemm.array_tile[2]
+    if w == len(core.levels) - 1:  # the weights come straight from the top memory: every tile as the dataflow's
+        return tiles
+    room = _room(core.levels[w], gemm, tiles[w], "W", precision)
+    r_w = _fitted(gemm, np.clip(np.floor(room / n / r_a) * r_a, r_a, r), r_a, 2)
+    return [
+        (m_k, np.maximum(n_k, n), np.minimum(r_k, r_w) if k <= w + 1 else np.maximum(r_k, r_w)) if k > w else (m_k, n_k, r_k)
+        for k, (m_k, n_k, r_k) in enumerate(tiles)
+    ]
+
+
+def _latches_over_weights(core: Core) -> bool:
+    """Whether a weight-stationary core may latch its inputs over the columns: its weights come straight from the top
+    memory, or their innermost memory is a register in each PE (``tpu_like``'s ``rf_128B``, where ZigZag's mapping
+    under Stream runs the output channels innermost). A weight memory shared by the array (the Edge TPU study's
+    register file) is not offered the order."""
+    w = _innermost(core, "W")
+    return w == len(core.levels) - 1 or (w >= 0 and core.levels[w].memory.per_pe)
+
+
+def _latched_fits(core: Core, gemm: _Gemm, precision: _Precision) -> np.ndarray | bool:
+    """Whether the innermost weight memory below the top holds all N columns of the op for one step of the array's R
+    (where inputs latched over the columns need it, ``_latched_columns``); True where the weights have no memory
+    below the top."""
+    w = _innermost(core, "W")
+    if w == len(core.levels) - 1:
+        return True
+    tiles = _tiles(core, gemm, precision, band=0)
+    return _room(core.levels[w], gemm, tiles[w], "W", precision) >= gemm.full[1] * gemm.array_tile[2]
 
 
 _PARTS = (2.0, 4.0, 8.0)  # the chunks of the reduction an order below the top memory is tried over

@@ -13,7 +13,7 @@ from traincost.schedule.fusion_memory import FUSION_TILINGS
 
 __all__ = ["ALLOCATIONS", "DEFAULT_RESIDENT_FRACTION", "SchedulePlan", "read_fused_groups", "MODES"]
 
-MODES = ("layer_by_layer", "pipeline", "tensor", "pipeline_tensor")
+MODES = ("layer_by_layer", "pipeline", "tensor", "pipeline_tensor", "stream_layer_by_layer")
 ALLOCATIONS = ("split", "per_op")
 # the share of a core's top memory that keeps tensors between ops (and holds fused groups) unless a run says otherwise
 DEFAULT_RESIDENT_FRACTION = 0.5
@@ -76,15 +76,29 @@ class SchedulePlan:
         mode: str,
         *,
         fused: tuple[tuple[int, ...], ...] = (),
-        resident_fraction: float = DEFAULT_RESIDENT_FRACTION,
+        resident_fraction: float | None = None,
         mapping_objective: str = "edp",
         allocation: str = "split",
         fusion_tiling: str = "stream",
     ) -> SchedulePlan:
-        """A plan by name: layer_by_layer, pipeline, tensor, pipeline_tensor."""
+        """A plan by name: layer_by_layer, pipeline, tensor, pipeline_tensor, or stream_layer_by_layer, Stream 2.1.1's
+        layer by layer (``fusion_cut_points: per-layer``): one op at a time, each MAC op split over every instance of its
+        core, every tensor from off chip to the cores and back (no share of the top memory keeps a tensor between ops).
+        ``resident_fraction`` None is the mode's: ``DEFAULT_RESIDENT_FRACTION``, 0 for stream_layer_by_layer.
+
+        Raises:
+            ConfigError: an unknown mode, or stream_layer_by_layer with a resident fraction above 0.
+        """
+        if mode == "stream_layer_by_layer":
+            if resident_fraction:
+                raise ConfigError(
+                    f"resident_fraction {resident_fraction}: mode stream_layer_by_layer keeps no tensor on chip between ops "
+                    "(0, or leave it out)"
+                )
+            resident_fraction = 0.0
         options = {
             "fused": fused,
-            "resident_fraction": resident_fraction,
+            "resident_fraction": DEFAULT_RESIDENT_FRACTION if resident_fraction is None else resident_fraction,
             "mapping_objective": mapping_objective,
             "allocation": allocation,
             "fusion_tiling": fusion_tiling,
@@ -98,6 +112,8 @@ class SchedulePlan:
                 return cls(pipeline=False, tensor_parallel=True, **options)
             case "pipeline_tensor":
                 return cls(pipeline=True, tensor_parallel=True, **options)
+            case "stream_layer_by_layer":
+                return cls(pipeline=False, tensor_parallel=True, **options)
         raise ConfigError(f"schedule mode {mode!r}: expected one of {', '.join(MODES)}")
 
 

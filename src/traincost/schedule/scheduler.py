@@ -683,6 +683,7 @@ def _run(
         one_instance=one_instance,
         op_energy=op_energy,
         timelines=timelines,
+        moved=moved,
     )
 
 
@@ -698,8 +699,11 @@ def _detail(
     one_instance: np.ndarray,
     op_energy: np.ndarray,
     timelines: tuple[np.ndarray, np.ndarray],
+    moved: dict[str, np.ndarray],
 ) -> pd.DataFrame:
-    """The per-op table: one row per op and configuration."""
+    """The per-op table: one row per op and configuration. ``onchip_bytes`` and ``offchip_bytes`` are the memory
+    timeline after the op; ``offchip_traffic_bytes`` and ``bus_traffic_bytes`` what the op itself moves off chip and
+    over the bus."""
     n_cfg, n_ops = hw.n_configs, len(table)
     stack = clock.lanes.stack
     return pd.DataFrame(
@@ -721,6 +725,8 @@ def _detail(
             **{name: getattr(costs, name).ravel() for name in _MAPPING_RECORDS if name != "mapping"},
             "onchip_bytes": timelines[0].ravel(),
             "offchip_bytes": timelines[1].ravel(),
+            "offchip_traffic_bytes": moved["offchip"].ravel(),
+            "bus_traffic_bytes": moved["bus"].ravel(),
         }
     )
 

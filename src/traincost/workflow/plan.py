@@ -264,11 +264,17 @@ class Plan:
         tiling = f"--fusion-tiling {ablation[1]}" if ablation and ablation[0] == "fusion_tiling" else ""
         return " ".join(flag for flag in (cls.resident_flag(ablation), tiling) if flag)
 
+    @staticmethod
+    def sweep_resident(spec: Mapping[str, Any]) -> float:
+        """The resident fraction of a hardware sweep (one of ``hardware_sweeps``): its own, else its mode's default (0.5;
+        0 in stream_layer_by_layer, which keeps nothing on chip)."""
+        return spec.get("resident_fraction", 0.0 if spec.get("mode") == "stream_layer_by_layer" else 0.5)
+
     @classmethod
     def sweep_flags(cls, ablation: tuple[str, str] | None, spec: Mapping[str, Any]) -> str:
         """The scheduler flags of a hardware sweep (``spec``, one of ``hardware_sweeps``) in an ablation run: its
         resident fraction and allocation, ablated or as configured, and the ablated fusion tiling."""
-        resident = cls.resident_flag(ablation) or f"--resident-fraction {spec.get('resident_fraction', 0.5)}"
+        resident = cls.resident_flag(ablation) or f"--resident-fraction {cls.sweep_resident(spec)}"
         tiling = cls.schedule_flags(ablation if ablation and ablation[0] == "fusion_tiling" else None)
         allocation = cls.allocation_flag(ablation, spec.get("allocation", "split"))
         return " ".join(flag for flag in (resident, tiling, allocation) if flag)
