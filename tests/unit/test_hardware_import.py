@@ -25,7 +25,9 @@ ZIGZAG_OPTIONS = {
     "gemm_l1.yaml": {"unroll": parse_unroll("D1=K,D2=C,D3=OX")},
     "gemm_l1_l3.yaml": {"unroll": parse_unroll("D1=K,D2=C,D3=OX")},
 }
-STREAM_UNSUPPORTED = {"tpu_v7_ironwood.yaml": "type: 'zigzag.memory' cores are not translated"}
+# tpu_v7's VMEM memory cores are translated, but each is shared by one TensorCore's MXUs and VPU: 4 memories among 8
+# identical MXUs, which traincost groups into one core with a count
+STREAM_UNSUPPORTED = {"tpu_v7_ironwood.yaml": "sharing between cores listed more than once is not translated"}
 
 
 def _load(data: dict, tmp_path: Path) -> HardwareSpec:
@@ -394,3 +396,78 @@ def test_an_array_dimension_the_mapping_leaves_out_is_filled_as_zigzag_fills_it(
 def test_an_unrolling_given_by_hand_beyond_the_array_is_an_error() -> None:
     with pytest.raises(HardwareError, match=r"eyeriss_like.yaml: the mapping unrolls 32 PEs on D1, which has 14"):
         zigzag_hardware(ZIGZAG / "eyeriss_like.yaml", unroll=parse_unroll("D1=K:32,D2=C"))
+
+
+def _stream_copy(tmp_path: Path, accelerator: dict, cores: dict[str, dict | None], *, folder: str = "cores") -> Path:
+    """An accelerator file in ``tmp_path`` and its core files under ``folder``: each of ``cores`` a fixture core
+    (None) or the given data."""
+    (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    for name, data in cores.items():
+        text = (STREAM / "cores" / name).read_text() if data is None else yaml.safe_dump(data)
+        (tmp_path / folder / name).write_text(text)
+    return _write(tmp_path / "accelerator.yaml", accelerator)
+
+
+def test_operand_bits_size_every_operand_as_the_workload_and_keep_the_accumulator(tmp_path: Path) -> None:
+    """Stream sizes an operand by its tensor's element type and keeps partial sums at the core's accumulator
+    precision: eyeriss_like declares int16 for both, so an int8 workload moves 8-bit words and accumulates in 16."""
+    eyeriss, *_ = _load(stream_hardware(STREAM / "eyeriss_like_quad_core.yaml"), tmp_path).cores
+    assert eyeriss.precision_bits["inputs"][0] == 16 and eyeriss.precision_bits["partial_sums"][0] == 16
+    eyeriss, _, simd = _load(stream_hardware(STREAM / "eyeriss_like_quad_core.yaml", operand_bits=8), tmp_path).cores
+    assert [eyeriss.precision_bits[k][0] for k in ("inputs", "weights", "outputs", "partial_sums")] == [8, 8, 8, 16]
+    assert all(simd.precision_bits[k][0] == 8 for k in ("inputs", "partial_sums"))  # no accumulator declared
+
+
+def test_core_files_named_from_the_repository_root_are_found(tmp_path: Path) -> None:
+    """Stream's testing accelerators name their cores from the repository root (``stream/inputs/testing/...``)."""
+    accelerator = yaml.safe_load((STREAM / "tpu_like_quad_core.yaml").read_text())
+    accelerator["cores"] = {k: f"stream/inputs/hw/cores/{Path(v).name}" for k, v in accelerator["cores"].items()}
+    deep = tmp_path / "stream/inputs/hw"
+    path = _stream_copy(deep, accelerator, dict.fromkeys(["tpu_like.yaml", "pooling.yaml", "simd.yaml", "offchip.yaml"]))
+    hw = _load(stream_hardware(path), tmp_path)
+    assert [core.name for core in hw.cores] == ["tpu_like", "pooling", "simd"]
+    accelerator["cores"][5] = "stream/inputs/hw/cores/missing.yaml"
+    with pytest.raises(HardwareError, match=r"no core file 'stream/inputs/hw/cores/missing.yaml'"):
+        stream_hardware(_write(path, accelerator))
+
+
+def test_a_helper_core_without_operator_types_runs_the_element_wise_ops(tmp_path: Path) -> None:
+    """A core that names no operator_types is generic in Stream (it accepts every op): the compute cores, with the
+    most PEs, take the MAC ops; a one-dimensional helper takes the element-wise ones no core names."""
+    simd = yaml.safe_load((STREAM / "cores/simd.yaml").read_text())
+    simd.pop("operator_types")
+    accelerator = yaml.safe_load((STREAM / "tpu_like_quad_core.yaml").read_text())
+    path = _stream_copy(
+        tmp_path, accelerator, {"tpu_like.yaml": None, "pooling.yaml": None, "offchip.yaml": None, "simd.yaml": simd}
+    )
+    tpu, pooling, helper = _load(stream_hardware(path), tmp_path).cores
+    assert tpu.runs[:3] == ("conv", "conv_dgrad", "conv_wgrad") and pooling.runs == ("pool",)
+    assert helper.dataflow == "simd" and {"eltwise", "norm", "optimizer"} <= set(helper.runs)
+    # a second generic two-dimensional array is left with nothing to run: refused, naming it
+    accelerator["cores"][4] = "./cores/eyeriss_like.yaml"
+    eyeriss = yaml.safe_load((STREAM / "cores/eyeriss_like.yaml").read_text())
+    path = _stream_copy(tmp_path, accelerator, {"eyeriss_like.yaml": eyeriss})
+    with pytest.raises(HardwareError, match=r"core 'eyeriss_like' runs no op kind .* names no operator_types"):
+        stream_hardware(path)
+
+
+def test_a_memory_core_shared_by_compute_cores_is_their_shared_top_memory(tmp_path: Path) -> None:
+    """A zigzag.memory core listed first in a core_memory_sharing group is the top memory its group's cores read
+    their operands from (Stream's tpu_v7 VMEM); one that no group lists first is refused, naming it."""
+    accelerator = {
+        "name": "one_tensor_core",
+        "cores": {0: "tpu_v7_mxu.yaml", 1: "tpu_v7_vpu.yaml", 2: "tpu_v7_vmem.yaml", 3: "tpu_v7_hbm.yaml"},
+        "offchip_core_id": 3,
+        "core_memory_sharing": ["2, 0, 1"],
+        "core_connectivity": [{"type": "link", "cores": [2, 3], "bandwidth": 13400}],
+    }
+    names = ["tpu_v7_mxu.yaml", "tpu_v7_vpu.yaml", "tpu_v7_vmem.yaml", "tpu_v7_hbm.yaml"]
+    path = _stream_copy(tmp_path, accelerator, dict.fromkeys(names))
+    hw = _load(stream_hardware(path), tmp_path)
+    mxu, vpu = hw.cores
+    assert mxu.top is vpu.top and mxu.top.shared and mxu.top.name == "tpu_v7_vmem_vmem"
+    assert mxu.top.size_bytes[0] == 536870912 / 8
+    assert "tpu_v7_mxu_vmem" not in hw.memories and "tpu_v7_vpu_vmem" not in hw.memories
+    accelerator["core_memory_sharing"] = ["0, 1"]
+    with pytest.raises(HardwareError, match=r"core 2 \(tpu_v7_vmem.yaml\) is a zigzag.memory core no core_memory_sharing"):
+        stream_hardware(_write(path, accelerator))

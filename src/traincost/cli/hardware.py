@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traincost.cli.arguments import Command, positive_number
+from traincost.cli.arguments import Command, positive_int, positive_number
 from traincost.io import atomic_path
 
 __all__ = ["hardware_commands"]
@@ -18,13 +18,15 @@ def _cmd_hardware(args: argparse.Namespace) -> None:
 
     unroll = parse_unroll(args.unroll) if args.unroll else None
     if args.format == "zigzag":
+        if args.operand_bits:
+            raise HardwareError("--operand-bits applies to stream files (a ZigZag core gives its own input_precision)")
         data = zigzag_hardware(
             args.input, mapping=args.mapping, unroll=unroll, offchip=args.offchip, mac_energy_pj=args.mac_energy_pj
         )
     else:
         if args.mapping or args.offchip:
             raise HardwareError("--mapping and --offchip apply to zigzag files (a Stream file names its off-chip core)")
-        data = stream_hardware(args.input, unroll=unroll, mac_energy_pj=args.mac_energy_pj)
+        data = stream_hardware(args.input, unroll=unroll, mac_energy_pj=args.mac_energy_pj, operand_bits=args.operand_bits)
     header = f"Written by `traincost hardware import {args.format} {args.input}`; see config/hardware/README.md."
     with atomic_path(args.out) as tmp:
         tmp.write_text(hardware_yaml_text(data, header=header))
@@ -57,6 +59,12 @@ def hardware_commands(command: Command) -> None:
     )
     cmd.add_argument("--unroll", help="which loop dimension each array dimension unrolls, e.g. D1=K,D2=C or D3=OX:4")
     cmd.add_argument("--offchip", help="zigzag: the memory that is off-chip DRAM (default: the one named like dram)")
+    cmd.add_argument(
+        "--operand-bits",
+        type=positive_int,
+        help="stream: the bits of the workload's tensors, as Stream sizes each operand by its tensor's element type "
+        "(partial sums at each core's accumulator precision; default: the core files' operand_precision)",
+    )
     cmd.add_argument(
         "--mac-energy-pj",
         type=positive_number,

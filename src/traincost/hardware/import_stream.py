@@ -14,8 +14,9 @@ entry of ``core_connectivity`` is the bus (else the widest link); ``core_memory_
 first core's top memory the shared top memory of the others. Each op kind goes to the core whose
 ``operator_types`` name it; convolutions and matrix products go to the cores without
 ``operator_types`` (Stream's compute arrays), and kinds no core names go to the element-wise core.
-Spatial unrolling is not in Stream's files (Stream generates it): ``unroll`` gives it, else each array
-unrolls K, C, OX, OY on its dimensions in order.
+Spatial unrolling is not in Stream's files: Stream's core model has ZigZag pick it per layer, among every loop on
+every array dimension. ``unroll`` fixes it; else each array dimension unrolls K, C, OX, OY in order, with the other
+three as ``alternatives``, chosen per op by the mapping objective.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from traincost.hardware.import_zigzag import ALL_KINDS, MAC_KINDS, read_foreign_yaml, zigzag_core
+from traincost.hardware.import_zigzag import ALL_KINDS, MAC_KINDS, read_foreign_yaml, zigzag_core, zigzag_memory
 from traincost.hardware.load import HardwareError
 
 __all__ = ["stream_hardware"]
 
 _DEFAULT_UNROLL = ("K", "C", "OX", "OY")
 _COMPUTE_TYPES = {"zigzag.compute", "compute"}
+_MEMORY_TYPES = {"zigzag.memory", "memory"}
+_LINKS = {"I1": "I", "I2": "W", "O": "O"}  # Stream's memory operands as ours
 _OFFCHIP_TYPES = {"zigzag.offchip", "offchip"}
 _OPERATOR_KINDS = {
     **dict.fromkeys(["Add", "Sub", "Mul", "Div", "Exp", "Pow", "Silu", "Sigmoid", "Gelu", "Tanh", "Relu", "Cast"], "eltwise"),
@@ -52,6 +55,7 @@ def stream_hardware(
     *,
     unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None = None,
     mac_energy_pj: float | None = None,
+    operand_bits: int | None = None,
 ) -> dict[str, Any]:
     """Our hardware description (YAML data) of a Stream accelerator file and the core files it lists.
 
@@ -59,6 +63,8 @@ def stream_hardware(
         path: Stream's accelerator YAML (``cores``, ``offchip_core_id``, ``core_connectivity``).
         unroll: the loop dimension(s) each array dimension of every compute core unrolls.
         mac_energy_pj: pJ per MAC for cores that give no ``unit_energy``.
+        operand_bits: the bits of the workload's tensors, as Stream sizes every operand by its tensor's element type
+            (partial sums at the accumulator precision a core declares); default the core files' ``operand_precision``.
 
     Raises:
         HardwareError: a file is unreadable, a core type is not translated (memory cores, AIE tiles),
@@ -72,19 +78,29 @@ def stream_hardware(
     if offchip_id not in data["cores"]:
         raise HardwareError(f"{file}: offchip_core_id: {offchip_id!r} is not a key of cores ({sorted(data['cores'])})")
     groups: dict[Path, list[int]] = {}
+    memory_cores: dict[int, Path] = {}
     for core_id, core_path in data["cores"].items():
-        if core_id != offchip_id:
-            groups.setdefault(_core_path(file, core_path), []).append(core_id)
+        if core_id == offchip_id:
+            continue
+        core_file = _core_path(file, core_path)
+        if _core_type(core_file, file) in _MEMORY_TYPES:
+            memory_cores[core_id] = core_file
+        else:
+            groups.setdefault(core_file, []).append(core_id)
     memories: dict[str, Any] = {}
     cores: list[dict[str, Any]] = []
     top_of: dict[int, str] = {}
     for core_file, ids in groups.items():
-        core, core_memories = _compute_core(core_file, file, unroll=unroll, mac_energy_pj=mac_energy_pj)
+        core, core_memories = _compute_core(
+            core_file, file, unroll=unroll, mac_energy_pj=mac_energy_pj, operand_bits=operand_bits
+        )
         core["count"] = len(ids)
         memories.update(core_memories)
         cores.append(core)
         top_of.update(dict.fromkeys(ids, core["name"]))
-    _share_memories(data.get("core_memory_sharing") or [], file, cores, memories, top_of)
+    _share_memories(
+        data.get("core_memory_sharing") or [], file, cores=cores, memories=memories, top_of=top_of, memory_cores=memory_cores
+    )
     _assign_runs(cores, file)
     offchip = _offchip(_core_path(file, data["cores"][offchip_id]), file)
     precision = cores[0]["precision_bits"]
@@ -101,16 +117,33 @@ def stream_hardware(
 
 
 def _core_path(file: Path, listed: object) -> Path:
-    """A core file as Stream finds it: relative to the accelerator file, else in its ``cores`` folder."""
-    beside = file.parent / str(listed)
-    in_cores = file.parent / "cores" / str(listed)
-    if not beside.is_file() and in_cores.is_file():
-        return in_cores.resolve()
-    return beside.resolve()
+    """A core file as Stream finds it: relative to the accelerator file, else in its ``cores`` folder, else relative to
+    a folder above it (Stream's testing files name cores from the repository root, ``stream/inputs/...``).
+
+    Raises:
+        HardwareError: none of these is a file.
+    """
+    for folder in (file.parent, file.parent / "cores", *file.parent.parents):
+        candidate = folder / str(listed)
+        if candidate.is_file():
+            return candidate.resolve()
+    raise HardwareError(f"{file}: cores: no core file {str(listed)!r} beside it, in its cores folder or under a folder above it")
+
+
+def _core_type(core_file: Path, file: Path) -> str:
+    data = read_foreign_yaml(core_file)
+    if not isinstance(data, dict):
+        raise HardwareError(f"{core_file}: expected a Stream core (name, type, memories, operational_array)")
+    return str(data.get("type", "zigzag.compute"))
 
 
 def _compute_core(
-    core_file: Path, file: Path, *, unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None, mac_energy_pj: float | None
+    core_file: Path,
+    file: Path,
+    *,
+    unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None,
+    mac_energy_pj: float | None,
+    operand_bits: int | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     data = read_foreign_yaml(core_file)
     if not isinstance(data, dict):
@@ -118,8 +151,8 @@ def _compute_core(
     kind = data.get("type", "zigzag.compute")
     if kind not in _COMPUTE_TYPES:
         raise HardwareError(
-            f"{core_file}: type: {kind!r} cores are not translated (only zigzag.compute and the off-chip core); "
-            f"listed in {file.name}"
+            f"{core_file}: type: {kind!r} cores are not translated (zigzag.compute, a zigzag.memory core shared through "
+            f"core_memory_sharing, and the off-chip core); listed in {file.name}"
         )
     dims = (data.get("operational_array") or {}).get("dimensions") or []
     own_unroll = unroll if unroll is not None else {dim: [(loop, None)] for dim, loop in zip(dims, _DEFAULT_UNROLL, strict=False)}
@@ -129,72 +162,142 @@ def _compute_core(
         core_file,
         name=core_file.stem,
         unroll=own_unroll,
-        links={"I1": "I", "I2": "W", "O": "O"},
+        links=_LINKS,
         offchip=None,
         mac_energy_pj=mac_energy_pj,
         prefix=prefix,
-        precision=_precision(data.get("operand_precision"), core_file),
+        precision=_precision(data.get("operand_precision"), core_file, operand_bits),
     )
     if dram is not None:
         raise HardwareError(
             f"{core_file}: memories: an off-chip memory inside a compute core; Stream keeps it in the off-chip core"
         )
+    if unroll is None:  # Stream's core model picks each layer's unrolling: each axis may take any of the loops
+        for axis in core["pe_array"]:
+            if axis["dim"] in _DEFAULT_UNROLL:
+                axis["alternatives"] = [loop for loop in _DEFAULT_UNROLL if loop != axis["dim"]]
     core["operator_types"] = data.get("operator_types")
     return core, memories
 
 
-def _precision(given: Any, core_file: Path) -> dict[str, int] | None:
-    """Stream's ``operand_precision: {input: int8, accumulator: int32}`` as our precision_bits."""
+def _precision(given: Any, core_file: Path, operand_bits: int | None) -> dict[str, int] | None:
+    """Stream's ``operand_precision: {input: int8, accumulator: int32}`` as our precision_bits; with ``operand_bits``
+    (the workload's element type, as Stream sizes each operand by its tensor's) every operand takes those bits and the
+    partial sums the accumulator's, or the operands' where the core declares none."""
     if given is None:
-        return None
+        return None if operand_bits is None else dict.fromkeys(("inputs", "weights", "outputs", "partial_sums"), operand_bits)
     bits = {}
     for key in ("input", "accumulator"):
         match = re.fullmatch(r"[a-z]*?(\d+)", str(given.get(key, "")))
         if match is None:
             raise HardwareError(f"{core_file}: operand_precision.{key}: {given.get(key)!r}; expected e.g. int8, bf16, fp32")
         bits[key] = int(match.group(1))
-    return {"inputs": bits["input"], "weights": bits["input"], "outputs": bits["input"], "partial_sums": bits["accumulator"]}
+    operand = bits["input"] if operand_bits is None else operand_bits
+    return {"inputs": operand, "weights": operand, "outputs": operand, "partial_sums": bits["accumulator"]}
 
 
 def _share_memories(
-    sharing: Sequence[Any], file: Path, cores: list[dict[str, Any]], memories: dict[str, Any], top_of: Mapping[int, str]
+    sharing: Sequence[Any],
+    file: Path,
+    *,
+    cores: list[dict[str, Any]],
+    memories: dict[str, Any],
+    top_of: Mapping[int, str],
+    memory_cores: Mapping[int, Path],
 ) -> None:
-    """``core_memory_sharing: ["0, 1"]``: the first core's top memory is the others' top memory too, shared."""
+    """``core_memory_sharing: ["0, 1"]``: the first core's top memory is the others' top memory too, shared. Where the
+    first is a ``zigzag.memory`` core, its one memory is that shared top memory (Stream's ``tpu_v7`` VMEM: the
+    TensorCore's MXUs and VPU read their operands from it in place).
+
+    Raises:
+        HardwareError: a group names a core that is neither, identical cores share (traincost groups them into one
+            core with a count), or a memory core is shared with no compute core.
+    """
     by_name = {core["name"]: core for core in cores}
+    owners = set()
     for j, group in enumerate(sharing):
         ids = [int(part) for part in str(group).replace(" ", "").split(",") if part]
-        unknown = [i for i in ids if i not in top_of]
+        unknown = [i for i in ids if i not in top_of and not (i == ids[0] and i in memory_cores)]
         if unknown:
             raise HardwareError(f"{file}: core_memory_sharing[{j}]: core {unknown[0]} is not a compute core")
-        owner = by_name[top_of[ids[0]]]
-        if any(by_name[top_of[i]]["count"] != 1 for i in ids):
+        sharers = [by_name[top_of[i]] for i in ids if i in top_of]
+        if any(core["count"] != 1 for core in sharers):
             raise HardwareError(
                 f"{file}: core_memory_sharing[{j}]: sharing between cores listed more than once is not translated "
                 "(traincost groups identical cores)"
             )
-        top = owner["memory"][-1]
-        memories[top["level"]]["shared"] = True
-        for i in ids[1:]:
-            other = by_name[top_of[i]]
+        if ids[0] in memory_cores:
+            owners.add(ids[0])
+            level = _memory_core(memory_cores[ids[0]], memories)
+        else:
+            level = sharers.pop(0)["memory"][-1]
+        memories[level["level"]]["shared"] = True
+        for other in sharers:
             memories.pop(other["memory"][-1]["level"], None)
-            other["memory"][-1] = {"level": top["level"], "operands": top["operands"]}
+            other["memory"][-1] = {"level": level["level"], "operands": level["operands"]}
+    lone = sorted(set(memory_cores) - owners)
+    if lone:
+        raise HardwareError(
+            f"{file}: core {lone[0]} ({memory_cores[lone[0]].name}) is a zigzag.memory core no core_memory_sharing group "
+            "lists first; expected it shared with the compute cores that read it"
+        )
+
+
+def _memory_core(core_file: Path, memories: dict[str, Any]) -> dict[str, Any]:
+    """A ``zigzag.memory`` core's one memory, added to ``memories``; its core level (name and operands)."""
+    data = read_foreign_yaml(core_file)
+    entries = data.get("memories") or {}
+    if not isinstance(entries, dict) or len(entries) != 1:
+        raise HardwareError(f"{core_file}: memories: expected the one memory of a zigzag.memory core")
+    ((name, entry),) = entries.items()
+    dims = (data.get("operational_array") or {}).get("dimensions") or []
+    translated = zigzag_memory(
+        entry, core_file, f"memories.{name}", _LINKS, dim_size=dict.fromkeys(dims, 0), used=dict.fromkeys(dims, 1)
+    )
+    operands = translated.pop("operands")
+    translated.pop("served_dimensions")
+    translated.pop("instances")
+    memories[f"{core_file.stem}_{name}"] = translated
+    return {"level": f"{core_file.stem}_{name}", "operands": operands}
 
 
 def _assign_runs(cores: list[dict[str, Any]], file: Path) -> None:
+    """Each op kind to one core, as Stream's mapping generator picks cores (``GenericMappingGenerator.
+    _select_cores_for_node``): a core whose ``operator_types`` name an op's type runs it; the cores that name none are
+    generic and take the rest, MAC ops on the one with the most PEs (Stream splits them over every generic core, the
+    fastest split; traincost runs a kind on one core), the kinds no core names on the element-wise core. A generic core
+    with a one-dimensional array (a SIMD or pooling helper whose file lists no ``operator_types``) is that element-wise
+    core where no core names element-wise ops."""
     claimed: dict[str, str] = {}
+    types = {core["name"]: core.pop("operator_types") for core in cores}
+    generic = sorted(
+        (core for core in cores if types[core["name"]] is None),
+        key=lambda core: -math.prod(axis["size"] for axis in core["pe_array"]) * core["count"],
+    )
     for core in cores:
-        operators = core.pop("operator_types")
-        kinds = list(MAC_KINDS) if operators is None else [_OPERATOR_KINDS[o] for o in operators if o in _OPERATOR_KINDS]
+        operators = types[core["name"]]
+        if operators is None:
+            kinds = list(MAC_KINDS) if generic and core is generic[0] else []
+        else:
+            kinds = [_OPERATOR_KINDS[o] for o in operators if o in _OPERATOR_KINDS]
         if "conv" in kinds:
             kinds += ["conv_dgrad", "conv_wgrad"]
         core["runs"] = [kind for kind in dict.fromkeys(kinds) if kind not in claimed]
         claimed.update(dict.fromkeys(core["runs"], core["name"]))
     rest = [kind for kind in ALL_KINDS if kind not in claimed]
-    host = next((core for core in cores if "eltwise" in core["runs"]), cores[0])
+    helpers = [core for core in generic[1:] if len(core["pe_array"]) == 1 and not core["runs"]]
+    host = next((core for core in cores if "eltwise" in core["runs"]), helpers[0] if helpers else cores[0])
     host["runs"] += rest
     for core in cores:
         if not core["runs"]:
-            raise HardwareError(f"{file}: core {core['name']!r} runs no op kind that another core does not run already")
+            raise HardwareError(
+                f"{file}: core {core['name']!r} runs no op kind that another core does not run already "
+                + (
+                    "(it names no operator_types: Stream would split ops over it and the other generic cores)"
+                    if types[core["name"]] is None
+                    else ""
+                )
+            )
         if not set(core["runs"]) & set(MAC_KINDS):
             core["dataflow"] = "simd"
 

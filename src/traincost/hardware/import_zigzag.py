@@ -66,6 +66,7 @@ __all__ = [
     "read_foreign_yaml",
     "zigzag_hardware",
     "zigzag_core",
+    "zigzag_memory",
     "parse_unroll",
     "bundled_mapping",
 ]
@@ -240,7 +241,7 @@ def zigzag_core(
     used = {dim: math.prod(axis["size"] for axis in axes if _array_dimension(axis) == dim) for dim in dim_size}
     for mem_name, entry in memories_data.items():
         where = f"memories.{mem_name}"
-        translated = _memory(entry, file, where, links, dim_size=dim_size, used=used)
+        translated = zigzag_memory(entry, file, where, links, dim_size=dim_size, used=used)
         if mem_name == dram_name:
             dram = _offchip_link(translated, f"{file.name} {where}")
             continue
@@ -613,7 +614,7 @@ def _dram_name(memories: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _memory(
+def zigzag_memory(
     entry: Any, file: Path, where: str, links: Mapping[str, str], *, dim_size: Mapping[str, int], used: Mapping[str, int]
 ) -> dict[str, Any]:
     """One ZigZag memory as ours. ``instances``: the product of the array dimensions it does not serve
