@@ -172,6 +172,21 @@ def _print_phases(workload: Workload) -> None:
     print(summary.to_string())
 
 
+def _traced_step_args(cmd: argparse.ArgumentParser, *, training: bool) -> None:
+    """The arguments of ``trace-step`` (``training``: with the optimizer) and ``trace-inference``."""
+    add_model_args(cmd, positional=False)
+    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
+    cmd.add_argument("--options", type=json_object, default="{}", help="builder options of a zoo model, a JSON object")
+    if training:
+        optimizer_args(cmd)
+    seeded = "the initial weights, the batch and the check's states" if training else "the initial weights and the batch"
+    cmd.add_argument("--seed", type=int, default=0, help=f"seed of {seeded}")
+    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the check by execution")
+    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
+    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
+    cmd.add_argument("--verification", type=Path, required=True, help="output verification.parquet: each tensor compared")
+
+
 def frontend_commands(command: Command) -> None:
     """Subcommands of the front end: from a model to its Workload IR."""
     command("models", _cmd_models, "list the model zoo")
@@ -226,15 +241,7 @@ def frontend_commands(command: Command) -> None:
         "the torch front end: torch traces one training step (forward, loss, backward, optimizer) → Workload IR "
         "(ops.parquet, tensors.parquet), checked by execution against eager torch and torch.optim",
     )
-    add_model_args(cmd, positional=False)
-    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
-    cmd.add_argument("--options", type=json_object, default="{}", help="builder options of a zoo model, a JSON object")
-    optimizer_args(cmd)
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights, the batch and the check's states")
-    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the check by execution")
-    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
-    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
-    cmd.add_argument("--verification", type=Path, required=True, help="output verification.parquet: each tensor compared")
+    _traced_step_args(cmd, training=True)
 
     cmd = command(
         "trace-inference",
@@ -242,14 +249,7 @@ def frontend_commands(command: Command) -> None:
         "the torch front end's inference step: torch traces the eval-mode forward, each BatchNorm after a convolution "
         "folded into it, no dropout, no loss → Workload IR, its output checked against eager torch (no ONNX Runtime)",
     )
-    add_model_args(cmd, positional=False)
-    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
-    cmd.add_argument("--options", type=json_object, default="{}", help="builder options of a zoo model, a JSON object")
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the batch")
-    cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the check by execution")
-    cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
-    cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
-    cmd.add_argument("--verification", type=Path, required=True, help="output verification.parquet: the output compared")
+    _traced_step_args(cmd, training=False)
 
     cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")

@@ -12,7 +12,6 @@ folding, so the folding is checked with the trace.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relat
 from traincost.frontend.step_check import DecompositionCheck, TensorCheck
 from traincost.frontend.torch_model import built_model, label_spec, probe_output
 from traincost.frontend.torch_randomness import no_randomness
-from traincost.frontend.torch_step import TracedStep, Tracer
+from traincost.frontend.torch_step import TracedStep, Tracer, signature_meta
 
 __all__ = ["INFERENCE_OUTPUT", "INFERENCE_STAGE", "fold_batchnorm", "trace_inference", "verify_inference"]
 
@@ -66,15 +65,7 @@ def trace_inference(model: models.Model, *, batch: int, seed: int, options: dict
     graph = _Forward(module, params=params, buffers=buffers).trace([feeds[n] for n in names], name)
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     meta = {
-        "model": name,
-        "batch": str(batch),
-        "seed": str(seed),
-        "options": json.dumps(options, sort_keys=True),
-        "parameters": json.dumps(list(params)),
-        "inputs": json.dumps([spec.to_json() for spec in specs]),
-        "labels": json.dumps(labels.to_json()),
-        "loss": arch.loss,
-        "input_shape": json.dumps(list(specs[0].shape)),
+        **signature_meta(arch, batch=batch, seed=seed, options=options, params=params, specs=specs, labels=labels),
         "stage": INFERENCE_STAGE,
         "frontend": "torch",
         "batchnorm_folded": str(folded),

@@ -39,9 +39,9 @@ from traincost import models
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
 from traincost.frontend.torch_model import built_model, label_spec, probe_output
-from traincost.signature import LOSSES, draw_tensors
+from traincost.signature import LOSSES, InputSpec, draw_tensors
 
-__all__ = ["LOSS_LAYER", "SHARED_LAYER", "STEP_META", "TracedStep", "Tracer", "trace_step"]
+__all__ = ["LOSS_LAYER", "SHARED_LAYER", "STEP_META", "TracedStep", "Tracer", "signature_meta", "trace_step"]
 
 log = logging.getLogger(__name__)
 
@@ -144,15 +144,7 @@ def trace_step(
     step = _Step(module, params=params, buffers=buffers, batch=tuple(inputs), loss_fn=loss_fn, optimizer=optimizer)
     graph = step.trace([feeds[n] for n in names], name)
     meta = {
-        "model": name,
-        "batch": str(batch),
-        "seed": str(seed),
-        "options": json.dumps(options, sort_keys=True),
-        "parameters": json.dumps(list(params)),
-        "inputs": json.dumps([spec.to_json() for spec in specs]),
-        "labels": json.dumps(labels.to_json()),
-        "loss": arch.loss,
-        "input_shape": json.dumps(list(specs[0].shape)),
+        **signature_meta(arch, batch=batch, seed=seed, options=options, params=params, specs=specs, labels=labels),
         "optimizer": optimizer.kind,
         "optimizer_hyperparameters": json.dumps(optimizer.hyperparameters(), sort_keys=True),
         "stage": "train_step",
@@ -164,6 +156,31 @@ def trace_step(
         return built_model(model, batch=batch, seed=seed, options=options)[2].train()
 
     return TracedStep(graph, names, outputs, feeds, params, buffers, fresh_module, loss_fn, optimizer, meta)
+
+
+def signature_meta(
+    arch: models.Architecture,
+    *,
+    batch: int,
+    seed: int,
+    options: dict[str, object],
+    params: Sequence[str],
+    specs: Sequence[InputSpec],
+    labels: InputSpec,
+) -> dict[str, str]:
+    """The Workload metadata of a traced step that says what was traced: the model, batch, seed, options, parameters,
+    inputs, labels and loss (``TracedStep.meta`` adds the stage and, for a training step, the optimizer)."""
+    return {
+        "model": arch.name,
+        "batch": str(batch),
+        "seed": str(seed),
+        "options": json.dumps(options, sort_keys=True),
+        "parameters": json.dumps(list(params)),
+        "inputs": json.dumps([spec.to_json() for spec in specs]),
+        "labels": json.dumps(labels.to_json()),
+        "loss": arch.loss,
+        "input_shape": json.dumps(list(specs[0].shape)),
+    }
 
 
 def _loss_function(loss: str, *, classes: int) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
