@@ -246,10 +246,12 @@ TRACED = """\
 - **Links.** Stream's point-to-point links and meshes are one bus in ours (its `bus` entry, else the widest link):
   where a layer's traffic between cores sets its pace, the two differ.
 - **How Stream's per-layer numbers are read here.** A layer's tiles are taken as the product of its group's
-  `fusion_splits`; in a fused group whose layers run at two resolutions (the stride-2 blocks) a layer cut along
-  fewer of those loops counts too many tiles (ResNet-18's downsampling block, layer-fused: the ReLU after the
-  stride-2 convolution reads as 3,136 cycles on a 64-lane SIMD core for its 100,352 elements, which take 1,568), so
-  those rows overstate Stream's; the whole-network latency is Stream's own."""
+  `fusion_splits`, each costing its LUT entry. In a fused group whose layers run at two resolutions (the stride-2
+  blocks) that reads twice the work for some layers: ResNet-18's downsampling block, layer-fused, has the ReLU after
+  the stride-2 convolution at 3,136 cycles on a 64-lane SIMD core for its 100,352 elements, which take 1,568. Either
+  Stream's tiles there recompute the halo rows the next 3x3 convolution reads (each tile of one output row needing
+  two of the ReLU's), or the product counts tiles along a loop the layer is not cut in; the bench does not yet read
+  the tiled workload to tell. The whole-network latency is Stream's own either way."""
 
 
 def _page(whole: pd.DataFrame, layers: pd.DataFrame) -> str:
