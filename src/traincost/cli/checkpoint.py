@@ -93,12 +93,13 @@ def _check_recompute_rewrites(
 ) -> pd.DataFrame:
     """Every rewrite of the study (AC10, AC01, AC11 and each MILP solution, those it ran) applied to ``graph`` and
     checked by execution; without a graph (a workload of the torch front end), the table with no rows."""
-    from traincost.frontend.onnx_graph import load_onnx
-    from traincost.optimize.checkpoint_check import unchecked, verify_recompute
-
     if graph is None:
+        from traincost.optimize.checkpoint import unchecked_recompute
+
         print("recompute rewrites not checked by execution: no ONNX graph (--graph) to run them on")
-        return unchecked()
+        return unchecked_recompute()
+    from traincost.frontend.onnx_graph import load_onnx
+    from traincost.optimize.checkpoint_check import verify_recompute
 
     rewrites = {}
     if study is not None:

@@ -27,6 +27,7 @@ from traincost.frontend.saved import saved_for_backward
 from traincost.workload import Workload
 
 __all__ = [
+    "RECOMPUTE_CHECK_COLUMNS",
     "GraphNode",
     "RecomputePlan",
     "SUFFIX",
@@ -37,9 +38,12 @@ __all__ = [
     "recompute_onnx",
     "recompute_workload",
     "saved_activations",
+    "unchecked_recompute",
 ]
 
 SUFFIX = "/recompute"
+# the table of a recompute check (``checkpoint_check.verify_recompute``): per rewrite and output, its worst error
+RECOMPUTE_CHECK_COLUMNS = {"rewrite": str, "recomputed": "int64", "output": str, "error": float, "limit": float}
 _RANDOM = frozenset(
     {"Dropout", "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli", "Multinomial"}
 )
@@ -252,3 +256,9 @@ def _relink(ops: pd.DataFrame, tensors: pd.DataFrame) -> pd.DataFrame:
     out["consumers"] = [consumers.get(int(t), []) for t in out.index]
     out["saved_for_backward"] = saved_for_backward(out.assign(view_of=out.get("view_of", -1)), ops)
     return out.rename_axis("tensor").reset_index()
+
+
+def unchecked_recompute() -> pd.DataFrame:
+    """A recompute check's table with no rows: no rewrite run (a workload with no ONNX graph, the torch front end's).
+    Needs no ONNX Runtime, as the check itself does."""
+    return pd.DataFrame(columns=list(RECOMPUTE_CHECK_COLUMNS)).astype(RECOMPUTE_CHECK_COLUMNS)

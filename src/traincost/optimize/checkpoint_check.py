@@ -19,16 +19,15 @@ from traincost.errors import GraphError
 from traincost.frontend.execute import Executable, example_feeds
 from traincost.frontend.randomness import without_randomness
 from traincost.frontend.rounding import max_relative_error
-from traincost.optimize.checkpoint import recompute_onnx
+from traincost.optimize.checkpoint import RECOMPUTE_CHECK_COLUMNS, recompute_onnx
 
-__all__ = ["LIMIT", "unchecked", "verify_recompute"]
+__all__ = ["LIMIT", "verify_recompute"]
 
 # Largest relative difference allowed per output. The clones repeat the original kernels on the same
 # values (measured: bit-identical on ResNet-18 with Adam); the limit leaves room for a kernel that
 # splits a reduction over threads differently from one execution to the next, and none for a clone
 # that reads or computes anything else.
 LIMIT = 1e-6
-_COLUMNS = {"rewrite": str, "recomputed": "int64", "output": str, "error": float, "limit": float}
 
 
 def verify_recompute(model: onnx.ModelProto, rewrites: Mapping[str, Sequence[str]], *, seed: int = 0) -> pd.DataFrame:
@@ -71,9 +70,4 @@ def verify_recompute(model: onnx.ModelProto, rewrites: Mapping[str, Sequence[str
                 )
             rows.append({"rewrite": name, "recomputed": len(dropped), "output": output, "error": error, "limit": LIMIT})
         del actual, rewritten
-    return pd.DataFrame(rows, columns=list(_COLUMNS)).astype(_COLUMNS)
-
-
-def unchecked() -> pd.DataFrame:
-    """The check's table with no rows: no rewrite run (a workload with no ONNX graph, the torch front end's)."""
-    return pd.DataFrame(columns=list(_COLUMNS)).astype(_COLUMNS)
+    return pd.DataFrame(rows, columns=list(RECOMPUTE_CHECK_COLUMNS)).astype(RECOMPUTE_CHECK_COLUMNS)
