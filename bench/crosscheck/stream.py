@@ -245,13 +245,14 @@ TRACED = """\
   layer by layer.
 - **Links.** Stream's point-to-point links and meshes are one bus in ours (its `bus` entry, else the widest link):
   where a layer's traffic between cores sets its pace, the two differ.
-- **How Stream's per-layer numbers are read here.** A layer's tiles are taken as the product of its group's
-  `fusion_splits`, each costing its LUT entry. In a fused group whose layers run at two resolutions (the stride-2
-  blocks) that reads twice the work for some layers: ResNet-18's downsampling block, layer-fused, has the ReLU after
-  the stride-2 convolution at 3,136 cycles on a 64-lane SIMD core for its 100,352 elements, which take 1,568. Either
-  Stream's tiles there recompute the halo rows the next 3x3 convolution reads (each tile of one output row needing
-  two of the ReLU's), or the product counts tiles along a loop the layer is not cut in; the bench does not yet read
-  the tiled workload to tell. The whole-network latency is Stream's own either way."""
+- **Stream computes a fused tile's halo again.** A tile of a layer whose consumer slides a window over it spans the
+  window, not the step: its tensors carry the halo, `window - step` along the fused axis
+  (`stream/workload/fusion/analysis.py`, `FusionWindow.halo`), and ZigZag costs the tile whole. In ResNet-18's
+  downsampling block, layer-fused, each of the 14 tiles of the stride-2 convolution and its ReLU is 4 columns wide
+  and advances 2 (`relu1_out` tiles of 1 x 128 x 28 x 4): the ReLU costs 14 x 224 = 3,136 cycles for 100,352
+  elements that take 1,568 once, and the convolution likewise twice its work. Ours reads a fused tile's halo again
+  (`traincost.schedule.tile_overhead`) but computes each output once. (A layer's tiles are read as the product of
+  its group's `fusion_splits`, each at its LUT entry.)"""
 
 
 def _page(whole: pd.DataFrame, layers: pd.DataFrame) -> str:
