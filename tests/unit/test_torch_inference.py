@@ -14,14 +14,9 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.torch_inference import (
-    INFERENCE_OUTPUT,
-    INFERENCE_STAGE,
-    fold_batchnorm,
-    trace_inference,
-    verify_inference,
-)
+from traincost.frontend.torch_inference import fold_batchnorm, trace_inference, verify_inference
 from traincost.frontend.torch_lower import lower_step
+from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS
 from traincost.schedule.manual_fusion import groups_by_prefix
 from traincost.signature import InputSpec
 
@@ -110,13 +105,13 @@ def test_the_inference_step_has_the_forward_macs_and_no_training_op() -> None:
     assert not ops["layer"].str.startswith("1/").any()
     assert not tensors["name"].str.endswith(".updated").any()  # no statistics written
     output = tensors[tensors["kind"] == "output"]
-    assert list(output["name"]) == [INFERENCE_OUTPUT] and int(output["bytes"].iloc[0]) == BATCH * 4 * 4
+    assert list(output["name"]) == [LOGITS] and int(output["bytes"].iloc[0]) == BATCH * 4 * 4
 
 
 def test_the_check_holds_on_the_step_and_catches_a_wrong_one() -> None:
     step = trace_inference(_architecture("conv_bn_head", (3, 8, 8)), batch=BATCH, seed=1)
     check = verify_inference(step, seed=1)
-    assert [t.name for t in check.tensors] == [INFERENCE_OUTPUT] and check.tensors[0].held
+    assert [t.name for t in check.tensors] == [LOGITS] and check.tensors[0].held
     assert check.summary().startswith("traced step verified against eager torch:")
     relu = next(n for n in step.graph.graph.nodes if n.target is torch.ops.aten.relu.default)
     relu.target = torch.ops.aten.sigmoid.default

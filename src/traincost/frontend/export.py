@@ -28,7 +28,7 @@ from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivity
 from traincost.frontend.shapes import tensor_types
-from traincost.frontend.torch_model import built_model, label_spec, probe_output
+from traincost.frontend.torch_model import LOGITS, built_model, label_spec, probe_output
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
@@ -43,7 +43,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-LOGITS = "logits"
 _PROTOBUF_LIMIT_BYTES = 2**31  # the largest message protobuf serialises: an ONNX graph with its weights inline
 _WRAPPED = "model."  # prefix of the user's parameters inside the module that adds a custom loss
 

@@ -19,25 +19,16 @@ from onnx_ir.passes.common import LiftConstantsToInitializersPass
 from onnxscript import optimizer
 
 from traincost import models
-from traincost.errors import ConfigError
 from traincost.frontend.execute import record_shapes, weightless
-from traincost.frontend.export import (
-    LOGITS,
-    built_model,
-    check_against_torch,
-    label_spec,
-    probe_output,
-    record_signature,
-    torch_export,
-)
+from traincost.frontend.export import check_against_torch, record_signature, torch_export
 from traincost.frontend.onnx_graph import set_model_meta, set_node_meta
+from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
 from traincost.frontend.train_graph import forward_layer_name
 
 __all__ = ["export_inference_step", "INFERENCE_STAGE"]
 
 log = logging.getLogger(__name__)
 
-INFERENCE_STAGE = "inference_step"
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 
 
@@ -60,10 +51,7 @@ def export_inference_step(
     options = dict(options or {})
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
     name = arch.name
-    module.eval()
-    expected = probe_output(module, inputs, name)
-    if expected.dim() == 0:
-        raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
+    expected = eval_output(module, inputs, name)
     model = _folded(torch_export(module, inputs, output_name=LOGITS, name=name, training=False))
     params = [init.name for init in model.graph.initializer if init.data_type in _FLOATS]
     labels = label_spec(arch.loss, tuple(expected.shape), where=f"model {name!r}", given=arch.labels)

@@ -4,7 +4,7 @@ The step the ONNX front end exports in ``inference_graph``, traced by torch inst
 and runs on every Python the project supports: the model in eval mode; each BatchNorm that reads the output of a
 convolution nothing else reads folded into that convolution (``torch.nn.utils.fusion.fuse_conv_bn_eval``, what torch's
 exporter does with constant folding and deployment tools do); every other BatchNorm in inference form (its running
-statistics as a per-channel scale and shift); no dropout, no loss. The step's one output is ``logits``, the module's.
+statistics as a per-channel scale and shift); no dropout, no loss. The step's one output is ``LOGITS``, the module's.
 
 ``verify_inference`` runs the traced graph against eager torch's eval-mode forward of the module as built, before
 folding, so the folding is checked with the trace.
@@ -26,19 +26,16 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from traincost import models
-from traincost.errors import ConfigError, GraphError
+from traincost.errors import GraphError
 from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
 from traincost.frontend.step_check import DecompositionCheck, TensorCheck
-from traincost.frontend.torch_model import built_model, label_spec, probe_output
+from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.frontend.torch_step import TracedStep, Tracer, signature_meta
 
-__all__ = ["INFERENCE_OUTPUT", "INFERENCE_STAGE", "fold_batchnorm", "trace_inference", "verify_inference"]
+__all__ = ["fold_batchnorm", "trace_inference", "verify_inference"]
 
 log = logging.getLogger(__name__)
-
-INFERENCE_STAGE = "inference_step"  # the workload's ``stage``, as the ONNX front end's inference step
-INFERENCE_OUTPUT = "logits"  # the step's output, named as the ONNX front end names it
 
 
 def trace_inference(model: models.Model, *, batch: int, seed: int, options: dict[str, object] | None = None) -> TracedStep:
@@ -51,10 +48,7 @@ def trace_inference(model: models.Model, *, batch: int, seed: int, options: dict
     options = dict(options or {})
     arch, specs, module, inputs = built_model(model, batch=batch, seed=seed, options=options)
     name = arch.name
-    module.eval()
-    output = probe_output(module, inputs, name)
-    if output.dim() == 0:
-        raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
+    output = eval_output(module, inputs, name)
     folded = fold_batchnorm(module, inputs)
     params = tuple(n for n, _ in module.named_parameters())
     buffers = tuple(n for n, _ in module.named_buffers())
@@ -75,7 +69,7 @@ def trace_inference(model: models.Model, *, batch: int, seed: int, options: dict
     def fresh_module() -> torch.nn.Module:
         return built_model(model, batch=batch, seed=seed, options=options)[2].eval()
 
-    return TracedStep(graph, names, (INFERENCE_OUTPUT,), feeds, params, buffers, fresh_module, None, None, meta)
+    return TracedStep(graph, names, (LOGITS,), feeds, params, buffers, fresh_module, None, None, meta)
 
 
 def fold_batchnorm(module: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> int:
@@ -179,7 +173,7 @@ class _Reference:
                 if name in feeds:
                     value.copy_(torch.from_numpy(np.asarray(feeds[name])))
             output = self.module(*(torch.from_numpy(np.asarray(feeds[n])) for n in self.batch))
-        return {INFERENCE_OUTPUT: output.numpy().copy()}
+        return {LOGITS: output.numpy().copy()}
 
 
 def verify_inference(step: TracedStep, *, seed: int = 0) -> DecompositionCheck:
@@ -199,12 +193,12 @@ def verify_inference(step: TracedStep, *, seed: int = 0) -> DecompositionCheck:
     expected = reference.run({**floats, **fixed})
     with torch.no_grad(), no_randomness():
         (traced,) = step.graph(*(step.feeds[name] for name in step.inputs))
-    error = max_relative_error(expected[INFERENCE_OUTPUT], traced.numpy())
-    moved = sensitivities(lambda nudged: reference.run({**fixed, **nudged}), floats, expected, seed=seed)[INFERENCE_OUTPUT]
+    error = max_relative_error(expected[LOGITS], traced.numpy())
+    moved = sensitivities(lambda nudged: reference.run({**fixed, **nudged}), floats, expected, seed=seed)[LOGITS]
     limit = allowed_error(moved)
     held = moved <= NOISE
     if held and not error <= limit:
         told = differs("the traced inference step's output differs from eager torch's", error, moved, retry="another --seed")
         raise GraphError(f"torch front end, {step.meta['model']}: {told}")
-    check = TensorCheck(INFERENCE_OUTPUT, error, moved, limit, held)
+    check = TensorCheck(LOGITS, error, moved, limit, held)
     return DecompositionCheck(per_rule={}, tensors=(check,), branch_flips=0, pinned=0, against_torch=True)

@@ -22,7 +22,7 @@ import torch
 
 from traincost.errors import GraphError
 from traincost.frontend.saved import saved_for_backward
-from traincost.frontend.torch_inference import INFERENCE_OUTPUT
+from traincost.frontend.torch_model import LOGITS
 from traincost.frontend.torch_step import SHARED_LAYER, STEP_META, TracedStep
 from traincost.workload import (
     LOOP_DIMS,
@@ -494,7 +494,7 @@ class _Lowering:
                     f"torch front end: the step's output {name!r} is its input {row['name']!r}; expected a computed value"
                 )
             row["name"] = name
-            if name in ("loss", INFERENCE_OUTPUT):
+            if name in ("loss", LOGITS):
                 row["kind"] = "output"
             elif name.endswith("_grad"):
                 row["kind"] = "weight_grad"

@@ -14,7 +14,10 @@ from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import InputSpec, draw_tensors
 
-__all__ = ["built_model", "label_spec", "probe_output", "torch_optimizer"]
+__all__ = ["INFERENCE_STAGE", "LOGITS", "built_model", "eval_output", "label_spec", "probe_output", "torch_optimizer"]
+
+LOGITS = "logits"  # the model's output, as both front ends name it in the graphs and steps they make
+INFERENCE_STAGE = "inference_step"  # a Workload's ``stage`` when it is a model's inference step (either front end)
 
 
 def built_model(
@@ -46,6 +49,19 @@ def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name:
         raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
     if not isinstance(output, torch.Tensor):
         raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
+    return output
+
+
+def eval_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """``module`` put in eval mode and its output on ``inputs`` (``probe_output``): what an inference step reproduces.
+
+    Raises:
+        ConfigError: the forward fails, returns no single tensor, or returns a scalar.
+    """
+    module.eval()
+    output = probe_output(module, inputs, name)
+    if output.dim() == 0:
+        raise ConfigError(f"model {name!r}: its forward returns a scalar; an inference step needs the model's output")
     return output
 
 
