@@ -22,6 +22,10 @@ from traincost.errors import in_file
 from traincost.frontend import ATTENTION_CHOICES
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from traincost.frontend.step_check import DecompositionCheck
+    from traincost.frontend.torch_step import TracedStep
     from traincost.workload import Workload
 
 __all__ = ["frontend_commands"]
@@ -132,36 +136,39 @@ def _verify_decomposition_args(cmd: argparse.ArgumentParser) -> None:
 
 
 def _cmd_trace_step(args: argparse.Namespace) -> None:
-    from traincost.frontend.step_check import DecompositionCheck
     from traincost.frontend.torch_check import verify_step
-    from traincost.frontend.torch_lower import lower_step
     from traincost.frontend.torch_step import trace_step
-    from traincost.workload import write_table
 
     model = torch_model(args, options=args.options)
     step = trace_step(model, batch=args.batch, seed=args.seed, optimizer=optimizer_spec(args), options=args.options)
-    check = verify_step(step, seed=args.seed) if args.verify else DecompositionCheck.none()
-    workload = lower_step(step)
-    workload.write(args.ops, args.tensors)
-    write_table(check.table(), args.verification, {"graph": step.meta["model"]})
-    print(check.summary())
-    _print_phases(workload)
+    _write_traced(args, step, verify_step)
 
 
 def _cmd_trace_inference(args: argparse.Namespace) -> None:
-    from traincost.frontend.step_check import DecompositionCheck
     from traincost.frontend.torch_inference import trace_inference, verify_inference
-    from traincost.frontend.torch_lower import lower_step
-    from traincost.workload import write_table
 
     model = torch_model(args, options=args.options)
     step = trace_inference(model, batch=args.batch, seed=args.seed, options=args.options)
-    check = verify_inference(step, seed=args.seed) if args.verify else DecompositionCheck.none()
+    folded = f"BatchNorms folded into their convolutions: {step.meta['batchnorm_folded']}"
+    _write_traced(args, step, verify_inference, detail=folded)
+
+
+def _write_traced(
+    args: argparse.Namespace, step: TracedStep, verify: Callable[..., DecompositionCheck], *, detail: str = ""
+) -> None:
+    """A traced step checked by ``verify`` (unless ``--no-verify``), lowered and written: ``--ops``, ``--tensors`` and
+    ``--verification``; its check, ``detail`` and its phases printed."""
+    from traincost.frontend.step_check import DecompositionCheck
+    from traincost.frontend.torch_lower import lower_step
+    from traincost.workload import write_table
+
+    check = verify(step, seed=args.seed) if args.verify else DecompositionCheck.none()
     workload = lower_step(step)
     workload.write(args.ops, args.tensors)
     write_table(check.table(), args.verification, {"graph": step.meta["model"]})
     print(check.summary())
-    print(f"BatchNorms folded into their convolutions: {step.meta['batchnorm_folded']}")
+    if detail:
+        print(detail)
     _print_phases(workload)
 
 
