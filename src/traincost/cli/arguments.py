@@ -213,13 +213,9 @@ def resident_fraction(cmd: argparse.ArgumentParser) -> None:
 
 def resident_share(args: argparse.Namespace) -> float:
     """``--resident-fraction`` as given, else its default under the command's ``--mode`` (if it has one)."""
-    if args.resident_fraction is not None:
-        return args.resident_fraction
-    return 0.0 if getattr(args, "mode", "") == "stream_layer_by_layer" else _DEFAULT_RESIDENT_FRACTION
+    from traincost.schedule.plan import resident_default  # noqa: PLC0415 - `traincost --help` does not import the scheduler
 
-
-# traincost.schedule.plan.DEFAULT_RESIDENT_FRACTION, written out so that `traincost --help` does not import the scheduler
-_DEFAULT_RESIDENT_FRACTION = 0.5
+    return args.resident_fraction if args.resident_fraction is not None else resident_default(getattr(args, "mode", ""))
 
 
 def fusion_tiling(cmd: argparse.ArgumentParser) -> None:

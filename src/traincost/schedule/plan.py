@@ -11,7 +11,7 @@ from traincost.cost.core_cost import check_objective
 from traincost.errors import ConfigError
 from traincost.schedule.fusion_memory import FUSION_TILINGS
 
-__all__ = ["ALLOCATIONS", "DEFAULT_RESIDENT_FRACTION", "SchedulePlan", "read_fused_groups", "MODES"]
+__all__ = ["ALLOCATIONS", "DEFAULT_RESIDENT_FRACTION", "SchedulePlan", "read_fused_groups", "resident_default", "MODES"]
 
 MODES = ("layer_by_layer", "pipeline", "tensor", "pipeline_tensor", "stream_layer_by_layer")
 ALLOCATIONS = ("split", "per_op")
@@ -89,16 +89,14 @@ class SchedulePlan:
         Raises:
             ConfigError: an unknown mode, or stream_layer_by_layer with a resident fraction above 0.
         """
-        if mode == "stream_layer_by_layer":
-            if resident_fraction:
-                raise ConfigError(
-                    f"resident_fraction {resident_fraction}: mode stream_layer_by_layer keeps no tensor on chip between ops "
-                    "(0, or leave it out)"
-                )
-            resident_fraction = 0.0
+        if mode == "stream_layer_by_layer" and resident_fraction:
+            raise ConfigError(
+                f"resident_fraction {resident_fraction}: mode stream_layer_by_layer keeps no tensor on chip between ops "
+                "(0, or leave it out)"
+            )
         options = {
             "fused": fused,
-            "resident_fraction": DEFAULT_RESIDENT_FRACTION if resident_fraction is None else resident_fraction,
+            "resident_fraction": resident_default(mode) if resident_fraction is None else resident_fraction,
             "mapping_objective": mapping_objective,
             "allocation": allocation,
             "fusion_tiling": fusion_tiling,
@@ -115,6 +113,12 @@ class SchedulePlan:
             case "stream_layer_by_layer":
                 return cls(pipeline=False, tensor_parallel=True, **options)
         raise ConfigError(f"schedule mode {mode!r}: expected one of {', '.join(MODES)}")
+
+
+def resident_default(mode: str) -> float:
+    """The resident fraction of a plan of ``mode`` that names none: ``DEFAULT_RESIDENT_FRACTION``, 0 in
+    stream_layer_by_layer (every tensor through off-chip memory)."""
+    return 0.0 if mode == "stream_layer_by_layer" else DEFAULT_RESIDENT_FRACTION
 
 
 def read_fused_groups(path: str | os.PathLike[str]) -> tuple[tuple[int, ...], ...]:

@@ -267,7 +267,8 @@ class Plan:
     @staticmethod
     def sweep_resident(spec: Mapping[str, Any]) -> float:
         """The resident fraction of a hardware sweep (one of ``hardware_sweeps``): its own, else its mode's default (0.5;
-        0 in stream_layer_by_layer, which keeps nothing on chip)."""
+        0 in stream_layer_by_layer, which keeps nothing on chip; ``traincost.schedule.plan.resident_default``, written
+        out because the Snakefile's plan imports nothing of the scheduler)."""
         return spec.get("resident_fraction", 0.0 if spec.get("mode") == "stream_layer_by_layer" else 0.5)
 
     @classmethod
