@@ -3,7 +3,9 @@ builders, on Stream's own bundled multi-core accelerators, in Stream's two modes
 
 * **Stream** runs in its own Python 3.12 venv (``bench/.venv-stream``, built here on first use from
   ``bench/requirements-stream.txt`` with pyenv's newest 3.12, else ``python3.12`` on PATH, else ``$PYTHON312``), one
-  process per case (``stream_side.py``); its JSON is kept in ``bench/.stream-runs`` and reused unless ``--rerun``.
+  process per case (``stream_side.py``); its JSON is kept in ``bench/.stream-runs`` (``--runs``) and reused unless
+  ``--rerun``, which clears the case's artifacts first (Stream would reuse its cost table, and its time would not be
+  its own).
 * **Ours** costs the ONNX file Stream costed (every node a forward op, its layer the node's name; int8 tensors) on the
   accelerator ``traincost hardware import stream`` makes of the same file.
 * **Modes.** Stream's layer fusion (its default: a fused group of every layer, cut into tiles along the output rows)
@@ -104,12 +106,13 @@ def stream_hardware_dir(python: Path) -> Path:
     return Path(subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout.strip())
 
 
-def run_stream(python: Path, network: str, hardware: Path, mode: str, *, rerun: bool) -> dict:
-    """Stream's result of one case (``stream_side.py``), from ``RUNS`` unless ``rerun``."""
-    out_dir = RUNS / f"{network}__{hardware.stem}"
+def run_stream(python: Path, network: str, hardware: Path, mode: str, *, runs: Path, rerun: bool) -> dict:
+    """Stream's result of one case (``stream_side.py``), kept in ``runs`` and read from there unless ``rerun``."""
+    out_dir = runs / f"{network}__{hardware.stem}"
     cached = out_dir / f"{mode}.json"
     if cached.is_file() and not rerun:
         return json.loads(cached.read_text())
+    shutil.rmtree(out_dir / mode, ignore_errors=True)  # Stream's artifacts of an earlier run, its cost table among them
     out_dir.mkdir(parents=True, exist_ok=True)
     # -P: the script's folder stays off sys.path, where this file would shadow Stream's package
     command = [str(python), "-P", str(SIDE), "--network", network, "--hardware", str(hardware), "--mode", mode]
@@ -189,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="*", help="network:accelerator pairs (default: every case)")
     parser.add_argument("--modes", nargs="*", choices=MODES, default=list(MODES))
-    parser.add_argument("--rerun", action="store_true", help="run Stream again instead of reading bench/.stream-runs")
+    parser.add_argument("--runs", type=Path, default=RUNS, help="where Stream's results are kept (default bench/.stream-runs)")
+    parser.add_argument("--rerun", action="store_true", help="run Stream again instead of reading its kept results")
     parser.add_argument("--docs", type=Path, help="also write the tables as a Markdown page")
     parser.add_argument("--json", type=Path, help="also write the tables as JSON (whole networks, per layer)")
     args = parser.parse_args(argv)
@@ -200,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for network, accelerator in cases:
         hardware_file = hardware_dir / f"{accelerator}.yaml"
         for mode in args.modes:
-            stream = run_stream(python, network, hardware_file, mode, rerun=args.rerun)
+            stream = run_stream(python, network, hardware_file, mode, runs=args.runs, rerun=args.rerun)
             ours = run_ours(stream_workload(Path(stream["onnx"])), hardware_file, mode)
             layers, whole = compare(stream, ours)
             wholes.append({"network": network, "accelerator": accelerator, "mode": mode, **whole, "stream_s": stream["seconds"]})

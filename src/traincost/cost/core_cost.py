@@ -782,18 +782,11 @@ def _mac_cost(
     pick = np.zeros(compute.shape, dtype=np.int64)
     if len(options) > 1 and external is not None:
         # a loop order below the top memory is one only where that memory holds the whole op; a mapping's block, only
-        # where its memory holds it
-        # inputs latched over the columns, only where the weight memory below the top holds them all
-        latched: dict[int, np.ndarray | bool] = {}
-        for k, *_ in options:
-            shaped = orders[k].chunk or gemm
-            if orders[k].latched and id(shaped) not in latched:
-                latched[id(shaped)] = _latched_fits(core, shaped, precision)
+        # where its memory holds it; inputs latched over the columns, only where the weight memory below the top holds
+        # them all
         possible = np.stack(
             [
-                (whole | (not below_top)) & traffic.fits & latched.get(id(orders[k].chunk or gemm), True)
-                if orders[k].latched
-                else (whole | (not below_top)) & traffic.fits
+                (whole | (not below_top)) & traffic.fits & _latched_fits(core, orders[k], inside[k].tiles, gemm, precision)
                 for below_top, (k, _, traffic) in zip(below, options, strict=True)
             ]
         )
@@ -1102,15 +1095,16 @@ def _latches_over_weights(core: Core) -> bool:
     return w == len(core.levels) - 1 or (w >= 0 and core.levels[w].memory.per_pe)
 
 
-def _latched_fits(core: Core, gemm: _Gemm, precision: _Precision) -> np.ndarray | bool:
-    """Whether the innermost weight memory below the top holds all N columns of the op for one step of the array's R
-    (where inputs latched over the columns need it, ``_latched_columns``); True where the weights have no memory
-    below the top."""
+def _latched_fits(core: Core, order: _Order, tiles: list[_Tile], gemm: _Gemm, precision: _Precision) -> np.ndarray | bool:
+    """Whether ``order`` is possible as far as latching goes: where it latches the inputs over the columns of a
+    weight-stationary core (``_latched_columns``, whose ``tiles`` these are), the innermost weight memory below the top
+    holds all N columns of the op (``order.chunk``, else ``gemm``) for one step of the array's R; True for any other
+    order and where the weights have no memory below the top."""
     w = _innermost(core, "W")
-    if w == len(core.levels) - 1:
+    if not order.latched or core.dataflow != "weight_stationary" or w == len(core.levels) - 1:
         return True
-    tiles = _tiles(core, gemm, precision, band=0)
-    return _room(core.levels[w], gemm, tiles[w], "W", precision) >= gemm.full[1] * gemm.array_tile[2]
+    shaped = order.chunk or gemm
+    return _room(core.levels[w], shaped, tiles[w], "W", precision) >= shaped.full[1] * shaped.array_tile[2]
 
 
 _PARTS = (2.0, 4.0, 8.0)  # the chunks of the reduction an order below the top memory is tried over
