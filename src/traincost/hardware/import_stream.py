@@ -77,14 +77,13 @@ def stream_hardware(
     offchip_id = data.get("offchip_core_id")
     if offchip_id not in data["cores"]:
         raise HardwareError(f"{file}: offchip_core_id: {offchip_id!r} is not a key of cores ({sorted(data['cores'])})")
+    core_files = {core_id: _core_path(file, listed) for core_id, listed in data["cores"].items() if core_id != offchip_id}
+    core_data = {core_file: _core_data(core_file) for core_file in dict.fromkeys(core_files.values())}  # each read once
     groups: dict[Path, list[int]] = {}
-    memory_cores: dict[int, Path] = {}
-    for core_id, core_path in data["cores"].items():
-        if core_id == offchip_id:
-            continue
-        core_file = _core_path(file, core_path)
-        if _core_type(core_file, file) in _MEMORY_TYPES:
-            memory_cores[core_id] = core_file
+    memory_cores: dict[int, tuple[Path, Mapping[str, Any]]] = {}
+    for core_id, core_file in core_files.items():
+        if core_data[core_file].get("type") in _MEMORY_TYPES:
+            memory_cores[core_id] = (core_file, core_data[core_file])
         else:
             groups.setdefault(core_file, []).append(core_id)
     memories: dict[str, Any] = {}
@@ -92,7 +91,7 @@ def stream_hardware(
     top_of: dict[int, str] = {}
     for core_file, ids in groups.items():
         core, core_memories = _compute_core(
-            core_file, file, unroll=unroll, mac_energy_pj=mac_energy_pj, operand_bits=operand_bits
+            core_file, core_data[core_file], file, unroll=unroll, mac_energy_pj=mac_energy_pj, operand_bits=operand_bits
         )
         core["count"] = len(ids)
         memories.update(core_memories)
@@ -130,24 +129,22 @@ def _core_path(file: Path, listed: object) -> Path:
     raise HardwareError(f"{file}: cores: no core file {str(listed)!r} beside it, in its cores folder or under a folder above it")
 
 
-def _core_type(core_file: Path, file: Path) -> str:
+def _core_data(core_file: Path) -> dict[str, Any]:
     data = read_foreign_yaml(core_file)
     if not isinstance(data, dict):
         raise HardwareError(f"{core_file}: expected a Stream core (name, type, memories, operational_array)")
-    return str(data.get("type", "zigzag.compute"))
+    return data
 
 
 def _compute_core(
     core_file: Path,
+    data: Mapping[str, Any],
     file: Path,
     *,
     unroll: Mapping[str, Sequence[tuple[str, int | None]]] | None,
     mac_energy_pj: float | None,
     operand_bits: int | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    data = read_foreign_yaml(core_file)
-    if not isinstance(data, dict):
-        raise HardwareError(f"{core_file}: expected a Stream core (name, type, memories, operational_array)")
     kind = data.get("type", "zigzag.compute")
     if kind not in _COMPUTE_TYPES:
         raise HardwareError(
@@ -203,7 +200,7 @@ def _share_memories(
     cores: list[dict[str, Any]],
     memories: dict[str, Any],
     top_of: Mapping[int, str],
-    memory_cores: Mapping[int, Path],
+    memory_cores: Mapping[int, tuple[Path, Mapping[str, Any]]],
 ) -> None:
     """``core_memory_sharing: ["0, 1"]``: the first core's top memory is the others' top memory too, shared. Where the
     first is a ``zigzag.memory`` core, its one memory is that shared top memory (Stream's ``tpu_v7`` VMEM: the
@@ -228,7 +225,7 @@ def _share_memories(
             )
         if ids[0] in memory_cores:
             owners.add(ids[0])
-            level = _memory_core(memory_cores[ids[0]], memories)
+            level = _memory_core(*memory_cores[ids[0]], memories)
         else:
             level = sharers.pop(0)["memory"][-1]
         memories[level["level"]]["shared"] = True
@@ -238,14 +235,14 @@ def _share_memories(
     lone = sorted(set(memory_cores) - owners)
     if lone:
         raise HardwareError(
-            f"{file}: core {lone[0]} ({memory_cores[lone[0]].name}) is a zigzag.memory core no core_memory_sharing group "
+            f"{file}: core {lone[0]} ({memory_cores[lone[0]][0].name}) is a zigzag.memory core no core_memory_sharing group "
             "lists first; expected it shared with the compute cores that read it"
         )
 
 
-def _memory_core(core_file: Path, memories: dict[str, Any]) -> dict[str, Any]:
-    """A ``zigzag.memory`` core's one memory, added to ``memories``; its core level (name and operands)."""
-    data = read_foreign_yaml(core_file)
+def _memory_core(core_file: Path, data: Mapping[str, Any], memories: dict[str, Any]) -> dict[str, Any]:
+    """A ``zigzag.memory`` core's one memory (``data``, read from ``core_file``), added to ``memories``; its core level
+    (name and operands)."""
     entries = data.get("memories") or {}
     if not isinstance(entries, dict) or len(entries) != 1:
         raise HardwareError(f"{core_file}: memories: expected the one memory of a zigzag.memory core")
