@@ -260,5 +260,5 @@ def _relink(ops: pd.DataFrame, tensors: pd.DataFrame) -> pd.DataFrame:
 
 def unchecked_recompute() -> pd.DataFrame:
     """A recompute check's table with no rows: no rewrite run (a workload with no ONNX graph, the torch front end's).
-    Needs no ONNX Runtime, as the check itself does."""
+    Unlike the check, it needs no ONNX Runtime."""
     return pd.DataFrame(columns=list(RECOMPUTE_CHECK_COLUMNS)).astype(RECOMPUTE_CHECK_COLUMNS)
