@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from tests.workloads import conv_relu_workload
-from traincost.cli.arguments import _DEFAULT_RESIDENT_FRACTION
+from traincost.cli.arguments import resident_share
 from traincost.cost import op_table
 from traincost.cost.optable import MAC_KINDS
 from traincost.hardware import load_hardware
@@ -26,6 +27,7 @@ from traincost.schedule.fusion_memory import (
 )
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops, schedule
+from traincost.workflow import Plan
 from traincost.workload import STEP_PHASES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,7 +118,12 @@ def test_figure10_labels_a_strategy_that_does_not_fit() -> None:
 
 
 def test_the_commands_default_resident_fraction_is_the_plans() -> None:
-    assert _DEFAULT_RESIDENT_FRACTION == DEFAULT_RESIDENT_FRACTION == SchedulePlan().resident_fraction
+    """The commands' default (no --resident-fraction) and the workflow's written-out one are the scheduler's."""
+    for mode in ("pipeline_tensor", "stream_layer_by_layer"):
+        command = resident_share(argparse.Namespace(resident_fraction=None, mode=mode))
+        assert command == Plan.sweep_resident({"mode": mode}) == SchedulePlan.from_mode(mode).resident_fraction
+    assert resident_share(argparse.Namespace(resident_fraction=None)) == DEFAULT_RESIDENT_FRACTION  # fuse: no --mode
+    assert DEFAULT_RESIDENT_FRACTION == SchedulePlan().resident_fraction
 
 
 def _tiny(tmp_path: Path, local_kb: float) -> Path:
