@@ -2,8 +2,8 @@
 BERT-style encoder from ``torch.nn.TransformerEncoder``, registered as zoo entries for a test.
 
 torchvision 0.28.0 and timm import its compiled operators at import time; beside the CPU build of
-torch 2.13.0 the wheel's ``torchvision::nms`` cannot load and the import fails. Declaring the two
-operator schemas first lets the import finish; none of these networks calls them.
+torch 2.13.0 the wheel's ``torchvision::nms`` cannot load and the import fails. ``declare_unloadable_ops`` declares
+the two operator schemas first, as ``traincost`` does before importing a factory; none of these networks calls them.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.rounding import NOISE
 from traincost.frontend.torch_model import built_model, probe_output
 from traincost.memory.torch_measure import measure_torch_memory
+from traincost.models.torchvision_ops import declare_unloadable_ops
 
-_library = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live as long as it does
-_library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+declare_unloadable_ops()
 
 import timm  # noqa: E402 (after the schemas above)
 import torchvision  # noqa: E402

@@ -22,11 +22,15 @@ import numpy as np
 
 from traincost.errors import ConfigError
 
-__all__ = ["LOSSES", "InputSpec", "check_loss", "draw_tensors", "parse_inputs", "parse_labels"]
+__all__ = ["LOSSES", "MODEL_LOSS", "InputSpec", "check_loss", "draw_tensors", "parse_inputs", "parse_labels"]
 
-LOSSES = ("cross_entropy", "mse")
-"""Built-in losses: cross-entropy over the output's last axis (int64 labels), mean squared error (float
+LOSSES = ("cross_entropy", "token_cross_entropy", "mse")
+"""Built-in losses: cross-entropy over the output's dimension 1, as torch takes it (int64 labels); token cross-entropy
+over its last axis, every other position a row (a language model's per-token logits); mean squared error (float
 targets shaped like the output). A factory path ``package.module:function`` names any other."""
+MODEL_LOSS = "model"
+"""A traced step's loss where the model computes its own from labels among its inputs (a Hugging Face model's
+``loss`` output, ``traincost.models.forward_adapter``): no loss is added and no labels are drawn."""
 
 _DTYPES = ("float32", "int64")
 

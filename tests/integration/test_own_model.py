@@ -18,7 +18,9 @@ import pytest
 import torch
 
 from tests.reliability.conftest import EDGE_TPU, cli
+from traincost import models
 from traincost.frontend.execute import example_feeds, run
+from traincost.frontend.export import export_model
 from traincost.frontend.onnx_graph import model_meta
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.train_graph import build_train_step
@@ -115,15 +117,18 @@ def test_an_onnx_file_records_what_every_later_stage_needs(own_nets: str, tmp_pa
     source = tmp_path / "encoder.onnx"
     model = export_encoder_onnx(source)
     out = tmp_path / "model.onnx"
-    result = cli("export", "--onnx", source, "--batch", 3, "--name", "my_encoder", "--out", out)
-    assert result.returncode == 0, result.stderr
-    meta = model_meta(onnx.load(str(out)))
-    assert meta["model"] == "my_encoder"
-    # the token range comes from the embedding table the input indexes; the labels from the output's last axis
-    assert json.loads(meta["inputs"]) == [{"name": "tokens", "shape": [3, 8], "dtype": "int64", "range": [0, 50]}]
-    assert json.loads(meta["labels"]) == {"name": "labels", "shape": [24], "dtype": "int64", "range": [0, 50]}
-    assert meta["loss"] == "cross_entropy"
-    assert sorted(json.loads(meta["parameters"])) == sorted(name for name, _ in model.named_parameters())
+    # per-token logits (3, 8, 50): the classes are torch's dimension 1 by default, the vocabulary with the token loss
+    for loss, labels in (("cross_entropy", [150, 8]), ("token_cross_entropy", [24, 50])):
+        result = cli("export", "--onnx", source, "--batch", 3, "--name", "my_encoder", "--loss", loss, "--out", out)
+        assert result.returncode == 0, result.stderr
+        meta = model_meta(onnx.load(str(out)))
+        assert meta["model"] == "my_encoder"
+        # the token range comes from the embedding table the input indexes; the labels from the output's class axis
+        assert json.loads(meta["inputs"]) == [{"name": "tokens", "shape": [3, 8], "dtype": "int64", "range": [0, 50]}]
+        rows, classes = labels
+        assert json.loads(meta["labels"]) == {"name": "labels", "shape": [rows], "dtype": "int64", "range": [0, classes]}
+        assert meta["loss"] == loss
+        assert sorted(json.loads(meta["parameters"])) == sorted(name for name, _ in model.named_parameters())
 
 
 def test_an_onnx_file_is_costed_in_one_command(own_nets: str, tmp_path: Path) -> None:
@@ -292,4 +297,23 @@ def test_an_onnx_file_with_two_outputs_names_the_one_the_loss_reads(tmp_path: Pa
         train = build_train_step(graph, OptimizerSpec(kind="sgd", lr=0.1))
         assert np.isfinite(run(train, example_feeds(train, seed=0))["loss"])
     module = cli("export", "--module", "torch.nn:Identity", "--input-shape", "4", "--output", "x", "--batch", 2, "--out", out)
-    assert module.returncode != 0 and "--output: only for an ONNX file" in module.stderr
+    assert module.returncode != 0 and "--output 'x': the forward returns one tensor, which has no entries" in module.stderr
+
+
+def per_pixel_classes() -> torch.nn.Module:
+    """A segmentation head on 3 x 6 x 5: 4 classes per pixel, (batch, classes, height, width) logits."""
+    return torch.nn.Conv2d(3, 4, 3, padding=1)
+
+
+def test_the_onnx_front_end_takes_the_classes_on_dimension_1_as_torch_does() -> None:
+    arch = models.factory_architecture(f"{__name__}:per_pixel_classes", inputs=(InputSpec("input", (3, 6, 5), "float32"),))
+    forward = export_model(arch, batch=2, seed=0)
+    assert json.loads(model_meta(forward)["labels"]) == {"name": "labels", "shape": [60], "dtype": "int64", "range": [0, 4]}
+    train = build_train_step(forward, OptimizerSpec(kind="sgd", lr=0.1))
+    feeds = example_feeds(train, seed=0)
+    loss = run(train, feeds, ["loss"])["loss"]
+    torch.manual_seed(0)  # the export's weights
+    module = models.build_model(arch)
+    logits = module(torch.from_numpy(feeds["input"]))
+    expected = torch.nn.functional.cross_entropy(logits, torch.from_numpy(feeds["labels"]).reshape(2, 6, 5))
+    assert float(loss) == pytest.approx(float(expected), rel=1e-5)

@@ -555,7 +555,7 @@ def test_every_workloads_model_is_checked_before_any_job(tmp_path: Path) -> None
                 "module_options": {"module": "user_nets:tiny_cnn", "inputs": {"x": {"shape": [3]}}, "options": {"a": 1}},
                 "token_range": {"module": "user_nets:lm", "inputs": {"ids": {"shape": [8], "dtype": "int64", "range": [5, 5]}}},
                 "zoo_labels": {"model": "resnet18", "labels": {"shape": [3]}},
-                "module_output": {"module": "user_nets:tiny_cnn", "inputs": {"x": {"shape": [3]}}, "output": "y"},
+                "zoo_output": {"model": "resnet18", "output": "logits"},
             }.items()
         }
     )
@@ -570,7 +570,7 @@ def test_every_workloads_model_is_checked_before_any_job(tmp_path: Path) -> None
         "workloads.module_options.options: not for a module model",
         "workloads.token_range.inputs.ids.range: an int64 input needs [low, high] with low < high",
         "workloads.zoo_labels.labels: not for a zoo model",
-        "workloads.module_output.output: not for a module model",
+        "workloads.zoo_output.output: not for a zoo model",
     ):
         assert words in said, (words, said[-1500:])
     assert not (tmp_path / "results").exists()

@@ -315,7 +315,14 @@ def onnx_input_shape_that_does_not_fit(io: Inputs) -> Case:
 @case
 def onnx_with_a_loss_function(io: Inputs) -> Case:
     path = _user_onnx(io)
-    return _export(io, "--onnx", path, "--loss", "bad_nets:net", words=(str(path), "an ONNX file takes cross_entropy or mse"))
+    return _export(
+        io,
+        "--onnx",
+        path,
+        "--loss",
+        "bad_nets:net",
+        words=(str(path), "an ONNX file takes cross_entropy, token_cross_entropy or mse"),
+    )
 
 
 @case
@@ -338,9 +345,10 @@ def module_inputs_that_do_not_fit(io: Inputs) -> Case:
 
 
 @case
-def module_returning_a_tuple(io: Inputs) -> Case:
+def module_output_entry_that_does_not_exist(io: Inputs) -> Case:
     module = _user_module(io)
-    return _export(io, "--module", f"{module}:pair", "--input-shape", "4", words=("'pair'", "returns tuple; expected one tensor"))
+    words = (f"'{module}:pair'", "--output '2'", "returns tuple with tensors ['0', '1']")
+    return _export(io, "--module", f"{module}:pair", "--input-shape", "4", "--output", "2", words=words)
 
 
 @case

@@ -137,7 +137,7 @@ def test_every_op_has_its_phase_and_each_parameters_update_its_forward_layer(mlp
     ops = lower_step(mlp_step).ops
     assert list(dict.fromkeys(ops["phase"])) == ["forward", "backward", "optimizer"]
     # the loss's seed gradient is the loss layer's; each function's backward is the function's layer
-    expected = {"loss", "loss/cross_entropy", "loss/reshape", "2/linear", "1/relu", "0/linear"}
+    expected = {"loss", "loss/cross_entropy", "2/linear", "1/relu", "0/linear"}
     assert set(ops.loc[ops["phase"] == "backward", "layer"]) == expected
     owners = set(ops.loc[ops["phase"] == "optimizer", "layer"])
     assert owners == {"0/linear", "2/linear"}
@@ -177,3 +177,33 @@ def test_the_check_catches_a_step_that_computes_something_else() -> None:
 def test_getitem_nodes_carry_no_phase_of_their_own(mlp_step) -> None:
     nodes = [n for n in mlp_step.graph.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
     assert all(STEP_META in n.meta for n in nodes)
+
+
+def per_pixel_classes() -> nn.Module:
+    """A segmentation head on 3 x 6 x 5: 4 classes per pixel, (batch, classes, height, width) logits."""
+    return nn.Conv2d(3, 4, 3, padding=1)
+
+
+def test_the_default_cross_entropy_takes_the_classes_on_dimension_1_as_torch_does() -> None:
+    arch = _architecture("per_pixel_classes", (3, 6, 5))
+    step = trace_step(arch, batch=2, seed=0, optimizer=SGD)
+    labels = step.feeds["labels"]
+    assert labels.shape == (2 * 6 * 5,) and int(labels.max()) == 3  # a class id per pixel, of the 4 classes
+    assert step.meta["loss"] == "cross_entropy" and step.meta["output"] == "output"
+    inputs = [step.feeds[name] for name in step.inputs]
+    loss = step.graph(*inputs)[0]
+    module = step.fresh_module()
+    # torch's own loss on the unflattened labels, not the step's loss function
+    expected = nn.functional.cross_entropy(module(step.feeds["input"]), labels.reshape(2, 6, 5))
+    assert torch.allclose(loss, expected, rtol=1e-6)
+
+
+def test_the_token_cross_entropy_takes_the_classes_on_the_last_axis() -> None:
+    path = f"{__name__}:per_pixel_classes"
+    arch = models.factory_architecture(path, inputs=(InputSpec("input", (3, 6, 5), "float32"),), loss="token_cross_entropy")
+    step = trace_step(arch, batch=2, seed=0, optimizer=SGD)
+    labels = step.feeds["labels"]
+    assert labels.shape == (2 * 4 * 6,) and int(labels.max()) == 4  # one per row of the last axis, of its 5 "classes"
+    module = step.fresh_module()
+    expected = nn.functional.cross_entropy(module(step.feeds["input"]).reshape(-1, 5), labels)
+    assert torch.allclose(step.graph(*(step.feeds[name] for name in step.inputs))[0], expected, rtol=1e-6)

@@ -124,14 +124,22 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
         help='the forward\'s inputs, JSON: {"tokens": {"shape": [128], "dtype": "int64", "range": [0, 30522]}} (no batch)',
     )
     parser.add_argument("--input-shape", type=sample_shape, help="one float32 input named input, e.g. 3,224,224")
-    parser.add_argument("--loss", default="cross_entropy", help="cross_entropy (last axis), mse, or package.module:loss_fn")
+    parser.add_argument(
+        "--loss",
+        default="cross_entropy",
+        help="cross_entropy (the class axis dimension 1, as torch takes it), mse, or package.module:loss_fn",
+    )
     parser.add_argument(
         "--labels",
         type=json_object,
         help='what a --loss function reads as labels, JSON, one sample: {"shape": [3], "dtype": "float32"} '
         "(default: int64 class ids shaped like the output without its last axis)",
     )
-    parser.add_argument("--output", help="an ONNX file's graph output the loss reads (required if it has several)")
+    parser.add_argument(
+        "--output",
+        help="the output the loss reads: an entry of a module's ModelOutput, dict or tuple (default: loss, logits, "
+        "sample, out, else the first tensor), or an ONNX file's graph output (required if it has several)",
+    )
 
 
 def json_object(text: str) -> dict[str, object]:
@@ -287,7 +295,7 @@ def forward_graph(
 
 def torch_model(args: argparse.Namespace, *, options: dict[str, object]) -> models.Model:
     """The torch model ``args`` name: a zoo name (with ``options``), or a factory path registered under ``--name`` with
-    its ``--kwargs``, ``--inputs`` (or ``--input-shape``), ``--loss`` and ``--labels``.
+    its ``--kwargs``, ``--inputs`` (or ``--input-shape``), ``--loss``, ``--labels`` and ``--output``.
 
     Raises:
         ConfigError: an ONNX file, a flag that does not fit the kind of model, or a missing one.
@@ -302,10 +310,14 @@ def torch_model(args: argparse.Namespace, *, options: dict[str, object]) -> mode
     labels = parse_labels(args.labels, where="--labels") if args.labels is not None else None
     if labels is not None and ":" not in args.model:
         raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
-    if args.output is not None:
-        raise ConfigError(f"--output: only for an ONNX file; {args.model!r} is a torch module (its forward returns one tensor)")
     if ":" not in args.model:
-        given = {"--inputs": args.inputs, "--input-shape": args.input_shape, "--name": args.name, "--kwargs": args.kwargs}
+        given = {
+            "--inputs": args.inputs,
+            "--input-shape": args.input_shape,
+            "--name": args.name,
+            "--kwargs": args.kwargs,
+            "--output": args.output,
+        }
         extra = [flag for flag, value in given.items() if value] + (["--loss"] if loss != "cross_entropy" else [])
         if extra:
             raise ConfigError(f"{', '.join(extra)}: only for a factory path or an ONNX file; {args.model!r} is a zoo model")
@@ -314,7 +326,9 @@ def torch_model(args: argparse.Namespace, *, options: dict[str, object]) -> mode
         raise ConfigError(f"--inputs or --input-shape: required for the factory path {args.model!r} (e.g. --input-shape 3,32,32)")
     if options:
         raise ConfigError(f"--options: for zoo models; give the factory path {args.model!r} its --kwargs")
-    return models.factory_architecture(args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels)
+    return models.factory_architecture(
+        args.model, inputs=inputs, kwargs=args.kwargs, loss=loss, name=args.name, labels=labels, output=args.output
+    )
 
 
 def _onnx_file(args: argparse.Namespace) -> Path | None:

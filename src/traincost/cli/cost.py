@@ -44,6 +44,7 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
     row = result.summary.iloc[0]
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(f"{name}, batch {args.batch}, {args.optimizer}, on {args.hardware} ({frontend(args)} front end):")
+        print(f"  {loss_line(result.workload.meta)}")
         energy_uj, peak_mb = row.energy_pj / 1e6, result.peak_bytes / 1e6
         print(f"  latency {row.latency_cycles:.4g} cycles, energy {energy_uj:.4g} uJ, peak memory {peak_mb:.4g} MB")
         print("\nper phase:")
@@ -65,6 +66,17 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
 
         print(attention_line(result.attention, args.attention))
     print(f"wrote ops, tensors, cost, phases, memory and verification tables (Parquet) to {out}")
+
+
+def loss_line(meta: dict[str, str]) -> str:
+    """What the step's loss read, from a traced or exported step's metadata: the output entry and the loss."""
+    from traincost.signature import MODEL_LOSS
+
+    output = meta.get("output", "output")
+    if meta["loss"] == MODEL_LOSS:
+        return f"loss: the model's own (its output {output!r}, computed from the labels among its inputs)"
+    read = "its output" if output == "output" else f"its output entry {output!r}"
+    return f"loss: {meta['loss']} on {read}"
 
 
 def frontend(args: argparse.Namespace) -> str:

@@ -28,8 +28,9 @@ from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
 from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
 from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivity
 from traincost.frontend.shapes import tensor_types
-from traincost.frontend.torch_model import LOGITS, built_model, label_spec, probe_output
+from traincost.frontend.torch_model import CROSS_ENTROPY, LOGITS, built_model, label_spec, probe_output
 from traincost.frontend.torch_randomness import no_randomness
+from traincost.models.forward_adapter import OWN_LOSS, output_used
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = [
@@ -70,13 +71,13 @@ def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str
     draw at its keep value in both for that check only (``traincost.frontend.randomness``).
 
     Returns:
-        The forward graph: the model's inputs, output ``logits`` (cross-entropy: flattened to rows x classes
-        over the output's last axis; mse: the output) or ``loss`` (a user's loss function), parameters and
+        The forward graph: the model's inputs, output ``logits`` (cross-entropy: flattened to rows x classes,
+        the classes the output's dimension 1; mse: the output) or ``loss`` (a user's loss function), parameters and
         buffers as initializers with their initial values, and the metadata of :func:`record_signature`.
 
     Raises:
-        ConfigError: the module's forward fails on its inputs, returns no single tensor, or the loss does
-            not fit its output.
+        ConfigError: the module's forward fails on its inputs, returns no tensor the loss can read, or the loss
+            does not fit its output.
     """
     options = dict(options or {})
     arch, specs, module, inputs = built_model(name, batch=batch, seed=seed, options=options)
@@ -89,6 +90,10 @@ def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str
     kernels = _SoftmaxKernels()
     with kernels:
         output = expected = probe_output(module, inputs, name)
+    used = output_used(module)
+    if used == OWN_LOSS:
+        raise ConfigError(f"model {name!r}: its forward returns its own loss (labels among its inputs); the ONNX front "
+                          "end exports the output a loss reads: leave the labels out, or use the torch front end")  # fmt: skip
     labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
     custom = arch.loss not in LOSSES
     if custom:
@@ -101,8 +106,8 @@ def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str
     model = torch_export(module, inputs, output_name="loss" if custom else LOGITS, name=name)
     if custom:
         _strip_prefix(model.graph, _WRAPPED)
-    elif arch.loss == "cross_entropy" and output.dim() != 2:
-        flatten_logits(model.graph, LOGITS, classes=output.shape[-1])
+    elif arch.loss in CROSS_ENTROPY and output.dim() != 2:
+        flatten_logits(model.graph, LOGITS, shape=tuple(output.shape), loss=arch.loss)
     for init in model.graph.initializer:
         if init.name in buffers:
             init.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(buffers[init.name].numpy()), init.name))
@@ -113,7 +118,7 @@ def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str
     record_signature(
         model, name=name, batch=batch, seed=seed, options=options, params=params, inputs=specs, labels=labels, loss=arch.loss
     )
-    set_model_meta(model, **{ATTENTION_META: json.dumps(kernels.by_softmax(model.graph, name))})
+    set_model_meta(model, output=used, **{ATTENTION_META: json.dumps(kernels.by_softmax(model.graph, name))})
     # Typed on the graph without its weights' data (shapes do not read it); strict, so check_model need not infer again.
     typed = onnx.shape_inference.infer_shapes(weightless(model), check_type=True, strict_mode=True)
     model.graph.value_info.extend(typed.graph.value_info)
@@ -124,7 +129,9 @@ def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str
         record_shapes(model, seed=seed)  # shapes computed at run time (a Reshape to a computed shape): typed by execution
     onnx.checker.check_model(model)
     sensitivity = output_sensitivity(module, inputs, expected, seed=seed)
-    check_against_torch(model, expected.numpy(), {k: v.numpy() for k, v in inputs.items()}, name, sensitivity=sensitivity)
+    flattened = arch.loss == "cross_entropy" and output.dim() > 2  # its rows: the class axis moved last
+    compared = expected.movedim(1, -1) if flattened else expected
+    check_against_torch(model, compared.numpy(), {k: v.numpy() for k, v in inputs.items()}, name, sensitivity=sensitivity)
     log.info("exported %s: %d nodes, %d parameters", name, len(model.graph.node), len(params))
     return model
 
@@ -175,16 +182,24 @@ class _SoftmaxKernels(TorchDispatchMode):
         return dict(zip(softmaxes, self.kernels, strict=True))
 
 
-def flatten_logits(graph: onnx.GraphProto, output: str, *, classes: int) -> None:
-    """Replace graph output ``output`` by the graph output ``logits``: it reshaped to (rows, classes)."""
+def flatten_logits(graph: onnx.GraphProto, output: str, *, shape: Sequence[int], loss: str) -> None:
+    """Replace graph output ``output`` (of ``shape``) by the graph output ``logits``: the class axis of the
+    cross-entropy ``loss`` (``CROSS_ENTROPY``) moved last, reshaped to (rows, classes), the rows in the order of
+    ``label_spec``'s labels."""
     source = f"{LOGITS}.unflattened" if output == LOGITS else output
     for node in graph.node:
         node.output[:] = [source if o == output else o for o in node.output]
         node.input[:] = [source if i == output else i for i in node.input]
-    shape = f"{LOGITS}.shape"
+    classes = shape[CROSS_ENTROPY[loss]]
+    if len(shape) > 2 and CROSS_ENTROPY[loss] == 1:
+        perm = [0, *range(2, len(shape)), 1]
+        moved = f"{LOGITS}.classes_last"
+        graph.node.append(helper.make_node("Transpose", [source], [moved], name=f"/{LOGITS}/Transpose", perm=perm))
+        source = moved
+    rows = f"{LOGITS}.shape"
     value = numpy_helper.from_array(np.array([-1, classes], dtype=np.int64))
-    graph.node.append(helper.make_node("Constant", [], [shape], name=f"/{LOGITS}/Constant", value=value))
-    graph.node.append(helper.make_node("Reshape", [source, shape], [LOGITS], name=f"/{LOGITS}/Reshape"))
+    graph.node.append(helper.make_node("Constant", [], [rows], name=f"/{LOGITS}/Constant", value=value))
+    graph.node.append(helper.make_node("Reshape", [source, rows], [LOGITS], name=f"/{LOGITS}/Reshape"))
     del graph.output[:]
     graph.output.append(helper.make_empty_tensor_value_info(LOGITS))
 

@@ -28,7 +28,7 @@ from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import run
 from traincost.frontend.export import flatten_logits, record_signature
 from traincost.frontend.onnx_graph import OPSET, check_node_order, consumers, set_model_meta
-from traincost.frontend.torch_model import label_spec
+from traincost.frontend.torch_model import CROSS_ENTROPY, label_spec
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = ["EXPORT_SETTINGS", "import_onnx"]
@@ -72,7 +72,7 @@ def import_onnx(
         batch: batch size; a graph input's first dimension must be symbolic or equal to it.
         seed: seed of the batch the graph is run on once (to learn its output's shape).
         name: the name every output carries; default the file's stem.
-        loss: ``cross_entropy`` (over the output's last axis) or ``mse``.
+        loss: ``cross_entropy`` (over the output's dimension 1), ``token_cross_entropy`` (over its last axis) or ``mse``.
         inputs: the graph inputs' shapes (one sample's), dtypes and int64 ranges; default read from the
             graph (an int64 input must feed an embedding's Gather, which gives its range).
         output: the graph output the loss reads, required when the graph has more than one; the
@@ -85,9 +85,8 @@ def import_onnx(
     file = Path(path)
     name = name or re.sub(r"\W", "_", file.stem)
     if loss not in LOSSES:
-        raise ConfigError(
-            f"{file}: loss {loss!r}: an ONNX file takes {' or '.join(LOSSES)} (a loss function needs the torch module)"
-        )
+        takes = f"{', '.join(LOSSES[:-1])} or {LOSSES[-1]}"
+        raise ConfigError(f"{file}: loss {loss!r}: an ONNX file takes {takes} (a loss function needs the torch module)")
     model = _load(file)
     _check_export_settings(model, file)
     graph = model.graph
@@ -106,8 +105,8 @@ def import_onnx(
         detail = " ".join(str(err).split())[:300]
         raise GraphError(f"{file}: ONNX Runtime cannot run it on inputs ({described}): {detail}") from err
     labels = label_spec(loss, tuple(output.shape), where=f"{file}")
-    if loss == "cross_entropy" and output.ndim != 2:
-        flatten_logits(graph, graph.output[0].name, classes=int(output.shape[-1]))
+    if loss in CROSS_ENTROPY and output.ndim != 2:
+        flatten_logits(graph, graph.output[0].name, shape=tuple(int(n) for n in output.shape), loss=loss)
     params = _parameters(graph)
     record_signature(model, name=name, batch=batch, seed=seed, options={}, params=params, inputs=specs, labels=labels, loss=loss)
     set_model_meta(model, source=str(file))

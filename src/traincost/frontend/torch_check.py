@@ -108,7 +108,7 @@ def _eager(step: TracedStep, module: torch.nn.Module, feeds: Mapping[str, np.nda
         for name, value in [*module.named_parameters(), *module.named_buffers()]:
             value.copy_(torch.from_numpy(np.asarray(feeds[name])))
     inputs = [torch.from_numpy(np.asarray(feeds[name])) for name in step.batch_inputs]
-    *batch, labels = inputs
+    labels = inputs.pop() if step.labelled else None
     optimizer = torch_optimizer(step.optimizer, list(module.parameters()))
     for name, p in module.named_parameters():
         state = {
@@ -120,7 +120,7 @@ def _eager(step: TracedStep, module: torch.nn.Module, feeds: Mapping[str, np.nda
         if state:
             optimizer.state[p] = state
     with no_randomness():
-        loss = step.loss_fn(module(*batch), labels)
+        loss = step.loss_fn(module(*inputs), labels)
         loss.backward()
     named = dict(module.named_parameters())
     values = {"loss": loss.detach().numpy()}

@@ -14,9 +14,19 @@ from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.signature import InputSpec, draw_tensors
 
-__all__ = ["INFERENCE_STAGE", "LOGITS", "built_model", "eval_output", "label_spec", "probe_output", "torch_optimizer"]
+__all__ = [
+    "CROSS_ENTROPY",
+    "INFERENCE_STAGE",
+    "LOGITS",
+    "built_model",
+    "eval_output",
+    "label_spec",
+    "probe_output",
+    "torch_optimizer",
+]
 
 LOGITS = "logits"  # the model's output, as both front ends name it in the graphs and steps they make
+CROSS_ENTROPY = {"cross_entropy": 1, "token_cross_entropy": -1}  # each cross-entropy loss's class axis
 INFERENCE_STAGE = "inference_step"  # a Workload's ``stage`` when it is a model's inference step (either front end)
 
 
@@ -44,11 +54,14 @@ def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name:
     try:
         with torch.no_grad(), no_randomness():
             output = module(*inputs.values())
+    except ConfigError:  # the forward adapter's (``traincost.models.forward_adapter``): it names what was expected
+        raise
     except Exception as err:  # a user's forward may fail in any way: report it on one line
         detail = " ".join(str(err).split())[:300]
         raise ConfigError(f"model {name!r}: its forward fails on inputs ({described}): {type(err).__name__}: {detail}") from err
     if not isinstance(output, torch.Tensor):
-        raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor")
+        raise ConfigError(f"model {name!r}: its forward returns {type(output).__name__}; expected one tensor (a "
+                          "factory path's module may return a ModelOutput, dict or tuple: --output names the entry)")  # fmt: skip
     return output
 
 
@@ -68,9 +81,12 @@ def eval_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: 
 def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: InputSpec | None = None) -> InputSpec:
     """The labels ``loss`` reads for a model output of ``output_shape`` (batch included).
 
-    cross-entropy: int64 class ids, one per row of the output flattened over its last axis; mse: float32
-    targets shaped like the output; a user's loss function: ``given`` (one sample's) at the output's
-    batch, by default int64 class ids shaped like the output without its last axis.
+    cross-entropy: int64 class ids, one per position of the output but its class axis, dimension 1 (as
+    ``torch.nn.functional.cross_entropy`` takes it: (batch, classes) logits, or (batch, classes, d1, ...) with
+    labels (batch, d1, ...)), flattened; token cross-entropy: one per row of the output flattened over its last
+    axis (a language model's (batch, tokens, vocabulary) logits); mse: float32 targets shaped like the output; a
+    user's loss function: ``given`` (one sample's) at the output's batch, by default int64 class ids shaped like the
+    output without its last axis.
 
     Raises:
         ConfigError: the output has no class axis for a cross-entropy.
@@ -80,10 +96,12 @@ def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: I
     if given is not None:
         return given.batched(output_shape[0])
     if len(output_shape) < 2:
-        raise ConfigError(f"{where}: output shape {list(output_shape)} has no class axis; {loss!r} needs (batch, ..., classes)")
-    classes = output_shape[-1]
-    shape = (math.prod(output_shape[:-1]),) if loss == "cross_entropy" else output_shape[:-1]
-    return InputSpec("labels", shape, "int64", 0, classes)
+        need = "(batch, classes, ...)" if loss == "cross_entropy" else "(batch, ..., classes)"  # the class axis
+        raise ConfigError(f"{where}: output shape {list(output_shape)} has no class axis; {loss!r} needs {need}")
+    if loss in CROSS_ENTROPY:
+        classes = output_shape[CROSS_ENTROPY[loss]]
+        return InputSpec("labels", (math.prod(output_shape) // classes,), "int64", 0, classes)
+    return InputSpec("labels", output_shape[:-1], "int64", 0, output_shape[-1])
 
 
 def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:

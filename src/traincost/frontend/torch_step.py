@@ -39,7 +39,8 @@ from traincost import models
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
 from traincost.frontend.torch_model import built_model, label_spec, probe_output
-from traincost.signature import LOSSES, InputSpec, draw_tensors
+from traincost.models.forward_adapter import OWN_LOSS, output_used
+from traincost.signature import LOSSES, MODEL_LOSS, InputSpec, draw_tensors
 
 __all__ = ["LOSS_LAYER", "SHARED_LAYER", "STEP_META", "TracedStep", "Tracer", "signature_meta", "trace_step"]
 
@@ -70,7 +71,8 @@ class TracedStep:
         fresh_module: builds the module again as it was traced (the same seed), in the mode traced, for the check
             against eager torch: tracing may leave fake tensors cached on the traced module (timm's CoaT), which a copy
             cannot take.
-        loss_fn: the loss on the module's output and the labels (None: an inference step).
+        loss_fn: the loss on the module's output and the labels (None where the model computes its own loss, the
+            output itself; None itself: an inference step).
         optimizer: the optimizer traced (None: an inference step).
         meta: the Workload metadata (model, batch, seed, options, inputs, labels, loss, optimizer, ...).
     """
@@ -82,7 +84,7 @@ class TracedStep:
     params: tuple[str, ...]
     buffers: tuple[str, ...]
     fresh_module: Callable[[], torch.nn.Module]
-    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None
+    loss_fn: Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor] | None
     optimizer: OptimizerSpec | None
     meta: dict[str, str]
 
@@ -91,6 +93,11 @@ class TracedStep:
         """The batch's inputs and labels (the graph inputs after the parameters, buffers and states)."""
         known = {*self.params, *self.buffers, STEP_INPUT, *self.state_inputs}
         return tuple(name for name in self.inputs if name not in known)
+
+    @property
+    def labelled(self) -> bool:
+        """Whether the batch's last input is the labels (not where the model computes its own loss from its inputs)."""
+        return self.loss_fn is not None and self.meta["loss"] != MODEL_LOSS
 
     @property
     def state_inputs(self) -> tuple[str, ...]:
@@ -123,9 +130,13 @@ def trace_step(
     with torch.no_grad():
         for n, b in module.named_buffers():
             b.copy_(buffers_as_built[n])
-    labels = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels)
-    inputs[labels.name] = torch.from_numpy(draw_tensors([*specs, labels], seed=seed)[labels.name])
-    loss_fn = _loss_function(arch.loss, classes=output.shape[-1] if output.dim() else 1)
+    used = output_used(module)
+    if used == OWN_LOSS:
+        labels, loss, loss_fn = None, MODEL_LOSS, _own_loss(output, name)
+    else:
+        labels, loss = label_spec(arch.loss, tuple(output.shape), where=f"model {name!r}", given=arch.labels), arch.loss
+        inputs[labels.name] = torch.from_numpy(draw_tensors([*specs, labels], seed=seed)[labels.name])
+        loss_fn = _loss_function(arch.loss)
     params = tuple(n for n, _ in module.named_parameters())
     buffers = tuple(n for n, _ in module.named_buffers())
     # the module's own tensors (tracing fakes them and the check copies what it changes), and zero states that take
@@ -141,10 +152,12 @@ def trace_step(
     names = tuple(feeds)
     outputs = ("loss", *(f"{p}_grad" for p in params), *(updated_name(p) for p in params))
     outputs += tuple(updated_name(state_input_name(p, s)) for p in params for s in optimizer.states)
-    step = _Step(module, params=params, buffers=buffers, batch=tuple(inputs), loss_fn=loss_fn, optimizer=optimizer)
+    step = _Step(module, params=params, buffers=buffers, labelled=labels is not None, loss_fn=loss_fn, optimizer=optimizer)
     graph = step.trace([feeds[n] for n in names], name)
     meta = {
         **signature_meta(arch, batch=batch, seed=seed, options=options, params=params, specs=specs, labels=labels),
+        "loss": loss,
+        "output": used,
         "optimizer": optimizer.kind,
         "optimizer_hyperparameters": json.dumps(optimizer.hyperparameters(), sort_keys=True),
         "stage": "train_step",
@@ -166,10 +179,11 @@ def signature_meta(
     options: dict[str, object],
     params: Sequence[str],
     specs: Sequence[InputSpec],
-    labels: InputSpec,
+    labels: InputSpec | None,
 ) -> dict[str, str]:
     """The Workload metadata of a traced step that says what was traced: the model, batch, seed, options, parameters,
-    inputs, labels and loss (``TracedStep.meta`` adds the stage and, for a training step, the optimizer)."""
+    inputs, labels (null: the model computes its own loss) and loss (``TracedStep.meta`` adds the stage and, for a
+    training step, the optimizer and the output entry the loss read)."""
     return {
         "model": arch.name,
         "batch": str(batch),
@@ -177,17 +191,32 @@ def signature_meta(
         "options": json.dumps(options, sort_keys=True),
         "parameters": json.dumps(list(params)),
         "inputs": json.dumps([spec.to_json() for spec in specs]),
-        "labels": json.dumps(labels.to_json()),
+        "labels": json.dumps(labels.to_json() if labels is not None else None),
         "loss": arch.loss,
         "input_shape": json.dumps(list(specs[0].shape)),
     }
 
 
-def _loss_function(loss: str, *, classes: int) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """The loss as ``traincost export`` records it: cross-entropy over the output's last axis (rows flattened), mean
-    squared error, or a user's function (``package.module:function``)."""
+def _own_loss(output: torch.Tensor, name: str) -> Callable[[torch.Tensor, None], torch.Tensor]:
+    """The loss of a model that computes its own (its output's ``loss`` entry): the output itself, a scalar."""
+    if output.dim() != 0:
+        raise ConfigError(f"model {name!r}: its output {OWN_LOSS!r} has shape {list(output.shape)}; a loss is a scalar")
+    return lambda output, _labels: output
+
+
+def _cross_entropy(output: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """torch's cross-entropy over the output's dimension 1, the flattened labels shaped as the output without it."""
+    return F.cross_entropy(output, labels if output.dim() == 2 else labels.reshape(output.shape[:1] + output.shape[2:]))
+
+
+def _loss_function(loss: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The loss ``loss`` names: cross-entropy over the output's dimension 1 (``label_spec``'s flattened labels
+    shaped as the output without it), token cross-entropy (the output's rows over its last axis), mean squared error,
+    or a user's function (``package.module:function``)."""
     if loss == "cross_entropy":
-        return lambda output, labels: F.cross_entropy(output.reshape(-1, classes), labels)
+        return _cross_entropy
+    if loss == "token_cross_entropy":
+        return lambda output, labels: F.cross_entropy(output.reshape(-1, output.shape[-1]), labels)
     if loss == "mse":
         return F.mse_loss
     if loss in LOSSES:
@@ -256,12 +285,12 @@ class _Step(Tracer):
         *,
         params: tuple[str, ...],
         buffers: tuple[str, ...],
-        batch: tuple[str, ...],
-        loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+        labelled: bool,
+        loss_fn: Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor],
         optimizer: OptimizerSpec,
     ) -> None:
         super().__init__(module)
-        self.params, self.buffers, self.batch = params, buffers, batch
+        self.params, self.buffers, self.labelled = params, buffers, labelled
         self.loss_fn, self.optimizer = loss_fn, optimizer
 
     def __call__(self, *flat: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -270,7 +299,8 @@ class _Step(Tracer):
         buffers = {n: next(it) for n in self.buffers}
         states = {(p, s): next(it) for p in self.params for s in self.optimizer.states}
         count = next(it) if self.optimizer.kind in ("adam", "adamw") else None
-        *inputs, labels = list(it)
+        inputs = list(it)
+        labels = inputs.pop() if self.labelled else None
         layers = self._layers()
         with layers:
             output = functional_call(self.module, {**params, **buffers}, tuple(inputs))

@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 _ACCUMULATOR = "InPlaceAccumulatorV2"
 # The loss ORT appends (``artifacts.LossType``) for each built-in loss of the export's metadata (labels ``labels``,
 # targets ``target``).
-_LOSSES = {"cross_entropy": "CrossEntropyLoss", "mse": "MSELoss"}
+_LOSSES = {"cross_entropy": "CrossEntropyLoss", "token_cross_entropy": "CrossEntropyLoss", "mse": "MSELoss"}
 # The file the gradient builder reads the weights from.
 _WEIGHTS_FILE = "weights.bin"
 

@@ -44,6 +44,9 @@ _CHECK_BYTES = 4_000_000_000
 # gradient that is 0 exactly; over the 2 values per channel of a 1x1 map at batch 2, ONNX Runtime's kernel gives 0
 # exactly, the rewrite one ulp of Σ|dY|.
 _SUM_OF_PRODUCTS_OPS = frozenset({"ConvGrad", "BatchNormalizationGrad"})
+# Ops with one output such a sum (by index): a LayerNorm's bias gradient, Σ dY over its rows, is 0 exactly where every
+# position's logits are then shifted alike along the class axis (a token cross-entropy over dimension 1).
+_SUM_OUTPUTS = {"LayerNormalizationGrad": 2}
 
 
 def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, seed: int = 0) -> DecompositionCheck:
@@ -90,6 +93,7 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     per_rule, node_limits, magnitudes, expected = _check_nodes(
         before, original, feeds, types, also=list(dict.fromkeys(names + told))
     )
+    magnitudes |= _sum_magnitudes(before, original, feeds, types, names)
     in_after = {name: b for name, b in _branching(after).items() if name in branches}
     run = _Pinner(rewritten, in_after, expected).run(feeds, names)
     errors = {name: max_relative_error(expected[name], run.values[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
@@ -98,7 +102,10 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     del feeds  # the optimizer states are drawn again for each nudge: one copy of them in memory, not two
     pinner = _Pinner(original, branches, expected)
     sensitivity = _sensitivity(pinner, before, expected, names=names, magnitudes=magnitudes, seed=seed)
-    tensors = _noise_follows_gradients(tuple(_judged(name, errors[name], sensitivity[name]) for name in names))
+    cancelled = {
+        name for name in names if float(np.max(np.abs(expected[name]), initial=0.0)) <= NOISE * magnitudes.get(name, 0.0)
+    }
+    tensors = _noise_follows_gradients(tuple(_judged(name, errors[name], sensitivity[name]) for name in names), cancelled)
     held = [t for t in tensors if t.held]
     worst = max(held, key=lambda t: t.error, default=None)
     log.info(
@@ -173,6 +180,9 @@ def _check_nodes(
             values = run(_isolated(node, make, types, constants, outputs), inputs, outputs)
             if node.op_type in _SUM_OF_PRODUCTS_OPS:
                 magnitudes |= _magnitudes(alone, inputs, outputs)
+            elif node.op_type in _SUM_OUTPUTS and len(node.output) > _SUM_OUTPUTS[node.op_type]:
+                summed = node.output[_SUM_OUTPUTS[node.op_type]]
+                magnitudes |= {summed: _magnitudes(alone, inputs, outputs)[summed]} if summed else {}
             error = max(
                 max_relative_error(reference[name], values[name], magnitude=magnitudes.get(name, 0.0)) for name in outputs
             )
@@ -227,8 +237,9 @@ def _compared(model: onnx.ModelProto) -> list[str]:
     return outputs + [name for name in grads if name not in outputs]
 
 
-def _noise_follows_gradients(tensors: tuple[TensorCheck, ...]) -> tuple[TensorCheck, ...]:
-    """``tensors`` with each updated parameter whose gradient is float32 noise marked noise too.
+def _noise_follows_gradients(tensors: tuple[TensorCheck, ...], cancelled: set[str]) -> tuple[TensorCheck, ...]:
+    """``tensors`` with each updated parameter whose gradient is float32 noise, or ``cancelled`` (a sum that cancels to
+    less than ``rounding.NOISE`` of its addends: 0 in exact arithmetic, ``_sum_magnitudes``), marked noise too.
 
     The update is computed from the gradient by the same primitive optimizer ops in both graphs (checked on their
     own against ``torch.optim``); where rounding moves the gradient by more than ``rounding.NOISE``, the two graphs'
@@ -236,7 +247,7 @@ def _noise_follows_gradients(tensors: tuple[TensorCheck, ...]) -> tuple[TensorCh
     is added to: nudges of the inputs move the update by less than they can move the gradient (timm MobileViTv2 at
     32x32: a gradient moved by 0.30 by nudges, its Adam update by 3e-4, the two graphs' updates 7.8e-3 apart).
     """
-    noise = {t.name.removesuffix("_grad") for t in tensors if t.name.endswith("_grad") and not t.held}
+    noise = {t.name.removesuffix("_grad") for t in tensors if t.name.endswith("_grad") and (not t.held or t.name in cancelled)}
     return tuple(
         replace(t, held=False) if t.name.removesuffix(".updated") in noise and t.name.endswith(".updated") else t for t in tensors
     )
@@ -523,9 +534,31 @@ def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, Tensor
     )
 
 
+def _sum_magnitudes(
+    before: onnx.ModelProto, original: Executable, feeds: dict[str, np.ndarray], types: dict[str, TensorType], names: list[str]
+) -> dict[str, float]:
+    """The magnitude of each tensor of ``names`` a ReduceSum of ``before`` computes: its largest sum of absolute
+    addends (``_magnitudes``). A gradient that is 0 in exact arithmetic, e.g. the bias of a layer whose output a
+    softmax reads along the axis the bias is constant on (attention keys, a cross-entropy's class axis), is a sum
+    that cancels: rounding leaves in it what scales with its addends, not with the sum."""
+    producer = {output: node for node in before.graph.node for output in node.output}
+    summed = [producer[name] for name in names if name in producer and producer[name].op_type == "ReduceSum"]
+    sums = list({node.name: node for node in summed}.values())
+    if not sums:
+        return {}
+    constants = initializer_map(original.skeleton.graph) | dict(original.weights)
+    fetched = original.run(feeds, list(dict.fromkeys(i for node in sums for i in node.input if i and i not in constants)))
+    magnitudes: dict[str, float] = {}
+    for node in sums:
+        inputs = {name: fetched[name] if name in fetched else constants[name] for name in node.input if name}
+        magnitudes |= _magnitudes(_alone(node, before, types), inputs, [name for name in node.output if name])
+    return magnitudes
+
+
 def _magnitudes(alone: onnx.ModelProto, values: dict[str, np.ndarray], outputs: list[str]) -> dict[str, float]:
-    """Largest value of each of ``outputs`` of a node run alone (``_alone``) on the absolute values of its inputs."""
-    absolute = run(alone, {name: np.abs(value) for name, value in values.items()}, outputs)
+    """Largest value of each of ``outputs`` of a node run alone (``_alone``) on the absolute values of its float inputs
+    (an integer input, a ReduceSum's axes, as it is)."""
+    absolute = run(alone, {name: np.abs(v) if np.issubdtype(v.dtype, np.floating) else v for name, v in values.items()}, outputs)
     return {name: float(np.max(absolute[name])) for name in outputs}
 
 

@@ -38,10 +38,12 @@ from torch import nn
 from traincost.errors import ConfigError, UnknownModelError
 from traincost.models._validation import check_dropout, check_positive_int
 from traincost.models.alexnet import alexnet
+from traincost.models.forward_adapter import adapt_forward
 from traincost.models.gpt2 import GPT2_124M, GPT2_SMALL, GPT2Config, gpt2
 from traincost.models.mlp import MLP_CLASSES, MLP_FEATURES, mlp
 from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
+from traincost.models.torchvision_ops import declare_unloadable_ops
 from traincost.models.vgg import vgg16, vgg16_bn, vgg16_bn_cifar
 from traincost.signature import LOSSES, InputSpec, check_loss, draw_tensors
 
@@ -278,6 +280,7 @@ def load_factory(path: str, *, what: str) -> Callable[..., object]:
     module_name, _, function_name = path.partition(":")
     if not module_name or not function_name.isidentifier():
         raise ConfigError(f"{what} {path!r}: expected a factory path package.module:function")
+    declare_unloadable_ops()  # torchvision (or a module importing it) fails to import without them here
     try:
         module = importlib.import_module(module_name)
     except Exception as err:  # a user's module may fail to import in any way: report it on one line
@@ -298,6 +301,7 @@ def factory_architecture(
     loss: str = "cross_entropy",
     name: str | None = None,
     labels: InputSpec | None = None,
+    output: str | None = None,
 ) -> Architecture:
     """A user's torch module as an architecture, from a factory path.
 
@@ -305,15 +309,19 @@ def factory_architecture(
     and the export reads its inputs and loss from the entry.
 
     Args:
-        path: ``package.module:function``; ``function(**kwargs)`` returns an ``nn.Module`` whose forward
-            takes one tensor per entry of ``inputs``, in order, and returns one tensor.
+        path: ``package.module:function``; ``function(**kwargs)`` (a Hugging Face model class: ``function(config)``,
+            its config made of ``kwargs``) returns an ``nn.Module`` whose forward takes one tensor per entry of
+            ``inputs`` (by name, or in order) and returns a tensor, or a mapping or tuple holding the one the loss
+            reads (``forward_adapter``: a Hugging Face ``ModelOutput``, ...).
         inputs: the forward's inputs, shapes without the batch.
         kwargs: keyword arguments of the factory.
-        loss: ``cross_entropy`` (over the output's last axis), ``mse`` or a factory path
+        loss: ``cross_entropy`` (over the output's dimension 1, as torch takes it), ``mse`` or a factory path
             ``package.module:function`` of ``loss_fn(output, labels) -> scalar``.
-        name: the architecture's name (a workload's name); default the function's name.
+        name: the architecture's name (a workload's name); default the function's name (``module.function`` where
+            that is a zoo model's).
         labels: what a loss function reads as ``labels``, one sample's (e.g. float32 regression
             targets); default int64 class ids shaped like the output without its last axis.
+        output: the entry of the forward's output the loss reads (default: ``forward_adapter``'s rule).
 
     Returns:
         The architecture, to pass wherever a ``Model`` goes.
@@ -322,8 +330,9 @@ def factory_architecture(
         ConfigError: the path is malformed, does not import, or names no callable; ``name`` is a zoo name.
     """
     factory = load_factory(path, what="model")
-    function_name = path.partition(":")[2]
-    name = name or function_name
+    module_name, _, function_name = path.partition(":")
+    if name is None:  # the function's name, or its whole dotted path where a zoo model has that name
+        name = function_name if function_name not in ARCHITECTURES else f"{module_name}.{function_name}"
     if name in ARCHITECTURES:
         raise ConfigError(f"model {path!r}: the name {name!r} is a zoo model's; name it otherwise (--name)")
     if not inputs:
@@ -335,17 +344,26 @@ def factory_architecture(
 
     def build(**options: object) -> nn.Module:
         try:
-            model = factory(**options)
+            model = _construct(factory, options)
         except Exception as err:  # a user's factory may fail in any way: report it on one line
             raise ConfigError(f"model {path!r}: {function_name}(**{dict(options)}) raised {type(err).__name__}: {err}") from err
         if not isinstance(model, nn.Module):
             raise ConfigError(f"model {path!r}: {function_name}() returned {type(model).__name__}, not a torch nn.Module")
-        return model
+        return adapt_forward(model, [spec.name for spec in inputs], output=output, where=f"model {path!r}")
 
     sample = SampleSpec(shape=inputs[0].shape, rows=1, num_classes=max(inputs[0].high, 1))
     description = f"{path}, inputs {', '.join(spec.describe() for spec in inputs)}, loss {loss}"
     kind = "tokens" if inputs[0].dtype == "int64" else "image"
     return Architecture(name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss, labels=labels)
+
+
+def _construct(factory: Callable[..., object], options: Mapping[str, object]) -> object:
+    """``factory(**options)``; a Hugging Face model class (a module class with a ``config_class``, which its
+    constructor takes) is built from its config made of ``options`` instead, random weights and nothing downloaded."""
+    config_class = getattr(factory, "config_class", None)
+    if isinstance(factory, type) and issubclass(factory, nn.Module) and isinstance(config_class, type):
+        return factory(config_class(**options))
+    return factory(**options)
 
 
 def input_specs(name: Model, *, options: Mapping[str, object] | None = None) -> tuple[InputSpec, ...]:

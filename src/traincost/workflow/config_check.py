@@ -13,6 +13,7 @@ import pandas as pd
 
 from traincost.config_files import read_yaml, shorten
 from traincost.fpga.devices import load_fpga_catalog
+from traincost.signature import LOSSES
 from traincost.workflow.plan import frontend_of
 
 __all__ = ["check_config", "config_problems"]
@@ -111,7 +112,7 @@ def _model_problems(name: str, workload: Config, frontend: str) -> list[str]:
     allowed = {
         "zoo": {"options"},
         "factory": {"input_shape"},
-        "module": {"kwargs", "inputs", "loss", "labels"},
+        "module": {"kwargs", "inputs", "loss", "labels", "output"},
         "onnx": {"inputs", "loss", "output"},
     }
     given = {key for key in ("options", "input_shape", "kwargs", "inputs", "output", "labels") if workload.get(key)}
@@ -130,7 +131,8 @@ def _model_problems(name: str, workload: Config, frontend: str) -> list[str]:
         if not int64 and bounds is not None:
             problems.append(f"{at}.inputs.{input_name}.range: only int64 inputs take a range")
     if kind == "onnx" and ":" in workload.get("loss", ""):
-        problems.append(f"{at}.loss: an ONNX file takes cross_entropy or mse (a loss function needs the torch module)")
+        takes = f"{', '.join(LOSSES[:-1])} or {LOSSES[-1]}"
+        problems.append(f"{at}.loss: an ONNX file takes {takes} (a loss function needs the torch module)")
     if frontend == "torch":
         if kind == "onnx":
             problems.append(f"{at}.frontend: torch traces a torch module; an ONNX file is costed by the onnx front end")

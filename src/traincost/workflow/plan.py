@@ -115,6 +115,8 @@ class Plan:
             return shlex.join(["--model", spec["model"], "--name", name, "--input-shape", shape])
         else:
             return shlex.join(["--model", spec["model"], "--options", json.dumps(spec.get("options", {}), sort_keys=True)])
+        if "output" in spec and "module" in spec:
+            flags += ["--output", spec["output"]]
         if "inputs" in spec:
             flags += ["--inputs", json.dumps(spec["inputs"])]
         if "labels" in spec:

@@ -1,0 +1,117 @@
+"""Models of libraries as they come: every command of README's "Cost a Hugging Face model" section runs as written (the
+output directory moved into the test's), and the forward adapter's rules on hand-made modules."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from tests.reliability.conftest import cli
+from traincost.errors import ConfigError
+from traincost.models.forward_adapter import adapt_forward, output_used, select_output
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTION = "## Cost a Hugging Face model"
+
+
+def readme_commands() -> list[list[str]]:
+    """The ``traincost cost`` commands of README's section, each as its arguments after ``traincost``."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index(SECTION) :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None, f"README: no bash block under {SECTION!r}"
+    joined = block.group(1).replace("\\\n", " ")
+    lines = [line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [shlex.split(line)[1:] for line in lines]
+
+
+COMMANDS = readme_commands()
+
+
+def _case(args: list[str]) -> str:
+    return args[1].replace(":", "_")
+
+
+@pytest.mark.parametrize(
+    "args", [COMMANDS[0], *(pytest.param(c, marks=pytest.mark.slow) for c in COMMANDS[1:])], ids=[_case(c) for c in COMMANDS]
+)
+def test_every_command_of_the_readme_section_costs_its_model_verified(args: list[str], tmp_path: Path) -> None:
+    at = args.index("--out-dir")
+    out = tmp_path / "cost"
+    args = [*args[:at], "--out-dir", str(out), *args[at + 2 :]]
+    result = cli(*args)
+    assert result.returncode == 0, result.stderr[-2000:]
+    first = result.stdout.splitlines()[1]
+    own = '"labels"' in " ".join(args) and "ViT" not in args[1]
+    expected = "loss: the model's own (its output 'loss'" if own else "loss: "
+    assert first.strip().startswith(expected), first
+    assert "traced step verified against eager torch" in result.stdout
+    verification = pd.read_parquet(out / "verification.parquet")
+    assert verification["held"].any()
+    ops = pd.read_parquet(out / "ops.parquet")
+    assert {"forward", "backward", "optimizer"} <= set(ops["phase"])
+    assert ops.loc[ops["phase"] == "forward", "macs"].sum() > 0
+
+
+def test_the_readme_section_covers_an_encoder_a_decoder_both_a_vision_model_a_unet_and_torchvision() -> None:
+    models = [args[1] for args in COMMANDS]
+    assert models[:5] == [
+        "transformers:BertForSequenceClassification",
+        "transformers:GPT2LMHeadModel",
+        "transformers:T5ForConditionalGeneration",
+        "transformers:ViTForImageClassification",
+        "diffusers:UNet2DModel",
+    ]
+    assert all(model.startswith("torchvision.models") for model in models[5:]) and len(models) == 7
+
+
+class _Keywords(nn.Module):
+    """A forward of named inputs returning a dict: the rules' hand-made case."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+
+    def forward(self, first: torch.Tensor, second: torch.Tensor | None = None, labels: torch.Tensor | None = None) -> dict:
+        logits = self.linear(first) - (second if second is not None else 0.0)
+        out = {"hidden": first, "logits": logits}
+        if labels is not None:
+            out["loss"] = nn.functional.cross_entropy(logits, labels)
+        return out
+
+
+def test_inputs_go_to_the_parameters_of_their_names_and_the_rule_picks_the_output() -> None:
+    first, second = torch.randn(4, 3), torch.randn(4, 2)
+    module = adapt_forward(_Keywords(), ["second", "first"], output=None, where="m")  # given in another order
+    expected = module.linear(first) - second
+    assert torch.equal(module(second, first), expected) and output_used(module) == "logits"
+    labels = torch.tensor([0, 1, 1, 0])
+    module = adapt_forward(_Keywords(), ["first", "labels"], output=None, where="m")
+    loss = module(first, labels)
+    assert loss.dim() == 0 and output_used(module) == "loss"
+    module.eval()  # an inference step predicts: the loss is not its output
+    assert module(first, labels).shape == (4, 2) and output_used(module) == "logits"
+    module = adapt_forward(_Keywords(), ["first"], output="hidden", where="m")
+    assert torch.equal(module(first), first) and output_used(module) == "hidden"
+
+
+def test_unnamed_inputs_go_in_order_and_a_tuple_gives_its_first_tensor() -> None:
+    module = adapt_forward(nn.LSTM(3, 5, batch_first=True), ["x"], output=None, where="lstm")
+    output = module(torch.randn(2, 4, 3))
+    assert output.shape == (2, 4, 5) and output_used(module) == "0"  # (output, (h, c)): the output sequence
+    named = {n for n, _ in module.named_parameters()}
+    assert "weight_ih_l0" in named  # the module keeps its own names: adapted in place
+
+
+def test_select_output_names_what_it_found_when_the_named_entry_is_missing() -> None:
+    with pytest.raises(ConfigError, match=r"--output 'nope': its forward returns dict with tensors \['a', 'b'\]"):
+        select_output({"a": torch.zeros(1), "b": torch.ones(1), "c": 3}, named="nope", training=True, where="m")
+    with pytest.raises(ConfigError, match="holding no tensor"):
+        select_output({"a": None}, named=None, training=True, where="m")
+    assert select_output((None, [torch.ones(2)]), named=None, training=True, where="m")[0] == "1"
