@@ -17,6 +17,7 @@ from traincost.errors import GraphError
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.torch_check import verify_step
 from traincost.frontend.torch_lower import lower_step
+from traincost.frontend.torch_randomness import no_randomness
 from traincost.frontend.torch_step import STEP_META, trace_step
 from traincost.memory.torch_measure import measure_torch_memory
 from traincost.signature import InputSpec
@@ -207,3 +208,95 @@ def test_the_token_cross_entropy_takes_the_classes_on_the_last_axis() -> None:
     module = step.fresh_module()
     expected = nn.functional.cross_entropy(module(step.feeds["input"]).reshape(-1, 5), labels)
     assert torch.allclose(step.graph(*(step.feeds[name] for name in step.inputs))[0], expected, rtol=1e-6)
+
+
+class Recurrent(nn.Module):
+    """Token ids → embedding → an LSTM, GRU or RNN (batch first) → a classifier on the last step's output."""
+
+    def __init__(self, cell: str, layers: int, bidirectional: bool, dropout: float) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(20, 6)
+        rnn = getattr(nn, cell)
+        self.rnn = rnn(6, 8, num_layers=layers, bidirectional=bidirectional, dropout=dropout, batch_first=True)
+        self.head = nn.Linear(8 * (2 if bidirectional else 1), 3)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.rnn(self.embed(tokens))[0][:, -1])
+
+
+def recurrent(cell: str = "LSTM", layers: int = 1, bidirectional: bool = False, dropout: float = 0.0) -> nn.Module:
+    return Recurrent(cell, layers, bidirectional, dropout)
+
+
+def _recurrent(**kwargs: object) -> models.Architecture:
+    inputs = (InputSpec("tokens", (5,), "int64", 0, 20),)
+    return models.factory_architecture(f"{__name__}:recurrent", inputs=inputs, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU", "RNN"])
+def test_a_recurrent_layer_is_a_matmul_per_step_and_gate(cell: str) -> None:
+    """One layer, 5 steps at batch 2: each step multiplies the input (6 features) and the hidden state (8) by the
+    weights of every gate (LSTM 4, GRU 3, RNN 1), so the forward MACs are those of the products and the classifier."""
+    step = trace_step(_recurrent(cell=cell), batch=2, seed=0, optimizer=SGD)
+    ops = lower_step(step).ops
+    assert not ops["op_type"].str.contains("rnn").any()  # nothing opaque: oneDNN's fused LSTM is not what is traced
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
+    forward = ops[ops["phase"] == "forward"]
+    assert forward["macs"].sum() == 5 * 2 * (6 + 8) * gates * 8 + 2 * 8 * 3
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU", "RNN"])
+def test_a_deep_bidirectional_recurrent_net_with_dropout_is_verified_and_saves_what_torch_saves(cell: str) -> None:
+    step = trace_step(_recurrent(cell=cell, layers=2, bidirectional=True, dropout=0.3), batch=2, seed=0, optimizer=ADAM)
+    check = verify_step(step)  # eager torch runs its own kernel (oneDNN's LSTM on this CPU); the traced step its composite
+    assert sum(t.held for t in check.tensors) >= len(check.tensors) - 2
+    tensors = lower_step(step).tensors
+    ours = int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum())
+    assert ours == _saved_by_torch(step, composite=True)
+
+
+def _saved_by_torch(step, *, composite: bool) -> int:  # noqa: ANN001 (a TracedStep)
+    """The bytes of the storages eager torch's autograd keeps in a training step (its composite RNN with oneDNN off)."""
+    module = step.fresh_module()
+    persistent = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
+    saved: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in persistent:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    enabled = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = not composite
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor), no_randomness():
+            loss = step.loss_fn(module(step.feeds["tokens"]), step.feeds["labels"])
+    finally:
+        torch.backends.mkldnn.enabled = enabled
+    loss.backward()
+    return sum(saved.values())
+
+
+class Prototypes(nn.Module):
+    """A prototype classifier: the distance of each sample's features to 3 learned prototypes (``torch.cdist``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Linear(4, 6)
+        self.prototypes = nn.Parameter(torch.randn(3, 6))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return -torch.cdist(self.features(x), self.prototypes)
+
+
+def prototypes() -> nn.Module:
+    return Prototypes()
+
+
+def test_an_op_the_lowering_cannot_cost_is_refused_naming_it_and_its_layers() -> None:
+    """torch keeps ``cdist`` one ATen op (``_cdist_forward``: a matmul's worth of MACs); costed as element-wise it
+    would be costed as nearly nothing, so the lowering refuses it, before lowering anything, in every phase it runs."""
+    step = trace_step(_architecture("prototypes", (4,)), batch=BATCH, seed=0, optimizer=SGD)
+    with pytest.raises(GraphError, match=r"aten::_cdist_forward \(forward/cdist\); aten::_cdist_backward \(backward/cdist\)"):
+        lower_step(step)

@@ -35,7 +35,7 @@ from traincost.workload import (
     window_columns,
 )
 
-__all__ = ["lower_step", "ONNX_OP_TYPES"]
+__all__ = ["lower_step", "ONNX_OP_TYPES", "uncosted_ops"]
 
 _aten = torch.ops.aten
 
@@ -177,6 +177,39 @@ _LAYOUT = frozenset(
         "Tile",
     }
 )
+# ATen ops with no ONNX operator of their own beyond those torch tags pointwise (costed element-wise on their output),
+# reductions or views: what each computes, as the rules of ``_shape_of`` and ``_elementwise`` cost that kind. An ATen
+# op in none of these is refused (``uncosted_ops``): the lowering knows no loops for it.
+_ATEN_KINDS = {
+    "as_strided": "layout",  # also in place (as_strided_): the tensor's strides rewritten
+    "empty_permuted": "layout",
+    "new_empty_strided": "layout",
+    "lift_fresh_copy": "layout",
+    "embedding": "layout",  # a gather of rows
+    "embedding_dense_backward": "eltwise",  # each gradient element added into its row
+    "fmod": "eltwise",
+    "cumsum": "eltwise",  # one add per element
+    "remainder": "eltwise",
+    "upsample_nearest2d": "layout",
+    "upsample_nearest2d_backward": "eltwise",  # each gradient element added into its source
+    "upsample_bilinear2d": "eltwise",  # each output element interpolated
+    "upsample_bilinear2d_backward": "eltwise",
+    "threshold_backward": "eltwise",
+    "hardtanh_backward": "eltwise",
+    "leaky_relu_backward": "eltwise",
+    "gelu_backward": "eltwise",
+    "silu_backward": "eltwise",
+    "sigmoid_backward": "eltwise",
+    "tanh_backward": "eltwise",
+}
+_SPECIAL = frozenset(
+    {
+        _aten.convolution_backward.default,
+        _aten._scaled_dot_product_flash_attention_for_cpu.default,
+        _aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
+        _aten.convolution.default,
+    }
+)
 # In-place writes an op's schema does not declare: native_batch_norm in training mode (its argument 5) updates its
 # running mean and variance (arguments 3 and 4), as ``_native_batch_norm_legit``'s schema says.
 _UNDECLARED_WRITES = {_aten.native_batch_norm.default: (3, 4)}
@@ -186,9 +219,54 @@ def lower_step(step: TracedStep) -> Workload:
     """The Workload of a traced step (a training step, or an inference step: ``torch_inference``).
 
     Raises:
-        GraphError: an op the lowering cannot express (a convolution over 3 spatial axes), naming the node.
+        GraphError: an op the lowering cannot cost (``uncosted_ops``), before any is lowered, naming each with its
+            layer; or one it cannot express (a convolution over 3 spatial axes), naming the node.
     """
+    uncosted = uncosted_ops(step.graph)
+    if uncosted:
+        listed = "; ".join(
+            f"{op} ({', '.join(layers[:3])}{', ...' if len(layers) > 3 else ''})" for op, layers in uncosted.items()
+        )
+        raise GraphError(
+            f"torch front end, {step.meta['model']}: {len(uncosted)} ATen op(s) the lowering cannot cost, by layer: "
+            f"{listed}; costing them as nothing would understate the step"
+        )
     return _Lowering(step).workload()
+
+
+def uncosted_ops(graph: torch.fx.GraphModule) -> dict[str, list[str]]:
+    """The ATen ops of ``graph`` the lowering cannot cost, each with the layers it runs in (in order): neither an
+    ONNX operator's, nor costed by a rule of its own (convolutions, their gradients, fused attention), nor tagged
+    pointwise or a reduction by torch, nor a view, nor one of ``_ATEN_KINDS``."""
+    found: dict[str, list[str]] = {}
+    for node in graph.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem or _aten_kind(node) is not None:
+            continue
+        if node.target in _SPECIAL or node.target.overloadpacket.__name__.removesuffix("_") in ONNX_OP_TYPES:
+            continue
+        layers = found.setdefault(f"aten::{node.target.overloadpacket.__name__}", [])
+        layer = "/".join(node.meta.get(STEP_META, ("", "")))
+        if layer not in layers:
+            layers.append(layer)
+    return found
+
+
+def _aten_kind(node: torch.fx.Node) -> str | None:
+    """The kind of an ATen op with no ONNX operator: by ``_ATEN_KINDS``, else by its tags and schema (None: unknown)."""
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    name = target.overloadpacket.__name__.removesuffix("_")
+    if name in _ATEN_KINDS:
+        return _ATEN_KINDS[name]
+    if torch.Tag.pointwise in target.tags:
+        return "eltwise"
+    if torch.Tag.reduction in target.tags:
+        return "reduce"
+    returns = target._schema.returns
+    if returns and returns[0].alias_info is not None and not returns[0].alias_info.is_write:
+        return "layout"  # a view of an input
+    return None
 
 
 class _Lowering:
@@ -545,7 +623,7 @@ def _shape_of(node: torch.fx.Node, op_type: str) -> tuple[str, dict[str, int], d
         return "reduce", {}, {}
     if op_type in _LAYOUT:
         return "layout", {}, {}
-    return "eltwise", {}, {}
+    return (_aten_kind(node) if op_type.startswith("aten::") else None) or "eltwise", {}, {}
 
 
 def _elementwise(node: torch.fx.Node, op_type: str, kind: str) -> int:

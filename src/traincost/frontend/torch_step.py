@@ -21,6 +21,7 @@ step count a tensor input; ``torch_check`` checks one traced step against ``torc
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import json
 import logging
@@ -110,6 +111,20 @@ class TracedStep:
 # wrong), so the forward stays one op, as the backward is (``torch_lower`` lowers both).
 _FLASH_ATTENTION = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
 _DECOMPOSITIONS = {op: rule for op, rule in core_aten_decompositions().items() if op is not _FLASH_ATTENTION}
+
+
+@contextlib.contextmanager
+def composite_rnn() -> Iterator[None]:
+    """torch with oneDNN off while a step is traced: its CPU LSTM is then the composite of ``aten::lstm``, a matmul
+    per layer and time step and the gates element-wise, as the engine costs them, not oneDNN's fused
+    ``mkldnn_rnn_layer`` (one op of no MACs the engine can see, and a workspace the replay cannot feed). No other op
+    of the traced graphs changes: tracing runs no kernel, and every other op is lowered to the same ATen ops."""
+    enabled = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = enabled
 
 
 def trace_step(
@@ -250,7 +265,8 @@ class Tracer:
         """
         handles = _track_modules(self.module, self.modules)
         try:
-            graph = make_fx(self, decomposition_table=_DECOMPOSITIONS, tracing_mode="fake")(*flat)
+            with composite_rnn():
+                graph = make_fx(self, decomposition_table=_DECOMPOSITIONS, tracing_mode="fake")(*flat)
         except (ConfigError, GraphError):
             raise
         except Exception as err:  # torch raises many classes; the first line names the op
