@@ -195,6 +195,9 @@ def per_sample(output, labels):
 def pair():
     return Pair()
 
+def video():
+    return nn.Sequential(nn.Conv3d(3, 4, 1), nn.Flatten(), nn.Linear(4 * 2 * 4 * 4, 10))
+
 class Pair(nn.Module):
     def __init__(self):
         super().__init__()
@@ -349,6 +352,13 @@ def module_output_entry_that_does_not_exist(io: Inputs) -> Case:
     module = _user_module(io)
     words = (f"'{module}:pair'", "--output '2'", "returns tuple with tensors ['0', '1']")
     return _export(io, "--module", f"{module}:pair", "--input-shape", "4", "--output", "2", words=words)
+
+
+@case
+def module_with_a_layer_no_lowering_expresses(io: Inputs) -> Case:
+    module = _user_module(io)
+    words = ("model 'video'", "layer '0' is a Conv3d", "3 spatial axes are not lowered")
+    return _export(io, "--module", f"{module}:video", "--input-shape", "3,2,4,4", words=words)
 
 
 @case

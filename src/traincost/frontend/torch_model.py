@@ -39,8 +39,35 @@ def built_model(
     specs = [spec.batched(batch) for spec in models.input_specs(arch, options=options)]
     torch.manual_seed(seed)
     module = models.build_model(arch, options=options)
+    _refuse_unlowered(module, arch.name)
     inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
     return arch, specs, module, inputs
+
+
+# Layers no lowering expresses: convolutions and pooling over 3 spatial axes (a video network's).
+_UNLOWERED = (
+    torch.nn.Conv3d,
+    torch.nn.ConvTranspose3d,
+    torch.nn.MaxPool3d,
+    torch.nn.AvgPool3d,
+    torch.nn.AdaptiveAvgPool3d,
+    torch.nn.AdaptiveMaxPool3d,
+)
+
+
+def _refuse_unlowered(module: torch.nn.Module, name: str) -> None:
+    """Refuse, before anything is traced, a module with a layer no lowering expresses, naming the first such layer.
+
+    Raises:
+        ConfigError: a 3-D convolution or pooling layer.
+    """
+    found = [(path, type(sub).__name__) for path, sub in module.named_modules() if isinstance(sub, _UNLOWERED)]
+    if found:
+        path, kind = found[0]
+        raise ConfigError(
+            f"model {name!r}: layer {path!r} is a {kind} ({len(found)} such layers); convolutions and pooling over 3 "
+            "spatial axes are not lowered (1-D and 2-D only): a video network is costed frame by frame with a 2-D one"
+        )
 
 
 def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
