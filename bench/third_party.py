@@ -2,6 +2,7 @@
 
     python bench/third_party.py torchvision [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py timm        [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
+    python bench/third_party.py library     [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from earlier runs)
 
 Run from the repository root (it imports ``tests.third_party``: torchvision and timm from the ``test``
@@ -11,6 +12,11 @@ its forward accepts (``tests.third_party.zoo_case``), batch 2, Adam, on the Edge
 builder whose parameters, gradients and Adam states take more than 8 GB). Per builder: the exit status, wall
 seconds, the error line, the workload's ops, the check's tensors held / compared, and the saved activations ours
 and torch's (measured in this process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
+
+``library``: networks of other classes as they come (``tests.third_party.library_cases``: README's Hugging Face,
+diffusers and torchvision commands, recurrent nets, segmentation, optical flow and video networks), each with its own
+inputs and loss, batch 2, on the Edge TPU description; per network the exit status, seconds, the error line, the
+ops, the tensors and weight gradients the check compared and held, and the precision it ran in.
 """
 
 from __future__ import annotations
@@ -86,6 +92,41 @@ def run_case(zoo: str, name: str, *, frontend: str, timeout_s: float) -> dict[st
     }
 
 
+def run_library_case(name: str, args: list[str], *, timeout_s: float) -> dict[str, object]:
+    """One network of ``tests.third_party.library_cases`` through ``traincost cost``; its row of the table."""
+    row: dict[str, object] = {"zoo": "library", "model": name, "factory": args[0]}
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "cost"
+        command = [
+            str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", *args,
+            "--batch", str(BATCH), "--hardware", str(HARDWARE), "--out-dir", str(out),
+        ]  # fmt: skip
+        start = time.perf_counter()
+        try:
+            path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+            env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return row | {"exit": "timeout", "seconds": timeout_s}
+        row |= {"exit": str(done.returncode), "seconds": time.perf_counter() - start}
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if line.strip()]
+            return row | {"error": lines[-1] if lines else ""}
+        ops = pd.read_parquet(out / "ops.parquet", columns=["op_type"])
+        checked = pd.read_parquet(out / "verification.parquet")
+    compared = checked[checked["check"] == "end_to_end"]
+    grads = compared[compared["name"].str.endswith("_grad")]
+    loss = next((line.strip() for line in done.stdout.splitlines() if line.strip().startswith("loss:")), "")
+    return row | {
+        "ops": len(ops),
+        "held": int(compared["held"].sum()),
+        "compared": len(compared),
+        "grads_held": f"{int(grads['held'].sum())} / {len(grads)}",
+        "precision": compared["precision"].iloc[0] if len(compared) else "",
+        "loss": loss.removeprefix("loss: "),
+    }
+
+
 def markdown(table: pd.DataFrame) -> str:
     """The table as Markdown, with a line of how many passed."""
     table = table.reindex(columns=list(dict.fromkeys([*table.columns, "held", "compared"])))
@@ -98,7 +139,7 @@ def markdown(table: pd.DataFrame) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("zoo", nargs="?", choices=["torchvision", "timm"])
+    parser.add_argument("zoo", nargs="?", choices=["torchvision", "timm", "library"])
     parser.add_argument("--frontend", choices=["torch", "onnx"], default="torch", help="the front end (default torch)")
     parser.add_argument("--only", help="comma-separated builder names (default: the whole zoo)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per builder (default 1800)")
@@ -110,18 +151,19 @@ def main() -> None:
             print(f"### {path.name}\n\n{markdown(pd.read_csv(path, dtype={'exit': str}))}\n")
         return
     if args.zoo is None:
-        parser.error("a zoo (torchvision or timm) or --markdown")
-    names = (
-        args.only.split(",")
-        if args.only
-        else (third_party.torchvision_names() if args.zoo == "torchvision" else list(third_party.TIMM_MODELS))
-    )
+        parser.error("a zoo (torchvision, timm or library) or --markdown")
+    library = third_party.library_cases() if args.zoo == "library" else {}
+    every = {"torchvision": third_party.torchvision_names, "timm": lambda: list(third_party.TIMM_MODELS)}
+    names = args.only.split(",") if args.only else list(library) if library else every[args.zoo]()
     done = pd.read_csv(args.out, dtype={"exit": str}) if args.out and args.out.exists() else pd.DataFrame(columns=["model"])
     rows = done.to_dict("records")
     for name in names:
         if name in set(done["model"]):
             continue
-        row = run_case(args.zoo, name, frontend=args.frontend, timeout_s=args.timeout)
+        if library:
+            row = run_library_case(name, library[name], timeout_s=args.timeout)
+        else:
+            row = run_case(args.zoo, name, frontend=args.frontend, timeout_s=args.timeout)
         print(" ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
         rows.append(row)
         if args.out:

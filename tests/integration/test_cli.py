@@ -88,7 +88,7 @@ def test_verify_decomposition_writes_the_check(built: Path, tmp_path: Path) -> N
     before, after = built / "train_step.onnx", built / "train_step.decomposed.onnx"
     result = traincost("verify-decomposition", "--in", before, "--decomposed", after, "--seed", 1, "--out", out)
     assert result.returncode == 0, result.stderr
-    assert "decomposition verified: " in result.stdout
+    assert "decomposition verified in float32: " in result.stdout
     table = pd.read_parquet(out)
     assert set(table["check"]) == {"node", "end_to_end"} and table["held"].all()
     assert "loss" in set(table["name"]) and (table["error"] <= table["limit"]).all()

@@ -56,7 +56,7 @@ def test_a_users_module_is_costed_in_one_command(user_module: str, frontend: str
     assert {"loss", "0.weight_grad", "0.weight.updated"} <= set(compared["name"])
     held = compared[compared["held"]]
     assert (held["error"] <= held["limit"]).all()
-    assert f"{len(held)} of {len(compared)} tensors held end to end" in result.stdout
+    assert f"{len(held)} of {len(compared)} tensors compared and held end to end" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,6 @@ output directory moved into the test's), and the forward adapter's rules on hand
 
 from __future__ import annotations
 
-import re
-import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -13,25 +11,11 @@ import torch
 from torch import nn
 
 from tests.reliability.conftest import cli
+from tests.third_party import readme_cost_commands
 from traincost.errors import ConfigError
 from traincost.models.forward_adapter import adapt_forward, output_used, select_output
 
-ROOT = Path(__file__).resolve().parents[2]
-SECTION = "## Cost a Hugging Face model"
-
-
-def readme_commands() -> list[list[str]]:
-    """The ``traincost cost`` commands of README's section, each as its arguments after ``traincost``."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index(SECTION) :]
-    block = re.search(r"```bash\n(.*?)```", section, re.S)
-    assert block is not None, f"README: no bash block under {SECTION!r}"
-    joined = block.group(1).replace("\\\n", " ")
-    lines = [line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    return [shlex.split(line)[1:] for line in lines]
-
-
-COMMANDS = readme_commands()
+COMMANDS = readme_cost_commands()
 
 
 def _case(args: list[str]) -> str:
@@ -51,7 +35,7 @@ def test_every_command_of_the_readme_section_costs_its_model_verified(args: list
     own = '"labels"' in " ".join(args) and "ViT" not in args[1]
     expected = "loss: the model's own (its output 'loss'" if own else "loss: "
     assert first.strip().startswith(expected), first
-    assert "traced step verified against eager torch" in result.stdout
+    assert "traced step verified in float64 against eager torch" in result.stdout
     verification = pd.read_parquet(out / "verification.parquet")
     assert verification["held"].any()
     ops = pd.read_parquet(out / "ops.parquet")

@@ -79,7 +79,7 @@ def test_every_random_draw_is_traced_and_its_mask_saved_as_torch_saves_it(random
     result = cli("cost", random_module, *args, "--frontend", "torch")
     # the traced step and eager torch both draw every mask at its keep value for the check
     assert result.returncode == 0, result.stderr
-    assert "33 of 33 tensors held end to end" in result.stdout
+    assert "33 of 33 tensors compared and held end to end" in result.stdout
     ops = pd.read_parquet(out / "ops.parquet")
     forward = ops[ops["phase"] == "forward"]
     # stochastic depth's bernoulli_ and torch.rand, the attention dropout and the functional one: four draws

@@ -5,6 +5,7 @@ comparison of the two), the others here (ImageNet-sized networks and GPT-2 124M,
 from __future__ import annotations
 
 import pytest
+from torch import nn
 
 from tests.conftest import OPTIMIZERS, ZOO_STEPS, ZooStep, zoo_params
 from traincost import models
@@ -23,10 +24,14 @@ def test_the_traced_step_of_a_zoo_network_equals_eager_torch(name: str, zoo_step
     optimizer = OPTIMIZERS[zoo_step.optimizer]
     step = trace_step(name, batch=zoo_step.batch, seed=0, optimizer=optimizer, options=dict(zoo_step.options))
     check = verify_step(step)  # raises naming the tensor if the traced step computes something else
-    # the rest is float32 noise, not compared: at random initialisation one-ulp nudges of the inputs move ResNet-50's
-    # convolution gradients by 10 to 30 % (284 of its 643 tensors held at batch 2; 308 at batch 8)
-    held = [t.name for t in check.tensors if t.held]
-    assert "loss" in held and len(held) >= len(check.tensors) // 3
+    # in float64 every tensor is compared but what is 0 in exact arithmetic: the bias gradient of a convolution a
+    # training-mode BatchNorm normalises (VGG-16-BN's; in float32, ResNet-50 had 284 of its 643 tensors compared)
+    aside = [t.name for t in check.tensors if not t.held]
+    module = step.fresh_module()
+    assert all(name.endswith(".bias_grad") for name in aside), aside
+    layers = [module.get_submodule(name.removesuffix(".bias_grad")) for name in aside]
+    assert all(isinstance(layer, nn.Conv2d) for layer in layers)
+    assert not aside or any(isinstance(m, nn.BatchNorm2d) for m in module.modules())
     totals = workload_totals(lower_step(step))
     params = sum(step.feeds[name].numel() for name in step.params)
     assert totals["weight_grad_bytes"] == 4 * params  # float32, one gradient per parameter

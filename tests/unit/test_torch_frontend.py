@@ -15,7 +15,7 @@ from torch import nn
 from traincost import models
 from traincost.errors import GraphError
 from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.torch_check import verify_step
+from traincost.frontend.torch_check import in_double, verify_step
 from traincost.frontend.torch_lower import lower_step
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.frontend.torch_step import STEP_META, trace_step
@@ -163,7 +163,7 @@ def test_the_traced_step_equals_eager_torch_and_torch_optim(kind: str) -> None:
     names = {t.name for t in check.tensors}
     assert {"loss", "0.weight_grad", "0.weight.updated", "1.running_mean.updated"} <= names
     assert all(t.error <= t.limit for t in check.tensors if t.held)
-    assert "traced step verified against eager torch" in check.summary()
+    assert "traced step verified in float64 against eager torch" in check.summary()
 
 
 def test_the_check_catches_a_step_that_computes_something_else() -> None:
@@ -300,3 +300,47 @@ def test_an_op_the_lowering_cannot_cost_is_refused_naming_it_and_its_layers() ->
     step = trace_step(_architecture("prototypes", (4,)), batch=BATCH, seed=0, optimizer=SGD)
     with pytest.raises(GraphError, match=r"aten::_cdist_forward \(forward/cdist\); aten::_cdist_backward \(backward/cdist\)"):
         lower_step(step)
+
+
+def test_the_check_runs_the_very_graph_costed_in_double_and_compares_every_weight_gradient() -> None:
+    # SGD: from zero states Adam's first update is the sign of a gradient, which is rounding's for a gradient that is
+    # 0 in exact arithmetic (the check itself draws random states)
+    step = trace_step(_architecture("conv_bn", (3, 8, 8)), batch=BATCH, seed=0, optimizer=SGD)
+    double = in_double(step.graph)
+    assert [n.target for n in double.graph.nodes] == [n.target for n in step.graph.graph.nodes]  # the same ops
+    feeds = [step.feeds[name] for name in step.inputs]
+    single = step.graph(*(t.clone() for t in feeds))
+    doubled = double(*(t.double() if t.is_floating_point() and t.dim() else t.clone() for t in feeds))
+    assert all(d.dtype == torch.float64 for d in doubled if d.is_floating_point() and d.dim())
+    assert all(torch.allclose(s.double(), d, rtol=1e-4, atol=1e-6) for s, d in zip(single, doubled, strict=True))
+    check = verify_step(step)
+    assert check.precision == "float64" and "in float64" in check.summary()
+    grads = [t for t in check.tensors if t.name.endswith("_grad")]
+    # every gradient compared but the first convolution's bias, which the BatchNorm after it makes 0 exactly
+    assert {t.name for t in grads if not t.held} <= {"0.bias_grad"} and sum(t.held for t in grads) >= len(grads) - 1
+    table = check.table()
+    assert set(table["precision"]) == {"float64"} and set(table.loc[~table["held"], "set_aside"]) <= {
+        "rounding noise",
+        "exactly 0",
+    }
+
+
+class FixedGrid(nn.Module):
+    """A module that makes a float32 tensor of its own (as RAFT's coordinate grids): it cannot run in float64."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x) @ torch.ones(3, 3, dtype=torch.float32)
+
+
+def fixed_grid() -> nn.Module:
+    return FixedGrid()
+
+
+def test_a_module_that_cannot_run_in_double_is_checked_in_float32_and_says_so() -> None:
+    check = verify_step(trace_step(_architecture("fixed_grid", (4,)), batch=BATCH, seed=0, optimizer=SGD))
+    assert check.precision == "float32" and check.summary().startswith("traced step verified in float32")
+    assert all(t.held for t in check.tensors if t.name.endswith("_grad"))

@@ -112,7 +112,7 @@ def test_the_check_holds_on_the_step_and_catches_a_wrong_one() -> None:
     step = trace_inference(_architecture("conv_bn_head", (3, 8, 8)), batch=BATCH, seed=1)
     check = verify_inference(step, seed=1)
     assert [t.name for t in check.tensors] == [LOGITS] and check.tensors[0].held
-    assert check.summary().startswith("traced step verified against eager torch:")
+    assert check.summary().startswith("traced step verified in float32 against eager torch:")
     relu = next(n for n in step.graph.graph.nodes if n.target is torch.ops.aten.relu.default)
     relu.target = torch.ops.aten.sigmoid.default
     step.graph.recompile()

@@ -31,8 +31,6 @@ __all__ = [
 # Largest relative difference allowed whatever the sensitivity: two float32 graphs of the same computation
 # agree this closely unless the graph amplifies rounding.
 TOLERANCE = 1e-4
-# Relative size of the random nudge given to every float input to measure a tensor's sensitivity: one to two ulps.
-_NUDGE = 2.0**-23
 # Nudged executions; a tensor's sensitivity is its largest change over them. One can miss a tensor
 # whose largest change sits in one element (an Adam update where the second moment is near 0): on
 # VGG-16-BN (CIFAR) with Adam an error end to end was 8 times one nudge's change, at most 2.4 times
@@ -76,9 +74,11 @@ def allowed_error(sensitivity: float) -> float:
 
 
 def nudge(value: np.ndarray, rng: np.random.Generator) -> None:
-    """Multiply a float array in place by 1 ± one ulp per element, the sign at random; integers are left as they are."""
+    """Multiply a float array in place by 1 ± one ulp of its precision per element (float32: 2^-23, float64: 2^-52; one
+    to two ulps of the value), the sign at random; integers are left as they are."""
     if np.issubdtype(value.dtype, np.floating):
-        value *= rng.choice(np.array([1 - _NUDGE, 1 + _NUDGE], dtype=value.dtype), size=value.shape)
+        ulp = np.finfo(value.dtype).eps
+        value *= rng.choice(np.array([1 - ulp, 1 + ulp], dtype=value.dtype), size=value.shape)
 
 
 def sensitivities(

@@ -13,7 +13,11 @@ import pandas as pd
 
 from traincost.frontend.rounding import TOLERANCE
 
-__all__ = ["DecompositionCheck", "TensorCheck"]
+__all__ = ["FOLLOWS_REASON", "NOISE_REASON", "ZERO_REASON", "DecompositionCheck", "TensorCheck"]
+
+NOISE_REASON = "rounding noise"  # one-ulp nudges of the inputs move it by more than rounding.NOISE
+ZERO_REASON = "exactly 0"  # eager torch computes it 0: no scale to tell rounding by
+FOLLOWS_REASON = "update of a noise gradient"  # the optimizer applied to a gradient set aside
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +31,11 @@ class TensorCheck:
             change when the float inputs are nudged by one ulp.
         limit: the error rounding explains (``rounding.allowed_error``: ten times the sensitivity, at least
             ``rounding.TOLERANCE``).
-        held: False when rounding alone moves the tensor by more than ``rounding.NOISE`` (its value is float32
-            noise, e.g. a sum that cancels to 0): reported, not compared; node by node it is.
+        held: False when the tensor is set aside, reported, not compared (node by node it is, on the ONNX front
+            end): ``reason`` says why.
+        reason: why a tensor is set aside ("" where it is compared): ``NOISE_REASON``, rounding alone moves it by
+            more than ``rounding.NOISE`` (a sum that cancels to 0); ``ZERO_REASON``, eager torch computes it 0
+            exactly, no scale to tell rounding by; ``FOLLOWS_REASON``, an update computed from such a gradient.
     """
 
     name: str
@@ -36,6 +43,7 @@ class TensorCheck:
     sensitivity: float
     limit: float
     held: bool
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +62,8 @@ class DecompositionCheck:
         node_limits: per rewritten op type, the limit its worst node was held to: ``rounding.TOLERANCE``, or what
             rounding explains where the kernel itself moves that much on inputs nudged by one ulp (a BatchNorm
             gradient over the 2 values per channel of a 1x1 map at batch 2).
+        against_torch: the torch front end's check, against eager torch (else the ONNX front end's decomposition).
+        precision: what both sides computed in: float32, or float64 (the torch front end's check).
     """
 
     per_rule: dict[str, float]
@@ -62,6 +72,7 @@ class DecompositionCheck:
     pinned: int
     node_limits: dict[str, float] = field(default_factory=dict)
     against_torch: bool = False
+    precision: str = "float32"
 
     @classmethod
     def none(cls) -> DecompositionCheck:
@@ -74,18 +85,27 @@ class DecompositionCheck:
             return "decomposition not verified (--no-verify): nothing compared"
         name, error = self.worst_end_to_end
         held = sum(t.held for t in self.tensors)
+        grads = [t for t in self.tensors if t.name.endswith("_grad")]
+        of_grads = f", {sum(t.held for t in grads)} of {len(grads)} weight gradients" if grads else ""
+        compared = f"{held} of {len(self.tensors)} tensors compared and held end to end{of_grads} (worst {error:.1e} at {name})"
+        aside = self.set_aside()
+        told = ", ".join(f"{count} {reason}" for reason, count in aside.items()) or "none"
         if self.against_torch:
             against = "eager torch and torch.optim" if any(t.name == "loss" for t in self.tensors) else "eager torch"
-            return (
-                f"traced step verified against {against}: {held} of {len(self.tensors)} tensors held end to "
-                f"end (worst {error:.1e} at {name}), {len(self.tensors) - held} float32 noise"
-            )
+            return f"traced step verified in {self.precision} against {against}: {compared}; set aside: {told}"
         node_error = max(self.per_rule.values(), default=0.0)
         return (
-            f"decomposition verified: {held} of {len(self.tensors)} tensors held end to end (worst {error:.1e} at "
-            f"{name}), {len(self.tensors) - held} float32 noise (node by node only, worst node {node_error:.1e}); "
-            f"{self.branch_flips} branch flips pinned in {self.pinned} ops"
+            f"decomposition verified in {self.precision}: {compared}; set aside: {told} (node by node only, worst node "
+            f"{node_error:.1e}); {self.branch_flips} branch flips pinned in {self.pinned} ops"
         )
+
+    def set_aside(self) -> dict[str, int]:
+        """How many tensors were set aside, not compared end to end, by reason."""
+        counts: dict[str, int] = {}
+        for t in self.tensors:
+            if not t.held:
+                counts[t.reason or NOISE_REASON] = counts.get(t.reason or NOISE_REASON, 0) + 1
+        return counts
 
     @property
     def end_to_end(self) -> dict[str, float]:
@@ -110,6 +130,8 @@ class DecompositionCheck:
                 "sensitivity": np.nan,
                 "limit": self.node_limits.get(op, TOLERANCE),
                 "held": True,
+                "set_aside": "",
+                "precision": self.precision,
             }
             for op, error in sorted(self.per_rule.items())
         ]
@@ -121,8 +143,11 @@ class DecompositionCheck:
                 "sensitivity": t.sensitivity,
                 "limit": t.limit,
                 "held": t.held,
+                "set_aside": "" if t.held else t.reason or NOISE_REASON,
+                "precision": self.precision,
             }
             for t in self.tensors
         ]
         columns = {"check": str, "name": str, "error": float, "sensitivity": float, "limit": float, "held": bool}
+        columns |= {"set_aside": str, "precision": str}
         return pd.DataFrame(nodes + tensors, columns=list(columns)).astype(columns)

@@ -28,7 +28,7 @@ from torch.utils._pytree import tree_leaves
 from traincost import models
 from traincost.errors import GraphError
 from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
-from traincost.frontend.step_check import DecompositionCheck, TensorCheck
+from traincost.frontend.step_check import NOISE_REASON, DecompositionCheck, TensorCheck
 from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.frontend.torch_step import TracedStep, Tracer, signature_meta
@@ -200,5 +200,5 @@ def verify_inference(step: TracedStep, *, seed: int = 0) -> DecompositionCheck:
     if held and not error <= limit:
         told = differs("the traced inference step's output differs from eager torch's", error, moved, retry="another --seed")
         raise GraphError(f"torch front end, {step.meta['model']}: {told}")
-    check = TensorCheck(LOGITS, error, moved, limit, held)
+    check = TensorCheck(LOGITS, error, moved, limit, held, "" if held else NOISE_REASON)
     return DecompositionCheck(per_rule={}, tensors=(check,), branch_flips=0, pinned=0, against_torch=True)

@@ -194,6 +194,8 @@ _ATEN_KINDS = {
     "upsample_nearest2d_backward": "eltwise",  # each gradient element added into its source
     "upsample_bilinear2d": "eltwise",  # each output element interpolated
     "upsample_bilinear2d_backward": "eltwise",
+    "grid_sampler_2d": "eltwise",  # each output element sampled from its four neighbours
+    "grid_sampler_2d_backward": "eltwise",
     "threshold_backward": "eltwise",
     "hardtanh_backward": "eltwise",
     "leaky_relu_backward": "eltwise",

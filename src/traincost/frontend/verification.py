@@ -26,7 +26,7 @@ from traincost.frontend.optimizer import updated_name
 from traincost.frontend.randomness import without_randomness
 from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error, differs, max_relative_error, nudge, sensitivity
 from traincost.frontend.shapes import TensorType, tensor_types
-from traincost.frontend.step_check import DecompositionCheck, TensorCheck
+from traincost.frontend.step_check import FOLLOWS_REASON, NOISE_REASON, DecompositionCheck, TensorCheck
 from traincost.progress import progress
 
 __all__ = ["verify_decomposition"]
@@ -248,17 +248,16 @@ def _noise_follows_gradients(tensors: tuple[TensorCheck, ...], cancelled: set[st
     32x32: a gradient moved by 0.30 by nudges, its Adam update by 3e-4, the two graphs' updates 7.8e-3 apart).
     """
     noise = {t.name.removesuffix("_grad") for t in tensors if t.name.endswith("_grad") and (not t.held or t.name in cancelled)}
-    return tuple(
-        replace(t, held=False) if t.name.removesuffix(".updated") in noise and t.name.endswith(".updated") else t for t in tensors
-    )
+    follows = {updated_name(name) for name in noise}
+    return tuple(replace(t, held=False, reason=FOLLOWS_REASON) if t.name in follows else t for t in tensors)
 
 
 def _judged(name: str, error: float, sensitivity: float) -> TensorCheck:
     """The verdict on one tensor: its limit (what rounding explains), and whether rounding leaves anything to
     compare (it moves the tensor by at most ``rounding.NOISE``)."""
-    return TensorCheck(
-        name=name, error=error, sensitivity=sensitivity, limit=allowed_error(sensitivity), held=sensitivity <= NOISE
-    )
+    held = sensitivity <= NOISE
+    limit = allowed_error(sensitivity)
+    return TensorCheck(name, error, sensitivity, limit, held, "" if held else NOISE_REASON)
 
 
 @dataclass(frozen=True, slots=True)
