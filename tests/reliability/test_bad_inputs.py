@@ -362,6 +362,14 @@ def module_with_a_layer_no_lowering_expresses(io: Inputs) -> Case:
 
 
 @case
+def module_labels_that_do_not_fit_the_cross_entropy(io: Inputs) -> Case:
+    module = _user_module(io)
+    labels = '{"shape": [4], "dtype": "int64", "range": [0, 10]}'
+    words = ("labels int64 [2, 4] do not fit cross_entropy's output [2, 10]", "give --loss token_cross_entropy")
+    return _export(io, "--module", f"{module}:net", "--input-shape", "3,8,8", "--labels", labels, words=words)
+
+
+@case
 def module_loss_that_does_not_exist(io: Inputs) -> Case:
     module = _user_module(io)
     words = (f"loss '{module}:focal'", f"module '{module}' has no 'focal'")

@@ -132,8 +132,9 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
     parser.add_argument(
         "--labels",
         type=json_object,
-        help='what a --loss function reads as labels, JSON, one sample: {"shape": [3], "dtype": "float32"} '
-        "(default: int64 class ids shaped like the output without its last axis)",
+        help='what the loss reads as labels, JSON, one sample: {"shape": [3], "dtype": "float32"} for a loss function '
+        "(default: int64 class ids shaped like the output without its last axis); for a cross-entropy, its class ids, "
+        "checked against the output",
     )
     parser.add_argument(
         "--output",
@@ -288,7 +289,7 @@ def forward_graph(
     if args.kwargs or options:
         raise ConfigError(f"--kwargs, --options: not for an ONNX file ({onnx_file})")
     if args.labels is not None:
-        raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
+        raise ConfigError(f"--labels: only for a torch module given by a factory path, not an ONNX file ({onnx_file})")
     inputs = _inputs(args)
     return import_onnx(onnx_file, batch=batch, seed=seed, name=args.name, loss=_loss(args), inputs=inputs, output=args.output)
 
@@ -309,7 +310,7 @@ def torch_model(args: argparse.Namespace, *, options: dict[str, object]) -> mode
     inputs, loss = _inputs(args), _loss(args)
     labels = parse_labels(args.labels, where="--labels") if args.labels is not None else None
     if labels is not None and ":" not in args.model:
-        raise ConfigError("--labels: only for a torch module with a loss function (--loss package.module:fn)")
+        raise ConfigError(f"--labels: only for a torch module given by a factory path; {args.model!r} is a zoo model")
     if ":" not in args.model:
         given = {
             "--inputs": args.inputs,

@@ -120,6 +120,8 @@ def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: I
     """
     if loss == "mse":
         return InputSpec("target", output_shape, "float32")
+    if given is not None and loss in CROSS_ENTROPY:
+        return _checked_class_ids(loss, output_shape, given, where=where)
     if given is not None:
         return given.batched(output_shape[0])
     if len(output_shape) < 2:
@@ -129,6 +131,27 @@ def label_spec(loss: str, output_shape: tuple[int, ...], *, where: str, given: I
         classes = output_shape[CROSS_ENTROPY[loss]]
         return InputSpec("labels", (math.prod(output_shape) // classes,), "int64", 0, classes)
     return InputSpec("labels", output_shape[:-1], "int64", 0, output_shape[-1])
+
+
+def _checked_class_ids(loss: str, output_shape: tuple[int, ...], given: InputSpec, *, where: str) -> InputSpec:
+    """The class ids a user gave for a cross-entropy, checked against the output: one per position of the output but
+    its class axis, of an int64 dtype, below the class count; flattened, as ``label_spec`` gives them.
+
+    Raises:
+        ConfigError: the labels do not fit the output, suggesting the loss or labels that would.
+    """
+    axis = CROSS_ENTROPY[loss] % len(output_shape)
+    classes = output_shape[axis]
+    expected = output_shape[:axis] + output_shape[axis + 1 :]
+    batched = given.batched(output_shape[0])
+    if batched.shape != expected or batched.dtype != "int64" or not 0 <= given.low < given.high <= classes:
+        other = "token_cross_entropy" if loss == "cross_entropy" else "cross_entropy"
+        raise ConfigError(
+            f"{where}: labels {batched.dtype} {list(batched.shape)} do not fit {loss}'s output {list(output_shape)} "
+            f"(expected int64 class ids {list(expected)} below {classes}, the output without its class axis); "
+            f"give --loss {other}, mse or package.module:fn, or --labels of that shape"
+        )
+    return InputSpec("labels", (math.prod(expected),), "int64", given.low, given.high)
 
 
 def torch_optimizer(spec: OptimizerSpec, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:

@@ -45,7 +45,7 @@ from traincost.models.resnet import resnet18, resnet18_cifar, resnet50, resnet56
 from traincost.models.tiny_yolo import ANCHORS_PER_HEAD, NUM_CLASSES, tiny_yolov3
 from traincost.models.torchvision_ops import declare_unloadable_ops
 from traincost.models.vgg import vgg16, vgg16_bn, vgg16_bn_cifar
-from traincost.signature import LOSSES, InputSpec, check_loss, draw_tensors
+from traincost.signature import InputSpec, check_loss, draw_tensors
 
 __all__ = [
     "ARCHITECTURES",
@@ -338,8 +338,8 @@ def factory_architecture(
     if not inputs:
         raise ConfigError(f"model {path!r}: no inputs; describe the forward's inputs (name, shape, dtype)")
     check_loss(loss, where=f"model {path!r}: loss")
-    if labels is not None and loss in LOSSES:
-        raise ConfigError(f"model {path!r}: labels are for a loss function package.module:fn; {loss} fixes its own")
+    if labels is not None and loss == "mse":
+        raise ConfigError(f"model {path!r}: labels are for a cross-entropy or a loss function; mse reads targets like the output")
     given = MappingProxyType(dict(kwargs or {}))
 
     def build(**options: object) -> nn.Module:
