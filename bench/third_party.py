@@ -62,22 +62,11 @@ def run_case(zoo: str, name: str, *, frontend: str, timeout_s: float) -> dict[st
     }
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cost"
-        command = [
-            str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", *case.cost_args(f"{zoo}_{name}"),
-            "--batch", str(BATCH), "--optimizer", "adam", "--lr", "0.001", "--hardware", str(HARDWARE), "--out-dir", str(out),
-            "--frontend", frontend,
-        ] + ([] if verify else ["--no-verify"])  # fmt: skip
-        start = time.perf_counter()
-        try:
-            path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-            env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party
-            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            return row | {"exit": "timeout", "seconds": timeout_s}
-        row |= {"exit": str(done.returncode), "seconds": time.perf_counter() - start}
-        if done.returncode != 0:
-            lines = [line for line in done.stderr.splitlines() if line.strip()]
-            return row | {"error": lines[-1] if lines else ""}
+        args = [*case.cost_args(f"{zoo}_{name}"), "--optimizer", "adam", "--lr", "0.001", "--frontend", frontend]
+        ran, done = _cost(args + ([] if verify else ["--no-verify"]), out, timeout_s=timeout_s)
+        row |= ran
+        if done is None or done.returncode != 0:
+            return row
         ops = pd.read_parquet(out / "ops.parquet", columns=["op_type"])
         memory = pd.read_parquet(out / "memory.parquet").set_index("category")
         checked = pd.read_parquet(out / "verification.parquet")
@@ -92,26 +81,36 @@ def run_case(zoo: str, name: str, *, frontend: str, timeout_s: float) -> dict[st
     }
 
 
+def _cost(args: list[str], out: Path, *, timeout_s: float) -> tuple[dict[str, object], subprocess.CompletedProcess | None]:
+    """``traincost cost ARGS`` at batch 2 on the Edge TPU, its tables in ``out``, in a process of its own: the row's
+    exit status, seconds and error line, and the process (None: stopped at ``timeout_s``)."""
+    command = [
+        str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", *args,
+        "--batch", str(BATCH), "--hardware", str(HARDWARE), "--out-dir", str(out),
+    ]  # fmt: skip
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return {"exit": "timeout", "seconds": timeout_s}, None
+    row: dict[str, object] = {"exit": str(done.returncode), "seconds": time.perf_counter() - start}
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        row["error"] = lines[-1] if lines else ""
+    return row, done
+
+
 def run_library_case(name: str, args: list[str], *, timeout_s: float) -> dict[str, object]:
     """One network of ``tests.third_party.library_cases`` through ``traincost cost``; its row of the table."""
     row: dict[str, object] = {"zoo": "library", "model": name, "factory": args[0]}
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cost"
-        command = [
-            str(Path(sys.executable).with_name("traincost")), "--quiet", "cost", *args,
-            "--batch", str(BATCH), "--hardware", str(HARDWARE), "--out-dir", str(out),
-        ]  # fmt: skip
-        start = time.perf_counter()
-        try:
-            path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-            env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party
-            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            return row | {"exit": "timeout", "seconds": timeout_s}
-        row |= {"exit": str(done.returncode), "seconds": time.perf_counter() - start}
-        if done.returncode != 0:
-            lines = [line for line in done.stderr.splitlines() if line.strip()]
-            return row | {"error": lines[-1] if lines else ""}
+        ran, done = _cost(args, out, timeout_s=timeout_s)
+        row |= ran
+        if done is None or done.returncode != 0:
+            return row
         ops = pd.read_parquet(out / "ops.parquet", columns=["op_type"])
         checked = pd.read_parquet(out / "verification.parquet")
     compared = checked[checked["check"] == "end_to_end"]

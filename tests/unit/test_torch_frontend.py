@@ -19,7 +19,7 @@ from traincost.frontend.torch_check import in_double, verify_step
 from traincost.frontend.torch_lower import lower_step
 from traincost.frontend.torch_randomness import no_randomness
 from traincost.frontend.torch_step import STEP_META, trace_step
-from traincost.memory.torch_measure import measure_torch_memory
+from traincost.memory.torch_measure import measure_torch_memory, saved_storages
 from traincost.signature import InputSpec
 from traincost.workload import Workload
 
@@ -252,25 +252,16 @@ def test_a_deep_bidirectional_recurrent_net_with_dropout_is_verified_and_saves_w
     assert sum(t.held for t in check.tensors) >= len(check.tensors) - 2
     tensors = lower_step(step).tensors
     ours = int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum())
-    assert ours == _saved_by_torch(step, composite=True)
+    assert ours == _saved_by_torch(step)
 
 
-def _saved_by_torch(step, *, composite: bool) -> int:  # noqa: ANN001 (a TracedStep)
+def _saved_by_torch(step) -> int:  # noqa: ANN001 (a TracedStep)
     """The bytes of the storages eager torch's autograd keeps in a training step (its composite RNN with oneDNN off)."""
     module = step.fresh_module()
-    persistent = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
-    saved: dict[int, int] = {}
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in persistent:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
     enabled = torch.backends.mkldnn.enabled
-    torch.backends.mkldnn.enabled = not composite
+    torch.backends.mkldnn.enabled = False
     try:
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor), no_randomness():
+        with saved_storages(module) as saved, no_randomness():
             loss = step.loss_fn(module(step.feeds["tokens"]), step.feeds["labels"])
     finally:
         torch.backends.mkldnn.enabled = enabled

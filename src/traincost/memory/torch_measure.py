@@ -9,7 +9,8 @@ training does not read, beside the batch's mean and inverse deviation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 
 import torch
 
@@ -17,7 +18,24 @@ from traincost import models
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.torch_model import torch_optimizer
 
-__all__ = ["measure_torch_memory"]
+__all__ = ["measure_torch_memory", "saved_storages"]
+
+
+@contextlib.contextmanager
+def saved_storages(module: torch.nn.Module) -> Iterator[dict[int, int]]:
+    """The storages autograd saves for the backward pass while the block runs (bytes by storage), ``module``'s
+    parameters and buffers excluded."""
+    persistent = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
+    saved: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in persistent:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        yield saved
 
 
 def measure_torch_memory(
@@ -34,17 +52,8 @@ def measure_torch_memory(
     model.train()
     inputs, labels = models.make_batch(name, batch=batch, seed=seed, options=dict(options or {}))
     params = list(model.parameters())
-    persistent = {t.untyped_storage().data_ptr() for t in [*params, *model.buffers()]}
-    saved: dict[int, int] = {}
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in persistent:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
     opt = torch_optimizer(optimizer, params)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+    with saved_storages(model) as saved:
         loss = torch.nn.functional.cross_entropy(model(inputs), labels)
     loss.backward()
     opt.step()
