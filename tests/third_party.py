@@ -295,6 +295,6 @@ def library_cases() -> dict[str, list[str]]:
         ]
     frames = json.dumps({"image1": {"shape": [3, 128, 128]}, "image2": {"shape": [3, 128, 128]}})
     cases["raft_small"] = ["torchvision.models.optical_flow:raft_small", "--inputs", frames, "--loss", "mse"]
-    for name in ("r3d_18", "mvit_v2_s"):
-        cases[name] = [f"torchvision.models.video:{name}", "--kwargs", '{"num_classes": 4}', "--input-shape", "3,16,112,112"]
+    for name, clip in (("r3d_18", "3,4,32,32"), ("r2plus1d_18", "3,4,32,32"), ("swin3d_t", "3,4,64,64")):
+        cases[name] = [f"torchvision.models.video:{name}", "--kwargs", '{"num_classes": 4}', "--input-shape", clip]
     return cases

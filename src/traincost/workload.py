@@ -68,6 +68,7 @@ __all__ = [
     "made_kind",
     "NORM_OPS_PER_ELEMENT",
     "SOFTMAX_OPS_PER_ELEMENT",
+    "conv_loops",
     "spatial_loops",
     "window_columns",
 ]
@@ -129,10 +130,32 @@ SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide (log-softmax: log
 
 def window_columns(strides: Sequence[int], dilations: Sequence[int]) -> dict[str, int]:
     """The ``WINDOW_COLUMNS`` of a convolution with ``strides`` and ``dilations`` (one per spatial axis, or one for
-    all): a 1-D convolution runs along x (``spatial_loops``)."""
-    stride_y, stride_x = ([1, *strides] if len(strides) == 1 else list(strides))[:2]
-    dilation_y, dilation_x = ([1, *dilations] if len(dilations) == 1 else list(dilations))[:2]
+    all): a 1-D convolution runs along x (``spatial_loops``), a 3-D one's last two axes are y and x (``conv_loops``)."""
+    stride_y, stride_x = ([1, *strides] if len(strides) == 1 else list(strides))[-2:]
+    dilation_y, dilation_x = ([1, *dilations] if len(dilations) == 1 else list(dilations))[-2:]
     return {"stride_y": stride_y, "stride_x": stride_x, "dilation_y": dilation_y, "dilation_x": dilation_x}
+
+
+def conv_loops(
+    out_sizes: Sequence[int], kernel: Sequence[int], *, batch: int, out_channels: int, in_channels: int, groups: int
+) -> dict[str, int]:
+    """The loop dimensions of a convolution: ``out_sizes`` and ``kernel`` over its 1, 2 or 3 spatial axes,
+    ``out_channels`` and ``in_channels`` per group.
+
+    A 3-D convolution (a video network's) is the 2-D convolution of each output depth slice over the input slices its
+    kernel's depth taps read, stacked as input channels: the output depth one more batch-like output dimension
+    (B · OZ), the depth taps more input channels (C · FZ). MACs, weights and outputs are exact; the input operand is
+    the tensor's own, each element read once (``cost.optable`` counts what a convolution's windows touch of its input
+    tensor), so the reuse of an input slice by the output slices its taps reach is kept.
+
+    Raises:
+        GraphError: a convolution over more than 3 spatial axes.
+    """
+    out_sizes, kernel = tuple(out_sizes), tuple(kernel)
+    if len(out_sizes) == 3:
+        batch, in_channels = batch * out_sizes[0], in_channels * kernel[0]
+        out_sizes, kernel = out_sizes[1:], kernel[1:]
+    return {"B": batch, "K": out_channels, "C": in_channels, "G": groups} | spatial_loops(out_sizes, kernel)
 
 
 def spatial_loops(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[str, int]:
@@ -145,7 +168,7 @@ def spatial_loops(out_sizes: tuple[int, ...], kernel: tuple[int, ...]) -> dict[s
         return {"OX": out_sizes[0], "FX": kernel[0]}
     if len(out_sizes) == 2:
         return {"OY": out_sizes[0], "OX": out_sizes[1], "FY": kernel[0], "FX": kernel[1]}
-    raise GraphError(f"{len(out_sizes)}-D convolutions are not lowered (1-D and 2-D only)")
+    raise GraphError(f"{len(out_sizes)}-D convolutions are not lowered (1-D, 2-D and 3-D only)")
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, str] | None = None) -> None:

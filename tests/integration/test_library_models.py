@@ -43,7 +43,7 @@ def test_every_command_of_the_readme_section_costs_its_model_verified(args: list
     assert ops.loc[ops["phase"] == "forward", "macs"].sum() > 0
 
 
-def test_the_readme_section_covers_an_encoder_a_decoder_both_a_vision_model_a_unet_and_torchvision() -> None:
+def test_the_readme_section_covers_an_encoder_a_decoder_both_a_vision_model_a_unet_and_torchvision_nets() -> None:
     models = [args[1] for args in COMMANDS]
     assert models[:5] == [
         "transformers:BertForSequenceClassification",
@@ -52,7 +52,7 @@ def test_the_readme_section_covers_an_encoder_a_decoder_both_a_vision_model_a_un
         "transformers:ViTForImageClassification",
         "diffusers:UNet2DModel",
     ]
-    assert all(model.startswith("torchvision.models") for model in models[5:]) and len(models) == 7
+    assert all(model.startswith("torchvision.models") for model in models[5:]) and len(models) == 8
 
 
 class _Keywords(nn.Module):

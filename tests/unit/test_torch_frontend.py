@@ -11,6 +11,7 @@ import operator
 import pytest
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from traincost import models
 from traincost.errors import GraphError
@@ -335,3 +336,41 @@ def test_a_module_that_cannot_run_in_double_is_checked_in_float32_and_says_so() 
     check = verify_step(trace_step(_architecture("fixed_grid", (4,)), batch=BATCH, seed=0, optimizer=SGD))
     assert check.precision == "float32" and check.summary().startswith("traced step verified in float32")
     assert all(t.held for t in check.tensors if t.name.endswith("_grad"))
+
+
+def clip_net() -> nn.Module:
+    """A video network on 3 x 4 x 8 x 8 clips: a strided 3-D convolution, BatchNorm, max-pooling over depth, height and
+    width, a convolution with a 3-tap depth kernel, average-pooling it away, a classifier."""
+    return nn.Sequential(
+        nn.Conv3d(3, 6, (3, 3, 3), stride=(1, 2, 2), padding=1),
+        nn.BatchNorm3d(6),
+        nn.ReLU(),
+        nn.MaxPool3d(2),
+        nn.Conv3d(6, 5, (3, 1, 1), padding=(1, 0, 0)),
+        nn.AdaptiveAvgPool3d(1),
+        nn.Flatten(),
+        nn.Linear(5, 3),
+    )
+
+
+def test_a_3d_convolution_is_a_2d_one_over_depth_slices_with_exact_macs_and_saved_tensors() -> None:
+    arch = _architecture("clip_net", (3, 4, 8, 8))
+    step = trace_step(arch, batch=2, seed=0, optimizer=SGD)
+    verify_step(step)
+    workload = lower_step(step)
+    ops = workload.ops
+    first = ops[(ops["layer"] == "0/conv3d") & (ops["kind"] == "conv")].iloc[0]
+    # output 2 x 6 x 4 x 4 x 4: each of the 4 output depth slices a batch item, each of the 3 depth taps input channels
+    assert (first["B"], first["K"], first["C"], first["OY"], first["OX"], first["FY"], first["FX"]) == (8, 6, 9, 4, 4, 3, 3)
+    assert (first["stride_y"], first["stride_x"]) == (2, 2)
+    module = step.fresh_module()
+    clips = step.feeds["input"]
+    with FlopCounterMode(display=False) as flops:
+        module(clips)
+    assert ops.loc[ops["phase"] == "forward", "macs"].sum() == flops.get_total_flops() // 2
+    pooled = ops[ops["layer"] == "3/max_pool3d"]
+    assert list(pooled["op_type"]) == ["MaxPool", "MaxPoolGrad"] and set(pooled["kind"]) == {"pool"}
+    tensors = workload.tensors
+    with saved_storages(module) as saved, no_randomness():
+        nn.functional.cross_entropy(module(clips), step.feeds["labels"]).backward()
+    assert int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum()) == sum(saved.values())

@@ -302,15 +302,15 @@ def _touched_elems(
     stride: np.ndarray,
     dilation: np.ndarray,
 ) -> int:
-    """The elements of a convolution's streamed input (``elems`` of ``shape``, N×C×H×W or N×C×L) its windows read,
-    at its ``stride`` and ``dilation`` along Y and X.
+    """The elements of a convolution's streamed input (``elems`` of ``shape``, N×C×H×W, N×C×L or N×C×D×H×W) its
+    windows read, at its ``stride`` and ``dilation`` along Y and X (a 3-D convolution's depth taps read every slice).
 
     The forward convolution and its weight gradient read the input pixels the strided, dilated windows
     touch (at most the tensor's: padding is not read); the data gradient streams dY, all of which it reads.
     """
     if row.kind not in ("conv", "conv_wgrad") or len(shape) < 3:
         return elems
-    extent = (1, *shape[2:]) if len(shape) == 3 else shape[2:4]
+    extent = (1, *shape[2:]) if len(shape) == 3 else shape[-2:]
     touched = 1
     for a, (axis, size) in enumerate(zip("YX", extent, strict=True)):
         out, taps = int(dims[f"O{axis}"][i]), int(dims[f"F{axis}"][i])

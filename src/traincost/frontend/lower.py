@@ -22,8 +22,8 @@ from traincost.workload import (
     SOFTMAX_OPS_PER_ELEMENT,
     WINDOW_COLUMNS,
     Workload,
+    conv_loops,
     made_kind,
-    spatial_loops,
     window_columns,
 )
 
@@ -256,20 +256,17 @@ def _loops(node: onnx.NodeProto, kind: str, types: Mapping[str, TensorType]) -> 
         case "conv":
             x, w, y = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
             group = _attr(node, "group", 1)
-            dims |= {"B": x[0], "K": y[1] // group, "C": w[1], "G": group}
-            dims |= spatial_loops(y[2:], w[2:])
+            dims |= conv_loops(y[2:], w[2:], batch=x[0], out_channels=y[1] // group, in_channels=w[1], groups=group)
         case "conv_wgrad":
             # Conv(Xᵀ: C/g×(g·N)×H×W, dYᵀ: K×N×OY×OX, g groups) → C/g×K×FY×FX, the forward loop nest re-read.
             xt, dyt, out = shape[node.input[0]], shape[node.input[1]], shape[node.output[0]]
             group = _attr(node, "group", 1)
-            dims |= {"B": dyt[1], "K": dyt[0] // group, "C": xt[0], "G": group}
-            dims |= spatial_loops(dyt[2:], out[2:])
+            dims |= conv_loops(dyt[2:], out[2:], batch=dyt[1], out_channels=dyt[0] // group, in_channels=xt[0], groups=group)
         case "conv_dgrad":
             # ConvTranspose(dY: N×K×OY×OX, W: K×C/g×FY×FX, g groups) → N×C×H×W.
             dy, w = shape[node.input[0]], shape[node.input[1]]
             group = _attr(node, "group", 1)
-            dims |= {"B": dy[0], "K": w[0] // group, "C": w[1], "G": group}
-            dims |= spatial_loops(dy[2:], w[2:])
+            dims |= conv_loops(dy[2:], w[2:], batch=dy[0], out_channels=w[0] // group, in_channels=w[1], groups=group)
         case "gemm":
             a, b = shape[node.input[0]], shape[node.input[1]]
             m, reduce_a = (a[1], a[0]) if _attr(node, "transA", 0) else (a[0], a[1])

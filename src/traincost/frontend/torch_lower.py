@@ -30,8 +30,8 @@ from traincost.workload import (
     SOFTMAX_OPS_PER_ELEMENT,
     WINDOW_COLUMNS,
     Workload,
+    conv_loops,
     made_kind,
-    spatial_loops,
     window_columns,
 )
 
@@ -137,6 +137,12 @@ ONNX_OP_TYPES = {
     "avg_pool2d_backward": "AveragePoolGrad",
     "_adaptive_avg_pool2d": "GlobalAveragePool",
     "_adaptive_avg_pool2d_backward": "GlobalAveragePoolGrad",
+    "max_pool3d_with_indices": "MaxPool",
+    "max_pool3d_with_indices_backward": "MaxPoolGrad",
+    "avg_pool3d": "AveragePool",
+    "avg_pool3d_backward": "AveragePoolGrad",
+    "_adaptive_avg_pool3d": "GlobalAveragePool",
+    "_adaptive_avg_pool3d_backward": "GlobalAveragePoolGrad",
     "native_batch_norm": "BatchNormalization",
     "_native_batch_norm_legit": "BatchNormalization",
     "_native_batch_norm_legit_no_training": "BatchNormalization",
@@ -222,7 +228,7 @@ def lower_step(step: TracedStep) -> Workload:
 
     Raises:
         GraphError: an op the lowering cannot cost (``uncosted_ops``), before any is lowered, naming each with its
-            layer; or one it cannot express (a convolution over 3 spatial axes), naming the node.
+            layer.
     """
     uncosted = uncosted_ops(step.graph)
     if uncosted:
@@ -444,9 +450,9 @@ class _Lowering:
         stride, _, dilation, transposed, _, groups, mask = node.args[4:11]
         dy, xv, wv = grad_out.meta["val"].shape, x.meta["val"].shape, w.meta["val"].shape
         if transposed:  # the forward nest of a transposed convolution: over its input (dims as a data gradient's)
-            dims = {"B": xv[0], "K": wv[0] // groups, "C": wv[1], "G": groups} | spatial_loops(tuple(xv[2:]), tuple(wv[2:]))
+            dims = conv_loops(xv[2:], wv[2:], batch=xv[0], out_channels=wv[0] // groups, in_channels=wv[1], groups=groups)
         else:
-            dims = {"B": xv[0], "K": dy[1] // groups, "C": wv[1], "G": groups} | spatial_loops(tuple(dy[2:]), tuple(wv[2:]))
+            dims = conv_loops(dy[2:], wv[2:], batch=xv[0], out_channels=dy[1] // groups, in_channels=wv[1], groups=groups)
         window = window_columns(stride, dilation)
         users = _items(node)
         reads = {"dx": [inputs[0], inputs[2]], "dw": [inputs[0], inputs[1]], "db": [inputs[0]]}
@@ -605,9 +611,9 @@ def _shape_of(node: torch.fx.Node, op_type: str) -> tuple[str, dict[str, int], d
         x, w, y = shape[0], shape[1], node.meta["val"].shape
         groups = args[8]
         if op_type == "Conv":
-            dims = {"B": x[0], "K": y[1] // groups, "C": w[1], "G": groups} | spatial_loops(tuple(y[2:]), tuple(w[2:]))
+            dims = conv_loops(y[2:], w[2:], batch=x[0], out_channels=y[1] // groups, in_channels=w[1], groups=groups)
             return "conv", dims, window_columns(args[3], args[5])
-        dims = {"B": x[0], "K": w[0] // groups, "C": w[1], "G": groups} | spatial_loops(tuple(x[2:]), tuple(w[2:]))
+        dims = conv_loops(x[2:], w[2:], batch=x[0], out_channels=w[0] // groups, in_channels=w[1], groups=groups)
         return "conv_dgrad", dims, window_columns(args[3], args[5])
     if node.target is _aten.mm.default:
         return "matmul", {"OY": shape[0][0], "C": shape[0][1], "K": shape[1][1]}, {}

@@ -44,29 +44,22 @@ def built_model(
     return arch, specs, module, inputs
 
 
-# Layers no lowering expresses: convolutions and pooling over 3 spatial axes (a video network's).
-_UNLOWERED = (
-    torch.nn.Conv3d,
-    torch.nn.ConvTranspose3d,
-    torch.nn.MaxPool3d,
-    torch.nn.AvgPool3d,
-    torch.nn.AdaptiveAvgPool3d,
-    torch.nn.AdaptiveMaxPool3d,
-)
+# Layers no lowering expresses: an adaptive max-pooling over 3 spatial axes (its windows' sizes vary).
+_UNLOWERED = (torch.nn.AdaptiveMaxPool3d,)
 
 
 def _refuse_unlowered(module: torch.nn.Module, name: str) -> None:
     """Refuse, before anything is traced, a module with a layer no lowering expresses, naming the first such layer.
 
     Raises:
-        ConfigError: a 3-D convolution or pooling layer.
+        ConfigError: a 3-D adaptive max-pooling layer.
     """
     found = [(path, type(sub).__name__) for path, sub in module.named_modules() if isinstance(sub, _UNLOWERED)]
     if found:
         path, kind = found[0]
         raise ConfigError(
-            f"model {name!r}: layer {path!r} is a {kind} ({len(found)} such layers); convolutions and pooling over 3 "
-            "spatial axes are not lowered (1-D and 2-D only): a video network is costed frame by frame with a 2-D one"
+            f"model {name!r}: layer {path!r}, {kind} ({len(found)} such layers), is not lowered (its windows "
+            "vary in size): an AdaptiveAvgPool3d, or a MaxPool3d of fixed windows, is"
         )
 
 
