@@ -15,6 +15,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from traincost import models
 from traincost.errors import GraphError
+from traincost.frontend import torch_check
 from traincost.frontend.optimizer import OptimizerSpec
 from traincost.frontend.torch_check import in_double, verify_step
 from traincost.frontend.torch_lower import lower_step
@@ -374,3 +375,10 @@ def test_a_3d_convolution_is_a_2d_one_over_depth_slices_with_exact_macs_and_save
     with saved_storages(module) as saved, no_randomness():
         nn.functional.cross_entropy(module(clips), step.feeds["labels"]).backward()
     assert int(tensors.loc[tensors["saved_for_backward"], "bytes"].sum()) == sum(saved.values())
+
+
+def test_a_module_too_big_for_a_check_in_double_is_checked_in_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    step = trace_step(_architecture("two_layer_mlp", (4,)), batch=BATCH, seed=0, optimizer=SGD)
+    assert verify_step(step).precision == "float64"
+    monkeypatch.setattr(torch_check, "DOUBLE_BUDGET_BYTES", 120 * 20)  # its 23 parameters would take 2,760 B
+    assert verify_step(step).precision == "float32"
