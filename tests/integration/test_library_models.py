@@ -99,3 +99,19 @@ def test_select_output_names_what_it_found_when_the_named_entry_is_missing() -> 
     with pytest.raises(ConfigError, match="holding no tensor"):
         select_output({"a": None}, named=None, training=True, where="m")
     assert select_output((None, [torch.ones(2)]), named=None, training=True, where="m")[0] == "1"
+
+
+@pytest.mark.ort
+def test_the_onnx_front_end_verifies_a_bert_whose_key_bias_gradient_is_zero_in_exact_arithmetic(tmp_path: Path) -> None:
+    """A softmax reads every key's bias alike along its axis, so that bias's gradient cancels to rounding: compared
+    against its addends it holds, and its update, the optimizer on the two graphs' residues, is set aside with it."""
+    args = COMMANDS[0][: COMMANDS[0].index("--inputs")]  # the README's BERT without the labels: logits out
+    tokens = '{"input_ids": {"shape": [32], "dtype": "int64", "range": [0, 1000]}}'
+    result = cli(*args, "--inputs", tokens, "--frontend", "onnx", "--out-dir", tmp_path / "cost")
+    assert result.returncode == 0, result.stderr[-2000:]
+    table = pd.read_parquet(tmp_path / "cost" / "verification.parquet")
+    checked = table[table["check"] == "end_to_end"].set_index("name")
+    keys = [name for name in checked.index if name.endswith("attention.self.key.bias_grad")]
+    assert keys and checked.loc[keys, "held"].all()
+    updates = [name.removesuffix("_grad") + ".updated" for name in keys]
+    assert (checked.loc[updates, "set_aside"] == "update of a gradient rounding dominates").all()

@@ -17,7 +17,7 @@ __all__ = ["FOLLOWS_REASON", "NOISE_REASON", "ZERO_REASON", "DecompositionCheck"
 
 NOISE_REASON = "rounding noise"  # one-ulp nudges of the inputs move it by more than rounding.NOISE
 ZERO_REASON = "exactly 0"  # eager torch computes it 0: no scale to tell rounding by
-FOLLOWS_REASON = "update of a noise gradient"  # the optimizer applied to a gradient set aside
+FOLLOWS_REASON = "update of a gradient rounding dominates"  # of a gradient set aside, or one that cancels to 0
 
 
 @dataclass(frozen=True, slots=True)
