@@ -13,7 +13,7 @@ builder whose parameters, gradients and Adam states take more than 8 GB). Per bu
 seconds, the error line, the workload's ops, the check's tensors held / compared, and the saved activations ours
 and torch's (measured in this process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
 
-``library``: networks of other classes as they come (``tests.third_party.library_cases``: README's Hugging Face,
+``library``: networks of other classes as they come (``tests.library_cases``: README's Hugging Face,
 diffusers and torchvision commands, recurrent nets, segmentation, optical flow and video networks), each with its own
 inputs and loss, batch 2, on the Edge TPU description; per network the exit status, seconds, the error line, the
 ops, the tensors and weight gradients the check compared and held, and the precision it ran in.
@@ -34,7 +34,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import third_party  # noqa: E402 (after the path above)
+from tests import library_cases, third_party  # noqa: E402 (after the path above)
 from traincost.frontend.optimizer import OptimizerSpec  # noqa: E402
 
 BATCH = 2
@@ -89,7 +89,7 @@ def _cost(args: list[str], out: Path, *, timeout_s: float) -> tuple[dict[str, ob
         "--batch", str(BATCH), "--hardware", str(HARDWARE), "--out-dir", str(out),
     ]  # fmt: skip
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party
+    env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party and tests.library_cases
     start = time.perf_counter()
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -103,7 +103,7 @@ def _cost(args: list[str], out: Path, *, timeout_s: float) -> tuple[dict[str, ob
 
 
 def run_library_case(name: str, args: list[str], *, timeout_s: float) -> dict[str, object]:
-    """One network of ``tests.third_party.library_cases`` through ``traincost cost``; its row of the table."""
+    """One network of ``tests.library_cases`` through ``traincost cost``; its row of the table."""
     row: dict[str, object] = {"zoo": "library", "model": name, "factory": args[0]}
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cost"
@@ -151,7 +151,7 @@ def main() -> None:
         return
     if args.zoo is None:
         parser.error("a zoo (torchvision, timm or library) or --markdown")
-    library = third_party.library_cases() if args.zoo == "library" else {}
+    library = library_cases.library_cases() if args.zoo == "library" else {}
     every = {"torchvision": third_party.torchvision_names, "timm": lambda: list(third_party.TIMM_MODELS)}
     names = args.only.split(",") if args.only else list(library) if library else every[args.zoo]()
     done = pd.read_csv(args.out, dtype={"exit": str}) if args.out and args.out.exists() else pd.DataFrame(columns=["model"])

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
+from tests.library_cases import readme_cost_commands
 from tests.reliability.conftest import cli
-from tests.third_party import readme_cost_commands
 from traincost.errors import ConfigError
 from traincost.models.forward_adapter import adapt_forward, output_used, select_output
 
