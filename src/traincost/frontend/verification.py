@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -90,10 +90,15 @@ def verify_decomposition(before: onnx.ModelProto, after: onnx.ModelProto, *, see
     names = _compared(before)
     branches = _branching(before)
     told = [b.source for b in branches.values()] + [b.observed for b in branches.values() if b.kind == "choice"]
+    constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
+    sums = _sums(before, names)
+    addends = [name for node in sums for name in node.input if name and name not in constants]
     per_rule, node_limits, magnitudes, expected = _check_nodes(
-        before, original, feeds, types, also=list(dict.fromkeys(names + told))
+        before, original, feeds, types, constants, also=list(dict.fromkeys(names + told + addends))
     )
-    magnitudes |= _sum_magnitudes(before, original, feeds, types, names)
+    magnitudes |= _sum_magnitudes(sums, before, types, constants | expected)
+    for name in set(addends) - {*names, *told}:
+        del expected[name]  # fetched in the same execution as the references, for the sums' magnitudes only
     in_after = {name: b for name, b in _branching(after).items() if name in branches}
     run = _Pinner(rewritten, in_after, expected).run(feeds, names)
     errors = {name: max_relative_error(expected[name], run.values[name], magnitude=magnitudes.get(name, 0.0)) for name in names}
@@ -142,6 +147,7 @@ def _check_nodes(
     original: Executable,
     feeds: dict[str, np.ndarray],
     types: dict[str, TensorType],
+    constants: dict[str, np.ndarray],
     *,
     also: list[str],
 ) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict[str, np.ndarray]]:
@@ -158,7 +164,6 @@ def _check_nodes(
     kernel on the same tensors).
     """
     composite = [node for node in before.graph.node if not is_primitive(node)]
-    constants = initializer_map(original.skeleton.graph) | dict(original.weights)  # the weights not copied again
     per_rule: dict[str, float] = {}
     limits: dict[str, float] = {}  # per op type: the limit of its node worst against its limit
     magnitudes: dict[str, float] = {}
@@ -533,23 +538,24 @@ def _alone(node: onnx.NodeProto, model: onnx.ModelProto, types: dict[str, Tensor
     )
 
 
-def _sum_magnitudes(
-    before: onnx.ModelProto, original: Executable, feeds: dict[str, np.ndarray], types: dict[str, TensorType], names: list[str]
-) -> dict[str, float]:
-    """The magnitude of each tensor of ``names`` a ReduceSum of ``before`` computes: its largest sum of absolute
-    addends (``_magnitudes``). A gradient that is 0 in exact arithmetic, e.g. the bias of a layer whose output a
-    softmax reads along the axis the bias is constant on (attention keys, a cross-entropy's class axis), is a sum
-    that cancels: rounding leaves in it what scales with its addends, not with the sum."""
+def _sums(before: onnx.ModelProto, names: list[str]) -> list[onnx.NodeProto]:
+    """The ReduceSum nodes of ``before`` that compute a tensor of ``names`` (each once)."""
     producer = {output: node for node in before.graph.node for output in node.output}
     summed = [producer[name] for name in names if name in producer and producer[name].op_type == "ReduceSum"]
-    sums = list({node.name: node for node in summed}.values())
-    if not sums:
-        return {}
-    constants = initializer_map(original.skeleton.graph) | dict(original.weights)
-    fetched = original.run(feeds, list(dict.fromkeys(i for node in sums for i in node.input if i and i not in constants)))
+    return list({node.name: node for node in summed}.values())
+
+
+def _sum_magnitudes(
+    sums: list[onnx.NodeProto], before: onnx.ModelProto, types: dict[str, TensorType], values: Mapping[str, np.ndarray]
+) -> dict[str, float]:
+    """The magnitude of each output of ``sums`` (ReduceSums of ``before``, their inputs' ``values`` fetched with the
+    references): its largest sum of absolute addends (``_magnitudes``). A gradient that is 0 in exact arithmetic, e.g.
+    the bias of a layer whose output a softmax reads along the axis the bias is constant on (attention keys, a
+    cross-entropy's class axis), is a sum that cancels: rounding leaves in it what scales with its addends, not with
+    the sum."""
     magnitudes: dict[str, float] = {}
     for node in sums:
-        inputs = {name: fetched[name] if name in fetched else constants[name] for name in node.input if name}
+        inputs = {name: values[name] for name in node.input if name}
         magnitudes |= _magnitudes(_alone(node, before, types), inputs, [name for name in node.output if name])
     return magnitudes
 
