@@ -127,7 +127,8 @@ def add_model_args(parser: argparse.ArgumentParser, *, positional: bool) -> None
     parser.add_argument(
         "--loss",
         default="cross_entropy",
-        help="cross_entropy (the class axis dimension 1, as torch takes it), mse, or package.module:loss_fn",
+        help="cross_entropy (classes on dimension 1, as torch takes them), token_cross_entropy (classes on the last axis: "
+        "per-token logits), mse, or package.module:loss_fn",
     )
     parser.add_argument(
         "--labels",

@@ -6,6 +6,7 @@ Its own module, free of ONNX Runtime: the torch front end's check (``torch_check
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,11 +102,7 @@ class DecompositionCheck:
 
     def set_aside(self) -> dict[str, int]:
         """How many tensors were set aside, not compared end to end, by reason."""
-        counts: dict[str, int] = {}
-        for t in self.tensors:
-            if not t.held:
-                counts[t.reason or NOISE_REASON] = counts.get(t.reason or NOISE_REASON, 0) + 1
-        return counts
+        return dict(Counter(t.reason or NOISE_REASON for t in self.tensors if not t.held))
 
     @property
     def end_to_end(self) -> dict[str, float]:

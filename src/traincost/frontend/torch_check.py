@@ -152,8 +152,8 @@ def _check_feeds(step: TracedStep, *, seed: int, double: bool) -> dict[str, np.n
     The step count stays float32, as torch.optim keeps it."""
     rng = np.random.default_rng(seed)
     states = set(step.state_inputs)
-    feeds = {name: _double(name, value.numpy()) if double else value.numpy() for name, value in step.feeds.items()}
-    feeds = {name: value for name, value in feeds.items() if name not in states}  # the module's own: read, never written
+    own = {name: value.numpy() for name, value in step.feeds.items() if name not in states}  # read, never written
+    feeds = {name: _double(name, value) for name, value in own.items()} if double else own
     for name in step.state_inputs:
         feeds[name] = rng.random(tuple(step.feeds[name].shape), dtype=np.float64 if double else np.float32)
     return feeds

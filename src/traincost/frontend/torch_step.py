@@ -72,8 +72,8 @@ class TracedStep:
         fresh_module: builds the module again as it was traced (the same seed), in the mode traced, for the check
             against eager torch: tracing may leave fake tensors cached on the traced module (timm's CoaT), which a copy
             cannot take.
-        loss_fn: the loss on the module's output and the labels (None where the model computes its own loss, the
-            output itself; None itself: an inference step).
+        loss_fn: the loss on the module's output and the labels (where the model computes its own loss, the output
+            itself, no labels read); None: an inference step.
         optimizer: the optimizer traced (None: an inference step).
         meta: the Workload metadata (model, batch, seed, options, inputs, labels, loss, optimizer, ...).
     """

@@ -76,31 +76,31 @@ class _Forward:
     """The adapted forward, bound to the module (``types.MethodType``): a copy of the module takes it along."""
 
     names: tuple[str, ...]
+    keywords: frozenset[str]  # the names the forward has a parameter of (``_keyword_inputs``)
     output: str | None
     where: str
     chosen: str = field(default="", init=False)  # the output entry the last call returned
 
     def __call__(self, module: torch.nn.Module, *tensors: torch.Tensor) -> torch.Tensor:
-        forward = type(module).forward
-        keywords = _keyword_inputs(forward, self.names)
-        positional = [t for name, t in zip(self.names, tensors, strict=True) if name not in keywords]
-        named = {name: t for name, t in zip(self.names, tensors, strict=True) if name in keywords}
-        output = forward(module, *positional, **named)
+        positional = [t for name, t in zip(self.names, tensors, strict=True) if name not in self.keywords]
+        named = {name: t for name, t in zip(self.names, tensors, strict=True) if name in self.keywords}
+        output = type(module).forward(module, *positional, **named)
         self.chosen, tensor = select_output(output, named=self.output, training=module.training, where=self.where)
         return tensor
 
 
-def _keyword_inputs(forward: object, names: Sequence[str]) -> set[str]:
+def _keyword_inputs(forward: object, names: Sequence[str]) -> frozenset[str]:
     """The inputs among ``names`` the forward has a parameter of that name for (``**kwargs`` takes no name)."""
     parameters = inspect.signature(forward).parameters
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {name for name in names if name in parameters and parameters[name].kind in kinds}
+    return frozenset(name for name in names if name in parameters and parameters[name].kind in kinds)
 
 
 def adapt_forward(module: torch.nn.Module, names: Sequence[str], *, output: str | None, where: str) -> torch.nn.Module:
     """``module`` with its forward taking the tensors ``names`` in order and returning one tensor (the module
     docstring's rules; ``output`` names the entry to return). The module itself, changed in place."""
-    module.forward = types.MethodType(_Forward(tuple(names), output, where), module)
+    keywords = _keyword_inputs(type(module).forward, names)
+    module.forward = types.MethodType(_Forward(tuple(names), keywords, output, where), module)
     return module
 
 
