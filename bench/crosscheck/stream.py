@@ -224,13 +224,17 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 # What differs between the two, each read in both codes (Stream 2.1.1's files named; the page's tables measure them)
 TRACED = """\
-- **Fill, drain and the steady state of a fused group.** Stream schedules a fused group's tiles as a steady-state
-  pipeline and reports its latency as the fill plus the iterations at the initiation interval
-  (`stream/stages/allocation/steady_state_allocation.py`, the group's `latency: {fill, per_iteration,
-  overlap_between_iterations}`), each tile costing `ZigZagCostEstimator.steady_latency` (`latency_total2` less the
-  systolic drain, `stream/stages/estimation/zigzag_cost_estimator.py`). Ours starts a consumer on its producer's first
-  tile and adds neither fill nor drain: ours is faster in layer-fused mode wherever the convolutions run at full
-  utilisation (tpu_like).
+- **Fill, drain and the steady state of a fused group.** Stream solves a fused group's tiles as a steady-state
+  pipeline whose latency is `iterations x per_iteration - (iterations - 1) x overlap + fill`
+  (`stream/opt/allocation/constraint_optimization/families/overlap.py`, `Overlap.objective`); the fill is the time the
+  tensors a run holds in one buffer take to arrive, sharing each path and the off-chip port (`_resident_fill`), plus
+  the systolic arrays' drain along the longest chain of layers (`_drain`). Ours has each member of a fused group hold
+  its weights in one buffer and start its first tile once they are in (the per-op table's `fill_cycles`), a consumer
+  start on its producer's first tile and end one of its own tiles after it. What ours leaves out: Stream's iteration
+  runs its slots one after another, the transfers between cores among them (on its links, see below), and overlaps the
+  next iteration only as far as their resources allow (the residual blocks on tpu_like: 6,404 cycles an iteration,
+  3,072 from one iteration to the next, `allocation/reports/slot_latency_breakdown.yaml`), where ours overlaps any two
+  ops on different cores; and the systolic drain (tens of cycles a layer).
 - **A fused layer is costed tile by tile in Stream, whole in ours.** Stream has ZigZag map each tile of a fused layer
   (two output rows of the residual blocks) on its own (`CoreCostEstimationStage`, one `ComputationNode` per tile); ours
   maps the op's share of a core once, its partial sums leaving the array every step of the reduction where it latches

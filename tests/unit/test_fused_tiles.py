@@ -129,3 +129,17 @@ def test_the_rows_rule_cuts_rows_only_holds_one_tile_and_adds_nothing() -> None:
     fused = schedule(table, hardware, SchedulePlan(fused=((0, 1),), fusion_tiling="rows"), per_op=True)
     assert bool(fused.summary["fusion_fits"].iloc[0]) and fused.ops["tiles"].tolist() == [4, 4]
     assert fused.ops["halo_bytes"].tolist() == [0, 0] and fused.ops["reload_bytes"].tolist() == [0, 0]
+
+
+def test_a_fused_member_waits_for_the_weights_it_holds_before_its_first_tile() -> None:
+    table, hardware, _ = _relu_conv()
+    fused = schedule(table, hardware, SchedulePlan(fused=((0, 1),)), per_op=True).ops
+    alone = schedule(table, hardware, SchedulePlan(), per_op=True).ops
+    relu, conv = fused.iloc[0], fused.iloc[1]
+    # the conv holds w whole: 144 B over the 8 B-per-cycle off-chip link (the 16 B-per-cycle bus is faster) before
+    # its first tile; the relu holds nothing, and unfused nobody waits
+    assert fused["fill_cycles"].tolist() == [0, 144 / 8] and alone["fill_cycles"].tolist() == [0, 0]
+    # the conv starts on the relu's first tile and runs its fill, then its tiles; its traffic streams throughout
+    assert conv.start_cycles == pytest.approx((relu.end_cycles - relu.start_cycles) / relu.tiles)
+    traffic_cycles = max(conv.offchip_traffic_bytes / 8, conv.bus_traffic_bytes / 16)
+    assert conv.end_cycles - conv.start_cycles == pytest.approx(max(144 / 8 + conv.latency_cycles, traffic_cycles))

@@ -149,8 +149,9 @@ def test_a_fused_group_that_fits_keeps_its_intermediate_on_chip(tmp_path: Path) 
     # x and w in, z out; y never crosses a core's boundary (test_scheduler's unfused case moves it over the bus)
     assert row.offchip_bytes == 16 + 64 + 64 and row.bus_bytes == 80 + 64
     assert row.energy_pj == pytest.approx(960 + 544 + 80 * 10.5 + 64 * 12.5)
-    # the relu starts on the conv's first tile (69 / 4 cycles) and ends one of its own tiles (16 / 4) after the conv
-    assert row.latency_cycles == pytest.approx(69 + 16 / 4)
+    # the conv waits for the w it holds (16 B at 8 B per cycle off chip: its fill of 2 cycles) and runs 69; the relu
+    # starts on the conv's first tile and ends one of its own tiles (16 / 4) after the conv
+    assert row.latency_cycles == pytest.approx(16 / 8 + 69 + 16 / 4)
 
 
 def test_a_group_that_does_not_fit_costs_what_its_parts_cost_unfused(tmp_path: Path) -> None:

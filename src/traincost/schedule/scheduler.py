@@ -19,9 +19,13 @@ Ops are visited once, in program order (a topological order), and for every conf
    **Fused groups** run as stacks of tiles (:mod:`traincost.schedule.fusion_memory`: cut along samples, then
    rows, into the fewest tiles that fit the cores' resident shares but at least Stream's 8 pipeline tiles; the
    count per configuration). Inside a group a consumer starts on its producer's first tile and ends no earlier
-   than one of its own tiles after it; intermediates of the group never leave the chip (each keeps its tile,
-   double-buffered); the tiles read the halo rows again and reload weights that do not stay below the top
-   memory (:mod:`traincost.schedule.tile_overhead`); its weights stay on chip (the memory model counts them).
+   than one of its own tiles after it. A member holds its weights whole, in one buffer, so its first tile waits
+   for them to arrive (its **fill**: their bytes over the off-chip link and the bus, overlapping nothing of its
+   own, as Stream 2.1.1's ``_resident_fill`` has each held tensor fill "before the iteration that reads it,
+   overlapping none"); the rest of its traffic streams under its tiles. Intermediates of the group never leave
+   the chip (each keeps its tile, double-buffered); the tiles read the halo rows again and reload weights that do
+   not stay below the top memory (:mod:`traincost.schedule.tile_overhead`); its weights stay on chip (the memory
+   model counts them).
    A group is fused only at the configurations where it fits the one memory model of fusion
    (which the fusion solver also admits groups by); elsewhere its ops run one by one and its intermediates take
    the ordinary path (resident where they fit, off chip and back where not). Stream 2.1.1 does the same with a
@@ -572,10 +576,11 @@ class _Clock:
                 return one[1] <= split[1]
         return (one_end - ready) * one[1] <= (split_end - ready) * split[1]
 
-    def run(self, i: int, duration: Lane, tiles: Lane, one: Lane, ready: tuple[Lane, list[int]]) -> None:
+    def run(self, i: int, duration: Lane, tiles: Lane, one: Lane, ready: tuple[Lane, list[int]], *, fill: Lane) -> None:
         """Place op ``i`` of ``duration`` cycles on its core, after its inputs (``ready``: when, and its producers in
         its own group) and (layer by layer) the previous op: on every instance of the core where it is split (but
-        where ``one``), else on the one that frees up first."""
+        where ``one``), else on the one that frees up first. The first ``fill`` cycles of ``duration`` come before
+        its first tile (its held weights arriving); the rest is its tiles."""
         lanes, op = self.lanes, self.op
         maximum = lanes.maximum
         group = op.group[i]
@@ -591,8 +596,9 @@ class _Clock:
             pick, free = lanes.earliest(slots)
             start = maximum(ready, lanes.where(one, free, lanes.latest(slots)))
         finish = start + duration
+        tile = (duration - fill) / tiles
         for p in fused_producers:
-            finish = lanes.where(self.fused[group], maximum(finish, self.end[p] + duration / tiles), finish)
+            finish = lanes.where(self.fused[group], maximum(finish, self.end[p] + tile), finish)
         if not op.split[i]:
             lanes.occupy(slots, pick, finish)
         elif one is False:
@@ -600,7 +606,7 @@ class _Clock:
         else:
             self.free[k] = lanes.occupy_some(slots, pick, finish, every=lanes.logical_not(one))
         self.start[i], self.end[i] = start, finish
-        self.first_tile[i] = start + duration / tiles
+        self.first_tile[i] = start + fill + tile
         self.last = maximum(self.last, finish)
 
 
@@ -624,13 +630,16 @@ def _run(
     bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
     onchip_timeline: list[Lane] = []
     offchip_timeline: list[Lane] = []
+    fills: list[Lane] = []
     move, ready, run, record_peaks, release = moves.move, clock.ready, clock.run, memory.record_peaks, memory.release
     for i, released in enumerate(static.op.released):
         inputs = ready(i)
         tiles, latency = tiles_of[i], allocation.latency(i, latency_of[i], inputs[0])
-        off_b, bus_b = move(i, tiles)
+        off_b, bus_b, held_off, held_bus = move(i, tiles)
         bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
-        run(i, maximum(latency, bandwidth_cycles), tiles, allocation.one[i], inputs)
+        fill = maximum(held_off / offchip_bandwidth, held_bus / bus_bandwidth)
+        fills.append(fill)
+        run(i, maximum(latency + fill, bandwidth_cycles), tiles, allocation.one[i], inputs, fill=fill)
         record_peaks()
         if per_op:
             onchip_timeline.append(memory.onchip())
@@ -684,6 +693,7 @@ def _run(
         op_energy=op_energy,
         timelines=timelines,
         moved=moved,
+        fill=lanes.stack(fills),
     )
 
 
@@ -700,10 +710,11 @@ def _detail(
     op_energy: np.ndarray,
     timelines: tuple[np.ndarray, np.ndarray],
     moved: dict[str, np.ndarray],
+    fill: np.ndarray,
 ) -> pd.DataFrame:
     """The per-op table: one row per op and configuration. ``onchip_bytes`` and ``offchip_bytes`` are the memory
     timeline after the op; ``offchip_traffic_bytes`` and ``bus_traffic_bytes`` what the op itself moves off chip and
-    over the bus."""
+    over the bus; ``fill_cycles`` how long a fused member's first tile waits for the weights it holds."""
     n_cfg, n_ops = hw.n_configs, len(table)
     stack = clock.lanes.stack
     return pd.DataFrame(
@@ -717,6 +728,7 @@ def _detail(
             "end_cycles": stack(clock.end).ravel(),
             "latency_cycles": (costs.latency + overhead.cycles).ravel(),
             "tiles": op_tiles.astype(np.int64).ravel(),
+            "fill_cycles": fill.ravel(),
             "one_instance": one_instance.ravel(),
             "halo_bytes": overhead.halo_bytes.ravel(),
             "reload_bytes": overhead.reload_bytes.ravel(),
@@ -831,24 +843,26 @@ class _Moves:
         self.psum[i] = where(one, psum[i], self.psum[i])
         self.out[i] = where(one, out[i], self.out[i])
 
-    def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane]:
+    def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane, Lane, Lane]:
         """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
-        return the off-chip and bus bytes."""
-        off_b, bus_b, top_w, remote_pj = self._inputs(i, tiles)
+        return the off-chip and bus bytes, and of them the bytes of the weights it holds while fused."""
+        (off_b, bus_b, top_w, remote_pj), (held_off, held_bus) = self._inputs(i, tiles)
         off_b, bus_b, top_r = self._outputs(i, tiles, off_b, bus_b)
         traffic = self.traffic
         traffic.offchip[i], traffic.bus[i], traffic.top_read[i], traffic.top_write[i] = off_b, bus_b, top_r, top_w
         traffic.remote_read_pj[i] = remote_pj
-        return off_b, bus_b
+        return off_b, bus_b, held_off, held_bus
 
-    def _inputs(self, i: int, tiles: Lane) -> tuple[Lane, Lane, Lane, Lane]:
+    def _inputs(self, i: int, tiles: Lane) -> tuple[tuple[Lane, Lane, Lane, Lane], tuple[Lane, Lane]]:
         """Bytes op ``i``'s inputs move off chip, over the bus and into its core's top memory, and the energy of
-        reading them out of other cores' top memories."""
+        reading them out of other cores' top memories; and of those bytes, off chip and over the bus, the weights
+        it holds whole while its group is fused (its stationary operand, made outside the group: ``fusion_memory``'s
+        fixed bytes), which its first tile waits for."""
         op, memory, lanes = self.op, self.memory, self.lanes
         sizes, last_use = memory.sizes, op.last_use
         pool, group = op.pool[i], op.group[i]
         x, s = op.x_tensor[i], op.s_tensor[i]
-        off_b = bus_b = top_w = remote_pj = 0.0
+        off_b = bus_b = top_w = remote_pj = held_off = held_bus = 0.0
         for t in self.inputs[i]:
             moved = self.in_i[i] if t == x else self.in_w[i] if t == s else sizes[t]
             if op.intermediate[t]:  # produced and consumed tile by tile on chip where the group is fused
@@ -856,10 +870,13 @@ class _Moves:
                 if not lanes.any(unfused):
                     continue
                 moved = moved * unfused
+            held = moved * self.fused[group] if t == s and group >= 0 and not op.intermediate[t] else 0.0
             if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
                 off_b = off_b + moved
                 bus_b = bus_b + moved
                 top_w = top_w + moved
+                held_off = held_off + held
+                held_bus = held_bus + held
                 if last_use[t] > i:
                     memory.keep(t, pool, memory.fits(t, pool), sizes[t])
                 continue
@@ -869,6 +886,8 @@ class _Moves:
             off_b = off_b + moved * away
             bus_b = bus_b + moved * over_bus
             top_w = top_w + moved * over_bus
+            held_off = held_off + held * away
+            held_bus = held_bus + held * over_bus
             remote = (where >= 0) & over_bus  # read out of another core's top memory
             if lanes.any(remote):
                 source = lanes.maximum(where, 0)
@@ -877,7 +896,7 @@ class _Moves:
                 lanes.add_at(self.traffic.remote_read_pj_by_pool, source, read_pj)
             if last_use[t] > i:  # keep a fetched copy for later readers if it fits
                 memory.keep(t, pool, away & memory.fits(t, pool), sizes[t])
-        return off_b, bus_b, top_w, remote_pj
+        return (off_b, bus_b, top_w, remote_pj), (held_off, held_bus)
 
     def _outputs(self, i: int, tiles: Lane, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
         """Keep op ``i``'s outputs on chip where they fit, spill the rest; add the bytes that leave to ``off_b`` and
