@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from traincost import __version__
@@ -80,23 +81,42 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Every output path can be written, before any work: not a directory, in a directory we may create and write.
+    """Every output path can be written, before any work: not a directory, in a directory we may create and write,
+    and not one of the command's input files (the same file after links are resolved), which writing would replace.
 
-    The outputs of a command are its options whose help starts "output" or "also write".
+    The outputs of a command are its options whose help starts "output" or "also write"; its inputs, its other
+    options and arguments that take paths.
     """
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    outputs = [a for a in commands.choices[args.command]._actions if (a.help or "").startswith(("output", "also write"))]
+    actions = commands.choices[args.command]._actions
+    outputs = [a for a in actions if (a.help or "").startswith(("output", "also write"))]
+    inputs = [(a, path) for a in actions if a not in outputs for path in _paths(getattr(args, a.dest, None))]
     for action in outputs:
-        value = getattr(args, action.dest)
-        for path in value if isinstance(value, list) else [value]:
-            if path is None:
-                continue
+        for path in _paths(getattr(args, action.dest)):
             flag = action.option_strings[0]
             if path.is_dir():
                 raise ConfigError(f"{flag} {path}: is a directory; expected a file path")
             parent = next(p for p in (path.absolute().parent, *path.absolute().parents) if p.exists())
             if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
                 raise ConfigError(f"{flag} {path}: cannot write in {parent} (permission denied or not a directory)")
+            for source, given in inputs:
+                if _same_file(path, given):
+                    name = f"{source.option_strings[0]} " if source.option_strings else ""
+                    raise ConfigError(f"{flag} {path}: is the input {name}{given}; writing it would replace the input")
+
+
+def _paths(value: object) -> list[Path]:
+    """The paths an argument's value names (one, a list, or none)."""
+    values = value if isinstance(value, list) else [value]
+    return [v for v in values if isinstance(v, Path)]
+
+
+def _same_file(output: Path, given: Path) -> bool:
+    """Whether ``output`` is the existing file ``given`` (links and hard links followed)."""
+    try:
+        return output.exists() and given.exists() and os.path.samefile(output, given)
+    except OSError:  # unreadable: compare the paths as written, resolved
+        return output.resolve() == given.resolve()
 
 
 def _on_sigterm(signum: int, _frame: object) -> None:
