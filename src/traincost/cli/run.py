@@ -7,7 +7,8 @@ Handlers import the library lazily, so `traincost --help` does not load torch or
 
 Every subcommand reads its inputs, writes its outputs atomically (a temporary file renamed into
 place) and, on bad input, prints one line ``traincost: error: …`` naming the file, node or field,
-and exits with status 2.
+and exits with status 2; likewise where a user's code it runs calls ``sys.exit``. Ctrl-C is one line and
+status 130, SIGTERM status 143, both with every output whole or absent.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -119,9 +121,23 @@ def _same_file(output: Path, given: Path) -> bool:
         return output.resolve() == given.resolve()
 
 
+class _Terminated(SystemExit):
+    """SIGTERM, raised by traincost's own handler: the one exit traincost itself raises while a command runs."""
+
+
 def _on_sigterm(signum: int, _frame: object) -> None:
     """SIGTERM (timeout, SLURM, Snakemake) unwinds like Ctrl-C: temporary files are removed on the way out."""
-    raise SystemExit(128 + signum)
+    raise _Terminated(128 + signum)
+
+
+def _exit_line(err: SystemExit) -> str:
+    """One line for an exit that code other than traincost's raised while a command ran (a user's module, factory or
+    forward calling ``sys.exit``, or its ``argparse`` giving up): where it was called and with what."""
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno} (in {frames[-1].name})" if frames else ""
+    return (
+        f"traincost: error: code traincost ran called sys.exit({err.code!r}){where}; the command stopped there and wrote nothing"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -145,6 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename else ""
         print(f"traincost: error: {one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
         return 2
+    except _Terminated:
+        raise
+    except SystemExit as err:  # traincost raises no other: a user's code exited
+        print(one_line(_exit_line(err)), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C: temporaries were removed on the way out, outputs are whole or absent
+        print("traincost: interrupted (Ctrl-C); every output is whole or absent", file=sys.stderr)
+        return 130
     finally:
         logger.setLevel(logged)
         if main_thread:

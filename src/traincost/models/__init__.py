@@ -26,8 +26,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -282,7 +284,8 @@ def load_factory(path: str, *, what: str) -> Callable[..., object]:
         raise ConfigError(f"{what} {path!r}: expected a factory path package.module:function")
     declare_unloadable_ops()  # torchvision (or a module importing it) fails to import without them here
     try:
-        module = importlib.import_module(module_name)
+        with _own_argv(module_name):
+            module = importlib.import_module(module_name)
     except Exception as err:  # a user's module may fail to import in any way: report it on one line
         raise ConfigError(f"{what} {path!r}: importing {module_name!r} failed ({type(err).__name__}: {err})") from err
     factory = getattr(module, function_name, None)
@@ -357,13 +360,26 @@ def factory_architecture(
     return Architecture(name, description, build, kind, given, lambda **_: sample, inputs=inputs, loss=loss, labels=labels)
 
 
+@contextlib.contextmanager
+def _own_argv(program: str) -> Iterator[None]:
+    """Run a user's code with ``sys.argv`` of its own (``[program]``), not traincost's: a module that parses the
+    command line at import, or a factory that does, sees no arguments instead of traincost's."""
+    saved = sys.argv
+    sys.argv = [program]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 def _construct(factory: Callable[..., object], options: Mapping[str, object]) -> object:
     """``factory(**options)``; a Hugging Face model class (a module class with a ``config_class``, which its
     constructor takes) is built from its config made of ``options`` instead, random weights and nothing downloaded."""
     config_class = getattr(factory, "config_class", None)
-    if isinstance(factory, type) and issubclass(factory, nn.Module) and isinstance(config_class, type):
-        return factory(config_class(**options))
-    return factory(**options)
+    with _own_argv(getattr(factory, "__module__", None) or "model"):
+        if isinstance(factory, type) and issubclass(factory, nn.Module) and isinstance(config_class, type):
+            return factory(config_class(**options))
+        return factory(**options)
 
 
 def input_specs(name: Model, *, options: Mapping[str, object] | None = None) -> tuple[InputSpec, ...]:
