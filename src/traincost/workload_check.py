@@ -63,6 +63,9 @@ def check_tables(
         op_table.macs_match(loop_dims)
     tensor_table.at_least("bytes", 0, "bytes ≥ 0")
     tensor_table.at_least("dtype_bytes", 1, "bytes per element ≥ 1")
+    tensor_table.total_fits("bytes", "bytes")
+    for column in ("macs", "elementwise_ops"):
+        op_table.total_fits(column, "operations")
     op_table.within("kind", vocabularies["op_kind"])
     op_table.within("phase", vocabularies["phase"])
     tensor_table.within("kind", vocabularies["tensor_kind"])
@@ -133,6 +136,9 @@ def _check_graph(ops: _Table, tensors: _Table) -> None:
     ops.fail("inputs", op, tensor, f"ops after the producers of their inputs (tensor {tensor} is written by op {writer})")
 
 
+_INT64_MAX = 2**63 - 1
+
+
 class _Table:
     """One table of the IR and its file, with the checks that fail naming both."""
 
@@ -172,6 +178,21 @@ class _Table:
         if column in self.frame.columns:
             values = self.frame[column].to_numpy()
             self.fail_first(column, values < low, values, expected)
+
+    def total_fits(self, column: str, unit: str) -> None:
+        """The column's sum (exact, over Python integers) within int64, so that no total of them, a peak of live
+        bytes or a phase's MACs, wraps around; the columns are non-negative integers (checked before)."""
+        if column not in self.frame.columns:
+            return
+        values = self.frame[column].to_numpy()
+        if float(values.sum(dtype=np.float64)) < 2.0**62:  # no exact sum needed far from the limit
+            return
+        total = sum(int(v) for v in values.tolist())
+        if total > _INT64_MAX:
+            raise GraphError(
+                f"{self.path}: column {column!r} adds up to {total:,} {unit}, past {_INT64_MAX:,}, the largest total "
+                "traincost keeps (int64); expected a workload whose totals fit"
+            )
 
     def macs_match(self, loop_dims: Sequence[str]) -> None:
         """``macs`` is the product of the loop dimensions (exact integers), or 0 with every dimension 1."""

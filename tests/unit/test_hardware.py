@@ -103,7 +103,7 @@ def _broken(tmp_path: Path, edit) -> Path:
     ("edit", "words"),
     [
         (lambda d: d["cores"][0]["memory"].append({"level": "l3", "operands": ["W"]}), ["cores[0].memory[2].level", "'l3'"]),
-        (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", "> 0"]),
+        (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", ">= 1 (one word of word_bytes)"]),
         (lambda d: d["cores"][0]["pe_array"].append({"dim": "Q", "size": 2}), ["cores[0].pe_array[2].dim", "'Q'"]),
         (
             lambda d: d["cores"][0]["pe_array"][1].update(alternatives=["FX", "C"]),

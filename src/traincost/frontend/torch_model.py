@@ -40,6 +40,7 @@ def built_model(
     torch.manual_seed(seed)
     module = models.build_model(arch, options=options)
     _refuse_unlowered(module, arch.name)
+    _refuse_unreal(module, arch.name)
     inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
     return arch, specs, module, inputs
 
@@ -61,6 +62,22 @@ def _refuse_unlowered(module: torch.nn.Module, name: str) -> None:
             f"model {name!r}: layer {path!r}, {kind} ({len(found)} such layers), is not lowered (its windows "
             "vary in size): an AdaptiveAvgPool3d, or a MaxPool3d of fixed windows, is"
         )
+
+
+def _refuse_unreal(module: torch.nn.Module, name: str) -> None:
+    """Refuse a module with a parameter that is not real floating point, naming the first: a complex parameter's
+    step would be costed and checked on its real part alone, an integer one is no trained parameter.
+
+    Raises:
+        ConfigError: a complex or integer parameter.
+    """
+    for path, parameter in module.named_parameters():
+        if parameter.is_complex() or not parameter.is_floating_point():
+            dtype = str(parameter.dtype).replace("torch.", "")
+            raise ConfigError(
+                f"model {name!r}: parameter {path!r} is {dtype}; expected real floating-point parameters (a complex "
+                "parameter would be costed on its real part alone)"
+            )
 
 
 def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:

@@ -34,7 +34,7 @@ from traincost.hardware.spec import (
 )
 from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
 
-__all__ = ["load_hardware", "read_hardware_yaml", "HardwareError"]
+__all__ = ["load_hardware", "read_hardware_yaml", "HardwareError", "MAX_COUNT"]
 
 _ENERGIES = ("read_energy_pj_per_bit", "write_energy_pj_per_bit")
 _MEMORY_FIELDS = ("size_bytes", *_ENERGIES)
@@ -43,6 +43,9 @@ _MEMORY_EXPRESSIONS = (*_MEMORY_FIELDS, *_BANDWIDTHS, "min_access_bits", "instan
 _LINK_FIELDS = ("bandwidth_bytes_per_cycle", "energy_pj_per_bit", "read_energy_pj_per_bit", "write_energy_pj_per_bit")
 # fields that must be > 0; every other numeric field must be >= 0
 _POSITIVE = {"size_bytes", "read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle", "bandwidth_bytes_per_cycle"}
+MAX_COUNT = 65_536
+"""Most instances of a core (``count``) or of a memory (``instances``) at any configuration: the scheduler keeps
+a clock per instance, so a count of a billion would take gigabytes."""
 # the port directions that read and that write
 _READS = {"read", "read_write"}
 _WRITES = {"write", "read_write"}
@@ -101,7 +104,7 @@ def load_hardware(
     if missing:
         raise HardwareError(f"{file}: configurations lack parameters {missing}")
     params = {name: configs[name].to_numpy(dtype=np.float64) for name in defaults}
-    build = _Builder(file, params, len(configs))
+    build = _Builder(file, params, len(configs), word_bytes=int(data["word_bytes"]))
     axes = [_pe_array(entry, f"cores[{i}]", build) for i, entry in enumerate(data["cores"])]
     pes = [np.prod([axis.size for axis in core_axes], axis=0) for core_axes in axes]
     memories = {
@@ -309,11 +312,17 @@ def _link(entry: Mapping[str, Any], where: str, build: _Builder) -> Link:
 class _Builder:
     """Evaluates numeric fields over the configurations and collects range errors."""
 
-    def __init__(self, file: Path, params: Mapping[str, np.ndarray], n_configs: int) -> None:
+    def __init__(self, file: Path, params: Mapping[str, np.ndarray], n_configs: int, *, word_bytes: int) -> None:
         self.file = file
         self.params = params
         self.n_configs = n_configs
         self.problems: list[str] = []
+        # bounds beyond the sign: a memory holds at least one word; instances are counted one clock each
+        self.bounds = {
+            "size_bytes": (word_bytes, np.inf, f">= {word_bytes} (one word of word_bytes)"),
+            "count": (1, MAX_COUNT, f"a positive integer of at most {MAX_COUNT:,}"),
+            "instances": (1, MAX_COUNT, f"a positive integer of at most {MAX_COUNT:,}"),
+        }
 
     def number(self, value: float | str, where: str, field: str, *, integer: bool = False) -> np.ndarray:
         try:
@@ -325,10 +334,13 @@ class _Builder:
         bad |= result <= 0 if (field in _POSITIVE or integer) else result < 0
         if integer:
             bad |= result != np.round(result)
+        expected = "a positive integer" if integer else ("> 0" if field in _POSITIVE else ">= 0")
+        if field in self.bounds:
+            low, high, expected = self.bounds[field]
+            bad |= (result < low) | (result > high)
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
             at = ", ".join(f"{k}={v[first]:g}" for k, v in self.params.items())
-            expected = "a positive integer" if integer else ("> 0" if field in _POSITIVE else ">= 0")
             self.problems.append(f"{where}: {value!r} = {result[first]:g} at ({at}); expected {expected}")
         return result
 

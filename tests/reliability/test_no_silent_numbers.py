@@ -1,0 +1,119 @@
+"""No silent wrong number: totals that cannot wrap around, memories of at least one word, counts the scheduler can
+hold, and no complex parameter costed on its real part alone; each refused in one line where it cannot be costed."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.reliability.conftest import EDGE_TPU, cli, importable
+from tests.workloads import conv_relu_workload
+from traincost.hardware import HardwareError, load_hardware
+from traincost.hardware.load import MAX_COUNT
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
+INT64_MAX = 2**63 - 1
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traincost: error: "), result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def _memory(tmp_path: Path, tensor_bytes: list[int]) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``traincost memory`` on the conv -> relu workload with its tensors' bytes set to ``tensor_bytes``."""
+    workload = conv_relu_workload()
+    tensors = workload.tensors.copy()
+    tensors["bytes"] = tensor_bytes[: len(tensors)]
+    ops, tensors_path, out = tmp_path / "ops.parquet", tmp_path / "tensors.parquet", tmp_path / "memory.parquet"
+    workload.__class__(ops=workload.ops, tensors=tensors, meta=workload.meta).write(ops, tensors_path)
+    return cli("memory", "--ops", ops, "--tensors", tensors_path, "--out", out), out
+
+
+def test_tensors_whose_bytes_add_up_past_int64_are_refused(tmp_path: Path) -> None:
+    n = len(conv_relu_workload().tensors)
+    result, out = _memory(tmp_path, [2**62] * n)  # each passes every per-value check; their sum wraps
+    _one_error_line(result, "tensors.parquet", "column 'bytes' adds up to", f"past {INT64_MAX:,}")
+    assert not out.exists()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_memory_totals_never_wrap_around(data: st.DataObject) -> None:
+    """Drawn tensor sizes up to 2^62 each: the memory table is refused in one line, or every total in it is the
+    exact non-negative sum it should be (at most the sum of all tensors' bytes)."""
+    n = len(conv_relu_workload().tensors)
+    sizes = data.draw(st.lists(st.integers(0, 2**62), min_size=n, max_size=n))
+    with tempfile.TemporaryDirectory() as tmp:
+        result, out = _memory(Path(tmp), sizes)
+        if sum(sizes) > INT64_MAX:
+            _one_error_line(result, "adds up to")
+            return
+        assert result.returncode == 0, result.stderr
+        table = pd.read_parquet(out)
+    for column in ("at_peak_bytes", "total_bytes"):
+        assert (table[column] >= 0).all() and table[column].sum() <= sum(sizes), table
+
+
+def _tiny(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load(TINY.read_text())
+    edit(data)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: d["memories"]["rf"].update(size_bytes=0.5), ["memories.rf.size_bytes", "0.5", ">= 1 (one word"]),
+        (
+            lambda d: (d.update(word_bytes=4), d["memories"]["rf"].update(size_bytes=2)),
+            ["memories.rf.size_bytes", ">= 4 (one word"],
+        ),
+        (lambda d: d["cores"][0].update(count=10**9), ["cores[0].count", f"at most {MAX_COUNT:,}"]),
+        (lambda d: d["memories"]["local"].update(instances=MAX_COUNT + 1), ["memories.local.instances", "at most"]),
+    ],
+)
+def test_a_memory_below_one_word_and_a_count_past_the_limit_are_refused(tmp_path: Path, edit, words: list[str]) -> None:
+    with pytest.raises(HardwareError) as error:
+        load_hardware(_tiny(tmp_path, edit))
+    for word in words:
+        assert word in str(error.value), str(error.value)
+
+
+def test_a_complex_parameter_is_refused_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        class Spectral(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mix = nn.Parameter(torch.ones(8, dtype=torch.complex64))
+
+            def forward(self, x):
+                return (x * self.mix).real
+
+        def net():
+            return Spectral()
+        """
+    )
+    module = importable(tmp_path, monkeypatch, "spectral_nets", source)
+    out = tmp_path / "cost"
+    args = ("--input-shape", "8", "--batch", 2, "--hardware", EDGE_TPU, "--out-dir", out, "--frontend", "torch")
+    _one_error_line(cli("cost", f"{module}:net", *args), "parameter 'mix' is complex64", "real floating-point")
+    assert not out.exists() or not list(out.iterdir())
