@@ -91,6 +91,18 @@ def test_expressions_are_arithmetic_only() -> None:
         evaluate("__import__('os').getcwd()", {})
 
 
+def test_functions_take_their_arguments_and_no_more() -> None:
+    """max of three values is their maximum (numpy's third argument is its output array: the x_pes array was
+    written over); min of none and sqrt of two are errors naming the function."""
+    pes = np.array([1.0, 300.0])
+    assert evaluate("max(256, 64, x_pes)", {"x_pes": pes}).tolist() == [256, 300] and pes.tolist() == [1, 300]
+    assert evaluate("min(4, x, 2)", {"x": 3}) == 2 and evaluate("sqrt(2.25)", {}) == 1.5
+    with pytest.raises(ExpressionError, match=r"min\(\) takes one or more arguments, given 0"):
+        evaluate("min()", {})
+    with pytest.raises(ExpressionError, match=r"sqrt\(\) takes one argument, given 2"):
+        evaluate("sqrt(2.25, 1)", {})
+
+
 def _broken(tmp_path: Path, edit) -> Path:
     data = yaml.safe_load(TINY.read_text())
     edit(data)
@@ -103,7 +115,7 @@ def _broken(tmp_path: Path, edit) -> Path:
     ("edit", "words"),
     [
         (lambda d: d["cores"][0]["memory"].append({"level": "l3", "operands": ["W"]}), ["cores[0].memory[2].level", "'l3'"]),
-        (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", ">= 1 (one word of word_bytes)"]),
+        (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", ">= 1 (one word"]),
         (lambda d: d["cores"][0]["pe_array"].append({"dim": "Q", "size": 2}), ["cores[0].pe_array[2].dim", "'Q'"]),
         (
             lambda d: d["cores"][0]["pe_array"][1].update(alternatives=["FX", "C"]),

@@ -1,8 +1,8 @@
 """Arithmetic over template parameters: how a hardware YAML says ``count: x_pes * y_pes``.
 
 A numeric field of a hardware description is a number or a string expression over the template's
-parameters, built from numbers, parameter names, ``+ - * / // ** %``, parentheses, ``min``, ``max``,
-``sqrt`` and the size constants ``KiB`` and ``MiB``. Nothing else is evaluated (no attributes, no
+parameters, built from numbers, parameter names, ``+ - * / // ** %``, parentheses, ``min`` and ``max`` (of
+one or more values), ``sqrt`` (of one) and the size constants ``KiB`` and ``MiB``. Nothing else is evaluated (no attributes, no
 calls to anything but those three functions), so a YAML file cannot run code.
 
 Parameters may be numpy arrays (one value per configuration of a sweep); the expression is then
@@ -17,6 +17,7 @@ of range) instead of as exact integers, whose ``**`` chains can take hours and a
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -39,7 +40,12 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_FUNCTIONS: dict[str, Callable[..., Any]] = {"min": np.minimum, "max": np.maximum, "sqrt": np.sqrt}
+# each function: (least, most arguments; None = any number), what it computes element-wise over configurations
+_FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., Any]]] = {
+    "min": (1, None, lambda *values: functools.reduce(np.minimum, values)),
+    "max": (1, None, lambda *values: functools.reduce(np.maximum, values)),
+    "sqrt": (1, 1, np.sqrt),
+}
 
 
 class ExpressionError(ValueError):
@@ -110,5 +116,9 @@ def _eval(node: ast.AST, scope: Mapping[str, Any], text: str) -> Any:
         case ast.UnaryOp(op=ast.USub(), operand=operand):
             return -_eval(operand, scope, text)
         case ast.Call(func=ast.Name(id=name), args=args, keywords=[]) if name in _FUNCTIONS:
-            return _FUNCTIONS[name](*(_eval(arg, scope, text) for arg in args))
+            least, most, function = _FUNCTIONS[name]
+            if len(args) < least or (most is not None and len(args) > most):
+                takes = "one argument" if most == 1 else "one or more arguments"
+                raise ExpressionError(f"{text!r}: {name}() takes {takes}, given {len(args)}")
+            return function(*(_eval(arg, scope, text) for arg in args))
     raise ExpressionError(f"{text!r}: only numbers, parameter names, + - * / // ** %, min, max and sqrt are allowed")
