@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +66,7 @@ __all__ = [
     "TENSOR_KINDS",
     "write_table",
     "read_table",
+    "MAX_TABLE_MIB",
     "made_kind",
     "NORM_OPS_PER_ELEMENT",
     "SOFTMAX_OPS_PER_ELEMENT",
@@ -184,17 +186,52 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: Mapping
         pq.write_table(table, tmp)
 
 
+MAX_TABLE_MIB = ContextVar("MAX_TABLE_MIB", default=1024)
+"""Largest table ``read_table`` loads, in MiB of memory as its footer foretells it (the larger of its uncompressed
+bytes and 8 bytes a value): the studies' largest is under 10 MiB. ``traincost --max-table-mib`` sets it."""
+
+
 def read_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Read a table written by ``write_table`` and its metadata."""
+    """Read a table written by ``write_table`` and its metadata, once its footer says it fits ``MAX_TABLE_MIB``.
+
+    Raises:
+        GraphError: no such file, not Parquet, larger than the limit, or metadata that is not a JSON object.
+    """
     file = Path(path)
     if not file.is_file():
         raise GraphError(f"{file}: no such Parquet file")
     try:
-        table = pq.read_table(file)
+        parquet = pq.ParquetFile(file)
+        _check_table_size(file, parquet.metadata)
+        table = parquet.read()
     except (pa.ArrowInvalid, OSError) as err:
         raise GraphError(f"{file}: not a readable Parquet file ({err})") from err
     raw = (table.schema.metadata or {}).get(_META_KEY, b"{}")
-    return table.to_pandas(), json.loads(raw)
+    try:
+        meta = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise GraphError(f"{file}: its metadata {_META_KEY.decode()!r} is not JSON ({err})") from err
+    if not isinstance(meta, dict) or not all(isinstance(key, str) for key in meta):
+        raise GraphError(f"{file}: its metadata {_META_KEY.decode()!r} is {type(meta).__name__}; expected a JSON object")
+    return table.to_pandas(), meta
+
+
+def _check_table_size(file: Path, metadata: pq.FileMetaData) -> None:
+    """Refuse a table whose footer foretells more memory than ``MAX_TABLE_MIB``: a few MB of Parquet can
+    decompress to gigabytes."""
+    values = nbytes = 0
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for column in range(row_group.num_columns):
+            chunk = row_group.column(column)
+            values += chunk.num_values
+            nbytes += chunk.total_uncompressed_size
+    limit_mib = MAX_TABLE_MIB.get()
+    if max(nbytes, 8 * values) > limit_mib * 2**20:
+        raise GraphError(
+            f"{file}: its footer says {metadata.num_rows:,} rows, {values:,} values, {nbytes:,} bytes uncompressed; "
+            f"expected at most {limit_mib:,} MiB (raise it with traincost --max-table-mib)"
+        )
 
 
 @dataclass(frozen=True)

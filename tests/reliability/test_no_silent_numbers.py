@@ -8,7 +8,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -117,3 +120,32 @@ def test_a_complex_parameter_is_refused_in_one_line(tmp_path: Path, monkeypatch:
     args = ("--input-shape", "8", "--batch", 2, "--hardware", EDGE_TPU, "--out-dir", out, "--frontend", "torch")
     _one_error_line(cli("cost", f"{module}:net", *args), "parameter 'mix' is complex64", "real floating-point")
     assert not out.exists() or not list(out.iterdir())
+
+
+def _parquet(path: Path, metadata: bytes | None = None, *, rows: int = 4) -> Path:
+    table = pa.table({"op": np.zeros(rows, dtype=np.int64)})
+    if metadata is not None:
+        table = table.replace_schema_metadata({b"traincost": metadata})
+    pq.write_table(table, path, compression="zstd")
+    return path
+
+
+def test_a_table_larger_than_the_limit_is_refused_from_its_footer(tmp_path: Path) -> None:
+    """2^21 zeros: 4 KB of Parquet, 16 MiB once read; refused under an 8 MiB limit before a byte is decompressed."""
+    big = _parquet(tmp_path / "ops.parquet", rows=2**21)
+    assert big.stat().st_size < 100_000
+    tensors, out = _parquet(tmp_path / "tensors.parquet"), tmp_path / "memory.parquet"
+    refused = cli("--max-table-mib", 8, "memory", "--ops", big, "--tensors", tensors, "--out", out)
+    _one_error_line(refused, str(big), "2,097,152 rows", "at most 8 MiB", "--max-table-mib")
+    read = cli("memory", "--ops", big, "--tensors", tensors, "--out", out)  # within the default: read, then judged
+    _one_error_line(read, str(big), "not a Workload ops table")
+
+
+@pytest.mark.parametrize(
+    ("metadata", "words"),
+    [(b"{not json", ["is not JSON"]), (b"[1, 2]", ["is list; expected a JSON object"]), (b"\xff\xfe", ["is not JSON"])],
+)
+def test_table_metadata_that_is_not_a_json_object_is_one_line(tmp_path: Path, metadata: bytes, words: list[str]) -> None:
+    ops = _parquet(tmp_path / "ops.parquet", metadata)
+    tensors, out = _parquet(tmp_path / "tensors.parquet"), tmp_path / "memory.parquet"
+    _one_error_line(cli("memory", "--ops", ops, "--tensors", tensors, "--out", out), str(ops), "'traincost'", *words)

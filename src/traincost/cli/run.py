@@ -26,6 +26,7 @@ from typing import NoReturn
 
 from traincost import __version__
 from traincost.cli.ablations import ablation_commands
+from traincost.cli.arguments import positive_int
 from traincost.cli.checkpoint import checkpoint_commands
 from traincost.cli.cost import cost_commands
 from traincost.cli.frontend import frontend_commands
@@ -56,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"traincost {__version__}")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no progress bars")
+    parser.add_argument(
+        "--max-table-mib",
+        type=positive_int,
+        default=1024,
+        help="largest Parquet table read, in MiB of memory as its footer foretells it (default 1024)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
@@ -151,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.setLevel(level)  # also the progress bars' switch (traincost.progress); restored on return
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    from traincost.workload import MAX_TABLE_MIB
+
+    table_limit = MAX_TABLE_MIB.set(args.max_table_mib)
     try:
         _check_outputs(parser, args)
         args.handler(args)
@@ -170,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("traincost: interrupted (Ctrl-C); every output is whole or absent", file=sys.stderr)
         return 130
     finally:
+        MAX_TABLE_MIB.reset(table_limit)
         logger.setLevel(logged)
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
