@@ -301,6 +301,35 @@ def onnx_without_its_external_weights(io: Inputs) -> Case:
     return _export(io, "--onnx", path, words=(str(path), "external data 'user.onnx.data'", "not beside the model"))
 
 
+def _external_at(io: Inputs, location: str) -> Path:
+    """The user's export with its weights in external data, each entry pointing at the whole of ``location``
+    instead (no offset or length: onnx reads the file to its end)."""
+    path = _user_onnx(io, external=True)
+    model = onnx.load(str(path), load_external_data=False)
+    for init in model.graph.initializer:
+        if init.external_data:
+            del init.external_data[:]
+            init.external_data.add(key="location", value=location)
+    onnx.save(model, str(path))
+    return path
+
+
+@case
+def onnx_external_weights_outside_its_folder(io: Inputs) -> Case:
+    (io.tmp.parent / "elsewhere.data").write_bytes(b"\0" * 4096)
+    path = _external_at(io, "../elsewhere.data")
+    return _export(io, "--onnx", path, words=(str(path), "'../elsewhere.data'", "outside the model's folder"))
+
+
+@case
+def onnx_external_weights_of_nine_gib(io: Inputs) -> Case:
+    """A sparse file: 9 GiB by its size, nothing on disk; refused from its size before a byte is read."""
+    path = _external_at(io, "huge.data")
+    with (io.tmp / "huge.data").open("wb") as data:
+        data.truncate(9 * 2**30)
+    return _export(io, "--onnx", path, words=(str(path), "external weight data is", "expected at most 8,589,934,592"))
+
+
 @case
 def onnx_inputs_named_differently(io: Inputs) -> Case:
     path = _user_onnx(io)

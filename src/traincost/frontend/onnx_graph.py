@@ -29,6 +29,8 @@ __all__ = [
     "KIND_KEY",
     "LOSS_OUTPUT",
     "load_onnx",
+    "check_external_data",
+    "MAX_EXTERNAL_DATA_BYTES",
     "save_onnx",
     "get_meta",
     "set_meta",
@@ -57,18 +59,66 @@ KIND_KEY = "traincost.kind"
 LOSS_OUTPUT = "loss"
 
 
+MAX_EXTERNAL_DATA_BYTES = 8 * 2**30
+"""Most bytes of external weight data an ONNX file may make traincost read (8 GiB: VGG-16's weights are 0.55 GB),
+checked from the data files' sizes before any is read."""
+
+
 def load_onnx(path: str | os.PathLike[str]) -> onnx.ModelProto:
-    """Load an ONNX file, raising a GraphError that names the file if it is not ONNX."""
+    """Load an ONNX file, raising a GraphError that names the file if it is not ONNX; its external weight data is
+    checked (``check_external_data``) before it is read."""
     file = Path(path)
     if not file.is_file():
         raise GraphError(f"{file}: no such ONNX file")
     try:
-        model = onnx.load(str(file))
-    except (DecodeError, onnx.onnx_cpp2py_export.checker.ValidationError, RuntimeError) as err:
+        model = onnx.load(str(file), load_external_data=False)
+    except (DecodeError, onnx.onnx_cpp2py_export.checker.ValidationError, RuntimeError, ValueError) as err:
         raise GraphError(f"{file}: not a readable ONNX model ({err.__class__.__name__}: {err})") from err
     if not model.graph.node:
         raise GraphError(f"{file}: not an ONNX model (the graph has no nodes)")
+    check_external_data(model, file)
+    try:
+        onnx.load_external_data_for_model(model, str(file.parent))
+    except (OSError, ValueError, RuntimeError) as err:
+        raise GraphError(f"{file}: its external weight data cannot be read ({type(err).__name__}: {err})") from err
     return model
+
+
+def check_external_data(model: onnx.ModelProto, file: Path) -> None:
+    """Each initializer kept in external data names a file beside the model (or below its folder, never outside
+    it), and all of them together make traincost read at most ``MAX_EXTERNAL_DATA_BYTES``.
+
+    Raises:
+        GraphError: naming the initializer and what its data entry says.
+    """
+    folder = file.parent.resolve()
+    total = 0
+    for init in model.graph.initializer:
+        if init.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        entry = {item.key: item.value for item in init.external_data}
+        location = entry.get("location", "")
+        data = (folder / location).resolve()
+        if not location or Path(location).is_absolute() or not data.is_relative_to(folder):
+            raise GraphError(
+                f"{file}: initializer {init.name!r} keeps its values in external data {location!r}, outside the "
+                "model's folder; expected a file beside the model"
+            )
+        if not data.is_file():
+            raise GraphError(
+                f"{file}: initializer {init.name!r} keeps its values in external data {location!r}, which is not "
+                f"beside the model; copy it next to {file.name} (or export without external data)"
+            )
+        try:
+            offset, length = int(entry.get("offset", 0)), entry.get("length")
+            total += int(length) if length is not None else max(data.stat().st_size - offset, 0)
+        except ValueError as err:
+            raise GraphError(f"{file}: initializer {init.name!r}: external data entry {entry}: {err}") from err
+        if total > MAX_EXTERNAL_DATA_BYTES:
+            raise GraphError(
+                f"{file}: its external weight data is {total:,} bytes by initializer {init.name!r}; expected at most "
+                f"{MAX_EXTERNAL_DATA_BYTES:,} (traincost.frontend.onnx_graph.MAX_EXTERNAL_DATA_BYTES)"
+            )
 
 
 def save_onnx(model: onnx.ModelProto, path: str | os.PathLike[str]) -> None:

@@ -27,7 +27,7 @@ from onnx import helper, version_converter
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend.execute import run
 from traincost.frontend.export import flatten_logits, record_signature
-from traincost.frontend.onnx_graph import OPSET, check_node_order, consumers, set_model_meta
+from traincost.frontend.onnx_graph import OPSET, check_external_data, check_node_order, consumers, set_model_meta
 from traincost.frontend.torch_model import CROSS_ENTROPY, label_spec
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
@@ -182,14 +182,7 @@ def _load(file: Path) -> onnx.ModelProto:
         check_node_order(model.graph)
     except GraphError as err:
         raise GraphError(f"{file}: {err}") from None
-    for init in model.graph.initializer:
-        if init.data_location == onnx.TensorProto.EXTERNAL:
-            location = {entry.key: entry.value for entry in init.external_data}.get("location", "")
-            if not (file.parent / location).is_file():
-                raise GraphError(
-                    f"{file}: initializer {init.name!r} keeps its values in external data {location!r}, which is not "
-                    f"beside the model; copy it next to {file.name} (or export without external data)"
-                )
+    check_external_data(model, file)
     try:
         onnx.load_external_data_for_model(model, str(file.parent))
     except (OSError, ValueError, RuntimeError) as err:
