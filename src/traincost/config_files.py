@@ -5,13 +5,15 @@ workflow config, ``--grid`` JSON, schedule plans) is read through here, so the s
 everywhere and each is named in its error:
 
 * only regular files are read (a FIFO, ``/dev/zero`` or a directory is refused before it is
-  opened for reading), and never more than ``MAX_FILE_BYTES``: a larger file is refused whatever its
-  size on disk says;
+  opened for reading), and never more than ``MAX_YAML_BYTES`` of YAML or ``MAX_FILE_BYTES`` of JSON: a
+  larger file is refused whatever its size on disk says;
 * a key given twice in one mapping is an error naming the key and both lines (YAML and JSON both
   let the last one win silently); a file of another tool (ZigZag, Stream) is read as that tool
   reads it, the last one winning (``last_key_wins``);
 * YAML aliases (``*name``) are refused: a few lines of nested aliases expand to billions of values
-  for whatever walks the data (the schema validator, an error message);
+  for whatever walks the data (the schema validator, an error message); so is nesting deeper than
+  ``MAX_DEPTH``; YAML is parsed by libyaml, so a file of the size limit takes seconds
+  (``bench/yaml_reader.py``);
 * a number that is NaN or infinite (YAML ``.nan`` / ``.inf``, JSON ``NaN`` / ``Infinity``, a float
   past the float range such as ``1e400``) or an integer that 64-bit arithmetic cannot hold is an
   error naming its key path: NaN passes every ``<= 0`` check, and a 400-digit integer overflows
@@ -33,7 +35,9 @@ import yaml
 from traincost.errors import ConfigError, TraincostError
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_YAML_BYTES",
     "MAX_INTEGER",
     "MAX_MESSAGE_CHARS",
     "check_numbers",
@@ -45,7 +49,12 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 8 * 2**20
-"""Largest YAML or JSON configuration file read (8 MiB; the shipped ones are under 10 KiB)."""
+"""Largest JSON configuration file read (8 MiB; the shipped ones are under 10 KiB)."""
+MAX_YAML_BYTES = 2**20
+"""Largest YAML file read (1 MiB: 1.4 s and 200 MB at most to parse, ``bench/yaml_reader.py``; the shipped ones,
+ZigZag's and Stream's included, are under 10 KiB)."""
+MAX_DEPTH = 100
+"""Deepest nesting of lists and mappings in a YAML file (the shipped ones nest 6 deep)."""
 MAX_MESSAGE_CHARS = 300
 """Longest quoted value in an error message."""
 MAX_INTEGER = 2**63 - 1
@@ -81,19 +90,12 @@ def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(flat) - limit} more characters)"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without aliases and without duplicate keys (or, with ``last_key_wins``, the last kept)."""
+class _StrictLoader(yaml.CSafeLoader):
+    """PyYAML's safe loader on libyaml's parser (``CSafeLoader``: a file of the size limit parses in seconds, where
+    the pure-Python parser took minutes and gigabytes), without aliases and past ``MAX_DEPTH`` nothing
+    (``_check_events``, called first) and without duplicate keys (or, with ``last_key_wins``, the last kept)."""
 
     last_key_wins = False
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise _StrictnessError(
-                f"line {event.start_mark.line + 1}: the alias *{event.anchor} is not allowed "
-                "(aliases can expand without bound; write the value out)"
-            )
-        return super().compose_node(parent, index)
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         try:
@@ -122,21 +124,46 @@ class _StrictLoader(yaml.SafeLoader):
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 
 
-def read_text(path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError) -> str:
-    """The text of the regular file ``path``, at most ``MAX_FILE_BYTES`` of it; anything else raises ``error``."""
+def _check_events(text: str) -> None:
+    """Raise on the first alias of ``text``, or its first collection nested deeper than ``MAX_DEPTH``, from
+    libyaml's events (a loop, no recursion) before any node is composed: an alias bomb expands without bound, and
+    libyaml composes nodes recursively (200,000 nested lists crash the interpreter)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _StrictnessError(
+                    f"line {event.start_mark.line + 1}: nested more than {MAX_DEPTH} deep (traincost.config_files.MAX_DEPTH)"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            raise _StrictnessError(
+                f"line {event.start_mark.line + 1}: the alias *{event.anchor} is not allowed "
+                "(aliases can expand without bound; write the value out)"
+            )
+
+
+_JSON_LIMIT = ("MAX_FILE_BYTES", MAX_FILE_BYTES)
+
+
+def read_text(
+    path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError, limit: tuple[str, int] = _JSON_LIMIT
+) -> str:
+    """The text of the regular file ``path``, at most ``limit`` bytes of it (its name in this module, its value);
+    anything else raises ``error``."""
     file = Path(path)
     try:
         mode = file.stat().st_mode
         if not stat.S_ISREG(mode):
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
             raise error(f"{file}: is {kind}; expected a regular file")
+        name, most = limit
         with file.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise error(
-                f"{file}: larger than a configuration file may be "
-                f"(traincost.config_files.MAX_FILE_BYTES = {MAX_FILE_BYTES // 2**20} MiB)"
-            )
+            data = handle.read(most + 1)
+        if len(data) > most:
+            raise error(f"{file}: larger than a configuration file may be (traincost.config_files.{name} = {most / 2**20:g} MiB)")
         return data.decode()
     except (OSError, UnicodeDecodeError) as err:
         raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err
@@ -149,9 +176,11 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[TraincostError] = Con
     of tools that read them so; everything else stays strict.
     """
     file = Path(path)
-    loader = _StrictLoader(read_text(file, error=error))
+    text = read_text(file, error=error, limit=("MAX_YAML_BYTES", MAX_YAML_BYTES))
+    loader = _StrictLoader(text)
     loader.last_key_wins = last_key_wins
     try:
+        _check_events(text)
         data = loader.get_single_data()
     except _StrictnessError as err:
         raise error(f"{file}: {err}") from err
@@ -203,6 +232,7 @@ def _with_lines(text: str) -> str | None:
     """The YAML reader's account of a duplicate key in JSON ``text`` (JSON is YAML), with both lines."""
     loader = _StrictLoader(text)
     try:
+        _check_events(text)
         loader.get_single_data()
     except _StrictnessError as err:
         return str(err)

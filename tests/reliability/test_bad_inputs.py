@@ -691,7 +691,7 @@ def hardware_yaml_larger_than_a_config_may_be(io: Inputs) -> Case:
     hardware = io.tmp / "huge.yaml"
     hardware.write_text(EDGE_TPU.read_text() + "#" * (9 * 2**20) + "\n")
     args, outputs = _sweep_with(io, hardware)
-    return Case(args, (str(hardware), "MAX_FILE_BYTES"), outputs)
+    return Case(args, (str(hardware), "MAX_YAML_BYTES = 1 MiB"), outputs)
 
 
 @case

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from traincost.config_files import MAX_FILE_BYTES, parse_json, read_text, read_yaml
+from traincost.config_files import MAX_FILE_BYTES, MAX_YAML_BYTES, parse_json, read_json, read_text, read_yaml
 from traincost.errors import ConfigError
 
 
@@ -26,7 +26,7 @@ def _yaml(tmp_path: Path, text: str) -> Path:
         ("a: &x [1, 2]\nb: *x\n", "line 2: the alias *x is not allowed"),
         ("a:\n  b: [1, .nan]\n", "a.b[1] is nan"),
         ("a: -.inf\n", "a is -inf"),
-        ("[" * 20_000 + "]" * 20_000, "nested deeper"),
+        ("[" * 200_000 + "]" * 200_000, "nested more than 100 deep"),  # libyaml's composer crashed on it
         ("a: [1, 2\n", "not valid YAML"),
         ("a:\n  b: " + "9" * 400 + "\n", "a.b is an integer of 400 digits"),
         ("a: [-" + "9" * 5000 + "]\n", "a[0] is an integer of 5000 digits"),  # longer than Python's int() reads
@@ -68,9 +68,15 @@ def test_a_file_whose_size_says_zero_is_still_read_within_the_limit() -> None:
 
 
 def test_a_file_larger_than_the_limit_is_refused_unread(tmp_path: Path) -> None:
-    path = _yaml(tmp_path, "a: 1\n" + "#" * MAX_FILE_BYTES)
-    with pytest.raises(ConfigError, match="MAX_FILE_BYTES"):
+    path = _yaml(tmp_path, "a: 1\n" + "#" * MAX_YAML_BYTES)
+    with pytest.raises(ConfigError, match="MAX_YAML_BYTES = 1 MiB"):
         read_yaml(path)
+    path = tmp_path / "big.json"
+    path.write_text('{"a": 1}' + " " * MAX_FILE_BYTES)
+    with pytest.raises(ConfigError, match="MAX_FILE_BYTES = 8 MiB"):
+        read_json(path)
+    path.write_text('{"a": [' + "1, " * (MAX_YAML_BYTES // 3) + "1]}")  # JSON past the YAML limit is read
+    assert len(read_json(path)["a"]) == MAX_YAML_BYTES // 3 + 1
 
 
 @pytest.mark.parametrize(
