@@ -24,7 +24,7 @@ from traincost.frontend.step_check import DecompositionCheck
 from traincost.frontend.torch_check import verify_step
 from traincost.frontend.torch_lower import lower_step
 from traincost.frontend.torch_step import trace_step
-from traincost.hardware import load_hardware
+from traincost.hardware import HardwareSpec, load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.progress import progress_bar
 from traincost.schedule import SchedulePlan, schedule
@@ -61,7 +61,7 @@ class ModelCost:
 
 def cost_model(
     forward: onnx.ModelProto,
-    hardware: str | os.PathLike[str],
+    hardware: HardwareSpec | str | os.PathLike[str],
     *,
     optimizer: OptimizerSpec,
     seed: int = 0,
@@ -85,6 +85,7 @@ def cost_model(
     from traincost.frontend.verification import verify_decomposition  # noqa: PLC0415
 
     name = forward.graph.name
+    spec = _spec(hardware)
     with progress_bar(total=_STEPS, desc=f"cost {name}", unit="stage") as bar:
         train = build_train_step(forward, optimizer, seed=seed)
         bar.update(1)
@@ -93,12 +94,12 @@ def cost_model(
         decomposed, chosen = costed_attention(decomposed, attention, seed=seed, verify=verify)
         bar.update(1)
         workload = lower(decomposed, source=model_meta(forward).get("source", name))  # a user's ONNX file: its path
-        return _costed(workload, hardware, check, chosen, bar)
+        return _costed(workload, spec, check, chosen, bar)
 
 
 def cost_torch_model(
     model: models.Model,
-    hardware: str | os.PathLike[str],
+    hardware: HardwareSpec | str | os.PathLike[str],
     *,
     batch: int,
     optimizer: OptimizerSpec,
@@ -114,22 +115,28 @@ def cost_torch_model(
         TraincostError: any stage's error, naming the op, field or file at fault.
     """
     name = model if isinstance(model, str) else model.name
+    spec = _spec(hardware)
     with progress_bar(total=_STEPS, desc=f"cost {name}", unit="stage") as bar:
         step = trace_step(model, batch=batch, seed=seed, optimizer=optimizer, options=options)
         bar.update(1)
         check = verify_step(step, seed=seed) if verify else DecompositionCheck.none()
         bar.update(1)
-        return _costed(lower_step(step), hardware, check, {}, bar)
+        return _costed(lower_step(step), spec, check, {}, bar)
+
+
+def _spec(hardware: HardwareSpec | str | os.PathLike[str]) -> HardwareSpec:
+    """The hardware at its defaults: given, or loaded from its file (before any tracing, so a bad file costs nothing)."""
+    return hardware if isinstance(hardware, HardwareSpec) else load_hardware(hardware)
 
 
 def _costed(
-    workload: Workload, hardware: str | os.PathLike[str], check: DecompositionCheck, attention: dict[str, bool], bar: tqdm
+    workload: Workload, hardware: HardwareSpec, check: DecompositionCheck, attention: dict[str, bool], bar: tqdm
 ) -> ModelCost:
     """The memory profile and the schedule of a lowered step (the last two of ``_STEPS``)."""
     profile = memory_profile(workload)
     bar.update(1)
     table = op_table(workload, phases=STEP_PHASES["training"])
-    step = schedule(table, load_hardware(hardware), SchedulePlan(), per_op=True)
+    step = schedule(table, hardware, SchedulePlan(), per_op=True)
     bar.update(1)
     phases = [
         {

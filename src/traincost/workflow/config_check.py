@@ -3,6 +3,7 @@ per problem, then the cross-checks the schema cannot express (a key naming anoth
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -12,7 +13,9 @@ import jsonschema
 import pandas as pd
 
 from traincost.config_files import read_yaml, shorten
+from traincost.errors import ConfigError
 from traincost.fpga.devices import load_fpga_catalog
+from traincost.hardware.sweep import MAX_CONFIGS
 from traincost.signature import LOSSES
 from traincost.workflow.plan import frontend_of
 
@@ -142,13 +145,29 @@ def _model_problems(name: str, workload: Config, frontend: str) -> list[str]:
 
 
 def _grid_problems(name: str, sweep: Config) -> list[str]:
-    """Swept names that are not parameters of the template: caught here, not in a shard job."""
-    parameters = (read_yaml(sweep["hardware"]) or {}).get("parameters") or {}
-    return [
+    """Swept names that are not parameters of the template, and a grid past the sweep's limit: caught here (so by
+    ``snakemake -n``), not in a shard job."""
+    try:
+        data = read_yaml(sweep["hardware"])
+    except ConfigError as err:
+        return [f"hardware_sweeps.{name}.hardware: {err}"]
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return [f"hardware_sweeps.{name}.hardware: {sweep['hardware']} is {kind}; expected a hardware YAML mapping"]
+    parameters = data.get("parameters") or {}
+    problems = [
         f"hardware_sweeps.{name}.grid.{key}: not a parameter of {sweep['hardware']} (parameters: {', '.join(parameters)})"
         for key in sweep["grid"]
         if key not in parameters
     ]
+    size = math.prod(len(values) for values in sweep["grid"].values())
+    most = sweep.get("max_configs", MAX_CONFIGS)
+    if size > most:
+        problems.append(
+            f"hardware_sweeps.{name}.grid: {size:,} configurations, more than max_configs {most:,} (raise "
+            f"hardware_sweeps.{name}.max_configs)"
+        )
+    return problems
 
 
 def _mtrain_problems(config: Config, repo: Path) -> list[str]:
