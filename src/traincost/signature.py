@@ -14,6 +14,7 @@ numpy draws the batches, so a stage that only executes a graph (``verify-decompo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -145,9 +146,20 @@ def _is_factory_path(text: str) -> bool:
     return bool(module) and all(part.isidentifier() for part in module.split(".")) and function.isidentifier()
 
 
+MAX_DRAWN_BYTES = 8 * 2**30
+"""Largest batch ``draw_tensors`` draws (8 GiB; ResNet-50's 224 x 224 images take 0.6 MB a sample)."""
+
+
 def draw_tensors(specs: Sequence[InputSpec], *, seed: int) -> dict[str, np.ndarray]:
     """Deterministic random tensors of the given (whole) shapes, in order, from one numpy generator seeded with
     ``seed`` (``torch.from_numpy`` shares them with torch)."""
+    nbytes = sum(math.prod(spec.shape) * (8 if spec.dtype == "int64" else 4) for spec in specs)
+    if nbytes > MAX_DRAWN_BYTES:
+        shapes = ", ".join(f"{spec.name} {'x'.join(map(str, spec.shape))}" for spec in specs)
+        raise ConfigError(
+            f"the batch ({shapes}) would take {nbytes:,} bytes; expected at most {MAX_DRAWN_BYTES:,} "
+            "(traincost.signature.MAX_DRAWN_BYTES): a smaller batch"
+        )
     rng = np.random.default_rng(seed)
     drawn = {}
     for spec in specs:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.reliability.conftest import cli
+from tests.reliability.conftest import EDGE_TPU, cli
 from tests.unit.test_workflow_plan import REPO, _config
 from traincost.hardware.sweep import MAX_CONFIGS
 from traincost.workflow import config_problems
@@ -50,3 +50,23 @@ def test_the_config_check_applies_the_grid_limit_and_reads_the_hardware_path_as_
     sweep["hardware"] = str(broken)
     problems = config_problems(config, repo=REPO)
     assert any(p.startswith(f"hardware_sweeps.edge_tpu_resnet18.hardware: {broken}: not valid YAML") for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (("--batch", "1000000000000"), ["argument --batch", "a batch size from 1 to 1,048,576"]),
+        (("--seed", "-1"), ["argument --seed", "a seed from 0 to 2,147,483,647"]),
+        (("--seed", str(10**30)), ["argument --seed", "a seed from 0 to 2,147,483,647"]),
+        (("--batch", "1000000"), ["the batch (input 1000000x3x32x32) would take 12,288,000,000 bytes"]),
+    ],
+)
+def test_a_number_past_what_a_run_can_take_is_one_line_before_any_work(
+    tmp_path: Path, flags: tuple[str, ...], words: list[str]
+) -> None:
+    """numpy's seeding raised on -1 and 10^30; a batch of 10^12 asked numpy for 10.9 PiB."""
+    result = cli("cost", "resnet18_cifar", *flags, "--hardware", EDGE_TPU, "--out-dir", tmp_path / "out", "--frontend", "torch")
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr

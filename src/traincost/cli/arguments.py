@@ -38,6 +38,8 @@ __all__ = [
     "optimizer_args",
     "optimizer_spec",
     "positive_int",
+    "batch_size",
+    "seed_value",
     "positive_number",
     "allocation",
     "fusion_tiling",
@@ -81,15 +83,29 @@ fraction = _checked(lambda v: 0 <= v <= 1, "a fraction in [0, 1]")
 unit_interval_open = _checked(lambda v: 0 <= v < 1, "a number in [0, 1)")
 
 
-def positive_int(text: str) -> int:
-    """An integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
-    return value
+MAX_BATCH = 2**20
+"""Largest batch a command takes (1,048,576 samples; the drawn batch is bounded in bytes too: ``signature.draw_tensors``)."""
+MAX_SEED = 2**31 - 1
+"""Largest seed (what CP-SAT, numpy and torch all take)."""
+
+
+def _integer_in(low: int, high: int | None, expected: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
+        return value
+
+    parse.__name__ = expected
+    return parse
+
+
+positive_int = _integer_in(1, None, "an integer >= 1")
+batch_size = _integer_in(1, MAX_BATCH, f"a batch size from 1 to {MAX_BATCH:,} (traincost.cli.arguments.MAX_BATCH)")
+seed_value = _integer_in(0, MAX_SEED, f"a seed from 0 to {MAX_SEED:,}")
 
 
 def sample_shape(text: str) -> tuple[int, ...]:

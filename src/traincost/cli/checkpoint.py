@@ -16,6 +16,7 @@ from traincost.cli.arguments import (
     resident_fraction,
     resident_share,
     schedule_mode,
+    seed_value,
     workload_and_hardware,
 )
 from traincost.errors import ConfigError, in_file
@@ -230,7 +231,7 @@ def checkpoint_commands(command: Command) -> None:
         type=Path,
         help="output: worst error per rewrite and output of the step, and its limit (Parquet); no rows without --graph",
     )
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the batch the rewrites are checked on")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the batch the rewrites are checked on")
 
     cmd = command(
         "plot-checkpoint", _cmd_plot_checkpoint, "MONET Figure 11: energy and latency of AC10/AC01/AC11 relative to AC00"
@@ -243,7 +244,7 @@ def checkpoint_commands(command: Command) -> None:
     _checkpoint_inputs(cmd)
     cmd.add_argument("--population", type=positive_int, default=50, help="NSGA-II population")
     cmd.add_argument("--generations", type=positive_int, default=100, help="NSGA-II generations")
-    cmd.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same front")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed: the same seed gives the same front")
     cmd.add_argument("--workers", type=positive_int, default=1, help="processes evaluating each generation (same front)")
     cmd.add_argument(
         "--tolerance",

@@ -6,7 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
-from traincost.cli.arguments import Command, add_model_args, forward_graph, positive_int, positive_number, torch_model
+from traincost.cli.arguments import (
+    Command,
+    add_model_args,
+    batch_size,
+    forward_graph,
+    positive_number,
+    seed_value,
+    torch_model,
+)
 from traincost.errors import ConfigError
 from traincost.frontend import ATTENTION_CHOICES, FRONTENDS
 from traincost.io import output_directory
@@ -105,10 +113,10 @@ def cost_commands(command: Command) -> None:
     )
     add_model_args(cmd, positional=True)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML, costed at its defaults (config/hardware/)")
-    cmd.add_argument("--batch", type=positive_int, default=1, help="batch size (samples; default 1)")
+    cmd.add_argument("--batch", type=batch_size, default=1, help="batch size (samples; default 1)")
     cmd.add_argument("--optimizer", choices=["sgd", "sgd_momentum", "adam", "adamw"], default="sgd", help="default sgd")
     cmd.add_argument("--lr", type=positive_number, default=0.01, help="learning rate (default 0.01)")
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the weights and the batch")
     cmd.add_argument("--no-verify", action="store_true", help="skip checking the decomposition by execution")
     cmd.add_argument(
         "--frontend",

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 from traincost.cli.arguments import (
     Command,
     add_model_args,
+    batch_size,
     forward_graph,
     json_object,
     optimizer_args,
     optimizer_spec,
-    positive_int,
+    seed_value,
     torch_model,
 )
 from traincost.errors import in_file
@@ -121,7 +122,7 @@ def _decompose_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--out", type=Path, required=True, help="output train_step.decomposed.onnx")
     cmd.add_argument("--histogram", type=Path, help="also write the op-type histogram before/after as Parquet")
     cmd.add_argument(
-        "--seed", type=int, default=0, help="seed of the batch an op runs on when only running it tells its output shape"
+        "--seed", type=seed_value, default=0, help="seed of the batch an op runs on when only running it tells its output shape"
     )
 
 
@@ -131,7 +132,7 @@ def _verify_decomposition_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--no-verify", dest="verify", action="store_false", help="check nothing: write the table with no rows (verify: false)"
     )
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the verification batch and optimizer states")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the verification batch and optimizer states")
     cmd.add_argument("--out", type=Path, required=True, help="output verification.parquet: the check per op type and per tensor")
 
 
@@ -182,12 +183,12 @@ def _print_phases(workload: Workload) -> None:
 def _traced_step_args(cmd: argparse.ArgumentParser, *, training: bool) -> None:
     """The arguments of ``trace-step`` (``training``: with the optimizer) and ``trace-inference``."""
     add_model_args(cmd, positional=False)
-    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
+    cmd.add_argument("--batch", type=batch_size, required=True, help="batch size (samples)")
     cmd.add_argument("--options", type=json_object, default="{}", help="builder options of a zoo model, a JSON object")
     if training:
         optimizer_args(cmd)
     seeded = "the initial weights, the batch and the check's states" if training else "the initial weights and the batch"
-    cmd.add_argument("--seed", type=int, default=0, help=f"seed of {seeded}")
+    cmd.add_argument("--seed", type=seed_value, default=0, help=f"seed of {seeded}")
     cmd.add_argument("--no-verify", dest="verify", action="store_false", help="skip the check by execution")
     cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
     cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")
@@ -205,11 +206,11 @@ def frontend_commands(command: Command) -> None:
         "torch module exported (training mode, checked against torch), or a user's ONNX file checked",
     )
     add_model_args(cmd, positional=False)
-    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
+    cmd.add_argument("--batch", type=batch_size, required=True, help="batch size (samples)")
     cmd.add_argument(
         "--options", type=json_object, default="{}", help="builder options as a JSON object, e.g. '{\"dropout\": 0.0}'"
     )
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the check batch")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the initial weights and the check batch")
     cmd.add_argument(
         "--inference",
         action="store_true",
@@ -223,7 +224,7 @@ def frontend_commands(command: Command) -> None:
     )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="model.onnx from `traincost export`")
     optimizer_args(cmd)
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the batch used to record tensor shapes")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the batch used to record tensor shapes")
     cmd.add_argument("--out", type=Path, required=True, help="output train_step.onnx")
 
     _decompose_args(

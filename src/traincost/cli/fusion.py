@@ -17,6 +17,7 @@ from traincost.cli.arguments import (
     resident_share,
     schedule_mode,
     schedule_plan,
+    seed_value,
     workload_and_hardware,
     workload_tables,
 )
@@ -132,7 +133,7 @@ def fusion_commands(command: Command) -> None:
     cmd.add_argument("--no-type-limits", dest="type_limits", action="store_false", help="drop the 3 conv / 2 GEMM limit")
     cmd.add_argument("--objective", default="subgraphs", choices=["subgraphs", "boundary_bytes"], help="what CP-SAT minimises")
     cmd.add_argument("--time-limit", type=positive_number, default=60.0, help="CP-SAT time limit (s)")
-    cmd.add_argument("--seed", type=int, default=0, help="CP-SAT random seed")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="CP-SAT random seed")
     resident_fraction(cmd)
     fusion_tiling(cmd)
     cmd.add_argument("--out", type=Path, required=True, help='output fused groups (JSON {"groups": [[op, ...], ...]})')

@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from traincost.cli.arguments import Command, json_object, optimizer_args, optimizer_spec, positive_int, workload_tables
+from traincost.cli.arguments import (
+    Command,
+    batch_size,
+    json_object,
+    optimizer_args,
+    optimizer_spec,
+    seed_value,
+    workload_tables,
+)
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 
@@ -71,9 +79,9 @@ def memory_commands(command: Command) -> None:
 
     cmd = command("measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU")
     cmd.add_argument("--model", required=True, help="zoo name")
-    cmd.add_argument("--batch", type=positive_int, required=True, help="batch size (samples)")
+    cmd.add_argument("--batch", type=batch_size, required=True, help="batch size (samples)")
     cmd.add_argument("--options", type=json_object, default="{}", help="builder options as a JSON object")
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch")
+    cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the weights and the batch")
     optimizer_args(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output torch_memory.parquet (bytes per category)")
 
