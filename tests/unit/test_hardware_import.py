@@ -246,9 +246,9 @@ def _edited(tmp_path: Path, edit) -> Path:
         (lambda d: d["memories"]["sram_2MB"].pop("r_cost"), ["memories.sram_2MB.r_cost: missing"]),
         (lambda d: d["memories"]["rf_1B"].update(served_dimensions=["D7"]), ["memories.rf_1B.served_dimensions", "D7"]),
         (lambda d: d["memories"]["rf_1B"].update(operands=["I3"]), ["memories.rf_1B.operands", "'I3'"]),
-        (lambda d: d["memories"]["rf_1B"].update(ports=[]), ["memories.rf_1B.ports", "expected a list of ports"]),
+        (lambda d: d["memories"]["rf_1B"].update(ports=[]), ["memories.rf_1B.ports", "should be non-empty"]),
         (lambda d: d["operational_array"].pop("unit_energy"), ["operational_array.unit_energy", "--mac-energy-pj"]),
-        (lambda d: d["operational_array"].update(dimensions=4), ["operational_array.dimensions", "expected a list"]),
+        (lambda d: d["operational_array"].update(dimensions=4), ["operational_array.dimensions", "is not of type 'array'"]),
     ],
 )
 def test_bad_zigzag_file_names_file_and_key(tmp_path: Path, edit, words: list[str]) -> None:

@@ -28,7 +28,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from traincost.hardware.import_zigzag import ALL_KINDS, MAC_KINDS, read_foreign_yaml, zigzag_core, zigzag_memory
+from traincost.hardware.import_zigzag import (
+    ALL_KINDS,
+    MAC_KINDS,
+    ZIGZAG_CORE_SCHEMA,
+    read_foreign_yaml,
+    zigzag_core,
+    zigzag_memory,
+)
 from traincost.hardware.load import HardwareError
 
 __all__ = ["stream_hardware"]
@@ -71,7 +78,7 @@ def stream_hardware(
             or a key the translation needs is missing (the message names the file and key).
     """
     file = Path(path)
-    data = read_foreign_yaml(file)
+    data = read_foreign_yaml(file, schema="stream_accelerator.schema.yaml")
     if not isinstance(data, dict) or not isinstance(data.get("cores"), dict):
         raise HardwareError(f"{file}: cores: missing; expected a Stream accelerator (name, cores, offchip_core_id, ...)")
     offchip_id = data.get("offchip_core_id")
@@ -130,7 +137,7 @@ def _core_path(file: Path, listed: object) -> Path:
 
 
 def _core_data(core_file: Path) -> dict[str, Any]:
-    data = read_foreign_yaml(core_file)
+    data = read_foreign_yaml(core_file, schema=ZIGZAG_CORE_SCHEMA)
     if not isinstance(data, dict):
         raise HardwareError(f"{core_file}: expected a Stream core (name, type, memories, operational_array)")
     return data
@@ -300,7 +307,7 @@ def _assign_runs(cores: list[dict[str, Any]], file: Path) -> None:
 
 
 def _offchip(core_file: Path, file: Path) -> dict[str, Any]:
-    data = read_foreign_yaml(core_file)
+    data = read_foreign_yaml(core_file, schema=ZIGZAG_CORE_SCHEMA)
     if not isinstance(data, dict) or data.get("type", "zigzag.offchip") not in _OFFCHIP_TYPES:
         raise HardwareError(f"{core_file}: type: expected zigzag.offchip for the off-chip core of {file.name}")
     return _offchip_memory(data, core_file)

@@ -55,7 +55,7 @@ import yaml
 
 from traincost.config_files import read_yaml
 from traincost.hardware.in_memory import activation_pj
-from traincost.hardware.load import HardwareError
+from traincost.hardware.load import HardwareError, schema_problems
 from traincost.hardware.spec import InMemoryArray
 
 __all__ = [
@@ -75,14 +75,25 @@ LOOP_DIMS = ("B", "K", "C", "OY", "OX", "FY", "FX", "G")
 MAC_KINDS = ("conv", "conv_dgrad", "conv_wgrad", "gemm", "matmul")
 ALL_KINDS = (*MAC_KINDS, "eltwise", "reduce", "pool", "norm", "softmax", "optimizer", "layout")
 _DEFAULT_LINKS = {"I1": "I", "I2": "W", "O": "O"}
+ZIGZAG_CORE_SCHEMA = "zigzag_core.schema.yaml"
 _OFFCHIP_NAME = re.compile(r"dram|offchip|off_chip|hbm", re.IGNORECASE)
 
 
-def read_foreign_yaml(path: str | os.PathLike[str]) -> Any:
+def read_foreign_yaml(path: str | os.PathLike[str], *, schema: str | None = None) -> Any:
     """A ZigZag or Stream YAML file read as those tools read it (a repeated key keeps its last value), otherwise
     as strictly and as bounded as every traincost file (``traincost.config_files.read_yaml``: no aliases, a
-    regular file of at most 8 MiB, finite numbers)."""
-    return read_yaml(path, error=HardwareError, last_key_wins=True)
+    regular file of at most 1 MiB, finite numbers); a mapping checked against ``schema`` (a schema file of
+    ``traincost.hardware``: the types the tool's own validator gives the keys we read).
+
+    Raises:
+        HardwareError: unreadable, or the first key that breaks the schema, naming the file and key.
+    """
+    data = read_yaml(path, error=HardwareError, last_key_wins=True)
+    if schema is not None and isinstance(data, dict):
+        problems = schema_problems(data, schema)
+        if problems:
+            raise HardwareError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    return data
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -133,7 +144,7 @@ def zigzag_hardware(
             the file and key).
     """
     file = Path(path)
-    data = _as_accelerator(read_foreign_yaml(file), file)
+    data = _as_accelerator(read_foreign_yaml(file, schema=ZIGZAG_CORE_SCHEMA), file)
     links = _DEFAULT_LINKS
     if unroll is None and "dataflows" in data and mapping is None:
         unroll = _unroll_entries(data["dataflows"], f"{file}: dataflows")

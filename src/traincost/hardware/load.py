@@ -34,7 +34,7 @@ from traincost.hardware.spec import (
 )
 from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
 
-__all__ = ["load_hardware", "read_hardware_yaml", "HardwareError", "MAX_COUNT"]
+__all__ = ["load_hardware", "read_hardware_yaml", "schema_problems", "HardwareError", "MAX_COUNT"]
 
 _ENERGIES = ("read_energy_pj_per_bit", "write_energy_pj_per_bit")
 _MEMORY_FIELDS = ("size_bytes", *_ENERGIES)
@@ -56,17 +56,22 @@ class HardwareError(TraincostError):
 
 
 @cache
-def _schema() -> dict[str, Any]:
-    text = resources.files("traincost.hardware").joinpath("hardware.schema.yaml").read_text()
-    return yaml.safe_load(text)
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    """The validator of the schema file ``name`` beside this module."""
+    return jsonschema.Draft202012Validator(yaml.safe_load(resources.files("traincost.hardware").joinpath(name).read_text()))
+
+
+def schema_problems(data: Any, schema: str) -> list[str]:
+    """Each place ``data`` breaks the schema file ``schema`` (of this package), as ``key.path: what``, in key order."""
+    errors = sorted(_validator(schema).iter_errors(data), key=lambda error: [str(part) for part in error.absolute_path])
+    return [f"{_path(error.absolute_path)}: {shorten(error.message)}" for error in errors]
 
 
 def read_hardware_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a hardware YAML (schema and cross-checks), without evaluating it."""
     file = Path(path)
     data = read_yaml(file, error=HardwareError)
-    validator = jsonschema.Draft202012Validator(_schema())
-    problems = [f"{_path(error.absolute_path)}: {shorten(error.message)}" for error in validator.iter_errors(data)]
+    problems = schema_problems(data, "hardware.schema.yaml")
     if not problems:
         problems = _cross_check(data)
     if problems:

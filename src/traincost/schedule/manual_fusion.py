@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from traincost.config_files import read_yaml
+from traincost.config_files import read_yaml, shorten
 from traincost.errors import ConfigError
 from traincost.workload import PHASES
 
@@ -56,6 +56,9 @@ def read_manual_fusion(path: str | os.PathLike[str], ops: pd.DataFrame) -> tuple
     if not isinstance(data, dict) or set(data) != {"phases", "prefixes"}:
         raise ConfigError(f"{file}: expected exactly the keys 'phases' and 'prefixes'")
     phases, prefixes = data["phases"], data["prefixes"]
+    for key, values in (("phases", phases), ("prefixes", prefixes)):
+        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v for v in values):
+            raise ConfigError(f"{file}: {key}: {shorten(repr(values))}; expected a non-empty list of names")
     bad = [p for p in phases if p not in PHASES]
     if bad:
         raise ConfigError(f"{file}: phases: {bad} are not phases ({', '.join(PHASES)})")
