@@ -88,8 +88,38 @@ def _cmd_report_workloads(args: argparse.Namespace) -> None:
         tmp.write_text(workloads_html(rows), encoding="utf-8")
 
 
+def _cmd_check_results(args: argparse.Namespace) -> None:
+    from traincost.results_check import damaged_files
+
+    if not args.results.is_dir():
+        raise ConfigError(f"--results {args.results}: no such folder")
+    damaged, checked = damaged_files(args.results)
+    for damage in damaged:
+        print(f"damaged: {damage.path}: {damage.reason}")
+    if not damaged:
+        print(f"{checked} files checked under {args.results}; none damaged")
+        return
+    if not args.remove:
+        raise ConfigError(
+            f"{len(damaged)} of {checked} files under {args.results} are damaged (listed above): `traincost check-results "
+            "--remove` deletes them and the next `snakemake --cores N` rebuilds them and what depends on them"
+        )
+    for damage in damaged:
+        damage.path.unlink()
+    print(f"removed {len(damaged)} damaged files of {checked}; `snakemake --cores N` rebuilds them")
+
+
 def summary_commands(command: Command) -> None:
     """The paper-vs-ours summary (terminal) and its HTML table (report)."""
+    cmd = command(
+        "check-results",
+        _cmd_check_results,
+        "list the damaged files under --results (cut short or overwritten), and with --remove delete them so the next "
+        "snakemake run rebuilds them",
+    )
+    cmd.add_argument("--results", type=Path, default=Path("results"), help="the results folder (default results)")
+    cmd.add_argument("--remove", action="store_true", help="delete the damaged files (snakemake then rebuilds them)")
+
     cmd = command("summary", _cmd_summary, "per study found under --results: how many of the paper's checks agree, and the table")
     cmd.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder (default: results)")
     cmd.add_argument("--study", nargs="+", choices=STUDY_KEYS, help="only these studies (default: every one found)")
