@@ -110,6 +110,7 @@ TENSOR_KINDS = (
 _META_KEY = b"traincost"
 # the tensors columns the cost model, the liveness analysis and the studies read
 _TENSOR_COLUMNS = ("tensor", "name", "kind", "dtype_bytes", "bytes", "producer", "consumers", "updates")
+_OP_COLUMNS = ("op", "name", "kind", "phase", "layer", *LOOP_DIMS, "macs", "elementwise_ops", "inputs", "outputs")
 
 
 def made_kind(phase: str) -> str:
@@ -252,7 +253,7 @@ class Workload:
         """Read a Workload written by ``write``, checked value by value (``traincost.workload_check``)."""
         ops, meta = read_table(ops_path)
         tensors, _ = read_table(tensors_path)
-        missing = [c for c in ("op", "kind", "phase", "macs", "inputs", "outputs") if c not in ops.columns]
+        missing = [c for c in _OP_COLUMNS if c not in ops.columns]
         if missing:
             raise GraphError(f"{ops_path}: not a Workload ops table (missing columns {missing})")
         missing = [c for c in _TENSOR_COLUMNS if c not in tensors.columns]

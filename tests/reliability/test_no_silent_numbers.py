@@ -149,3 +149,14 @@ def test_table_metadata_that_is_not_a_json_object_is_one_line(tmp_path: Path, me
     ops = _parquet(tmp_path / "ops.parquet", metadata)
     tensors, out = _parquet(tmp_path / "tensors.parquet"), tmp_path / "memory.parquet"
     _one_error_line(cli("memory", "--ops", ops, "--tensors", tensors, "--out", out), str(ops), "'traincost'", *words)
+
+
+@pytest.mark.parametrize("column", ["B", "layer", "elementwise_ops"])
+def test_an_ops_table_missing_a_column_is_one_line_naming_it(tmp_path: Path, column: str) -> None:
+    """A loop dimension missing passed the read and ended in a traceback in the sweep."""
+    workload = conv_relu_workload()
+    ops, tensors = tmp_path / "ops.parquet", tmp_path / "tensors.parquet"
+    workload.__class__(ops=workload.ops.drop(columns=[column]), tensors=workload.tensors, meta=workload.meta).write(ops, tensors)
+    args = ("--hardware", EDGE_TPU, "--step", "training", "--out", tmp_path / "sweep.parquet")
+    result = cli("sweep", "--ops", ops, "--tensors", tensors, *args)
+    _one_error_line(result, str(ops), "not a Workload ops table", f"missing columns ['{column}']")
