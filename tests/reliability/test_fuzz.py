@@ -203,6 +203,32 @@ def test_a_drawn_graph_with_a_cycle_is_always_refused(graph: Graph, tmp_path: Pa
             assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow  # 250 examples: 20 s
+@FUZZ
+@given(graph=graphs(), data=st.data())
+def test_a_drawn_graph_s_totals_never_wrap_around(graph: Graph, data: st.DataObject, tmp_path: Path) -> None:
+    """A drawn DAG (its edits left out) whose tensors' bytes and ops' element-wise counts are drawn up to 2^62 each:
+    the tables are refused in one line where a total would pass 2^63 - 1, and otherwise every byte total of the
+    memory table is non-negative and at most the sum of the tensors' bytes."""
+    ops_frame, tensors_frame, _ = _graph_tables(graph[0], [])
+    sizes = data.draw(st.lists(st.integers(0, 2**62), min_size=len(tensors_frame), max_size=len(tensors_frame)))
+    counts = data.draw(st.lists(st.integers(0, 2**62), min_size=len(ops_frame), max_size=len(ops_frame)))
+    tensors_frame["bytes"], ops_frame["elementwise_ops"] = sizes, counts
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    ops, tensors, out = folder / "ops.parquet", folder / "tensors.parquet", folder / "memory.parquet"
+    write_table(ops_frame, ops, {"model": "drawn"})
+    write_table(tensors_frame, tensors, {"model": "drawn"})
+    result = cli("memory", "--ops", ops, "--tensors", tensors, "--out", out)
+    _outcome_is_clean(result, out)
+    if sum(sizes) > 2**63 - 1 or sum(counts) > 2**63 - 1:
+        assert result.returncode == 2 and "adds up to" in result.stderr, result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    table = pd.read_parquet(out)
+    for column in ("at_peak_bytes", "total_bytes"):
+        assert (table[column] >= 0).all() and table[column].sum() <= sum(sizes), table
+
+
 # --- the hardware YAML --------------------------------------------------------------------------
 
 
