@@ -164,7 +164,7 @@ from typing import Any
 import numpy as np
 
 from traincost.cost.halo import Halo
-from traincost.cost.optable import OWN_LOOPS, ROLES, SPLIT_DIM, OpTable
+from traincost.cost.optable import OWN_LOOPS, ROLES, ROW_SPLIT_KINDS, SPLIT_DIM, OpTable
 from traincost.cost.step_windows import WINDOWED_KINDS, step_shares
 from traincost.errors import ConfigError
 from traincost.hardware import in_memory
@@ -543,21 +543,34 @@ class _Gemm:
         return self.full[0] * self.full[2] * self.step_share
 
     @classmethod
-    def of(cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core, unroll: dict[str, np.ndarray]) -> _Gemm:
+    def of(
+        cls, table: OpTable, index: np.ndarray, split: np.ndarray, core: Core, unroll: dict[str, np.ndarray], *, rows: bool
+    ) -> _Gemm:
+        """The GEMM view of ops ``index`` on one of ``split`` cores: each core takes ceil(D / split) of the dimension
+        the op is split along, its output channels (``SPLIT_DIM``), or with ``rows`` its output rows where its kind
+        allows (``ROW_SPLIT_KINDS``: each core then holds every weight and reads its rows' inputs with their halo)."""
         shape = (split.shape[0], len(index))
         kinds = table.kind[index]
         dims = {d: np.broadcast_to(table.dims[d][index].astype(np.float64), shape).copy() for d in table.dims}
-        share = np.ones(shape)  # each core takes ceil(D/split) of the output-channel dim
-        for kind, dim in SPLIT_DIM.items():
+        m_share, n_share, x_share = np.ones(shape), np.ones(shape), np.ones(shape)
+        for kind, channels in SPLIT_DIM.items():
             mask = kinds == kind
-            if mask.any():
-                part = np.ceil(dims[dim][:, mask] / split[:, None])
-                share[:, mask] = part / dims[dim][:, mask]
-                dims[dim][:, mask] = part
+            if not mask.any():
+                continue
+            by_rows = rows and kind in ROW_SPLIT_KINDS
+            dim = "OY" if by_rows else channels
+            part = np.ceil(dims[dim][:, mask] / split[:, None])
+            (m_share if by_rows else n_share)[:, mask] = part / dims[dim][:, mask]
+            if by_rows:  # the input rows a share's windows touch, of those the whole op's touch
+                stride, dilation = table.stride[index][mask, 0], table.dilation[index][mask, 0]
+                taps = (dims["FY"][:, mask] - 1) * dilation + 1
+                x_share[:, mask] = ((part - 1) * stride + taps) / ((dims[dim][:, mask] - 1) * stride + taps)
+            dims[dim][:, mask] = part
+        share = m_share * n_share
         groups = table.groups[index][None, :]
         full = (
-            table.m[index][None, :] * np.ones(shape),
-            table.n[index][None, :] * share,
+            table.m[index][None, :] * m_share,
+            table.n[index][None, :] * n_share,
             table.r[index][None, :] * np.ones(shape),
         )
         return cls(
@@ -565,15 +578,15 @@ class _Gemm:
             full=full,
             groups=groups,
             macs=table.macs[index][None, :] * share,
-            s_elems=table.s_elems[index][None, :] * share / groups,
+            s_elems=table.s_elems[index][None, :] * n_share / groups,
             o_elems=table.o_elems[index][None, :] * share / groups,
-            x_unique=table.x_elems[index][None, :] / groups,
+            x_unique=table.x_elems[index][None, :] * x_share / groups,
             window=table.window[index][None, :],
             core_shares=1 / share,
             array_tile=_array_tile(dims, full, kinds, unroll),
             steps=_array_steps(dims, kinds, unroll),
             axes=_axis_use(core, dims, kinds) if any(level.served_axes is not None for level in core.levels) else (),
-            halo=Halo.of(table, index),
+            halo=Halo.of(table, index, dims["OY"] if rows else None),  # a row share's halo: of its own rows
             step_share=step_shares(
                 dims, table.stride[index], table.dilation[index], np.isin(kinds, WINDOWED_KINDS), _fed_by_one(core, unroll)
             ),
@@ -588,6 +601,7 @@ def mac_cost(
     index: np.ndarray,
     *,
     split: np.ndarray | None = None,
+    split_rows: bool = False,
     external: ExternalPath | None = None,
     objective: str = "edp",
 ) -> CoreOpCost:
@@ -601,6 +615,9 @@ def mac_cost(
             (tensor parallelism); the cost is that of one of those cores (the largest share), and
             ``core_shares`` says how many such shares the op's work fills (D / ceil(D / split): fewer
             than ``split`` when D is smaller, fractional when it does not divide evenly). Default 1.
+        split_rows: split a convolution's or GEMM's output rows over the ``split`` cores instead (``ROW_SPLIT_KINDS``:
+            each core holds every weight and reads the input rows its share's windows touch, the halo between shares
+            read by both); the other kinds keep their output-channel split.
         external: the price of a byte from outside; with it, the loop order above the core is chosen per op
             among ``MAPPINGS``; without it, the core's dataflow decides.
         objective: what the choice minimises: ``latency``, ``energy`` or ``edp``.
@@ -615,7 +632,7 @@ def mac_cost(
     check_objective(objective)
 
     def costed(variant: Core, ops: np.ndarray) -> CoreOpCost:
-        return _mac_cost(variant, table, ops, split=split, external=external, objective=objective)
+        return _mac_cost(variant, table, ops, split=split, split_rows=split_rows, external=external, objective=objective)
 
     distinct = core.spatial_variants()
     costs = [costed(variant, index) for variant in distinct]
@@ -698,6 +715,7 @@ def _mac_cost(
     index: np.ndarray,
     *,
     split: np.ndarray | None,
+    split_rows: bool,
     external: ExternalPath | None,
     objective: str,
 ) -> CoreOpCost:
@@ -705,7 +723,7 @@ def _mac_cost(
     n_cfg = core.count.shape[0]
     split = np.ones(n_cfg) if split is None else np.asarray(split, dtype=np.float64)
     unroll = {d: core.unroll(d)[:, None] for d in table.dims}
-    gemm = _Gemm.of(table, index, split, core, unroll)
+    gemm = _Gemm.of(table, index, split, core, unroll, rows=split_rows)
     steps = np.ones_like(gemm.macs)
     for d, size in gemm.dims.items():
         steps = steps * np.ceil(size / unroll[d])

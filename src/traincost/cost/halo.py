@@ -72,28 +72,34 @@ class Halo:
     axis: np.ndarray
 
     @classmethod
-    def of(cls, table: OpTable, index: np.ndarray) -> Halo:
-        """The halo of ops ``index`` of ``table``."""
+    def of(cls, table: OpTable, index: np.ndarray, output_rows: np.ndarray | None = None) -> Halo:
+        """The halo of ops ``index`` of ``table``; with ``output_rows`` ((configurations, ops)), of the share of each op
+        that has so many of its output rows (a row split across cores: the share is an image of its own)."""
         geometries: dict[tuple[tuple[int, int, int, int], tuple[int, int, int, int]], int] = {}
-        rows, axes = np.zeros(len(index), dtype=np.int64), np.zeros(len(index), dtype=np.int64)
+        rows = np.zeros((1 if output_rows is None else output_rows.shape[0], len(index)), dtype=np.int64)
+        axes = np.zeros(len(index), dtype=np.int64)
         for k, i in enumerate(index.tolist()):
             kind = table.kind[i]
             if kind not in _BLOCKED_AXIS:
                 continue
-            per_axis = []
-            for a, axis in enumerate("YX"):
-                outputs, taps = int(table.dims[f"O{axis}"][i]), int(table.dims[f"F{axis}"][i])
-                stride, dilation = int(table.stride[i, a]), int(table.dilation[i, a])
-                if kind == "conv_dgrad":  # its transposed windows over the output gradient
-                    taps, stride, dilation = math.ceil(dilation * (taps - 1) / stride) + 1, 1, 1
-                per_axis.append((outputs, taps, stride, dilation))
-            rows[k] = geometries.setdefault((per_axis[0], per_axis[1]), len(geometries) + 1)
+            shares = [int(table.dims["OY"][i])] if output_rows is None else np.unique(output_rows[:, k]).astype(int).tolist()
+            for share in shares:
+                per_axis = []
+                for a, axis in enumerate("YX"):
+                    outputs, taps = int(table.dims[f"O{axis}"][i]), int(table.dims[f"F{axis}"][i])
+                    outputs = share if axis == "Y" else outputs
+                    stride, dilation = int(table.stride[i, a]), int(table.dilation[i, a])
+                    if kind == "conv_dgrad":  # its transposed windows over the output gradient
+                        taps, stride, dilation = math.ceil(dilation * (taps - 1) / stride) + 1, 1, 1
+                    per_axis.append((outputs, taps, stride, dilation))
+                at = slice(None) if output_rows is None else output_rows[:, k] == share
+                rows[at, k] = geometries.setdefault((per_axis[0], per_axis[1]), len(geometries) + 1)
             axes[k] = _BLOCKED_AXIS[kind]
         tables = [halo_factors(*geometry) for geometry in geometries]
         factors = np.ones((len(tables) + 1, max((len(f) for f in tables), default=0) + 1))
         for k, f in enumerate(tables, start=1):
             factors[k, : len(f)] = f
-        return cls(factors=factors, row=rows[None, :], axis=axes[None, :])
+        return cls(factors=factors, row=rows, axis=axes[None, :])
 
     def factor(self, tile: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray | float:
         """Per (configuration, op): the factor for blocks the size of ``tile``'s extent along each op's ``axis`` (1

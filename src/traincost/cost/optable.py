@@ -34,6 +34,7 @@ __all__ = [
     "ROLES",
     "VIEW_OP_TYPES",
     "SPLIT_DIM",
+    "ROW_SPLIT_KINDS",
     "OWN_LOOPS",
     "window_span",
     "window_spans",
@@ -63,6 +64,10 @@ OWN_LOOPS: dict[str, dict[str, str]] = {
 }
 # the output-channel dimension that tensor parallelism splits across cores
 SPLIT_DIM = {"conv": "K", "conv_dgrad": "C", "conv_wgrad": "K", "gemm": "K", "matmul": "K"}
+# the kinds whose output rows (OY) tensor parallelism may split across cores instead, as Stream 2.1.1 splits a
+# convolution's (its inter-core tiling D2, the ONNX parser's OY): a weight gradient's OY is a reduction and a data
+# gradient's output rows are not the forward's
+ROW_SPLIT_KINDS = ("conv", "gemm", "matmul")
 # operators that only relabel memory: zero cost, output aliases input 0
 VIEW_OP_TYPES = frozenset({"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape"})
 

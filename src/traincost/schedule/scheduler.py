@@ -3,8 +3,10 @@
 Ops are visited once, in program order (a topological order), and for every configuration at once:
 
 1. **Placement.** Each op goes to the core that runs its kind. With tensor parallelism a MAC op is
-   split over output channels across all instances of its core; otherwise it takes the instance
-   that frees up first.
+   split across all instances of its core, over its output channels or, for a convolution or GEMM, over its
+   output rows (each instance then holds every weight and reads its rows' inputs with their halo, as Stream 2.1.1
+   splits a convolution), whichever scores better by the plan's mapping objective (``rows_split`` in the per-op
+   table); otherwise it takes the instance that frees up first.
 2. **Data.** Each input comes from the core's own top memory if it is resident there (free), from
    another core over the bus, or from off-chip memory over the bus. Outputs stay in the producing
    core's top memory while they fit in its resident share; what does not fit spills off chip (and
@@ -48,10 +50,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from traincost.cost.core_cost import MAPPINGS, ExternalPath, mac_cost, simd_cost
-from traincost.cost.optable import MAC_KINDS, OpTable, flat_ids
+from traincost.cost.core_cost import MAPPINGS, CoreOpCost, ExternalPath, mac_cost, simd_cost
+from traincost.cost.optable import MAC_KINDS, ROW_SPLIT_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
-from traincost.hardware.spec import HardwareSpec
+from traincost.hardware.spec import Core, HardwareSpec
 from traincost.schedule.fusion_memory import GroupTiling, core_capacity_bytes, output_copies
 from traincost.schedule.lanes import Lane, Lanes, lanes_for
 from traincost.schedule.plan import SchedulePlan
@@ -271,6 +273,7 @@ class OpCosts:
     reduction_chunk: np.ndarray
     widened_columns: np.ndarray
     own_loops: np.ndarray
+    rows_split: np.ndarray  # a tensor-parallel MAC op split over its output rows, not its output channels
     mac_pj: np.ndarray  # MAC energy, every share
     copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
@@ -294,39 +297,13 @@ class OpCosts:
             for index, is_mac in ((np.flatnonzero(on_core & mac), True), (np.flatnonzero(on_core & ~mac), False)):
                 if not len(index):
                     continue
-                copies = np.zeros((hardware.n_configs, len(index)))
-                if is_mac:
-                    split = core.count if plan.tensor_parallel else np.ones_like(core.count)
-                    cost = mac_cost(
-                        core,
-                        table,
-                        index,
-                        split=split,
-                        external=ExternalPath.of(hardware, core),
-                        objective=plan.mapping_objective,
-                    )
-                    for name, values in records.items():
-                        values[:, index] = getattr(cost, name)
-                    # the work is charged once: K < cores leaves cores idle, and an uneven split leaves the
-                    # last core a smaller share (one core's cost times the shares the op fills)
-                    shares = cost.core_shares
-                    arrays["in_w"][:, index] = cost.ext_in_bytes.get("W", 0) * shares
-                    # the streamed operand is multicast: fetched once, written into every busy core's top memory
-                    arrays["in_i"][:, index] = cost.ext_in_bytes.get("I", 0)
-                    copies = arrays["in_i"][:, index] * (np.ceil(shares) - 1) * _BITS * core.top.write_energy_pj_per_bit[:, None]
-                    arrays["psum"][:, index] = cost.ext_in_bytes.get("O", 0) * shares
-                else:
-                    cost = simd_cost(core, table, index)
-                    shares = cost.core_shares
-                arrays["out"][:, index] = cost.ext_write_bytes * shares
-                arrays["latency"][:, index] = cost.latency_cycles
-                internal = cost.energy_mac_pj.copy()
-                for name, energy in cost.energy_level_pj.items():
-                    internal += energy
-                    level_pj[name][:, index] = energy * shares
-                arrays["energy"][:, index] = internal * shares + copies
-                arrays["copies_pj"][:, index] = copies
-                arrays["mac_pj"][:, index] = cost.energy_mac_pj * shares
+                columns = _mac_columns(table, hardware, plan, core, index) if is_mac else _columns(simd_cost(core, table, index))
+                for name, values in columns.items():
+                    if name == "level_pj":
+                        for memory, energy in values.items():
+                            level_pj[memory][:, index] = energy
+                    else:
+                        (records if name in records else arrays)[name][:, index] = values
         choosing = plan.tensor_parallel and plan.allocation == "per_op"
         return cls(
             kind=table.kind,
@@ -395,12 +372,85 @@ _MAPPING_RECORDS = {
     "reduction_chunk": -1.0,
     "widened_columns": -1.0,
     "own_loops": False,
+    "rows_split": False,
 }
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
     *_MAPPING_RECORDS,
     *("mac_pj", "copies_pj"),
 )
+
+
+def _mac_columns(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, core: Core, index: np.ndarray) -> dict:
+    """The ``OpCosts`` columns of the MAC ops ``index`` on ``core``. With tensor parallelism each op is split over
+    every instance, along its output channels, or along its output rows (``ROW_SPLIT_KINDS``, as Stream 2.1.1 splits
+    a convolution) where that scores better by the plan's mapping objective, its traffic from outside at the price
+    of ``ExternalPath`` included (a row split fetches every weight once for all the cores and each core's input rows
+    with their halo; a channel split each core's weights and the input once); ``rows_split`` records which."""
+    external = ExternalPath.of(hardware, core)
+    split = core.count if plan.tensor_parallel else np.ones_like(core.count)
+
+    def costed(by_rows: bool) -> dict:
+        cost = mac_cost(core, table, index, split=split, split_rows=by_rows, external=external, objective=plan.mapping_objective)
+        return _columns(cost, multicast="W" if by_rows else "I", write_pj_per_bit=core.top.write_energy_pj_per_bit)
+
+    by_channels = costed(False)
+    eligible = np.isin(table.kind[index], ROW_SPLIT_KINDS) & (table.dims["OY"][index] > 1)
+    if not plan.tensor_parallel or not eligible.any():
+        return by_channels
+    by_rows = costed(True)
+    score = {
+        name: _split_score(columns, external, plan.mapping_objective)
+        for name, columns in (("rows", by_rows), ("channels", by_channels))
+    }
+    rows = eligible[None, :] & (score["rows"] < score["channels"])
+    chosen = {
+        name: (
+            {memory: np.where(rows, by_rows[name][memory], values[memory]) for memory in values}
+            if name == "level_pj"
+            else np.where(rows, by_rows[name], values)
+        )
+        for name, values in by_channels.items()
+    }
+    return chosen | {"rows_split": rows}
+
+
+def _split_score(columns: dict, external: ExternalPath, objective: str) -> np.ndarray:
+    """An op's score by ``objective`` as split so (``columns``): its core latency or the time its traffic from
+    outside takes, whichever is longer, and its energy with that traffic's."""
+    moved = columns["in_w"] + columns["in_i"] + columns["psum"] + columns["out"]
+    latency = np.maximum(columns["latency"], moved / external.bandwidth_bytes_per_cycle[:, None])
+    energy = columns["energy"] + moved * _BITS * external.energy_pj_per_bit[:, None]
+    return {"latency": latency, "energy": energy}.get(objective, latency * energy)
+
+
+def _columns(cost: CoreOpCost, *, multicast: str | None = None, write_pj_per_bit: np.ndarray | None = None) -> dict:
+    """The ``OpCosts`` columns of ``cost`` (one core instance's share of each op) for the whole op: the work is charged
+    once (K < cores leaves cores idle, and an uneven split leaves the last core a smaller share: one core's cost
+    times the shares the op fills). For MAC ops (a ``multicast`` operand named) the bytes each brings in too: the
+    multicast operand (the input, or the weights of a row split) fetched once and written into every busy core's top
+    memory but one (``copies_pj``), the others each core's own, and the mapping records."""
+    shares = cost.core_shares
+    columns: dict = {}
+    copies = np.zeros_like(cost.latency_cycles)
+    if multicast is not None:
+        ext_in = cost.ext_in_bytes
+        columns = {name: getattr(cost, name) for name in _MAPPING_RECORDS if name != "rows_split"}
+        columns |= {"in_w": ext_in.get("W", 0) * shares, "in_i": ext_in.get("I", 0) * shares, "psum": ext_in.get("O", 0) * shares}
+        fetched = ext_in.get(multicast, 0) * np.ones_like(shares)
+        columns["in_i" if multicast == "I" else "in_w"] = fetched
+        copies = fetched * (np.ceil(shares) - 1) * _BITS * write_pj_per_bit[:, None]
+    internal = cost.energy_mac_pj.copy()
+    for energy in cost.energy_level_pj.values():
+        internal += energy
+    return columns | {
+        "out": cost.ext_write_bytes * shares,
+        "latency": cost.latency_cycles,
+        "energy": internal * shares + copies,
+        "copies_pj": copies,
+        "mac_pj": cost.energy_mac_pj * shares,
+        "level_pj": {name: energy * shares for name, energy in cost.energy_level_pj.items()},
+    }
 
 
 def _energy_totals(costs: OpCosts, table: OpTable, hardware: HardwareSpec, core_of: np.ndarray) -> tuple[np.ndarray, dict]:
