@@ -235,6 +235,12 @@ TRACED = """\
   next iteration only as far as their resources allow (the residual blocks on tpu_like: 6,404 cycles an iteration,
   3,072 from one iteration to the next, `allocation/reports/slot_latency_breakdown.yaml`), where ours overlaps any two
   ops on different cores; and the systolic drain (tens of cycles a layer).
+- **Splitting an op across cores.** Stream splits a convolution's output rows across the cores it gives it (the
+  group's `mapping.yaml`: `inter_core_tiling: D2`, the output rows in its ONNX parser's naming,
+  `stream/parser/onnx/conv.py`). Ours takes per op the better, by the mapping objective, of its output channels
+  and its output rows with their halo (the per-op table's `rows_split`): here the rows win for the stride-2 block's
+  three convolutions on eyeriss_like and for the 1x1 stride-2 shortcuts on tpu_like; elsewhere a share of the
+  output channels fills the arrays as well and keeps each core to its share of the weights.
 - **A fused layer is costed tile by tile in Stream, whole in ours.** Stream has ZigZag map each tile of a fused layer
   (two output rows of the residual blocks) on its own (`CoreCostEstimationStage`, one `ComputationNode` per tile); ours
   maps the op's share of a core once, its partial sums leaving the array every step of the reduction where it latches
