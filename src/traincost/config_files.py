@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from traincost.errors import ConfigError, TraincostError
+from traincost.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER, MAX_MESSAGE_CHARS, MAX_YAML_BYTES
 
 __all__ = [
     "MAX_DEPTH",
@@ -47,18 +48,6 @@ __all__ = [
     "read_yaml",
     "shorten",
 ]
-
-MAX_FILE_BYTES = 8 * 2**20
-"""Largest JSON configuration file read (8 MiB; the shipped ones are under 10 KiB)."""
-MAX_YAML_BYTES = 2**20
-"""Largest YAML file read (1 MiB: 1.4 s and 200 MB at most to parse, ``bench/yaml_reader.py``; the shipped ones,
-ZigZag's and Stream's included, are under 10 KiB)."""
-MAX_DEPTH = 100
-"""Deepest nesting of lists and mappings in a YAML file (the shipped ones nest 6 deep)."""
-MAX_MESSAGE_CHARS = 300
-"""Longest quoted value in an error message."""
-MAX_INTEGER = 2**63 - 1
-"""Largest integer magnitude a configuration value may have (what int64 columns and float64 arithmetic carry)."""
 
 
 class _StrictnessError(Exception):
@@ -134,7 +123,7 @@ def _check_events(text: str) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 raise _StrictnessError(
-                    f"line {event.start_mark.line + 1}: nested more than {MAX_DEPTH} deep (traincost.config_files.MAX_DEPTH)"
+                    f"line {event.start_mark.line + 1}: nested more than {MAX_DEPTH} deep (traincost.limits.MAX_DEPTH)"
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1

@@ -12,6 +12,8 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
+from traincost.limits import MAX_LINE_CHARS
+
 __all__ = [
     "TraincostError",
     "UnknownModelError",
@@ -25,10 +27,6 @@ __all__ = [
     "in_file",
     "one_line",
 ]
-
-
-MAX_LINE_CHARS = 1000
-"""Longest error line the command line prints: its start names what is at fault, its end what was expected."""
 
 
 class TraincostError(Exception):

@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 
 from traincost.errors import ConfigError
+from traincost.limits import MAX_DRAWN_BYTES
 
 __all__ = ["LOSSES", "MODEL_LOSS", "InputSpec", "check_loss", "draw_tensors", "parse_inputs", "parse_labels"]
 
@@ -146,10 +147,6 @@ def _is_factory_path(text: str) -> bool:
     return bool(module) and all(part.isidentifier() for part in module.split(".")) and function.isidentifier()
 
 
-MAX_DRAWN_BYTES = 8 * 2**30
-"""Largest batch ``draw_tensors`` draws (8 GiB; ResNet-50's 224 x 224 images take 0.6 MB a sample)."""
-
-
 def draw_tensors(specs: Sequence[InputSpec], *, seed: int) -> dict[str, np.ndarray]:
     """Deterministic random tensors of the given (whole) shapes, in order, from one numpy generator seeded with
     ``seed`` (``torch.from_numpy`` shares them with torch)."""
@@ -158,7 +155,7 @@ def draw_tensors(specs: Sequence[InputSpec], *, seed: int) -> dict[str, np.ndarr
         shapes = ", ".join(f"{spec.name} {'x'.join(map(str, spec.shape))}" for spec in specs)
         raise ConfigError(
             f"the batch ({shapes}) would take {nbytes:,} bytes; expected at most {MAX_DRAWN_BYTES:,} "
-            "(traincost.signature.MAX_DRAWN_BYTES): a smaller batch"
+            "(traincost.limits.MAX_DRAWN_BYTES): a smaller batch"
         )
     rng = np.random.default_rng(seed)
     drawn = {}

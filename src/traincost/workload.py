@@ -44,7 +44,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +53,7 @@ import pyarrow.parquet as pq
 
 from traincost.errors import GraphError
 from traincost.io import atomic_path
+from traincost.limits import MAX_TABLE_MIB
 from traincost.workload_check import check_tables
 
 __all__ = [
@@ -185,11 +185,6 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: Mapping
     table = table.replace_schema_metadata(schema_meta)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-
-
-MAX_TABLE_MIB = ContextVar("MAX_TABLE_MIB", default=1024)
-"""Largest table ``read_table`` loads, in MiB of memory as its footer foretells it (the larger of its uncompressed
-bytes and 8 bytes a value): the studies' largest is under 10 MiB. ``traincost --max-table-mib`` sets it."""
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, str]]:

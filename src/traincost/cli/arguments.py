@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from traincost.errors import ConfigError
+from traincost.limits import MAX_BATCH, MAX_SEED
 
 if TYPE_CHECKING:
     import onnx
@@ -83,12 +84,6 @@ fraction = _checked(lambda v: 0 <= v <= 1, "a fraction in [0, 1]")
 unit_interval_open = _checked(lambda v: 0 <= v < 1, "a number in [0, 1)")
 
 
-MAX_BATCH = 2**20
-"""Largest batch a command takes (1,048,576 samples; the drawn batch is bounded in bytes too: ``signature.draw_tensors``)."""
-MAX_SEED = 2**31 - 1
-"""Largest seed (what CP-SAT, numpy and torch all take)."""
-
-
 def _integer_in(low: int, high: int | None, expected: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -104,7 +99,7 @@ def _integer_in(low: int, high: int | None, expected: str) -> Callable[[str], in
 
 
 positive_int = _integer_in(1, None, "an integer >= 1")
-batch_size = _integer_in(1, MAX_BATCH, f"a batch size from 1 to {MAX_BATCH:,} (traincost.cli.arguments.MAX_BATCH)")
+batch_size = _integer_in(1, MAX_BATCH, f"a batch size from 1 to {MAX_BATCH:,} (traincost.limits.MAX_BATCH)")
 seed_value = _integer_in(0, MAX_SEED, f"a seed from 0 to {MAX_SEED:,}")
 
 

@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.setLevel(level)  # also the progress bars' switch (traincost.progress); restored on return
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
-    from traincost.workload import MAX_TABLE_MIB
+    from traincost.limits import MAX_TABLE_MIB
 
     table_limit = MAX_TABLE_MIB.set(args.max_table_mib)
     try:

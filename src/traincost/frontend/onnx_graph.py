@@ -20,6 +20,7 @@ from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError, cycle_text, find_cycle
 from traincost.io import atomic_path
+from traincost.limits import MAX_EXTERNAL_DATA_BYTES
 
 __all__ = [
     "IR_VERSION",
@@ -57,11 +58,6 @@ LAYER_KEY = "traincost.layer"
 KIND_KEY = "traincost.kind"
 # The training step's loss output (``train_graph`` names ONNX Runtime's loss so).
 LOSS_OUTPUT = "loss"
-
-
-MAX_EXTERNAL_DATA_BYTES = 8 * 2**30
-"""Most bytes of external weight data an ONNX file may make traincost read (8 GiB: VGG-16's weights are 0.55 GB),
-checked from the data files' sizes before any is read."""
 
 
 def load_onnx(path: str | os.PathLike[str]) -> onnx.ModelProto:
@@ -117,7 +113,7 @@ def check_external_data(model: onnx.ModelProto, file: Path) -> None:
         if total > MAX_EXTERNAL_DATA_BYTES:
             raise GraphError(
                 f"{file}: its external weight data is {total:,} bytes by initializer {init.name!r}; expected at most "
-                f"{MAX_EXTERNAL_DATA_BYTES:,} (traincost.frontend.onnx_graph.MAX_EXTERNAL_DATA_BYTES)"
+                f"{MAX_EXTERNAL_DATA_BYTES:,} (traincost.limits.MAX_EXTERNAL_DATA_BYTES)"
             )
 
 

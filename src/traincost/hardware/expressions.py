@@ -24,13 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from traincost.limits import MAX_EXPONENT, MAX_EXPRESSION_CHARS
+
 __all__ = ["evaluate", "names_in", "ExpressionError", "CONSTANTS", "MAX_EXPRESSION_CHARS", "MAX_EXPONENT"]
 
 CONSTANTS = {"KiB": 1024, "MiB": 1024 * 1024}
-MAX_EXPRESSION_CHARS = 1000
-"""Longest expression evaluated (the shipped hardware files use under 60)."""
-MAX_EXPONENT = 64
-"""Largest exponent magnitude of ``**``."""
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -80,7 +78,7 @@ def _parse(text: str) -> ast.Expression:
     if len(text) > MAX_EXPRESSION_CHARS:
         raise ExpressionError(
             f"{text[:60]!r}… has {len(text)} characters; an expression may have at most "
-            f"{MAX_EXPRESSION_CHARS} (traincost.hardware.expressions.MAX_EXPRESSION_CHARS)"
+            f"{MAX_EXPRESSION_CHARS} (traincost.limits.MAX_EXPRESSION_CHARS)"
         )
     try:
         return ast.parse(text, mode="eval")
@@ -95,7 +93,7 @@ def _power(base: Any, exponent: Any, text: str) -> Any:
     if np.any(np.abs(exponent) > MAX_EXPONENT):
         raise ExpressionError(
             f"{text!r}: an exponent of {np.max(np.abs(exponent)):g} is beyond the limit of {MAX_EXPONENT} "
-            "(traincost.hardware.expressions.MAX_EXPONENT)"
+            "(traincost.limits.MAX_EXPONENT)"
         )
     return np.power(np.asarray(base, dtype=np.float64), exponent)
 

@@ -33,6 +33,7 @@ from traincost.hardware.spec import (
     PEAxis,
 )
 from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
+from traincost.limits import MAX_COUNT
 
 __all__ = ["load_hardware", "read_hardware_yaml", "schema_problems", "HardwareError", "MAX_COUNT"]
 
@@ -43,9 +44,6 @@ _MEMORY_EXPRESSIONS = (*_MEMORY_FIELDS, *_BANDWIDTHS, "min_access_bits", "instan
 _LINK_FIELDS = ("bandwidth_bytes_per_cycle", "energy_pj_per_bit", "read_energy_pj_per_bit", "write_energy_pj_per_bit")
 # fields that must be > 0; every other numeric field must be >= 0
 _POSITIVE = {"size_bytes", "read_bandwidth_bytes_per_cycle", "write_bandwidth_bytes_per_cycle", "bandwidth_bytes_per_cycle"}
-MAX_COUNT = 65_536
-"""Most instances of a core (``count``) or of a memory (``instances``) at any configuration: the scheduler keeps
-a clock per instance, so a count of a billion would take gigabytes."""
 # the port directions that read and that write
 _READS = {"read", "read_write"}
 _WRITES = {"write", "read_write"}

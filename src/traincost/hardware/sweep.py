@@ -12,12 +12,9 @@ from numbers import Real
 import pandas as pd
 
 from traincost.errors import ConfigError
+from traincost.limits import MAX_CONFIGS
 
 __all__ = ["expand_grid", "config_id", "shard", "shard_rows", "MAX_CONFIGS"]
-
-MAX_CONFIGS = 1_000_000
-"""Default largest grid expanded (the full config's largest is 10,000); raise it per sweep with
-``hardware_sweeps.<name>.max_configs`` in the workflow config or ``traincost sweep --max-configs``."""
 
 
 def config_id(hardware: str, parameters: Mapping[str, float]) -> str:

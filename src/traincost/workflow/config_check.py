@@ -15,7 +15,7 @@ import pandas as pd
 from traincost.config_files import read_yaml, shorten
 from traincost.errors import ConfigError
 from traincost.fpga.devices import load_fpga_catalog
-from traincost.hardware.sweep import MAX_CONFIGS
+from traincost.limits import MAX_CONFIGS
 from traincost.signature import LOSSES
 from traincost.workflow.plan import frontend_of
 
