@@ -197,18 +197,21 @@ def relu_conv_workload(*, batch: int, channels: int, input_hw: int, kernel: int)
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "relu_conv"})
 
 
-def twin_convs_workload(*, channels_out: int) -> Workload:
-    """Two 1x1 convolutions reading the same input (B=1, C=2, 4x4) on 1-byte elements, each its own step output.
+def twin_convs_workload(*, channels_out: int, rows: int = 4) -> Workload:
+    """Two 1x1 convolutions reading the same input (B=1, C=2, 16 pixels in ``rows`` rows) on 1-byte elements, each
+    its own step output.
 
     Tensors: 0 input x, 1 and 2 their weights, 3 and 4 their outputs."""
-    dims = {"B": 1, "K": channels_out, "C": 2, "OY": 4, "OX": 4, "FY": 1, "FX": 1, "G": 1}
+    columns = 16 // rows
+    dims = {"B": 1, "K": channels_out, "C": 2, "OY": rows, "OX": columns, "FY": 1, "FX": 1, "G": 1}
     ops = [
         {"op": k, "name": f"conv{k}", "op_type": "Conv", "kind": "conv", "phase": "forward", "layer": f"conv{k}"}
         | dims
         | {"macs": channels_out * 2 * 16, "elementwise_ops": 0, "inputs": [0, 1 + k], "outputs": [3 + k]}
         for k in range(2)
     ]
-    shapes = [[1, 2, 4, 4], [channels_out, 2, 1, 1], [channels_out, 2, 1, 1], [1, channels_out, 4, 4], [1, channels_out, 4, 4]]
+    image, weight = [rows, columns], [channels_out, 2, 1, 1]
+    shapes = [[1, 2, *image], weight, weight, [1, channels_out, *image], [1, channels_out, *image]]
     kinds = ["input", "weight", "weight", "output", "output"]
     producers, consumers = [-1, -1, -1, 0, 1], [[0, 1], [0], [1], [], []]
     tensors = [

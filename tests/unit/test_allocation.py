@@ -34,9 +34,10 @@ def _both(table, hardware):
 
 
 def test_convolutions_that_a_split_does_not_speed_up_run_side_by_side(two_pe_cores) -> None:
-    # 2 output channels: split over 2 instances, each share fills half of an instance's 2 channels and takes as long
-    # as the whole op on one instance; so each takes one instance, and the two run at once
-    table = op_table(twin_convs_workload(channels_out=2))
+    # 2 output channels in one output row: split over 2 instances (by channels: one row has no rows to split), each
+    # share fills half of an instance's 2 channels and takes as long as the whole op on one instance; so each takes
+    # one instance, and the two run at once
+    table = op_table(twin_convs_workload(channels_out=2, rows=1))
     split, chosen = _both(table, two_pe_cores)
     assert chosen.ops["one_instance"].tolist() == [True, True]
     assert chosen.ops["start_cycles"].tolist() == [0, 0]
