@@ -257,8 +257,12 @@ TRACED = """\
   off-chip core's accesses and the links' `unit_energy_cost` (0 in every bundled example). So an element-wise layer
   costs the same inside the core in both when its operands stay on the core (layer-fused) and about twice in ours
   layer by layer.
-- **Links.** Stream's point-to-point links and meshes are one bus in ours (its `bus` entry, else the widest link):
-  where a layer's traffic between cores sets its pace, the two differ.
+- **Links.** Stream's point-to-point links between cores of two kinds are one link in ours, their bandwidths summed
+  (tpu_like_quad_core: 4 links of 32 bits a cycle from the compute cores to the SIMD core, 16 B a cycle between our
+  `tpu_like` and `simd`), which carries what one reads out of the other's top memory; its bus carries the off-chip
+  traffic in both. The mesh among instances of one kind has no counterpart: our instances of a kind share each op
+  and do not pass tensors between them. On these cases no latency moves: fused intermediates stay in a core's own
+  memory and, layer by layer, every tensor goes through DRAM.
 - **Stream computes a fused tile's halo again.** A tile of a layer whose consumer slides a window over it spans the
   window, not the step: its tensors carry the halo, `window - step` along the fused axis
   (`stream/workload/fusion/analysis.py`, `FusionWindow.halo`), and ZigZag costs the tile whole. In ResNet-18's

@@ -19,7 +19,9 @@ import traincost
 ROOT = Path(traincost.__file__).parent
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs/architecture.md"
 # modules every layer uses (errors, file and progress helpers): left out of the picture, not of the checks
-_UTILITIES = frozenset({"errors", "io", "progress", "tables", "config_files", "signature", "workload_check", "bisection", "limits"})
+_UTILITIES = frozenset(
+    {"errors", "io", "progress", "tables", "config_files", "signature", "workload_check", "bisection", "limits"}
+)
 
 
 def _package_imports() -> nx.DiGraph:

@@ -1,7 +1,7 @@
 """Hardware as data: HDA descriptions (YAML), their validation, and sweeps over their parameters."""
 
 from traincost.hardware.load import HardwareError, load_hardware, read_hardware_yaml
-from traincost.hardware.spec import Core, CoreLevel, HardwareSpec, Link, MemoryLevel, PEAxis
+from traincost.hardware.spec import Core, CoreLevel, CoreLink, HardwareSpec, Link, MemoryLevel, PEAxis
 from traincost.hardware.sweep import config_id, expand_grid, shard, shard_rows
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "HardwareSpec",
     "Core",
     "CoreLevel",
+    "CoreLink",
     "Link",
     "MemoryLevel",
     "PEAxis",

@@ -10,7 +10,8 @@ point-to-point links and buses (``core_connectivity``, bandwidths in bits per cy
 The translation: cores listed from the same file become one traincost core with ``count`` = how
 many; each core file goes through the ZigZag translation (``import_zigzag.zigzag_core``), its memories
 prefixed by the file's stem; the off-chip core's memory is the ``offchip`` link; the first ``bus``
-entry of ``core_connectivity`` is the bus (else the widest link); ``core_memory_sharing`` makes the
+entry of ``core_connectivity`` is the bus (else the widest link), and its point-to-point links between cores of two
+kinds one ``links`` entry per pair of our cores, their bandwidths summed; ``core_memory_sharing`` makes the
 first core's top memory the shared top memory of the others. Each op kind goes to the core whose
 ``operator_types`` name it; convolutions and matrix products go to the cores without
 ``operator_types`` (Stream's compute arrays), and kinds no core names go to the element-wise core.
@@ -119,7 +120,7 @@ def stream_hardware(
         "cores": cores,
         "bus": _bus(data, file, offchip),
         "offchip": offchip,
-    }
+    } | _links(data, file, top_of)
 
 
 def _core_path(file: Path, listed: object) -> Path:
@@ -328,6 +329,38 @@ def _offchip_memory(data: Mapping[str, Any], core_file: Path) -> dict[str, Any]:
         "read_energy_pj_per_bit": float(entry["r_cost"]) / max(reads),
         "write_energy_pj_per_bit": float(entry["w_cost"]) / max(writes),
         "source": f"{core_file.name} memories.{name}: r_cost {entry['r_cost']} / w_cost {entry['w_cost']} pJ per access",
+    }
+
+
+def _links(data: Mapping[str, Any], file: Path, core_of: Mapping[int, str]) -> dict[str, Any]:
+    """Stream's point-to-point links between cores of two kinds, as one link between our two cores of the summed
+    bandwidth (``links``: what one reads out of the other's top memory crosses it, not the bus). Links between
+    instances of one kind, and to the off-chip or a memory core, have no counterpart: our instances of a kind share
+    their work and their traffic off chip crosses the bus."""
+    joined: dict[frozenset[str], dict[str, Any]] = {}
+    default_energy = data.get("unit_energy_cost", 0) or 0
+    for connection in data.get("core_connectivity") or []:
+        if connection.get("type", "link") != "link" or len(connection["cores"]) != 2:
+            continue
+        names = [core_of.get(core_id) for core_id in connection["cores"]]
+        if None in names or names[0] == names[1]:
+            continue
+        link = joined.setdefault(frozenset(names), {"between": names, "bits": 0.0, "ids": [], "energy": 0.0})
+        link["bits"] += connection["bandwidth"]
+        link["ids"].append(connection["cores"])
+        link["energy"] = max(link["energy"], float(connection.get("unit_energy_cost", default_energy) or 0))
+    if not joined:
+        return {}
+    return {
+        "links": [
+            {
+                "between": link["between"],
+                "bandwidth_bytes_per_cycle": link["bits"] / 8,
+                "energy_pj_per_bit": link["energy"],
+                "source": f"{file.name} core_connectivity: {len(link['ids'])} links between cores {link['ids']}",
+            }
+            for link in joined.values()
+        ]
     }
 
 

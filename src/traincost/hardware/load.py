@@ -25,6 +25,7 @@ from traincost.hardware.spec import (
     PRECISIONS,
     Core,
     CoreLevel,
+    CoreLink,
     HardwareSpec,
     InMemoryArray,
     Link,
@@ -121,6 +122,17 @@ def load_hardware(
         for i, entry in enumerate(data["cores"])
     )
     links = {key: _link(data[key], key, build) for key in ("bus", "offchip")}
+    names = [core["name"] for core in data["cores"]]
+    core_links = tuple(
+        CoreLink(
+            cores=(names.index(entry["between"][0]), names.index(entry["between"][1])),
+            bandwidth_bytes_per_cycle=build.number(
+                entry["bandwidth_bytes_per_cycle"], f"links[{i}].bandwidth_bytes_per_cycle", "bandwidth_bytes_per_cycle"
+            ),
+            energy_pj_per_bit=build.number(entry.get("energy_pj_per_bit", 0), f"links[{i}].energy_pj_per_bit", "energy"),
+        )
+        for i, entry in enumerate(data.get("links", []))
+    )
     build.raise_problems()
     return HardwareSpec(
         name=data["name"],
@@ -131,6 +143,7 @@ def load_hardware(
         cores=cores,
         bus=links["bus"],
         offchip=links["offchip"],
+        links=core_links,
     )
 
 
@@ -398,6 +411,26 @@ def _cross_check(data: Mapping[str, Any]) -> list[str]:
             problems += _check_in_memory(core, f"{where}.in_memory")
     for name in sorted(memory_names - set(used_by)):
         problems.append(f"memories.{name}: no core lists it")
+    problems += _check_core_links(data.get("links", []), core_names, check_expr)
+    return problems
+
+
+def _check_core_links(
+    links: list[Mapping[str, Any]], core_names: set[str], check_expr: Callable[[object, str], None]
+) -> list[str]:
+    """Each point-to-point link between two cores that exist, each pair linked once."""
+    problems, pairs = [], set()
+    for i, link in enumerate(links):
+        where = f"links[{i}]"
+        unknown = [name for name in link["between"] if name not in core_names]
+        if unknown:
+            problems.append(f"{where}.between: {unknown[0]!r} is not a core (cores: {', '.join(sorted(core_names))})")
+        if frozenset(link["between"]) in pairs:
+            problems.append(f"{where}.between: {link['between']} are linked already; give each pair one link")
+        pairs.add(frozenset(link["between"]))
+        for key in ("bandwidth_bytes_per_cycle", "energy_pj_per_bit"):
+            if key in link:
+                check_expr(link[key], f"{where}.{key}")
     return problems
 
 

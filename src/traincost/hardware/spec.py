@@ -26,6 +26,7 @@ __all__ = [
     "PEAxis",
     "Core",
     "Link",
+    "CoreLink",
     "HardwareSpec",
     "InMemoryArray",
     "DATAFLOWS",
@@ -223,6 +224,16 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
+class CoreLink:
+    """A point-to-point link between two cores (indexes into ``HardwareSpec.cores``): what one reads out of the
+    other's top memory goes over it instead of the bus."""
+
+    cores: tuple[int, int]
+    bandwidth_bytes_per_cycle: np.ndarray
+    energy_pj_per_bit: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class HardwareSpec:
     """An accelerator template evaluated at every configuration of ``configs``.
 
@@ -238,6 +249,7 @@ class HardwareSpec:
     cores: tuple[Core, ...]
     bus: Link
     offchip: Link
+    links: tuple[CoreLink, ...] = ()
 
     @property
     def n_configs(self) -> int:
@@ -269,6 +281,7 @@ class HardwareSpec:
             cores=cores,
             bus=_sliced(self.bus, rows),
             offchip=_sliced(self.offchip, rows),
+            links=tuple(_sliced(link, rows) for link in self.links),
         )
 
     def core_for(self, kind: str) -> int | None:

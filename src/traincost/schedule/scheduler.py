@@ -137,6 +137,7 @@ class _Static:
     core_of: np.ndarray
     pool_of_core: tuple[int, ...]
     pool_memory: dict[int, str]  # per pool: the name of the memory it is
+    linked: dict[int, tuple[tuple[int, int], ...]]  # per pool: (point-to-point link, the pool at its other end)
     producer: np.ndarray  # per tensor: table index of the op that makes it, -1 for graph inputs
     group_of: np.ndarray  # per op: fused group index or -1
     tiling: GroupTiling  # the cuts each fused group may run in and what each core holds at each
@@ -173,6 +174,7 @@ class _Static:
             core_of=core_of,
             pool_of_core=tuple(pool_of_core),
             pool_memory={pool: hardware.cores[k].top.name for k, pool in enumerate(pool_of_core)},
+            linked=_linked_pools(hardware, pool_of_core),
             producer=producer,
             group_of=group_of,
             tiling=tiling,
@@ -188,6 +190,18 @@ class _Static:
                 intermediate=intermediate,
             ),
         )
+
+
+def _linked_pools(hardware: HardwareSpec, pool_of_core: Sequence[int]) -> dict[int, tuple[tuple[int, int], ...]]:
+    """Per pool, the point-to-point links that reach it: (link, the pool at the other end); a link between two cores
+    that share a top memory carries nothing (they read it in place)."""
+    linked: dict[int, list[tuple[int, int]]] = {}
+    for j, link in enumerate(hardware.links):
+        a, b = (pool_of_core[k] for k in link.cores)
+        if a != b:
+            linked.setdefault(a, []).append((j, b))
+            linked.setdefault(b, []).append((j, a))
+    return {pool: tuple(ends) for pool, ends in linked.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -550,31 +564,39 @@ class _Traffic:
     memory; and the energy of reading its inputs out of other cores' top memories. One lane per op, stacked into
     (configurations, ops) arrays by ``energy``."""
 
-    def __init__(self, n_ops: int, lanes: Lanes, n_pools: int) -> None:
+    def __init__(self, n_ops: int, lanes: Lanes, n_pools: int, n_links: int) -> None:
         self.offchip: list[Lane] = [0.0] * n_ops
         self.bus: list[Lane] = [0.0] * n_ops
+        self.links: list[list[Lane]] = [[0.0] * n_ops for _ in range(n_links)]  # per point-to-point link
         self.top_read: list[Lane] = [0.0] * n_ops
         self.top_write: list[Lane] = [0.0] * n_ops
         self.remote_read_pj: list[Lane] = [0.0] * n_ops
         self.remote_read_pj_by_pool = lanes.columns(np.zeros((lanes.n, n_pools)))
 
     def energy(self, hw: HardwareSpec, static: _Static, lanes: Lanes) -> tuple[dict[str, np.ndarray], np.ndarray, dict]:
-        """Per op the bytes off chip and over the bus ((configurations, ops) arrays), the energy of its data movement
-        (pJ), and per place (offchip, bus, each memory) its total."""
+        """Per op the bytes off chip, over the bus and over the point-to-point links ((configurations, ops) arrays), the
+        energy of its data movement (pJ), and per place (offchip, bus, links, each memory) its total."""
         offchip_bytes, bus_bytes = lanes.stack(self.offchip), lanes.stack(self.bus)
+        link_bytes = [lanes.stack(per_op) for per_op in self.links]
+        links = sum(
+            (moved * (_BITS * link.energy_pj_per_bit)[:, None] for moved, link in zip(link_bytes, hw.links, strict=True)),
+            start=np.zeros_like(bus_bytes),
+        )
         core_of = static.core_of
         offchip = offchip_bytes * (_BITS * hw.offchip.energy_pj_per_bit)[:, None]
         bus = bus_bytes * (_BITS * hw.bus.energy_pj_per_bit)[:, None]
         read = np.stack([c.top.read_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
         write = np.stack([c.top.write_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
         top = _BITS * (lanes.stack(self.top_read) * read + lanes.stack(self.top_write) * write)
-        totals = {"offchip": offchip.sum(axis=1), "bus": bus.sum(axis=1)} | {name: np.zeros(len(offchip)) for name in hw.memories}
+        totals = {"offchip": offchip.sum(axis=1), "bus": bus.sum(axis=1), "links": links.sum(axis=1)}
+        totals |= {name: np.zeros(len(offchip)) for name in hw.memories}
         for k, core in enumerate(hw.cores):
             totals[core.top.name] = totals[core.top.name] + top[:, core_of == k].sum(axis=1)
         for pool, name in static.pool_memory.items():
             totals[name] = totals[name] + lanes.array(self.remote_read_pj_by_pool[pool])
-        moved = {"offchip": offchip_bytes, "bus": bus_bytes}
-        return moved, offchip + bus + top + lanes.stack(self.remote_read_pj), totals
+        moved = {"offchip": offchip_bytes, "bus": bus_bytes, "links": sum(link_bytes, start=np.zeros_like(bus_bytes))}
+        moved |= {f"link{j}": per_link for j, per_link in enumerate(link_bytes)}
+        return moved, offchip + bus + links + top + lanes.stack(self.remote_read_pj), totals
 
 
 class _Clock:
@@ -671,13 +693,12 @@ def _run(
     fused = list(lanes.columns(fits))  # per group: where it is fused (it fits)
     memory = _Memory(table, hw, plan, static, lanes)
     clock = _Clock(table, hw, plan, static, lanes, fused=fused)
-    traffic = _Traffic(len(table), lanes, memory.n_pools)
+    traffic = _Traffic(len(table), lanes, memory.n_pools, len(hw.links))
     moves = _Moves(table, static, costs, memory=memory, traffic=traffic, lanes=lanes, fused=fused)
     latency_of = lanes.columns(costs.latency + overhead.cycles)
     tiles_of = lanes.columns(op_tiles)
     allocation = _Allocation(lanes, clock, moves, costs, overhead=overhead, alone=alone, split=split)
-    offchip_bandwidth = lanes.lane(hw.offchip.bandwidth_bytes_per_cycle)
-    bus_bandwidth = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
+    transfer = _Transfer(hw, lanes)
     onchip_timeline: list[Lane] = []
     offchip_timeline: list[Lane] = []
     fills: list[Lane] = []
@@ -685,9 +706,9 @@ def _run(
     for i, released in enumerate(static.op.released):
         inputs = ready(i)
         tiles, latency = tiles_of[i], allocation.latency(i, latency_of[i], inputs[0])
-        off_b, bus_b, held_off, held_bus = move(i, tiles)
-        bandwidth_cycles = maximum(off_b / offchip_bandwidth, bus_b / bus_bandwidth)
-        fill = maximum(held_off / offchip_bandwidth, held_bus / bus_bandwidth)
+        off_b, bus_b, held_off, held_bus, link_b = move(i, tiles)
+        bandwidth_cycles = transfer.cycles(off_b, bus_b, link_b)
+        fill = transfer.cycles(held_off, held_bus, {})
         fills.append(fill)
         run(i, maximum(latency + fill, bandwidth_cycles), tiles, allocation.one[i], inputs, fill=fill)
         record_peaks()
@@ -702,10 +723,7 @@ def _run(
         costs, overhead = costs.choosing(one_instance), overhead.choosing(alone, one_instance)
     moved, energy_ext, moved_pj = traffic.energy(hw, static, lanes)
     offchip_bytes, bus_bytes = moved["offchip"].sum(axis=1), moved["bus"].sum(axis=1)
-    latency = np.maximum(
-        lanes.array(clock.last),
-        np.maximum(offchip_bytes / hw.offchip.bandwidth_bytes_per_cycle, bus_bytes / hw.bus.bandwidth_bytes_per_cycle),
-    )
+    latency = _bounded_latency(lanes.array(clock.last), hw, moved)
     op_energy = costs.energy + energy_ext + overhead.energy_pj
     mac_energy, level_energy = _energy_totals(costs, table, hw, static.core_of)
     mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
@@ -715,11 +733,14 @@ def _run(
             level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name] + overhead.by_memory[name].sum(axis=1)
         )
     columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
+    if hw.links:
+        columns["energy_links_pj"] = moved_pj["links"]
     for phase in sorted(set(table.phase.tolist())):
         columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
     columns |= {
         "offchip_bytes": offchip_bytes,
         "bus_bytes": bus_bytes,
+        **({"link_bytes": moved["links"].sum(axis=1)} if hw.links else {}),
         "peak_onchip_bytes": lanes.array(memory.peak_onchip),
         "peak_offchip_bytes": lanes.array(memory.peak_offchip),
         "mac_pes": mac_pes,
@@ -745,6 +766,33 @@ def _run(
         moved=moved,
         fill=lanes.stack(fills),
     )
+
+
+class _Transfer:
+    """How long bytes take over the off-chip link, the bus and each point-to-point link, per configuration."""
+
+    def __init__(self, hw: HardwareSpec, lanes: Lanes) -> None:
+        self.maximum = lanes.maximum
+        self.offchip = lanes.lane(hw.offchip.bandwidth_bytes_per_cycle)
+        self.bus = lanes.lane(hw.bus.bandwidth_bytes_per_cycle)
+        self.links = [lanes.lane(link.bandwidth_bytes_per_cycle) for link in hw.links]
+
+    def cycles(self, offchip_bytes: Lane, bus_bytes: Lane, link_bytes: dict[int, Lane]) -> Lane:
+        """The longest of the transfers, each at its own bandwidth (they run side by side)."""
+        cycles = self.maximum(offchip_bytes / self.offchip, bus_bytes / self.bus)
+        for link, moved in link_bytes.items():
+            cycles = self.maximum(cycles, moved / self.links[link])
+        return cycles
+
+
+def _bounded_latency(last_end: np.ndarray, hw: HardwareSpec, moved: dict[str, np.ndarray]) -> np.ndarray:
+    """The step's latency: its last op's end, or the time all its bytes take over the off-chip link, the bus or any
+    point-to-point link, whichever is longest."""
+    latency = np.maximum(last_end, moved["offchip"].sum(axis=1) / hw.offchip.bandwidth_bytes_per_cycle)
+    latency = np.maximum(latency, moved["bus"].sum(axis=1) / hw.bus.bandwidth_bytes_per_cycle)
+    for j, link in enumerate(hw.links):
+        latency = np.maximum(latency, moved[f"link{j}"].sum(axis=1) / link.bandwidth_bytes_per_cycle)
+    return latency
 
 
 def _detail(
@@ -789,6 +837,7 @@ def _detail(
             "offchip_bytes": timelines[1].ravel(),
             "offchip_traffic_bytes": moved["offchip"].ravel(),
             "bus_traffic_bytes": moved["bus"].ravel(),
+            "link_traffic_bytes": moved["links"].ravel(),
         }
     )
 
@@ -871,6 +920,7 @@ class _Moves:
     ) -> None:
         self.inputs, self.outputs = table.inputs, table.outputs
         self.fused = fused  # per group: where it is fused (it fits)
+        self.linked = static.linked  # per pool: (link, the pool at its other end)
         self.op, self.memory, self.traffic, self.lanes = static.op, memory, traffic, lanes
         self.in_w, self.in_i = lanes.columns(costs.in_w), lanes.columns(costs.in_i)
         self.psum, self.out = lanes.columns(costs.psum), lanes.columns(costs.out)
@@ -896,23 +946,28 @@ class _Moves:
     def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane, Lane, Lane]:
         """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
         return the off-chip and bus bytes, and of them the bytes of the weights it holds while fused."""
-        (off_b, bus_b, top_w, remote_pj), (held_off, held_bus) = self._inputs(i, tiles)
+        (off_b, bus_b, top_w, remote_pj), (held_off, held_bus), link_b = self._inputs(i, tiles)
         off_b, bus_b, top_r = self._outputs(i, tiles, off_b, bus_b)
         traffic = self.traffic
         traffic.offchip[i], traffic.bus[i], traffic.top_read[i], traffic.top_write[i] = off_b, bus_b, top_r, top_w
         traffic.remote_read_pj[i] = remote_pj
-        return off_b, bus_b, held_off, held_bus
+        for link, moved in link_b.items():
+            traffic.links[link][i] = moved
+        return off_b, bus_b, held_off, held_bus, link_b
 
-    def _inputs(self, i: int, tiles: Lane) -> tuple[tuple[Lane, Lane, Lane, Lane], tuple[Lane, Lane]]:
+    def _inputs(self, i: int, tiles: Lane) -> tuple[tuple[Lane, Lane, Lane, Lane], tuple[Lane, Lane], dict[int, Lane]]:
         """Bytes op ``i``'s inputs move off chip, over the bus and into its core's top memory, and the energy of
         reading them out of other cores' top memories; and of those bytes, off chip and over the bus, the weights
         it holds whole while its group is fused (its stationary operand, made outside the group: ``fusion_memory``'s
-        fixed bytes), which its first tile waits for."""
+        fixed bytes), which its first tile waits for; and per point-to-point link the bytes read over it out of the
+        top memory at its other end (which then cross no bus)."""
         op, memory, lanes = self.op, self.memory, self.lanes
         sizes, last_use = memory.sizes, op.last_use
         pool, group = op.pool[i], op.group[i]
         x, s = op.x_tensor[i], op.s_tensor[i]
         off_b = bus_b = top_w = remote_pj = held_off = held_bus = 0.0
+        link_b: dict[int, Lane] = {}
+        linked = self.linked.get(pool, ())
         for t in self.inputs[i]:
             moved = self.in_i[i] if t == x else self.in_w[i] if t == s else sizes[t]
             if op.intermediate[t]:  # produced and consumed tile by tile on chip where the group is fused
@@ -933,9 +988,15 @@ class _Moves:
             where = memory.pool[t]
             away = where < 0
             over_bus = away | (where != pool)
-            off_b = off_b + moved * away
-            bus_b = bus_b + moved * over_bus
             top_w = top_w + moved * over_bus
+            on_bus = over_bus
+            for link, other in linked:  # read out of the linked core's top memory: over the link, not the bus
+                via = where == other
+                if lanes.any(via):
+                    link_b[link] = link_b.get(link, 0.0) + moved * via
+                    on_bus = on_bus & lanes.logical_not(via)
+            off_b = off_b + moved * away
+            bus_b = bus_b + moved * on_bus
             held_off = held_off + held * away
             held_bus = held_bus + held * over_bus
             remote = (where >= 0) & over_bus  # read out of another core's top memory
@@ -946,7 +1007,7 @@ class _Moves:
                 lanes.add_at(self.traffic.remote_read_pj_by_pool, source, read_pj)
             if last_use[t] > i:  # keep a fetched copy for later readers if it fits
                 memory.keep(t, pool, away & memory.fits(t, pool), sizes[t])
-        return (off_b, bus_b, top_w, remote_pj), (held_off, held_bus)
+        return (off_b, bus_b, top_w, remote_pj), (held_off, held_bus), link_b
 
     def _outputs(self, i: int, tiles: Lane, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
         """Keep op ``i``'s outputs on chip where they fit, spill the rest; add the bytes that leave to ``off_b`` and
