@@ -74,6 +74,37 @@ def importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, sou
     return module
 
 
+def one_error_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    """The command failed as bad input must: status 2, one ``traincost: error:`` line holding each of ``words``."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traincost: error: "), result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def slow_export(out: Path) -> subprocess.Popen[str]:
+    """``traincost export --out out`` in a process of its own whose export writes half a temporary file beside ``out``,
+    prints ``writing`` and then works for a minute in 50 ms steps (one long sleep misses a signal landing just before
+    it starts): a command to interrupt."""
+    program = f"""
+import sys, time
+from traincost.cli import frontend, main
+from traincost.io import atomic_path
+
+def slow_export(args):
+    with atomic_path(args.out) as tmp:
+        tmp.write_text("half")
+        print("writing", flush=True)
+        for _ in range(1200):
+            time.sleep(0.05)
+
+frontend._cmd_export = slow_export
+sys.exit(main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
+"""
+    return subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def run_ok(*args: object) -> subprocess.CompletedProcess[str]:
     result = cli(*args)
     assert result.returncode == 0, result.stderr

@@ -11,20 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.conftest import cli
+from tests.reliability.conftest import cli, one_error_line
 from tests.workloads import conv_relu_workload
 from traincost.io import atomic_path
 
 REPO = Path(__file__).resolve().parents[2]
 ZIGZAG_TPU = REPO / "tests/fixtures/hardware/zigzag/hardware/tpu_like.yaml"
-
-
-def _one_error_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("traincost: error: "), result.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
 
 
 @pytest.fixture
@@ -38,7 +30,7 @@ def test_an_output_that_is_an_input_table_is_refused_and_the_table_kept(tables: 
     ops, tensors = tables
     before = ops.read_bytes()
     result = cli("memory", "--ops", ops, "--tensors", tensors, "--out", ops)
-    _one_error_line(result, f"--out {ops}", "is the input --ops", "would replace the input")
+    one_error_line(result, f"--out {ops}", "is the input --ops", "would replace the input")
     assert ops.read_bytes() == before
 
 
@@ -50,7 +42,7 @@ def test_an_output_that_is_an_input_through_a_link_is_refused(tables: tuple[Path
     hard = tmp_path / "hard.parquet"
     os.link(tensors, hard)
     for out in (link, hard, tmp_path / "linked" / ".." / "tensors.parquet"):
-        _one_error_line(cli("memory", "--ops", ops, "--tensors", tensors, "--out", out), "is the input --tensors")
+        one_error_line(cli("memory", "--ops", ops, "--tensors", tensors, "--out", out), "is the input --tensors")
     assert cli("memory", "--ops", ops, "--tensors", tensors, "--out", tmp_path / "memory.parquet").returncode == 0
 
 
@@ -58,7 +50,7 @@ def test_an_imported_file_written_over_its_source_is_refused(tmp_path: Path) -> 
     source = tmp_path / "tpu_like.yaml"
     shutil.copy(ZIGZAG_TPU, source)
     result = cli("hardware", "import", "zigzag", source, "--out", source)
-    _one_error_line(result, f"--out {source}: is the input {source}")
+    one_error_line(result, f"--out {source}: is the input {source}")
     assert source.read_bytes() == ZIGZAG_TPU.read_bytes()
 
 

@@ -8,14 +8,13 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from matplotlib.figure import Figure
 
-from tests.reliability.conftest import EDGE_TPU, cli
+from tests.reliability.conftest import EDGE_TPU, cli, one_error_line, slow_export
 from traincost.errors import ConfigError
 from traincost.io import atomic_path
 from traincost.plots.hardware_sweeps import save_figure
@@ -28,22 +27,14 @@ def _sweep(tiny_tables: tuple[Path, Path], out: Path) -> subprocess.CompletedPro
     return cli("sweep", "--ops", ops, "--tensors", tensors, "--hardware", EDGE_TPU, "--step", "training", "--out", out)
 
 
-def _one_error_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("traincost: error: "), result.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-
-
 def test_an_output_that_is_a_directory_is_refused(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
-    _one_error_line(_sweep(tiny_tables, tmp_path), "--out", str(tmp_path), "is a directory")
+    one_error_line(_sweep(tiny_tables, tmp_path), "--out", str(tmp_path), "is a directory")
 
 
 def test_an_output_under_a_file_is_refused_before_any_work(tiny_tables: tuple[Path, Path], tmp_path: Path) -> None:
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("")
-    _one_error_line(_sweep(tiny_tables, blocker / "sweep.parquet"), "--out", "cannot write in", str(blocker))
+    one_error_line(_sweep(tiny_tables, blocker / "sweep.parquet"), "--out", "cannot write in", str(blocker))
 
 
 @pytest.mark.parametrize("names", ["no file", "the temporary file"])
@@ -60,7 +51,7 @@ def test_a_full_disk_is_one_line_naming_the_file(
 
     monkeypatch.setattr(pq, "write_table", full)
     out = tmp_path / "sweep.parquet"
-    _one_error_line(_sweep(tiny_tables, out), f"{out}: ", "No space left on device")
+    one_error_line(_sweep(tiny_tables, out), f"{out}: ", "No space left on device")
     assert not out.exists() and not list(tmp_path.glob(".sweep.parquet.*")), list(tmp_path.iterdir())
 
 
@@ -88,22 +79,7 @@ def test_an_unknown_figure_format_is_refused_before_anything_is_written(tmp_path
 def test_sigterm_removes_the_temporary_file_of_an_output_being_written(tmp_path: Path) -> None:
     """What `timeout`, SLURM and Snakemake send: the command exits 143 and leaves neither output nor temporary."""
     out = tmp_path / "model.onnx"
-    program = f"""
-import sys, time
-from traincost.cli import frontend, main
-from traincost.io import atomic_path
-
-def slow_export(args):
-    with atomic_path(args.out) as tmp:
-        tmp.write_text("half")
-        print("writing", flush=True)
-        for _ in range(1200):  # work in steps: one long sleep misses a signal landing just before it starts
-            time.sleep(0.05)
-
-frontend._cmd_export = slow_export
-sys.exit(main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
-"""
-    process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = slow_export(out)
     try:
         assert process.stdout.readline().strip() == "writing", process.stderr.read()
         assert list(tmp_path.glob(".model.onnx.*.tmp"))

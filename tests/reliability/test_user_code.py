@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.conftest import EDGE_TPU, cli, importable
+from tests.reliability.conftest import EDGE_TPU, cli, importable, slow_export
 
 NETS = textwrap.dedent(
     """
@@ -86,23 +86,7 @@ def test_a_users_module_that_parses_the_command_line_sees_none_of_traincost_s(
 
 
 def test_ctrl_c_is_one_line_status_130_and_leaves_no_file(tmp_path: Path) -> None:
-    out = tmp_path / "model.onnx"
-    program = f"""
-import sys, time
-from traincost.cli import frontend, main
-from traincost.io import atomic_path
-
-def slow_export(args):
-    with atomic_path(args.out) as tmp:
-        tmp.write_text("half")
-        print("writing", flush=True)
-        for _ in range(1200):
-            time.sleep(0.05)
-
-frontend._cmd_export = slow_export
-sys.exit(main(["export", "--model", "mlp", "--batch", "1", "--out", {str(out)!r}]))
-"""
-    process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = slow_export(tmp_path / "model.onnx")
     try:
         assert process.stdout.readline().strip() == "writing", process.stderr.read()
         process.send_signal(signal.SIGINT)

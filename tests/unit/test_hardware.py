@@ -11,6 +11,7 @@ import yaml
 from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, expand_grid, load_hardware, shard
 from traincost.hardware.expressions import ExpressionError, evaluate
+from traincost.limits import MAX_COUNT
 
 REPO = Path(__file__).resolve().parents[2]
 EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
@@ -116,6 +117,14 @@ def _broken(tmp_path: Path, edit) -> Path:
     [
         (lambda d: d["cores"][0]["memory"].append({"level": "l3", "operands": ["W"]}), ["cores[0].memory[2].level", "'l3'"]),
         (lambda d: d["memories"]["rf"].update(size_bytes=-64), ["memories.rf.size_bytes", "-64", ">= 1 (one word"]),
+        # smaller than one word (it cost what 64 KiB costs), past the instance count the scheduler keeps a clock for
+        (lambda d: d["memories"]["rf"].update(size_bytes=0.5), ["memories.rf.size_bytes", "0.5", ">= 1 (one word"]),
+        (
+            lambda d: (d.update(word_bytes=4), d["memories"]["rf"].update(size_bytes=2)),
+            ["memories.rf.size_bytes", ">= 4 (one word"],
+        ),
+        (lambda d: d["cores"][0].update(count=10**9), ["cores[0].count", f"at most {MAX_COUNT:,}"]),
+        (lambda d: d["memories"]["local"].update(instances=MAX_COUNT + 1), ["memories.local.instances", "at most"]),
         (lambda d: d["cores"][0]["pe_array"].append({"dim": "Q", "size": 2}), ["cores[0].pe_array[2].dim", "'Q'"]),
         (
             lambda d: d["cores"][0]["pe_array"][1].update(alternatives=["FX", "C"]),
