@@ -404,29 +404,34 @@ def _mac_columns(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, cor
     external = ExternalPath.of(hardware, core)
     split = core.count if plan.tensor_parallel else np.ones_like(core.count)
 
-    def costed(by_rows: bool) -> dict:
-        cost = mac_cost(core, table, index, split=split, split_rows=by_rows, external=external, objective=plan.mapping_objective)
+    def costed(ops: np.ndarray, *, by_rows: bool) -> dict:
+        cost = mac_cost(core, table, ops, split=split, split_rows=by_rows, external=external, objective=plan.mapping_objective)
         return _columns(cost, multicast="W" if by_rows else "I", write_pj_per_bit=core.top.write_energy_pj_per_bit)
 
-    by_channels = costed(False)
-    eligible = np.isin(table.kind[index], ROW_SPLIT_KINDS) & (table.dims["OY"][index] > 1)
-    if not plan.tensor_parallel or not eligible.any():
+    by_channels = costed(index, by_rows=False)
+    eligible = np.flatnonzero(np.isin(table.kind[index], ROW_SPLIT_KINDS) & (table.dims["OY"][index] > 1))
+    if not plan.tensor_parallel or not len(eligible):
         return by_channels
-    by_rows = costed(True)
-    score = {
-        name: _split_score(columns, external, plan.mapping_objective)
-        for name, columns in (("rows", by_rows), ("channels", by_channels))
-    }
-    rows = eligible[None, :] & (score["rows"] < score["channels"])
-    chosen = {
-        name: (
-            {memory: np.where(rows, by_rows[name][memory], values[memory]) for memory in values}
-            if name == "level_pj"
-            else np.where(rows, by_rows[name], values)
-        )
-        for name, values in by_channels.items()
-    }
-    return chosen | {"rows_split": rows}
+    by_rows = costed(index[eligible], by_rows=True)  # the others split by channels either way
+    shape = (hardware.n_configs, len(index))
+
+    def whole(values: np.ndarray | float) -> np.ndarray:
+        return np.broadcast_to(np.asarray(values), shape)
+
+    channels_there = {name: whole(values)[:, eligible] for name, values in by_channels.items() if name != "level_pj"}
+    objective = plan.mapping_objective
+    rows = _split_score(by_rows, external, objective) < _split_score(channels_there, external, objective)
+
+    def chosen(by_channels_values: np.ndarray, by_rows_values: np.ndarray) -> np.ndarray:
+        values = whole(by_channels_values).copy()
+        values[:, eligible] = np.where(rows, by_rows_values, values[:, eligible])
+        return values
+
+    out = {name: chosen(values, by_rows[name]) for name, values in by_channels.items() if name != "level_pj"}
+    out["level_pj"] = {memory: chosen(values, by_rows["level_pj"][memory]) for memory, values in by_channels["level_pj"].items()}
+    rows_split = np.zeros(shape, dtype=bool)
+    rows_split[:, eligible] = rows
+    return out | {"rows_split": rows_split}
 
 
 def _split_score(columns: dict, external: ExternalPath, objective: str) -> np.ndarray:
