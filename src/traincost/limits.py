@@ -52,8 +52,8 @@ MAX_CONFIGS = 1_000_000
 """Most configurations of one sweep grid, checked from the list lengths before expansion; raised per sweep with
 ``hardware_sweeps.<name>.max_configs`` or ``traincost sweep --max-configs``."""
 MAX_COUNT = 65_536
-"""Most instances of a core (``count``) or of a memory (``instances``) at any configuration: the scheduler keeps
-a clock per instance, so a count of a billion would take gigabytes."""
+"""Most instances of a core (``count``) or of a memory (``instances``), and most PEs along one axis of an array, at
+any configuration: the scheduler keeps a clock per instance, so a count of a billion would take gigabytes."""
 
 # --- tables and graphs ---
 MAX_TABLE_MIB = ContextVar("MAX_TABLE_MIB", default=1024)

@@ -88,9 +88,11 @@ def slow_export(out: Path) -> subprocess.Popen[str]:
     prints ``writing`` and then works for a minute in 50 ms steps (one long sleep misses a signal landing just before
     it starts): a command to interrupt."""
     program = f"""
-import sys, time
+import signal, sys, time
 from traincost.cli import frontend, main
 from traincost.io import atomic_path
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as at a terminal (a test runner may ignore it)
 
 def slow_export(args):
     with atomic_path(args.out) as tmp:

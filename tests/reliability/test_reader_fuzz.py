@@ -1,5 +1,6 @@
-"""Mutated valid files, reader by reader (hypothesis, fixed seed): ZigZag's and Stream's hardware files through
-``traincost hardware import``, and a manual fusion file through ``traincost compare-fusion``'s reader. Whatever value
+"""Mutated valid files, reader by reader (hypothesis, fixed seed): ZigZag's and Stream's hardware files and ZigZag's
+mapping files through ``traincost hardware import``, a manual fusion file, the FPGA device catalog, MTrain's
+training IPs, TM-Training's tiered system and a fused-groups JSON through their readers. Whatever value
 is put wherever, the reader succeeds (and the imported file loads) or says what is wrong in one
 ``traincost: error:`` line; never a traceback.
 
@@ -11,9 +12,11 @@ belongs, 0 as a bandwidth, a negative, NaN, an integer past 64 bits, an empty li
 from __future__ import annotations
 
 import copy
+import json
 import math
 import shutil
 import subprocess
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -26,13 +29,17 @@ from hypothesis import strategies as st
 from tests.reliability.conftest import REPO, cli
 from tests.workloads import conv_relu_workload
 from traincost.errors import TraincostError
+from traincost.fpga.devices import load_fpga_catalog
+from traincost.fpga.ip_specs import load_ip_specs
 from traincost.hardware import load_hardware
 from traincost.schedule.manual_fusion import read_manual_fusion
+from traincost.schedule.plan import read_fused_groups
+from traincost.tiered.system import load_tiered_system
 
 ZIGZAG = REPO / "tests/fixtures/hardware/zigzag/hardware/tpu_like.yaml"
 STREAM = REPO / "tests/fixtures/hardware/stream/hardware"
 READERS = settings(
-    max_examples=60,  # 500 each pass too (37 s for the three)
+    max_examples=60,  # 600 each pass too (58 s for the five)
     derandomize=True,
     deadline=timedelta(seconds=20),
     database=None,
@@ -126,3 +133,49 @@ def test_a_mutated_fusion_file_is_read_or_is_one_error(data: st.DataObject, tmp_
         assert "\n" not in str(err)
         return
     assert all(isinstance(op, int) for group in groups for op in group)
+
+
+def _read_or_one_error(read: Callable[[Path], object], path: Path) -> None:
+    """``read(path)`` returns, or raises a traincost error of one line; any other exception fails the example."""
+    try:
+        read(path)
+    except TraincostError as err:
+        assert "\n" not in str(err), str(err)
+
+
+# the other YAML readers, each on its shipped file: FPGA devices, MTrain's training IPs, TM-Training's tiered system
+OTHER_YAML = {
+    "fpga_devices": (REPO / "config/hardware/fpga/devices.yaml", load_fpga_catalog),
+    "training_ips": (REPO / "data/fpga/training_ips.yaml", load_ip_specs),
+    "tiered_system": (REPO / "config/hardware/tpuv4_tiered.yaml", load_tiered_system),
+    "zigzag_mapping": (REPO / "tests/fixtures/hardware/zigzag/mapping/tpu_like.yaml", None),
+}
+
+
+@READERS
+@given(data=st.data(), reader=st.sampled_from(sorted(OTHER_YAML)))
+def test_every_other_yaml_reader_reads_a_mutated_file_or_gives_one_error(
+    data: st.DataObject, reader: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    source, read = OTHER_YAML[reader]
+    folder = tmp_path_factory.mktemp(reader)
+    if read is None:  # a ZigZag mapping file, read with the core file it maps
+        (folder / "hardware").mkdir()
+        (folder / "mapping").mkdir()
+        shutil.copy(ZIGZAG, folder / "hardware/tpu_like.yaml")
+        path = _write(folder / "mapping/tpu_like.yaml", data.draw(mutations(yaml.safe_load(source.read_text()))))
+        _imports_or_one_line("zigzag", folder / "hardware/tpu_like.yaml", folder / "imported.yaml")
+        assert path.is_file()
+        return
+    _read_or_one_error(read, _write(folder / source.name, data.draw(mutations(yaml.safe_load(source.read_text())))))
+
+
+GROUP_ITEMS = st.one_of(st.integers(-3, 5), st.booleans(), st.text(max_size=2), st.lists(st.integers(-2, 5), max_size=3))
+
+
+@READERS
+@given(groups=st.one_of(st.none(), st.integers(), st.text(max_size=5), st.lists(GROUP_ITEMS, max_size=4)))
+def test_a_fused_groups_file_is_read_or_is_one_error(groups: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("groups") / "groups.json"
+    path.write_text(json.dumps({"groups": groups}))
+    _read_or_one_error(read_fused_groups, path)

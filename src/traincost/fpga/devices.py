@@ -62,10 +62,16 @@ def load_fpga_catalog(path: str | os.PathLike[str]) -> FpgaCatalog:
             batch smaller than its cluster (every problem is listed with its key path).
     """
     file = Path(path)
-    data = read_yaml(file)
+    data = read_yaml(file) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: expected a mapping of devices, clusters and p2p_bandwidths_gb_per_s")
+    for key in ("devices", "clusters"):
+        section = data.get(key, {})
+        if not isinstance(section, dict) or not all(isinstance(entry, dict) for entry in section.values()):
+            raise ConfigError(f"{file}: {key}: expected a mapping of names to mappings")
     problems: list[str] = []
     devices = {}
-    for name, entry in (data or {}).get("devices", {}).items():
+    for name, entry in data.get("devices", {}).items():
         missing = [key for key in _NUMBERS if not isinstance(entry.get(key), int | float)]
         bad = [key for key in _POSITIVE if key not in missing and entry[key] <= 0]
         problems += [f"devices.{name}.{key}: a number is required" for key in missing]
@@ -73,10 +79,10 @@ def load_fpga_catalog(path: str | os.PathLike[str]) -> FpgaCatalog:
         if not missing and not bad:
             devices[name] = Device(name=name, **{key: entry[key] for key in _NUMBERS})
     clusters = {}
-    for name, entry in (data or {}).get("clusters", {}).items():
+    for name, entry in data.get("clusters", {}).items():
         members = entry.get("devices") or []
-        if not members:
-            problems.append(f"clusters.{name}.devices: a cluster needs at least one device")
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            problems.append(f"clusters.{name}.devices: {members!r}; a cluster needs a list of at least one device name")
             continue
         unknown = [m for m in members if m not in devices]
         problems += [f"clusters.{name}.devices: unknown device {m!r} (known: {sorted(devices)})" for m in unknown]
@@ -85,8 +91,8 @@ def load_fpga_catalog(path: str | os.PathLike[str]) -> FpgaCatalog:
             problems.append(f"clusters.{name}.batch: {batch!r} must be an integer of at least {max(1, len(members))}")
         elif not unknown:
             clusters[name] = Cluster(name=name, devices=tuple(devices[m] for m in members), batch=batch)
-    bandwidths = (data or {}).get("p2p_bandwidths_gb_per_s", [])
-    if not bandwidths or any(not isinstance(b, int | float) or b <= 0 for b in bandwidths):
+    bandwidths = data.get("p2p_bandwidths_gb_per_s", [])
+    if not isinstance(bandwidths, list) or not bandwidths or any(not isinstance(b, int | float) or b <= 0 for b in bandwidths):
         problems.append(f"p2p_bandwidths_gb_per_s: {bandwidths!r} must be a list of positive numbers")
     if problems:
         raise ConfigError(f"{file}: " + "; ".join(problems))

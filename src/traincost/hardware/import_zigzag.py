@@ -89,7 +89,7 @@ def read_foreign_yaml(path: str | os.PathLike[str], *, schema: str | None = None
         HardwareError: unreadable, or the first key that breaks the schema, naming the file and key.
     """
     data = read_yaml(path, error=HardwareError, last_key_wins=True)
-    if schema is not None and isinstance(data, dict):
+    if schema is not None and isinstance(data, dict | list):
         problems = schema_problems(data, schema)
         if problems:
             raise HardwareError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
@@ -447,7 +447,7 @@ def _mapping_default(
 ) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str], dict[str, list[str]]]:
     """The ``default`` entry of a ZigZag mapping file: its spatial unrolling (none if it has only a hint), operand
     links, and per array dimension its ``spatial_mapping_hint`` names, the loops it lists."""
-    entries = read_foreign_yaml(file)
+    entries = read_foreign_yaml(file, schema="zigzag_mapping.schema.yaml")
     if not isinstance(entries, list):
         raise HardwareError(f"{file}: expected a list of mapping entries (name, spatial_mapping, memory_operand_links)")
     default = next((e for e in entries if isinstance(e, dict) and e.get("name") == "default"), None)

@@ -338,6 +338,7 @@ class _Builder:
             "size_bytes": (word_bytes, np.inf, f">= {word_bytes} (one word of word_bytes)"),
             "count": (1, MAX_COUNT, f"a positive integer of at most {MAX_COUNT:,}"),
             "instances": (1, MAX_COUNT, f"a positive integer of at most {MAX_COUNT:,}"),
+            "size": (1, MAX_COUNT, f"a positive integer of at most {MAX_COUNT:,} PEs along the axis"),
         }
 
     def number(self, value: float | str, where: str, field: str, *, integer: bool = False) -> np.ndarray:
@@ -358,6 +359,7 @@ class _Builder:
             first = int(np.flatnonzero(bad)[0])
             at = ", ".join(f"{k}={v[first]:g}" for k, v in self.params.items())
             self.problems.append(f"{where}: {value!r} = {result[first]:g} at ({at}); expected {expected}")
+            result[bad] = 1.0  # what is built from it before the problems are raised stays finite
         return result
 
     def raise_problems(self) -> None:
