@@ -79,17 +79,18 @@ ZIGZAG_CORE_SCHEMA = "zigzag_core.schema.yaml"
 _OFFCHIP_NAME = re.compile(r"dram|offchip|off_chip|hbm", re.IGNORECASE)
 
 
-def read_foreign_yaml(path: str | os.PathLike[str], *, schema: str | None = None) -> Any:
+def read_foreign_yaml(path: str | os.PathLike[str], *, schema: str | None = None, root: type = dict) -> Any:
     """A ZigZag or Stream YAML file read as those tools read it (a repeated key keeps its last value), otherwise
     as strictly and as bounded as every traincost file (``traincost.config_files.read_yaml``: no aliases, a
-    regular file of at most 1 MiB, finite numbers); a mapping checked against ``schema`` (a schema file of
-    ``traincost.hardware``: the types the tool's own validator gives the keys we read).
+    regular file of at most 1 MiB, finite numbers); its data, where it is a ``root`` (a mapping, or a list), checked
+    against ``schema`` (a schema file of ``traincost.hardware``: the types the tool's own validator gives the keys we
+    read); other data is left to the caller, which says what it expected.
 
     Raises:
         HardwareError: unreadable, or the first key that breaks the schema, naming the file and key.
     """
     data = read_yaml(path, error=HardwareError, last_key_wins=True)
-    if schema is not None and isinstance(data, dict | list):
+    if schema is not None and isinstance(data, root):
         problems = schema_problems(data, schema)
         if problems:
             raise HardwareError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
@@ -447,7 +448,7 @@ def _mapping_default(
 ) -> tuple[dict[str, list[tuple[str, int | None]]], dict[str, str], dict[str, list[str]]]:
     """The ``default`` entry of a ZigZag mapping file: its spatial unrolling (none if it has only a hint), operand
     links, and per array dimension its ``spatial_mapping_hint`` names, the loops it lists."""
-    entries = read_foreign_yaml(file, schema="zigzag_mapping.schema.yaml")
+    entries = read_foreign_yaml(file, schema="zigzag_mapping.schema.yaml", root=list)
     if not isinstance(entries, list):
         raise HardwareError(f"{file}: expected a list of mapping entries (name, spatial_mapping, memory_operand_links)")
     default = next((e for e in entries if isinstance(e, dict) and e.get("name") == "default"), None)
