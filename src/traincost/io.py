@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "output_directory"]
+__all__ = ["atomic_path", "output_directory", "same_file"]
 
 
 def _temporary_beside(final: Path) -> Path:
@@ -93,3 +93,11 @@ def output_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
             except OSError:  # not empty (something was written), or gone
                 break
         raise
+
+
+def same_file(output: Path, given: Path) -> bool:
+    """Whether writing ``output`` would replace the existing file ``given`` (links and hard links followed)."""
+    try:
+        return output.exists() and given.exists() and os.path.samefile(output, given)
+    except OSError:  # unreadable: compare the paths as written, resolved
+        return output.resolve() == given.resolve()

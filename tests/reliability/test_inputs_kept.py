@@ -81,3 +81,14 @@ with atomic_path({str(out)!r}) as tmp:
     assert [run.wait(timeout=60) for run in runs] == [0, 0]
     assert out.read_text() in ("a" * 1000, "b" * 1000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.txt"]
+
+
+def test_a_table_cost_writes_into_its_folder_that_is_an_input_is_refused(tmp_path: Path) -> None:
+    """``traincost cost`` writes fixed names into --out-dir: an input under one of them would be replaced."""
+    out = tmp_path / "out"
+    out.mkdir()
+    hardware = out / "cost.parquet"  # the hardware file, under the name of the table cost writes
+    shutil.copy(REPO / "config/hardware/edge_tpu.yaml", hardware)
+    result = cli("cost", "resnet18_cifar", "--hardware", hardware, "--out-dir", out, "--frontend", "torch")
+    one_error_line(result, f"--out-dir {out}: its cost.parquet is the input --hardware {hardware}")
+    assert hardware.read_text() == (REPO / "config/hardware/edge_tpu.yaml").read_text()

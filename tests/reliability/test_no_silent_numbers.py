@@ -11,9 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable, one_error_line
 from tests.workloads import conv_relu_workload
+from traincost.hardware import HardwareError, load_hardware
+from traincost.limits import MAX_COUNT
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
@@ -100,3 +105,50 @@ def test_an_ops_table_missing_a_column_is_one_line_naming_it(tmp_path: Path, col
     args = ("--hardware", EDGE_TPU, "--step", "training", "--out", tmp_path / "sweep.parquet")
     result = cli("sweep", "--ops", ops, "--tensors", tensors, *args)
     one_error_line(result, str(ops), "not a Workload ops table", f"missing columns ['{column}']")
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(
+    word_bytes=st.sampled_from([1, 2, 4]),
+    size_bytes=st.floats(0.01, 64, allow_nan=False),
+    count=st.integers(1, 2 * MAX_COUNT),
+)
+def test_a_memory_below_a_word_or_a_count_past_the_limit_is_refused_and_nothing_else(
+    word_bytes: int, size_bytes: float, count: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Drawn word sizes, register sizes and core counts: the file loads exactly when the register holds a word and
+    the count is within ``MAX_COUNT``, and is refused naming the field otherwise."""
+    data = yaml.safe_load(TINY.read_text())
+    data["word_bytes"], data["cores"][0]["count"] = word_bytes, count
+    data["memories"]["rf"]["size_bytes"] = size_bytes
+    path = tmp_path_factory.mktemp("bounds") / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data))
+    fits = size_bytes >= word_bytes and count <= MAX_COUNT
+    try:
+        load_hardware(path)
+    except HardwareError as err:
+        assert not fits, str(err)
+        assert ("memories.rf.size_bytes" in str(err)) == (size_bytes < word_bytes)
+        assert ("cores[0].count" in str(err)) == (count > MAX_COUNT)
+        return
+    assert fits
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16", "complex64", "complex128", "int64", "int8"]))
+def test_a_parameter_is_costed_only_when_real_floating_point(dtype: str) -> None:
+    """Any parameter dtype: real floating point passes the check, complex and integer are refused naming it."""
+    import torch  # noqa: PLC0415 (the torch front end's own check, without tracing)
+
+    from traincost.errors import ConfigError  # noqa: PLC0415
+    from traincost.frontend.torch_model import refuse_unreal  # noqa: PLC0415
+
+    module = torch.nn.Linear(2, 2)
+    module.weight = torch.nn.Parameter(torch.zeros(2, 2, dtype=getattr(torch, dtype)), requires_grad=False)
+    real = getattr(torch, dtype).is_floating_point and not getattr(torch, dtype).is_complex
+    try:
+        refuse_unreal(module, "drawn")
+    except ConfigError as err:
+        assert not real and f"parameter 'weight' is {dtype}" in str(err)
+        return
+    assert real

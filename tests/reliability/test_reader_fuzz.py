@@ -1,8 +1,8 @@
 """Mutated valid files, reader by reader (hypothesis, fixed seed): ZigZag's and Stream's hardware files and ZigZag's
 mapping files through ``traincost hardware import``, a manual fusion file, the FPGA device catalog, MTrain's
-training IPs, TM-Training's tiered system and a fused-groups JSON through their readers. Whatever value
-is put wherever, the reader succeeds (and the imported file loads) or says what is wrong in one
-``traincost: error:`` line; never a traceback.
+training IPs, TM-Training's tiered system, a fused-groups JSON and a Parquet table's metadata through their
+readers. Whatever value is put wherever, the reader succeeds (and the imported file loads) or says what is wrong in
+one ``traincost: error:`` line; never a traceback.
 
 Each example replaces one to three values of the file, at paths drawn from the file's own tree, by a value of
 another kind or out of range: a string where a number or mapping belongs, a number where a list or string
@@ -21,6 +21,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -35,6 +37,7 @@ from traincost.hardware import load_hardware
 from traincost.schedule.manual_fusion import read_manual_fusion
 from traincost.schedule.plan import read_fused_groups
 from traincost.tiered.system import load_tiered_system
+from traincost.workload import read_table
 
 ZIGZAG = REPO / "tests/fixtures/hardware/zigzag/hardware/tpu_like.yaml"
 STREAM = REPO / "tests/fixtures/hardware/stream/hardware"
@@ -179,3 +182,29 @@ def test_a_fused_groups_file_is_read_or_is_one_error(groups: Any, tmp_path_facto
     path = tmp_path_factory.mktemp("groups") / "groups.json"
     path.write_text(json.dumps({"groups": groups}))
     _read_or_one_error(read_fused_groups, path)
+
+
+@READERS
+@given(
+    metadata=st.one_of(
+        st.binary(max_size=40),
+        st.builds(
+            lambda v: json.dumps(v).encode(),
+            st.recursive(
+                st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4)),
+                lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+                max_leaves=6,
+            ),
+        ),
+    )
+)
+def test_a_table_s_metadata_is_read_or_is_one_error(metadata: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Any bytes, or any JSON, as a Parquet table's traincost metadata: read as a mapping of strings, or one error."""
+    path = tmp_path_factory.mktemp("meta") / "table.parquet"
+    pq.write_table(pa.table({"op": [0, 1]}).replace_schema_metadata({b"traincost": metadata}), path)
+    try:
+        _, meta = read_table(path)
+    except TraincostError as err:
+        assert "\n" not in str(err), str(err)
+        return
+    assert isinstance(meta, dict) and all(isinstance(key, str) for key in meta)

@@ -17,15 +17,26 @@ from traincost.cli.arguments import (
 )
 from traincost.errors import ConfigError
 from traincost.frontend import ATTENTION_CHOICES, FRONTENDS
-from traincost.io import output_directory
+from traincost.io import output_directory, same_file
 
 __all__ = ["cost_commands"]
+
+
+# the tables ``traincost cost`` writes into its --out-dir
+_TABLES = ("ops", "tensors", "cost", "phases", "memory", "verification")
 
 
 def _cmd_cost(args: argparse.Namespace) -> None:
     out: Path = args.out_dir
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out-dir {out}: is a file; expected a directory")
+    inputs = [("--hardware", args.hardware)] + ([("model", Path(args.model))] if args.model.endswith(".onnx") else [])
+    for table in _TABLES:
+        for flag, given in inputs:
+            if same_file(out / f"{table}.parquet", given):
+                raise ConfigError(
+                    f"--out-dir {out}: its {table}.parquet is the input {flag} {given}; writing it would replace the input"
+                )
     with output_directory(out):
         if not os.access(out, os.W_OK | os.X_OK):
             raise ConfigError(f"--out-dir {out}: cannot write in it")

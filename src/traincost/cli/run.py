@@ -38,6 +38,7 @@ from traincost.cli.summary import summary_commands
 from traincost.cli.sweep import sweep_commands
 from traincost.cli.tiered import tiered_commands
 from traincost.errors import ConfigError, TraincostError, one_line
+from traincost.io import same_file
 
 __all__ = ["main"]
 
@@ -109,7 +110,7 @@ def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
                 raise ConfigError(f"{flag} {path}: cannot write in {parent} (permission denied or not a directory)")
             for source, given in inputs:
-                if _same_file(path, given):
+                if same_file(path, given):
                     name = f"{source.option_strings[0]} " if source.option_strings else ""
                     raise ConfigError(f"{flag} {path}: is the input {name}{given}; writing it would replace the input")
 
@@ -118,14 +119,6 @@ def _paths(value: object) -> list[Path]:
     """The paths an argument's value names (one, a list, or none)."""
     values = value if isinstance(value, list) else [value]
     return [v for v in values if isinstance(v, Path)]
-
-
-def _same_file(output: Path, given: Path) -> bool:
-    """Whether ``output`` is the existing file ``given`` (links and hard links followed)."""
-    try:
-        return output.exists() and given.exists() and os.path.samefile(output, given)
-    except OSError:  # unreadable: compare the paths as written, resolved
-        return output.resolve() == given.resolve()
 
 
 class _Terminated(SystemExit):

@@ -22,6 +22,7 @@ __all__ = [
     "eval_output",
     "label_spec",
     "probe_output",
+    "refuse_unreal",
     "torch_optimizer",
 ]
 
@@ -40,7 +41,7 @@ def built_model(
     torch.manual_seed(seed)
     module = models.build_model(arch, options=options)
     _refuse_unlowered(module, arch.name)
-    _refuse_unreal(module, arch.name)
+    refuse_unreal(module, arch.name)
     inputs = {key: torch.from_numpy(array) for key, array in draw_tensors(specs, seed=seed).items()}
     return arch, specs, module, inputs
 
@@ -64,7 +65,7 @@ def _refuse_unlowered(module: torch.nn.Module, name: str) -> None:
         )
 
 
-def _refuse_unreal(module: torch.nn.Module, name: str) -> None:
+def refuse_unreal(module: torch.nn.Module, name: str) -> None:
     """Refuse a module with a parameter that is not real floating point, naming the first: a complex parameter's
     step would be costed and checked on its real part alone, an integer one is no trained parameter.
 
