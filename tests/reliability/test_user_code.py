@@ -1,6 +1,6 @@
-"""A user's code cannot end traincost silently: ``sys.exit`` in a user's module, factory or forward is one line
-naming where it was called, status 2 and no tables; a user's module sees a command line of its own; Ctrl-C is one
-line, status 130, with every output whole or absent."""
+"""A user's code cannot end traincost silently: ``sys.exit`` (or a ``KeyboardInterrupt`` it raises) in a user's
+module, factory or forward is one line naming where it was called, status 2 and no tables; a user's module sees a
+command line of its own; Ctrl-C is one line, status 130, with every output whole or absent."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ NETS = textwrap.dedent(
 
     def exits():
         sys.exit(3)
+
+    def interrupts():
+        raise KeyboardInterrupt
 
     def exits_in_forward():
         return ExitingForward(8, 4)
@@ -60,6 +63,22 @@ def test_sys_exit_in_a_users_code_is_one_line_naming_where(
     module = importable(tmp_path, monkeypatch, "exits_at_import" if factory == "net" else "exiting_nets", source)
     out = tmp_path / "cost"
     _one_exit_line(_cost(f"{module}:{factory}", out), out, *words)
+
+
+def test_a_keyboard_interrupt_a_users_code_raises_is_not_taken_for_ctrl_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C at a terminal is status 130; a KeyboardInterrupt raised by a user's factory is one line naming where."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal (a test runner may ignore it)
+    try:
+        module = importable(tmp_path, monkeypatch, "interrupting_nets", NETS)
+        out = tmp_path / "cost"
+        result = _cost(f"{module}:interrupts", out)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "code traincost ran raised KeyboardInterrupt at" in result.stderr and "(in interrupts)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and (not out.exists() or not list(out.iterdir()))
 
 
 def test_a_users_module_that_parses_the_command_line_sees_none_of_traincost_s(

@@ -130,14 +130,21 @@ def _on_sigterm(signum: int, _frame: object) -> None:
     raise _Terminated(128 + signum)
 
 
-def _exit_line(err: SystemExit) -> str:
-    """One line for an exit that code other than traincost's raised while a command ran (a user's module, factory or
-    forward calling ``sys.exit``, or its ``argparse`` giving up): where it was called and with what."""
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C, raised by traincost's own SIGINT handler (a KeyboardInterrupt raised by code is not one)."""
+
+
+def _on_sigint(_signum: int, _frame: object) -> None:
+    raise _Interrupted
+
+
+def _stopped_line(err: BaseException, did: str) -> str:
+    """One line for an exit or interrupt that code other than traincost's raised while a command ran (a user's module,
+    factory or forward calling ``sys.exit`` or raising ``KeyboardInterrupt``, or its ``argparse`` giving up): where,
+    and what it ``did``."""
     frames = traceback.extract_tb(err.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno} (in {frames[-1].name})" if frames else ""
-    return (
-        f"traincost: error: code traincost ran called sys.exit({err.code!r}){where}; the command stopped there and wrote nothing"
-    )
+    return f"traincost: error: code traincost ran {did}{where}; the command stopped there and wrote nothing"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.setLevel(level)  # also the progress bars' switch (traincost.progress); restored on return
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    # Ctrl-C told from a KeyboardInterrupt raised by code; a SIGINT the caller ignores stays ignored
+    interrupting = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous_int = signal.signal(signal.SIGINT, _on_sigint) if interrupting else None
     from traincost.limits import MAX_TABLE_MIB
 
     table_limit = MAX_TABLE_MIB.set(args.max_table_mib)
@@ -167,14 +177,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Terminated:
         raise
     except SystemExit as err:  # traincost raises no other: a user's code exited
-        print(one_line(_exit_line(err)), file=sys.stderr)
+        print(one_line(_stopped_line(err, f"called sys.exit({err.code!r})")), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # Ctrl-C: temporaries were removed on the way out, outputs are whole or absent
-        print("traincost: interrupted (Ctrl-C); every output is whole or absent", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # temporaries were removed on the way out, outputs are whole or absent
+        if isinstance(err, _Interrupted) or not interrupting:
+            print("traincost: interrupted (Ctrl-C); every output is whole or absent", file=sys.stderr)
+            return 130
+        print(one_line(_stopped_line(err, "raised KeyboardInterrupt")), file=sys.stderr)
+        return 2
     finally:
         MAX_TABLE_MIB.reset(table_limit)
         logger.setLevel(logged)
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+        if interrupting:
+            signal.signal(signal.SIGINT, previous_int)
     return 0
