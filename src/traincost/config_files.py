@@ -36,11 +36,6 @@ from traincost.errors import ConfigError, TraincostError
 from traincost.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER, MAX_MESSAGE_CHARS, MAX_YAML_BYTES
 
 __all__ = [
-    "MAX_DEPTH",
-    "MAX_FILE_BYTES",
-    "MAX_YAML_BYTES",
-    "MAX_INTEGER",
-    "MAX_MESSAGE_CHARS",
     "check_numbers",
     "parse_json",
     "read_json",

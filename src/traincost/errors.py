@@ -21,7 +21,6 @@ __all__ = [
     "UnsupportedOpError",
     "ConfigError",
     "DramError",
-    "MAX_LINE_CHARS",
     "cycle_text",
     "find_cycle",
     "in_file",

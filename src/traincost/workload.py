@@ -66,7 +66,6 @@ __all__ = [
     "TENSOR_KINDS",
     "write_table",
     "read_table",
-    "MAX_TABLE_MIB",
     "made_kind",
     "NORM_OPS_PER_ELEMENT",
     "SOFTMAX_OPS_PER_ELEMENT",

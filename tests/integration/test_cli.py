@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from onnx import helper, numpy_helper
 
-from traincost.errors import MAX_LINE_CHARS
 from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+from traincost.limits import MAX_LINE_CHARS
 from traincost.plots.design_space import unpack
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)

@@ -10,7 +10,7 @@ import yaml
 
 from tests.reliability.conftest import EDGE_TPU, cli
 from tests.unit.test_workflow_plan import REPO, _config
-from traincost.hardware.sweep import MAX_CONFIGS
+from traincost.limits import MAX_CONFIGS
 from traincost.workflow import config_problems
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from traincost.config_files import MAX_FILE_BYTES, MAX_YAML_BYTES, parse_json, read_json, read_text, read_yaml
+from traincost.config_files import parse_json, read_json, read_text, read_yaml
 from traincost.errors import ConfigError
+from traincost.limits import MAX_FILE_BYTES, MAX_YAML_BYTES
 
 
 def _yaml(tmp_path: Path, text: str) -> Path:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from traincost.errors import MAX_LINE_CHARS, cycle_text, one_line
+from traincost.errors import cycle_text, one_line
+from traincost.limits import MAX_LINE_CHARS
 
 
 def test_a_long_message_keeps_its_start_and_end() -> None:

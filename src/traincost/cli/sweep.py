@@ -32,7 +32,7 @@ log = logging.getLogger("traincost")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> None:
-    from traincost.hardware.sweep import MAX_CONFIGS
+    from traincost.limits import MAX_CONFIGS
     from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table

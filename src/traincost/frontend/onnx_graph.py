@@ -31,7 +31,6 @@ __all__ = [
     "LOSS_OUTPUT",
     "load_onnx",
     "check_external_data",
-    "MAX_EXTERNAL_DATA_BYTES",
     "save_onnx",
     "get_meta",
     "set_meta",

@@ -26,7 +26,7 @@ import numpy as np
 
 from traincost.limits import MAX_EXPONENT, MAX_EXPRESSION_CHARS
 
-__all__ = ["evaluate", "names_in", "ExpressionError", "CONSTANTS", "MAX_EXPRESSION_CHARS", "MAX_EXPONENT"]
+__all__ = ["evaluate", "names_in", "ExpressionError", "CONSTANTS"]
 
 CONSTANTS = {"KiB": 1024, "MiB": 1024 * 1024}
 

@@ -33,10 +33,10 @@ from traincost.hardware.spec import (
     MemoryPort,
     PEAxis,
 )
-from traincost.hardware.sweep import MAX_CONFIGS, expand_grid
-from traincost.limits import MAX_COUNT
+from traincost.hardware.sweep import expand_grid
+from traincost.limits import MAX_CONFIGS, MAX_COUNT
 
-__all__ = ["load_hardware", "read_hardware_yaml", "schema_problems", "HardwareError", "MAX_COUNT"]
+__all__ = ["load_hardware", "read_hardware_yaml", "schema_problems", "HardwareError"]
 
 _ENERGIES = ("read_energy_pj_per_bit", "write_energy_pj_per_bit")
 _MEMORY_FIELDS = ("size_bytes", *_ENERGIES)

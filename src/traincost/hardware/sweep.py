@@ -14,7 +14,7 @@ import pandas as pd
 from traincost.errors import ConfigError
 from traincost.limits import MAX_CONFIGS
 
-__all__ = ["expand_grid", "config_id", "shard", "shard_rows", "MAX_CONFIGS"]
+__all__ = ["expand_grid", "config_id", "shard", "shard_rows"]
 
 
 def config_id(hardware: str, parameters: Mapping[str, float]) -> str:

@@ -13,7 +13,7 @@ import pandas as pd
 from traincost.cost.optable import op_table
 from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, load_hardware, shard_rows
-from traincost.hardware.sweep import MAX_CONFIGS
+from traincost.limits import MAX_CONFIGS
 from traincost.schedule.plan import SchedulePlan
 from traincost.schedule.scheduler import schedule
 from traincost.workload import STEP_PHASES, Workload
