@@ -711,9 +711,9 @@ def _run(
     for i, released in enumerate(static.op.released):
         inputs = ready(i)
         tiles, latency = tiles_of[i], allocation.latency(i, latency_of[i], inputs[0])
-        off_b, bus_b, held_off, held_bus, link_b = move(i, tiles)
+        off_b, bus_b, link_b, held = move(i, tiles)
         bandwidth_cycles = transfer.cycles(off_b, bus_b, link_b)
-        fill = transfer.cycles(held_off, held_bus, {})
+        fill = transfer.cycles(*held) if static.op.group[i] >= 0 else 0.0  # only a fused member holds weights
         fills.append(fill)
         run(i, maximum(latency + fill, bandwidth_cycles), tiles, allocation.one[i], inputs, fill=fill)
         record_peaks()
@@ -948,30 +948,33 @@ class _Moves:
         self.psum[i] = where(one, psum[i], self.psum[i])
         self.out[i] = where(one, out[i], self.out[i])
 
-    def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane, Lane, Lane]:
+    def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane, dict[int, Lane], tuple[Lane, Lane, dict[int, Lane]]]:
         """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
-        return the off-chip and bus bytes, and of them the bytes of the weights it holds while fused."""
-        (off_b, bus_b, top_w, remote_pj), (held_off, held_bus), link_b = self._inputs(i, tiles)
+        return the off-chip, bus and per-link bytes, and of them those of the weights it holds while fused."""
+        (off_b, bus_b, top_w, remote_pj), held, link_b = self._inputs(i, tiles)
         off_b, bus_b, top_r = self._outputs(i, tiles, off_b, bus_b)
         traffic = self.traffic
         traffic.offchip[i], traffic.bus[i], traffic.top_read[i], traffic.top_write[i] = off_b, bus_b, top_r, top_w
         traffic.remote_read_pj[i] = remote_pj
         for link, moved in link_b.items():
             traffic.links[link][i] = moved
-        return off_b, bus_b, held_off, held_bus, link_b
+        return off_b, bus_b, link_b, held
 
-    def _inputs(self, i: int, tiles: Lane) -> tuple[tuple[Lane, Lane, Lane, Lane], tuple[Lane, Lane], dict[int, Lane]]:
+    def _inputs(
+        self, i: int, tiles: Lane
+    ) -> tuple[tuple[Lane, Lane, Lane, Lane], tuple[Lane, Lane, dict[int, Lane]], dict[int, Lane]]:
         """Bytes op ``i``'s inputs move off chip, over the bus and into its core's top memory, and the energy of
         reading them out of other cores' top memories; and of those bytes, off chip and over the bus, the weights
         it holds whole while its group is fused (its stationary operand, made outside the group: ``fusion_memory``'s
-        fixed bytes), which its first tile waits for; and per point-to-point link the bytes read over it out of the
-        top memory at its other end (which then cross no bus)."""
+        fixed bytes), which its first tile waits for, off chip, over the bus and per link; and per point-to-point link
+        the bytes read over it out of the top memory at its other end (which then cross no bus)."""
         op, memory, lanes = self.op, self.memory, self.lanes
         sizes, last_use = memory.sizes, op.last_use
         pool, group = op.pool[i], op.group[i]
         x, s = op.x_tensor[i], op.s_tensor[i]
         off_b = bus_b = top_w = remote_pj = held_off = held_bus = 0.0
         link_b: dict[int, Lane] = {}
+        held_link: dict[int, Lane] = {}
         linked = self.linked.get(pool, ())
         for t in self.inputs[i]:
             moved = self.in_i[i] if t == x else self.in_w[i] if t == s else sizes[t]
@@ -999,11 +1002,12 @@ class _Moves:
                 via = where == other
                 if lanes.any(via):
                     link_b[link] = link_b.get(link, 0.0) + moved * via
+                    held_link[link] = held_link.get(link, 0.0) + held * via
                     on_bus = on_bus & lanes.logical_not(via)
             off_b = off_b + moved * away
             bus_b = bus_b + moved * on_bus
             held_off = held_off + held * away
-            held_bus = held_bus + held * over_bus
+            held_bus = held_bus + held * on_bus
             remote = (where >= 0) & over_bus  # read out of another core's top memory
             if lanes.any(remote):
                 source = lanes.maximum(where, 0)
@@ -1012,7 +1016,7 @@ class _Moves:
                 lanes.add_at(self.traffic.remote_read_pj_by_pool, source, read_pj)
             if last_use[t] > i:  # keep a fetched copy for later readers if it fits
                 memory.keep(t, pool, away & memory.fits(t, pool), sizes[t])
-        return (off_b, bus_b, top_w, remote_pj), (held_off, held_bus), link_b
+        return (off_b, bus_b, top_w, remote_pj), (held_off, held_bus, held_link), link_b
 
     def _outputs(self, i: int, tiles: Lane, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
         """Keep op ``i``'s outputs on chip where they fit, spill the rest; add the bytes that leave to ``off_b`` and
