@@ -135,7 +135,7 @@ _JSON_LIMIT = ("MAX_FILE_BYTES", MAX_FILE_BYTES)
 def read_text(
     path: str | os.PathLike[str], *, error: type[TraincostError] = ConfigError, limit: tuple[str, int] = _JSON_LIMIT
 ) -> str:
-    """The text of the regular file ``path``, at most ``limit`` bytes of it (its name in this module, its value);
+    """The text of the regular file ``path``, at most ``limit`` bytes of it (its name in ``traincost.limits``, its value);
     anything else raises ``error``."""
     file = Path(path)
     try:
@@ -147,7 +147,7 @@ def read_text(
         with file.open("rb") as handle:
             data = handle.read(most + 1)
         if len(data) > most:
-            raise error(f"{file}: larger than a configuration file may be (traincost.config_files.{name} = {most / 2**20:g} MiB)")
+            raise error(f"{file}: larger than a configuration file may be (traincost.limits.{name} = {most / 2**20:g} MiB)")
         return data.decode()
     except (OSError, UnicodeDecodeError) as err:
         raise error(f"{file}: cannot read ({getattr(err, 'strerror', None) or err})") from err

@@ -39,6 +39,7 @@ from traincost.cli.sweep import sweep_commands
 from traincost.cli.tiered import tiered_commands
 from traincost.errors import ConfigError, TraincostError, one_line
 from traincost.io import same_file
+from traincost.limits import MAX_TABLE_MIB
 
 __all__ = ["main"]
 
@@ -161,8 +162,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C told from a KeyboardInterrupt raised by code; a SIGINT the caller ignores stays ignored
     interrupting = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     previous_int = signal.signal(signal.SIGINT, _on_sigint) if interrupting else None
-    from traincost.limits import MAX_TABLE_MIB
-
     table_limit = MAX_TABLE_MIB.set(args.max_table_mib)
     try:
         _check_outputs(parser, args)
