@@ -1083,7 +1083,7 @@ import pandas as pd
 import yaml
 
 from traincost.cost import mac_cost, op_table
-from traincost.cost.core_cost import MAPPINGS, ExternalPath
+from traincost.cost.core import MAPPINGS, ExternalPath
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
 from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, parse_unroll, zigzag_hardware
 from traincost.hardware.spec import TILINGS, Core

@@ -244,7 +244,7 @@ TRACED = """\
 - **A fused layer is costed tile by tile in Stream, whole in ours.** Stream has ZigZag map each tile of a fused layer
   (two output rows of the residual blocks) on its own (`CoreCostEstimationStage`, one `ComputationNode` per tile); ours
   maps the op's share of a core once, its partial sums leaving the array every step of the reduction where it latches
-  the inputs over the output channels (`traincost.cost.core_cost._latched_columns`). Per convolution on tpu_like ours
+  the inputs over the output channels (`traincost.cost.core.orders.latched_column_tiles`). Per convolution on tpu_like ours
   costs about twice Stream's energy inside the core in layer-fused mode and close to it layer by layer, where Stream's
   tiles are whole layers.
 - **Layer by layer is still tiled in Stream.** With `fusion_cut_points: per-layer` each layer is its own group but is

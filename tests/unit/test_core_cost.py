@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table, simd_cost
-from traincost.cost.core_cost import MAPPINGS, OBJECTIVES, ExternalPath
+from traincost.cost.core import MAPPINGS, OBJECTIVES, ExternalPath
 from traincost.cost.optable import OWN_LOOPS, ROLES, window_span
 from traincost.cost.step_windows import step_share
 from traincost.errors import ConfigError

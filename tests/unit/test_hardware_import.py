@@ -11,7 +11,7 @@ import yaml
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cli import main
 from traincost.cost import mac_cost, op_table
-from traincost.cost.core_cost import MAPPINGS, ExternalPath
+from traincost.cost.core import MAPPINGS, ExternalPath
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
 from traincost.hardware.import_stream import stream_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, parse_unroll, zigzag_hardware

@@ -12,7 +12,7 @@ import yaml
 
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table
-from traincost.cost.core_cost import ExternalPath
+from traincost.cost.core import ExternalPath
 from traincost.hardware import HardwareError, load_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
 from traincost.hardware.in_memory import activation_pj

@@ -50,6 +50,36 @@ def test_the_package_import_graph_has_no_cycle() -> None:
     assert not cycles, [[(a, graph.edges[a, b]["module"]) for a, b in zip(c, c[1:] + c[:1], strict=True)] for c in cycles]
 
 
+# the single-core engine's modules, each using only those before it (``traincost.cost.core``'s docstring)
+_ENGINE_LAYERS = (
+    "vocabulary",
+    "gemm",
+    "memory",
+    "level_traffic",
+    "tiles",
+    "orders",
+    "traffic",
+    "inside",
+    "candidates",
+    "mac",
+    "simd",
+)
+
+
+def test_the_engine_modules_import_only_those_below_them() -> None:
+    folder = ROOT / "cost/core"
+    assert sorted(path.stem for path in folder.glob("*.py") if path.stem != "__init__") == sorted(_ENGINE_LAYERS)
+    upward = []
+    for rank, module in enumerate(_ENGINE_LAYERS):
+        tree = ast.parse((folder / f"{module}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("traincost.cost.core."):
+                imported = node.module.rsplit(".", 1)[1]
+                if _ENGINE_LAYERS.index(imported) >= rank:
+                    upward.append(f"{module} imports {imported}")
+    assert not upward, upward
+
+
 def test_analysis_does_not_import_plots() -> None:
     graph = _package_imports()
     assert not graph.has_edge("analysis", "plots"), graph.edges["analysis", "plots"]["module"]

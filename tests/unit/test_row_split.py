@@ -12,7 +12,7 @@ import yaml
 
 from tests.workloads import conv_workload
 from traincost.cost import op_table
-from traincost.cost.core_cost import ExternalPath, mac_cost
+from traincost.cost.core import ExternalPath, mac_cost
 from traincost.hardware import load_hardware
 from traincost.schedule import SchedulePlan, schedule
 

@@ -11,7 +11,7 @@ import yaml
 
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import op_table
-from traincost.cost.core_cost import MAPPINGS
+from traincost.cost.core import MAPPINGS
 from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, load_hardware
 from traincost.schedule import SchedulePlan, schedule

@@ -633,7 +633,7 @@ def zigzag_memory(
     (``dim_size``); for a memory serving some, of the PEs the mapping unrolls on them (``used``, per array
     dimension), as the core level's ``served_axes`` describe them (``ascend_like_mixed.yaml`` unrolls 12 of D2's 16:
     192 of ``rf_1B``'s 256, the file's count in ``source``). One serving none keeps the file's count, the instances
-    beside idle PEs holding nothing (``traincost.cost.core_cost._working``)."""
+    beside idle PEs holding nothing (``traincost.cost.core.memory.working_instances``)."""
     if not isinstance(entry, Mapping):
         raise HardwareError(f"{file}: {where}: expected a memory (size, r_cost, w_cost, operands, ports, served_dimensions)")
     size_bits = _required(entry, "size", file, where)

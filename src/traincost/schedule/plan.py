@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traincost.config_files import read_json
-from traincost.cost.core_cost import check_objective
+from traincost.cost.core import check_objective
 from traincost.errors import ConfigError
 from traincost.schedule.fusion_memory import FUSION_TILINGS
 
@@ -44,7 +44,7 @@ class SchedulePlan:
             (the rest is working space for the tiles of the running op); a fused group fits when what its
             ops hold while it runs tile by tile fits in it (:mod:`traincost.schedule.fusion_memory`).
         mapping_objective: what the per-op choice of loop order at a core's top memory minimises
-            (``latency``, ``energy`` or ``edp``; ``traincost.cost.core_cost``).
+            (``latency``, ``energy`` or ``edp``; ``traincost.cost.core``).
     """
 
     pipeline: bool = True

@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from traincost.cost.core_cost import MAPPINGS, CoreOpCost, ExternalPath, mac_cost, simd_cost
+from traincost.cost.core import MAPPINGS, CoreOpCost, ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, ROW_SPLIT_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
 from traincost.hardware.spec import Core, HardwareSpec

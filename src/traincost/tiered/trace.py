@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traincost.cost.core_cost import ExternalPath, mac_cost, simd_cost
+from traincost.cost.core import ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import OpTable, op_table
 from traincost.errors import ConfigError
 from traincost.hardware.load import HardwareError
