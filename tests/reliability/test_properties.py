@@ -10,6 +10,7 @@ change which core instance the next one takes, so the step-level property is sta
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -94,9 +95,15 @@ offchip: {bandwidth_bytes_per_cycle: offchip_bw * bw, energy_pj_per_bit: e_off}
 """
 DATAFLOWS = {"weight_stationary": "W", "output_stationary": "O"}
 
-# A few dozen examples per property keeps the whole reliability suite within its time budget.
+# A few dozen examples per property keeps the whole reliability suite within its time budget;
+# TRAINCOST_PROPERTY_EXAMPLES draws more (10,000 for a thorough run).
 # No example database: the suite leaves nothing behind in the working tree.
-PROPERTY = settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY = settings(
+    max_examples=int(os.environ.get("TRAINCOST_PROPERTY_EXAMPLES", "25")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 sizes = st.sampled_from([1, 2, 3, 4, 5, 7, 8, 16, 32])
 layers = st.fixed_dictionaries(

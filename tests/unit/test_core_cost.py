@@ -1701,3 +1701,47 @@ def test_weights_are_read_again_for_every_step_of_rows_the_array_takes(tmp_path:
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.compute_cycles[0, 0] == row_steps * 2 * 4
     assert cost.level_read_bytes["local"][0, 0] == 16 * row_steps + outputs * 4 * 2
+
+
+_QUARTER = """
+name: quarter
+word_bytes: 1
+parameters:
+  local_bytes: {default: 256}
+memories:
+  rf: {size_bytes: 4, read_bandwidth_bytes_per_cycle: 4, write_bandwidth_bytes_per_cycle: 4,
+       read_energy_pj_per_bit: 0.125, write_energy_pj_per_bit: 0.125}
+  local: {size_bytes: local_bytes, read_bandwidth_bytes_per_cycle: 64, write_bandwidth_bytes_per_cycle: 64,
+          read_energy_pj_per_bit: 0.25, write_energy_pj_per_bit: 0.25}
+cores:
+  - name: pe
+    count: 1
+    dataflow: output_stationary
+    runs: [conv]
+    pe_array:
+      - {dim: K, size: 2}
+    mac_energy_pj: 1
+    memory:
+      - {level: rf, operands: [O]}
+      - {level: local, operands: [W, I, O]}
+bus: {bandwidth_bytes_per_cycle: 16, energy_pj_per_bit: 0.0625}
+offchip: {bandwidth_bytes_per_cycle: 8, energy_pj_per_bit: 1}
+"""
+
+
+def test_a_memory_that_holds_no_block_of_outputs_keeps_the_tile_below_it(tmp_path: Path) -> None:
+    # 3x3 conv, 8 -> 3 channels, 4x4 -> 2x2: M = 4 rows, N = 3 columns, R = 72; 1-byte words and partial sums. The
+    # 4 B output register holds the tile below ``local``: 2 rows x 2 columns over all of R. A block of outputs in
+    # ``local`` keeps beside its partial sums its rows' inputs and its columns' weights for those 72 of R: even 2 x 2
+    # takes 2*72 + 2*72 + 4 = 292 B, so at 64, 128 and 256 B no block fits and the block is that tile, 2 x 2:
+    # weights once per block of rows (2 x 216 B), inputs once per block of columns (2 x two blocks of one output row,
+    # each reading 3 rows x 4 pixels x 8 channels: 384 B). 512 B holds 4 x 2 (288 + 144 + 8 = 440 B; 4 x 3 would take
+    # 516): weights once, every input row twice. 1 KiB holds the whole output: each once.
+    path = tmp_path / "quarter.yaml"
+    path.write_text(_QUARTER)
+    hw = load_hardware(path, sweep={"local_bytes": [64, 128, 256, 512, 1024]})
+    table = op_table(conv_workload(batch=1, channels_in=8, channels_out=3, input_hw=4, kernel=3))
+    cost = mac_cost(hw.cores[0], table, np.array([0]))
+    assert cost.ext_in_bytes["W"][:, 0].tolist() == [432, 432, 432, 216, 216]
+    assert cost.ext_in_bytes["I"][:, 0].tolist() == [384, 384, 384, 256, 128]
+    assert cost.ext_write_bytes[:, 0].tolist() == [12] * 5
