@@ -1245,15 +1245,21 @@ def test_per_pe_output_registers_hold_a_bands_block_once_per_copy(tmp_path: Path
     assert (cost.energy_mac_pj + sum(cost.energy_level_pj.values()))[0, 0] == pytest.approx(13440)
 
 
-def test_a_register_holding_the_blocks_window_loads_each_input_pixel_once(tmp_path: Path) -> None:
-    # The held-rows core with an input register below the rest, on a 3x3 conv (2 -> 4 channels, 6x6 input): M = 16,
-    # N = 4, R = 18, 72 input pixels, a quarter of the 288 im2col elements. Held rows (2 at a time, energy's choice)
-    # need 2 x 18 im2col inputs over the weight register's whole R, 9 pixels: a 16 B register keeps them, so each
-    # pixel is loaded once per column tile of the array (72 x 2 = 144 B from local), where one that cannot took each
-    # im2col element (576 B).
+@pytest.mark.parametrize(("register_bytes", "written"), [(16, 192), (32, 384)])
+def test_a_register_holding_a_blocks_inputs_loads_each_blocks_own_pixels(
+    tmp_path: Path, register_bytes: int, written: int
+) -> None:
+    # The held-rows core with an input register below the rest, on a 3x3 conv (2 -> 4 channels, 6x6 input): M = 16
+    # (4 x 4 outputs), N = 4, R = 18, 72 input pixels. Held rows, 2 at a time (energy's choice): two outputs side by
+    # side read 3 x 4 = 12 pixels of each channel, 24 over the weight register's whole R. A 16 B register cannot keep
+    # them: the weight tile is cut to the 12 of R whose inputs it holds (16 = 2 x 12 x 72/288 x 8/3, the halo of
+    # blocks of two outputs), and as wide as the 64 B weight register then holds, all 4 columns; each of the 8 blocks
+    # loads its own pixels once, 8 x 12 x 2 = 192 B. A 32 B register keeps the 24 over all of R, loaded once per column
+    # tile of the weight register (64 / 18: 3 columns, 2 tiles): 8 x 24 x 2 = 384 B. Either way the array reads the
+    # im2col once per column step of the array: 288 x 2 = 576 B.
     def input_register(data: dict) -> None:
         _held_rows_core(data)
-        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": 16}
+        data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": register_bytes}
         data["cores"][0]["memory"].insert(0, {"level": "ireg", "operands": ["I"]})
 
     hw = _tiny_variant(tmp_path, input_register)
@@ -1261,7 +1267,7 @@ def test_a_register_holding_the_blocks_window_loads_each_input_pixel_once(tmp_pa
     table = op_table(conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=6, kernel=3))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.held_rows[0, 0] == 2
-    assert cost.level_write_bytes["ireg"][0, 0] == 144 and cost.level_read_bytes["ireg"][0, 0] == 576
+    assert cost.level_write_bytes["ireg"][0, 0] == written and cost.level_read_bytes["ireg"][0, 0] == 576
 
 
 def _inputs_in_the_pes_core(osram_pj_per_byte: float) -> Callable[[dict], None]:
@@ -1388,27 +1394,30 @@ def test_more_bandwidth_is_never_slower_and_energy_is_the_sum_of_its_parts(tmp_p
 
 
 def test_eyeriss_like_keeps_a_resnet_layers_partial_sums_in_the_pes(tmp_path: Path) -> None:
-    # ZigZag's eyeriss_like (K:14 x C:12 PEs, each with a 64 B weight and a 16 B output register file) on ResNet-18's
-    # layer1.0.conv1 (3x3, 64 -> 64 channels, 56x56 outputs). The weight registers hold the array's 14 columns x all
-    # 576 of R; the output registers 8 partial sums per PE, but each output has one in each of the 12 PEs of its
-    # reduction: 14 x 8 outputs, 8 rows. Held there until all of R is done, each output leaves for the 8 KB SRAM once
-    # (200,704 B), where the dataflow's order passed 38 MB of partial sums each way through its 16 B/cycle port
-    # (2.4 M cycles); the layer takes its compute, ceil(64/14) x ceil(64/12) x 56 x 56 x 9 = 846,720 cycles.
+    # ZigZag's eyeriss_like (K:14 x C:12 PEs, each with a 64 B input, a 64 B weight and a 16 B output register file) on
+    # ResNet-18's layer1.0.conv1 (3x3, 64 -> 64 channels, 56x56 outputs). The output registers hold 8 partial sums per
+    # PE, but each output has one in each of the 12 PEs of its reduction: blocks of 8 rows x 14 columns. The inputs of
+    # 8 rows over all 576 of R (1,536, their halo counted) do not fit the 768 the input registers hold, so the block
+    # runs over chunks of R whose inputs do fit, and its partial sums leave the PEs once per chunk, where the dataflow's
+    # order passed 38 MB of them each way through the 8 KB SRAM's 16 B/cycle port (2.4 M cycles); the layer takes its
+    # compute, ceil(64/14) x ceil(64/12) x 56 x 56 x 9 = 846,720 cycles.
     path = tmp_path / "eyeriss_like.yaml"
     zigzag = Path(__file__).resolve().parents[1] / "fixtures/hardware/zigzag/hardware/eyeriss_like.yaml"
     path.write_text(hardware_yaml_text(zigzag_hardware(zigzag), header="test"))
     hw = load_hardware(path)
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=64, channels_out=64, input_hw=58, kernel=3))
+    outputs = 64 * 56 * 56
     for objective in OBJECTIVES:
         cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective=objective)
         assert cost.compute_cycles[0, 0] == 846720 and cost.held_rows[0, 0] == 8
-        assert cost.level_write_bytes["sram_8KB"][0, 0] == 64 * 56 * 56
         assert cost.latency_cycles[0, 0] == pytest.approx(846720, rel=1e-3)
-        # each PE of an output accumulates in its own register in the steps it works in: 64 channels on 12 PEs over
-        # 9 taps, 48 partial sums (2 B) in each of the 12 copies (the last one too: they are added up only in the 8 KB
-        # SRAM, as 1 B outputs), where the array's 54 steps along R (C in 6 of 12, the last with 4) would count 54
-        assert cost.level_write_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
-        assert cost.level_read_bytes["rf_16B"][0, 0] == 64 * 56 * 56 * 48 * 2 * 12
+        assert 0 < cost.reduction_chunk[0, 0] < 576  # the held block runs over chunks of R
+        # the partial sums leave the PEs once per R-tile the block runs over (9 here), not once per step of the array's
+        # R (48)
+        assert outputs < cost.level_write_bytes["sram_8KB"][0, 0] <= 10 * outputs
+        # each PE of an output accumulates in its own register in the steps it works in: 64 channels on 12 PEs over 9
+        # taps, at least 48 partial sums (2 B) in each of the 12 copies, read and written
+        assert cost.level_write_bytes["rf_16B"][0, 0] >= outputs * 48 * 2 * 12
 
 
 def _weights_only_in_the_register(data: dict, offchip_pj_per_bit: float) -> None:
@@ -1745,3 +1754,44 @@ def test_a_memory_that_holds_no_block_of_outputs_keeps_the_tile_below_it(tmp_pat
     assert cost.ext_in_bytes["W"][:, 0].tolist() == [432, 432, 432, 216, 216]
     assert cost.ext_in_bytes["I"][:, 0].tolist() == [384, 384, 384, 256, 128]
     assert cost.ext_write_bytes[:, 0].tolist() == [12] * 5
+
+
+@pytest.mark.parametrize(
+    ("channels", "input_hw", "kept_reduction", "cut_reduction"),
+    [
+        # 64 -> 64 channels, 56 x 56 outputs: 8 outputs' windows as 2 x 4 touch 4 x 6 = 24 pixels of each of the 64
+        # channels of the weight registers' R-tile (576 = 64 x 3 x 3): 1,536 inputs, more than the 768 the input
+        # registers hold (64 B in each of the 168 PEs, each input in the 14 PEs of its output-channel axis). At the
+        # layer's ratio of unique inputs to window elements (3,364 / (3,136 x 9)) they would be 549 and fit. The
+        # registers keep the block's inputs over one step of the array's R, 12. Cut to what they hold, the weight tile
+        # spans 768 / (1,536 / 576) = 288 of R (32 channels), where the layer's ratio would cut it to all 576.
+        (64, 58, 12, 288),
+        # 16 -> 16 channels, 28 x 28 outputs: 24 pixels of each of 16 channels (R-tile 144) are 384 inputs: they fit,
+        # and stay over the whole R-tile, which needs no cut
+        (16, 30, 144, 144),
+    ],
+)
+def test_a_block_held_in_the_pes_keeps_its_inputs_only_where_their_halo_fits(
+    tmp_path: Path, channels: int, input_hw: int, kept_reduction: int, cut_reduction: int
+) -> None:
+    from traincost.cost.core.candidates import OpsOnCore  # noqa: PLC0415 (the engine's inside, for one order's tiles)
+    from traincost.cost.core.orders import HeldBlock, held_block_tiles, held_blocks  # noqa: PLC0415
+    from traincost.cost.core.tiles import level_tiles  # noqa: PLC0415
+
+    zigzag = Path(__file__).resolve().parents[1] / "fixtures/hardware/zigzag"
+    path = tmp_path / "eyeriss_like.yaml"
+    path.write_text(
+        hardware_yaml_text(
+            zigzag_hardware(zigzag / "hardware/eyeriss_like.yaml", mapping=zigzag / "mapping/default.yaml"), header="test"
+        )
+    )
+    core = load_hardware(path).cores[0]  # rf_64B_A (I), rf_64B_W (W), rf_16B (O) in each PE; K 14 x C 12
+    table = op_table(conv_workload(batch=1, channels_in=channels, channels_out=channels, input_hw=input_hw, kernel=3))
+    ops = OpsOnCore.of(core, table, np.array([0]), split=None, split_rows=False)
+    tiles = level_tiles(core, ops.gemm, ops.precision, band=0)
+    assert tiles[2][2][0, 0] == channels * 9  # the weight registers' R-tile: every tap of every channel
+    held = HeldBlock(rows=np.array([[8.0]]), columns=np.array([[14.0]]), innermost="rows")
+    inputs = held_block_tiles(core, ops.gemm, tiles, held, ops.precision)[1]  # the input registers' tile
+    assert inputs[0][0, 0] == 8 and inputs[2][0, 0] == kept_reduction
+    (cut,) = [block.weights for block in held_blocks(core, ops.gemm, ops.precision) if block.weights is not None]
+    assert cut[2][0, 0] == cut_reduction

@@ -107,6 +107,14 @@ class Gemm:
         touch, the halo between blocks read once per block (``halo.Halo``), at most what the array reads (``x_streamed``)."""
         return np.minimum(self.x_unique * self.halo.factor(tile), self.x_streamed)
 
+    def block_input_elems(self, rows: np.ndarray, reduction: np.ndarray) -> np.ndarray:
+        """Input elements per group that a block of ``rows`` of M over ``reduction`` of R touches, as a memory holding
+        the block must keep them: the op's unique inputs per im2col element, times the halo of blocks of that many rows
+        (of that much of R, for a weight gradient, whose blocks of output pixels cut R; ``halo.Halo``): a 3x3 window's
+        8 outputs as 2 x 4 touch 4 x 6 = 24 pixels of each channel, not 8 x 9 / 9 = 8."""
+        unique = self.x_unique / (self.full[0] * self.full[2])
+        return rows * reduction * unique * self.halo.factor((rows, self.full[1], reduction))
+
     def tile_count(self, axis: int, tile: np.ndarray, *, steps: np.ndarray | None = None) -> np.ndarray:
         """How many tiles of ``tile`` elements the op takes along ``axis`` (0, 1, 2: M, N, R). One step of the array
         (``array_tile``) at a time: the array's steps along the axis, each loop unrolled on it padded apart

@@ -119,7 +119,10 @@ def cost_inside(
                 elif not np.all(final):
                     passed = held_partial_sums(core.levels[child], gemm, tile, arriving, precision)
                     tile = (np.where(final, tile[0], passed[0]), tile[1], np.where(final, tile[2], passed[2]))
-            down, up = boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0)
+            # a memory in the PEs that keeps a held block's inputs keeps those of its rows alone: each block brings its
+            # own halo, the rows do not slide past it
+            own_block = held is not None and operand == "I" and 0 <= child <= innermost_level(core, "O")
+            down, up = boundary_bytes(order, gemm, operand, tile, precision, at_array=child < 0, own_block=own_block)
             down = down * (reads_at_the_array(core, gemm, tiles, candidate, operand) if child < 0 else 1.0)
             sides = ((child, up, down), (parent, down, up))
             together = groups_together(core, gemm, (child, parent), tile, precision)

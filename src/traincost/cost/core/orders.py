@@ -196,17 +196,18 @@ def weights_for_the_block(
     core: Core, gemm: Gemm, tiles: list[Tile], precision: Precision, *, rows: np.ndarray, inputs: int
 ) -> Tile:
     """The innermost weight memory's tile for a block of ``rows`` held in the PEs, cut to the reduction whose inputs of
-    those rows the input memory at ``inputs`` holds (whole steps of the array's, at least one) and as wide as the
-    weight memory, and the weight memories above it (``columns_above``), then hold: the block's inputs stay in the
-    PEs over the whole tile, its columns too (an Eyeriss-like row-stationary order, ZigZag's ``I: rf_64B_A[OY8 C8
-    K5]``, ``W: rf_64B_W[OY8 C8 K5 OY4]``: 8 rows of inputs in the 64-byte input registers over 8 of the reduction
-    and 5 output channels)."""
-    (m, n, r), (_, n_a, r_a) = gemm.full, gemm.array_tile
+    those rows the input memory at ``inputs`` holds (the pixels their windows touch, ``Gemm.block_input_elems``; whole
+    steps of the array's, at least one) and as wide as the weight memory, and the weight memories above it
+    (``columns_above``), then hold: the block's inputs stay in the PEs over the whole tile, its columns too (an
+    Eyeriss-like row-stationary order, ZigZag's ``I: rf_64B_A[OY8 C8 K5]``, ``W: rf_64B_W[OY8 C8 K5 OY4]``: 8 rows of
+    inputs in the 64-byte input registers over 8 of the reduction and 5 output channels)."""
+    (_, n, r), (_, n_a, r_a) = gemm.full, gemm.array_tile
     weight = innermost_level(core, "W")
     level = core.levels[inputs]
     room = equal_share_elems(level, gemm, precision.final_bytes["I"]) / copies_per_element(level, "I", gemm)
-    unique = gemm.x_unique / (m * r)
-    r_b = fitted_extent(gemm, np.clip(np.floor(room / (rows * unique) / r_a) * r_a, r_a, r), r_a, 2)
+    per_reduction = gemm.block_input_elems(rows, r_a) / r_a  # the block's inputs per element of R, its halo counted
+    steps = np.floor(room / per_reduction / r_a * (1 + TIE))  # a block that fills the memory exactly fits
+    r_b = fitted_extent(gemm, np.clip(steps * r_a, r_a, r), r_a, 2)
     m_w, n_w, r_w = tiles[weight + 1]
     r_b = np.minimum(r_b, r_w)
     space = free_room_elems(core.levels[weight], gemm, tiles[weight], "W", precision)
@@ -325,9 +326,9 @@ def held_block_tiles(core: Core, gemm: Gemm, tiles: list[Tile], held: HeldBlock,
     """The tiles of a held-block order (``held_blocks``): up to the innermost output memory, each level that keeps
     inputs keeps them across the block. Its tile spans the block's rows (their inputs of one R-step of the array move
     together, in accesses as wide as the block; the traffic is the same) where its inputs fit (per copy,
-    ``copies_per_element``), and the block's columns (each input stays while they pass: loaded once per block of columns). Where
-    it also holds the inputs of the block's rows over the innermost weight memory's whole R-tile (its unique pixels,
-    at the op's ratio of unique inputs to im2col elements), it keeps them over that R-tile: a window's overlap is
+    ``copies_per_element``), and the block's columns (each input stays while they pass: loaded once per block of
+    columns). Where it also holds the inputs of the block's rows over the innermost weight memory's whole R-tile (the
+    pixels their windows touch, ``Gemm.block_input_elems``), it keeps them over that R-tile: a window's overlap is
     loaded once (ZigZag's input register holding a depthwise layer's ``OY FX FY OX``); a block of rows keeps them over
     the tile's columns too, loaded once per weight tile. With ``held.weights`` the weight memory's tile is that one
     (``weights_for_the_block``)."""
@@ -337,14 +338,13 @@ def held_block_tiles(core: Core, gemm: Gemm, tiles: list[Tile], held: HeldBlock,
     out = [tiles[0]]
     top = innermost_level(core, "O")
     _, n_w, r_w = tiles[innermost_level(core, "W") + 1]
-    unique = gemm.x_unique / (gemm.full[0] * gemm.full[2])
     for i, (m_t, n_t, r_t) in enumerate(tiles[1:]):
         level, m_new = core.levels[i], np.maximum(m_t, out[-1][0])
         n_new, r_new = n_t, r_t
         if i <= top and "I" in level.operands:
             room = equal_share_elems(level, gemm, precision.final_bytes["I"]) / copies_per_element(level, "I", gemm)
             m_new = np.where(room >= held.rows * tiles[0][2], np.maximum(m_new, held.rows), m_new)
-            whole_r = room >= held.rows * r_w * unique
+            whole_r = room * (1 + TIE) >= gemm.block_input_elems(held.rows, r_w)  # a block that fills it exactly fits
             across = np.maximum(held.columns, n_w) if held.innermost == "rows" else held.columns
             n_new = np.maximum(n_t, np.where(whole_r, across, held.columns))
             r_new = np.where(whole_r, np.maximum(r_t, r_w), r_t)

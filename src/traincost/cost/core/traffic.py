@@ -118,21 +118,30 @@ def boundary_bytes(
     at_array: bool,
     partial: bool = False,
     steps: np.ndarray | None = None,
+    own_block: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes over one boundary, all groups: ``boundary_elems``'s elements per group in the operand's precision (outputs all
-    as partial sums where ``partial``, ``Precision.bytes``)."""
-    down, up = precision.bytes(
-        operand, *boundary_elems(order, gemm, operand, tile, at_array=at_array, steps=steps), partial=partial
-    )
+    """Bytes over one boundary, all groups: ``boundary_elems``'s elements per group in the operand's precision (outputs
+    all as partial sums where ``partial``, ``Precision.bytes``)."""
+    elems = boundary_elems(order, gemm, operand, tile, at_array=at_array, steps=steps, own_block=own_block)
+    down, up = precision.bytes(operand, *elems, partial=partial)
     return down * gemm.groups, up * gemm.groups
 
 
 def boundary_elems(
-    order: str, gemm: Gemm, operand: str, tile: Tile, *, at_array: bool, steps: np.ndarray | None = None
+    order: str,
+    gemm: Gemm,
+    operand: str,
+    tile: Tile,
+    *,
+    at_array: bool,
+    steps: np.ndarray | None = None,
+    own_block: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Elements per group over one boundary in loop order ``order`` (a ``MAPPINGS`` name): (down = parent to
     child, up = child to parent). ``steps``: the partial sums an output takes per array step of the reduction, where
-    not the array's steps along R (a PE's own copy, ``Gemm.own_steps``)."""
+    not the array's steps along R (a PE's own copy, ``Gemm.own_steps``). ``own_block``: the child keeps the inputs of
+    its tile's rows alone (a block held in the PEs, ``orders.held_blocks``), so each block of them reads its own halo
+    where rows streaming past would slide over the overlap."""
     (tm, tn, tr), (m, n, r) = tile, gemm.full
     zero = np.zeros_like(m)
     match operand:
@@ -151,7 +160,9 @@ def boundary_elems(
     x_full = gemm.x_streamed  # the streamed operand as the array reads it: its im2col, less a step's overlap
     # a resident tile cuts a convolution into blocks that each read their windows' halo; rows streaming past a weight
     # tile, and a reduction streaming past an output block, slide over the overlap (``Gemm.inputs_read``)
-    blocks = (m, tn, tr) if order == "weight_resident" else (tm, tn, r) if order == "output_resident" else tile
+    blocks = (
+        tile if own_block else (m, tn, tr) if order == "weight_resident" else (tm, tn, r) if order == "output_resident" else tile
+    )
     x = x_full if at_array else np.where(tr >= gemm.window, gemm.inputs_read(blocks), x_full)
     if order == "input_resident":
         return x + zero, zero
