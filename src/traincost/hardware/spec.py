@@ -270,7 +270,7 @@ class HardwareSpec:
                 _sliced(core, rows),
                 pe_array=tuple(_sliced(axis, rows) for axis in core.pe_array),
                 precision_bits={key: bits[rows] for key, bits in core.precision_bits.items()},
-                levels=tuple(CoreLevel(memory=memories[lv.memory.name], operands=lv.operands) for lv in core.levels),
+                levels=tuple(replace(level, memory=memories[level.memory.name]) for level in core.levels),
             )
             for core in self.cores
         )
