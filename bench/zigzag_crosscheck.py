@@ -21,12 +21,13 @@ it is for) are compared too, named by their files (twelfth round, below; the def
 
 ZigZag parses each network itself (its Conv and Gemm layers; Add, ReLU and pooling are not costed)
 and searches each layer's temporal mapping (LOMA, ``--lpf-limit``; ``opt`` = ``--zigzag-opt``). Our
-side costs the same layers, with the dimensions, strides and input sizes ZigZag parsed, with
-``traincost.cost.mac_cost`` on the imported core (loop order at the top memory chosen by
-``--objective``), plus what ZigZag also counts: each layer's inputs read from DRAM and written into
-the top memory, and its output read out of the top memory and written to DRAM (the off-chip link's
-read and write energies per bit: ZigZag's DRAM ``r_cost``/``w_cost``). Our latency is max(core
-latency, off-chip bytes / off-chip bandwidth), as the scheduler times an op.
+side costs the same layers, with the dimensions, strides and input sizes ZigZag parsed, through the
+scheduler that ``traincost cost`` and the studies run (``traincost.schedule.schedule``, ``ours``): one
+layer at a time on the imported core, loop order at the top memory chosen by ``--objective``, with
+what ZigZag also counts: each layer's inputs read from DRAM and written into the outermost memory
+that keeps them, and its output read out of its own and written to DRAM (the off-chip link's read and
+write energies per bit: ZigZag's DRAM ``r_cost``/``w_cost``). Our latency is max(core latency,
+off-chip bytes / off-chip bandwidth), as the scheduler times an op.
 
 Results with the defaults (``--protocol matched``: latency ratios where both tools minimise latency, energy
 ratios where both minimise energy; ``--engine loma --lpf-limit 6``, ZigZag's own default search), 28 November 2026
@@ -1082,11 +1083,12 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from traincost.cost import mac_cost, op_table
-from traincost.cost.core import MAPPINGS, ExternalPath
+from traincost.cost import op_table
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
 from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, parse_unroll, zigzag_hardware
 from traincost.hardware.spec import TILINGS, Core
+from traincost.schedule import SchedulePlan, schedule
+from traincost.schedule.scheduler import OpCosts
 from traincost.workload import LOOP_DIMS, Workload
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -1139,6 +1141,8 @@ PROTOCOLS = {
     "matched": {"latency": "latency", "energy": "energy"},
     **{objective: {"latency": objective, "energy": objective} for objective in ZIGZAG_OPT},
 }
+# the records of the loop order our engine took that the table keeps (the scheduler's per-op columns)
+_RECORDS = ("reduction_levels", "held_rows", "held_columns", "reduction_chunk", "widened_columns")
 _RELATION = re.compile(r"I([XY])\s*=\s*(\d+)\s*\*\s*O[XY]\s*\+\s*(\d+)\s*\*\s*F[XY]")
 
 
@@ -1584,55 +1588,53 @@ def as_workload(layers: pd.DataFrame) -> Workload:
 def ours(
     layers: pd.DataFrame, hw: HardwareSpec, objective: str, *, without_dram: bool = False, tiling: str = "any"
 ) -> pd.DataFrame:
-    """Our latency and energy per layer, with the inputs from and the output to off-chip memory: each operand
-    written into (and the output read out of) its own outermost memory in the core, as ZigZag charges it. On a
-    machine ``without_dram`` (ZigZag's ``gemm_l1_l3``: its top memory is where every layer starts and ends, and
-    the import's off-chip link is free) ZigZag charges neither, nor do we. The core's tiles as ``tiling`` allows
-    (``Core.tiling``)."""
+    """Our latency and energy per layer, from the scheduler that ``traincost cost`` and the studies run
+    (``traincost.schedule.schedule``): the layers as independent ops (``as_workload``) one at a time, every tensor
+    from and to off-chip memory (resident fraction 0), each operand read off chip and written into the outermost
+    memory of the core that keeps it and the output read out of its own and written off chip, as ZigZag charges it;
+    the loop order at the top memory chosen by ``objective``. On a machine ``without_dram`` (ZigZag's ``gemm_l1``
+    and ``gemm_l1_l3``: its top memory is where every layer starts and ends, and the import's off-chip link is free)
+    ZigZag charges no layer's operands for entering or leaving the core, nor do we: the energy is what the scheduler
+    charges inside the core (its ``OpCosts``). The core's tiles as ``tiling`` allows (``Core.tiling``)."""
+    hw = _cores_with(hw, tiling=tiling)
     table = op_table(as_workload(layers), phases=("forward",))
-    (core,) = hw.cores
-    core = replace(core, tiling=tiling)
-    index = np.arange(len(layers))
-    external = ExternalPath.of(hw, core)
-    cost = mac_cost(core, table, index, external=external, objective=objective)
-    variants = core.spatial_variants()
-    overlapped = mac_cost(replace(core, tile_io="overlapped"), table, index, external=external, objective=objective)
-    per_memory = {name: pj.copy() for name, pj in cost.energy_level_pj.items()}
-    if not without_dram:
-        for operand, fetched in cost.ext_in_bytes.items():
-            holders = [level.memory for level in core.levels if operand in level.operands]
-            if holders:  # an operand with no memory in the core goes straight into the array
-                per_memory[holders[-1].name] += fetched * 8 * holders[-1].energy_pj_per_bit(operand)[1][:, None]
-        for outputs in [level.memory for level in core.levels if "O" in level.operands][-1:]:
-            per_memory[outputs.name] += cost.ext_write_bytes * 8 * outputs.energy_pj_per_bit("O")[0][:, None]
-    fetched = sum(cost.ext_in_bytes.values())
-    written = cost.ext_write_bytes
-    offchip = hw.offchip
-    dram_pj = fetched * 8 * offchip.read_energy_pj_per_bit[:, None] + written * 8 * offchip.write_energy_pj_per_bit[:, None]
-    offchip_cycles = (fetched + written) / offchip.bandwidth_bytes_per_cycle[:, None]
+    plan = SchedulePlan.from_mode("layer_by_layer", resident_fraction=0.0, mapping_objective=objective)
+    costs = OpCosts.of(table, hw, plan)
+    ops = schedule(table, hw, plan, per_op=True, op_costs=costs).ops
+    overlapped = schedule(table, _cores_with(hw, tile_io="overlapped"), plan, per_op=True).ops
+    if without_dram:
+        total_pj = costs.energy[0]
+        per_memory = {name: costs.level_pj[name][0] for name in hw.memories}
+    else:
+        total_pj = ops["energy_pj"].to_numpy()
+        per_memory = {name: ops[f"energy_{name}_pj"].to_numpy() for name in hw.memories}
+    offchip_bytes = ops["offchip_traffic_bytes"].to_numpy()
+    bandwidth = hw.offchip.bandwidth_bytes_per_cycle[0]
+    variants = hw.cores[0].spatial_variants()
     return pd.DataFrame(
         {
-            "ours_cycles": np.maximum(cost.latency_cycles, offchip_cycles)[0],
-            "ours_pj": (cost.energy_mac_pj + sum(per_memory.values()) + dram_pj)[0],
-            "ours_mac_pj": cost.energy_mac_pj[0],
-            "ours_dram_pj": dram_pj[0],
-            "ours_dram_bytes": (fetched + written)[0],
-            "ours_utilization": cost.utilization[0],
-            "ours_compute_cycles": cost.compute_cycles[0],
-            "ours_serial_cycles": (cost.latency_cycles - overlapped.latency_cycles)[0],
-            "ours_offchip_cycles": offchip_cycles[0],
-            "offchip_bytes_per_cycle": offchip.bandwidth_bytes_per_cycle[0],
-            "ours_mapping": [MAPPINGS[m] if m >= 0 else "" for m in cost.mapping[0]],
-            "ours_reduction_levels": cost.reduction_levels[0],
-            "ours_held_rows": cost.held_rows[0],
-            "ours_held_columns": cost.held_columns[0],
-            "ours_reduction_chunk": cost.reduction_chunk[0],
-            "ours_widened_columns": cost.widened_columns[0],
-            "ours_spatial": [_unrolled(variants[v]) for v in np.broadcast_to(cost.spatial_variant, cost.mapping.shape)[0]],
-            **{f"ours_pj_{name}": pj[0] for name, pj in per_memory.items()},
+            "ours_cycles": (ops["end_cycles"] - ops["start_cycles"]).to_numpy(),
+            "ours_pj": total_pj,
+            "ours_mac_pj": ops["energy_mac_pj"].to_numpy(),
+            "ours_dram_pj": ops["energy_offchip_pj"].to_numpy(),
+            "ours_dram_bytes": offchip_bytes,
+            "ours_utilization": ops["utilization"].to_numpy(),
+            "ours_compute_cycles": ops["compute_cycles"].to_numpy(),
+            "ours_serial_cycles": (ops["latency_cycles"] - overlapped["latency_cycles"]).to_numpy(),
+            "ours_offchip_cycles": offchip_bytes / bandwidth,
+            "offchip_bytes_per_cycle": bandwidth,
+            "ours_mapping": ops["mapping"].to_numpy(),
+            **{f"ours_{name}": ops[name].to_numpy() for name in _RECORDS},
+            "ours_spatial": [_unrolled(variants[v]) for v in ops["spatial_variant"]],
+            **{f"ours_pj_{name}": pj for name, pj in per_memory.items()},
         },
         index=layers.index,
     )
+
+
+def _cores_with(hw: HardwareSpec, **changes: str) -> HardwareSpec:
+    """``hw`` with every core's ``changes`` (``tiling``, ``tile_io``)."""
+    return replace(hw, cores=tuple(replace(core, **changes) for core in hw.cores))
 
 
 def _unrolled(core: Core) -> str:

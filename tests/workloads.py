@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pandas as pd
 
 from traincost.workload import LOOP_DIMS, Workload
 
 __all__ = [
+    "ZIGZAG_LAYERS",
     "conv_bn_net",
     "conv_bn_relu_workload",
     "conv_relu_workload",
     "conv_workload",
     "linear_bn_net",
     "relu_conv_workload",
+    "separate_layers_workload",
     "twin_convs_workload",
 ]
 
@@ -100,6 +104,56 @@ def conv_workload(
     ]
     frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "conv"})
+
+
+# layers of ResNet-18 and MobileNetV2 as ZigZag parses them, for ``separate_layers_workload``: a 3x3 convolution, a
+# strided 1x1 one, the classifier and a depthwise 3x3 convolution
+ZIGZAG_LAYERS = (
+    {"name": "conv3x3", "kind": "conv", "B": 1, "K": 64, "C": 64, "OY": 14, "OX": 14, "FY": 3, "FX": 3, "G": 1, "stride": 1},
+    {"name": "down", "kind": "conv", "B": 1, "K": 128, "C": 64, "OY": 14, "OX": 14, "FY": 1, "FX": 1, "G": 1, "stride": 2},
+    {"name": "fc", "kind": "gemm", "B": 1, "K": 1000, "C": 512, "OY": 1, "OX": 1, "FY": 1, "FX": 1, "G": 1, "stride": 1},
+    {"name": "dw", "kind": "conv", "B": 1, "K": 1, "C": 1, "OY": 112, "OX": 112, "FY": 3, "FX": 3, "G": 32, "stride": 1},
+)
+
+
+def separate_layers_workload(layers: Sequence[Mapping[str, int | str]]) -> Workload:
+    """Convolutions and GEMMs that share no tensor, on 1-byte elements, as ZigZag costs a network's layers: each its
+    own input, weight and output (the step's). A layer gives its ``name``, ``kind`` (conv or gemm), the loop sizes
+    of ``LOOP_DIMS`` (K and C per group) and its ``stride``; its input spans its windows (no padding)."""
+    ops, tensors = [], []
+    for i, layer in enumerate(layers):
+        dims = {dim: int(layer[dim]) for dim in LOOP_DIMS}
+        stride = int(layer["stride"])
+        rows, columns = ((dims[o] - 1) * stride + dims[f] for o, f in (("OY", "FY"), ("OX", "FX")))
+        channels_in, channels_out = dims["C"] * dims["G"], dims["K"] * dims["G"]
+        shapes = {
+            "input": [dims["B"], channels_in, rows, columns],
+            "weight": [channels_out, dims["C"], dims["FY"], dims["FX"]],
+            "output": [dims["B"], channels_out, dims["OY"], dims["OX"]],
+        }
+        ids = {kind: 3 * i + j for j, kind in enumerate(shapes)}
+        macs = dims["B"] * channels_out * dims["C"] * dims["OY"] * dims["OX"] * dims["FY"] * dims["FX"]
+        ops.append(
+            {"op": i, "name": layer["name"], "op_type": str(layer["kind"]).title(), "kind": layer["kind"]}
+            | {"phase": "forward", "layer": layer["name"]}
+            | dims
+            | {"stride_y": stride, "stride_x": stride, "dilation_y": 1, "dilation_x": 1}
+            | {"macs": macs, "elementwise_ops": 0, "inputs": [ids["input"], ids["weight"]], "outputs": [ids["output"]]}
+        )
+        tensors += [
+            {
+                "tensor": ids[kind],
+                "name": f"{layer['name']}.{kind}",
+                "kind": kind,
+                "shape": shape,
+                "bytes": int(pd.Series(shape).prod()),
+                "producer": i if kind == "output" else -1,
+                "consumers": [] if kind == "output" else [i],
+            }
+            for kind, shape in shapes.items()
+        ]
+    frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
+    return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "separate_layers"})
 
 
 def conv_bn_net() -> object:

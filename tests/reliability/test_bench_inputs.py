@@ -4,6 +4,7 @@ and judge only what both tools cost."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,6 +12,10 @@ import pandas as pd
 import pytest
 
 from tests.reliability.conftest import REPO
+from tests.workloads import ZIGZAG_LAYERS
+from traincost.cost import op_table
+from traincost.schedule import SchedulePlan, schedule
+from traincost.workload import LOOP_DIMS
 
 
 def test_the_crosscheck_bench_gives_zigzag_the_bundled_mapping_of_every_hardware_it_accepts(
@@ -184,3 +189,29 @@ def test_the_crosscheck_names_a_fractional_unrolling_zigzag_floors(monkeypatch: 
         "ZigZag unrolls FX 3 as 1.5 a step and sizes its input from int(1.5)",
         "ZigZag unrolls OX 7 as 3.5 a step and sizes its input from int(3.5)",
     ]
+
+
+def test_the_crosscheck_costs_its_layers_with_the_scheduler(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The cross-check's side (``ours``) is what ``traincost cost`` runs: per layer, the scheduler's cycles, energy
+    and energy per memory under the default plan at the cross-check's objective (the layers share no tensor)."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = importlib.import_module("zigzag_crosscheck")
+    monkeypatch.setattr(bench, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
+    windows = {"stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1}
+    layers = pd.DataFrame(
+        [
+            {"layer": layer["name"], "kind": layer["kind"], **{dim: layer[dim] for dim in LOOP_DIMS}}
+            | windows
+            | {"stride_y": layer["stride"], "stride_x": layer["stride"]}
+            | {"IY": (layer["OY"] - 1) * layer["stride"] + layer["FY"], "IX": (layer["OX"] - 1) * layer["stride"] + layer["FX"]}
+            | {"macs": layer["B"] * layer["K"] * layer["G"] * layer["C"] * layer["OY"] * layer["OX"] * layer["FY"] * layer["FX"]}
+            for layer in ZIGZAG_LAYERS
+        ]
+    )
+    hw = bench.imported("meta_prototype", tmp_path)
+    mine = bench.ours(layers, hw, "energy")
+    ops = schedule(op_table(bench.as_workload(layers)), hw, SchedulePlan(mapping_objective="energy"), per_op=True).ops
+    assert mine["ours_pj"].to_numpy() == pytest.approx(ops["energy_pj"].to_numpy(), rel=1e-12)
+    assert mine["ours_cycles"].to_numpy() == pytest.approx((ops["end_cycles"] - ops["start_cycles"]).to_numpy(), rel=1e-12)
+    for name in hw.memories:
+        assert mine[f"ours_pj_{name}"].to_numpy() == pytest.approx(ops[f"energy_{name}_pj"].to_numpy(), rel=1e-12), name

@@ -295,3 +295,18 @@ def test_every_hardware_schema_key_is_described() -> None:
 
     walk(schema, "")
     assert not undocumented, undocumented
+
+
+def test_a_slice_of_the_configurations_keeps_the_axes_each_memory_serves(tmp_path: Path) -> None:
+    """The scheduler costs a sweep in slices of its configurations (``take``); each slice keeps every core level as
+    it is, the PE axes one instance of its memory serves (``served_axes``) with it."""
+
+    def edit(d: dict) -> None:
+        d["memories"]["rf"]["instances"] = 2
+        d["cores"][0]["memory"][0]["served_axes"] = ["K0"]
+
+    hw = load_hardware(_broken(tmp_path, edit), sweep={"local_kb": [1, 3]})
+    for one in (hw.take(slice(0, 1)), hw.take(slice(1, 2))):
+        assert [level.served_axes for level in one.cores[0].levels] == [("K0",), None]
+        assert [level.operands for level in one.cores[0].levels] == [level.operands for level in hw.cores[0].levels]
+        assert one.cores[0].levels[1].memory.size_bytes[0] in (1024, 3072)

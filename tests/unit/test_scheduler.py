@@ -9,16 +9,18 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.workloads import conv_relu_workload, conv_workload
+from tests.workloads import ZIGZAG_LAYERS, conv_relu_workload, conv_workload, separate_layers_workload
 from traincost.cost import op_table
-from traincost.cost.core import MAPPINGS
+from traincost.cost.core import MAPPINGS, ExternalPath, mac_cost
+from traincost.cost.optable import OpTable
 from traincost.errors import ConfigError
-from traincost.hardware import HardwareError, load_hardware
+from traincost.hardware import HardwareError, HardwareSpec, load_hardware
+from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
 from traincost.schedule import SchedulePlan, schedule
 from traincost.schedule.evaluate import evaluate_sweep
 from traincost.schedule.lanes import Lanes, ScalarLanes, VectorLanes
 from traincost.schedule.manual_fusion import read_manual_fusion
-from traincost.schedule.scheduler import _Memory, _Static, place_ops
+from traincost.schedule.scheduler import OpCosts, _Memory, _Static, place_ops
 from traincost.workload import STEP_PHASES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +28,7 @@ TINY = REPO / "tests/fixtures/hardware/tiny.yaml"
 EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
 FUSEMAX = REPO / "config/hardware/fusemax.yaml"
 GPT2_TINY = {"n_layer": 1, "d_model": 32, "n_head": 2, "seq_len": 16, "vocab_size": 64}
+ZIGZAG = REPO / "tests/fixtures/hardware/zigzag/hardware"
 ENERGY_PARTS = ["energy_mac_pj", "energy_bus_pj", "energy_offchip_pj"]
 
 
@@ -244,3 +247,109 @@ def test_release_gives_back_what_keep_and_spill_took_and_nothing_else(lanes: Lan
     memory.release(spilled)
     assert np.sum(memory.occupancy) == 0 and np.sum(memory.offchip_live) == 0
     assert (np.array(memory.pool) == -1).all() and not np.any(memory.held) and not np.any(memory.spilled)
+
+
+def _tiny_with(tmp_path: Path, edit) -> HardwareSpec:
+    data = yaml.safe_load(TINY.read_text())
+    edit(data)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return load_hardware(path)
+
+
+def test_off_chip_reads_and_writes_each_cost_their_own_energy(tmp_path: Path) -> None:
+    """x, w and y read from off-chip memory at 1 pJ per bit, y and z written at 3 (not both at their mean, 2)."""
+
+    def edit(d: dict) -> None:
+        d["offchip"] = {"bandwidth_bytes_per_cycle": 8, "read_energy_pj_per_bit": 1, "write_energy_pj_per_bit": 3}
+
+    plan = SchedulePlan.from_mode("stream_layer_by_layer")
+    cost = schedule(op_table(conv_relu_workload()), _tiny_with(tmp_path, edit), plan, per_op=True)
+    # the conv reads x 64 B and w 16 B and writes y 64 B; the relu reads y back and writes z 64 B
+    assert cost.summary["energy_offchip_pj"].iloc[0] == 8 * ((64 + 16 + 64) * 1 + (64 + 64) * 3)
+    assert list(cost.ops["energy_offchip_pj"]) == [8 * (80 * 1 + 64 * 3), 8 * (64 * 1 + 64 * 3)]
+
+
+def test_bytes_crossing_a_core_go_to_the_memory_that_keeps_their_operand(tmp_path: Path) -> None:
+    """A core whose outermost memories keep weights apart from inputs and outputs (ZigZag's meta_prototype): w is
+    written into its weight buffer at 1.5 pJ per bit, x into the local memory at 0.25, and y, the step's output, read
+    out of the local memory at 0.25; each op's energy splits by where it is spent as the summary's does."""
+
+    def edit(d: dict) -> None:
+        d["memories"]["wbuf"] = {
+            "size_bytes": 256,
+            "read_bandwidth_bytes_per_cycle": 8,
+            "write_bandwidth_bytes_per_cycle": 8,
+            "read_energy_pj_per_bit": 0.75,
+            "write_energy_pj_per_bit": 1.5,
+        }
+        d["cores"][0]["memory"] = [
+            {"level": "rf", "operands": ["W"]},
+            {"level": "local", "operands": ["I", "O"]},
+            {"level": "wbuf", "operands": ["W"]},
+        ]
+
+    hw = _tiny_with(tmp_path, edit)
+    table = op_table(conv_relu_workload(relu=False))
+    plan = SchedulePlan.from_mode("stream_layer_by_layer")
+    inside = OpCosts.of(table, hw, plan).level_pj
+    cost = schedule(table, hw, plan, per_op=True)
+    op = cost.ops.iloc[0]
+    assert op.energy_wbuf_pj - inside["wbuf"][0, 0] == pytest.approx(16 * 8 * 1.5)
+    assert op.energy_local_pj - inside["local"][0, 0] == pytest.approx(64 * 8 * 0.25 + 64 * 8 * 0.25)
+    parts = ["energy_mac_pj", *(f"energy_{name}_pj" for name in hw.memories), "energy_bus_pj", "energy_offchip_pj"]
+    assert op[parts].sum() == pytest.approx(op.energy_pj)
+    assert cost.summary[parts].iloc[0].to_numpy() == pytest.approx(cost.ops[parts].sum().to_numpy())
+
+
+def _imported(machine: str, folder: Path) -> HardwareSpec:
+    path = folder / f"{machine}.yaml"
+    path.write_text(hardware_yaml_text(zigzag_hardware(ZIGZAG / f"{machine}.yaml"), header=f"ZigZag {machine}"))
+    return load_hardware(path)
+
+
+def _as_zigzag_charges(hw: HardwareSpec, table: OpTable, objective: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per op of ``table``, each a layer that starts and ends in DRAM, its cycles and energy as ZigZag charges it on
+    ``hw``'s one core: the core's own cost, each operand read from DRAM at the DRAM's read energy and written into the
+    outermost memory that keeps it, the output read out of the outermost memory that keeps it and written to DRAM at
+    the DRAM's write energy (partial sums out and back included; each memory at its own energies); the core's cycles
+    or the DRAM traffic's over the link, whichever is longer."""
+    (core,) = hw.cores
+    cost = mac_cost(core, table, np.arange(len(table)), external=ExternalPath.of(hw, core), objective=objective)
+
+    def outermost(operand: str):
+        return [level.memory for level in core.levels if operand in level.operands][-1]
+
+    energy = cost.energy_mac_pj + sum(cost.energy_level_pj.values())
+    for operand, moved in cost.ext_in_bytes.items():
+        energy = energy + 8 * moved * outermost(operand).write_energy_pj_per_bit[:, None]
+    energy = energy + 8 * cost.ext_write_bytes * outermost("O").read_energy_pj_per_bit[:, None]
+    fetched, written = sum(cost.ext_in_bytes.values()), cost.ext_write_bytes
+    offchip = hw.offchip
+    energy = energy + 8 * (fetched * offchip.read_energy_pj_per_bit[:, None] + written * offchip.write_energy_pj_per_bit[:, None])
+    cycles = np.maximum(cost.latency_cycles, (fetched + written) / offchip.bandwidth_bytes_per_cycle[:, None])
+    return cycles[0], energy[0]
+
+
+@pytest.mark.parametrize(
+    ("machine", "objective"),
+    [("meta_prototype", "energy"), ("tesla_npu_like", "edp"), ("tpu_like", "energy"), ("aimc", "latency")],
+)
+def test_a_zigzag_machines_layers_cost_what_zigzag_charges_them(tmp_path: Path, machine: str, objective: str) -> None:
+    """Layers that share no tensor, on a machine imported from ZigZag (``traincost hardware import zigzag``), through
+    the scheduler (what ``traincost cost``, the studies and the ZigZag cross-check run): one at a time with nothing
+    kept on chip, as the cross-check runs them, and with the default plan's pipelining, tensor parallelism and
+    resident share, each layer costs what ZigZag charges it (``_as_zigzag_charges``). meta_prototype keeps weights in
+    a top memory of their own, its DRAM reads cost less than its writes and its output registers serve one PE axis;
+    tpu_like's weights go from DRAM straight into the array's registers; aimc's depthwise layer sends partial sums off
+    chip and back at latency."""
+    hw = _imported(machine, tmp_path)
+    table = op_table(separate_layers_workload(ZIGZAG_LAYERS))
+    cycles, energy = _as_zigzag_charges(hw, table, objective)
+    one_by_one = SchedulePlan.from_mode("layer_by_layer", resident_fraction=0.0, mapping_objective=objective)
+    for plan in (one_by_one, SchedulePlan(mapping_objective=objective)):
+        cost = schedule(table, hw, plan, per_op=True)
+        ops = cost.ops
+        assert ops["energy_pj"].to_numpy() == pytest.approx(energy, rel=1e-12)
+        assert (ops["end_cycles"] - ops["start_cycles"]).to_numpy() == pytest.approx(cycles, rel=1e-12)
+        assert cost.summary["energy_pj"].iloc[0] == pytest.approx(energy.sum(), rel=1e-12)

@@ -207,14 +207,20 @@ class Core:
         """The outermost level of this core: what it exchanges with the bus and off-chip memory."""
         return self.levels[-1].memory
 
+    def outermost(self, operand: str) -> MemoryLevel | None:
+        """The outermost level of this core that keeps ``operand``: what a byte of it arriving from outside the core is
+        written into and what one leaving is read out of (None: no level keeps it, it goes straight to the PEs)."""
+        return next((level.memory for level in reversed(self.levels) if operand in level.operands), None)
+
 
 @dataclass(frozen=True, slots=True)
 class Link:
     """The bus between cores, or the off-chip memory interface.
 
     ``energy_pj_per_bit`` is the energy per bit moved either way (the mean of the read and the write
-    energy when the description gives both); ``read_energy_pj_per_bit`` / ``write_energy_pj_per_bit``
-    are the energies per bit read from and written to the memory behind the link.
+    energy when the description gives both: the bus's, and the price of a byte from outside a core when the loop
+    order is chosen); ``read_energy_pj_per_bit`` / ``write_energy_pj_per_bit`` are the energies per bit read from and
+    written to the memory behind the link (what the scheduler charges the off-chip memory's reads and writes).
     """
 
     bandwidth_bytes_per_cycle: np.ndarray
@@ -270,7 +276,7 @@ class HardwareSpec:
                 _sliced(core, rows),
                 pe_array=tuple(_sliced(axis, rows) for axis in core.pe_array),
                 precision_bits={key: bits[rows] for key, bits in core.precision_bits.items()},
-                levels=tuple(CoreLevel(memory=memories[lv.memory.name], operands=lv.operands) for lv in core.levels),
+                levels=tuple(replace(level, memory=memories[level.memory.name]) for level in core.levels),
             )
             for core in self.cores
         )

@@ -13,8 +13,11 @@ Ops are visited once, in program order (a topological order), and for every conf
    its partial sums with it). A tensor read from off chip stays cached if it fits and is read
    again. Updated parameters, optimizer states and the loss are always written off chip.
    A tensor leaves memory after its last reader. Every byte that crosses a core's boundary is charged
-   here, once: written into the top memory it arrives in, read out of the top memory it leaves (another
-   core's, for a resident tensor sent over the bus); the per-op core cost charges only what moves inside.
+   here, once, at the memory's own energies: written into the outermost memory of the core that keeps its operand
+   (the top memory, or the one beside it that keeps weights, or inputs and outputs, apart: ``Core.outermost``) as
+   it arrives, read out of it as it leaves (out of another core's top memory, for a resident tensor sent over the
+   bus); the partial sums an op sends off chip are read back from there and written in again. The per-op core cost
+   charges only what moves inside.
 3. **Time.** An op starts when its inputs are ready and its core is free (in layer-by-layer mode,
    when the previous op has finished). Its duration is the longest of its core-internal latency,
    its off-chip bytes over the off-chip bandwidth and its bus bytes over the bus bandwidth.
@@ -35,8 +38,9 @@ Ops are visited once, in program order (a topological order), and for every conf
    an operator alone has the memories to itself and the whole tile budget, as a layer-by-layer mapping gives it".
    ``fusion_fits`` says per configuration whether every group fits, ``fitting_groups`` how many do.
 4. **Totals.** Latency = max(last op end, all off-chip bytes / off-chip bandwidth, all bus bytes /
-   bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column); the memory timeline keeps
-   the peak of resident on-chip bytes and of live off-chip bytes.
+   bus bandwidth); energy = MACs + every memory level + bus + off-chip (each a column, and per op in the per-op
+   table; a byte read from off-chip memory costs its read energy, one written there its write energy); the memory
+   timeline keeps the peak of resident on-chip bytes and of live off-chip bytes.
 
 Per-configuration numpy arrays, a Python loop over ops only: the work per op is a few vector
 operations of length = configurations (processed in chunks to bound memory).
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,6 +68,10 @@ __all__ = ["schedule", "StepCost", "place_ops", "OpCosts"]
 
 _BITS = 8.0
 _CHUNK = 512
+# what crosses a core's boundary, (direction, operand), at the outermost memory of the core keeping the operand
+# (``Core.outermost``): weights and the other inputs written in as they arrive, partial sums written back in, outputs
+# (and partial sums) read out as they leave
+_BOUNDARY = (("write", "W"), ("write", "I"), ("write", "O"), ("read", "O"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,8 +297,11 @@ class OpCosts:
     widened_columns: np.ndarray
     own_loops: np.ndarray
     rows_split: np.ndarray  # a tensor-parallel MAC op split over its output rows, not its output channels
+    spatial_variant: np.ndarray  # which of the core's ``spatial_variants`` unrolled a MAC op
+    compute_cycles: np.ndarray  # a MAC op's cycles of compute, on one instance of its core
+    utilization: np.ndarray  # of that instance's PEs over those cycles
     mac_pj: np.ndarray  # MAC energy, every share
-    copies_pj: np.ndarray  # writing the multicast streamed operand into every busy core's top memory but one
+    copies_pj: np.ndarray  # writing the multicast operand into every busy core's outermost memory keeping it but one
     level_pj: dict[str, np.ndarray]  # per memory: energy inside the core, every share (0 for ops of other cores)
     whole: OpCosts | None = None  # with the ``per_op`` allocation: the costs of each op on one instance of its core
 
@@ -387,6 +399,9 @@ _MAPPING_RECORDS = {
     "widened_columns": -1.0,
     "own_loops": False,
     "rows_split": False,
+    "spatial_variant": -1,
+    "compute_cycles": -1.0,
+    "utilization": -1.0,
 }
 _PER_OP_COSTS = (
     *("latency", "energy", "in_w", "in_i", "psum", "out"),
@@ -406,7 +421,10 @@ def _mac_columns(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, cor
 
     def costed(ops: np.ndarray, *, by_rows: bool) -> dict:
         cost = mac_cost(core, table, ops, split=split, split_rows=by_rows, external=external, objective=plan.mapping_objective)
-        return _columns(cost, multicast="W" if by_rows else "I", write_pj_per_bit=core.top.write_energy_pj_per_bit)
+        multicast = "W" if by_rows else "I"
+        holder = core.outermost(multicast)
+        write = np.zeros_like(core.count) if holder is None else holder.write_energy_pj_per_bit
+        return _columns(cost, multicast=multicast, write_pj_per_bit=write)
 
     by_channels = costed(index, by_rows=False)
     eligible = np.flatnonzero(np.isin(table.kind[index], ROW_SPLIT_KINDS) & (table.dims["OY"][index] > 1))
@@ -447,8 +465,9 @@ def _columns(cost: CoreOpCost, *, multicast: str | None = None, write_pj_per_bit
     """The ``OpCosts`` columns of ``cost`` (one core instance's share of each op) for the whole op: the work is charged
     once (K < cores leaves cores idle, and an uneven split leaves the last core a smaller share: one core's cost
     times the shares the op fills). For MAC ops (a ``multicast`` operand named) the bytes each brings in too: the
-    multicast operand (the input, or the weights of a row split) fetched once and written into every busy core's top
-    memory but one (``copies_pj``), the others each core's own, and the mapping records."""
+    multicast operand (the input, or the weights of a row split) fetched once and written into every busy core's
+    outermost memory keeping it but one (``copies_pj``, at ``write_pj_per_bit``), the others each core's own, and the
+    mapping records."""
     shares = cost.core_shares
     columns: dict = {}
     copies = np.zeros_like(cost.latency_cycles)
@@ -479,6 +498,7 @@ def _energy_totals(costs: OpCosts, table: OpTable, hardware: HardwareSpec, core_
     different orders)."""
     mac_energy = np.zeros(hardware.n_configs)
     level_energy: dict[str, np.ndarray] = {}
+    copies = _copies_by_memory(costs, hardware, core_of)
     mac = table.is_mac
     for k, core in enumerate(hardware.cores):
         on_core = core_of == k
@@ -487,9 +507,22 @@ def _energy_totals(costs: OpCosts, table: OpTable, hardware: HardwareSpec, core_
                 continue
             for name in dict.fromkeys(level.memory.name for level in core.levels):
                 level_energy[name] = level_energy.get(name, 0) + np.take(costs.level_pj[name], index, axis=1).sum(axis=1)
-            level_energy[core.top.name] = level_energy.get(core.top.name, 0) + np.take(costs.copies_pj, index, axis=1).sum(axis=1)
+                level_energy[name] = level_energy[name] + np.take(copies[name], index, axis=1).sum(axis=1)
             mac_energy += np.take(costs.mac_pj, index, axis=1).sum(axis=1)
     return mac_energy, level_energy
+
+
+def _copies_by_memory(costs: OpCosts, hardware: HardwareSpec, core_of: np.ndarray) -> dict[str, np.ndarray]:
+    """Per memory, (configurations, ops): the energy of the multicast copies (``copies_pj``) where it is spent, in the
+    outermost memory of the op's core that keeps the operand multicast (the weights of a row split, else the inputs)."""
+    by_memory = {name: np.zeros_like(costs.copies_pj) for name in hardware.memories}
+    for k, core in enumerate(hardware.cores):
+        on = core_of == k
+        for operand, chosen in (("W", costs.rows_split), ("I", ~costs.rows_split)):
+            holder = core.outermost(operand)
+            if holder is not None:
+                by_memory[holder.name][:, on] += np.where(chosen[:, on], costs.copies_pj[:, on], 0.0)
+    return by_memory
 
 
 class _Memory:
@@ -565,43 +598,58 @@ class _Memory:
 
 
 class _Traffic:
-    """Bytes each op moves, per configuration: off chip, over the bus, read from and written to its core's top
-    memory; and the energy of reading its inputs out of other cores' top memories. One lane per op, stacked into
-    (configurations, ops) arrays by ``energy``."""
+    """Bytes each op moves, per configuration: read from and written to off-chip memory, over the bus and over each
+    point-to-point link, and written into and read out of its core's memories at the core's boundary, per operand
+    (``_BOUNDARY``); and the energy of reading its inputs out of other cores' top memories, per pool. One lane per
+    op, stacked into (configurations, ops) arrays by ``energy``."""
 
     def __init__(self, n_ops: int, lanes: Lanes, n_pools: int, n_links: int) -> None:
-        self.offchip: list[Lane] = [0.0] * n_ops
+        self.lanes, self.n_pools = lanes, n_pools
+        self.offchip_read: list[Lane] = [0.0] * n_ops
+        self.offchip_write: list[Lane] = [0.0] * n_ops
         self.bus: list[Lane] = [0.0] * n_ops
         self.links: list[list[Lane]] = [[0.0] * n_ops for _ in range(n_links)]  # per point-to-point link
-        self.top_read: list[Lane] = [0.0] * n_ops
-        self.top_write: list[Lane] = [0.0] * n_ops
-        self.remote_read_pj: list[Lane] = [0.0] * n_ops
-        self.remote_read_pj_by_pool = lanes.columns(np.zeros((lanes.n, n_pools)))
+        self.boundary: dict[tuple[str, str], list[Lane]] = {way: [0.0] * n_ops for way in _BOUNDARY}
+        self.remote_read_pj: dict[int, Any] = {}  # per op that reads another core's top memory: per pool (``columns``)
 
-    def energy(self, hw: HardwareSpec, static: _Static, lanes: Lanes) -> tuple[dict[str, np.ndarray], np.ndarray, dict]:
-        """Per op the bytes off chip, over the bus and over the point-to-point links ((configurations, ops) arrays), the
-        energy of its data movement (pJ), and per place (offchip, bus, links, each memory) its total."""
-        offchip_bytes, bus_bytes = lanes.stack(self.offchip), lanes.stack(self.bus)
+    def remote(self, i: int) -> Any:
+        """Op ``i``'s energy of reading out of other cores' top memories, per pool (lanes made by ``columns``)."""
+        if i not in self.remote_read_pj:
+            self.remote_read_pj[i] = self.lanes.columns(np.zeros((self.lanes.n, self.n_pools)))
+        return self.remote_read_pj[i]
+
+    def energy(self, hw: HardwareSpec, static: _Static, lanes: Lanes) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Per op the bytes off chip, over the bus and over the point-to-point links, and the energy of its data
+        movement (pJ) per place: ``offchip`` (reads and writes each at the off-chip memory's own energy), ``bus``,
+        ``links`` and each memory; (configurations, ops) arrays."""
+        read, written = lanes.stack(self.offchip_read), lanes.stack(self.offchip_write)
+        bus_bytes = lanes.stack(self.bus)
         link_bytes = [lanes.stack(per_op) for per_op in self.links]
-        links = sum(
-            (moved * (_BITS * link.energy_pj_per_bit)[:, None] for moved, link in zip(link_bytes, hw.links, strict=True)),
-            start=np.zeros_like(bus_bytes),
-        )
-        core_of = static.core_of
-        offchip = offchip_bytes * (_BITS * hw.offchip.energy_pj_per_bit)[:, None]
-        bus = bus_bytes * (_BITS * hw.bus.energy_pj_per_bit)[:, None]
-        read = np.stack([c.top.read_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
-        write = np.stack([c.top.write_energy_pj_per_bit for c in hw.cores], axis=1)[:, core_of]
-        top = _BITS * (lanes.stack(self.top_read) * read + lanes.stack(self.top_write) * write)
-        totals = {"offchip": offchip.sum(axis=1), "bus": bus.sum(axis=1), "links": links.sum(axis=1)}
-        totals |= {name: np.zeros(len(offchip)) for name in hw.memories}
-        for k, core in enumerate(hw.cores):
-            totals[core.top.name] = totals[core.top.name] + top[:, core_of == k].sum(axis=1)
-        for pool, name in static.pool_memory.items():
-            totals[name] = totals[name] + lanes.array(self.remote_read_pj_by_pool[pool])
-        moved = {"offchip": offchip_bytes, "bus": bus_bytes, "links": sum(link_bytes, start=np.zeros_like(bus_bytes))}
+        offchip = hw.offchip
+        spent = {
+            "offchip": _BITS
+            * (read * offchip.read_energy_pj_per_bit[:, None] + written * offchip.write_energy_pj_per_bit[:, None]),
+            "bus": bus_bytes * (_BITS * hw.bus.energy_pj_per_bit)[:, None],
+            "links": sum(
+                (moved * (_BITS * link.energy_pj_per_bit)[:, None] for moved, link in zip(link_bytes, hw.links, strict=True)),
+                start=np.zeros_like(bus_bytes),
+            ),
+        }
+        spent |= {name: np.zeros_like(bus_bytes) for name in hw.memories}
+        for (way, operand), per_op in self.boundary.items():
+            moved = lanes.stack(per_op)
+            for k, core in enumerate(hw.cores):
+                holder = core.outermost(operand)
+                if holder is not None:
+                    on = static.core_of == k
+                    pj_per_bit = holder.write_energy_pj_per_bit if way == "write" else holder.read_energy_pj_per_bit
+                    spent[holder.name][:, on] += _BITS * moved[:, on] * pj_per_bit[:, None]
+        for i, by_pool in self.remote_read_pj.items():
+            for pool, name in static.pool_memory.items():
+                spent[name][:, i] += lanes.array(by_pool[pool])
+        moved = {"offchip": read + written, "bus": bus_bytes, "links": sum(link_bytes, start=np.zeros_like(bus_bytes))}
         moved |= {f"link{j}": per_link for j, per_link in enumerate(link_bytes)}
-        return moved, offchip + bus + links + top + lanes.stack(self.remote_read_pj), totals
+        return moved, spent
 
 
 class _Clock:
@@ -726,20 +774,20 @@ def _run(
     one_instance = lanes.stack(allocation.one) > 0
     if alone is not None:
         costs, overhead = costs.choosing(one_instance), overhead.choosing(alone, one_instance)
-    moved, energy_ext, moved_pj = traffic.energy(hw, static, lanes)
+    moved, spent = traffic.energy(hw, static, lanes)
     offchip_bytes, bus_bytes = moved["offchip"].sum(axis=1), moved["bus"].sum(axis=1)
     latency = _bounded_latency(lanes.array(clock.last), hw, moved)
-    op_energy = costs.energy + energy_ext + overhead.energy_pj
+    op_energy = costs.energy + sum(spent.values()) + overhead.energy_pj
     mac_energy, level_energy = _energy_totals(costs, table, hw, static.core_of)
     mac_pes = sum(core.pes * core.count for core in hw.cores if set(core.runs) & set(MAC_KINDS))
     columns = {"latency_cycles": latency, "energy_pj": op_energy.sum(axis=1), "energy_mac_pj": mac_energy}
     for name in hw.memories:
         columns[f"energy_{name}_pj"] = (
-            level_energy.get(name, np.zeros(n_cfg)) + moved_pj[name] + overhead.by_memory[name].sum(axis=1)
+            level_energy.get(name, np.zeros(n_cfg)) + spent[name].sum(axis=1) + overhead.by_memory[name].sum(axis=1)
         )
-    columns |= {"energy_bus_pj": moved_pj["bus"], "energy_offchip_pj": moved_pj["offchip"]}
+    columns |= {"energy_bus_pj": spent["bus"].sum(axis=1), "energy_offchip_pj": spent["offchip"].sum(axis=1)}
     if hw.links:
-        columns["energy_links_pj"] = moved_pj["links"]
+        columns["energy_links_pj"] = spent["links"].sum(axis=1)
     for phase in sorted(set(table.phase.tolist())):
         columns[f"energy_{phase}_pj"] = op_energy[:, table.phase == phase].sum(axis=1)
     columns |= {
@@ -769,6 +817,7 @@ def _run(
         op_energy=op_energy,
         timelines=timelines,
         moved=moved,
+        spent=spent,
         fill=lanes.stack(fills),
     )
 
@@ -813,13 +862,27 @@ def _detail(
     op_energy: np.ndarray,
     timelines: tuple[np.ndarray, np.ndarray],
     moved: dict[str, np.ndarray],
+    spent: dict[str, np.ndarray],
     fill: np.ndarray,
 ) -> pd.DataFrame:
     """The per-op table: one row per op and configuration. ``onchip_bytes`` and ``offchip_bytes`` are the memory
     timeline after the op; ``offchip_traffic_bytes`` and ``bus_traffic_bytes`` what the op itself moves off chip and
-    over the bus; ``fill_cycles`` how long a fused member's first tile waits for the weights it holds."""
+    over the bus; ``fill_cycles`` how long a fused member's first tile waits for the weights it holds. Its energy
+    (``energy_pj``) is split as the summary's is, by where it is spent: ``energy_mac_pj``, ``energy_<memory>_pj`` for
+    each memory (inside the core, the bytes crossing the core's boundary, the tiles' overhead), ``energy_bus_pj``,
+    ``energy_offchip_pj`` (and ``energy_links_pj`` with point-to-point links). A MAC op's mapping records come from its
+    core cost (``CoreOpCost``): the loop order and its choices, the PEs' ``utilization`` over its ``compute_cycles``
+    and the ``spatial_variant`` of its core that unrolled it (-1 for other ops)."""
     n_cfg, n_ops = hw.n_configs, len(table)
     stack = clock.lanes.stack
+    copies = _copies_by_memory(costs, hw, static.core_of)
+    by_place = {"energy_mac_pj": costs.mac_pj}
+    by_place |= {
+        f"energy_{name}_pj": costs.level_pj[name] + copies[name] + spent[name] + overhead.by_memory[name] for name in hw.memories
+    }
+    by_place |= {"energy_bus_pj": spent["bus"], "energy_offchip_pj": spent["offchip"]}
+    if hw.links:
+        by_place["energy_links_pj"] = spent["links"]
     return pd.DataFrame(
         {
             "config_id": np.repeat(hw.configs["config_id"].to_numpy(), n_ops),
@@ -836,6 +899,7 @@ def _detail(
             "halo_bytes": overhead.halo_bytes.ravel(),
             "reload_bytes": overhead.reload_bytes.ravel(),
             "energy_pj": op_energy.ravel(),
+            **{name: energy.ravel() for name, energy in by_place.items()},
             "mapping": np.array(["", *MAPPINGS])[costs.mapping.ravel() + 1],
             **{name: getattr(costs, name).ravel() for name in _MAPPING_RECORDS if name != "mapping"},
             "onchip_bytes": timelines[0].ravel(),
@@ -951,28 +1015,32 @@ class _Moves:
     def move(self, i: int, tiles: Lane) -> tuple[Lane, Lane, dict[int, Lane], tuple[Lane, Lane, dict[int, Lane]]]:
         """Bring op ``i``'s inputs in and its outputs to where they live; record the bytes in the traffic and
         return the off-chip, bus and per-link bytes, and of them those of the weights it holds while fused."""
-        (off_b, bus_b, top_w, remote_pj), held, link_b = self._inputs(i, tiles)
-        off_b, bus_b, top_r = self._outputs(i, tiles, off_b, bus_b)
+        (fetched, bus_b, weights_in, inputs_in), held, link_b = self._inputs(i, tiles)
+        (written, back, bus_b, read_out) = self._outputs(i, tiles, bus_b)
         traffic = self.traffic
-        traffic.offchip[i], traffic.bus[i], traffic.top_read[i], traffic.top_write[i] = off_b, bus_b, top_r, top_w
-        traffic.remote_read_pj[i] = remote_pj
+        traffic.offchip_read[i], traffic.offchip_write[i], traffic.bus[i] = fetched + back, written, bus_b
+        boundary = traffic.boundary
+        boundary["write", "W"][i], boundary["write", "I"][i] = weights_in, inputs_in
+        boundary["write", "O"][i], boundary["read", "O"][i] = back, read_out
         for link, moved in link_b.items():
             traffic.links[link][i] = moved
-        return off_b, bus_b, link_b, held
+        return fetched + back + written, bus_b, link_b, held
 
     def _inputs(
         self, i: int, tiles: Lane
     ) -> tuple[tuple[Lane, Lane, Lane, Lane], tuple[Lane, Lane, dict[int, Lane]], dict[int, Lane]]:
-        """Bytes op ``i``'s inputs move off chip, over the bus and into its core's top memory, and the energy of
-        reading them out of other cores' top memories; and of those bytes, off chip and over the bus, the weights
-        it holds whole while its group is fused (its stationary operand, made outside the group: ``fusion_memory``'s
-        fixed bytes), which its first tile waits for, off chip, over the bus and per link; and per point-to-point link
-        the bytes read over it out of the top memory at its other end (which then cross no bus)."""
+        """Bytes op ``i``'s inputs move off chip, over the bus and into its core (its weights, its other inputs), and
+        the energy of reading them out of other cores' top memories (into the traffic's ``remote``); and of those
+        bytes, off chip and over the bus, the weights it holds whole while its group is fused (its stationary operand,
+        made outside the group: ``fusion_memory``'s fixed bytes), which its first tile waits for, off chip, over the
+        bus and per link; and per point-to-point link the bytes read over it out of the top memory at its other end
+        (which then cross no bus)."""
         op, memory, lanes = self.op, self.memory, self.lanes
         sizes, last_use = memory.sizes, op.last_use
         pool, group = op.pool[i], op.group[i]
         x, s = op.x_tensor[i], op.s_tensor[i]
-        off_b = bus_b = top_w = remote_pj = held_off = held_bus = 0.0
+        off_b = bus_b = held_off = held_bus = 0.0
+        arrived: list[Lane] = [0.0, 0.0]  # bytes written into the core: the other inputs, the weights (``t == s``)
         link_b: dict[int, Lane] = {}
         held_link: dict[int, Lane] = {}
         linked = self.linked.get(pool, ())
@@ -987,7 +1055,7 @@ class _Moves:
             if t not in memory.resident:  # off chip in every configuration: the general case below, shortened
                 off_b = off_b + moved
                 bus_b = bus_b + moved
-                top_w = top_w + moved
+                arrived[t == s] = arrived[t == s] + moved
                 held_off = held_off + held
                 held_bus = held_bus + held
                 if last_use[t] > i:
@@ -996,7 +1064,7 @@ class _Moves:
             where = memory.pool[t]
             away = where < 0
             over_bus = away | (where != pool)
-            top_w = top_w + moved * over_bus
+            arrived[t == s] = arrived[t == s] + moved * over_bus
             on_bus = over_bus
             for link, other in linked:  # read out of the linked core's top memory: over the link, not the bus
                 via = where == other
@@ -1012,18 +1080,18 @@ class _Moves:
             if lanes.any(remote):
                 source = lanes.maximum(where, 0)
                 read_pj = moved * remote * _BITS * lanes.at(memory.read_pj_per_bit, source)
-                remote_pj = remote_pj + read_pj
-                lanes.add_at(self.traffic.remote_read_pj_by_pool, source, read_pj)
+                lanes.add_at(self.traffic.remote(i), source, read_pj)
             if last_use[t] > i:  # keep a fetched copy for later readers if it fits
                 memory.keep(t, pool, away & memory.fits(t, pool), sizes[t])
-        return (off_b, bus_b, top_w, remote_pj), (held_off, held_bus, held_link), link_b
+        return (off_b, bus_b, arrived[True], arrived[False]), (held_off, held_bus, held_link), link_b
 
-    def _outputs(self, i: int, tiles: Lane, off_b: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane]:
-        """Keep op ``i``'s outputs on chip where they fit, spill the rest; add the bytes that leave to ``off_b`` and
-        ``bus_b``, and return them with the bytes read out of the core's top memory."""
+    def _outputs(self, i: int, tiles: Lane, bus_b: Lane) -> tuple[Lane, Lane, Lane, Lane]:
+        """Keep op ``i``'s outputs on chip where they fit, spill the rest: the bytes written off chip (outputs and
+        partial sums), the partial sums read back from there, ``bus_b`` with both added, and the bytes read out of
+        its core."""
         op, memory, lanes = self.op, self.memory, self.lanes
         sizes, pool, outputs = memory.sizes, op.pool[i], self.outputs[i]
-        top_r = 0.0
+        written = back = read_out = 0.0
         for t in outputs:
             placed = True  # where the output takes the ordinary path
             if op.intermediate[t]:  # its tile, double-buffered, on chip where the group is fused (whole if accumulated)
@@ -1032,18 +1100,20 @@ class _Moves:
                 placed = lanes.logical_not(fused)
                 if not lanes.any(placed):
                     continue
-            written = self.out[i] if len(outputs) == 1 else sizes[t]
+            leaving = self.out[i] if len(outputs) == 1 else sizes[t]
             if op.last_use[t] > i:
                 stays = memory.fits(t, pool) & placed
                 memory.keep(t, pool, stays, sizes[t])
                 spill = lanes.logical_not(stays) & placed
                 memory.spill(t, spill)
-            else:  # no later reader: nothing to keep (a step output is still written through)
-                spill = False
-            moved = (written + self.psum[i]) * spill
+            else:  # no later reader: nothing to keep; a step output leaves for off-chip memory as a spilled one does
+                spill = placed if op.step_output[t] else False
+            out = leaving * spill
             if op.step_output[t]:
-                moved = moved + sizes[t] * lanes.logical_not(spill)  # written through to off-chip memory
-            off_b = off_b + moved
-            bus_b = bus_b + moved
-            top_r = top_r + moved
-        return off_b, bus_b, top_r
+                out = out + sizes[t] * lanes.logical_not(spill)  # kept for a later reader, and written through
+            psum = self.psum[i] * spill
+            written = written + out
+            back = back + psum
+            read_out = read_out + out
+            bus_b = bus_b + out + psum
+        return written, back, bus_b, read_out
