@@ -20,8 +20,9 @@ only those above it:
 
 The outermost boundary (core ↔ bus/off-chip, or a tensor already resident in the core) is returned as traffic
 (``ext_in_bytes``, ``ext_write_bytes``) and not costed here, not even its write into or read out of the top memory:
-where the data comes from is the scheduler's business, and the scheduler charges each byte that crosses it once, at
-the top memory, the bus and off chip.
+where the data comes from is the scheduler's business, and the scheduler charges each byte that crosses it once:
+written into the outermost memory of the core that keeps its operand as it arrives, read out of it as it leaves,
+over the bus, and off chip at the off-chip memory's read or write energy.
 """
 
 from traincost.cost.core.mac import mac_cost
