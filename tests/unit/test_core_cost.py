@@ -12,6 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hardware_files import tiny_variant
 from tests.workloads import conv_relu_workload, conv_workload
 from traincost.cost import mac_cost, op_table, simd_cost
 from traincost.cost.core import MAPPINGS, OBJECTIVES, ExternalPath
@@ -232,7 +233,7 @@ def test_an_input_block_below_the_top_stays_over_a_chunk_of_the_reduction(tmp_pa
         for name in ("rf", "local"):
             data["memories"][name].update(_ONE_PJ_PER_BYTE)
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=64, channels_out=32, input_hw=2))
     cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
     # Over all of R an input block keeps one row (64 B beside a 2-column weight slice of 128 B, and its partial sums)
@@ -257,7 +258,7 @@ def test_an_input_block_below_the_top_takes_no_more_rows_than_its_partial_sums_h
         _under_a_big_memory(data)
         _one_memory_per_operand(data, [("rf", "I", 1024), ("oram", "O", 16), ("local", "W", 64)])
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=4))
     cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
     # input-resident below big: the input memory would hold all 16 rows (512 B), but the block runs all of R over its
@@ -280,7 +281,7 @@ def test_inputs_latched_at_the_port_where_the_weights_have_no_memory_below_the_t
         data["cores"][0]["pe_array"] = [{"dim": "OX", "size": 4}, {"dim": "K", "size": 2}]
         data["cores"][0]["memory"] = [{"level": "rf", "operands": ["O"]}, {"level": "local", "operands": ["W", "I", "O"]}]
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     core_, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
     external = ExternalPath.of(hw, core_)
     energy = mac_cost(core_, table, np.array([0]), external=external, objective="energy")
@@ -305,7 +306,7 @@ def test_inputs_latched_over_every_column_a_weight_register_holds(tmp_path: Path
     The register holds the weights of all 32 columns for one step of the array's R (32 x 2 = 64 B), so each input can
     stay at the port while every column passes (ZigZag's ``tpu_like`` under Stream's inter-core split, output channels
     innermost over a per-PE weight register)."""
-    hw = _tiny_variant(tmp_path, lambda data: data["memories"]["rf"].update(per_pe=True))
+    hw = tiny_variant(tmp_path, lambda data: data["memories"]["rf"].update(per_pe=True))
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=2))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     # Latched: local reads W 1,024 (into the register, once) + X 128 (each input once) + partial sums back 4 x 32 x 15
@@ -320,7 +321,7 @@ def test_inputs_latched_over_every_column_a_weight_register_holds(tmp_path: Path
     shared = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert not shared.inputs_latched[0, 0]
     # each PE works on 16 of the 32 columns for its one input channel of the step: a 15 B register cannot hold them
-    small = _tiny_variant(tmp_path, lambda data: data["memories"]["rf"].update(per_pe=True, size_bytes=15))
+    small = tiny_variant(tmp_path, lambda data: data["memories"]["rf"].update(per_pe=True, size_bytes=15))
     cost = mac_cost(small.cores[0], table, np.array([0]), external=ExternalPath.of(small, small.cores[0]), objective="energy")
     assert not cost.inputs_latched[0, 0]
 
@@ -346,7 +347,7 @@ def test_an_output_stationary_core_latches_each_input_over_the_columns_its_outpu
             {"level": "local", "operands": ["W", "I", "O"]},
         ]
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     core_, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
     for objective in ("latency", "energy"):
         cost = mac_cost(core_, table, np.array([0]), external=ExternalPath.of(hw, core_), objective=objective)
@@ -378,7 +379,7 @@ def test_an_output_stationary_pe_accumulates_in_its_own_register_every_step(tmp_
         data["cores"][0].update(dataflow="output_stationary", pe_array=[{"dim": "OX", "size": 4}, {"dim": "K", "size": 2}])
         data["cores"][0]["memory"] = [{"level": "rf", "operands": ["O"]}, {"level": "local", "operands": ["W", "I", "O"]}]
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     core_, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
     cost = mac_cost(core_, table, np.array([0]), external=ExternalPath.of(hw, core_))
     reads, writes = cost.level_read_bytes["rf"][0, 0], cost.level_write_bytes["rf"][0, 0]
@@ -403,7 +404,7 @@ def test_a_strided_data_gradient_takes_partial_sums_only_on_the_pixels_its_windo
             {"level": "local", "operands": ["W", "I", "O"]},
         ]
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(
         _as_gradient(conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=4, kernel=1, stride=2), "conv_dgrad")
     )
@@ -453,7 +454,7 @@ def test_a_conv_gradient_unrolls_its_loops_as_its_primitive_names_them_where_tha
         for axis, size in zip(data["cores"][0]["pe_array"], axes, strict=True):
             axis["size"] = size
 
-    hw = _tiny_variant(tmp_path, sized)
+    hw = tiny_variant(tmp_path, sized)
     core = hw.cores[0]
     batch, channels_in, channels_out = conv
     shape = {"batch": batch, "channels_in": channels_in, "channels_out": channels_out, "input_hw": 4}
@@ -511,7 +512,7 @@ def test_a_double_buffered_memory_keeps_two_of_a_tile_but_one_of_a_whole_operand
     # of W: two of it, 448 B each, 14 columns; the input streams past ceil(32 / 14) = 3 weight tiles (X 3 x 128 in).
     _, table = _gemm_like_conv()
     single = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]))
-    hw = _tiny_variant(tmp_path, lambda data: data["memories"]["local"].update(double_buffered=True))
+    hw = tiny_variant(tmp_path, lambda data: data["memories"]["local"].update(double_buffered=True))
     core = hw.cores[0]
     native = mac_cost(core, table, np.array([0]))
     assert single.ext_in_bytes["I"][0, 0] == 256 and native.ext_in_bytes["I"][0, 0] == 384
@@ -537,7 +538,7 @@ def test_a_band_keeps_the_arrays_block_where_a_wider_one_would_crowd_the_input_o
             {"level": "big", "operands": ["W", "I", "O"]},
         ]
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=32, channels_out=32, input_hw=4))
     cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
     # Band 2 (the reduction innermost over the array and rf). Grown to rf's 16 outputs, its block is 4 x 4: beside it
@@ -613,7 +614,7 @@ def test_an_output_block_that_does_not_fit_loses_to_a_shape_that_does(tmp_path: 
         data["memories"]["rf"]["size_bytes"] = 128
         data["memories"]["local"]["size_bytes"] = 256
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=128, channels_out=64, input_hw=1))
     cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
     assert MAPPINGS[cost.mapping[0, 0]] == "output_resident" and cost.mapping_below_top[0, 0]
@@ -647,7 +648,7 @@ def test_an_input_block_is_kept_only_by_a_memory_that_holds_the_rows_of_the_tile
     # rows (128 + 256 B in). The input memory holds 2 rows: a block of them, from a 1-row tile, fetches the weights 8
     # times (128 + 512 B); the dataflow's order keeps each weight tile while every row streams past, the inputs once
     # per column tile (W 64 + X 4 x 128 B), the fewest.
-    hw = _tiny_variant(
+    hw = tiny_variant(
         tmp_path, lambda data: _one_memory_per_operand(data, [("oreg", "O", 8), ("wmem", "W", 16), ("imem", "I", 16)])
     )
     table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
@@ -673,7 +674,7 @@ def test_an_output_block_below_the_top_is_kept_only_where_its_memory_holds_the_t
         data["parameters"]["big_bytes"]["default"] = 65536
         _one_memory_per_operand(data, [("rf", "I", 64), ("local", "W", 64), ("oram", "O", 32)])
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4))
     for objective in OBJECTIVES:
         cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective=objective)
@@ -736,14 +737,6 @@ def test_the_mapping_choice_never_loses_to_the_dataflow_order(chain) -> None:
     assert picked_some  # at 256 KB the deep layers' weights no longer fit: another order wins somewhere
 
 
-def _tiny_variant(tmp_path: Path, change) -> object:
-    data = yaml.safe_load(TINY.read_text())
-    change(data)
-    path = tmp_path / "variant.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return load_hardware(path)
-
-
 def _weights_above_local(tmp_path: Path, *, local_bytes: int, weight_bytes: int) -> object:
     """tiny.yaml's PE core output-stationary, a local memory of ``local_bytes`` keeping its inputs and outputs below a
     memory of ``weight_bytes`` keeping its weights (``tesla_npu_like``'s order)."""
@@ -755,7 +748,7 @@ def _weights_above_local(tmp_path: Path, *, local_bytes: int, weight_bytes: int)
         data["cores"][0]["dataflow"] = "output_stationary"
         data["cores"][0]["memory"] = [{"level": "local", "operands": ["I", "O"]}, {"level": "wmem", "operands": ["W"]}]
 
-    return _tiny_variant(tmp_path, core)
+    return tiny_variant(tmp_path, core)
 
 
 def _weight_register_below_local(tmp_path: Path, *, rf_bytes: int, local_bytes: int) -> object:
@@ -767,13 +760,13 @@ def _weight_register_below_local(tmp_path: Path, *, rf_bytes: int, local_bytes: 
         data["memories"]["local"]["size_bytes"] = local_bytes
         data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
 
-    return _tiny_variant(tmp_path, resized)
+    return tiny_variant(tmp_path, resized)
 
 
 def test_partial_sums_move_in_their_own_precision(tmp_path: Path) -> None:
     # the hand-computed conv with 8-bit operands and 32-bit partial sums: the array's two C-tiles write 64
     # partial sums (4 B) and 64 outputs (1 B) into the local memory and read the 64 partial sums back
-    hw = _tiny_variant(tmp_path, lambda d: d.update(precision_bits={"partial_sums": 32}))
+    hw = tiny_variant(tmp_path, lambda d: d.update(precision_bits={"partial_sums": 32}))
     cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
     assert cost.level_read_bytes["local"][0, 0] == 16 + 128 + 64 * 4
     assert cost.level_write_bytes["local"][0, 0] == 64 * 4 + 64
@@ -789,7 +782,7 @@ def test_per_pe_memories_pool_their_capacity_and_bandwidth(tmp_path: Path) -> No
         bandwidths = {"read_bandwidth_bytes_per_cycle": 1, "write_bandwidth_bytes_per_cycle": 1}
         data["memories"]["rf"].update(size_bytes=16, per_pe=True, **bandwidths)
 
-    split = mac_cost(_tiny_variant(tmp_path, per_pe).cores[0], table, np.array([0]))
+    split = mac_cost(tiny_variant(tmp_path, per_pe).cores[0], table, np.array([0]))
     assert split.level_read_bytes["rf"][0, 0] == pooled.level_read_bytes["rf"][0, 0]
     assert split.ext_in_bytes["I"][0, 0] == pooled.ext_in_bytes["I"][0, 0]
     assert split.latency_cycles[0, 0] == pooled.latency_cycles[0, 0]
@@ -799,7 +792,7 @@ def test_memory_instances_of_idle_pes_hold_no_copies(tmp_path: Path) -> None:
     # the hand-computed conv with 8 instances of rf on the 4-PE core (an imported array that unrolls fewer PEs than it
     # has): the busy PEs' 4 instances each keep their own weights, the idle ones nothing; rf still reads each of the
     # 16 weights once (8 copies per 4 distinct weights would read them twice)
-    hw = _tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(instances=8))
+    hw = tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(instances=8))
     cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
     assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
 
@@ -830,7 +823,7 @@ def _register_hierarchy(data: dict) -> None:
 
 def test_reduction_innermost_below_the_top_keeps_partial_sums_in_the_output_register(tmp_path: Path) -> None:
     # 1x1 conv, C = 32, K = 4, 2x2 outputs: M = 4, N = 4, R = 32; array tile m=1, n=2, r=2 (K:2 x C:2).
-    hw = _tiny_variant(tmp_path, _register_hierarchy)
+    hw = tiny_variant(tmp_path, _register_hierarchy)
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
     # The dataflow's order (band 0): the 4 B weight register holds the array's 2x2 weights, so each of the 16
     # R-tiles sends its 16 partial sums through the output register to local and reads 15 of them back:
@@ -869,7 +862,7 @@ def test_a_weight_tile_cut_in_the_reduction_lets_an_input_memory_below_it_serve_
     # The register hierarchy with a 16 B input register (ireg, 0.1 pJ/B) below a 32 B wsram; 1x1 conv, C = 16, K = 8,
     # 2x2 outputs: M = 4, N = 8, R = 16, array tile m=1, n=2, r=2. Band 3 keeps each output in oreg over wsram's
     # R-tile while the rows stream past wsram's weights (ZigZag's ascend_like: I: rf_64KB_I[... K2 ... K2]).
-    hw = _tiny_variant(tmp_path, _with_input_register(wsram_bytes=32))
+    hw = tiny_variant(tmp_path, _with_input_register(wsram_bytes=32))
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=2))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     # wsram taking all of R first holds 16 x 2 weights: a row's 16 inputs enter ireg once per 2 columns, 4 times,
@@ -901,7 +894,7 @@ def test_a_band_widens_its_weight_tile_only_to_what_the_weight_memories_above_ho
         data["memories"]["wbuf"] = {**data["memories"]["wsram"], "size_bytes": wbuf_bytes}
         data["cores"][0]["memory"].insert(4, {"level": "wbuf", "operands": ["W"]})
 
-    hw = _tiny_variant(tmp_path, with_wbuf)
+    hw = tiny_variant(tmp_path, with_wbuf)
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=2))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 3 and cost.widened_columns[0, 0] == widened
@@ -916,7 +909,7 @@ def test_a_bands_output_block_of_one_row_takes_the_columns_its_room_holds(tmp_pa
     # taken 2 columns of the one row), so the row's 16 inputs enter ireg once, not once per 2 columns: local reads 16
     # B (not 64) and takes the 8 outputs once. wreg (128 read, 128 written) x 0.1 + oreg (64 + 64) x 0.1 + ireg (64 +
     # 16) x 0.1 + wsram 128 x 1 + local (16 + 8) x 2 = 222.4 pJ (323.2 with 2 columns).
-    hw = _tiny_variant(tmp_path, _with_input_register(wsram_bytes=8, oreg_bytes=8))
+    hw = tiny_variant(tmp_path, _with_input_register(wsram_bytes=8, oreg_bytes=8))
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=16, channels_out=8, input_hw=1))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 5
@@ -934,7 +927,7 @@ def test_outputs_finished_in_the_band_leave_every_memory_above_it_once(tmp_path:
         data["memories"]["wbig"] = dict(data["memories"]["wsram"])
         data["cores"][0]["memory"][3:3] = [{"level": "osram", "operands": ["O"]}, {"level": "wbig", "operands": ["W"]}]
 
-    hw = _tiny_variant(tmp_path, deeper)
+    hw = tiny_variant(tmp_path, deeper)
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     # Band 3: oreg keeps each output until all of R is done, so osram, too small for 4 rows of partial sums, still
@@ -955,7 +948,7 @@ def test_an_access_narrower_than_the_minimum_width_costs_a_full_access(tmp_path:
     # 32 bits per access, 16 B in all; from local it takes its 4x4 tile, 128 bits, 16 B. At 64 bits the first costs
     # 64 (x2: 32 B charged), the second 128 (x1); at 24 bits they cost 48 (x1.5: 24 B) and 144 (x1.125: 18 B).
     # 1 pJ per byte; the bytes moved stay 16 + 16.
-    hw = _tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(min_access_bits=min_bits))
+    hw = tiny_variant(tmp_path, lambda d: d["memories"]["rf"].update(min_access_bits=min_bits))
     cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
     assert cost.level_read_bytes["rf"][0, 0] == 16 and cost.level_write_bytes["rf"][0, 0] == 16
     assert cost.energy_level_pj["rf"][0, 0] == pytest.approx(rf_pj)
@@ -975,7 +968,7 @@ def test_a_memory_holding_whole_groups_moves_them_together(tmp_path: Path, local
         data["memories"]["local"]["size_bytes"] = local_bytes
         data["memories"]["big"]["min_access_bits"] = 64
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     table = op_table(conv_workload(batch=1, channels_in=8, channels_out=8, input_hw=4, kernel=3, groups=8))
     assert table.groups[0] == 8 and (table.m[0], table.n[0], table.r[0]) == (4, 1, 9)
     cost = mac_cost(hw.cores[0], table, np.array([0]), external=ExternalPath.of(hw, hw.cores[0]), objective="energy")
@@ -1002,7 +995,7 @@ def test_a_register_serving_an_axis_holds_its_outputs_and_copies_along_the_other
         data["memories"]["oreg"] = {"size_bytes": 2, "instances": 2, "min_access_bits": 16, **narrow, **_ONE_PJ_PER_BYTE}
         data["cores"][0]["memory"].insert(1, {"level": "oreg", "operands": ["O"]} | ({"served_axes": served} if served else {}))
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     cost = mac_cost(
         hw.cores[0], op_table(conv_workload(batch=1, channels_in=channels_in, channels_out=2, input_hw=2)), np.array([0])
     )
@@ -1035,7 +1028,7 @@ def test_a_read_write_port_shares_its_bandwidth_between_reads_and_writes(tmp_pat
             del data["memories"]["local"][key]
         data["memories"]["local"]["ports"] = ports
 
-    hw = _tiny_variant(tmp_path, core)
+    hw = tiny_variant(tmp_path, core)
     cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
     assert cost.level_read_bytes["local"][0, 0] == 208 and cost.level_write_bytes["local"][0, 0] == 128
     assert cost.latency_cycles[0, 0] == pytest.approx(latency)
@@ -1045,7 +1038,7 @@ def test_serial_tile_io_loads_a_whole_input_before_and_stores_the_last_tile_afte
     # the hand-computed conv with tile_io: serial. The input's only memory (local) holds all 64 B of it: loaded
     # before the compute over the 8 B/cycle off-chip link (8 cycles); the weights pass two levels (rf, local):
     # loaded under the compute. After it, the array's last output tile (1 pixel x 2 channels, 2 B) leaves: 0.25.
-    hw = _tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
+    hw = tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
     table, core = op_table(conv_relu_workload(relu=False)), hw.cores[0]
     serial = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="latency")
     assert serial.latency_cycles[0, 0] == pytest.approx(64 + 4 + 1 + 8 + 0.25)
@@ -1058,7 +1051,7 @@ def test_serial_tile_io_loads_an_input_that_fits_the_room_its_memory_leaves_it(t
     # keeps weights and outputs, but beside a weight slice (R x the array's 2 columns = 64 B) and the outputs of those
     # columns (16 x 2 = 32 B) it has 928 B: loaded whole before the compute, 512 B over the 8 B/cycle link = 64
     # cycles, then the array's last output tile (2 B: 0.25 cycles) after it
-    hw = _tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
+    hw = tiny_variant(tmp_path, lambda d: d["cores"][0].update(tile_io="serial"))
     table, core = op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=4)), hw.cores[0]
     serial = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="latency")
     overlapped = mac_cost(load_hardware(TINY).cores[0], table, np.array([0]), external=ExternalPath.of(hw, core))
@@ -1077,7 +1070,7 @@ def test_an_output_register_too_small_for_the_streamed_rows_passes_partial_sums_
         data["memories"]["oreg"] = {**data["memories"]["rf"], "size_bytes": oreg_bytes}
         data["cores"][0]["memory"].insert(1, {"level": "oreg", "operands": ["O"]})
 
-    hw = _tiny_variant(tmp_path, with_oreg)
+    hw = tiny_variant(tmp_path, with_oreg)
     cost = mac_cost(hw.cores[0], op_table(conv_relu_workload(relu=False)), np.array([0]))
     assert cost.reduction_levels[0, 0] == 0
     # local also reads W 16 (into rf) and I 16 x 4 x 2 K-tiles = 128 (into the array)
@@ -1109,7 +1102,7 @@ def _held_rows_conv() -> object:
 
 
 def test_latency_and_energy_objectives_choose_different_orders_where_they_trade_off(tmp_path: Path) -> None:
-    hw = _tiny_variant(tmp_path, _held_rows_core)
+    hw = tiny_variant(tmp_path, _held_rows_core)
     core, table = hw.cores[0], _held_rows_conv()
     external = ExternalPath.of(hw, core)
     fast = mac_cost(core, table, np.array([0]), external=external, objective="latency")
@@ -1147,7 +1140,7 @@ def test_energy_chooses_columns_held_in_the_pes_where_inputs_cost_more_than_weig
         data["memories"]["wreg"]["size_bytes"] = 128
         data["memories"]["local"].update(read_energy_pj_per_bit=0.5, write_energy_pj_per_bit=0.5)
 
-    hw = _tiny_variant(tmp_path, dear_inputs)
+    hw = tiny_variant(tmp_path, dear_inputs)
     core, table = hw.cores[0], _held_rows_conv()
     external = ExternalPath.of(hw, core)
     frugal = mac_cost(core, table, np.array([0]), external=external, objective="energy")
@@ -1176,7 +1169,7 @@ def test_per_pe_output_registers_hold_fewer_rows_under_an_unrolled_reduction(tmp
         _held_rows_core(data)
         data["memories"]["oreg"].update(size_bytes=1, per_pe=True)
 
-    hw = _tiny_variant(tmp_path, per_pe)
+    hw = tiny_variant(tmp_path, per_pe)
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.held_rows[0, 0] == 1
@@ -1218,7 +1211,7 @@ def test_a_band_finishes_only_the_reduction_the_weight_memory_above_it_holds(tmp
     # each row, 128 x 16, and written once) 2,176 + local (weights 128, inputs 1,024, partial sums 192 read; 256
     # written) 3,200 = 9,856 pJ; the band that takes the weight register in too (weights fetched again per block of
     # rows: rf written 512) costs as much.
-    hw = _tiny_variant(tmp_path, _output_register_below_weights(16, size_bytes=8))
+    hw = tiny_variant(tmp_path, _output_register_below_weights(16, size_bytes=8))
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 2
@@ -1236,7 +1229,7 @@ def test_per_pe_output_registers_hold_a_bands_block_once_per_copy(tmp_path: Path
     # register takes all 128 weights once per block of rows, 8 times (1,024 B, not 512). MACs 2,048 + oreg (each of
     # the 2 copies of 64 outputs takes 16 partial sums: 2,048 written, 2,048 read) 4,096 + rf (2,048 read, 1,024
     # written) 3,072 + local (W 1,024 and I 1,024 read, the outputs 64 written) 2,112 x 2 = 13,440 pJ.
-    hw = _tiny_variant(tmp_path, _output_register_below_weights(8, size_bytes=2, per_pe=True))
+    hw = tiny_variant(tmp_path, _output_register_below_weights(8, size_bytes=2, per_pe=True))
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.reduction_levels[0, 0] == 3
@@ -1262,7 +1255,7 @@ def test_a_register_holding_a_blocks_inputs_loads_each_blocks_own_pixels(
         data["memories"]["ireg"] = {**data["memories"]["oreg"], "size_bytes": register_bytes}
         data["cores"][0]["memory"].insert(0, {"level": "ireg", "operands": ["I"]})
 
-    hw = _tiny_variant(tmp_path, input_register)
+    hw = tiny_variant(tmp_path, input_register)
     core = hw.cores[0]
     table = op_table(conv_workload(batch=1, channels_in=2, channels_out=4, input_hw=6, kernel=3))
     cost = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
@@ -1310,7 +1303,7 @@ def test_held_rows_keep_their_inputs_in_the_pes_over_a_weight_tile_cut_to_fit_th
     # 2,944 + osram 1,024 x 0.5 + local (W 128, I 512 read, 64 written) 704 x 2 = 9,600 pJ, where the tile as it
     # grows costs 2,048 + 2,048 + 1,152 + 2,048 + 128 x 0.5 + (128 + 1,024 + 64) x 2 = 9,792. With osram at 2 pJ/B
     # (as dear as local) the cut costs 11,136 and the tile as it grows 9,984: it stays.
-    hw = _tiny_variant(tmp_path, _inputs_in_the_pes_core(osram_pj_per_byte))
+    hw = tiny_variant(tmp_path, _inputs_in_the_pes_core(osram_pj_per_byte))
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.held_rows[0, 0] == 2
@@ -1333,7 +1326,7 @@ def test_held_rows_cut_no_weight_tile_wider_than_the_weight_memory_above_holds(t
         data["memories"]["wsram"] = {**data["memories"]["osram"], "size_bytes": 64}
         data["cores"][0]["memory"].insert(3, {"level": "wsram", "operands": ["W"]})
 
-    hw = _tiny_variant(tmp_path, weight_sram)
+    hw = tiny_variant(tmp_path, weight_sram)
     core = hw.cores[0]
     cost = mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert cost.held_rows[0, 0] == 2
@@ -1357,7 +1350,7 @@ def test_instances_beside_idle_pes_hold_and_move_nothing(tmp_path: Path) -> None
     costs = []
     for instances in (4, 16):
         (tmp_path / str(instances)).mkdir()
-        hw = _tiny_variant(tmp_path / str(instances), registers(instances))
+        hw = tiny_variant(tmp_path / str(instances), registers(instances))
         core = hw.cores[0]
         costs.append(mac_cost(core, _held_rows_conv(), np.array([0]), external=ExternalPath.of(hw, core), objective="energy"))
     per_pe, oversized = costs
@@ -1438,7 +1431,7 @@ def test_weights_without_a_memory_above_the_band_come_in_again_for_every_block_o
     # of rows (4): 512 bytes from off chip, where it had counted them once. Free off-chip bytes let the band win on
     # its on-chip energy (646.4 pJ against 1,616); at 8 pJ a byte, its 384 bytes more cost 3,072 pJ and the dataflow's
     # order (weights in once, the inputs' block resident in local) wins.
-    hw = _tiny_variant(tmp_path, lambda data: _weights_only_in_the_register(data, offchip_pj_per_bit))
+    hw = tiny_variant(tmp_path, lambda data: _weights_only_in_the_register(data, offchip_pj_per_bit))
     core, table = hw.cores[0], op_table(conv_workload(batch=1, channels_in=32, channels_out=4, input_hw=2))
     chosen = mac_cost(core, table, np.array([0]), external=ExternalPath.of(hw, core), objective="energy")
     assert chosen.reduction_levels[0, 0] == band
@@ -1529,7 +1522,7 @@ def test_divisor_tiles_count_the_steps_of_each_loop_the_array_pads(tmp_path: Pat
         data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
         data["cores"][0]["pe_array"][1]["dim"] = "OX"
 
-    hw = _tiny_variant(tmp_path, ox_axis)
+    hw = tiny_variant(tmp_path, ox_axis)
     table = op_table(conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=7))
     for tiling, weights_in in (("any", 32), ("divisors", 64)):
         core = replace(hw.cores[0], tiling=tiling)
@@ -1548,7 +1541,7 @@ def test_an_axis_with_divisors_may_leave_pes_idle_where_the_objective_gains(tmp_
         data["cores"][0]["memory"][1]["operands"] = ["I", "O"]
         data["cores"][0]["pe_array"][0]["divisors"] = [2]
 
-    hw = _tiny_variant(tmp_path, half_k)
+    hw = tiny_variant(tmp_path, half_k)
     core = hw.cores[0]
     assert [[(axis.dim, axis.size[0]) for axis in v.pe_array] for v in core.spatial_variants()] == [
         [("K", 2), ("C", 2)],
@@ -1578,7 +1571,7 @@ def test_an_axis_with_alternatives_unrolls_per_op_what_costs_least(
     # K = 4 on the first axis (2 steps). A 3x3 conv with one input channel: C on the second axis fills half of it,
     # 2 x 1 x 16 outputs x 9 taps = 288 steps; FX fills it for 2 of every 3 taps, 2 x 16 x 3 x 2 = 192, which the
     # latency objective takes. The 1x1 conv with C = 4: C, 2 x 2 x 16 = 64 steps, against 2 x 4 x 16 = 128 with FX.
-    hw = _tiny_variant(tmp_path, _c_or_fx)
+    hw = tiny_variant(tmp_path, _c_or_fx)
     core = hw.cores[0]
     channels_in, kernel, input_hw = conv
     table = op_table(conv_workload(batch=1, channels_in=channels_in, channels_out=4, input_hw=input_hw, kernel=kernel))
@@ -1612,7 +1605,7 @@ def test_an_array_unrolling_outputs_and_taps_together_reads_each_input_of_a_step
     # im2col 16 rows x 4 taps = 64 inputs over 8 steps (OY 4 x FY 2). At stride 1 a step's 4 outputs x 2 taps touch
     # 5 input columns, so the array reads 8 x 5 = 40 inputs (ZigZag's edge_tpu_like_mixed, OX 4 x FX 2); at stride
     # 2 they touch 8, all of the im2col. Local also reads the 4 weights once and 16 partial sums back (2 R-tiles).
-    hw = _tiny_variant(tmp_path, _ox_by_fx)
+    hw = tiny_variant(tmp_path, _ox_by_fx)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=input_hw, kernel=2, stride=stride))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.compute_cycles[0, 0] == 8
@@ -1631,7 +1624,7 @@ def test_input_registers_share_a_steps_pixels_only_among_the_pes_each_one_feeds(
         _ox_by_fx(data)
         _one_byte_register(data, "I", instances, served)
 
-    hw = _tiny_variant(tmp_path, registers)
+    hw = tiny_variant(tmp_path, registers)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=5, kernel=2))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.level_write_bytes["I_reg"][0, 0] == written
@@ -1667,7 +1660,7 @@ def test_partial_sums_leave_the_array_once_per_step_of_its_reduction(
     # filter takes 2 x 2 steps (the last of each axis one tap wide), so each output's partial sum leaves the array 4
     # times, not ceil(9 / 4) = 3 (ZigZag's edge_tpu_like_mixed, FX 2 x FY 2 beside C): local writes 4 x 4 and reads
     # 4 x 3 back, beside the 9 weights and the 36 inputs of the im2col. A 2x2 filter fills one step: 4 outputs.
-    hw = _tiny_variant(tmp_path, _fx_by_fy)
+    hw = tiny_variant(tmp_path, _fx_by_fy)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=kernel + 1, kernel=kernel))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.compute_cycles[0, 0] == 4 * steps
@@ -1686,7 +1679,7 @@ def test_a_pes_own_partial_sum_moves_only_in_the_steps_it_works_in(tmp_path: Pat
         _fx_by_fy(data)
         _one_byte_register(data, "O", instances)
 
-    hw = _tiny_variant(tmp_path, registers)
+    hw = tiny_variant(tmp_path, registers)
     table = op_table(conv_workload(batch=1, channels_in=1, channels_out=1, input_hw=4, kernel=3))
     cost = mac_cost(hw.cores[0], table, np.array([0]))
     assert cost.level_write_bytes["O_reg"][0, 0] == moved
@@ -1704,7 +1697,7 @@ def test_weights_are_read_again_for_every_step_of_rows_the_array_takes(tmp_path:
         data["cores"][0]["dataflow"] = "output_stationary"
         data["cores"][0]["pe_array"] = [{"name": "k", "dim": "K", "size": 2}, {"name": "ox", "dim": "OX", "size": 2}]
 
-    hw = _tiny_variant(tmp_path, output_stationary)
+    hw = tiny_variant(tmp_path, output_stationary)
     outputs = input_hw**2
     table = op_table(conv_workload(batch=1, channels_in=4, channels_out=4, input_hw=input_hw, kernel=1))
     cost = mac_cost(hw.cores[0], table, np.array([0]))

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.hardware_files import tiny_variant
 from tests.workloads import ZIGZAG_LAYERS, conv_relu_workload, conv_workload, separate_layers_workload
 from traincost.cost import op_table
 from traincost.cost.core import MAPPINGS, ExternalPath, mac_cost
@@ -249,14 +250,6 @@ def test_release_gives_back_what_keep_and_spill_took_and_nothing_else(lanes: Lan
     assert (np.array(memory.pool) == -1).all() and not np.any(memory.held) and not np.any(memory.spilled)
 
 
-def _tiny_with(tmp_path: Path, edit) -> HardwareSpec:
-    data = yaml.safe_load(TINY.read_text())
-    edit(data)
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return load_hardware(path)
-
-
 def test_off_chip_reads_and_writes_each_cost_their_own_energy(tmp_path: Path) -> None:
     """x, w and y read from off-chip memory at 1 pJ per bit, y and z written at 3 (not both at their mean, 2)."""
 
@@ -264,7 +257,7 @@ def test_off_chip_reads_and_writes_each_cost_their_own_energy(tmp_path: Path) ->
         d["offchip"] = {"bandwidth_bytes_per_cycle": 8, "read_energy_pj_per_bit": 1, "write_energy_pj_per_bit": 3}
 
     plan = SchedulePlan.from_mode("stream_layer_by_layer")
-    cost = schedule(op_table(conv_relu_workload()), _tiny_with(tmp_path, edit), plan, per_op=True)
+    cost = schedule(op_table(conv_relu_workload()), tiny_variant(tmp_path, edit), plan, per_op=True)
     # the conv reads x 64 B and w 16 B and writes y 64 B; the relu reads y back and writes z 64 B
     assert cost.summary["energy_offchip_pj"].iloc[0] == 8 * ((64 + 16 + 64) * 1 + (64 + 64) * 3)
     assert list(cost.ops["energy_offchip_pj"]) == [8 * (80 * 1 + 64 * 3), 8 * (64 * 1 + 64 * 3)]
@@ -289,7 +282,7 @@ def test_bytes_crossing_a_core_go_to_the_memory_that_keeps_their_operand(tmp_pat
             {"level": "wbuf", "operands": ["W"]},
         ]
 
-    hw = _tiny_with(tmp_path, edit)
+    hw = tiny_variant(tmp_path, edit)
     table = op_table(conv_relu_workload(relu=False))
     plan = SchedulePlan.from_mode("stream_layer_by_layer")
     inside = OpCosts.of(table, hw, plan).level_pj
