@@ -321,7 +321,7 @@ def page(results: Path, pairs: Sequence[tuple[str, str]], *, run_in_order: bool,
             "computed*."
         ),
         "## What is compared",
-        SETTINGS.format(version=version, agree=agree),
+        _reflow(SETTINGS.format(version=version, agree=agree)),
         "## Against LOMA, ZigZag's default search",
         _wrap(
             "Ours / ZigZag per layer: the median, the worst layer (the farthest from 1 either way) and the whole "
@@ -359,14 +359,30 @@ def page(results: Path, pairs: Sequence[tuple[str, str]], *, run_in_order: bool,
         ),
         "\n".join(memory_rows(loma_layers)),
         "## What differs, and why",
-        DIFFERENCES,
+        _reflow(DIFFERENCES),
     ]
     return "\n\n".join(parts) + "\n"
 
 
+def _reflow(markdown: str) -> str:
+    """Headings kept, each paragraph and list item filled to 120 columns (``_wrap``)."""
+    blocks = []
+    for block in markdown.split("\n\n"):
+        if block.startswith("#"):
+            blocks.append(block)
+        elif block.startswith("- "):
+            items = re.split(r"\n(?=- )", block)
+            blocks.append("\n".join(_wrap(" ".join(item.split()), indent="  ") for item in items))
+        else:
+            blocks.append(_wrap(" ".join(block.split())))
+    return "\n\n".join(blocks)
+
+
 def _wrap(text: str, *, indent: str = "") -> str:
-    """A paragraph in lines of at most 120 characters, as the project's Markdown is written."""
-    return textwrap.fill(text, width=120, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    """A paragraph in lines of at most 120 characters, as the project's Markdown is written, no code span broken."""
+    kept = re.sub(r"`[^`]*`", lambda code: code.group(0).replace(" ", "\0"), text)
+    filled = textwrap.fill(kept, width=120, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    return filled.replace("\0", " ")
 
 
 SETTINGS = """\
@@ -396,188 +412,185 @@ SETTINGS = """\
 DIFFERENCES = """\
 ### On every machine
 
-- **LOMA's reach.** LOMA merges each loop's prime factors down to six and tries every order of those; a loop order
-  that needs a factor the merging lost is out of its reach (C = 768 split only as 16 x 48, never C32; 1,024 rows only
-  as 4 x 16 x 16). Where ours is well below ZigZag against LOMA, the question is whether our engine undercharges its
-  order or LOMA cannot reach it: SALSA, which keeps every prime factor but samples the orders, and ZigZag given our
-  order (the two sections above) answer it. At a limit of 7 ZigZag's own costs drop by 10-18 % on some GEMMs, at
-  three to five times its CPU time.
+- **LOMA's reach.** LOMA merges each loop's prime factors down to six and tries every order of those; a loop order that
+  needs a factor the merging lost is out of its reach (C = 768 split only as 16 x 48, never C32; 1,024 rows only as 4 x
+  16 x 16). Where ours is well below ZigZag against LOMA, the question is whether our engine undercharges its order or
+  LOMA cannot reach it: SALSA, which keeps every prime factor but samples the orders, and ZigZag given our order (the
+  two sections above) answer it. At a limit of 7 ZigZag's own costs drop by 10-18 % on some GEMMs, at three to five
+  times its CPU time.
 - **Tiles that divide each loop.** ZigZag's temporal mappings split every loop into factors of its size; our engine
   takes as much of a loop as a memory holds, the last tile partial (`tiling: any`, the default). With
-  `--tiling divisors` (`bench/zigzag_crosscheck.py`) our engine searches ZigZag's space instead; the in-memory
-  arrays, whose blocks of rows set their DRAM traffic, are the pairs it moves most.
+  `--tiling divisors` (`bench/zigzag_crosscheck.py`) our engine searches ZigZag's space instead; the in-memory arrays,
+  whose blocks of rows set their DRAM traffic, are the pairs it moves most.
 - **ZigZag's timing of its one DRAM port.** On MobileNetV2's 14 x 14 and 7 x 7 pointwise layers on `edge_tpu_like`,
   `ascend_like`, `meta_prototype` and `tesla_npu_like`, and ResNet-18's `layer3.0.downsample` on `ascend_like`, both
-  tools move the same off-chip bytes and ours is their time over the link, while ZigZag's cycles are 67-77 % of it:
-  its stalls (`CostModelEvaluation.combine_data_transfer_rate_per_physical_port`) set each operand's transfers on a
-  shared port against its own window, adding the stalls and letting one operand's slack absorb the overlap of the
-  others', not the port's bytes over its bandwidth. Ours is never below its own off-chip bytes over the link.
-- **A fractional unrolling, floored.** Where a PE axis does not divide a loop into equal steps, ZigZag unrolls it as
-  the fraction of the steps it takes (14 output columns on OX 4: 3.5 a step), and `LayerNode.calc_tensor_dim` sizes
-  an input tile from the `int` of it (its own comment: "TODO this int conversion is suspicious"): 3 columns where a
-  step reads 3.5 on average. Its off-chip bytes then fall short of each operand once (MobileNetV2 `features.12`
-  `conv.2` on `edge_tpu_like`: 170,880 B where the input, weights and output are 187,008 B, ours), and its memory
-  allocator leaves the input's outer loops above the SRAM, so that the input streams in under the compute where a
-  whole input that fits is loaded first. `--zigzag-sizes exact` runs ZigZag with that one function exact (cached
-  as `lpf6-exact`): it then keeps the input whole, moves our bytes to the byte and that layer goes 1.51 -> 1.16 on
-  latency and 1.15 -> 0.99 on energy; the machines whose array splits an image or filter axis unequally
-  (`edge_tpu_like`, `ascend_like`, `meta_prototype`, `tesla_npu_like` and their mixed mappings) move, the GPT-2
-  GEMMs do not. A row where our unrolling (ZigZag's, where both read one mapping) leaves such a fraction says so in
-  its `hint`.
-- **A serial load.** ZigZag loads an input whose only on-chip memory holds all of it before the compute (the whole
-  input over the link, thousands of cycles a layer); the import sets the core's `tile_io: serial`, and ours loads
-  it so too. ZigZag's off-loading of a whole output after the compute is not modelled (the stride-2 shortcuts).
-- **A register read once while its data stays.** ZigZag counts one read of an innermost memory for as long as the
-  same data stays at its output pins (`access_same_data_considered_as_no_access`); ours counts what the order
-  moves. It matters where an order latches an operand at a port (`gemm_l1`, `tesla_npu_like_mixed`).
+  tools move the same off-chip bytes and ours is their time over the link, while ZigZag's cycles are 67-77 % of it: its
+  stalls (`CostModelEvaluation.combine_data_transfer_rate_per_physical_port`) set each operand's transfers on a shared
+  port against its own window, adding the stalls and letting one operand's slack absorb the overlap of the others', not
+  the port's bytes over its bandwidth. Ours is never below its own off-chip bytes over the link.
+- **A fractional unrolling, floored.** Where a PE axis does not divide a loop into equal steps, ZigZag unrolls it as the
+  fraction of the steps it takes (14 output columns on OX 4: 3.5 a step), and `LayerNode.calc_tensor_dim` sizes an input
+  tile from the `int` of it (its own comment: "TODO this int conversion is suspicious"): 3 columns where a step reads
+  3.5 on average. Its off-chip bytes then fall short of each operand once (MobileNetV2 `features.12` `conv.2` on
+  `edge_tpu_like`: 170,880 B where the input, weights and output are 187,008 B, ours), and its memory allocator leaves
+  the input's outer loops above the SRAM, so that the input streams in under the compute where a whole input that fits
+  is loaded first. `--zigzag-sizes exact` runs ZigZag with that one function exact (cached as `lpf6-exact`): it then
+  keeps the input whole, moves our bytes to the byte and that layer goes 1.51 -> 1.16 on latency and 1.15 -> 0.99 on
+  energy; the machines whose array splits an image or filter axis unequally (`edge_tpu_like`, `ascend_like`,
+  `meta_prototype`, `tesla_npu_like` and their mixed mappings) move, the GPT-2 GEMMs do not. A row where our unrolling
+  (ZigZag's, where both read one mapping) leaves such a fraction says so in its `hint`.
+- **A serial load.** ZigZag loads an input whose only on-chip memory holds all of it before the compute (the whole input
+  over the link, thousands of cycles a layer); the import sets the core's `tile_io: serial`, and ours loads it so too.
+  ZigZag's off-loading of a whole output after the compute is not modelled (the stride-2 shortcuts).
+- **A register read once while its data stays.** ZigZag counts one read of an innermost memory for as long as the same
+  data stays at its output pins (`access_same_data_considered_as_no_access`); ours counts what the order moves. It
+  matters where an order latches an operand at a port (`gemm_l1`, `tesla_npu_like_mixed`).
 - **What ZigZag's files say, both charge.** A memory's minimum access width (ZigZag's `bandwidth_min`, our
   `min_access_bits`: MobileNetV2's depthwise layers on `tpu_like` read their inputs one byte at a time, charged as
   64-bit accesses), the energy of each operand's own port (`operand_energy_pj_per_bit`), a `read_write` port whose
-  bandwidth reads and writes share, a memory serving some of the array's dimensions (ZigZag's
-  `served_dimensions`, our `served_axes`: an instance per busy PE of the others, holding side by side what varies
-  along the ones it serves), and a per-PE memory charged once per copy it keeps (an input broadcast over the
-  unrolled output channels written into every PE; each PE of an unrolled reduction accumulating its own partial
-  sum).
-- **ZigZag's latency objective takes the first of equal mappings.** Minimising latency, ZigZag keeps the first of
-  many mappings of equal latency, not the cheapest, so energy read off its latency mapping is no reference; the
-  protocol judges energy where both minimise energy.
+  bandwidth reads and writes share, a memory serving some of the array's dimensions (ZigZag's `served_dimensions`, our
+  `served_axes`: an instance per busy PE of the others, holding side by side what varies along the ones it serves), and
+  a per-PE memory charged once per copy it keeps (an input broadcast over the unrolled output channels written into
+  every PE; each PE of an unrolled reduction accumulating its own partial sum).
+- **ZigZag's latency objective takes the first of equal mappings.** Minimising latency, ZigZag keeps the first of many
+  mappings of equal latency, not the cheapest, so energy read off its latency mapping is no reference; the protocol
+  judges energy where both minimise energy.
 
 ### tpu_like
 
 A weight-stationary array with per-PE 128-byte weight and 2-byte output registers under a 2 MB SRAM. Its output
 registers are too small for the partial sums of every streamed row, so both tools read each weight from its per-PE
-register every MAC (ResNet-18 `layer1.0.conv1`: 115.6 M reads, 1.10e7 pJ in both). On GPT-2's `mlp_proj` ZigZag
-keeps all 1,024 x 768 partial sums in the 2 MB SRAM over six chunks of the reduction (`O: sram_2MB[OY64 K6 OY16 K4
-C6]`), so weights, inputs and outputs cross the chip's edge once (6.29e6 B); our engine tries every order inside the
-core again over chunks of the reduction, the tiles cut to a chunk and wider, and takes the same.
+register every MAC (ResNet-18 `layer1.0.conv1`: 115.6 M reads, 1.10e7 pJ in both). On GPT-2's `mlp_proj` ZigZag keeps
+all 1,024 x 768 partial sums in the 2 MB SRAM over six chunks of the reduction (`O: sram_2MB[OY64 K6 OY16 K4 C6]`), so
+weights, inputs and outputs cross the chip's edge once (6.29e6 B); our engine tries every order inside the core again
+over chunks of the reduction, the tiles cut to a chunk and wider, and takes the same.
 
 ### edge_tpu_like
 
-Per-PE 2-byte output registers, a 1-byte weight register, a 32 KB weight SRAM and a 2 MB SRAM. ZigZag keeps C, FY
-and FX innermost under the output registers (`O: [[C 16, FY 3, FX 3], ...]`): the partial sums never leave them; our
-engine chooses per op how many innermost levels keep the reduction innermost (`reduction_levels`) and takes the same
-(2.59e6 pJ from the weight SRAM, 2.36e7 from the 2 MB SRAM on ResNet-18 `layer2.0.conv2`, as ZigZag). Its array
-unrolls OX 4 and OY 4, which divide neither 14 nor 7: the floored fractional unrolling above sets its MobileNetV2
-14 x 14 and 7 x 7 layers' worst rows (`features.12` and `13` `conv.2` at 1.51 on latency), and its one DRAM port's
-timing the rest. Its 16-bit output register serves the C axis, two output channels' partial sums in one access.
+A 2-byte output register serving the array's C axis, a 1-byte weight register, a 32 KB weight SRAM and a 2 MB SRAM for
+inputs and outputs. ZigZag keeps C, FY and FX innermost under the output registers (`O: [[C 16, FY 3, FX 3], ...]`): the
+partial sums never leave them; our engine chooses per op how many innermost levels keep the reduction innermost
+(`reduction_levels`) and takes the same (2.59e6 pJ from the weight SRAM, 2.36e7 from the 2 MB SRAM on ResNet-18
+`layer2.0.conv2`, as ZigZag). Its array unrolls OX 4 and OY 4, which divide neither 14 nor 7: the floored fractional
+unrolling above sets its MobileNetV2 14 x 14 and 7 x 7 layers' worst rows (`features.12` and `13` `conv.2` at 1.51 on
+latency), and its one DRAM port's timing the rest.
 
 ### ascend_like
 
-An 8 KB input register file lies between the band (partial sums kept in the per-PE output registers over the
-reduction) and the 8 KB weight register file. SALSA's order for GPT-2's `mlp_fc` keeps 128 of the reduction x 64
-columns in the weight file (`W: rf_64KB_W[C2 C2 C2 OY2 K2 OY2 OY2 OY2 OY2 K2 ...]`), so the inputs in the input file
-serve all 64 columns before they are replaced; our engine tries that memory's tile cut in the reduction to 2, 4 or 8
-times the columns, and takes it (`widened_columns`). GPT-2's `mlp_proj` keeps 512 rows x all 768 channels of partial
-sums in the 1 MB activation SRAM (`O: sram_1MB_A[OY2 OY2 C2 C2]`): the weights come twice, the inputs once; our
-output block takes, of a few shapes that fit, the one that brings the fewest bytes in, the same. LOMA reaches
-neither order, so the GPT-2 block's energy is below ZigZag's against LOMA and at it against SALSA. ResNet-18's
-`layer3.0.downsample` (1.30 on latency) is ZigZag's DRAM port timing.
+An 8 KB input register file lies between the band (partial sums kept in the output registers over the reduction) and the
+8 KB weight register file. SALSA's order for GPT-2's `mlp_fc` keeps 128 of the reduction x 64 columns in the weight file
+(`W: rf_64KB_W[C2 C2 C2 OY2 K2 OY2 OY2 OY2 OY2 K2 ...]`), so the inputs in the input file serve all 64 columns before
+they are replaced; our engine tries that memory's tile cut in the reduction to 2, 4 or 8 times the columns, and takes it
+(`widened_columns`). GPT-2's `mlp_proj` keeps 512 rows x all 768 channels of partial sums in the 1 MB activation SRAM
+(`O: sram_1MB_A[OY2 OY2 C2 C2]`): the weights come twice, the inputs once; our output block takes, of a few shapes that
+fit, the one that brings the fewest bytes in, the same. LOMA reaches neither order, so the GPT-2 block's energy is below
+ZigZag's against LOMA and at it against SALSA. ResNet-18's `layer3.0.downsample` (1.30 on latency) is ZigZag's DRAM port
+timing.
 
 ### eyeriss_like
 
-Row-stationary: per-PE 64-byte input and weight registers and 16-byte output registers, the array unrolling C 12
-beside K 14, under a 64 KB SRAM. ZigZag keeps the reduction inside the PE (`O: rf_16B[C6 FY3 FX3]`); our engine's
-held-rows order runs the whole reduction of the weight registers over as many rows as the output registers hold
-partial sums for, the weights read again per block of rows, and its held-columns order one row over as many output
-columns as they hold (ZigZag's `I: rf_64B_A[K7 C2 OY16]` on MobileNetV2's pointwise layers). Each of the 12 PEs of
-an output accumulates its own partial sum and each input is written into the 14 PEs of the unrolled K, in both.
-SALSA's order for GPT-2's `qkv` keeps 8 rows x 8 of C in each input register while 5 output channels' weights pass
-(`I: rf_64B_A[OY8 C8 K5]`); ours tries the held block with the weight tile cut to the reduction whose inputs the
-input register holds, and takes it. LOMA reaches neither at lpf 6: on ResNet-18's `layer2.0.conv2` its loops are
-`OY28 OX28 FY3 FX3 K10 C11`, so no block of fewer than 28 rows fits the output registers and it accumulates there
-over `FY3` only; at lpf 7 it splits `OX7 x OX4` and keeps `O: rf_16B[OX7 FX3 C11]`, the rows held in the PE. So
-ResNet-18's and the GPT-2 block's energy is well below ZigZag's against LOMA and within a few percent against
-SALSA. With C 12 on 64 channels, ZigZag's plain mapping counts the idle PEs' output registers too (48 partial sums a
-copy, 54 with them).
+Row-stationary: per-PE 64-byte input and weight registers and 16-byte output registers, the array 14 x 12, under an 8 KB
+output SRAM, a 64 KB weight SRAM and a 1 MB SRAM. ZigZag keeps the reduction inside the PE (`O: rf_16B[C6 FY3 FX3]`);
+our engine's held-rows order runs the whole reduction of the weight registers over as many rows as the output registers
+hold partial sums for, the weights read again per block of rows, and its held-columns order one row over as many output
+columns as they hold (ZigZag's `I: rf_64B_A[K7 C2 OY16]` on MobileNetV2's pointwise layers). Each of the 12 PEs of an
+output accumulates its own partial sum and each input is written into the 14 PEs of the unrolled K, in both. SALSA's
+order for GPT-2's `qkv` keeps 8 rows x 8 of C in each input register while 5 output channels' weights pass
+(`I: rf_64B_A[OY8 C8 K5]`); ours tries the held block with the weight tile cut to the reduction whose inputs the input
+register holds, and takes it. LOMA reaches neither at lpf 6: on ResNet-18's `layer2.0.conv2` its loops are
+`OY28 OX28 FY3 FX3 K10 C11`, so no block of fewer than 28 rows fits the output registers and it accumulates there over
+`FY3` only; at lpf 7 it splits `OX7 x OX4` and keeps `O: rf_16B[OX7 FX3 C11]`, the rows held in the PE. So ResNet-18's
+and the GPT-2 block's energy is well below ZigZag's against LOMA and within a few percent against SALSA. With C 12 on 64
+channels, ZigZag's plain mapping counts the idle PEs' output registers too (48 partial sums a copy, 54 with them).
 
 ### meta_prototype
 
-Its 16-bit output register serves the C axis (charged once for the two channels' partial sums it holds). On the
-GPT-2 block ZigZag splits the 256 row steps only as `OY16 OY16`, and 16 rows' inputs (48 KB) do not fit the 32 KB
-input SRAM, so its inputs stay there over `C16 C24` only and come again from the 1 MB SRAM for each of the 72 K
-tiles (`I: sram_32KB[C16 C24] | sram_1MB_A[OY16 OY16 K12 K6]`); ours keeps a block of rows as large as fits. GPT-2's
-`mlp_proj` keeps 512 rows of partial sums above the core over chunks of 512 of the reduction, which LOMA does not
-reach (0.66 against it, 0.99 against SALSA).
+Its 2-byte output register serves the array's C axis, as `edge_tpu_like`'s does. On the GPT-2 block ZigZag splits the
+256 row steps only as `OY16 OY16`, and 16 rows' inputs (48 KB) do not fit the 32 KB input SRAM, so its inputs stay there
+over `C16 C24` only and come again from the 1 MB SRAM for each of the 72 K tiles
+(`I: sram_32KB[C16 C24] | sram_1MB_A[OY16 OY16 K12 K6]`); ours keeps a block of rows as large as fits. GPT-2's
+`mlp_proj` keeps 512 rows of partial sums above the core over chunks of 512 of the reduction, which LOMA does not reach
+(0.66 against it, 0.99 against SALSA).
 
 ### tesla_npu_like
 
-A 1 KB weight SRAM above a 1 KB input SRAM, one-weight registers and 4-byte output registers per PE. On GPT-2's
-`qkv` our engine keeps partial sums in the output registers over the 32 of C the weight SRAM holds for 32 output
-channels (`C32 OY2 OY128 C24 K72`): given that order ZigZag charges what we charge, every memory but the 1 MB
-activation SRAM to the digit (there it reads back all 24 partial sums at 16 bits, where we read back 23 and write
-the last as an 8-bit output). LOMA cannot form C32 at lpf 6, 7 or 8 (C = 768 splits as 16 x 48 or 4 x 12 x 16), so
-its partial sums go to that SRAM 48 times; SALSA reaches the order, and `mlp_proj`'s order over chunks of the
-reduction (0.62 against LOMA, 1.03 against SALSA). Its weight registers cost ours 2x ZigZag's: ZigZag keeps a weight
-over its two OX steps, where our order reads it again.
+A 1 KB weight SRAM and a 1 KB input SRAM under 1 MB ones, 1-byte weight registers shared along two array dimensions and
+a 4-byte output register per PE. On GPT-2's `qkv` our engine keeps partial sums in the output registers over the 32 of C
+the weight SRAM holds for 32 output channels (`C32 OY2 OY128 C24 K72`): given that order ZigZag charges what we charge,
+every memory but the 1 MB activation SRAM to the digit (there it reads back all 24 partial sums at 16 bits, where we
+read back 23 and write the last as an 8-bit output). LOMA cannot form C32 at lpf 6, 7 or 8 (C = 768 splits as 16 x 48 or
+4 x 12 x 16), so its partial sums go to that SRAM 48 times; SALSA reaches the order, and `mlp_proj`'s order over chunks
+of the reduction (0.62 against LOMA, 1.03 against SALSA). Its weight registers cost ours 2x ZigZag's: ZigZag keeps a
+weight over its two OX steps, where our order reads it again.
 
 ### generic_array_cacti
 
-A 128-byte register per PE for each operand under a 32 MB SRAM that holds every layer, so the loop order is chosen
-below the top, around a block in the registers (`mapping_below_top`), and every block is weighed only where its
-memory holds it beside the slices it keeps for the others. An input block below the top keeps its partial sums in
-the output registers, a copy in each PE of the reduction, so it takes no more rows than those hold (64 of ResNet-18
+A 128-byte register per PE for each operand under a 32 MB SRAM that holds every layer, so the loop order is chosen below
+the top, around a block in the registers (`mapping_below_top`), and every block is weighed only where its memory holds
+it beside the slices it keeps for the others. An input block below the top keeps its partial sums in the output
+registers, a copy in each PE of the reduction, so it takes no more rows than those hold (64 of ResNet-18
 `layer1.0.conv1`'s 3,136). The orders can differ where the totals agree: on GPT-2's `qkv` ZigZag keeps each PE's 72
-weights over all 1,024 rows and 16 rows' partial sums in its output register over 6 steps of C (`O: rf_O[OY16 C6] |
-sram_32MB[K12 OY64 K6 C4]`), where ours keeps an input block over chunks of 192 of C below the SRAM (over the block
-its SRAM energy 2.9x ZigZag's, its output registers 0.97x, the whole 0.99). Its weight registers' energy, far below
-ZigZag's on the GPT-2 block, is an order LOMA does not reach.
+weights over all 1,024 rows and 16 rows' partial sums in its output register over 6 steps of C
+(`O: rf_O[OY16 C6] | sram_32MB[K12 OY64 K6 C4]`), where ours keeps an input block over chunks of 192 of C below the SRAM
+(over the block its SRAM energy 2.9x ZigZag's, its output registers 0.97x, the whole 0.99). Its weight registers'
+energy, far below ZigZag's on the GPT-2 block, is an order LOMA does not reach.
 
 ### gemm_l1_l3
 
-A GEMM core: its bundled mapping unrolls ZigZag's GEMM loops (D0, D1, D2), so both tools are given the same
-unrolling in the networks' loops (OY, K, C). ZigZag cuts the mapping's K 8 to 2 (its 32-bit output register, shared
-along K, passes two 16-bit partial sums a cycle: `limit_unrolling_to_mem_bandwidth`), and so does the import. It has
-no DRAM: its 1.25 GB `l3` holds every layer, where each starts and ends. So the loop order is chosen between `l1` and
-`l3` (ResNet-18 `layer4.0.conv1`: `I: l1[C4 FY3 FX3 C8 OX7 K256] | l3[]`, the whole input in `l1` and the weights
-streamed once; ours 3.170e8 pJ in `l3`, ZigZag 3.169e8), and again over chunks of the reduction (GPT-2's
-`mlp_proj`: 128 rows' inputs of 384 of the reduction stay in `l1` while every column passes, which LOMA does not
-reach: 0.82 against it). `l1` is double-buffered (`force_double_buffering`, the import's `double_buffered`): every
-block counts two of a tile. A level holding whole groups of a depthwise layer moves as many groups' tiles in one
-transfer as it holds (ZigZag's `G` loops inside `l1`). On MobileNetV2's depthwise `features.12`-`13` ZigZag keeps one
-channel's outputs in `l1` at a time and writes each to `l3` as an access of its own (in our order too), where ours
-writes many channels together: 0.81 there. Its 1x1 expansions `features.15`-`17` `conv.0` (1.05) move the same `l3`
-bytes, each operand once, in accesses narrower than `l3`'s 64-byte minimum.
+A GEMM core: its bundled mapping unrolls ZigZag's GEMM loops (D0, D1, D2), so both tools are given the same unrolling in
+the networks' loops (OY, K, C). ZigZag cuts the mapping's K 8 to 2 (its 32-bit output register, shared along K, passes
+two 16-bit partial sums a cycle: `limit_unrolling_to_mem_bandwidth`), and so does the import. It has no DRAM: its 1.25
+GB `l3` holds every layer, where each starts and ends. So the loop order is chosen between `l1` and `l3` (ResNet-18
+`layer4.0.conv1`: `I: l1[C4 FY3 FX3 C8 OX7 K256] | l3[]`, the whole input in `l1` and the weights streamed once; ours
+3.170e8 pJ in `l3`, ZigZag 3.169e8), and again over chunks of the reduction (GPT-2's `mlp_proj`: 128 rows' inputs of 384
+of the reduction stay in `l1` while every column passes, which LOMA does not reach: 0.82 against it). `l1` is
+double-buffered (`force_double_buffering`, the import's `double_buffered`): every block counts two of a tile. A level
+holding whole groups of a depthwise layer moves as many groups' tiles in one transfer as it holds (ZigZag's `G` loops
+inside `l1`). On MobileNetV2's depthwise `features.12`-`13` ZigZag keeps one channel's outputs in `l1` at a time and
+writes each to `l3` as an access of its own (in our order too), where ours writes many channels together: 0.81 there.
+Its 1x1 expansions `features.15`-`17` `conv.0` (1.05) move the same `l3` bytes, each operand once, in accesses narrower
+than `l3`'s 64-byte minimum.
 
 ### gemm_l1
 
-`gemm_l1_l3`'s core without `l3`: it has no DRAM, so ZigZag finds no loop order for a layer that does not fit its
-512 KB `l1` (`NoValidLoopOrderingFoundException`: 8 of ResNet-18's 21 layers, 11 of MobileNetV2's 53, all six GPT-2
-GEMMs); those layers are counted but not judged. The weights have no memory below the top, so the array may keep
-each input at `l1`'s port over all the output channels while the weights change every step and the partial sums
-leave every reduction step (`inputs_latched`): ZigZag's energy-optimal order from `layer2` on (`I: l1[K64 ...]`).
-ZigZag's latched layers take twice our cycles: it times a port in whole accesses per period, and its `read_write`
-output port reads 256 bits of partial sums down and writes 256 back in separate cycles, two cycles a step, where
-ours times the 512 bits a step moves as bytes over the bandwidth (latency is judged where both minimise it, and
-agrees). Our engine takes the latched order on ResNet-18's `layer1` too (0.71 on energy), where ZigZag cannot place
-it: with no DRAM its `l1` must hold every operand whole, the outputs as 16-bit partial sums once a reduction loop
-lies above the output register (401 KB beside 238 KB of inputs and weights, in 512 KB); likewise MobileNetV2's
-`features.18.0`. That sets ResNet-18's energy at about 0.8.
+`gemm_l1_l3`'s core without `l3`: it has no DRAM, so ZigZag finds no loop order for a layer that does not fit its 512 KB
+`l1` (`NoValidLoopOrderingFoundException`: 8 of ResNet-18's 21 layers, 11 of MobileNetV2's 53, all six GPT-2 GEMMs);
+those layers are counted but not judged. The weights have no memory below the top, so the array may keep each input at
+`l1`'s port over all the output channels while the weights change every step and the partial sums leave every reduction
+step (`inputs_latched`): ZigZag's energy-optimal order from `layer2` on (`I: l1[K64 ...]`). ZigZag's latched layers take
+twice our cycles: it times a port in whole accesses per period, and its `read_write` output port reads 256 bits of
+partial sums down and writes 256 back in separate cycles, two cycles a step, where ours times the 512 bits a step moves
+as bytes over the bandwidth (latency is judged where both minimise it, and agrees). Our engine takes the latched order
+on ResNet-18's `layer1` too (0.71 on energy), where ZigZag cannot place it: with no DRAM its `l1` must hold every
+operand whole, the outputs as 16-bit partial sums once a reduction loop lies above the output register (401 KB beside
+238 KB of inputs and weights, in 512 KB); likewise MobileNetV2's `features.18.0`. That sets ResNet-18's energy at about
+0.8.
 
 ### aimc and dimc
 
-In-memory-computing arrays, 128 x 128 macros under a 32 KB SRAM (`sram_256KB` is 262,144 bits). The import gives
-the core ZigZag's model of the macro (`traincost.hardware.in_memory`): its MAC energy (DACs, ADCs or adder trees,
-multipliers, accumulators, from the rows and columns a layer fills) equals ZigZag's on every layer to 1e-14 where
-both tools unroll the same loops (`mac_energy_ratio`), and a step takes `activation_bits / bit_serial_bits` cycles.
-The mapping hints K along D1 and C, FX or FY along D2; ZigZag picks per layer among its three candidates of highest
-utilisation, and the import gives the D2 axis C with FX and FY as `alternatives` and both axes `divisors: [2]` (half
-the macro, ZigZag's next candidates), which our engine picks among per layer by its own costs. A cell holds the
-weight the array computes with, one weight each, so the cells are never double-buffered and are written only
-between uses: the latency is the compute's plus the cells' writes at the external path's pace (`dimc` ResNet-18
-`layer3.0.conv2`: 112,896 + 1,179,648 / 8 = 260,352 of ZigZag's 260,780 cycles). The weights have no memory but the
-cells, so each block of rows the SRAM keeps fetches them from DRAM again, and the layers are DRAM-bound: what
-differs is the block. Ours takes as many rows as the SRAM holds (ResNet-18 `layer1.0.conv1`: 165 of 3,136 rows);
-LOMA tiles the rows by factors of their count (64: `OX8 OY8`), so it fetches the weights more often and ours is
-well below it; SALSA and our divisor tiles meet at 112 rows (`W: cells[OX2 OY7 OX2 OX2 OY2] | dram[FY3 FX3 OY2
-OX7 OY2]`). A convolution's blocks of outputs each read the input pixels their own windows touch (the halo a block
-shares with its neighbours comes in once per block: 16 x 10 pixels for 14 x 8 outputs, 286,720 B of inputs on
-ZigZag's layer, in both). On ResNet-18's `layer2.0.conv2` ZigZag keeps 112 rows one filter row at a time (`I:
-sram_256KB[OX28 OY4 FX3] | dram[FY3 OY7 K2]`, the inputs loaded three times over FY and twice over K), where ours
-keeps blocks of 7 x 14 outputs over all of the reduction with their halo, an order SALSA does not find (0.74). On the
-GPT-2 block both tools are bound by the off-chip link; our blocks of rows are as large as the SRAM holds where
-ZigZag's are a power of 2 (`mlp_fc`: 4.8e7 B off chip against 5.98e7), so ours is about 0.8 on latency; given our
-128-row blocks (in our order) ZigZag agrees. ZigZag's clock period of a macro (`tclk`, from its adder trees' and
-ADCs' delays) is not modelled: both are compared in cycles.
+In-memory-computing arrays, 128 x 128 macros under a 32 KB SRAM (`sram_256KB` is 262,144 bits). The import gives the
+core ZigZag's model of the macro (`traincost.hardware.in_memory`): its MAC energy (DACs, ADCs or adder trees,
+multipliers, accumulators, from the rows and columns a layer fills) equals ZigZag's on every layer to 1e-14 where both
+tools unroll the same loops (`mac_energy_ratio`), and a step takes `activation_bits / bit_serial_bits` cycles. The
+mapping hints K along D1 and C, FX or FY along D2; ZigZag picks per layer among its three candidates of highest
+utilisation, and the import gives the D2 axis C with FX and FY as `alternatives` and both axes `divisors: [2]` (half the
+macro, ZigZag's next candidates), which our engine picks among per layer by its own costs. A cell holds the weight the
+array computes with, one weight each, so the cells are never double-buffered and are written only between uses: the
+latency is the compute's plus the cells' writes at the external path's pace (`dimc` ResNet-18 `layer3.0.conv2`: 112,896
+cycles of compute and 1,179,648 B of weights over the 8-byte link, 260,352 of ZigZag's 260,780 cycles). The weights have
+no memory but the cells, so each block of rows the SRAM keeps fetches them from DRAM again, and the layers are
+DRAM-bound: what differs is the block. Ours takes as many rows as the SRAM holds (ResNet-18 `layer1.0.conv1`: 165 of
+3,136 rows); LOMA tiles the rows by factors of their count (64: `OX8 OY8`), so it fetches the weights more often and
+ours is well below it; SALSA and our divisor tiles meet at 112 rows
+(`W: cells[OX2 OY7 OX2 OX2 OY2] | dram[FY3 FX3 OY2 OX7 OY2]`). A convolution's blocks of outputs each read the input
+pixels their own windows touch (the halo a block shares with its neighbours comes in once per block: 16 x 10 pixels for
+14 x 8 outputs, 286,720 B of inputs on ZigZag's layer, in both). On ResNet-18's `layer2.0.conv2` ZigZag keeps 112 rows
+one filter row at a time (`I: sram_256KB[OX28 OY4 FX3] | dram[FY3 OY7 K2]`, the inputs loaded three times over FY and
+twice over K), where ours keeps blocks of 7 x 14 outputs over all of the reduction with their halo, an order SALSA does
+not find (0.74). On the GPT-2 block both tools are bound by the off-chip link; our blocks of rows are as large as the
+SRAM holds where ZigZag's are a power of 2 (`mlp_fc`: 4.8e7 B off chip against 5.98e7), so ours is about 0.8 on latency;
+given our 128-row blocks (in our order) ZigZag agrees. ZigZag's clock period of a macro (`tclk`, from its adder trees'
+and ADCs' delays) is not modelled: both are compared in cycles.
 
 ### The mixed mappings
 
@@ -585,30 +598,29 @@ ZigZag's `*_mixed.yaml` put several loops on one array dimension (`tpu_like`'s C
 `edge_tpu_like`'s OX 2 x OY 2 on D3 and on D4), or leave a dimension to a hint that ZigZag fills per layer
 (`meta_prototype`'s D2, hinted C; `tesla_npu_like`'s D3, unhinted: every layer dimension whose loop the innermost
 memories' ports pass whole). The import fills a dimension as ZigZag does (the first loop the axis's `dim`, the others
-its `alternatives`, with `divisors: [2]`), and a memory serving some dimensions counts its instances beside the PEs
-the mapping unrolls.
+its `alternatives`, with `divisors: [2]`), and a memory serving some dimensions counts its instances beside the PEs the
+mapping unrolls.
 
-- **One array step at a time.** Where an axis unrolls several loops, each loop takes its own steps, its last one
-  padded: a 3x3 layer's 64 x 9 reduction over `edge_tpu_like_mixed`'s C 2 x FX 2 x FY 2 takes 128 steps, and what
-  moves once per step of the array (partial sums out of it, weights re-read per step of rows) moves that many times,
-  as in ZigZag. A PE's own copy of an output takes a partial sum only in the steps its PE works in, as the MAC energy
-  counts only the MACs done (`tpu_like_mixed`'s `conv1`: 147 an output), where ZigZag's plain mappings count the idle
-  PEs' registers too.
-- **Overlapping windows in one step.** `edge_tpu_like_mixed` (OX 4 beside FX 2) and `ascend_like_mixed` (OX 2 beside
-  FX 3) unroll a convolution's outputs and its filter taps on the same image axis, so one step's windows overlap and
-  the memory that feeds the array reads each of their pixels once (4 outputs x 2 taps at stride 1: 5 columns, not 8),
-  in both. FX 3 on two PEs takes two steps in ours and 1.5 floored to 1 tap in ZigZag's input sizes (above). On
-  `edge_tpu_like_mixed`'s 14 x 14 layers ZigZag writes 16 x 16 outputs per channel to DRAM (4 steps of OX 4 and of
-  OY 4: `features.8` `conv.0.0` 98,304 outputs for 75,264), where ours writes the 14 x 14 it computes.
-- **`tesla_npu_like_mixed` is output-stationary.** The import makes it so (an output register per PE, none for
-  weights). Its PE accumulates in its own register, which ZigZag reads and writes every step of the reduction
-  (`O: rf_4B[K2 C64 FY3 FX3]`: two accesses a MAC), and so does ours (`per_pe`). Where its innermost output memory
-  lies below its innermost input memory, our engine also runs the column tiles of that memory's block innermost,
-  each input staying at the input buffer's port while they pass (ZigZag's `I: sram_1KB_I[K2]`,
-  `O: rf_4B[K2 C64 FY3 FX3]`), so its input reads fit the buffer's 32 bytes a cycle. LOMA does not reach that order
-  on the GPT-2 block (it keeps OY 2 innermost, its input port stalling it at twice its compute cycles) and, on
-  ResNet-18, takes 1.6-2.3x as long on ten layers, so ours is well below on latency against LOMA; SALSA reaches it
-  (`I: sram_1KB_I[K2 C2 C3 C2]`)."""
+- **One array step at a time.** Where an axis unrolls several loops, each loop takes its own steps, its last one padded:
+  a 3x3 layer's 64 x 9 reduction over `edge_tpu_like_mixed`'s C 2 x FX 2 x FY 2 takes 128 steps, and what moves once per
+  step of the array (partial sums out of it, weights re-read per step of rows) moves that many times, as in ZigZag. A
+  PE's own copy of an output takes a partial sum only in the steps its PE works in, as the MAC energy counts only the
+  MACs done (`tpu_like_mixed`'s `conv1`: 147 an output), where ZigZag's plain mappings count the idle PEs' registers
+  too.
+- **Overlapping windows in one step.** `edge_tpu_like_mixed` (OX 4 beside FX 2) and `ascend_like_mixed` (OX 2 beside FX
+  3) unroll a convolution's outputs and its filter taps on the same image axis, so one step's windows overlap and the
+  memory that feeds the array reads each of their pixels once (4 outputs x 2 taps at stride 1: 5 columns, not 8), in
+  both. FX 3 on two PEs takes two steps in ours and 1.5 floored to 1 tap in ZigZag's input sizes (above). On
+  `edge_tpu_like_mixed`'s 14 x 14 layers ZigZag writes 16 x 16 outputs per channel to DRAM (4 steps of OX 4 and of OY 4:
+  `features.8` `conv.0.0` 98,304 outputs for 75,264), where ours writes the 14 x 14 it computes.
+- **`tesla_npu_like_mixed` is output-stationary.** The import makes it so (an output register per PE, none for weights).
+  Its PE accumulates in its own register, which ZigZag reads and writes every step of the reduction
+  (`O: rf_4B[K2 C64 FY3 FX3]`: two accesses a MAC), and so does ours (`per_pe`). Where its innermost output memory lies
+  below its innermost input memory, our engine also runs the column tiles of that memory's block innermost, each input
+  staying at the input buffer's port while they pass (ZigZag's `I: sram_1KB_I[K2]`, `O: rf_4B[K2 C64 FY3 FX3]`), so its
+  input reads fit the buffer's 32 bytes a cycle. LOMA does not reach that order on the GPT-2 block (it keeps OY 2
+  innermost, its input port stalling it at twice its compute cycles) and, on ResNet-18, takes 1.6-2.3x as long on ten
+  layers, so ours is well below on latency against LOMA; SALSA reaches it (`I: sram_1KB_I[K2 C2 C3 C2]`)."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -196,7 +196,7 @@ def test_the_crosscheck_page_judges_the_cached_pairs_and_marks_the_others_not_co
     LOMA tables are cached gets its ratios (ZigZag's ResNet-18 ``layer1.0.conv1`` on ``tpu_like``, its numbers as
     ZigZag 3.9.1 gave them; one layer, so its median is its worst), one whose tables are missing, or whose SALSA
     tables are, is marked not computed, and so is an order ZigZag was not run in. No search is started, and the
-    prose keeps to 120 columns."""
+    prose keeps to 120 columns, no wrapped line read as a list item."""
     monkeypatch.syspath_prepend(str(REPO / "bench"))
     page = importlib.import_module("zigzag_page")
     monkeypatch.setattr(page.crosscheck, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
@@ -224,3 +224,4 @@ def test_the_crosscheck_page_judges_the_cached_pairs_and_marks_the_others_not_co
     assert "1 of the 1 pairs computed and judged" in loma and "on 6 December 2026" in text
     assert "| tesla_npu_like | GPT-2 block | `qkv` | `C32 OY2 OY128 C24 K72` | not computed |" in text
     assert not [line for line in text.splitlines() if len(line) > 120 and not line.startswith("|")]
+    assert not [line for line in text.splitlines() if re.match(r"\s*(\+ |\d+\. )", line)]  # no list made by a wrap
