@@ -276,14 +276,15 @@ def outside_rows(table: pd.DataFrame) -> list[str]:
     rows = ["| network | hardware | layer | metric | ours / ZigZag | hint |", "|---|---|---|---|---|---|"]
     if table.empty:
         return rows
-    for metric in ("latency", "energy"):
-        judged = table[(table["judged"] == metric) & table["zigzag_cycles"].notna()]
-        far = judged[np.abs(np.log(judged[f"{metric}_ratio"].astype(float))) > np.log(BAND)]
-        rows += [
-            f"| {NAMES[row.network]} | {row.hardware} | `{_short(row.layer)}` | {metric} | {row[f'{metric}_ratio']:.2f} "
-            f"| {row.hint} |"
-            for _, row in far.iterrows()
-        ]
+    for _, pair in table.groupby(["network", "hardware"], sort=False):
+        for metric in ("latency", "energy"):
+            judged = pair[(pair["judged"] == metric) & pair["zigzag_cycles"].notna()]
+            far = judged[np.abs(np.log(judged[f"{metric}_ratio"].astype(float))) > np.log(BAND)]
+            rows += [
+                f"| {NAMES[row.network]} | {row.hardware} | `{_short(row.layer)}` | {metric} "
+                f"| {row[f'{metric}_ratio']:.2f} | {row.hint} |"
+                for _, row in far.iterrows()
+            ]
     return rows
 
 
