@@ -200,9 +200,11 @@ def _in_order_table(results: Path, *, run: bool) -> list[str]:
 
 
 def _layer_of(table: pd.DataFrame | None, layer: str) -> pd.DataFrame | None:
-    if table is None or layer not in set(table["layer"]):
+    """``layer``'s row of ZigZag's ``table`` (a GPT-2 block's layers are named there with their index, ``L0_qkv``)."""
+    if table is None:
         return None
-    return table[table["layer"] == layer].head(1)
+    found = table[table["layer"].str.replace(r"^L\d+_", "", regex=True) == layer]
+    return found.head(1) if len(found) else None
 
 
 def _short(layer: str) -> str:
