@@ -56,9 +56,13 @@ energy per memory) with ours one layer at a time.
 ZigZag's per-layer results are cached in ``bench/results/zigzag_<network>_<hardware>_<search>_<opt>.parquet``
 (``<search>``: ``lpf6``, ``salsa``, ``lpf6-exact``; one file per objective, all of a search's objectives written by
 it; delete them to re-run ZigZag), so re-running our side after a change to the engine takes seconds. ZigZag's side
-takes, per network x hardware, on this project's 2-core machine (``zigzag_cpu_seconds`` in each table): LOMA
-at lpf 6 about 40-50 s of CPU for ResNet-18 on the digital machines, SALSA 1-4 minutes per objective on the GPT-2
-block, 3-10 on ResNet-18 and up to 45 on the in-memory arrays; MobileNetV2 takes longer than ResNet-18.
+takes, per network x hardware, on this project's 2-core machine (``zigzag_cpu_seconds`` in each table; measured
+under ``nice`` beside other jobs, 6 December 2026): LOMA at lpf 6, one search for every objective, 37-51 s of CPU on
+ResNet-18 on the digital machines (13 on ``gemm_l1``, 3 minutes on ``aimc`` and ``dimc``), 6-12 s on the GPT-2 block
+(26 on the in-memory arrays) and 1.5-2 minutes on MobileNetV2 (45 s on ``gemm_l1``, 5 minutes on the in-memory
+arrays); SALSA, per objective, 40-105 s on the GPT-2 block (2.5 minutes on the in-memory arrays) and about 2 minutes
+on ResNet-18 on ``tpu_like`` (earlier runs: 3-10 minutes on the other machines' ResNet-18, 17-45 on the in-memory
+arrays', 3-30 on MobileNetV2).
 
 Install (a venv of its own; the project first, then ZigZag: ``bench/requirements-zigzag.txt``)::
 
