@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from traincost.cost import mac_cost, op_table, simd_cost
+from traincost.cost import OpTable, mac_cost, op_table, simd_cost
 from traincost.cost.core import OBJECTIVES, CoreOpCost, ExternalPath
 from traincost.hardware import HardwareSpec, load_hardware
 from traincost.hardware.import_zigzag import bundled_mapping, hardware_yaml_text, parse_unroll, zigzag_hardware
@@ -44,7 +44,8 @@ def hardware_files(folder: Path) -> dict[str, Path]:
     """Every hardware file the digest costs on, by name; the ZigZag ones imported into ``folder``."""
     files = {path.stem: path for path in sorted((REPO / "config/hardware").glob("*.yaml"))}
     files["tiny"] = REPO / "tests/fixtures/hardware/tiny.yaml"
-    imports = [(path, bundled_mapping(path, imc=path.stem in ("aimc", "dimc"))) for path in sorted(ZIGZAG.glob("hardware/*.yaml"))]
+    machines = sorted(ZIGZAG.glob("hardware/*.yaml"))
+    imports = [(path, bundled_mapping(path, imc=path.stem in ("aimc", "dimc"))) for path in machines]
     for stem in MIXED:
         machine = stem.removesuffix("_like") if stem.startswith("meta") else stem
         imports.append((ZIGZAG / f"hardware/{machine}.yaml", ZIGZAG / f"mapping/{stem}_mixed.yaml"))
@@ -79,7 +80,7 @@ def fingerprint(cost: CoreOpCost) -> str:
     return digest.hexdigest()
 
 
-def costs(hardware: HardwareSpec, table, name: str, workload: str) -> dict[str, str]:
+def costs(hardware: HardwareSpec, table: OpTable, name: str, workload: str) -> dict[str, str]:
     """The fingerprints of one workload's ops on every core of ``hardware``."""
     out = {}
     for core in hardware.cores:

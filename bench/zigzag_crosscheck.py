@@ -8,41 +8,13 @@ that imports (``importable``): ``tpu_like``, ``edge_tpu_like``, ``ascend_like``,
 ``generic_array_cacti`` with ``default.yaml``), given to ZigZag as they are and to us through ``traincost
 hardware import zigzag`` (``traincost.hardware.import_zigzag``); the GEMM core ``gemm_l1_l3``, whose bundled
 mapping unrolls ZigZag's GEMM loops (D0, D1, D2), with the same unrolling in the networks' loops given to both
-tools (``REMEDIES``: OY, K, C, in a mapping file written to ``bench/results`` that both read); and the
+tools (``REMEDIES``: OY, K, C, in a mapping file written to ``bench/results`` that both read); the
 in-memory-computing arrays ``aimc`` and ``dimc`` (128 x 128 macros; the import gives the core ZigZag's model of
 in-memory computing, ``traincost.hardware.in_memory``), with their mapping ``default_imc.yaml`` as it is: it hints K
 along D1 and C, FX or FY along D2, ZigZag picks per layer among its three candidates of highest utilisation, and the
 import gives the D2 axis C with FX and FY as ``alternatives`` and both axes ``divisors: [2]`` (half of the macro:
 ZigZag's next candidates), which our engine picks among per layer; and ``gemm_l1``, ``gemm_l1_l3``'s core without
 ``l3``: it has no DRAM, so ZigZag finds no loop order for a layer that does not fit its 512 KB ``l1``
-(``NoValidLoopOrderingFoundException``: 8 of ResNet-18's 21 layers, 11 of MobileNetV2's 53, all 6 GPT-2 GEMMs), and
-those layers are counted (``unmapped``) but not judged. ZigZag's five mixed mappings (``MIXED``, each with the machine
-it is for) are compared too, named by their files (twelfth round, below; the default ``--hardware`` takes both).
-
-ZigZag parses each network itself (its Conv and Gemm layers; Add, ReLU and pooling are not costed)
-and searches each layer's temporal mapping (LOMA, ``--lpf-limit``; ``opt`` = ``--zigzag-opt``). Our
-side costs the same layers, with the dimensions, strides and input sizes ZigZag parsed, through the
-scheduler that ``traincost cost`` and the studies run (``traincost.schedule.schedule``, ``ours``): one
-layer at a time on the imported core, loop order at the top memory chosen by ``--objective``, with
-what ZigZag also counts: each layer's inputs read from DRAM and written into the outermost memory
-that keeps them, and its output read out of its own and written to DRAM (the off-chip link's read and
-write energies per bit: ZigZag's DRAM ``r_cost``/``w_cost``). Our latency is max(core latency,
-off-chip bytes / off-chip bandwidth), as the scheduler times an op.
-
-Results with the defaults (``--protocol matched``: latency ratios where both tools minimise latency, energy
-ratios where both minimise energy; ``--engine loma --lpf-limit 6``, ZigZag's own default search), 28 November 2026
-(ninth round: the engine learnt a band's weight tile cut in R to serve more columns from an input memory below it,
-orders below a top memory that holds the whole op over chunks of the reduction, and that an in-memory array computes
-only between writes of its cells, below; it now finds orders LOMA does not reach on ``ascend_like``'s and
-``gemm_l1_l3``'s GPT-2 block, where their ratios fell, and the in-memory arrays' ResNet-18 latency rose towards
-ZigZag's; eleventh round: the input halo of a convolution's blocks of outputs; fourteenth round: one step of the
-array at a time, below; eighteenth round: no block its memory cannot hold, ``generic_array_cacti``'s energy, below;
-nineteenth round: no tile inside the core its memory cannot hold, below),
-ours / ZigZag: median, worst single layer and whole network, per metric (from the cached ZigZag tables of
-``bench/results/``, which ZigZag fills once per pair: minutes to tens of minutes of CPU each, ``gemm_l1`` under one;
-our side takes seconds):
-
-============  ===================  ===================  ===================
 network       hardware             latency: median /    energy: median /
                                    worst / network      worst / network
 ============  ===================  ===================  ===================
@@ -1042,6 +1014,56 @@ What remains outside 1.3x, and why (the ``hint`` column names the measured diffe
 ZigZag's per-layer results are cached in ``bench/results/zigzag_<network>_<hardware>_lpf<N>.parquet``
 (delete them to re-run ZigZag), so re-running our side after a change to the engine takes seconds.
 The per-layer table goes to ``bench/results/zigzag_crosscheck.parquet`` (not committed).
+=======
+(``NoValidLoopOrderingFoundException``), and those layers are counted (``unmapped``) but not judged. ZigZag's five
+mixed mappings (``MIXED``, each with the machine it is for) are compared too, named by their files (the default
+``--hardware`` takes both).
+
+ZigZag parses each network itself (its Conv and Gemm layers; Add, ReLU and pooling are not costed) and searches
+each layer's temporal mapping: LOMA (``--engine loma``, the default, at ``--lpf-limit``, 6 by default as in
+ZigZag: every order of each loop's prime factors merged down to that many), SALSA (``--engine salsa``: ZigZag's
+simulated annealing over the order of every loop's prime factors, 1,000 swaps from a shuffled start, run seeded
+and in process, ``_salsa_stage``), or per layer and objective the cheaper of the two (``--engine best``). One
+LOMA search serves every objective (``_best_per_objective_stage``); SALSA searches each objective apart.
+``--zigzag-sizes exact`` runs ZigZag with the input of a fractional unrolling sized exactly instead of from its
+floor (``_exact_tensor_dim``). Our side costs the same layers, with the dimensions, strides and input sizes ZigZag
+parsed, through the scheduler that ``traincost cost`` and the studies run (``traincost.schedule.schedule``,
+``ours``): one layer at a time on the imported core (loop order chosen by the objective; tiles of any size, or with
+``--tiling divisors`` each a divisor of its loop, as ZigZag's), with what ZigZag also counts: each layer's inputs
+read from DRAM and written into the outermost memory that keeps them, and its output read out of its own and written
+to DRAM (the off-chip link's read and write energies per bit: ZigZag's DRAM ``r_cost``/``w_cost``). Our latency is
+max(core latency, off-chip bytes / off-chip bandwidth), as the scheduler times an op.
+
+``--protocol matched`` (the default) judges latency where both tools minimise latency and energy where both
+minimise energy; ``--protocol latency``, ``energy`` or ``edp`` has both minimise that objective and judges both
+metrics there.
+
+Output: the per-layer table (``--out``, by default ``bench/results/zigzag_crosscheck.parquet``, not committed):
+each layer's cycles and energy in both tools (per memory too), their ratios, what our engine chose
+(``ours_mapping``, ``ours_reduction_levels``, ``ours_held_rows``, ``ours_spatial``, ...), ZigZag's temporal mapping
+(``zigzag_temporal_mapping``) and, for a layer outside 1.3x on a metric it is judged on, its ``hint``: the measured
+differences that point at the cause (off-chip bytes against each operand moved once, on-chip energy and the memory
+that differs most, serial load and store, ZigZag's cycles against its own off-chip bytes over the link, cycles over
+our compute cycles, a fractional unrolling ZigZag floors). It prints that table, the summary per pair (``summary``:
+the median, worst layer and whole network of ours / ZigZag's, per metric) and the memories whose energy is outside
+1.3x ZigZag's and holds at least 1 % of it (``memory_summary``).
+
+Results: ``docs/zigzag_crosscheck.md``, written from the cached tables by ``bench/zigzag_page.py`` (which costs our
+side again, in seconds), has the ratios per machine and network against LOMA, against ``best`` and with ZigZag given
+our engine's loop order (``bench/zigzag_in_order.py``), the layers and memories outside 1.3x, and what differs
+between the two tools and why, found by comparing ZigZag's per-level accesses (``cme.memory_word_access``, its
+energy per memory) with ours one layer at a time.
+
+ZigZag's per-layer results are cached in ``bench/results/zigzag_<network>_<hardware>_<search>_<opt>.parquet``
+(``<search>``: ``lpf6``, ``salsa``, ``lpf6-exact``; one file per objective, all of a search's objectives written by
+it; delete them to re-run ZigZag), so re-running our side after a change to the engine takes seconds. ZigZag's side
+takes, per network x hardware, on this project's 2-core machine (``zigzag_cpu_seconds`` in each table; measured
+under ``nice`` beside other jobs, 6 December 2026): LOMA at lpf 6, one search for every objective, 37-51 s of CPU on
+ResNet-18 on the digital machines (13 on ``gemm_l1``, 3 minutes on ``aimc`` and ``dimc``), 6-12 s on the GPT-2 block
+(26 on the in-memory arrays) and 1.5-2 minutes on MobileNetV2 (45 s on ``gemm_l1``, 5 minutes on the in-memory
+arrays); SALSA, per objective, 40-105 s on the GPT-2 block (2.5 minutes on the in-memory arrays) and about 2 minutes
+on ResNet-18 on ``tpu_like`` (earlier runs: 3-10 minutes on the other machines' ResNet-18, 17-45 on the in-memory
+arrays', 3-30 on MobileNetV2).
 
 Install (a venv of its own; the project first, then ZigZag: ``bench/requirements-zigzag.txt``)::
 
@@ -1049,16 +1071,15 @@ Install (a venv of its own; the project first, then ZigZag: ``bench/requirements
     bench/.venv-zigzag/bin/pip install -e .
     bench/.venv-zigzag/bin/pip install -r bench/requirements-zigzag.txt
     bench/.venv-zigzag/bin/python bench/zigzag_crosscheck.py --networks resnet18 --hardware tpu_like
-    # ZigZag's better search, our engine in ZigZag's mapping space (the tenth round's table)
+    # ZigZag's better search, our engine in ZigZag's mapping space
     bench/.venv-zigzag/bin/python bench/zigzag_crosscheck.py --engine best --tiling divisors
+    # the page, from the cached tables (the project's own venv is enough)
+    .venv/bin/python bench/zigzag_page.py
 
-Measured on this project's 2-core machine, from a fresh venv, the three commands above up to the
-run: 30 min 41 s wall, 1 min 56 s of user CPU, with the machine's load average at about 20 (other
-jobs); an earlier fresh install of the same packages at a load near 10 took 8 min 27 s wall, 1 min 42
-s user. ``pip check`` is clean; pip keeps the project's protobuf 6.33.6, ortools 9.15.6755 and onnx
-1.23.2. ZigZag on ResNet-18 / ``tpu_like`` at ``--lpf-limit 4``: 75 s of CPU (332 s wall on the busy
-machine); the whole table at ``--lpf-limit 3`` needs tens of minutes of CPU (``--jobs``, and the
-cache, help).
+Measured on this project's 2-core machine, from a fresh venv, the first three commands above up to the run: 30 min
+41 s wall, 1 min 56 s of user CPU, with the machine's load average at about 20 (other jobs); an earlier fresh install
+of the same packages at a load near 10 took 8 min 27 s wall, 1 min 42 s user. ``pip check`` is clean; pip keeps the
+project's protobuf 6.33.6, ortools 9.15.6755 and onnx 1.23.2.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ and judge only what both tools cost."""
 from __future__ import annotations
 
 import importlib
+import re
+from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -215,3 +217,41 @@ def test_the_crosscheck_costs_its_layers_with_the_scheduler(monkeypatch: pytest.
     assert mine["ours_cycles"].to_numpy() == pytest.approx((ops["end_cycles"] - ops["start_cycles"]).to_numpy(), rel=1e-12)
     for name in hw.memories:
         assert mine[f"ours_pj_{name}"].to_numpy() == pytest.approx(ops[f"energy_{name}_pj"].to_numpy(), rel=1e-12), name
+
+
+def test_the_crosscheck_page_judges_the_cached_pairs_and_marks_the_others_not_computed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``bench/zigzag_page.py`` writes the page from ZigZag's cached tables alone, ours costed again: a pair whose
+    LOMA tables are cached gets its ratios (ZigZag's ResNet-18 ``layer1.0.conv1`` on ``tpu_like``, its numbers as
+    ZigZag 3.9.1 gave them; one layer, so its median is its worst), one whose tables are missing, or whose SALSA
+    tables are, is marked not computed, and so is an order ZigZag was not run in. No search is started, and the
+    prose keeps to 120 columns, no wrapped line read as a list item."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    page = importlib.import_module("zigzag_page")
+    monkeypatch.setattr(page.crosscheck, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
+    monkeypatch.setattr(page.crosscheck, "run_zigzag", lambda *args: pytest.fail(f"ZigZag searched {args}"))
+    shape = {"layer": "layer1/layer1.0/conv1", "kind": "conv", "B": 1, "K": 64, "C": 64, "OY": 56, "OX": 56, "FY": 3}
+    shape |= {"FX": 3, "G": 1, "stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1, "IY": 56, "IX": 56}
+    zigzag = {"zigzag_cycles": 138048.0, "zigzag_pj": 6.6996e7, "zigzag_dram_pj": 3.96032e7, "zigzag_dram_bytes": 438272.0}
+    zigzag |= {"zigzag_onloading_cycles": 25088.0, "zigzag_offloading_cycles": 2.0, "zigzag_spatial_utilization": 1.0}
+    zigzag |= {"zigzag_pj_rf_2B": 4.9903e6, "zigzag_pj_sram_2MB": 6.7925e6, "zigzag_pj_rf_128B": 1.0986e7}
+    row = shape | {"times": 1, "macs": 115605504} | zigzag | {"zigzag_temporal_mapping": "", "zigzag_cpu_seconds": 38.0}
+    for opt in ("latency", "energy", "EDP"):
+        pd.DataFrame([row]).assign(network="resnet18", hardware="tpu_like").to_parquet(
+            tmp_path / f"zigzag_resnet18_tpu_like_lpf6_{opt}.parquet"
+        )
+    text = page.page(
+        tmp_path, [("resnet18", "tpu_like"), ("gpt2_block", "tpu_like")], run_in_order=False, today=date(2026, 12, 6)
+    )
+    loma, best = text.split("## Against ZigZag's better search")[0], text.split("## In our order")[0]
+    found = re.search(
+        r"\| ResNet-18 \| tpu_like \| 1 of 1 \| (\d\.\d\d) / (\d\.\d\d) / \S+ \| (\d\.\d\d) / (\d\.\d\d) / \S+ \| 38 \|", loma
+    )
+    assert found and found[1] == found[2] and found[3] == found[4], loma  # one layer: its median is its worst
+    assert "| GPT-2 block | tpu_like | not computed (lpf6) |" in loma
+    assert "| ResNet-18 | tpu_like | not computed (salsa) |" in best
+    assert "1 of the 1 pairs computed and judged" in loma and "on 6 December 2026" in text
+    assert "| tesla_npu_like | GPT-2 block | `qkv` | `C32 OY2 OY128 C24 K72` | not computed |" in text
+    assert not [line for line in text.splitlines() if len(line) > 120 and not line.startswith("|")]
+    assert not [line for line in text.splitlines() if re.match(r"\s*(\+ |\d+\. )", line)]  # no list made by a wrap
