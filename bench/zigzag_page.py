@@ -500,7 +500,10 @@ columns as they hold (ZigZag's `I: rf_64B_A[K7 C2 OY16]` on MobileNetV2's pointw
 output accumulates its own partial sum and each input is written into the 14 PEs of the unrolled K, in both. SALSA's
 order for GPT-2's `qkv` keeps 8 rows x 8 of C in each input register while 5 output channels' weights pass
 (`I: rf_64B_A[OY8 C8 K5]`); ours tries the held block with the weight tile cut to the reduction whose inputs the input
-register holds, and takes it. LOMA reaches neither at lpf 6: on ResNet-18's `layer2.0.conv2` its loops are
+register holds, and takes it. A block fits an input register only with its halo: 8 outputs of a 3x3 window touch 4 x 6
+= 24 pixels of each channel, not the 8 the layer's ratio of unique inputs would give, so on ResNet-18's 3x3 layers
+the block runs over chunks of the reduction whose inputs fit, and each block loads its own pixels. LOMA reaches neither
+at lpf 6: on ResNet-18's `layer2.0.conv2` its loops are
 `OY28 OX28 FY3 FX3 K10 C11`, so no block of fewer than 28 rows fits the output registers and it accumulates there over
 `FY3` only; at lpf 7 it splits `OX7 x OX4` and keeps `O: rf_16B[OX7 FX3 C11]`, the rows held in the PE. So ResNet-18's
 and the GPT-2 block's energy is well below ZigZag's against LOMA and within a few percent against SALSA. With C 12 on 64
