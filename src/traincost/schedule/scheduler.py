@@ -498,18 +498,32 @@ def _energy_totals(costs: OpCosts, table: OpTable, hardware: HardwareSpec, core_
     different orders)."""
     mac_energy = np.zeros(hardware.n_configs)
     level_energy: dict[str, np.ndarray] = {}
-    copies = _copies_by_memory(costs, hardware, core_of)
     mac = table.is_mac
     for k, core in enumerate(hardware.cores):
         on_core = core_of == k
         for index in (np.flatnonzero(on_core & mac), np.flatnonzero(on_core & ~mac)):
             if not len(index):
                 continue
+            copies = _copies_where_spent(costs, core, index)
             for name in dict.fromkeys(level.memory.name for level in core.levels):
                 level_energy[name] = level_energy.get(name, 0) + np.take(costs.level_pj[name], index, axis=1).sum(axis=1)
-                level_energy[name] = level_energy[name] + np.take(copies[name], index, axis=1).sum(axis=1)
+                if name in copies:
+                    level_energy[name] = level_energy[name] + copies[name].sum(axis=1)
             mac_energy += np.take(costs.mac_pj, index, axis=1).sum(axis=1)
     return mac_energy, level_energy
+
+
+def _copies_where_spent(costs: OpCosts, core: Core, index: np.ndarray) -> dict[str, np.ndarray]:
+    """Per memory of ``core`` that receives any, (configurations, ops ``index``): the energy of the multicast copies
+    (``copies_pj``) of those ops, in the outermost memory keeping the operand multicast (the weights of a row split,
+    else the inputs)."""
+    copies, rows = np.take(costs.copies_pj, index, axis=1), np.take(costs.rows_split, index, axis=1)
+    spent: dict[str, np.ndarray] = {}
+    for operand, chosen in (("W", rows), ("I", ~rows)):
+        holder = core.outermost(operand)
+        if holder is not None:
+            spent[holder.name] = spent.get(holder.name, 0.0) + np.where(chosen, copies, 0.0)
+    return spent
 
 
 def _copies_by_memory(costs: OpCosts, hardware: HardwareSpec, core_of: np.ndarray) -> dict[str, np.ndarray]:
