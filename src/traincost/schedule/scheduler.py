@@ -526,19 +526,6 @@ def _copies_where_spent(costs: OpCosts, core: Core, index: np.ndarray) -> dict[s
     return spent
 
 
-def _copies_by_memory(costs: OpCosts, hardware: HardwareSpec, core_of: np.ndarray) -> dict[str, np.ndarray]:
-    """Per memory, (configurations, ops): the energy of the multicast copies (``copies_pj``) where it is spent, in the
-    outermost memory of the op's core that keeps the operand multicast (the weights of a row split, else the inputs)."""
-    by_memory = {name: np.zeros_like(costs.copies_pj) for name in hardware.memories}
-    for k, core in enumerate(hardware.cores):
-        on = core_of == k
-        for operand, chosen in (("W", costs.rows_split), ("I", ~costs.rows_split)):
-            holder = core.outermost(operand)
-            if holder is not None:
-                by_memory[holder.name][:, on] += np.where(chosen[:, on], costs.copies_pj[:, on], 0.0)
-    return by_memory
-
-
 class _Memory:
     """Where every tensor lives, per configuration: a core pool's top memory or off chip."""
 
@@ -889,7 +876,11 @@ def _detail(
     and the ``spatial_variant`` of its core that unrolled it (-1 for other ops)."""
     n_cfg, n_ops = hw.n_configs, len(table)
     stack = clock.lanes.stack
-    copies = _copies_by_memory(costs, hw, static.core_of)
+    copies = {name: np.zeros_like(costs.copies_pj) for name in hw.memories}
+    for k, core in enumerate(hw.cores):
+        index = np.flatnonzero(static.core_of == k)
+        for name, spent_there in _copies_where_spent(costs, core, index).items():
+            copies[name][:, index] = spent_there
     by_place = {"energy_mac_pj": costs.mac_pj}
     by_place |= {
         f"energy_{name}_pj": costs.level_pj[name] + copies[name] + spent[name] + overhead.by_memory[name] for name in hw.memories
