@@ -1475,8 +1475,9 @@ def _layer_shape(network: str, hardware: str, layer: str) -> dict[str, Any]:
     return {"name": layer, "kind": row.kind, **shape, "stride": stride, "padding": max(padding, 0)}
 
 
-def _cache(network: str, hardware: str, search: str, opt: str) -> Path:
-    return RESULTS / f"zigzag_{network}_{hardware}_{search}_{opt}.parquet"
+def cache_path(network: str, hardware: str, search: str, opt: str, *, results: Path | None = None) -> Path:
+    """Where ZigZag's table of one search at one objective is cached: in ``results`` (default ``RESULTS``)."""
+    return (RESULTS if results is None else results) / f"zigzag_{network}_{hardware}_{search}_{opt}.parquet"
 
 
 def run_zigzag(network: str, hardware: str, search: str, opt: str) -> pd.DataFrame:
@@ -1485,8 +1486,8 @@ def run_zigzag(network: str, hardware: str, search: str, opt: str) -> pd.DataFra
     file per objective, all of a search's objectives written by it (LOMA's three, SALSA's one)."""
     if _engine(search) == "salsa" and opt not in SALSA_OPT:
         raise ValueError(f"ZigZag's SALSA minimises {' or '.join(SALSA_OPT)}, not {opt}")
-    if _cache(network, hardware, search, opt).is_file():
-        return pd.read_parquet(_cache(network, hardware, search, opt)).assign(zigzag_search=search)
+    if cache_path(network, hardware, search, opt).is_file():
+        return pd.read_parquet(cache_path(network, hardware, search, opt)).assign(zigzag_search=search)
     start, cpu = time.perf_counter(), time.process_time()
     found = _search(network, hardware, search, opt)
     seconds = {"zigzag_seconds": time.perf_counter() - start, "zigzag_cpu_seconds": time.process_time() - cpu}
@@ -1499,8 +1500,8 @@ def run_zigzag(network: str, hardware: str, search: str, opt: str) -> pd.DataFra
             if str(layer.type) in ("Conv", "Gemm", "MatMul")
         ]
         table = pd.DataFrame(rows).assign(network=network, hardware=hardware, **seconds)
-        table.to_parquet(_cache(network, hardware, search, objective))
-    return pd.read_parquet(_cache(network, hardware, search, opt)).assign(zigzag_search=search)
+        table.to_parquet(cache_path(network, hardware, search, objective))
+    return pd.read_parquet(cache_path(network, hardware, search, opt)).assign(zigzag_search=search)
 
 
 def importable() -> list[str]:
@@ -1903,6 +1904,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def beside_ours(
+    layers: pd.DataFrame, hardware: str, objective: str, *, judged: str, folder: Path, tiling: str = "any"
+) -> pd.DataFrame:
+    """ZigZag's ``layers`` of one pair at ``objective`` with ours beside them (``ours``, the hardware imported into
+    ``folder``), and the metrics ``judged`` there."""
+    hw = imported(hardware, folder)
+    mine = ours(layers, hw, objective, without_dram=without_dram(hardware), tiling=tiling)
+    return pd.concat([layers, mine], axis=1).assign(objective=objective, judged=judged)
+
+
+def judged_table(parts: list[pd.DataFrame], *, band: float = 1.3) -> pd.DataFrame:
+    """The per-layer table of ``beside_ours``'s ``parts``: ours over ZigZag's latency, energy and MAC energy, and each
+    layer's ``hints`` outside ``band``."""
+    table = pd.concat(parts, ignore_index=True)
+    table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
+    table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]
+    # ZigZag's operational energy: what its total leaves besides the memories and DRAM
+    memories = table.filter(regex=r"^zigzag_pj_").fillna(0.0).sum(axis=1)
+    table["mac_energy_ratio"] = table["ours_mac_pj"] / (table["zigzag_pj"] - memories - table["zigzag_dram_pj"])
+    table["hint"] = hints(table, band=band)
+    return table
+
+
 def main() -> None:
     args = _parser().parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -1925,17 +1949,9 @@ def main() -> None:
     parts = []
     with tempfile.TemporaryDirectory() as tmp:
         for (_, hw_name, _), objective, layers in zip(pairs, objectives * len(networks) * len(hardware), theirs, strict=True):
-            hw = imported(hw_name, Path(tmp))
             judged = ",".join(metric for metric, at in protocol.items() if at == objective)
-            mine = ours(layers, hw, objective, without_dram=without_dram(hw_name), tiling=args.tiling)
-            parts.append(pd.concat([layers, mine], axis=1).assign(objective=objective, judged=judged))
-    table = pd.concat(parts, ignore_index=True)
-    table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
-    table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]
-    # ZigZag's operational energy: what its total leaves besides the memories and DRAM
-    memories = table.filter(regex=r"^zigzag_pj_").fillna(0.0).sum(axis=1)
-    table["mac_energy_ratio"] = table["ours_mac_pj"] / (table["zigzag_pj"] - memories - table["zigzag_dram_pj"])
-    table["hint"] = hints(table)
+            parts.append(beside_ours(layers, hw_name, objective, judged=judged, folder=Path(tmp), tiling=args.tiling))
+    table = judged_table(parts)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(args.out)
     columns = ["network", "hardware", "objective", "layer", "macs", "latency_ratio", "energy_ratio", "ours_mapping"]

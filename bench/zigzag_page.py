@@ -103,7 +103,7 @@ IN_ORDER = (
 
 def cached(results: Path, network: str, hardware: str, search: str, opt: str) -> pd.DataFrame | None:
     """ZigZag's cached table of one search at one objective (its name: latency, energy or EDP), None if absent."""
-    path = results / f"zigzag_{network}_{hardware}_{search}_{opt}.parquet"
+    path = crosscheck.cache_path(network, hardware, search, opt, results=results)
     return pd.read_parquet(path).assign(zigzag_search=search) if path.is_file() else None
 
 
@@ -113,20 +113,14 @@ def compared(results: Path, network: str, hardware: str, searches: Sequence[str]
     size. None where a search's table is not cached."""
     parts = []
     with tempfile.TemporaryDirectory() as tmp:
-        hw = crosscheck.imported(hardware, Path(tmp))
         for objective in ("latency", "energy"):
             opt = crosscheck.ZIGZAG_OPT[objective]
             found = [cached(results, network, hardware, search, opt) for search in searches]
             if any(table is None for table in found):
                 return None
             layers = crosscheck.best_of(found, opt).reset_index(drop=True)
-            mine = crosscheck.ours(layers, hw, objective, without_dram=crosscheck.without_dram(hardware))
-            parts.append(pd.concat([layers, mine], axis=1).assign(objective=objective, judged=objective))
-    table = pd.concat(parts, ignore_index=True)
-    table["latency_ratio"] = table["ours_cycles"] / table["zigzag_cycles"]
-    table["energy_ratio"] = table["ours_pj"] / table["zigzag_pj"]
-    table["hint"] = crosscheck.hints(table, band=BAND)
-    return table
+            parts.append(crosscheck.beside_ours(layers, hardware, objective, judged=objective, folder=Path(tmp)))
+    return crosscheck.judged_table(parts, band=BAND)
 
 
 def zigzag_cpu_seconds(results: Path, network: str, hardware: str, searches: Sequence[str]) -> float:

@@ -165,7 +165,7 @@ def test_the_crosscheck_can_size_a_fractional_unrollings_input_exactly(monkeypat
     with pytest.raises(ValueError, match="no loop"):
         bench._exact_tensor_dim(layer(3), "G", {"OX": 3.5})
     assert bench._lpf_limit("lpf6-exact") == 6 and bench._engine("salsa-exact") == "salsa"
-    assert bench._cache("resnet18", "edge_tpu_like", "lpf6-exact", "latency") != bench._cache(
+    assert bench.cache_path("resnet18", "edge_tpu_like", "lpf6-exact", "latency") != bench.cache_path(
         "resnet18", "edge_tpu_like", "lpf6", "latency"
     )
     with pytest.raises(ValueError, match="expected lpfN"):
