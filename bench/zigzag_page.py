@@ -394,8 +394,9 @@ SETTINGS = """\
 - **ZigZag {version}**: its stages of `get_hardware_performance_zigzag` with uneven temporal mappings, the mapping's
   spatial unrolling (its three best spatial candidates), `access_same_data_considered_as_no_access`, and per layer
   the best evaluation by each objective. LOMA at a loop-prime-factor limit of 6 (its default); SALSA as above.
-- **Ours**: the same layers, with the dimensions, strides and input sizes ZigZag parsed, costed by
-  `traincost.cost.mac_cost` on the imported core, tiles of any size (`tiling: any`), plus what ZigZag also counts:
+- **Ours**: the same layers, with the dimensions, strides and input sizes ZigZag parsed, costed on the imported core
+  by the scheduler that `traincost cost` and the studies run, tiles of any size (`tiling: any`), plus what ZigZag
+  also counts:
   each layer's inputs read from DRAM into the top memory and its output back, at ZigZag's DRAM energy per bit. Our
   latency is the larger of the core's and the off-chip bytes over the link's bandwidth, as the scheduler times an
   op. On a machine without DRAM (`gemm_l1_l3`, `gemm_l1`) neither tool charges the transfer.
