@@ -27,7 +27,7 @@ inside the core sized to fit its memory (``_room`` counting copies, ``_columns_a
 same way, the machine slower on both) unchanged within the noise: 5.7-5.9 s against 5.8-6.0 s, 12.3-12.5 s against
 11.5-12.9 s (``any``), 13.6-13.7 s against 13.4-13.9 s (``divisors``), FuseMax's GPT-2 training 0.63 s against
 0.49-0.64 s. If the
-ZigZag cross-check has run (``bench/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
+ZigZag cross-check has run (``bench/crosscheck/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
 ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
     python bench/sweep_speed.py            # needs results/workloads/{resnet18_cifar,gpt2_small} (snakemake)
@@ -126,7 +126,7 @@ def time_per_pe_grid(folder: Path) -> pd.DataFrame:
 def time_layers() -> pd.DataFrame:
     """ResNet-18 CIFAR's forward convolutions: our model (the 10,000-configuration grid at once) vs ZigZag.
 
-    ZigZag's seconds per layer are those its own runs took in ``bench/zigzag_crosscheck.py`` (the cached
+    ZigZag's seconds per layer are those its own runs took in ``bench/crosscheck/zigzag_crosscheck.py`` (the cached
     per-layer tables in ``bench/results``, ZigZag's ResNet-18 at 224x224 on its bundled hardware), so
     ZigZag need not be installed here; without that cache only our side is printed.
     """

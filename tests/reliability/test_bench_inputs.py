@@ -25,7 +25,7 @@ def test_the_crosscheck_bench_gives_zigzag_the_bundled_mapping_of_every_hardware
 ) -> None:
     """ZigZag ships meta_prototype's mapping as ``meta_prototype_like.yaml``; the bench looked for ``meta_prototype.yaml``
     (a FileNotFoundError traceback) where the importer found the right one."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
     monkeypatch.setattr(bench, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
     accepted = bench.importable()
@@ -43,7 +43,7 @@ def test_the_crosscheck_bench_gives_zigzag_the_bundled_mapping_of_every_hardware
 def test_the_crosscheck_judges_only_the_layers_zigzag_maps(monkeypatch: pytest.MonkeyPatch) -> None:
     """``gemm_l1`` has no DRAM: ZigZag finds no loop order for a layer larger than its l1 (its row is NaN). The
     summary counts such layers apart and judges the rest; a pair with none mapped has no ratios."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
     rows = [
         {"layer": "fits", "zigzag_cycles": 100.0, "zigzag_pj": 10.0, "ours_cycles": 110.0, "ours_pj": 9.0},
@@ -72,7 +72,7 @@ def test_the_crosscheck_lists_the_memories_far_from_zigzags(monkeypatch: pytest.
     """Per pair and memory over the layers judged on energy, each as many times as the network takes it: a register
     at 0.001x ZigZag's holding 5 % of its energy is listed first, a memory at 0.5x with 0.1 % and one at 1.1x are not,
     nor a memory the machine does not have (NaN) or a layer judged on latency alone."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
     layer = {"network": "n", "hardware": "h", "judged": "energy", "zigzag_pj": 100.0, "times": 2}
     layers = [
@@ -92,7 +92,7 @@ def test_the_crosscheck_lists_the_memories_far_from_zigzags(monkeypatch: pytest.
 def test_the_crosscheck_takes_per_layer_the_better_of_zigzags_searches(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--engine best``: per layer, the evaluation of the search that found the cheaper one at the objective (ties by
     the other metric, then the first search's), a layer neither maps kept as the first's, in the layers' order."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
 
     def table(search: str, cycles: list[float], pj: list[float]) -> pd.DataFrame:
@@ -114,7 +114,7 @@ def test_the_crosscheck_names_what_bounds_a_layer_it_times_apart(monkeypatch: py
     """A latency row outside 1.3x says whether a memory inside the core or the off-chip link bounds each side:
     ``tesla_npu_like_mixed``'s ResNet-18 ``layer1`` took 1.75x our compute cycles behind the input buffer's port where
     ZigZag's took 1.00x, and its ``layer3`` sat on the link where ZigZag's cycles were 1.71x its own bytes over it."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
     row = {
         "zigzag_dram_bytes": 8_000.0,
@@ -141,7 +141,7 @@ def test_the_crosscheck_can_size_a_fractional_unrollings_input_exactly(monkeypat
     """ZigZag unrolls 14 output columns on 4 PEs as 3.5 a step and, as shipped, sizes the step's input from int(3.5):
     3 columns under a 1-wide filter, 5 under a 3-wide one. ``--zigzag-sizes exact`` takes 3.5 and 5.5 (the unique
     indices of ix = ox + fx, ZigZag's ``calc_pr_dimension_size``), clipped to the padded input, and caches apart."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
 
     def unique(sa: int, a: float, sb: int, b: float) -> float:  # ZigZag's count of c = sa * a + sb * b (gcd 1)
@@ -175,7 +175,7 @@ def test_the_crosscheck_can_size_a_fractional_unrollings_input_exactly(monkeypat
 def test_the_crosscheck_names_a_fractional_unrolling_zigzag_floors(monkeypatch: pytest.MonkeyPatch) -> None:
     """``edge_tpu_like`` unrolls OX and OY 4 each: on MobileNetV2's 14 x 14 layers ZigZag takes 3.5 a step and sizes
     the input from int(3.5); 56 x 56 takes 14 equal steps, and ``tesla_npu_like``'s OX 8 takes 14 as two of 7."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
     row = {"ours_spatial": "D1_K=K8 D2_C=C8 D3_OX=OX4 D4_OY=OY4", "OX": 14, "OY": 7, "FX": 1, "FY": 1}
     assert bench._fractional_hints(pd.Series(row)) == [
@@ -196,7 +196,7 @@ def test_the_crosscheck_names_a_fractional_unrolling_zigzag_floors(monkeypatch: 
 def test_the_crosscheck_costs_its_layers_with_the_scheduler(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The cross-check's side (``ours``) is what ``traincost cost`` runs: per layer, the scheduler's cycles, energy
     and energy per memory under the default plan at the cross-check's objective (the layers share no tensor)."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     bench = importlib.import_module("zigzag_crosscheck")
     monkeypatch.setattr(bench, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
     windows = {"stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1}
@@ -222,12 +222,12 @@ def test_the_crosscheck_costs_its_layers_with_the_scheduler(monkeypatch: pytest.
 def test_the_crosscheck_page_judges_the_cached_pairs_and_marks_the_others_not_computed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """``bench/zigzag_page.py`` writes the page from ZigZag's cached tables alone, ours costed again: a pair whose
+    """``bench/crosscheck/zigzag_page.py`` writes the page from ZigZag's cached tables alone, ours costed again: a pair whose
     LOMA tables are cached gets its ratios (ZigZag's ResNet-18 ``layer1.0.conv1`` on ``tpu_like``, its numbers as
     ZigZag 3.9.1 gave them; one layer, so its median is its worst), one whose tables are missing, or whose SALSA
     tables are, is marked not computed, and so is an order ZigZag was not run in. No search is started, and the
     prose keeps to 120 columns, no wrapped line read as a list item."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    monkeypatch.syspath_prepend(str(REPO / "bench/crosscheck"))
     page = importlib.import_module("zigzag_page")
     monkeypatch.setattr(page.crosscheck, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
     monkeypatch.setattr(page.crosscheck, "run_zigzag", lambda *args: pytest.fail(f"ZigZag searched {args}"))

@@ -48,9 +48,9 @@ our compute cycles, a fractional unrolling ZigZag floors). It prints that table,
 the median, worst layer and whole network of ours / ZigZag's, per metric) and the memories whose energy is outside
 1.3x ZigZag's and holds at least 1 % of it (``memory_summary``).
 
-Results: ``docs/zigzag_crosscheck.md``, written from the cached tables by ``bench/zigzag_page.py`` (which costs our
+Results: ``docs/zigzag_crosscheck.md``, written from the cached tables by ``bench/crosscheck/zigzag_page.py`` (which costs our
 side again, in seconds), has the ratios per machine and network against LOMA, against ``best`` and with ZigZag given
-our engine's loop order (``bench/zigzag_in_order.py``), the layers and memories outside 1.3x, and what differs
+our engine's loop order (``bench/crosscheck/zigzag_in_order.py``), the layers and memories outside 1.3x, and what differs
 between the two tools and why, found by comparing ZigZag's per-level accesses (``cme.memory_word_access``, its
 energy per memory) with ours one layer at a time.
 
@@ -65,16 +65,16 @@ arrays); SALSA, per objective, 40-105 s on the GPT-2 block (2.5 minutes on the i
 on ResNet-18 on ``tpu_like`` (earlier runs: 3-10 minutes on the other machines' ResNet-18, 17-45 on the in-memory
 arrays', 3-30 on MobileNetV2).
 
-Install (a venv of its own; the project first, then ZigZag: ``bench/requirements-zigzag.txt``)::
+Install (a venv of its own; the project first, then ZigZag: ``bench/crosscheck/requirements-zigzag.txt``)::
 
     python3 -m venv bench/.venv-zigzag
     bench/.venv-zigzag/bin/pip install -e .
-    bench/.venv-zigzag/bin/pip install -r bench/requirements-zigzag.txt
-    bench/.venv-zigzag/bin/python bench/zigzag_crosscheck.py --networks resnet18 --hardware tpu_like
+    bench/.venv-zigzag/bin/pip install -r bench/crosscheck/requirements-zigzag.txt
+    bench/.venv-zigzag/bin/python bench/crosscheck/zigzag_crosscheck.py --networks resnet18 --hardware tpu_like
     # ZigZag's better search, our engine in ZigZag's mapping space
-    bench/.venv-zigzag/bin/python bench/zigzag_crosscheck.py --engine best --tiling divisors
+    bench/.venv-zigzag/bin/python bench/crosscheck/zigzag_crosscheck.py --engine best --tiling divisors
     # the page, from the cached tables (the project's own venv is enough)
-    .venv/bin/python bench/zigzag_page.py
+    .venv/bin/python bench/crosscheck/zigzag_page.py
 
 Measured on this project's 2-core machine, from a fresh venv, the first three commands above up to the run: 30 min
 41 s wall, 1 min 56 s of user CPU, with the machine's load average at about 20 (other jobs); an earlier fresh install
@@ -115,7 +115,7 @@ from traincost.workload import LOOP_DIMS, Workload
 sys.path.insert(0, str(Path(__file__).parent))
 from zigzag_side import _quiet_zigzag, _temporal_mapping_str, workload_entry  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "bench/results"
 FIXTURES = REPO / "tests/fixtures/hardware/zigzag"
 NETWORKS = ("resnet18", "mobilenetv2", "gpt2_block")
@@ -563,7 +563,7 @@ def imported(hardware: str, folder: Path) -> HardwareSpec:
     """ZigZag's bundled hardware through ``traincost hardware import zigzag``, loaded."""
     path = folder / f"{hardware}.yaml"
     path.write_text(
-        hardware_yaml_text(_translated(hardware), header=f"ZigZag {hardware}, imported by bench/zigzag_crosscheck.py")
+        hardware_yaml_text(_translated(hardware), header=f"ZigZag {hardware}, imported by bench/crosscheck/zigzag_crosscheck.py")
     )
     return load_hardware(path)
 

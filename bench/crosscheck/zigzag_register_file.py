@@ -3,14 +3,14 @@
 MONET Table II sweeps ``register_file_kb`` (8 ... 128 KB). In our engine the register file keeps a core's weights
 (``config/hardware/edge_tpu.yaml``): its size decides which weight tiles stay while the inputs stream past, so it moves
 how often the local memory is read for weights, and its energy per access grows with the square root of its size.
-This script gives ZigZag 3.9.1 (LOMA, lpf 6, ``bench/zigzag_side.py``) the same PE core at 8 and 128 KB, the other
+This script gives ZigZag 3.9.1 (LOMA, lpf 6, ``bench/crosscheck/zigzag_side.py``) the same PE core at 8 and 128 KB, the other
 parameters at Table II's baseline (U = 64, L = 4, 2 MB), and prints per size and in total the latency and energy
 both tools give the forward convolutions of ResNet-18 (CIFAR, batch 8, FP16), with each memory's share, and how each
 total moves from 8 to 128 KB. Both sides minimise the energy-delay product per layer, as the sweep's mapping
 objective does.
 
-    bench/.venv-zigzag/bin/python bench/zigzag_register_file.py     # needs results/workloads/resnet18_cifar (snakemake)
-    bench/.venv-zigzag/bin/python bench/zigzag_register_file.py OTHER_RUN/results/workloads/resnet18_cifar/inference
+    bench/.venv-zigzag/bin/python bench/crosscheck/zigzag_register_file.py  # needs results/workloads/resnet18_cifar
+    bench/.venv-zigzag/bin/python bench/crosscheck/zigzag_register_file.py OTHER_RUN/results/workloads/resnet18_cifar/inference
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from traincost.cost import op_table  # noqa: E402
 from traincost.hardware import load_hardware  # noqa: E402
 from traincost.workload import Workload  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
 WORKLOAD = REPO / "results/workloads/resnet18_cifar/inference"
 SIZES_KB = (8, 128)
@@ -68,7 +68,7 @@ def one_core(register_file_kb: int, folder: Path) -> Path:
 
 
 def zigzag_core(register_file_kb: int) -> dict:
-    """The same PE core as ``bench/zigzag_side.py`` takes it (one register file broadcast to the whole array)."""
+    """The same PE core as ``bench/crosscheck/zigzag_side.py`` takes it (one register file broadcast to the whole array)."""
     rf_pj = 0.156 * np.sqrt(register_file_kb / 8)
     return {
         "pe_array": {"K": 64, "C": 4, "OX": 4},

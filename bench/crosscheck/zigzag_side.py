@@ -4,12 +4,13 @@ The hardware is a single core given as a plain dict (see :func:`run_zigzag`); th
 accelerator, workload and mapping YAML files, fixes the spatial mapping to the core's PE array, lets ZigZag's LOMA
 engine search the temporal mapping, and returns one row of latency / energy per layer.
 
-ZigZag and its dependencies live in their own venv, the project installed first (see ``bench/requirements-zigzag.txt``)::
+ZigZag and its dependencies live in their own venv, the project installed first (see
+``bench/crosscheck/requirements-zigzag.txt``)::
 
     python3 -m venv bench/.venv-zigzag
     bench/.venv-zigzag/bin/pip install -e .
-    bench/.venv-zigzag/bin/pip install -r bench/requirements-zigzag.txt
-    bench/.venv-zigzag/bin/python bench/zigzag_side.py            # two ResNet-18 layers on the example core
+    bench/.venv-zigzag/bin/pip install -r bench/crosscheck/requirements-zigzag.txt
+    bench/.venv-zigzag/bin/python bench/crosscheck/zigzag_side.py            # two ResNet-18 layers on the example core
 
 How the core dict is expressed in ZigZag (all read from the 3.9.1 source, see ``cost_model/cost_model.py``):
 

@@ -89,8 +89,8 @@ Measured (SCALE-Sim 2.0.2, Python 3.11, 2 processes, 72 s)::
 Run (SCALE-Sim and traincost in their own venv)::
 
     python3 -m venv bench/.venv-scalesim
-    bench/.venv-scalesim/bin/pip install -e . -r bench/requirements-scalesim.txt
-    bench/.venv-scalesim/bin/python bench/scalesim_crosscheck.py
+    bench/.venv-scalesim/bin/pip install -e . -r bench/crosscheck/requirements-scalesim.txt
+    bench/.venv-scalesim/bin/python bench/crosscheck/scalesim_crosscheck.py
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ from traincost.cost import mac_cost, op_table
 from traincost.hardware import load_hardware
 from traincost.workload import LOOP_DIMS, Workload
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HARDWARE = REPO / "config/hardware/tpuv4_tiered.yaml"
 ARRAY = 128
 WORD_BYTES = 2

@@ -1,13 +1,13 @@
 """Per-chip memory of GPT-3 and PaLM as TM-Training runs them: ours beside a hand count and llm-analysis.
 
-    python bench/llm_memory_crosscheck.py [--llm-analysis-python bench/.venv-llm-analysis/bin/python]
+    python bench/crosscheck/llm_memory_crosscheck.py [--llm-analysis-python bench/.venv-llm-analysis/bin/python]
 
 For each TM-Training preset (``traincost.models.tm_training_workloads``; GPT-3: 4-way tensor parallelism, PaLM: 12
 pipeline stages, 1F1B over 4 micro-batches, a middle stage; both fully sharded over 512 replicas, mixed-precision Adam,
 block recomputation) it prints, per chip in GB: weights, optimizer states and reduced weight gradients as stored, the
 largest working set during the forward and the backward pass (``traincost.memory.liveness``), and the same
 quantities by hand (parameters of the chip's blocks x bytes per parameter / replicas) and by llm-analysis 0.2.2
-(``LLMAnalysis.training``, ZeRO-3, full recomputation, run in its own venv: ``bench/requirements-llm-analysis.txt``;
+(``LLMAnalysis.training``, ZeRO-3, full recomputation, run in its own venv: ``bench/crosscheck/requirements-llm-analysis.txt``;
 skipped when that interpreter is absent).
 
 Where the three count differently (the columns are not meant to be equal):
@@ -42,7 +42,7 @@ from traincost.memory.liveness import memory_profile
 from traincost.models.tm_training_workloads import PIPELINE_STAGE, TM_TRAINING_WORKLOADS, tm_training_workload
 from traincost.models.transformer.config import block_params, shard_sizes, stage_blocks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GB = 1e9
 _STATE_BYTES = 12  # FP32 master copy and Adam's two moments
 _LLM_ANALYSIS = """
@@ -166,7 +166,7 @@ def main() -> None:
     with pd.option_context("display.width", 200, "display.max_columns", None, "display.float_format", "{:,.3f}".format):
         print(table.to_string(index=False, na_rep="-"))
     if not theirs:
-        print(f"(llm-analysis skipped: no {args.llm_analysis_python}; see bench/requirements-llm-analysis.txt)")
+        print(f"(llm-analysis skipped: no {args.llm_analysis_python}; see bench/crosscheck/requirements-llm-analysis.txt)")
 
 
 if __name__ == "__main__":
