@@ -1,6 +1,6 @@
 """The optimizer step of a training graph checked by execution against ``torch.optim``.
 
-``train-graph`` appends the optimizer as primitive ops (``optimizer.py``). Here those ops run alone,
+``train-graph`` appends the optimizer as primitive ops (``optimizer_step.py``). Here those ops run alone,
 on the graph's parameters with random gradients and random optimizer states at step 3 (from zero
 moments Adam's first update is lr·sign(g), which says little), and one ``torch.optim`` step runs
 on the same tensors; every updated parameter and state must match within ``TOLERANCE``. The

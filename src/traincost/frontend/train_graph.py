@@ -3,7 +3,7 @@
 ONNX Runtime Training (``onnxruntime.training.artifacts``) builds the gradient graph with the loss
 the export recorded (cross-entropy or mean squared error; a user's loss function is in the graph
 already). We then remove its gradient accumulators (``InPlaceAccumulatorV2``), keep the raw
-gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer.py``, checked by
+gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer_step.py``, checked by
 execution against ``torch.optim``: ``optimizer_check.py``), expose the updated BatchNorm running
 statistics, annotate every node with its phase and forward layer, and record every tensor's shape.
 """
@@ -38,8 +38,9 @@ from traincost.frontend.onnx_graph import (
     set_model_meta,
     set_node_meta,
 )
-from traincost.frontend.optimizer import OptimizerSpec, append_optimizer, updated_name
+from traincost.frontend.optimizer import OptimizerSpec, updated_name
 from traincost.frontend.optimizer_check import check_optimizer
+from traincost.frontend.optimizer_step import append_optimizer
 from traincost.frontend.ort import onnxruntime as ort
 
 __all__ = ["build_train_step", "forward_layer_name"]
