@@ -22,11 +22,11 @@ from torch.optim.adamw import adamw
 from torch.optim.sgd import sgd
 
 from traincost.errors import GraphError
-from traincost.frontend.execute import Executable
-from traincost.frontend.onnx_graph import PHASE_KEY, model_meta, node_meta, producers
-from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
-from traincost.frontend.rounding import max_relative_error
-from traincost.frontend.shapes import tensor_types
+from traincost.frontend.onnx.execute import Executable
+from traincost.frontend.onnx.graph import PHASE_KEY, model_meta, node_meta, producers
+from traincost.frontend.onnx.shapes import tensor_types
+from traincost.frontend.shared.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.shared.rounding import max_relative_error
 
 __all__ = ["check_optimizer", "TOLERANCE"]
 

@@ -5,7 +5,7 @@ batch, and writes the loss, every updated parameter and every updated optimizer 
 rules are exactly those of ``torch.optim`` (SGD with dampening 0 and no Nesterov; Adam; AdamW with
 decoupled weight decay), so one execution equals one ``optimizer.step()``.
 
-Names as :mod:`traincost.frontend.optimizer` gives them: parameter ``p`` is read as ``p`` and written as
+Names as :mod:`traincost.frontend.shared.optimizer` gives them: parameter ``p`` is read as ``p`` and written as
 ``p.updated``; its state ``s`` (``momentum``, ``exp_avg``, ``exp_avg_sq``) is read as ``p.s`` and written as
 ``p.s.updated``. Adam reads the step count (1 for the first step) from the scalar input ``optimizer.step``.
 """
@@ -18,8 +18,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from traincost.frontend.onnx_graph import NodeFactory, set_node_meta
-from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.onnx.graph import NodeFactory, set_node_meta
+from traincost.frontend.shared.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
 
 __all__ = ["append_optimizer"]
 

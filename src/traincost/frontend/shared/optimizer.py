@@ -4,8 +4,8 @@ outputs.
 Names: parameter ``p`` is read as ``p`` and written as ``p.updated``; its state ``s`` (``momentum``,
 ``exp_avg``, ``exp_avg_sq``) is read as ``p.s`` and written as ``p.s.updated``. Adam reads the step
 count (1 for the first step) from the scalar input ``optimizer.step``. The ONNX front end appends the update as
-primitive ops (:mod:`traincost.frontend.optimizer_step`); the torch front end traces ``torch.optim``'s and names
-its inputs and outputs alike (:mod:`traincost.frontend.torch_step`).
+primitive ops (:mod:`traincost.frontend.onnx.optimizer_step`); the torch front end traces ``torch.optim``'s and names
+its inputs and outputs alike (:mod:`traincost.frontend.torch.step`).
 """
 
 from __future__ import annotations
