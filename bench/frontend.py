@@ -154,12 +154,12 @@ import pandas as pd
 from torch import nn
 
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose
-from traincost.frontend.export import export_model
-from traincost.frontend.lower import lower
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import verify_decomposition
+from traincost.frontend.onnx.decompose import decompose
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.lower import lower
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.onnx.verification import verify_decomposition
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.hardware import load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.schedule import SchedulePlan, schedule
@@ -243,11 +243,11 @@ def bench_cost_mobilenet(*, verify: bool) -> dict[str, object]:
 # What each front-end job imports before it reads its input (the modules of its CLI handler).
 STARTUP = {
     "parser (`traincost --help`)": "traincost.cli",
-    "export": "traincost.cli, traincost.cli.arguments, traincost.frontend.export",
-    "train-graph": "traincost.cli, traincost.frontend.train_graph",
-    "decompose": "traincost.cli, traincost.frontend.decompose, traincost.workload",
-    "verify-decomposition": "traincost.cli, traincost.frontend.verification, traincost.workload",
-    "lower": "traincost.cli, traincost.frontend.lower",
+    "export": "traincost.cli, traincost.cli.arguments, traincost.frontend.onnx.export",
+    "train-graph": "traincost.cli, traincost.frontend.onnx.train_graph",
+    "decompose": "traincost.cli, traincost.frontend.onnx.decompose, traincost.workload",
+    "verify-decomposition": "traincost.cli, traincost.frontend.onnx.verification, traincost.workload",
+    "lower": "traincost.cli, traincost.frontend.onnx.lower",
 }
 
 
@@ -357,8 +357,8 @@ def bench_agreement(name: str) -> list[dict[str, object]]:
     import yaml  # noqa: PLC0415
 
     from traincost.frontend.agreement import frontend_agreement  # noqa: PLC0415
-    from traincost.frontend.torch_lower import lower_step  # noqa: PLC0415
-    from traincost.frontend.torch_step import trace_step  # noqa: PLC0415
+    from traincost.frontend.torch.lower import lower_step  # noqa: PLC0415
+    from traincost.frontend.torch.step import trace_step  # noqa: PLC0415
 
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
     if name in config["workloads"]:

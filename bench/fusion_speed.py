@@ -13,11 +13,11 @@ from pathlib import Path
 import pandas as pd
 
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose
-from traincost.frontend.export import export_model
-from traincost.frontend.lower import lower
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.onnx.decompose import decompose
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.lower import lower
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.hardware import load_hardware
 from traincost.optimize.fusion import FusionProblem, fusion_report, solve_fusion
 

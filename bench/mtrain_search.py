@@ -31,11 +31,11 @@ from traincost.fpga.ip_models import design_space, size_ip
 from traincost.fpga.ip_specs import IpSpec, load_ip_specs
 from traincost.fpga.study import scaling_rows, table3_row
 from traincost.fpga.training_dag import TrainingDag, training_dag
-from traincost.frontend.decompose import decompose
-from traincost.frontend.export import export_model
-from traincost.frontend.lower import lower
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.onnx.decompose import decompose
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.lower import lower
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.shared.optimizer import OptimizerSpec
 
 REPO = Path(__file__).resolve().parents[1]
 

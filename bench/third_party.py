@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests import library_cases, third_party  # noqa: E402 (after the path above)
-from traincost.frontend.optimizer import OptimizerSpec  # noqa: E402
+from traincost.frontend.shared.optimizer import OptimizerSpec  # noqa: E402
 
 BATCH = 2
 HARDWARE = ROOT / "config" / "hardware" / "edge_tpu.yaml"

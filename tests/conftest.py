@@ -19,7 +19,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.models.transformer import TransformerConfig, transformer_workload
 from traincost.workload import Workload
 
@@ -112,10 +112,10 @@ def chain() -> Callable[..., Chain]:
 
     def build(name: str, batch: int, optimizer: str = "sgd", options: dict[str, object] | None = None) -> Chain:
         # the ONNX front end (the `ort` extra): imported by the tests that build a chain, which are marked `ort`
-        from traincost.frontend.decompose import decompose  # noqa: PLC0415
-        from traincost.frontend.export import export_model  # noqa: PLC0415
-        from traincost.frontend.lower import lower  # noqa: PLC0415
-        from traincost.frontend.train_graph import build_train_step  # noqa: PLC0415
+        from traincost.frontend.onnx.decompose import decompose  # noqa: PLC0415
+        from traincost.frontend.onnx.export import export_model  # noqa: PLC0415
+        from traincost.frontend.onnx.lower import lower  # noqa: PLC0415
+        from traincost.frontend.onnx.train_graph import build_train_step  # noqa: PLC0415
 
         key = (name, batch, optimizer, tuple(sorted((options or {}).items())))
         if key not in cache:

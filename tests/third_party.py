@@ -18,10 +18,10 @@ from torch import nn
 from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
 
 from traincost import models
-from traincost.frontend.export import output_sensitivity
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import NOISE
-from traincost.frontend.torch_model import built_model, probe_output
+from traincost.frontend.onnx.export import output_sensitivity
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.rounding import NOISE
+from traincost.frontend.shared.torch_model import built_model, probe_output
 from traincost.memory.torch_measure import measure_torch_memory
 from traincost.models.torchvision_ops import declare_unloadable_ops
 

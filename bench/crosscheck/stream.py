@@ -43,8 +43,8 @@ import onnx
 import pandas as pd
 
 from traincost.cost.optable import op_table
-from traincost.frontend.lower import lower
-from traincost.frontend.onnx_graph import set_model_meta, set_node_meta
+from traincost.frontend.onnx.graph import set_model_meta, set_node_meta
+from traincost.frontend.onnx.lower import lower
 from traincost.hardware import load_hardware
 from traincost.hardware.import_stream import stream_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text

@@ -18,12 +18,12 @@ from tqdm import tqdm
 
 from traincost import models
 from traincost.cost import op_table
-from traincost.frontend.onnx_graph import model_meta
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.step_check import DecompositionCheck
-from traincost.frontend.torch_check import verify_step
-from traincost.frontend.torch_lower import lower_step
-from traincost.frontend.torch_step import trace_step
+from traincost.frontend.onnx.graph import model_meta
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.step_check import DecompositionCheck
+from traincost.frontend.torch.check import verify_step
+from traincost.frontend.torch.lower import lower_step
+from traincost.frontend.torch.step import trace_step
 from traincost.hardware import HardwareSpec, load_hardware
 from traincost.memory.liveness import memory_profile
 from traincost.progress import progress_bar
@@ -71,18 +71,18 @@ def cost_model(
     """Cost one training step of ``forward`` (a graph ``traincost export`` writes, at its batch) on ``hardware``, through
     the ONNX front end (ONNX Runtime Training builds the backward pass).
 
-    ``attention``: which attentions are costed fused (``frontend.fused_attention``): ``torch`` (those torch runs
+    ``attention``: which attentions are costed fused (``frontend.onnx.fused_attention``): ``torch`` (those torch runs
     with a fused kernel), ``materialised`` or ``fused``; a fused step is checked by execution against the other.
 
     Raises:
         TraincostError: any stage's error, naming the node, field or file at fault.
     """
     # the ONNX front end needs ONNX Runtime Training (the `ort` extra): imported only where it runs
-    from traincost.frontend.decompose import decompose  # noqa: PLC0415
-    from traincost.frontend.fused_attention import costed_attention  # noqa: PLC0415
-    from traincost.frontend.lower import lower  # noqa: PLC0415
-    from traincost.frontend.train_graph import build_train_step  # noqa: PLC0415
-    from traincost.frontend.verification import verify_decomposition  # noqa: PLC0415
+    from traincost.frontend.onnx.decompose import decompose  # noqa: PLC0415
+    from traincost.frontend.onnx.fused_attention import costed_attention  # noqa: PLC0415
+    from traincost.frontend.onnx.lower import lower  # noqa: PLC0415
+    from traincost.frontend.onnx.train_graph import build_train_step  # noqa: PLC0415
+    from traincost.frontend.onnx.verification import verify_decomposition  # noqa: PLC0415
 
     name = forward.graph.name
     spec = _spec(hardware)
@@ -108,7 +108,7 @@ def cost_torch_model(
     options: dict[str, object] | None = None,
 ) -> ModelCost:
     """Cost one training step of ``model`` (a zoo name or an architecture) at ``batch`` on ``hardware``, through the
-    torch front end (torch traces the step: ``frontend.torch_step``); attention is costed as the traced graph computes
+    torch front end (torch traces the step: ``frontend.torch.step``); attention is costed as the traced graph computes
     it, materialised.
 
     Raises:

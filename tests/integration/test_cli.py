@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from onnx import helper, numpy_helper
 
-from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+from traincost.frontend.onnx.graph import save_onnx, set_node_meta
 from traincost.limits import MAX_LINE_CHARS
 from traincost.plots.design_space import unpack
 

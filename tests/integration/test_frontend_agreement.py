@@ -8,9 +8,9 @@ import pytest
 
 from tests.conftest import OPTIMIZERS, ZooStep, zoo_params
 from traincost.frontend.agreement import frontend_agreement
-from traincost.frontend.torch_check import verify_step
-from traincost.frontend.torch_lower import lower_step
-from traincost.frontend.torch_step import trace_step
+from traincost.frontend.torch.check import verify_step
+from traincost.frontend.torch.lower import lower_step
+from traincost.frontend.torch.step import trace_step
 
 pytestmark = pytest.mark.ort
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost import models
-from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.memory.torch_measure import measure_torch_memory
 
 ENCODER = textwrap.dedent(
@@ -67,7 +67,7 @@ def test_an_attention_with_dropout_is_materialised_as_torch_runs_it(encoder: str
 
 def test_the_torch_front_end_saves_what_torchs_attention_kernels_save(encoder: str, tmp_path: Path) -> None:
     """Traced, the flash kernel's backward reads Q, K, V, the output and the log-sum-exp (its three gradients are
-    lowered as products, the scores recomputed: ``torch_lower``); with attention dropout torch takes its math kernel
+    lowered as products, the scores recomputed: ``frontend.torch.lower``); with attention dropout torch takes its math kernel
     and keeps the probabilities. Either way the saved activations are torch's own, to the byte."""
     spec = models.InputSpec("input", (TOKENS, 16), "float32")
     adam = OptimizerSpec(kind="adam", lr=0.001)
@@ -93,9 +93,9 @@ def test_the_workflows_lowering_costs_a_workload_fused_when_its_key_says_so(enco
     """`traincost lower --attention` (the `attention` workload key): materialised by default, as MONET's graph is."""
     import onnx  # noqa: PLC0415
 
-    from traincost.frontend.decompose import decompose  # noqa: PLC0415
-    from traincost.frontend.export import export_model  # noqa: PLC0415
-    from traincost.frontend.train_graph import build_train_step  # noqa: PLC0415
+    from traincost.frontend.onnx.decompose import decompose  # noqa: PLC0415
+    from traincost.frontend.onnx.export import export_model  # noqa: PLC0415
+    from traincost.frontend.onnx.train_graph import build_train_step  # noqa: PLC0415
 
     model = models.factory_architecture(encoder, inputs=(models.InputSpec("input", (TOKENS, 16), "float32"),), name="lowered")
     step = decompose(build_train_step(export_model(model, batch=BATCH, seed=0), OptimizerSpec(kind="sgd", lr=0.01)))

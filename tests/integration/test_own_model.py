@@ -19,11 +19,11 @@ import torch
 
 from tests.reliability.conftest import EDGE_TPU, cli
 from traincost import models
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.export import export_model
-from traincost.frontend.onnx_graph import model_meta
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.graph import model_meta
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.signature import InputSpec, draw_tensors
 from traincost.workload import read_table
 

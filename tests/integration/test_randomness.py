@@ -13,8 +13,8 @@ import torch
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost import models
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.torch_randomness import no_randomness
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.torch_randomness import no_randomness
 from traincost.memory.torch_measure import measure_torch_memory
 
 ADAM = OptimizerSpec(kind="adam", lr=0.01)
@@ -113,8 +113,8 @@ def _sdpa_graph() -> onnx.ModelProto:
 
 @pytest.mark.ort
 def test_the_attention_dropout_is_exported_in_training_mode() -> None:
-    from traincost.frontend.execute import Executable  # noqa: PLC0415 (the ONNX front end: the `ort` extra)
-    from traincost.frontend.randomness import dropout_in_training_mode, without_randomness  # noqa: PLC0415
+    from traincost.frontend.onnx.execute import Executable  # noqa: PLC0415 (the ONNX front end: the `ort` extra)
+    from traincost.frontend.onnx.randomness import dropout_in_training_mode, without_randomness  # noqa: PLC0415
 
     model = _sdpa_graph()
     (dropout,) = [node for node in model.graph.node if node.op_type == "Dropout"]
@@ -129,7 +129,7 @@ def test_the_attention_dropout_is_exported_in_training_mode() -> None:
 
 @pytest.mark.ort
 def test_torch_and_onnx_keep_every_element_alike() -> None:
-    from traincost.frontend.randomness import dropout_in_training_mode, without_randomness  # noqa: PLC0415
+    from traincost.frontend.onnx.randomness import dropout_in_training_mode, without_randomness  # noqa: PLC0415
 
     """A dropout at p = 0.5 with every draw kept scales by 2 in torch and in the ONNX graph without randomness."""
     x = torch.randn(3, 4)

@@ -27,15 +27,15 @@ from torch.utils.flop_counter import FlopCounterMode
 from tests.third_party import NETWORKS, register
 from traincost import models
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose, is_primitive
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.export import export_model
-from traincost.frontend.inference_graph import export_inference_step
-from traincost.frontend.lower import lower
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import TOLERANCE, max_relative_error
-from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import verify_decomposition
+from traincost.frontend.onnx.decompose import decompose, is_primitive
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.inference_graph import export_inference_step
+from traincost.frontend.onnx.lower import lower
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.onnx.verification import verify_decomposition
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.rounding import TOLERANCE, max_relative_error
 from traincost.hardware import load_hardware
 from traincost.memory.compare import TOLERANCES
 from traincost.memory.liveness import memory_profile

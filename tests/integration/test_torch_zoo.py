@@ -10,9 +10,9 @@ from torch import nn
 from tests.conftest import OPTIMIZERS, ZOO_STEPS, ZooStep, zoo_params
 from traincost import models
 from traincost.frontend.agreement import workload_totals
-from traincost.frontend.torch_check import verify_step
-from traincost.frontend.torch_lower import lower_step
-from traincost.frontend.torch_step import trace_step
+from traincost.frontend.torch.check import verify_step
+from traincost.frontend.torch.lower import lower_step
+from traincost.frontend.torch.step import trace_step
 
 
 def test_every_zoo_network_has_its_check() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from tests import third_party
 from tests.reliability.conftest import EDGE_TPU, cli
-from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.shared.optimizer import OptimizerSpec
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 

@@ -24,7 +24,7 @@ from onnx import helper
 from tests.integration.test_cli import assert_clean_failure, traincost
 from tests.integration.test_workflow import _config, snakemake
 from tests.reliability.conftest import EDGE_TPU, FPGA_DEVICES, FPGA_IPS, TPUV4_TIERED, cli, edited_yaml
-from traincost.frontend.onnx_graph import save_onnx, set_node_meta
+from traincost.frontend.onnx.graph import save_onnx, set_node_meta
 from traincost.workload import read_table, write_table
 
 PAPER_MTRAIN = Path(__file__).resolve().parents[2] / "data/paper/mtrain.csv"

@@ -141,7 +141,7 @@ def test_a_parameter_is_costed_only_when_real_floating_point(dtype: str) -> None
     import torch  # noqa: PLC0415 (the torch front end's own check, without tracing)
 
     from traincost.errors import ConfigError  # noqa: PLC0415
-    from traincost.frontend.torch_model import refuse_unreal  # noqa: PLC0415
+    from traincost.frontend.shared.torch_model import refuse_unreal  # noqa: PLC0415
 
     module = torch.nn.Linear(2, 2)
     module.weight = torch.nn.Parameter(torch.zeros(2, 2, dtype=getattr(torch, dtype)), requires_grad=False)

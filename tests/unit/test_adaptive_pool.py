@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable
-from traincost.frontend.adaptive_pool import pooling_matrix
+from traincost.frontend.onnx.adaptive_pool import pooling_matrix
 
 
 @pytest.mark.parametrize(("size", "output"), [((1, 1), (7, 7)), ((5, 7), (3, 4)), ((13, 13), (6, 6)), ((8, 8), (4, 2))])

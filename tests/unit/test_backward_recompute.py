@@ -10,7 +10,7 @@ import pytest
 
 from tests.reliability.conftest import EDGE_TPU, cli, importable
 from traincost import models
-from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.memory.torch_measure import measure_torch_memory
 
 ACTIVATIONS = textwrap.dedent(

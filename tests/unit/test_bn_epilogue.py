@@ -9,11 +9,11 @@ import pytest
 
 from tests.workloads import conv_bn_relu_workload
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose
-from traincost.frontend.export import export_model
-from traincost.frontend.lower import lower
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.train_graph import build_train_step
+from traincost.frontend.onnx.decompose import decompose
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.lower import lower
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.hardware import load_hardware
 from traincost.models import factory_architecture
 from traincost.schedule import SchedulePlan, schedule

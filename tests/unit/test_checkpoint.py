@@ -12,8 +12,8 @@ from torch.utils.checkpoint import checkpoint
 
 from traincost.cost.optable import op_table
 from traincost.errors import GraphError
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.lower import lower
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.lower import lower
 from traincost.memory.liveness import memory_profile
 from traincost.models import build_model, make_batch
 from traincost.optimize import checkpoint_check

@@ -13,18 +13,18 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
-from traincost.frontend import verification as verification_module
-from traincost.frontend.decompose import decompose, is_primitive, op_histogram, rewrite_node
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.export import export_model
-from traincost.frontend.gradient_rules import RULES, Rule, RuleContext
-from traincost.frontend.lower import lower
-from traincost.frontend.onnx_graph import model_meta, set_node_meta
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error, max_relative_error
-from traincost.frontend.shapes import tensor_types
-from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import verify_decomposition
+from traincost.frontend.onnx import verification as verification_module
+from traincost.frontend.onnx.decompose import decompose, is_primitive, op_histogram, rewrite_node
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.gradient_rules import RULES, Rule, RuleContext
+from traincost.frontend.onnx.graph import model_meta, set_node_meta
+from traincost.frontend.onnx.lower import lower
+from traincost.frontend.onnx.shapes import tensor_types
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.onnx.verification import verify_decomposition
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.rounding import NOISE, NUDGES, TOLERANCE, allowed_error, max_relative_error
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from traincost.errors import ConfigError
-from traincost.frontend.export import _check_protobuf_size
+from traincost.frontend.onnx.export import _check_protobuf_size
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 

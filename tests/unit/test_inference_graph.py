@@ -10,11 +10,11 @@ import torch
 
 from traincost import models
 from traincost.cost import op_table
-from traincost.frontend.decompose import decompose
-from traincost.frontend.execute import Executable
-from traincost.frontend.inference_graph import export_inference_step
-from traincost.frontend.lower import lower
-from traincost.frontend.onnx_graph import LAYER_KEY, PHASE_KEY, model_meta, node_meta
+from traincost.frontend.onnx.decompose import decompose
+from traincost.frontend.onnx.execute import Executable
+from traincost.frontend.onnx.graph import LAYER_KEY, PHASE_KEY, model_meta, node_meta
+from traincost.frontend.onnx.inference_graph import export_inference_step
+from traincost.frontend.onnx.lower import lower
 from traincost.models import factory_architecture
 from traincost.signature import InputSpec, draw_tensors
 

@@ -1,9 +1,12 @@
-"""The packages of ``traincost`` import one another without cycles, and analysis never draws.
+"""The packages of ``traincost`` import one another without cycles, the two front ends never each other, and analysis
+never draws.
 
 A cycle between packages (``cost`` importing the scheduler that imports ``cost``) makes every change
 on either side touch both; ``analysis`` computes the checks the plots and the report show, so it
-must not depend on ``plots`` (matplotlib, seaborn) to do so. The picture of that graph in
-``docs/architecture.md`` is generated from it (``python tests/unit/test_layering.py`` prints it).
+must not depend on ``plots`` (matplotlib, seaborn) to do so. The two front ends are alternatives every later stage
+reads alike: each imports what both use (``frontend/shared/``) and never the other, so that either changes alone. The
+picture of the package graph in ``docs/architecture.md`` is generated from it (``python tests/unit/test_layering.py``
+prints it).
 """
 
 from __future__ import annotations
@@ -78,6 +81,40 @@ def test_the_engine_modules_import_only_those_below_them() -> None:
                 if _ENGINE_LAYERS.index(imported) >= rank:
                     upward.append(f"{module} imports {imported}")
     assert not upward, upward
+
+
+# the front end's subpackages (``traincost.frontend``'s docstring) and which of the others each may import: the torch
+# and the ONNX front end what both use, never each other; what both use neither. The modules at the top of
+# ``frontend/`` (its constants, ``agreement``) import none of them.
+_FRONTEND_MAY_IMPORT = {"shared": frozenset(), "torch": frozenset({"shared"}), "onnx": frozenset({"shared"})}
+
+
+def _frontend_subpackages(node: ast.AST) -> set[str]:
+    """The subpackages of ``traincost.frontend`` an import statement names."""
+    if isinstance(node, ast.ImportFrom) and node.module == "traincost.frontend":
+        return {alias.name for alias in node.names} & set(_FRONTEND_MAY_IMPORT)
+    if isinstance(node, ast.ImportFrom) and node.module:
+        modules = [node.module]
+    elif isinstance(node, ast.Import):
+        modules = [alias.name for alias in node.names]
+    else:
+        return set()
+    parts = [module.split(".") for module in modules]
+    return {p[2] for p in parts if p[:2] == ["traincost", "frontend"] and len(p) > 2 and p[2] in _FRONTEND_MAY_IMPORT}
+
+
+def test_the_front_ends_import_what_they_share_and_never_each_other() -> None:
+    folder = ROOT / "frontend"
+    subpackages = sorted(path.parent.name for path in folder.glob("*/__init__.py"))
+    assert subpackages == sorted(_FRONTEND_MAY_IMPORT)
+    wrong = []
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder)
+        owner = relative.parts[0] if len(relative.parts) > 1 else None
+        allowed = _FRONTEND_MAY_IMPORT.get(owner, frozenset())
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            wrong += [f"{relative} imports frontend.{sub}" for sub in _frontend_subpackages(node) - allowed - {owner}]
+    assert not wrong, wrong
 
 
 def test_analysis_does_not_import_plots() -> None:

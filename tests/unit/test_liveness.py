@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from traincost.frontend.optimizer import OptimizerSpec
+from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.memory.compare import TOLERANCES
 from traincost.memory.liveness import CATEGORIES, memory_profile
 from traincost.memory.torch_measure import measure_torch_memory

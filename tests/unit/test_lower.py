@@ -8,8 +8,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from traincost.cost import op_table
-from traincost.frontend.lower import lower
-from traincost.frontend.onnx_graph import set_node_meta
+from traincost.frontend.onnx.graph import set_node_meta
+from traincost.frontend.onnx.lower import lower
 from traincost.workload import LOOP_DIMS, OP_KINDS, PHASES, TENSOR_KINDS, Workload
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)

@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from traincost.errors import GraphError
-from traincost.frontend.onnx_graph import check_node_order
+from traincost.frontend.onnx.graph import check_node_order
 
 
 def _graph(*nodes: tuple[str, list[str], str]) -> onnx.GraphProto:

@@ -21,15 +21,15 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import GraphError, UnsupportedOpError
-from traincost.frontend.decompose import decompose, is_primitive, rewrite_node
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.export import export_model
-from traincost.frontend.forward_rewrites import FORWARD_REWRITES, rewrite_forward
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.rounding import TOLERANCE, max_relative_error
-from traincost.frontend.shapes import tensor_types
-from traincost.frontend.train_graph import build_train_step
-from traincost.frontend.verification import verify_decomposition
+from traincost.frontend.onnx.decompose import decompose, is_primitive, rewrite_node
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.export import export_model
+from traincost.frontend.onnx.forward_rewrites import FORWARD_REWRITES, rewrite_forward
+from traincost.frontend.onnx.shapes import tensor_types
+from traincost.frontend.onnx.train_graph import build_train_step
+from traincost.frontend.onnx.verification import verify_decomposition
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.rounding import TOLERANCE, max_relative_error
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_operators import KERNEL_CASES, LAYERS, built
-from traincost.frontend.decompose import is_primitive
-from traincost.frontend.forward_rewrites import FORWARD_REWRITES
-from traincost.frontend.gradient_rules import RULES
+from traincost.frontend.onnx.decompose import is_primitive
+from traincost.frontend.onnx.forward_rewrites import FORWARD_REWRITES
+from traincost.frontend.onnx.gradient_rules import RULES
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
 
@@ -48,7 +48,7 @@ hands the forward graph to ONNX Runtime Training (1.19), which writes forward an
 its own composite ops (`com.microsoft::*Grad`, fused GELUs …); `traincost decompose` replaces each
 by standard ONNX ops with the rule below, and `traincost verify-decomposition` checks the result by execution. ONNX Runtime builds
 no gradient for some forward ops, or builds one it cannot run on the CPU: those are rewritten into
-ops it can differentiate before it sees them (*forward rewrites*, `frontend/forward_rewrites.py`),
+ops it can differentiate before it sees them (*forward rewrites*, `frontend/onnx/forward_rewrites.py`),
 each checked by execution when it is applied.
 
 Every layer below is a small network in `tests/unit/test_operators.py`: its training step in ONNX
@@ -113,7 +113,7 @@ def _page(emitted: dict[str, tuple[list[str], list[str]]]) -> tuple[str, list[st
     lines += ["", "## Forward rewrites (before ONNX Runtime)", "", "| op | rewrite | used by | verified by |"]
     lines.append("|---|---|---|---|")
     fusions = {op: _first_line(function) for op, function in FORWARD_REWRITES.items()}
-    fusions[_FUSED_GELU] = "Nine element-wise ops fused into one `com.microsoft::FastGelu` (`frontend/gelu_fusion.py`)."
+    fusions[_FUSED_GELU] = "Nine element-wise ops fused into one `com.microsoft::FastGelu` (`frontend/onnx/gelu_fusion.py`)."
     for op, description in fusions.items():
         layers = [name for name, (rewrites, _) in emitted.items() if op in rewrites]
         tests = [f"`{_LAYER_TEST}[{name}]`" for name in layers] + [f"`{t}`" for t in _OWN_TESTS.get(op, [])]

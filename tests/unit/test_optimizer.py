@@ -12,12 +12,12 @@ from onnx import numpy_helper
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.optimizer_check import TOLERANCE as OPTIMIZER_TOLERANCE
-from traincost.frontend.optimizer_check import check_optimizer
-from traincost.frontend.rounding import max_relative_error
-from traincost.frontend.torch_model import torch_optimizer
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.optimizer_check import TOLERANCE as OPTIMIZER_TOLERANCE
+from traincost.frontend.onnx.optimizer_check import check_optimizer
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.rounding import max_relative_error
+from traincost.frontend.shared.torch_model import torch_optimizer
 
 from ..conftest import OPTIMIZERS
 

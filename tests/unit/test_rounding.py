@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 import pytest
 
-from traincost.frontend.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge, sensitivity
+from traincost.frontend.shared.rounding import NOISE, TOLERANCE, allowed_error, differs, nudge, sensitivity
 
 
 def test_the_allowed_error_is_ten_times_the_sensitivity_and_at_least_the_tolerance() -> None:
@@ -38,7 +38,7 @@ def test_a_node_that_cancels_is_as_sensitive_as_its_cancellation() -> None:
     0.1 of itself; a node computing A + B moves by one or two ulps."""
     from onnx import TensorProto, helper  # noqa: PLC0415
 
-    from traincost.frontend.execute import run  # noqa: PLC0415
+    from traincost.frontend.onnx.execute import run  # noqa: PLC0415
 
     def single(op: str) -> onnx.ModelProto:
         typed = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1000]) for n in ("a", "b", "y")]

@@ -31,7 +31,7 @@ def test_the_command_line_imports_no_library_until_a_command_runs() -> None:
 
 
 @pytest.mark.ort
-@pytest.mark.parametrize("module", ["traincost.frontend.decompose", "traincost.frontend.lower"])
+@pytest.mark.parametrize("module", ["traincost.frontend.onnx.decompose", "traincost.frontend.onnx.lower"])
 def test_decompose_and_lower_run_onnx_runtime_without_torch(module: str) -> None:
     loaded = _imported(module)
     assert "onnxruntime" in loaded
@@ -43,7 +43,7 @@ def test_the_decomposition_check_draws_its_batch_and_runs_without_torch(chain, t
     onnx.save(built.train_step, tmp_path / "train_step.onnx")
     onnx.save(built.decomposed, tmp_path / "decomposed.onnx")
     code = (
-        "import sys, onnx; from traincost.frontend.verification import verify_decomposition; "
+        "import sys, onnx; from traincost.frontend.onnx.verification import verify_decomposition; "
         f"verify_decomposition(onnx.load({str(tmp_path / 'train_step.onnx')!r}), "
         f"onnx.load({str(tmp_path / 'decomposed.onnx')!r}), seed=0); print('torch' in sys.modules)"
     )

@@ -15,12 +15,12 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from traincost import models
 from traincost.errors import GraphError
-from traincost.frontend import torch_check
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.torch_check import in_double, verify_step
-from traincost.frontend.torch_lower import lower_step
-from traincost.frontend.torch_randomness import no_randomness
-from traincost.frontend.torch_step import STEP_META, trace_step
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.torch_randomness import no_randomness
+from traincost.frontend.torch import check as torch_check
+from traincost.frontend.torch.check import in_double, verify_step
+from traincost.frontend.torch.lower import lower_step
+from traincost.frontend.torch.step import STEP_META, trace_step
 from traincost.memory.torch_measure import measure_torch_memory, saved_storages
 from traincost.signature import InputSpec
 from traincost.workload import Workload

@@ -14,9 +14,9 @@ from torch import nn
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.torch_inference import fold_batchnorm, trace_inference, verify_inference
-from traincost.frontend.torch_lower import lower_step
-from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS
+from traincost.frontend.shared.torch_model import INFERENCE_STAGE, LOGITS
+from traincost.frontend.torch.inference import fold_batchnorm, trace_inference, verify_inference
+from traincost.frontend.torch.lower import lower_step
 from traincost.schedule.manual_fusion import groups_by_prefix
 from traincost.signature import InputSpec
 

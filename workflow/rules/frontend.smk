@@ -6,7 +6,7 @@
 # the check's 61 %, and the second thread costs 10 to 45 % more CPU seconds (bench/frontend.py --rules
 # resnet18_cifar --threads 2 and 1, back to back at load 10: the check took 91 s against 61 s with one thread). So
 # two run side by side; torch and ONNX Runtime compute on the OMP_NUM_THREADS Snakemake sets to a job's threads
-# (frontend/execute.py: intra_op_threads).
+# (frontend/onnx/execute.py: intra_op_threads).
 # Resources: `mem_mb` (the tool's; job_mem_mb adds Snakemake's own on a cluster, see common.smk) is 1.5 x the
 # largest peak of the rule's jobs in a full run (`snakemake --cores 2`, config/config.yaml, 25 November 2026;
 # tests/fixtures/benchmarks/full_run.csv), rounded up to 100 MB, or the value measured before on the quick config

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import onnx
 
     from traincost import models
-    from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.frontend.shared.optimizer import OptimizerSpec
     from traincost.schedule import SchedulePlan
     from traincost.signature import InputSpec
 
@@ -182,7 +182,7 @@ def optimizer_args(parser: argparse.ArgumentParser) -> None:
 
 def optimizer_spec(args: argparse.Namespace) -> OptimizerSpec:
     """The optimizer :func:`optimizer_args` read."""
-    from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.frontend.shared.optimizer import OptimizerSpec
 
     return OptimizerSpec(
         kind=args.optimizer,
@@ -283,14 +283,14 @@ def forward_graph(
 
     A torch model (``torch_model``) is exported with ``options``; an ONNX file is checked and imported
     (``--inputs`` optional). With ``inference``, a torch module's eval-mode inference step
-    (:func:`traincost.frontend.inference_graph.export_inference_step`) instead of its training-mode export.
+    (:func:`traincost.frontend.onnx.inference_graph.export_inference_step`) instead of its training-mode export.
 
     Raises:
         ConfigError: a flag that does not fit the kind of model, or a missing one.
     """
-    from traincost.frontend.export import export_model
-    from traincost.frontend.inference_graph import export_inference_step
-    from traincost.frontend.onnx_import import import_onnx
+    from traincost.frontend.onnx.export import export_model
+    from traincost.frontend.onnx.file_import import import_onnx
+    from traincost.frontend.onnx.inference_graph import export_inference_step
 
     onnx_file = _onnx_file(args)
     if onnx_file is None:

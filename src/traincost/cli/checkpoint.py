@@ -99,7 +99,7 @@ def _check_recompute_rewrites(
 
         print("recompute rewrites not checked by execution: no ONNX graph (--graph) to run them on")
         return unchecked_recompute()
-    from traincost.frontend.onnx_graph import load_onnx
+    from traincost.frontend.onnx.graph import load_onnx
     from traincost.optimize.checkpoint_check import verify_recompute
 
     rewrites = {}

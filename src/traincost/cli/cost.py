@@ -47,7 +47,7 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
     """``traincost cost``'s work, its tables written into the directory ``out``."""
     import pandas as pd
 
-    from traincost.frontend.optimizer import OptimizerSpec
+    from traincost.frontend.shared.optimizer import OptimizerSpec
     from traincost.hardware import load_hardware
     from traincost.model_cost import cost_model, cost_torch_model, energy_by_level
     from traincost.workload import write_table
@@ -83,7 +83,7 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
     write_table(result.verification.table(), out / "verification.parquet", meta)
     print(f"\n{result.verification.summary()}")
     if result.attention:
-        from traincost.frontend.fused_attention import attention_line  # the ONNX front end's
+        from traincost.frontend.onnx.fused_attention import attention_line  # the ONNX front end's
 
         print(attention_line(result.attention, args.attention))
     print(f"wrote ops, tensors, cost, phases, memory and verification tables (Parquet) to {out}")

@@ -25,8 +25,8 @@ from traincost.frontend import ATTENTION_CHOICES
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from traincost.frontend.step_check import DecompositionCheck
-    from traincost.frontend.torch_step import TracedStep
+    from traincost.frontend.shared.step_check import DecompositionCheck
+    from traincost.frontend.torch.step import TracedStep
     from traincost.workload import Workload
 
 __all__ = ["frontend_commands"]
@@ -42,7 +42,7 @@ def _cmd_models(args: argparse.Namespace) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> None:
-    from traincost.frontend.onnx_graph import save_onnx
+    from traincost.frontend.onnx.graph import save_onnx
 
     # inputs, labels, loss and parameters are recorded in the graph: no later stage needs the model's source
     model = forward_graph(args, batch=args.batch, seed=args.seed, options=args.options, inference=args.inference)
@@ -51,8 +51,8 @@ def _cmd_export(args: argparse.Namespace) -> None:
 
 
 def _cmd_train_graph(args: argparse.Namespace) -> None:
-    from traincost.frontend.onnx_graph import load_onnx, save_onnx
-    from traincost.frontend.train_graph import build_train_step
+    from traincost.frontend.onnx.graph import load_onnx, save_onnx
+    from traincost.frontend.onnx.train_graph import build_train_step
 
     spec = optimizer_spec(args)
     forward = load_onnx(args.input)
@@ -65,8 +65,8 @@ def _cmd_train_graph(args: argparse.Namespace) -> None:
 def _cmd_decompose(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost.frontend.decompose import decompose, op_histogram
-    from traincost.frontend.onnx_graph import load_onnx, save_onnx
+    from traincost.frontend.onnx.decompose import decompose, op_histogram
+    from traincost.frontend.onnx.graph import load_onnx, save_onnx
     from traincost.workload import write_table
 
     before = load_onnx(args.input)
@@ -85,9 +85,9 @@ def _cmd_decompose(args: argparse.Namespace) -> None:
 
 
 def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
-    from traincost.frontend.onnx_graph import load_onnx
-    from traincost.frontend.step_check import DecompositionCheck
-    from traincost.frontend.verification import verify_decomposition
+    from traincost.frontend.onnx.graph import load_onnx
+    from traincost.frontend.onnx.verification import verify_decomposition
+    from traincost.frontend.shared.step_check import DecompositionCheck
     from traincost.workload import write_table
 
     after = load_onnx(args.decomposed)
@@ -103,9 +103,9 @@ def _cmd_verify_decomposition(args: argparse.Namespace) -> None:
 
 
 def _cmd_lower(args: argparse.Namespace) -> None:
-    from traincost.frontend.fused_attention import attention_line, costed_attention
-    from traincost.frontend.lower import lower
-    from traincost.frontend.onnx_graph import load_onnx, model_meta
+    from traincost.frontend.onnx.fused_attention import attention_line, costed_attention
+    from traincost.frontend.onnx.graph import load_onnx, model_meta
+    from traincost.frontend.onnx.lower import lower
 
     model = load_onnx(args.input)
     with in_file(args.input):
@@ -137,8 +137,8 @@ def _verify_decomposition_args(cmd: argparse.ArgumentParser) -> None:
 
 
 def _cmd_trace_step(args: argparse.Namespace) -> None:
-    from traincost.frontend.torch_check import verify_step
-    from traincost.frontend.torch_step import trace_step
+    from traincost.frontend.torch.check import verify_step
+    from traincost.frontend.torch.step import trace_step
 
     model = torch_model(args, options=args.options)
     step = trace_step(model, batch=args.batch, seed=args.seed, optimizer=optimizer_spec(args), options=args.options)
@@ -146,7 +146,7 @@ def _cmd_trace_step(args: argparse.Namespace) -> None:
 
 
 def _cmd_trace_inference(args: argparse.Namespace) -> None:
-    from traincost.frontend.torch_inference import trace_inference, verify_inference
+    from traincost.frontend.torch.inference import trace_inference, verify_inference
 
     model = torch_model(args, options=args.options)
     step = trace_inference(model, batch=args.batch, seed=args.seed, options=args.options)
@@ -159,8 +159,8 @@ def _write_traced(
 ) -> None:
     """A traced step checked by ``verify`` (unless ``--no-verify``), lowered and written: ``--ops``, ``--tensors`` and
     ``--verification``; its check, ``detail`` and its phases printed."""
-    from traincost.frontend.step_check import DecompositionCheck
-    from traincost.frontend.torch_lower import lower_step
+    from traincost.frontend.shared.step_check import DecompositionCheck
+    from traincost.frontend.torch.lower import lower_step
     from traincost.workload import write_table
 
     check = verify(step, seed=args.seed) if args.verify else DecompositionCheck.none()

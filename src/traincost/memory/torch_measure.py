@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping
 import torch
 
 from traincost import models
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.torch_model import torch_optimizer
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.torch_model import torch_optimizer
 
 __all__ = ["measure_torch_memory", "saved_storages"]
 

@@ -22,8 +22,8 @@ import onnx
 import pandas as pd
 
 from traincost.errors import GraphError
-from traincost.frontend.onnx_graph import PHASE_KEY, node_meta, set_node_meta
-from traincost.frontend.saved import saved_for_backward
+from traincost.frontend.onnx.graph import PHASE_KEY, node_meta, set_node_meta
+from traincost.frontend.shared.saved import saved_for_backward
 from traincost.workload import Workload
 
 __all__ = [

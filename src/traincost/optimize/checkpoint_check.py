@@ -16,9 +16,9 @@ import onnx
 import pandas as pd
 
 from traincost.errors import GraphError
-from traincost.frontend.execute import Executable, example_feeds
-from traincost.frontend.randomness import without_randomness
-from traincost.frontend.rounding import max_relative_error
+from traincost.frontend.onnx.execute import Executable, example_feeds
+from traincost.frontend.onnx.randomness import without_randomness
+from traincost.frontend.shared.rounding import max_relative_error
 from traincost.optimize.checkpoint import RECOMPUTE_CHECK_COLUMNS, recompute_onnx
 
 __all__ = ["LIMIT", "verify_recompute"]

@@ -2,7 +2,7 @@
 
 For language models far too big to export (GPT-3, PaLM), ``transformer_workload`` writes the ops
 and tensors of one training iteration (forward, backward, optimizer) of **one chip**, in execution
-order, with the columns and conventions of :func:`traincost.frontend.lower.lower` (see
+order, with the columns and conventions of :func:`traincost.frontend.onnx.lower.lower` (see
 :mod:`traincost.workload`). On the zoo's ``gpt2_small`` it reproduces the lowered ONNX training graph:
 the same MACs and the same bytes of weights, saved activations, weight gradients and optimizer
 states (``tests/unit/test_transformer.py``). It differs in op granularity (fused LayerNorm, GELU,
@@ -41,7 +41,7 @@ Ops (``name`` is ``<layer>/<role>``; ``layer`` names the forward computation an 
     loop dimensions repeat identically in every block.
 
 Tensors
-    Kinds and ``saved_for_backward`` as :mod:`traincost.frontend.lower` sets them: ``input`` (token
+    Kinds and ``saved_for_backward`` as :mod:`traincost.frontend.onnx.lower` sets them: ``input`` (token
     ids and labels, int64), ``activation`` (forward and recompute outputs), ``gradient`` (backward
     outputs), ``weight`` and ``optimizer_state`` (persistent; the ``.updated`` copies carry
     ``updates``), ``weight_grad`` (the gradient the optimizer reads), ``output`` (the loss), and

@@ -322,7 +322,7 @@ def gpt2_transformer_config(config: GPT2Config, *, batch: int, name: str = "gpt2
     """The ``TransformerConfig`` of a zoo GPT-2, its GELU (tanh) one fused kernel as in the ONNX path.
 
     The ONNX path fuses the exported tanh GELU back into FastGelu, whose backward reads its input
-    alone, as torch's ``nn.GELU(approximate="tanh")`` does (``frontend/gelu_fusion.py``).
+    alone, as torch's ``nn.GELU(approximate="tanh")`` does (``frontend/onnx/gelu_fusion.py``).
 
     Args:
         config: The GPT-2 hyper-parameters (e.g. ``traincost.models.gpt2.GPT2_SMALL``).

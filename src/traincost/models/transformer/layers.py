@@ -2,7 +2,7 @@
 
 Each forward method appends its ops to the step's graph and returns what its backward reads (the
 ``Saved…`` records); each ``…_grad`` method appends the backward ops. Element-wise op counts per
-element are those of the decomposed ONNX graph (:mod:`traincost.frontend.lower`).
+element are those of the decomposed ONNX graph (:mod:`traincost.frontend.onnx.lower`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from traincost.models.transformer.collectives import ParallelStep
 
 __all__ = ["LayerStep", "SavedAttention", "SavedMlp", "SavedNorm"]
 
-_NORM_OPS_PER_ELEMENT = 7  # as traincost.frontend.lower counts LayerNormalization
+_NORM_OPS_PER_ELEMENT = 7  # as traincost.frontend.onnx.lower counts LayerNormalization
 _NORM_GRAD_OPS_PER_ELEMENT = 13  # the element-wise ops of the decomposed LayerNormalizationGrad
 _SOFTMAX_OPS_PER_ELEMENT = 7  # scale, mask, then max, subtract, exp, sum, divide
 _SOFTMAX_GRAD_OPS_PER_ELEMENT = 6  # y·dy, sum, subtract, multiply, unmask, unscale

@@ -22,11 +22,11 @@ import onnx
 from onnx import helper
 
 from traincost.errors import GraphError, UnsupportedOpError
-from traincost.frontend.backward_recompute import REWRITES_META
-from traincost.frontend.execute import example_feeds, run
-from traincost.frontend.gelu_fusion import fuse_tanh_gelu
-from traincost.frontend.gradient_rules import RuleContext
-from traincost.frontend.onnx_graph import (
+from traincost.frontend.onnx.backward_recompute import REWRITES_META
+from traincost.frontend.onnx.execute import example_feeds, run
+from traincost.frontend.onnx.gelu_fusion import fuse_tanh_gelu
+from traincost.frontend.onnx.gradient_rules import RuleContext
+from traincost.frontend.onnx.graph import (
     IR_VERSION,
     OPSET,
     NodeFactory,
@@ -35,8 +35,8 @@ from traincost.frontend.onnx_graph import (
     producers,
     set_model_meta,
 )
-from traincost.frontend.rounding import max_relative_error
-from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.frontend.onnx.shapes import TensorType, tensor_types
+from traincost.frontend.shared.rounding import max_relative_error
 
 __all__ = ["FORWARD_REWRITES", "TOLERANCE", "no_gradient_error", "rewrite_forward"]
 

@@ -1,6 +1,6 @@
 """The optimizer step of a training graph checked by execution against ``torch.optim``.
 
-``train-graph`` appends the optimizer as primitive ops (``optimizer.py``). Here those ops run alone,
+``train-graph`` appends the optimizer as primitive ops (``optimizer_step.py``). Here those ops run alone,
 on the graph's parameters with random gradients and random optimizer states at step 3 (from zero
 moments Adam's first update is lr·sign(g), which says little), and one ``torch.optim`` step runs
 on the same tensors; every updated parameter and state must match within ``TOLERANCE``. The
@@ -22,11 +22,11 @@ from torch.optim.adamw import adamw
 from torch.optim.sgd import sgd
 
 from traincost.errors import GraphError
-from traincost.frontend.execute import Executable
-from traincost.frontend.onnx_graph import PHASE_KEY, model_meta, node_meta, producers
-from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
-from traincost.frontend.rounding import max_relative_error
-from traincost.frontend.shapes import tensor_types
+from traincost.frontend.onnx.execute import Executable
+from traincost.frontend.onnx.graph import PHASE_KEY, model_meta, node_meta, producers
+from traincost.frontend.onnx.shapes import tensor_types
+from traincost.frontend.shared.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.shared.rounding import max_relative_error
 
 __all__ = ["check_optimizer", "TOLERANCE"]
 

@@ -19,14 +19,23 @@ import onnx
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
-from traincost.frontend.decompose import is_primitive, rewrite_node
-from traincost.frontend.execute import Executable, example_feeds, run
-from traincost.frontend.onnx_graph import IR_VERSION, LOSS_OUTPUT, OPSET, NodeFactory, initializer_map, model_meta
-from traincost.frontend.optimizer import updated_name
-from traincost.frontend.randomness import without_randomness
-from traincost.frontend.rounding import NOISE, NUDGES, TOLERANCE, allowed_error, differs, max_relative_error, nudge, sensitivity
-from traincost.frontend.shapes import TensorType, tensor_types
-from traincost.frontend.step_check import FOLLOWS_REASON, NOISE_REASON, DecompositionCheck, TensorCheck
+from traincost.frontend.onnx.decompose import is_primitive, rewrite_node
+from traincost.frontend.onnx.execute import Executable, example_feeds, run
+from traincost.frontend.onnx.graph import IR_VERSION, LOSS_OUTPUT, OPSET, NodeFactory, initializer_map, model_meta
+from traincost.frontend.onnx.randomness import without_randomness
+from traincost.frontend.onnx.shapes import TensorType, tensor_types
+from traincost.frontend.shared.optimizer import updated_name
+from traincost.frontend.shared.rounding import (
+    NOISE,
+    NUDGES,
+    TOLERANCE,
+    allowed_error,
+    differs,
+    max_relative_error,
+    nudge,
+    sensitivity,
+)
+from traincost.frontend.shared.step_check import FOLLOWS_REASON, NOISE_REASON, DecompositionCheck, TensorCheck
 from traincost.progress import progress
 
 __all__ = ["verify_decomposition"]

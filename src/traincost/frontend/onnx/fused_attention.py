@@ -28,12 +28,12 @@ from onnx import helper
 
 from traincost.errors import ConfigError, GraphError
 from traincost.frontend import ATTENTION_CHOICES
-from traincost.frontend.backward_recompute import BackwardEdits
-from traincost.frontend.execute import Executable, example_feeds
-from traincost.frontend.onnx_graph import PHASE_KEY, consumers, model_meta, node_meta, set_node_meta
-from traincost.frontend.randomness import without_randomness
-from traincost.frontend.rounding import TOLERANCE, max_relative_error
-from traincost.frontend.shapes import tensor_types
+from traincost.frontend.onnx.backward_recompute import BackwardEdits
+from traincost.frontend.onnx.execute import Executable, example_feeds
+from traincost.frontend.onnx.graph import PHASE_KEY, consumers, model_meta, node_meta, set_node_meta
+from traincost.frontend.onnx.randomness import without_randomness
+from traincost.frontend.onnx.shapes import tensor_types
+from traincost.frontend.shared.rounding import TOLERANCE, max_relative_error
 
 __all__ = [
     "ATTENTION_META",

@@ -21,15 +21,15 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.adaptive_pool import general_adaptive_pooling
-from traincost.frontend.execute import Executable, record_shapes, weightless
-from traincost.frontend.fused_attention import ATTENTION_META
-from traincost.frontend.onnx_graph import IR_VERSION, OPSET, set_model_meta
-from traincost.frontend.randomness import dropout_in_training_mode, without_randomness
-from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivity
-from traincost.frontend.shapes import tensor_types
-from traincost.frontend.torch_model import CROSS_ENTROPY, LOGITS, built_model, label_spec, probe_output
-from traincost.frontend.torch_randomness import no_randomness
+from traincost.frontend.onnx.adaptive_pool import general_adaptive_pooling
+from traincost.frontend.onnx.execute import Executable, record_shapes, weightless
+from traincost.frontend.onnx.fused_attention import ATTENTION_META
+from traincost.frontend.onnx.graph import IR_VERSION, OPSET, set_model_meta
+from traincost.frontend.onnx.randomness import dropout_in_training_mode, without_randomness
+from traincost.frontend.onnx.shapes import tensor_types
+from traincost.frontend.shared.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivity
+from traincost.frontend.shared.torch_model import CROSS_ENTROPY, LOGITS, built_model, label_spec, probe_output
+from traincost.frontend.shared.torch_randomness import no_randomness
 from traincost.models.forward_adapter import OWN_LOSS, output_used
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
@@ -68,7 +68,7 @@ def export_model(name: models.Model, *, batch: int, seed: int, options: dict[str
     exported with the legacy exporter in training mode (so BatchNorm stays a training-mode op), without
     constant folding, at opset 17; it is shape-inferred and checked with ``onnx.checker``; its output on
     that batch must equal torch's within what rounding explains (``check_against_torch``), every random
-    draw at its keep value in both for that check only (``traincost.frontend.randomness``).
+    draw at its keep value in both for that check only (``traincost.frontend.onnx.randomness``).
 
     Returns:
         The forward graph: the model's inputs, output ``logits`` (cross-entropy: flattened to rows x classes,

@@ -12,10 +12,10 @@ import pandas as pd
 from onnx import helper
 
 from traincost.errors import GraphError
-from traincost.frontend.decompose import is_primitive
-from traincost.frontend.onnx_graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
-from traincost.frontend.saved import saved_for_backward
-from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.frontend.onnx.decompose import is_primitive
+from traincost.frontend.onnx.graph import KIND_KEY, LAYER_KEY, PHASE_KEY, check_node_order, model_meta, node_meta
+from traincost.frontend.onnx.shapes import TensorType, tensor_types
+from traincost.frontend.shared.saved import saved_for_backward
 from traincost.workload import (
     LOOP_DIMS,
     NORM_OPS_PER_ELEMENT,

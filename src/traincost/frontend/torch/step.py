@@ -1,5 +1,5 @@
 """One training step of a torch module, traced by torch itself: forward, loss, backward and optimizer as one graph of
-core ATen ops (the torch front end; ``onnx_graph`` and ``train_graph`` are the ONNX Runtime Training one).
+core ATen ops (the torch front end; ``frontend.onnx.graph`` and ``frontend.onnx.train_graph`` are the ONNX Runtime Training one).
 
 ``make_fx`` runs the step once on proxy tensors and records every ATen op the dispatcher sees, decomposed by torch's
 core ATen tables (``core_aten_decompositions``): the forward as the module runs it, the backward as torch's autograd
@@ -12,10 +12,10 @@ Each recorded node carries its phase and its layer in ``node.meta[STEP_META]``:
   (the loss: ``loss/cross_entropy``); a function called twice in one module is numbered (``layer1.0/add_2``);
 * backward: the layer of the forward function whose autograd node the engine is running (hooks on the autograd
   nodes each forward function created);
-* optimizer: the parameter it updates (``traincost.frontend.torch_lower`` names its layer).
+* optimizer: the parameter it updates (``traincost.frontend.torch.lower`` names its layer).
 
 The optimizer updates are torch.optim's single-tensor formulas (SGD with momentum and dampening 0, Adam, AdamW) with the
-step count a tensor input; ``torch_check`` checks one traced step against ``torch.optim`` itself.
+step count a tensor input; ``check`` checks one traced step against ``torch.optim`` itself.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from torch.utils._pytree import tree_leaves
 
 from traincost import models
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
-from traincost.frontend.torch_model import built_model, label_spec, probe_output
+from traincost.frontend.shared.optimizer import STEP_INPUT, OptimizerSpec, state_input_name, updated_name
+from traincost.frontend.shared.torch_model import built_model, label_spec, probe_output
 from traincost.models.forward_adapter import OWN_LOSS, output_used
 from traincost.signature import LOSSES, MODEL_LOSS, InputSpec, draw_tensors
 
@@ -55,7 +55,7 @@ SHARED_LAYER = "optimizer"  # the optimizer's terms every parameter's update rea
 @dataclass(frozen=True)
 class TracedStep:
     """A traced step and what its inputs and outputs are: a training step, or an inference step (``optimizer`` and
-    ``loss_fn`` None, ``traincost.frontend.torch_inference``).
+    ``loss_fn`` None, ``traincost.frontend.torch.inference``).
 
     Attributes:
         graph: the step; it reads ``inputs`` (in order) and returns ``outputs`` (in order). Running it updates the
@@ -108,7 +108,7 @@ class TracedStep:
 
 # torch's core ATen decompositions, but for the fused attention kernel torch runs on CPU: its decomposition computes a
 # log-sum-exp that the kernel's backward (which has none) does not read as the kernel's own (the gradients come out
-# wrong), so the forward stays one op, as the backward is (``torch_lower`` lowers both).
+# wrong), so the forward stays one op, as the backward is (``lower`` lowers both).
 _FLASH_ATTENTION = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
 _DECOMPOSITIONS = {op: rule for op, rule in core_aten_decompositions().items() if op is not _FLASH_ATTENTION}
 

@@ -1,7 +1,7 @@
 """torch with every random draw at its keep value: the torch side of ``randomness.without_randomness``.
 
 The export check compares the exported graph's output with torch's on one batch; both draw their masks
-at their keep values (see :mod:`traincost.frontend.randomness`), so the comparison is like with like.
+at their keep values (see :mod:`traincost.frontend.onnx.randomness`), so the comparison is like with like.
 """
 
 from __future__ import annotations

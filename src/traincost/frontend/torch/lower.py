@@ -1,4 +1,4 @@
-"""A traced training step (``torch_step``) → Workload IR, as ``lower`` does for the ONNX front end's graph.
+"""A traced training step (``step``) → Workload IR, as ``frontend.onnx.lower`` does for the ONNX front end's graph.
 
 Each ATen op of the step is one op row (``convolution_backward`` is up to three: the data gradient, the weight
 gradient and the bias gradient, as the ONNX front end decomposes ``ConvGrad``); its ``op_type`` is the ONNX operator
@@ -21,9 +21,9 @@ import pandas as pd
 import torch
 
 from traincost.errors import GraphError
-from traincost.frontend.saved import saved_for_backward
-from traincost.frontend.torch_model import LOGITS
-from traincost.frontend.torch_step import SHARED_LAYER, STEP_META, TracedStep
+from traincost.frontend.shared.saved import saved_for_backward
+from traincost.frontend.shared.torch_model import LOGITS
+from traincost.frontend.torch.step import SHARED_LAYER, STEP_META, TracedStep
 from traincost.workload import (
     LOOP_DIMS,
     NORM_OPS_PER_ELEMENT,
@@ -224,7 +224,7 @@ _UNDECLARED_WRITES = {_aten.native_batch_norm.default: (3, 4)}
 
 
 def lower_step(step: TracedStep) -> Workload:
-    """The Workload of a traced step (a training step, or an inference step: ``torch_inference``).
+    """The Workload of a traced step (a training step, or an inference step: ``inference``).
 
     Raises:
         GraphError: an op the lowering cannot cost (``uncosted_ops``), before any is lowered, naming each with its
@@ -635,7 +635,7 @@ def _shape_of(node: torch.fx.Node, op_type: str) -> tuple[str, dict[str, int], d
 
 
 def _elementwise(node: torch.fx.Node, op_type: str, kind: str) -> int:
-    """Non-MAC arithmetic of one op, counted as ``lower`` counts it for the same ONNX operator."""
+    """Non-MAC arithmetic of one op, counted as ``frontend.onnx.lower`` counts it for the same ONNX operator."""
     values = node.meta["val"]
     out = values[0] if isinstance(values, list | tuple) else values
     out_numel = out.numel() if isinstance(out, torch.Tensor) else 0

@@ -3,7 +3,7 @@
 ONNX Runtime Training (``onnxruntime.training.artifacts``) builds the gradient graph with the loss
 the export recorded (cross-entropy or mean squared error; a user's loss function is in the graph
 already). We then remove its gradient accumulators (``InPlaceAccumulatorV2``), keep the raw
-gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer.py``, checked by
+gradients ``<param>_grad``, append the optimizer as primitive ops (``optimizer_step.py``, checked by
 execution against ``torch.optim``: ``optimizer_check.py``), expose the updated BatchNorm running
 statistics, annotate every node with its phase and forward layer, and record every tensor's shape.
 """
@@ -23,9 +23,9 @@ import onnx
 from onnx import external_data_helper, helper
 
 from traincost.errors import GraphError
-from traincost.frontend.execute import record_shapes
-from traincost.frontend.forward_rewrites import no_gradient_error, rewrite_forward
-from traincost.frontend.onnx_graph import (
+from traincost.frontend.onnx.execute import record_shapes
+from traincost.frontend.onnx.forward_rewrites import no_gradient_error, rewrite_forward
+from traincost.frontend.onnx.graph import (
     IR_VERSION,
     LAYER_KEY,
     LOSS_OUTPUT,
@@ -38,9 +38,10 @@ from traincost.frontend.onnx_graph import (
     set_model_meta,
     set_node_meta,
 )
-from traincost.frontend.optimizer import OptimizerSpec, append_optimizer, updated_name
-from traincost.frontend.optimizer_check import check_optimizer
-from traincost.frontend.ort import onnxruntime as ort
+from traincost.frontend.onnx.optimizer_check import check_optimizer
+from traincost.frontend.onnx.optimizer_step import append_optimizer
+from traincost.frontend.onnx.ort import onnxruntime as ort
+from traincost.frontend.shared.optimizer import OptimizerSpec, updated_name
 
 __all__ = ["build_train_step", "forward_layer_name"]
 
@@ -67,7 +68,7 @@ def build_train_step(model: onnx.ModelProto, optimizer: OptimizerSpec, *, seed: 
         every optimizer state and, for Adam, ``optimizer.step``; outputs ``loss``, every
         ``<param>.updated``, every ``<state>.updated`` and the updated BatchNorm statistics.
     """
-    from onnxruntime.training import artifacts  # noqa: PLC0415 (imports torch; here, after traincost.frontend.ort)
+    from onnxruntime.training import artifacts  # noqa: PLC0415 (imports torch; here, after traincost.frontend.onnx.ort)
 
     check_node_order(model.graph)  # ONNX Runtime's account of a cycle or a tensor nothing writes names neither
     meta = model_meta(model)

@@ -6,7 +6,7 @@ not the training step's forward pass: BatchNorm is in inference form and folded 
 before it where the pattern allows (torch's exporter does so in eval mode with constant folding, as
 deployment tools do; elsewhere it stays one ``BatchNormalization`` op), it writes no running statistics,
 dropout is gone and no loss is computed. The training step keeps its training-mode BatchNorm
-(:mod:`traincost.frontend.export`).
+(:mod:`traincost.frontend.onnx.export`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from onnx_ir.passes.common import LiftConstantsToInitializersPass
 from onnxscript import optimizer
 
 from traincost import models
-from traincost.frontend.execute import record_shapes, weightless
-from traincost.frontend.export import check_against_torch, record_signature, torch_export
-from traincost.frontend.onnx_graph import set_model_meta, set_node_meta
-from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
-from traincost.frontend.train_graph import forward_layer_name
+from traincost.frontend.onnx.execute import record_shapes, weightless
+from traincost.frontend.onnx.export import check_against_torch, record_signature, torch_export
+from traincost.frontend.onnx.graph import set_model_meta, set_node_meta
+from traincost.frontend.onnx.train_graph import forward_layer_name
+from traincost.frontend.shared.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
 
 __all__ = ["export_inference_step", "INFERENCE_STAGE"]
 

@@ -19,7 +19,7 @@ import json
 
 import onnx
 
-from traincost.frontend.onnx_graph import PHASE_KEY, model_meta, node_meta, set_node_meta
+from traincost.frontend.onnx.graph import PHASE_KEY, model_meta, node_meta, set_node_meta
 
 __all__ = ["REWRITES_META", "BackwardEdits", "recompute_rewritten_activations"]
 

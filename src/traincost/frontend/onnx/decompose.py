@@ -18,10 +18,10 @@ import onnx
 from onnx import helper
 
 from traincost.errors import UnsupportedOpError
-from traincost.frontend.backward_recompute import recompute_rewritten_activations
-from traincost.frontend.execute import record_shapes, weightless
-from traincost.frontend.gradient_rules import COMPOSITE_STANDARD_OPS, RULES, RuleContext
-from traincost.frontend.onnx_graph import (
+from traincost.frontend.onnx.backward_recompute import recompute_rewritten_activations
+from traincost.frontend.onnx.execute import record_shapes, weightless
+from traincost.frontend.onnx.gradient_rules import COMPOSITE_STANDARD_OPS, RULES, RuleContext
+from traincost.frontend.onnx.graph import (
     IR_VERSION,
     OPSET,
     NodeFactory,
@@ -30,7 +30,7 @@ from traincost.frontend.onnx_graph import (
     model_meta,
     set_model_meta,
 )
-from traincost.frontend.shapes import TensorType, tensor_types
+from traincost.frontend.onnx.shapes import TensorType, tensor_types
 
 __all__ = ["decompose", "rewrite_node", "is_primitive", "op_histogram"]
 

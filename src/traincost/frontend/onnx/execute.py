@@ -12,8 +12,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from traincost.errors import GraphError
-from traincost.frontend.onnx_graph import initializer_map, model_meta, producers, without_initializers
-from traincost.frontend.ort import onnxruntime as ort
+from traincost.frontend.onnx.graph import initializer_map, model_meta, producers, without_initializers
+from traincost.frontend.onnx.ort import onnxruntime as ort
 from traincost.signature import InputSpec, draw_tensors
 
 __all__ = ["Executable", "run", "example_feeds", "record_shapes", "intra_op_threads", "weightless"]

@@ -25,10 +25,10 @@ from google.protobuf.message import DecodeError
 from onnx import helper, version_converter
 
 from traincost.errors import ConfigError, GraphError
-from traincost.frontend.execute import run
-from traincost.frontend.export import flatten_logits, record_signature
-from traincost.frontend.onnx_graph import OPSET, check_external_data, check_node_order, consumers, set_model_meta
-from traincost.frontend.torch_model import CROSS_ENTROPY, label_spec
+from traincost.frontend.onnx.execute import run
+from traincost.frontend.onnx.export import flatten_logits, record_signature
+from traincost.frontend.onnx.graph import OPSET, check_external_data, check_node_order, consumers, set_model_meta
+from traincost.frontend.shared.torch_model import CROSS_ENTROPY, label_spec
 from traincost.signature import LOSSES, InputSpec, draw_tensors
 
 __all__ = ["EXPORT_SETTINGS", "import_onnx"]

@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from traincost.frontend.onnx_graph import consumers, producers
+from traincost.frontend.onnx.graph import consumers, producers
 
 __all__ = ["fuse_tanh_gelu"]
 

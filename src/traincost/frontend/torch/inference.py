@@ -27,11 +27,11 @@ from torch.utils._pytree import tree_leaves
 
 from traincost import models
 from traincost.errors import GraphError
-from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
-from traincost.frontend.step_check import NOISE_REASON, DecompositionCheck, TensorCheck
-from traincost.frontend.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
-from traincost.frontend.torch_randomness import no_randomness
-from traincost.frontend.torch_step import TracedStep, Tracer, signature_meta
+from traincost.frontend.shared.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
+from traincost.frontend.shared.step_check import NOISE_REASON, DecompositionCheck, TensorCheck
+from traincost.frontend.shared.torch_model import INFERENCE_STAGE, LOGITS, built_model, eval_output, label_spec
+from traincost.frontend.shared.torch_randomness import no_randomness
+from traincost.frontend.torch.step import TracedStep, Tracer, signature_meta
 
 __all__ = ["fold_batchnorm", "trace_inference", "verify_inference"]
 

@@ -1,6 +1,6 @@
 """A registered model as torch runs it: built with its seed, a batch drawn from its inputs, its output probed, the
-labels its loss reads, and the torch.optim optimizer of a spec. Both front ends start here (``export`` for ONNX,
-``torch_step`` for torch's own graph)."""
+labels its loss reads, and the torch.optim optimizer of a spec. Both front ends start here (``frontend.onnx.export`` for ONNX,
+``frontend.torch.step`` for torch's own graph)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import torch
 
 from traincost import models
 from traincost.errors import ConfigError
-from traincost.frontend.optimizer import OptimizerSpec
-from traincost.frontend.torch_randomness import no_randomness
+from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.frontend.shared.torch_randomness import no_randomness
 from traincost.signature import InputSpec, draw_tensors
 
 __all__ = [
@@ -82,7 +82,7 @@ def refuse_unreal(module: torch.nn.Module, name: str) -> None:
 
 
 def probe_output(module: torch.nn.Module, inputs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
-    """The module's output on ``inputs`` with every random draw at its keep value (``randomness.no_randomness``):
+    """The module's output on ``inputs`` with every random draw at its keep value (``torch_randomness.no_randomness``):
     what the exported graph's output must equal with its draws likewise (``check_against_torch``).
 
     It moves BatchNorm statistics, as tracing does (the export restores them); in training mode, BatchNorm's

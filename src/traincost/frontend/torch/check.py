@@ -24,12 +24,12 @@ import torch
 from torch.utils._pytree import tree_map
 
 from traincost.errors import GraphError
-from traincost.frontend.optimizer import STEP_INPUT, state_input_name, updated_name
-from traincost.frontend.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
-from traincost.frontend.step_check import NOISE_REASON, ZERO_REASON, DecompositionCheck, TensorCheck
-from traincost.frontend.torch_model import torch_optimizer
-from traincost.frontend.torch_randomness import no_randomness
-from traincost.frontend.torch_step import TracedStep
+from traincost.frontend.shared.optimizer import STEP_INPUT, state_input_name, updated_name
+from traincost.frontend.shared.rounding import NOISE, allowed_error, differs, max_relative_error, sensitivities
+from traincost.frontend.shared.step_check import NOISE_REASON, ZERO_REASON, DecompositionCheck, TensorCheck
+from traincost.frontend.shared.torch_model import torch_optimizer
+from traincost.frontend.shared.torch_randomness import no_randomness
+from traincost.frontend.torch.step import TracedStep
 
 __all__ = ["DOUBLE_BUDGET_BYTES", "in_double", "verify_step"]
 

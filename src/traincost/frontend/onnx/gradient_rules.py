@@ -19,8 +19,8 @@ import onnx
 from onnx import helper
 
 from traincost.errors import UnsupportedOpError
-from traincost.frontend.onnx_graph import NodeFactory
-from traincost.frontend.shapes import TensorType, require
+from traincost.frontend.onnx.graph import NodeFactory
+from traincost.frontend.onnx.shapes import TensorType, require
 
 __all__ = ["RuleContext", "Rule", "RULES", "COMPOSITE_STANDARD_OPS"]
 

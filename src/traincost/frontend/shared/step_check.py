@@ -1,7 +1,7 @@
 """What a check of a training step by execution found: each tensor compared end to end, and, for the ONNX front end's
 decomposition, each rewritten op type node by node. ``traincost cost`` writes it as ``verification.parquet``.
 
-Its own module, free of ONNX Runtime: the torch front end's check (``torch_check``) reports in the same table.
+Its own module, free of ONNX Runtime: the torch front end's check (``frontend.torch.check``) reports in the same table.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from traincost.frontend.rounding import TOLERANCE
+from traincost.frontend.shared.rounding import TOLERANCE
 
 __all__ = ["FOLLOWS_REASON", "NOISE_REASON", "ZERO_REASON", "DecompositionCheck", "TensorCheck"]
 
