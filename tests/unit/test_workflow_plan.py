@@ -1,12 +1,13 @@
 """The workflow's logic in the package: the config checks, and the Plan's flags, resources, paths and targets.
 
-The rules only bind these to wildcards (``workflow/rules/common.smk``); the shipped configs' dry runs are checked
-end to end by ``tests/integration/test_workflow.py``.
+The rules only bind these to wildcards (``workflow/rules/common.smk``) and read the config through nothing else; the
+shipped configs' dry runs are checked end to end by ``tests/integration/test_workflow.py``.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -99,8 +100,20 @@ def test_a_config_file_is_read_strictly_and_the_schema_speaks_in_one_line(tmp_pa
 
 
 def _plan(workloads: dict, **sections: object) -> Plan:
-    config = {"workloads": workloads, "optimizers": {"sgd": {"kind": "sgd", "lr": 0.1}, "adam": {"kind": "adam", "lr": 0.001}}}
-    return Plan(config={**config, **sections}, repo=REPO)
+    """The Plan of ``workloads`` and ``sections`` alone (no study otherwise), with the schema's defaults."""
+    config = {
+        "seed": 0,
+        "optimizers": {"sgd": {"kind": "sgd", "lr": 0.1}, "adam": {"kind": "adam", "lr": 0.001}},
+        "workloads": workloads,
+        "figure3": {"workloads": []},
+        "hardware_sweeps": {},
+        "monet_hardware": {"edge_tpu": None, "fusemax": None},
+        "monet_fusion": None,
+        "monet_checkpoint": None,
+    }
+    config |= sections
+    validate(config, schema=str(SCHEMA))
+    return Plan(config=config, repo=REPO)
 
 
 def test_each_kind_of_model_becomes_its_export_flags() -> None:
@@ -120,12 +133,16 @@ def test_each_kind_of_model_becomes_its_export_flags() -> None:
     )
     assert plan.model_flags("zoo") == "--model resnet18 --options '{\"width\": 2}'"
     assert plan.model_flags("factory") == "--model pkg.nets:small --name factory --input-shape 3,8,8"
+    inputs = '{"tokens": {"shape": [8], "dtype": "float32"}}'  # the schema's default dtype filled in
     assert plan.model_flags("module") == (
-        '--module pkg.nets:lm --kwargs \'{"d": 4}\' --inputs \'{"tokens": {"shape": [8]}}\' --loss cross_entropy --name module'
+        f"--module pkg.nets:lm --kwargs '{{\"d\": 4}}' --inputs '{inputs}' --loss cross_entropy --name module"
     )
     assert plan.model_flags("file") == "--onnx net.onnx --output logits --loss mse --name file"
     assert plan.model_files("file") == ["net.onnx"] and plan.model_files("zoo") == []
-    assert plan.optimizer_flags("module") == "--optimizer adam --lr 0.001"
+    # every key of the optimizer, those the config leaves out at the schema's defaults
+    assert plan.optimizer_flags("module") == (
+        "--optimizer adam --beta1 0.9 --beta2 0.999 --eps 1e-08 --lr 0.001 --momentum 0.9 --weight-decay 0.0"
+    )
 
 
 def test_one_export_serves_every_workload_of_the_same_model_and_batch() -> None:
@@ -169,11 +186,14 @@ def test_the_quick_config_plans_its_paths(in_repo: None) -> None:
     assert plan.resident_flag(("resident_fraction", "0.25")) == "--resident-fraction 0.25" and plan.resident_flag(None) == ""
     assert plan.schedule_flags(("fusion_tiling", "rows")) == "--fusion-tiling rows" and plan.schedule_flags(None) == ""
     # a sweep keeps its configured allocation and resident fraction unless the run ablates them
-    edge_tpu = plan.sweep("edge_tpu_resnet18")
-    assert plan.sweep_flags(("fusion_tiling", "rows"), edge_tpu) == (
-        "--resident-fraction 0.5 --fusion-tiling rows --allocation per_op"
-    )
-    assert plan.sweep_flags(("allocation", "split"), edge_tpu) == "--resident-fraction 0.5 --allocation split"
+    edge_tpu = "edge_tpu_resnet18"
+    assert plan.sweep_resident_fraction(edge_tpu, ("fusion_tiling", "rows")) == 0.5
+    assert plan.sweep_resident_fraction(edge_tpu, ("resident_fraction", "0.25")) == "0.25"
+    assert plan.sweep_allocation(edge_tpu, None) == "per_op"
+    assert plan.sweep_allocation(edge_tpu, ("allocation", "split")) == "split"
+    assert plan.tiling_flag(("fusion_tiling", "rows")) == " --fusion-tiling rows" and plan.tiling_flag(None) == ""
+    # the study's jobs are shards of the grid; an ablation run's one job the whole grid
+    assert plan.shard_flag("1", "2") == " --shard 1/2" and plan.shard_flag(None, None) == ""
     # the checkpoint runs take no allocation: an allocation run reads the study's
     assert plan.section5_inputs(("allocation", "split"))["nsga"] == "results/monet/checkpoint/nsga.parquet"
     assert plan.section5_inputs(("fusion_tiling", "rows"))["nsga"].startswith("results/ablations/monet/fusion_tiling/rows/")
@@ -240,3 +260,136 @@ def test_tm_training_figures_follow_the_variants(in_repo: None) -> None:
     only_base["tiered"]["variant_ratios"] = {}
     assert "fig13" not in Plan(config=only_base, repo=REPO).tiered_figures
     assert Plan(config={**config, "tiered": None}, repo=REPO).tiered_figures == []
+
+
+def test_no_rule_reads_the_config_but_through_the_plan() -> None:
+    """The rules reach the config only through the Plan (``PLAN`` in common.smk), which reads it as the schema's
+    defaults left it: no `config[...]` or `config.get(...)` in a rule file, so that a default is written once."""
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]
+    reads = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in files
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if re.search(r"\bconfig\s*(\[|\.get\b)", line)
+    ]
+    assert reads == []
+
+
+def _without_defaults(config: dict) -> dict:
+    """``config`` with every key the rules read whose default the schema gives left out."""
+    config = copy.deepcopy(config)
+    for workload in config["workloads"].values():
+        for key in ("verify", "attention", "options", "loss"):
+            workload.pop(key, None)
+    for sweep in config["hardware_sweeps"].values():
+        for key in ("mode", "mapping_objective", "allocation", "shards"):
+            sweep.pop(key, None)
+    for key in ("mode", "allocation", "type_limits", "objective", "time_limit_s"):
+        config["monet_fusion"].pop(key, None)
+    for key in ("mode", "fusion_length", "fusion_scope", "milp_budgets"):
+        config["monet_checkpoint"].pop(key, None)
+    config["monet_checkpoint"]["nsga"].pop("tolerance", None)
+    config["mtrain"]["scaling"].pop("search_bandwidth_gb_per_s", None)
+    del config["mtrain"]["calibration"], config["tiered"]["calibration"]
+    return config
+
+
+def test_every_setting_the_rules_pass_has_its_default_in_the_schema(in_repo: None) -> None:
+    raw = yaml.safe_load((REPO / "config/quick.yaml").read_text())
+    config = _without_defaults(raw)
+    validate(config, schema=str(SCHEMA))  # as common.smk: the schema's defaults filled in
+    plan = Plan(config=config, repo=REPO)
+    assert plan.seed == 0 and plan.figure3_workloads == raw["figure3"]["workloads"]
+    assert (plan.verify_flag("gpt2_small"), plan.attention("gpt2_small"), plan.model_options("gpt2_small")) == (
+        "",
+        "materialised",
+        "{}",
+    )
+    edge = "edge_tpu_resnet18"
+    assert (plan.sweep(edge)["mode"], plan.sweep(edge)["mapping_objective"]) == ("pipeline_tensor", "edp")
+    assert plan.sweep_allocation(edge, None) == "split" and len(plan.sweep_shards(edge, "training")) == 1
+    assert plan.fusion_params("objective", "time_limit", "mode") == {
+        "objective": "subgraphs",
+        "time_limit": 60,
+        "mode": "pipeline_tensor",
+    }
+    assert plan.compare_fusion_flags(None) == " --allocation split" and plan.fusion_types == ["typed"]
+    assert plan.checkpoint_params("budgets", "tolerance") == {
+        "mode": "pipeline_tensor",
+        "length": 4,
+        "scope": "local",
+        "seed": 0,
+        "budgets": "0.0 0.25 0.5 0.75 1.0",
+        "tolerance": 0.04,
+    }
+    assert plan.mtrain_search_bandwidth == 3
+    assert plan.mtrain_calibration_params() == {"calibrate": "--calibrate", "label": "vgg16"}
+    assert plan.mtrain_calibration_inputs()["targets"] == "data/paper/mtrain_ips.csv"
+    assert plan.tiered_calibration_params() == {
+        "calibrate": "--calibrate",
+        "target": "sec2_offchip_energy_share_hbm_only",
+        "also": "sec2_accelerator_vs_offchip_energy_hbm_only",
+    }
+
+
+def test_the_quick_configs_settings_become_the_rules_params(in_repo: None) -> None:
+    plan = Plan(config=_config("quick.yaml"), repo=REPO)
+    study = plan.checkpoint
+    assert (study.workload, study.figure11_workload, study.fusion_length, study.nsga["population"]) == (
+        "resnet18_cifar",
+        "resnet18_cifar",
+        4,
+        8,
+    )
+    # the three checkpoint rules pass the same mode, length, scope and seed, each with its own settings beside
+    assert plan.checkpoint_params() == {"mode": "pipeline_tensor", "length": 4, "scope": "local", "seed": 0}
+    nsga = plan.checkpoint_params("population", "generations", "tolerance")
+    assert nsga == plan.checkpoint_params() | {"population": 8, "generations": 3, "tolerance": 0.04}
+    assert plan.monet_sweep_parameters("fusemax") == "x_pes y_pes vector_pes buffer_bandwidth offchip_bandwidth"
+    assert plan.sweep_grid("fusemax_gpt2").startswith('{"buffer_bandwidth": [8192, 16384]')
+    assert plan.sweep_max_configs_flag("fusemax_gpt2") == ""
+    assert plan.monet_claims_sweeps(None) == {
+        "edge_inference": "results/monet/sweeps/edge_tpu_resnet18/inference.parquet",
+        "edge_training": "results/monet/sweeps/edge_tpu_resnet18/training.parquet",
+        "gpt_inference": "results/monet/sweeps/fusemax_gpt2/inference.parquet",
+        "gpt_training": "results/monet/sweeps/fusemax_gpt2/training.parquet",
+    }
+    # a check's own assumption re-runs only the comparison, on the study's sweeps
+    assert plan.monet_claims_sweeps(("front_rule", "near")) == plan.monet_claims_sweeps(None)
+    assert plan.monet_claims_sweeps(("bn_epilogue", "true"))["gpt_training"] == (
+        "results/ablations/monet/bn_epilogue/true/sweeps/fusemax_gpt2/training.parquet"
+    )
+    assert plan.fusion_solver_reports()[0] == "results/monet/fusion/inference/limit4_typed.parquet"
+    assert plan.mtrain_scaling_params() == {"model": "resnet18", "cluster": "cluster1", "bandwidths": "0.5 15", "step": 2}
+    assert (plan.mtrain_bandwidths, plan.mtrain_ratio_step("cluster2"), plan.mtrain_table3_bandwidth) == ("0.125 3 15", 1, 3)
+    assert (plan.tiered_ratios("base"), plan.tiered_policies, plan.tiered_tier1_sizing()) == (
+        "5 25 100",
+        "",
+        "--tier1-share-per-ratio 0.005",
+    )
+    flags = plan.workloads_page_flags().split()
+    assert flags[:4] == [
+        "gpt2_small",
+        "results/workloads/gpt2_small/ops.parquet",
+        "results/workloads/gpt2_small/tensors.parquet",
+        "results/graphs/gpt2_small/verification.parquet",
+    ]
+    assert len(flags) == 4 * len(plan.workloads) == 4 * len(plan.workloads_page_tables()) / 3
+    # the comparisons before calibration are those the config ablates (MTrain's and TM-Training's, not MONET's)
+    assert plan.agreement_counts_inputs() == {
+        "after": ["results/monet/claims.csv", "results/mtrain/compare.csv", "results/tiered/compare.csv"],
+        "before": [f"results/ablations/{s}/calibrated/false/compare.csv" for s in ("mtrain", "tiered")],
+        "why": [f"results/{s}/compare_why.csv" for s in ("monet", "mtrain", "tiered")],
+    }
+
+
+def test_a_study_the_config_skips_gives_its_rules_no_params() -> None:
+    """The rules of a skipped study make no job, but the workflow still reads them: their settings are empty."""
+    plan = _plan({"net": {"model": "mlp", "batch": 1, "optimizer": "sgd"}})
+    assert plan.checkpoint is None and plan.checkpoint_params("budgets") == {}
+    assert plan.fusion_params("mode") == {} and plan.fusion_types == ["typed"]
+    assert plan.monet_sweep_parameters("edge_tpu") == ""
+    assert (plan.mtrain_calibration_params(), plan.mtrain_scaling_params(), plan.tiered_calibration_params()) == ({}, {}, {})
+    assert (plan.mtrain_devices, plan.mtrain_ips, plan.mtrain_bandwidths, plan.mtrain_table3_bandwidth) == ([], [], "", None)
+    assert (plan.tiered_workloads, plan.tiered_hardware, plan.tiered_policies, plan.tiered_tier1_sizing()) == ([], [], "", "")
+    assert plan.comparison_csvs() == {} and plan.agreement_counts_inputs() == {"after": [], "before": [], "why": []}

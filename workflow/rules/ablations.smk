@@ -5,7 +5,12 @@
 # (TM-Training: the study's record gives the runs of every policy whose simulation the assumption does not change,
 # priced anew; traincost.tiered.study.resimulated).
 #
-# Resources: as the study rules they mirror (tiered-study, tiered-report, mtrain-report).
+# Every run re-uses its study's rules (`use rule … with:`) with new outputs, logs and benchmarks, and a runtime where
+# an ablation's jobs take another time than the study's (resources otherwise the study rule's). Its jobs' inputs and
+# flags follow the wildcards {assumption} and {value} through common.smk's functions (the Plan's paths and flags of an
+# ablation run): the assumption is the `{params.assume}` of TM-Training's, MTrain's and MONET's comparisons, and the
+# scheduler flags of MONET's runs (`{params.resident}`, and the sweeps' `{params.tiling}` and `{params.allocation}`),
+# empty or as configured in the study's own jobs. Only what the ablations alone need has a rule of its own here.
 
 
 wildcard_constraints:
@@ -13,14 +18,13 @@ wildcard_constraints:
     value=r"[a-z0-9._]+",
 
 
-# TM-Training and MTrain under the assumption: the study's rules (their `{params.assume}` is the assumption here),
-# writing under the ablation's root.
+# TM-Training and MTrain under the assumption, writing under the ablation's root.
 use rule tiered_study as tiered_ablation_study with:
     input:
         unpack(tiered_workload),
-        hardware=TIERED.get("hardware", []),
+        hardware=PLAN.tiered_hardware,
         calibration="results/tiered/calibration.parquet",
-        record=rules.tiered_study.output.record,
+        record=rules.tiered_study.output.record,  # the study's simulations, re-used where the assumption changes none
     output:
         table="results/ablations/tiered/{assumption}/{value}/study/{tworkload}/{variant}.parquet",
     resources:
@@ -33,12 +37,6 @@ use rule tiered_study as tiered_ablation_study with:
 
 
 use rule tiered_report as tiered_ablation_report with:
-    input:
-        study=lambda w: PLAN.tiered_study_tables(f"results/ablations/tiered/{w.assumption}/{w.value}"),
-        paper="data/paper/tm_training.csv",
-        claims="data/paper/tm_training_claims.csv",
-        table3="data/paper/tm_training_table3.csv",
-        calibration="results/tiered/calibration.parquet",
     output:
         compare="results/ablations/tiered/{assumption}/{value}/compare.csv",
         study=temp("results/ablations/tiered/{assumption}/{value}/study.parquet"),
@@ -46,9 +44,6 @@ use rule tiered_report as tiered_ablation_report with:
         ordering=temp("results/ablations/tiered/{assumption}/{value}/ordering.csv"),
         placement=temp("results/ablations/tiered/{assumption}/{value}/placement.csv"),
         tier2_reads=temp("results/ablations/tiered/{assumption}/{value}/tier2_reads.csv"),
-    resources:
-        mem_mb=job_mem_mb(700),  # as tiered_report
-        runtime=6,  # minutes; full run of 26 November 2026: longest job 8 s
     log:
         "results/logs/ablations/tiered/{assumption}/{value}/report.log",
     benchmark:
@@ -70,9 +65,6 @@ use rule mtrain_study as mtrain_ablation_study with:
 use rule mtrain_table3 as mtrain_ablation_table3 with:
     output:
         table="results/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.parquet",
-    resources:
-        mem_mb=job_mem_mb(700),  # as mtrain_table3
-        runtime=7,  # minutes; full run of 26 November 2026: longest job 44 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/table3/{mmodel}/{cluster}.log",
     benchmark:
@@ -92,12 +84,6 @@ use rule mtrain_scaling as mtrain_ablation_scaling with:
 
 
 use rule mtrain_report as mtrain_ablation_report with:
-    input:
-        unpack(mtrain_ablation_tables),
-        paper="data/paper/mtrain.csv",
-        claims="data/paper/mtrain_claims.csv",
-        calibration="results/mtrain/calibration.parquet",
-        constants=PLAN.mtrain_constants_csv(),
     output:
         compare="results/ablations/mtrain/{assumption}/{value}/compare.csv",
         study=temp("results/ablations/mtrain/{assumption}/{value}/study.parquet"),
@@ -106,9 +92,6 @@ use rule mtrain_report as mtrain_ablation_report with:
         table3_csv=temp("results/ablations/mtrain/{assumption}/{value}/table3.csv"),
         table3_md=temp("results/ablations/mtrain/{assumption}/{value}/table3.md"),
         split="results/ablations/mtrain/{assumption}/{value}/split.csv",
-    resources:
-        mem_mb=job_mem_mb(400),  # as mtrain_report
-        runtime=6,  # minutes; full run of 26 November 2026: longest job 5 s
     log:
         "results/logs/ablations/mtrain/{assumption}/{value}/report.log",
     benchmark:
@@ -126,7 +109,7 @@ rule ablation_table:
         png=report(
             "results/{study}/ablations.png",
             caption="../report/ablations.rst",
-            category=lambda w: STUDY_CATEGORIES[w.study],
+            category=study_category,
             subcategory="Ablations",
         ),
         pdf="results/{study}/ablations.pdf",
@@ -151,9 +134,7 @@ rule agreement_counts:
     conda:
         TRAINCOST_ENV
     input:
-        after=lambda w: list(PLAN.comparison_csvs().values()),
-        before=lambda w: [f"results/ablations/{s}/calibrated/false/compare.csv" for s in sorted(PLAN.comparison_csvs()) if ("calibrated", "false") in PLAN.ablation_runs(s)],
-        why=lambda w: [f"results/{s}/compare_why.csv" for s in sorted(PLAN.comparison_csvs()) if PLAN.ablation_runs(s)],
+        **PLAN.agreement_counts_inputs(),
     output:
         counts=report(
             "results/agreement_counts.csv",
@@ -179,33 +160,15 @@ rule agreement_counts:
         "traincost summary --results results --disagreeing --counts-out {output.counts} --markdown {output.page} > {log} 2>&1"
 
 
-rule monet_ablation_sweep:
-    conda:
-        TRAINCOST_ENV
-    input:
-        unpack(sweep_inputs),
+# MONET under the assumption: section IV's sweeps, each whole (no shards; `{params.shard}` empty), the ablated
+# resident fraction, fusion tiling or allocation, or the sweep's own.
+use rule hardware_sweep_shard as monet_ablation_sweep with:
     output:
         table="results/ablations/monet/{assumption}/{value}/sweeps/{sweep}/{step}.parquet",
-    params:
-        grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
-        mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
-        fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
-        # the ablated value, or the sweep's own
-        resident=lambda w: PLAN.sweep_flags(_ablation(w), sweep(w)),
-        objective=lambda w: sweep(w).get("mapping_objective", "edp"),
-        max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
-    threads: 1
-    resources:
-        mem_mb=job_mem_mb(700),  # as hardware_sweep_shard
-        runtime=6,  # minutes; full run of 26 November 2026: longest job 13 s
     log:
         "results/logs/ablations/monet/{assumption}/{value}/{sweep}/{step}.log",
     benchmark:
-        "results/benchmarks/ablations/monet/{assumption}/{value}/{sweep}/{step}.tsv",
-    shell:
-        "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
-        "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
-        "{params.resident} --mapping-objective {params.objective} {params.max_configs} --out {output.table} > {log} 2>&1"
+        "results/benchmarks/ablations/monet/{assumption}/{value}/{sweep}/{step}.tsv"
 
 
 rule bn_epilogue_workload:
@@ -292,30 +255,11 @@ use rule checkpoint_nsga as monet_ablation_checkpoint_nsga with:
         "results/benchmarks/ablations/monet/{assumption}/{value}/checkpoint_nsga.tsv"
 
 
-rule monet_ablation_claims:
-    conda:
-        TRAINCOST_ENV
-    input:
-        unpack(section5_inputs),
-        edge_inference=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "edge_tpu", "inference"),
-        edge_training=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "edge_tpu", "training"),
-        gpt_inference=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "fusemax", "inference"),
-        gpt_training=lambda w: PLAN.monet_claims_sweep((w.assumption, w.value), "fusemax", "training"),
+use rule monet_claims as monet_ablation_claims with:
     output:
-        compare="results/ablations/monet/{assumption}/{value}/compare.csv",
+        csv="results/ablations/monet/{assumption}/{value}/compare.csv",
         table=temp("results/ablations/monet/{assumption}/{value}/claims.parquet"),
-    params:
-        section5=section5_flags,
-        assume=assume_flag,
-    threads: 1
-    resources:
-        mem_mb=job_mem_mb(400),  # as monet_claims
-        runtime=6,  # minutes; full run of 26 November 2026: longest job 1 s
     log:
         "results/logs/ablations/monet/{assumption}/{value}/claims.log",
     benchmark:
-        "results/benchmarks/ablations/monet/{assumption}/{value}/claims.tsv",
-    shell:
-        "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
-        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5}{params.assume} "
-        "--csv {output.compare} --out {output.table} > {log} 2>&1"
+        "results/benchmarks/ablations/monet/{assumption}/{value}/claims.tsv"

@@ -1,8 +1,8 @@
 # What the .smk files share: the config checked before any job runs, and the run's Plan
 # (src/traincost/workflow/plan.py: workload lists, flags, resources, paths, targets) bound to wildcards.
 # The logic lives in the package, tested there; the functions below only pick the wildcard values a Plan
-# method takes.
-import json
+# method takes. The rules read the config only through the Plan (tests/unit/test_workflow_plan.py holds them to it),
+# and a default is written once, in the schema, which `validate` below fills in before the Plan is built.
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -24,9 +24,12 @@ WORKLOADS = PLAN.workloads
 BUILT_BY_ONNX = PLAN.built_by("onnx")
 BUILT_BY_TORCH = PLAN.built_by("torch")
 SWEEPS = PLAN.sweeps
-FUSION_TYPES = PLAN.fusion_types
 # the report's category of each study's figures and tables
 STUDY_CATEGORIES = {"monet": "MONET", "mtrain": "MTrain", "tiered": "TM-Training"}
+
+
+def study_category(wildcards):
+    return STUDY_CATEGORIES[wildcards.study]
 
 
 wildcard_constraints:
@@ -36,10 +39,6 @@ wildcard_constraints:
 
 
 # ---------------------------------------------------------------- the front end (frontend.smk)
-def workload(wildcards):
-    return PLAN.workload(wildcards.workload)
-
-
 def model_flags(wildcards):
     return PLAN.model_flags(wildcards.workload)
 
@@ -48,7 +47,28 @@ def model_files(wildcards):
     return PLAN.model_files(wildcards.workload)
 
 
-exported_by = PLAN.exported_by
+def exported_model(wildcards):
+    return PLAN.exported_model(wildcards.workload)
+
+
+def zoo_model(wildcards):
+    return PLAN.zoo_model(wildcards.workload)
+
+
+def model_options(wildcards):
+    return PLAN.model_options(wildcards.workload)
+
+
+def batch(wildcards):
+    return PLAN.batch(wildcards.workload)
+
+
+def verify_flag(wildcards):
+    return PLAN.verify_flag(wildcards.workload)
+
+
+def attention(wildcards):
+    return PLAN.attention(wildcards.workload)
 
 
 def optimizer_flags(wildcards):
@@ -79,16 +99,62 @@ def _ablation(wildcards):
     return (wildcards.assumption, wildcards.value) if "assumption" in wildcards.keys() else None
 
 
-def sweep(wildcards):
-    return PLAN.sweep(wildcards.sweep)
-
-
 def sweep_shards(wildcards):
     return PLAN.sweep_shards(wildcards.sweep, wildcards.step)
 
 
 def sweep_inputs(wildcards):
     return PLAN.sweep_inputs(wildcards.sweep, wildcards.get("step"), _ablation(wildcards))
+
+
+# a hardware sweep's settings (hardware_sweeps.<sweep>), the study's or an ablation run's
+def sweep_grid(wildcards):
+    return PLAN.sweep_grid(wildcards.sweep)
+
+
+def sweep_mode(wildcards):
+    return PLAN.sweep(wildcards.sweep)["mode"]
+
+
+def sweep_objective(wildcards):
+    return PLAN.sweep(wildcards.sweep)["mapping_objective"]
+
+
+def sweep_max_configs_flag(wildcards):
+    return PLAN.sweep_max_configs_flag(wildcards.sweep)
+
+
+def sweep_resident_fraction(wildcards):
+    return PLAN.sweep_resident_fraction(wildcards.sweep, _ablation(wildcards))
+
+
+def sweep_allocation(wildcards):
+    return PLAN.sweep_allocation(wildcards.sweep, _ablation(wildcards))
+
+
+def tiling_flag(wildcards):
+    return PLAN.tiling_flag(_ablation(wildcards))
+
+
+def shard_flag(wildcards):
+    """` --shard INDEX/COUNT` of a job of one shard (hardware_sweep_shard), nothing for a whole sweep (its ablation)."""
+    return PLAN.shard_flag(wildcards.get("index"), wildcards.get("shards"))
+
+
+def fusion_flag(wildcards, input):
+    return f"--fusion {input.fusion}" if "fusion" in input.keys() else ""
+
+
+def edge_tables(wildcards):
+    return {step: PLAN.edge_table(step) for step in STEPS}
+
+
+def fusemax_tables(wildcards):
+    return {step: PLAN.fusemax_table(step) for step in STEPS}
+
+
+def monet_claims_sweeps(wildcards):
+    return PLAN.monet_claims_sweeps(_ablation(wildcards))
 
 
 def monet_tables(name, wildcards):
@@ -99,23 +165,42 @@ def monet_schedule_flags(wildcards):
     return PLAN.schedule_flags(_ablation(wildcards))
 
 
-def monet_allocation_flag(wildcards, configured):
-    return PLAN.allocation_flag(_ablation(wildcards), configured)
-
-
 def assume_flag(wildcards):
     return PLAN.assume_flag(_ablation(wildcards))
 
 
-fusion = PLAN.fusion
-
-
 def fusion_workload_tables(wildcards):
-    return monet_tables(fusion("workload"), wildcards)
+    return monet_tables(PLAN.fusion("workload"), wildcards)
+
+
+def fusion_inputs(wildcards):
+    """The workload tables and hardware of a fusion solve or comparison."""
+    return fusion_workload_tables(wildcards) | {"hardware": PLAN.fusion("hardware")}
 
 
 def fusion_strategies(wildcards):
     return PLAN.fusion_groups(wildcards.step, PLAN.monet_root(_ablation(wildcards)))
+
+
+def compare_fusion_inputs(wildcards):
+    """What a fusion comparison reads: the workload, the hardware, the manual fusion and every solve's groups."""
+    return fusion_inputs(wildcards) | {"manual": PLAN.fusion("manual"), "groups": list(fusion_strategies(wildcards).values())}
+
+
+def strategy_flags(wildcards):
+    return " ".join(f"--strategy {name}={path}" for name, path in fusion_strategies(wildcards).items())
+
+
+def type_limits_flag(wildcards):
+    return "" if wildcards.types == "typed" else "--no-type-limits"
+
+
+def compare_fusion_flags(wildcards):
+    return PLAN.compare_fusion_flags(_ablation(wildcards))
+
+
+def fusion_solver_reports(wildcards):
+    return PLAN.fusion_solver_reports(PLAN.monet_root(_ablation(wildcards)))
 
 
 def checkpoint_inputs(wildcards):
@@ -124,6 +209,19 @@ def checkpoint_inputs(wildcards):
 
 def figure11_inputs(wildcards):
     return PLAN.figure11_inputs(_ablation(wildcards))
+
+
+# the decomposed training step the recompute rewrites are checked on (an ONNX-built workload's; none for torch's)
+def checkpoint_graph(wildcards):
+    return PLAN.recompute_graph(PLAN.checkpoint.workload)
+
+
+def figure11_graph(wildcards):
+    return PLAN.recompute_graph(PLAN.checkpoint.figure11_workload)
+
+
+def graph_flag(wildcards, input):
+    return f"--graph {input.graph}" if input.graph else ""
 
 
 def section5_inputs(wildcards):
@@ -135,12 +233,19 @@ def section5_flags(wildcards, input):
 
 
 # ---------------------------------------------------------------- MTrain (mtrain.smk)
-MTRAIN = PLAN.mtrain
 MTRAIN_MODELS = PLAN.mtrain_models
 
 
 def mtrain_workload(wildcards):
     return PLAN.mtrain_tables(wildcards.mmodel, _ablation(wildcards))
+
+
+def mtrain_calibration_inputs(wildcards):
+    return PLAN.mtrain_calibration_inputs()
+
+
+def mtrain_ratio_step(wildcards):
+    return PLAN.mtrain_ratio_step(wildcards.cluster)
 
 
 def table3_workers(wildcards):
@@ -154,7 +259,7 @@ def scaling_workers(wildcards):
 def scaling_inputs(wildcards):
     """A Figure 12 job's workload tables and the table of the next smaller size it builds on (study or ablation)."""
     fewer = PLAN.mtrain_fewer_fpgas(int(wildcards.pairs), _ablation(wildcards))
-    return PLAN.mtrain_tables(MTRAIN["scaling"]["model"]) | fewer
+    return PLAN.mtrain_tables(PLAN.mtrain_scaling_params()["model"]) | fewer
 
 
 def fewer_fpgas_flag(wildcards, input):
@@ -162,12 +267,18 @@ def fewer_fpgas_flag(wildcards, input):
     return f" --fewer-fpgas {input.fewer}" if "fewer" in input.keys() else ""
 
 
-def mtrain_ablation_tables(wildcards):
-    return PLAN.mtrain_ablation_tables(wildcards.assumption, wildcards.value)
+def mtrain_report_tables(wildcards):
+    """The study, Table III and scaling tables mtrain-report judges: the study's, or an ablation run's (re-run where
+    its assumption changes them)."""
+    ablation = _ablation(wildcards)
+    return PLAN.mtrain_judged_tables() if ablation is None else PLAN.mtrain_ablation_tables(*ablation)
+
+
+def constants_flag(wildcards, input):
+    return f" --constants {input.constants}" if input.constants else ""
 
 
 # ---------------------------------------------------------------- TM-Training (tiered.smk)
-TIERED = PLAN.tiered
 TIERED_VARIANTS = PLAN.tiered_variants
 TIERED_FIGURES = PLAN.tiered_figures
 
@@ -176,11 +287,27 @@ def tiered_workload(wildcards):
     return PLAN.tiered_workload(wildcards.tworkload, wildcards.variant)
 
 
-def tiered_tier1_sizing(wildcards):
-    return PLAN.tiered_tier1_sizing()
+def tiered_ratios(wildcards):
+    return PLAN.tiered_ratios(wildcards.variant)
+
+
+def tiered_study_tables(wildcards):
+    """Every study table tiered-report judges: the study's, or an ablation run's."""
+    ablation = _ablation(wildcards)
+    return PLAN.tiered_study_tables() if ablation is None else PLAN.tiered_study_tables("results/ablations/tiered/{}/{}".format(*ablation))
+
+
+def record_flag(wildcards, input, output):
+    """The study writes every simulation's tally (--record-out); an ablation reads it (--record) and re-runs only what
+    its assumption changes."""
+    return f"--record {input.record}" if "record" in input.keys() else f"--record-out {output.record}"
 
 
 # ---------------------------------------------------------------- the report and the ablations
+def comparison_csv(wildcards):
+    return PLAN.comparison_csvs()[wildcards.study]
+
+
 def ablation_table_inputs(wildcards):
     return PLAN.ablation_table_inputs(wildcards.study)
 

@@ -32,8 +32,8 @@ rule export:
         onnx="results/graphs/{workload}/model.onnx",
     params:
         model=model_flags,
-        batch=lambda w: workload(w)["batch"],
-        seed=config["seed"],
+        batch=batch,
+        seed=PLAN.seed,
     priority: export_first
     threads: 1
     resources:
@@ -51,12 +51,12 @@ rule train_graph:
     conda:
         TRAINCOST_ENV
     input:
-        onnx=lambda w: f"results/graphs/{exported_by(w.workload)}/model.onnx",  # one export per model and batch
+        onnx=exported_model,  # one export per model and batch
     output:
         onnx="results/graphs/{workload}/train_step.onnx",
     params:
         optimizer=optimizer_flags,
-        seed=config["seed"],
+        seed=PLAN.seed,
     priority: checkpoint_first
     threads: 1
     resources:
@@ -79,7 +79,7 @@ rule decompose:
         onnx="results/graphs/{workload}/train_step.decomposed.onnx",
         histogram="results/graphs/{workload}/op_histogram.parquet",
     params:
-        seed=config["seed"],
+        seed=PLAN.seed,
     priority: checkpoint_first
     threads: 1
     resources:
@@ -104,8 +104,8 @@ rule verify_decomposition:
     output:
         table=f"results/graphs/{{workload,{BUILT_BY_ONNX}}}/verification.parquet",
     params:
-        seed=config["seed"],
-        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+        seed=PLAN.seed,
+        verify=verify_flag,
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("verify_decomposition", 3000),  # peak 1,978 MB: ResNet-50 with Adam; larger models: FRONTEND_PEAK_MB (traincost.workflow.plan)
@@ -137,7 +137,7 @@ rule lower:
     benchmark:
         "results/benchmarks/lower/{workload}.tsv",
     params:
-        attention=lambda wildcards: workload(wildcards).get("attention", "materialised"),
+        attention=attention,
     shell:
         "traincost lower --in {input.onnx} --attention {params.attention} --ops {output.ops} --tensors {output.tensors} > {log} 2>&1"
 
@@ -155,10 +155,10 @@ rule trace_step:
         table=f"results/graphs/{{workload,{BUILT_BY_TORCH}}}/verification.parquet",
     params:
         model=model_flags,
-        batch=lambda w: workload(w)["batch"],
+        batch=batch,
         optimizer=optimizer_flags,
-        seed=config["seed"],
-        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+        seed=PLAN.seed,
+        verify=verify_flag,
     priority: checkpoint_first
     threads: 1
     resources:
@@ -184,8 +184,8 @@ rule export_inference:
         onnx="results/graphs/{workload}/inference_step.onnx",
     params:
         model=model_flags,
-        batch=lambda w: workload(w)["batch"],
-        seed=config["seed"],
+        batch=batch,
+        seed=PLAN.seed,
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # as export
@@ -237,9 +237,9 @@ rule trace_inference:
         table=f"results/graphs/{{workload,{BUILT_BY_TORCH}}}/inference_verification.parquet",
     params:
         model=model_flags,
-        batch=lambda w: workload(w)["batch"],
-        seed=config["seed"],
-        verify=lambda w: "" if workload(w).get("verify", True) else "--no-verify",
+        batch=batch,
+        seed=PLAN.seed,
+        verify=verify_flag,
     threads: 1
     resources:
         mem_mb=frontend_mem_mb("export", 2200),  # as export (an eval-mode forward and its check)

@@ -17,11 +17,11 @@ rule measure_memory:
     output:
         table="results/monet/torch_memory/{workload}.parquet",
     params:
-        model=lambda w: workload(w)["model"],
-        batch=lambda w: workload(w)["batch"],
-        options=lambda w: json.dumps(workload(w).get("options", {}), sort_keys=True),
+        model=zoo_model,
+        batch=batch,
+        options=model_options,
         optimizer=optimizer_flags,
-        seed=config["seed"],
+        seed=PLAN.seed,
     threads: 1  # torch on more threads: 1.1 cores used of 2 in the full run of 26 November 2026
     resources:
         mem_mb=frontend_mem_mb("measure_memory", 1300),  # peak 859 MB: ResNet-50 with Adam; batch 8: FRONTEND_PEAK_MB (traincost.workflow.plan)
@@ -39,8 +39,8 @@ rule compare_memory:
     conda:
         TRAINCOST_ENV
     input:
-        ours=expand(rules.memory.output.table, workload=config["figure3"]["workloads"]),
-        torch=expand(rules.measure_memory.output.table, workload=config["figure3"]["workloads"]),
+        ours=expand(rules.memory.output.table, workload=PLAN.figure3_workloads),
+        torch=expand(rules.measure_memory.output.table, workload=PLAN.figure3_workloads),
     output:
         table="results/monet/figure3_memory_compare.parquet",
         csv=report(
@@ -89,6 +89,8 @@ rule figure3:
 # MONET section IV: hardware sweeps (inference and training) and Figures 1, 8, 9 with claims.csv.
 
 
+# One shard of a sweep's grid; an ablation run (ablations.smk) re-uses the rule for a whole sweep, where
+# {params.shard} is empty and {params.resident}, {params.tiling} or {params.allocation} the assumption.
 rule hardware_sweep_shard:
     conda:
         TRAINCOST_ENV
@@ -100,13 +102,15 @@ rule hardware_sweep_shard:
         index=r"\d+",
         shards=r"\d+",
     params:
-        grid=lambda w: json.dumps(sweep(w)["grid"], sort_keys=True),
-        mode=lambda w: sweep(w).get("mode", "pipeline_tensor"),
-        fusion=lambda w, input: f"--fusion {input.fusion}" if "fusion" in input.keys() else "",
-        resident=lambda w: PLAN.sweep_resident(sweep(w)),
-        objective=lambda w: sweep(w).get("mapping_objective", "edp"),
-        allocation=lambda w: sweep(w).get("allocation", "split"),
-        max_configs=lambda w: f"--max-configs {sweep(w)['max_configs']}" if "max_configs" in sweep(w) else "",
+        grid=sweep_grid,
+        mode=sweep_mode,
+        fusion=fusion_flag,
+        resident=sweep_resident_fraction,
+        tiling=tiling_flag,
+        objective=sweep_objective,
+        allocation=sweep_allocation,
+        shard=shard_flag,
+        max_configs=sweep_max_configs_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run of 29 November 2026: peak 401 MB (edge_tpu_resnet18, shard 3 of 4)
@@ -118,7 +122,7 @@ rule hardware_sweep_shard:
     shell:
         "traincost sweep --ops {input.ops} --tensors {input.tensors} --hardware {input.hardware} "
         "--grid {params.grid:q} --step {wildcards.step} --mode {params.mode} {params.fusion} "
-        "--resident-fraction {params.resident} --mapping-objective {params.objective} --allocation {params.allocation} --shard {wildcards.index}/{wildcards.shards} {params.max_configs} "
+        "--resident-fraction {params.resident}{params.tiling} --mapping-objective {params.objective} --allocation {params.allocation}{params.shard} {params.max_configs} "
         "--out {output.table} > {log} 2>&1"
 
 
@@ -147,8 +151,7 @@ rule figure1:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: PLAN.edge_table("inference"),
-        training=lambda w: PLAN.edge_table("training"),
+        unpack(edge_tables),
     output:
         png=report(
             "results/monet/figure1.png",
@@ -174,8 +177,7 @@ rule figure8:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: PLAN.edge_table("inference"),
-        training=lambda w: PLAN.edge_table("training"),
+        unpack(edge_tables),
     output:
         png=report(
             "results/monet/figure8.png",
@@ -201,8 +203,7 @@ rule figure9:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: PLAN.fusemax_table("inference"),
-        training=lambda w: PLAN.fusemax_table("training"),
+        unpack(fusemax_tables),
     output:
         png=report(
             "results/monet/figure9.png",
@@ -230,8 +231,7 @@ rule figures1_8_interactive:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: PLAN.edge_table("inference"),
-        training=lambda w: PLAN.edge_table("training"),
+        unpack(edge_tables),
     output:
         html=report(
             "results/monet/figures1_8.html",
@@ -240,7 +240,7 @@ rule figures1_8_interactive:
             subcategory="Design spaces (interactive)",
         ),
     params:
-        parameters=lambda w: " ".join(PLAN.sweep(config["monet_hardware"]["edge_tpu"])["grid"]),
+        parameters=PLAN.monet_sweep_parameters("edge_tpu"),
     threads: 1
     resources:
         mem_mb=job_mem_mb(500),  # as figure8, which reads the same tables (not in the full run's table yet)
@@ -258,8 +258,7 @@ rule figure9_interactive:
     conda:
         TRAINCOST_ENV
     input:
-        inference=lambda w: PLAN.fusemax_table("inference"),
-        training=lambda w: PLAN.fusemax_table("training"),
+        unpack(fusemax_tables),
     output:
         html=report(
             "results/monet/figure9.html",
@@ -268,7 +267,7 @@ rule figure9_interactive:
             subcategory="Design spaces (interactive)",
         ),
     params:
-        parameters=lambda w: " ".join(PLAN.sweep(config["monet_hardware"]["fusemax"])["grid"]),
+        parameters=PLAN.monet_sweep_parameters("fusemax"),
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # as figure9, which reads the same tables (not in the full run's table yet)
@@ -282,15 +281,13 @@ rule figure9_interactive:
         "--title 'MONET Figure 9: small GPT-2 on FuseMax configurations' --out {output.html} > {log} 2>&1"
 
 
+# MONET's paper-vs-ours table; an ablation run (ablations.smk) re-uses the rule, {params.assume} its assumption.
 rule monet_claims:
     conda:
         TRAINCOST_ENV
     input:
         unpack(section5_inputs),
-        edge_inference=lambda w: PLAN.edge_table("inference"),
-        edge_training=lambda w: PLAN.edge_table("training"),
-        gpt_inference=lambda w: PLAN.fusemax_table("inference"),
-        gpt_training=lambda w: PLAN.fusemax_table("training"),
+        unpack(monet_claims_sweeps),
     output:
         csv=report(
             COMPARISON_CSVS["monet"],
@@ -301,6 +298,7 @@ rule monet_claims:
         table="results/monet/claims.parquet",
     params:
         section5=section5_flags,
+        assume=assume_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # full run: peak 173 MB; the quick config's 400 is larger
@@ -311,7 +309,7 @@ rule monet_claims:
         "results/benchmarks/monet_claims.tsv",
     shell:
         "traincost claims --edge-inference {input.edge_inference} --edge-training {input.edge_training} "
-        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5} "
+        "--gpt-inference {input.gpt_inference} --gpt-training {input.gpt_training} {params.section5}{params.assume} "
         "--csv {output.csv} --out {output.table} > {log} 2>&1"
 
 
@@ -322,8 +320,7 @@ rule fuse:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(fusion_workload_tables),
-        hardware=lambda w: fusion("hardware"),
+        unpack(fusion_inputs),
     output:
         groups="results/monet/fusion/{step}/limit{limit}_{types}.json",
         report="results/monet/fusion/{step}/limit{limit}_{types}.parquet",
@@ -331,10 +328,9 @@ rule fuse:
         limit=r"\d+",
         types="typed|free",
     params:
-        types=lambda w: "" if w.types == "typed" else "--no-type-limits",
-        objective=lambda w: fusion("objective", "subgraphs"),
-        time_limit=lambda w: fusion("time_limit_s", 60),
-        seed=config["seed"],
+        types=type_limits_flag,
+        **PLAN.fusion_params("objective", "time_limit"),
+        seed=PLAN.seed,
         resident=monet_schedule_flags,
     # CP-SAT solves on 2 workers, but for 0.02-0.04 s of a job's 1-2 s: the job is one core's work, and a job of 2
     # threads waits for both cores to be free, which on 2 cores comes only when nothing else is ready
@@ -356,16 +352,13 @@ rule compare_fusion:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(fusion_workload_tables),
-        hardware=lambda w: fusion("hardware"),
-        manual=lambda w: fusion("manual"),
-        groups=lambda w: list(fusion_strategies(w).values()),
+        unpack(compare_fusion_inputs),
     output:
         table="results/monet/fusion/{step}/compare.parquet",
     params:
-        strategies=lambda w: " ".join(f"--strategy {name}={path}" for name, path in fusion_strategies(w).items()),
-        mode=lambda w: fusion("mode", "pipeline_tensor"),
-        resident=lambda w: f"{monet_schedule_flags(w)} {monet_allocation_flag(w, fusion('allocation', 'split'))}",
+        strategies=strategy_flags,
+        **PLAN.fusion_params("mode"),
+        resident=compare_fusion_flags,
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # full run: peak 151 MB
@@ -383,11 +376,7 @@ rule fusion_solver_runs:
     conda:
         TRAINCOST_ENV
     input:
-        lambda w: [
-            path.replace(".json", ".parquet")
-            for step in STEPS
-            for path in PLAN.fusion_groups(step, PLAN.monet_root(_ablation(w))).values()
-        ],
+        fusion_solver_reports,
     output:
         table="results/monet/fusion/solver_runs.parquet",
     threads: 1
@@ -464,18 +453,15 @@ rule checkpoint_additivity:
         TRAINCOST_ENV
     input:
         unpack(figure11_inputs),
-        graph=lambda w: PLAN.recompute_graph(PLAN.figure11_workload),  # rewrites run on it (an ONNX-built workload's)
+        graph=figure11_graph,  # rewrites run on it (an ONNX-built workload's)
     output:
         costs="results/monet/checkpoint/figure11/activation_costs.parquet",
         additivity="results/monet/checkpoint/additivity.parquet",
         recompute_check="results/monet/checkpoint/figure11/recompute_check.parquet",
     params:
-        mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
-        length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
-        scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
+        **PLAN.checkpoint_params(),
         resident=monet_schedule_flags,
-        graph=lambda w, input: f"--graph {input.graph}" if input.graph else "",
-        seed=config["seed"],
+        graph=graph_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(1700),  # as checkpoint_study
@@ -496,19 +482,15 @@ rule checkpoint_study:
         TRAINCOST_ENV
     input:
         unpack(checkpoint_inputs),
-        graph=lambda w: PLAN.recompute_graph(config['monet_checkpoint']['workload']),  # rewrites run on it (an ONNX-built workload's)
+        graph=checkpoint_graph,  # rewrites run on it (an ONNX-built workload's)
     output:
         costs="results/monet/checkpoint/activation_costs.parquet",
         milp="results/monet/checkpoint/milp.parquet",
         recompute_check="results/monet/checkpoint/recompute_check.parquet",
     params:
-        mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
-        length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
-        scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
-        budgets=lambda w: " ".join(str(b) for b in config["monet_checkpoint"].get("milp_budgets", [0.0, 0.25, 0.5, 0.75, 1.0])),
+        **PLAN.checkpoint_params("budgets"),
         resident=monet_schedule_flags,
-        graph=lambda w, input: f"--graph {input.graph}" if input.graph else "",
-        seed=config["seed"],
+        graph=graph_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(1700),  # peak 1,117 MB with its 8 recompute rewrites run in ONNX Runtime (the full run's 808 MB had none)
@@ -558,13 +540,7 @@ rule checkpoint_nsga:
         table="results/monet/checkpoint/nsga.parquet",
         summary="results/monet/checkpoint/nsga_summary.parquet",
     params:
-        mode=lambda w: config["monet_checkpoint"].get("mode", "pipeline_tensor"),
-        length=lambda w: config["monet_checkpoint"].get("fusion_length", 4),
-        scope=lambda w: config["monet_checkpoint"].get("fusion_scope", "local"),
-        population=lambda w: config["monet_checkpoint"]["nsga"]["population"],
-        generations=lambda w: config["monet_checkpoint"]["nsga"]["generations"],
-        tolerance=lambda w: config["monet_checkpoint"]["nsga"].get("tolerance", 0.04),
-        seed=config["seed"],
+        **PLAN.checkpoint_params("population", "generations", "tolerance"),
         resident=monet_schedule_flags,
     # One process: with 2 worker processes it used 1.66 of its 2 cores (the NSGA-II operators run between the
     # generations' evaluations), and as a job of 2 threads it could only start once nothing else was ready: the last

@@ -22,16 +22,11 @@ rule mtrain_calibrate:
     conda:
         TRAINCOST_ENV
     input:
-        ops=lambda w: f"results/workloads/{PLAN.mtrain_calibration()['workload']}/ops.parquet",
-        tensors=lambda w: f"results/workloads/{PLAN.mtrain_calibration()['workload']}/tensors.parquet",
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
-        targets=lambda w: PLAN.mtrain_calibration()["targets"],
+        unpack(mtrain_calibration_inputs),
     output:
         table="results/mtrain/calibration.parquet",
     params:
-        calibrate=lambda w: "--calibrate" if PLAN.mtrain_calibration()["calibrate"] else "--no-calibrate",
-        label=lambda w: PLAN.mtrain_calibration()["workload"],
+        **PLAN.mtrain_calibration_params(),
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # full run: peak 147 MB
@@ -50,14 +45,14 @@ rule mtrain_study:
         TRAINCOST_ENV
     input:
         unpack(mtrain_workload),
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
+        devices=PLAN.mtrain_devices,
+        ips=PLAN.mtrain_ips,
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/study/{mmodel}/{cluster}.parquet",
     params:
-        bandwidths=" ".join(str(b) for b in MTRAIN.get("bandwidths_gb_per_s", [])),
-        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+        bandwidths=PLAN.mtrain_bandwidths,
+        step=mtrain_ratio_step,
         assume=assume_flag,
     threads: 1
     resources:
@@ -78,14 +73,14 @@ rule mtrain_table3:
         TRAINCOST_ENV
     input:
         unpack(mtrain_workload),
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
+        devices=PLAN.mtrain_devices,
+        ips=PLAN.mtrain_ips,
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/table3/{mmodel}/{cluster}.parquet",
     params:
-        bandwidth=MTRAIN.get("table3", {}).get("bandwidth_gb_per_s", 3),
-        step=lambda w: MTRAIN["ratio_step"][w.cluster],
+        bandwidth=PLAN.mtrain_table3_bandwidth,
+        step=mtrain_ratio_step,
         assume=assume_flag,
     threads: table3_workers
     resources:
@@ -106,16 +101,13 @@ rule mtrain_scaling:
         TRAINCOST_ENV
     input:
         unpack(scaling_inputs),
-        devices=MTRAIN.get("devices", []),
-        ips=MTRAIN.get("ips", []),
+        devices=PLAN.mtrain_devices,
+        ips=PLAN.mtrain_ips,
         calibration="results/mtrain/calibration.parquet",
     output:
         table="results/mtrain/scaling/pairs{pairs}.parquet",
     params:
-        model=MTRAIN.get("scaling", {}).get("model", ""),
-        cluster=MTRAIN.get("scaling", {}).get("cluster", ""),
-        bandwidths=" ".join(str(b) for b in MTRAIN.get("scaling", {}).get("bandwidths_gb_per_s", [])),
-        step=lambda w: MTRAIN["scaling"].get("ratio_step", MTRAIN["ratio_step"][MTRAIN["scaling"]["cluster"]]),
+        **PLAN.mtrain_scaling_params(),
         fewer=fewer_fpgas_flag,
         assume=assume_flag,
     threads: scaling_workers
@@ -139,7 +131,7 @@ rule mtrain_constants:
     conda:
         TRAINCOST_ENV
     input:
-        unpack(lambda w: PLAN.mtrain_constants_inputs()),
+        **PLAN.mtrain_constants_inputs(),
         paper="data/paper/mtrain.csv",
     output:
         md=report(
@@ -150,7 +142,7 @@ rule mtrain_constants:
         ),
         csv="results/mtrain/table3_constants.csv",
     params:
-        tables=lambda w: PLAN.mtrain_constants_flags(),
+        tables=PLAN.mtrain_constants_flags(),
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # as mtrain_report, reading Table III only
@@ -163,11 +155,12 @@ rule mtrain_constants:
         "traincost mtrain-constants --paper {input.paper} {params.tables} --csv {output.csv} --md {output.md} > {log} 2>&1"
 
 
+# MTrain's paper-vs-ours table; an ablation run (ablations.smk) re-uses the rule, {params.assume} its assumption.
 rule mtrain_report:
     conda:
         TRAINCOST_ENV
     input:
-        **PLAN.mtrain_judged_tables(),
+        unpack(mtrain_report_tables),
         paper="data/paper/mtrain.csv",
         claims="data/paper/mtrain_claims.csv",
         calibration="results/mtrain/calibration.parquet",
@@ -196,7 +189,7 @@ rule mtrain_report:
             subcategory="Tables",
         ),
     params:
-        constants=lambda w, input: f" --constants {input.constants}" if input.constants else "",
+        constants=constants_flag,
         assume=assume_flag,
     threads: 1
     resources:
@@ -284,7 +277,7 @@ rule mtrain_figure12:
         ),
         pdf="results/mtrain/figure12.pdf",
     params:
-        bandwidth=MTRAIN.get("scaling", {}).get("search_bandwidth_gb_per_s", 3),
+        bandwidth=PLAN.mtrain_search_bandwidth,
     threads: 1
     resources:
         mem_mb=job_mem_mb(400),  # peak 242 MB

@@ -16,12 +16,12 @@ rule agreement_table:
     conda:
         TRAINCOST_ENV
     input:
-        csv=lambda w: PLAN.comparison_csvs()[w.study],
+        csv=comparison_csv,
     output:
         html=report(
             "results/{study}/agreement.html",
             caption="../report/agreement.rst",
-            category=lambda w: STUDY_CATEGORIES[w.study],
+            category=study_category,
             subcategory="Paper vs ours",
         ),
     wildcard_constraints:
@@ -43,22 +43,11 @@ rule workloads_page:
     conda:
         TRAINCOST_ENV
     input:
-        tables=lambda w: [
-            path
-            for name in WORKLOADS
-            for path in (
-                f"results/workloads/{name}/ops.parquet",
-                f"results/workloads/{name}/tensors.parquet",
-                f"results/graphs/{name}/verification.parquet",
-            )
-        ],
+        tables=PLAN.workloads_page_tables(),
     output:
         html=report("results/workloads.html", caption="../report/workloads.rst", category="Workloads"),
     params:
-        workloads=lambda w, input: " ".join(
-            f"{name} {ops} {tensors} {check}"
-            for name, ops, tensors, check in zip(WORKLOADS, input.tables[::3], input.tables[1::3], input.tables[2::3])
-        ),
+        workloads=PLAN.workloads_page_flags(),
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),  # as agreement_table, with the workloads' tables read one at a time

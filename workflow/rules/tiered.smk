@@ -14,7 +14,7 @@
 
 
 wildcard_constraints:
-    tworkload="|".join(TIERED.get("workloads", [])) or "NONE",
+    tworkload="|".join(PLAN.tiered_workloads) or "NONE",
     variant="|".join(TIERED_VARIANTS) or "NONE",
     factor=r"\d+",
 
@@ -42,16 +42,14 @@ rule tiered_calibrate:
     conda:
         TRAINCOST_ENV
     input:
-        ops=expand("results/tiered/workloads/{tworkload}/batch1/ops.parquet", tworkload=TIERED.get("workloads", [])),
-        tensors=expand("results/tiered/workloads/{tworkload}/batch1/tensors.parquet", tworkload=TIERED.get("workloads", [])),
-        hardware=TIERED.get("hardware", []),
+        ops=expand("results/tiered/workloads/{tworkload}/batch1/ops.parquet", tworkload=PLAN.tiered_workloads),
+        tensors=expand("results/tiered/workloads/{tworkload}/batch1/tensors.parquet", tworkload=PLAN.tiered_workloads),
+        hardware=PLAN.tiered_hardware,
         paper="data/paper/tm_training.csv",
     output:
         table="results/tiered/calibration.parquet",
     params:
-        calibrate=lambda w: "--calibrate" if PLAN.tiered_calibration()[0] else "--no-calibrate",
-        target=lambda w: PLAN.tiered_calibration()[1]["target"],
-        also=lambda w: " ".join(PLAN.tiered_calibration()[1].get("also_pins", [])),
+        **PLAN.tiered_calibration_params(),
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 418 MB
@@ -66,24 +64,25 @@ rule tiered_calibrate:
         "--out {output.table} > {log} 2>&1"
 
 
+# One workload and variant of the study; an ablation run (ablations.smk) re-uses the rule, {params.assume} its
+# assumption and the study's record of every simulation its input.
 rule tiered_study:
     conda:
         TRAINCOST_ENV
     input:
         unpack(tiered_workload),
-        hardware=TIERED.get("hardware", []),
+        hardware=PLAN.tiered_hardware,
         calibration="results/tiered/calibration.parquet",
     output:
         table="results/tiered/study/{tworkload}/{variant}.parquet",
         # every simulation's tally: the ablations re-use what their assumption does not change
         record="results/tiered/records/{tworkload}/{variant}.parquet",
     params:
-        ratios=lambda w: " ".join(str(r) for r in TIERED_VARIANTS[w.variant]),
-        policies=" ".join(TIERED.get("policies", [])),
-        tier1=tiered_tier1_sizing,
+        ratios=tiered_ratios,
+        policies=PLAN.tiered_policies,
+        tier1=PLAN.tiered_tier1_sizing(),
         assume=assume_flag,
-        # the study writes every simulation's tally; an ablation reads it and re-runs only what its assumption changes
-        record=lambda w, input, output: f"--record {input.record}" if "record" in input.keys() else f"--record-out {output.record}",
+        record=record_flag,
     threads: 1
     resources:
         mem_mb=job_mem_mb(700),  # full run: peak 417 MB
@@ -99,11 +98,12 @@ rule tiered_study:
         "{params.tier1}{params.assume} --out {output.table} {params.record} > {log} 2>&1"
 
 
+# TM-Training's paper-vs-ours table; an ablation run (ablations.smk) re-uses the rule, {params.assume} its assumption.
 rule tiered_report:
     conda:
         TRAINCOST_ENV
     input:
-        study=PLAN.tiered_study_tables(),
+        study=tiered_study_tables,
         paper="data/paper/tm_training.csv",
         claims="data/paper/tm_training_claims.csv",
         table3="data/paper/tm_training_table3.csv",

@@ -15,7 +15,16 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COMPARISON_CSVS", "FIRST", "FRONTEND_PEAK_MB", "SNAKEMAKE_IN_JOB_MB", "STEPS", "Plan", "frontend_of"]
+__all__ = [
+    "COMPARISON_CSVS",
+    "FIRST",
+    "FRONTEND_PEAK_MB",
+    "SNAKEMAKE_IN_JOB_MB",
+    "STEPS",
+    "CheckpointStudy",
+    "Plan",
+    "frontend_of",
+]
 
 STEPS = ("inference", "training")
 # Each study's paper-vs-ours table (the outputs of monet_claims, mtrain_report and tiered_report).
@@ -82,8 +91,39 @@ def _expand(pattern: str, **values: Sequence[object]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class CheckpointStudy:
+    """MONET's checkpointing study (config ``monet_checkpoint``, with the schema's defaults), as its rules pass it.
+
+    Attributes:
+        workload: the training step of Figure 12's NSGA-II and the MILP of equation 6.
+        figure11_workload: the training step of Figure 11 (``figure11_workload``, else ``workload``).
+        hardware: the hardware YAML, at its default configuration.
+        mode: the scheduling of every evaluation.
+        fusion_length: the fusion solver's limit, re-applied after every rewrite.
+        fusion_scope: where fusion is re-solved after a rewrite (local or full).
+        milp_budgets: the MILP's memory budgets, fractions of the recomputable activations' bytes.
+        nsga: NSGA-II's population, generations and tolerance; None if the config runs no NSGA-II.
+    """
+
+    workload: str
+    figure11_workload: str
+    hardware: str
+    mode: str
+    fusion_length: int
+    fusion_scope: str
+    milp_budgets: tuple[float, ...]
+    nsga: Config | None
+
+
+@dataclass(frozen=True)
 class Plan:
     """The jobs a checked config asks for.
+
+    Every value of the config is read as the schema's defaults left it (``snakemake.utils.validate`` fills them in
+    before the Plan is built), so that a default is written once, in ``workflow/schemas/config.schema.yaml``. Only
+    what the config may leave out with no default (a study's section, ``mtrain`` or ``tiered``; an optional key such
+    as ``monet_checkpoint.nsga``) or a key whose default depends on another (a sweep's ``resident_fraction``, on its
+    ``mode``) is looked up with a fallback. The rules read the config through the Plan alone.
 
     Args:
         config: the workflow config, checked (``check_config``, ``config_problems``) and with the schema's defaults.
@@ -92,6 +132,11 @@ class Plan:
 
     config: Config
     repo: Path
+
+    @property
+    def seed(self) -> int:
+        """The seed of every random choice (initial weights, batches, solvers): config ``seed``."""
+        return self.config["seed"]
 
     # --- workloads and the front end ------------------------------------------------------------------------
 
@@ -109,24 +154,44 @@ class Plan:
         if "onnx" in spec:
             flags = ["--onnx", spec["onnx"]] + (["--output", spec["output"]] if "output" in spec else [])
         elif "module" in spec:
-            flags = ["--module", spec["module"], "--kwargs", json.dumps(spec.get("kwargs", {}), sort_keys=True)]
+            flags = ["--module", spec["module"], "--kwargs", json.dumps(spec["kwargs"], sort_keys=True)]
         elif ":" in spec["model"]:
             shape = ",".join(map(str, spec["input_shape"]))
             return shlex.join(["--model", spec["model"], "--name", name, "--input-shape", shape])
         else:
-            return shlex.join(["--model", spec["model"], "--options", json.dumps(spec.get("options", {}), sort_keys=True)])
+            return shlex.join(["--model", spec["model"], "--options", self.model_options(name)])
         if "output" in spec and "module" in spec:
             flags += ["--output", spec["output"]]
         if "inputs" in spec:
             flags += ["--inputs", json.dumps(spec["inputs"])]
         if "labels" in spec:
             flags += ["--labels", json.dumps(spec["labels"])]
-        return shlex.join([*flags, "--loss", spec.get("loss", "cross_entropy"), "--name", name])
+        return shlex.join([*flags, "--loss", spec["loss"], "--name", name])
+
+    def zoo_model(self, name: str) -> str:
+        """The zoo model of workload ``name`` (its key ``model``), as torch's own measurement builds it."""
+        return self.workload(name)["model"]
+
+    def batch(self, name: str) -> int:
+        """The batch (samples) of workload ``name``."""
+        return self.workload(name)["batch"]
+
+    def model_options(self, name: str) -> str:
+        """The zoo builder's options of workload ``name``, as JSON (`--options`)."""
+        return json.dumps(self.workload(name)["options"], sort_keys=True)
+
+    def verify_flag(self, name: str) -> str:
+        """``--no-verify`` where workload ``name`` skips the check of its step by execution, else nothing."""
+        return "" if self.workload(name)["verify"] else "--no-verify"
+
+    def attention(self, name: str) -> str:
+        """How the attentions of workload ``name`` are costed by `traincost lower` (materialised, fused, torch)."""
+        return self.workload(name)["attention"]
 
     def frontend(self, name: str) -> str:
         """Who builds workload ``name``'s steps: its key ``frontend``, else onnx for an ONNX file, else the config's
         ``frontend``."""
-        return frontend_of(self.workload(name), self.config.get("frontend", "onnx"))
+        return frontend_of(self.workload(name), self.config["frontend"])
 
     def recompute_graph(self, name: str) -> list[str]:
         """The decomposed training step the recompute rewrites of workload ``name`` are checked on: an ONNX-built
@@ -140,6 +205,10 @@ class Plan:
     def built_by(self, frontend: str) -> str:
         """A wildcard constraint matching exactly the workloads ``frontend`` builds (and nothing if it builds none)."""
         return "|".join(self.workloads_built_by(frontend)) or "(?!)"
+
+    def exported_model(self, name: str) -> str:
+        """The ONNX export workload ``name``'s training step is built from (one per model and batch: ``exported_by``)."""
+        return f"results/graphs/{self.exported_by(name)}/model.onnx"
 
     def model_files(self, name: str) -> list[str]:
         """A workload's ONNX file, so that the export re-runs when it changes."""
@@ -158,7 +227,8 @@ class Plan:
         return next(other for other in self.config["workloads"] if command(other) == wanted)
 
     def optimizer_flags(self, name: str) -> str:
-        """The optimizer of workload ``name`` as `traincost` flags (only the keys the config sets)."""
+        """The optimizer of workload ``name`` as `traincost` flags: every key of its entry in ``optimizers``, those
+        the config leaves out at the schema's defaults."""
         spec = self.config["optimizers"][self.workload(name)["optimizer"]]
         flags = [f"--optimizer {spec['kind']}"]
         flags += [f"--{key.replace('_', '-')} {value}" for key, value in sorted(spec.items()) if key != "kind"]
@@ -169,13 +239,13 @@ class Plan:
         its NSGA-II (checkpoint_nsga, the longest job of one thread) starts minutes into the run and runs beside the
         others instead of holding the end of it (the full run of 26 November 2026 lowered ResNet-18 with Adam 11.5
         minutes in)."""
-        study = self.config.get("monet_checkpoint") or {}
-        return FIRST if name == study.get("workload") else 0
+        study = self.checkpoint
+        return FIRST if study is not None and name == study.workload else 0
 
     def export_priority(self, name: str) -> int:
         """An export's priority: first if the checkpointing study's workload trains on it (``exported_by``)."""
-        study = (self.config.get("monet_checkpoint") or {}).get("workload")
-        return FIRST if study is not None and name == self.exported_by(study) else 0
+        study = self.checkpoint
+        return FIRST if study is not None and name == self.exported_by(study.workload) else 0
 
     # --- resources ------------------------------------------------------------------------------------------
 
@@ -204,19 +274,31 @@ class Plan:
     @property
     def fusion_types(self) -> list[str]:
         fusion = self.config["monet_fusion"]
-        return ["typed" if flag else "free" for flag in fusion.get("type_limits", [True])] if fusion is not None else ["typed"]
+        return ["typed" if flag else "free" for flag in fusion["type_limits"]] if fusion is not None else ["typed"]
 
-    def fusion(self, key: str, default: object = None) -> Any:
-        return self.config["monet_fusion"].get(key, default)
+    def fusion(self, key: str) -> Any:
+        """A setting of MONET's fusion study (config ``monet_fusion``)."""
+        return self.config["monet_fusion"][key]
+
+    @property
+    def figure3_workloads(self) -> list[str]:
+        """The workloads of MONET Figure 3 (config ``figure3.workloads``; none skips the figure)."""
+        return self.config["figure3"]["workloads"]
 
     def sweep_shards(self, name: str, step: str) -> list[str]:
         """The shard files of one sweep and step."""
-        count = self.sweep(name).get("shards", 1)
+        count = self.sweep(name)["shards"]
         return [f"results/monet/sweeps/{name}/{step}/shard{i}-of-{count}.parquet" for i in range(count)]
 
     @staticmethod
     def sweep_table(name: str, step: str) -> str:
         return f"results/monet/sweeps/{name}/{step}.parquet"
+
+    def monet_sweep_parameters(self, figure: str) -> str:
+        """The parameters MONET's ``figure`` sweep (``edge_tpu`` or ``fusemax``, a key of ``monet_hardware``) varies,
+        as `traincost design-space --parameters` takes them; nothing where the config skips it."""
+        name = self.config["monet_hardware"][figure]
+        return " ".join(self.sweep(name)["grid"]) if name else ""
 
     def edge_table(self, step: str) -> str:
         return self.sweep_table(self.config["monet_hardware"]["edge_tpu"], step)
@@ -231,14 +313,6 @@ class Plan:
         if ablation is None or ablation[0] in MONET_CHECK_ONLY_ASSUMPTIONS:
             return "results/monet"
         return "results/ablations/monet/{}/{}".format(*ablation)
-
-    def monet_claims_sweep(self, ablation: tuple[str, str], sweep: str, step: str) -> str:
-        """A hardware sweep MONET's comparison reads in an ablation run: the run's own, or the study's for an
-        assumption of a check's own rule."""
-        root = (
-            "results/monet" if ablation[0] in MONET_CHECK_ONLY_ASSUMPTIONS else "results/ablations/monet/{}/{}".format(*ablation)
-        )
-        return f"{root}/sweeps/{self.config['monet_hardware'][sweep]}/{step}.parquet"
 
     @staticmethod
     def monet_tables(name: str, step: str | None, ablation: tuple[str, str] | None) -> dict[str, str]:
@@ -273,14 +347,32 @@ class Plan:
         out because the Snakefile's plan imports nothing of the scheduler)."""
         return spec.get("resident_fraction", 0.0 if spec.get("mode") == "stream_layer_by_layer" else 0.5)
 
-    @classmethod
-    def sweep_flags(cls, ablation: tuple[str, str] | None, spec: Mapping[str, Any]) -> str:
-        """The scheduler flags of a hardware sweep (``spec``, one of ``hardware_sweeps``) in an ablation run: its
-        resident fraction and allocation, ablated or as configured, and the ablated fusion tiling."""
-        resident = cls.resident_flag(ablation) or f"--resident-fraction {cls.sweep_resident(spec)}"
-        tiling = cls.schedule_flags(ablation if ablation and ablation[0] == "fusion_tiling" else None)
-        allocation = cls.allocation_flag(ablation, spec.get("allocation", "split"))
-        return " ".join(flag for flag in (resident, tiling, allocation) if flag)
+    def sweep_grid(self, name: str) -> str:
+        """The grid of a hardware sweep as JSON (`traincost sweep --grid`)."""
+        return json.dumps(self.sweep(name)["grid"], sort_keys=True)
+
+    def sweep_max_configs_flag(self, name: str) -> str:
+        """``--max-configs N`` of a sweep that bounds its grid, else nothing (the command's bound)."""
+        spec = self.sweep(name)
+        return f"--max-configs {spec['max_configs']}" if "max_configs" in spec else ""
+
+    def sweep_resident_fraction(self, name: str, ablation: tuple[str, str] | None) -> float | str:
+        """--resident-fraction of a hardware sweep's job: a resident_fraction ablation run's value, else the sweep's."""
+        return ablation[1] if ablation and ablation[0] == "resident_fraction" else self.sweep_resident(self.sweep(name))
+
+    def sweep_allocation(self, name: str, ablation: tuple[str, str] | None) -> str:
+        """--allocation of a hardware sweep's job: an allocation ablation run's value, else the sweep's."""
+        return ablation[1] if ablation and ablation[0] == "allocation" else self.sweep(name)["allocation"]
+
+    @staticmethod
+    def tiling_flag(ablation: tuple[str, str] | None) -> str:
+        """`` --fusion-tiling VALUE`` of a fusion_tiling ablation run, else nothing (the command's default)."""
+        return f" --fusion-tiling {ablation[1]}" if ablation and ablation[0] == "fusion_tiling" else ""
+
+    @staticmethod
+    def shard_flag(index: str | None, count: str | None) -> str:
+        """`` --shard INDEX/COUNT`` of one shard of a sweep's grid; nothing for the whole grid (``index`` None)."""
+        return f" --shard {index}/{count}" if index is not None else ""
 
     @staticmethod
     def allocation_flag(ablation: tuple[str, str] | None, configured: str) -> str:
@@ -301,6 +393,25 @@ class Plan:
             files["fusion"] = spec["fusion"]
         return files
 
+    def fusion_params(self, *keys: str) -> dict[str, Any]:
+        """Settings of MONET's fusion study as a rule's params, those named in ``keys``: ``objective`` (what CP-SAT
+        minimises), ``time_limit`` (s per solve), ``mode`` (the scheduling of every strategy); none where the config
+        skips the study (its rules then make no job)."""
+        fusion = self.config["monet_fusion"]
+        if fusion is None:
+            return {}
+        settings = {"objective": fusion["objective"], "time_limit": fusion["time_limit_s"], "mode": fusion["mode"]}
+        return {key: settings[key] for key in keys}
+
+    def compare_fusion_flags(self, ablation: tuple[str, str] | None) -> str:
+        """The scheduler flags of a fusion comparison: the fusion memory flags of a run that ablates them, and its
+        allocation (the allocation ablation's, else ``monet_fusion.allocation``)."""
+        return f"{self.schedule_flags(ablation)} {self.allocation_flag(ablation, self.fusion('allocation'))}"
+
+    def fusion_solver_reports(self, root: str = "results/monet") -> list[str]:
+        """The report of every fusion solve, both steps (the study's, or under an ablation's root)."""
+        return [path.replace(".json", ".parquet") for step in STEPS for path in self.fusion_groups(step, root).values()]
+
     def fusion_groups(self, step: str, root: str = "results/monet") -> dict[str, str]:
         """Strategy name -> fused groups file of every solve of one step (the study's, or under an ablation's root)."""
         return {
@@ -309,19 +420,55 @@ class Plan:
             for types in self.fusion_types
         }
 
-    def checkpoint_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str]:
-        study = self.config["monet_checkpoint"]
-        return {**self.monet_tables(study["workload"], None, ablation), "hardware": study["hardware"]}
-
     @property
-    def figure11_workload(self) -> str:
-        """The training step of MONET Figure 11 (``monet_checkpoint.figure11_workload``, default the study's workload)."""
+    def checkpoint(self) -> CheckpointStudy | None:
+        """MONET's checkpointing study (config ``monet_checkpoint``); None where the config skips it."""
         study = self.config["monet_checkpoint"]
-        return study.get("figure11_workload", study["workload"])
+        if study is None:
+            return None
+        return CheckpointStudy(
+            workload=study["workload"],
+            figure11_workload=study.get("figure11_workload", study["workload"]),
+            hardware=study["hardware"],
+            mode=study["mode"],
+            fusion_length=study["fusion_length"],
+            fusion_scope=study["fusion_scope"],
+            milp_budgets=tuple(study["milp_budgets"]),
+            nsga=study.get("nsga"),  # no default: without it the config runs no NSGA-II
+        )
+
+    def checkpoint_params(self, *own: str) -> dict[str, Any]:
+        """The params of a rule of the checkpointing study: ``mode``, ``length``, ``scope`` and ``seed``, which every
+        one passes alike, and those named in ``own``: ``budgets`` (the MILP's, as --budgets takes them) or NSGA-II's
+        ``population``, ``generations`` and ``tolerance``. None where the config skips the study (its rules then make
+        no job) or, for NSGA-II's, runs no NSGA-II."""
+        study = self.checkpoint
+        if study is None:
+            return {}
+        settings: dict[str, Any] = {"budgets": " ".join(str(budget) for budget in study.milp_budgets)}
+        if study.nsga is not None:
+            settings |= {key: study.nsga[key] for key in ("population", "generations", "tolerance")}
+        common = {"mode": study.mode, "length": study.fusion_length, "scope": study.fusion_scope, "seed": self.seed}
+        return common | {key: settings[key] for key in own if key in settings}
+
+    def checkpoint_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str]:
+        study = self.checkpoint
+        return {**self.monet_tables(study.workload, None, ablation), "hardware": study.hardware}
 
     def figure11_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str]:
-        hardware = self.config["monet_checkpoint"]["hardware"]
-        return {**self.monet_tables(self.figure11_workload, None, ablation), "hardware": hardware}
+        study = self.checkpoint
+        return {**self.monet_tables(study.figure11_workload, None, ablation), "hardware": study.hardware}
+
+    def monet_claims_sweeps(self, ablation: tuple[str, str] | None) -> dict[str, str]:
+        """The Edge TPU and FuseMax sweeps MONET's comparison reads, each step's, under ``monet_root``: the study's, or
+        an ablation run's own (the study's for an assumption of a check's own rule)."""
+        root = self.monet_root(ablation)
+        hardware = self.config["monet_hardware"]
+        return {
+            f"{prefix}_{step}": f"{root}/sweeps/{hardware[sweep]}/{step}.parquet"
+            for prefix, sweep in (("edge", "edge_tpu"), ("gpt", "fusemax"))
+            for step in STEPS
+        }
 
     def section5_inputs(self, ablation: tuple[str, str] | None) -> dict[str, str | list[str]]:
         """Section V's tables, where the config runs those studies: Figure 10's fusion comparisons, Figures 11 and 12
@@ -365,6 +512,49 @@ class Plan:
         return self.config.get("mtrain") or {}
 
     @property
+    def mtrain_devices(self) -> str | list[str]:
+        """The FPGA devices and clusters YAML (none where the config skips MTrain)."""
+        return self.mtrain.get("devices", [])
+
+    @property
+    def mtrain_ips(self) -> str | list[str]:
+        """The training IPs' constants (none where the config skips MTrain)."""
+        return self.mtrain.get("ips", [])
+
+    @property
+    def mtrain_bandwidths(self) -> str:
+        """The P2P bandwidths of Figures 8-11 (GB/s), as `traincost mtrain-study --bandwidths` takes them."""
+        return " ".join(str(b) for b in self.mtrain.get("bandwidths_gb_per_s", []))
+
+    def mtrain_ratio_step(self, cluster: str) -> int:
+        """Samples moved per re-partition move on ``cluster`` (mtrain.ratio_step)."""
+        return self.mtrain["ratio_step"][cluster]
+
+    @property
+    def mtrain_table3_bandwidth(self) -> float | None:
+        """The P2P bandwidth of Table III (GB/s); None where the config skips MTrain."""
+        return self.mtrain["table3"]["bandwidth_gb_per_s"] if self.mtrain else None
+
+    def mtrain_scaling_params(self) -> dict[str, Any]:
+        """The params of a Figure 12 job (mtrain.scaling): the ``model``, the ``cluster`` whose devices are repeated, the
+        ``bandwidths`` swept and the ``step`` (samples per re-partition move: its own ratio_step, else its cluster's);
+        none where the config skips MTrain (its rules then make no job)."""
+        if not self.mtrain:
+            return {}
+        scaling = self.mtrain["scaling"]
+        return {
+            "model": scaling["model"],
+            "cluster": scaling["cluster"],
+            "bandwidths": " ".join(str(b) for b in scaling["bandwidths_gb_per_s"]),
+            "step": scaling.get("ratio_step", self.mtrain_ratio_step(scaling["cluster"])),
+        }
+
+    @property
+    def mtrain_search_bandwidth(self) -> float | None:
+        """The bandwidth of Figure 12 (b)'s search times (GB/s); None where the config skips MTrain."""
+        return self.mtrain["scaling"]["search_bandwidth_gb_per_s"] if self.mtrain else None
+
+    @property
     def mtrain_models(self) -> list[str]:
         return sorted(self.mtrain.get("workloads", {}))
 
@@ -398,15 +588,20 @@ class Plan:
         start = self.mtrain["scaling"].get("workers_from_pairs")
         return 2 if start is not None and pairs >= start else 1
 
-    def mtrain_calibration(self) -> dict[str, Any]:
-        """mtrain.calibration with its defaults: fit (calibrate), on which workload (the IP's published network), to
-        which targets."""
-        section = self.mtrain.get("calibration") or {}
-        return {
-            "calibrate": section.get("calibrate", True),
-            "workload": section.get("workload", "vgg16"),
-            "targets": section.get("targets", "data/paper/mtrain_ips.csv"),
-        }
+    def mtrain_calibration_inputs(self) -> dict[str, str | list[str]]:
+        """What `traincost mtrain-calibrate` reads: the workload tables of the IP's published network
+        (mtrain.calibration.workload), the devices, the IPs and the IPs' published throughputs (its targets)."""
+        section = self.mtrain["calibration"]
+        tables = {kind: f"results/workloads/{section['workload']}/{kind}.parquet" for kind in ("ops", "tensors")}
+        return {**tables, "devices": self.mtrain_devices, "ips": self.mtrain_ips, "targets": section["targets"]}
+
+    def mtrain_calibration_params(self) -> dict[str, str]:
+        """The params of `traincost mtrain-calibrate`: ``calibrate`` (fit the IP's clock or keep the ips file's) and
+        ``label`` (the workload); none where the config skips MTrain (its rules then make no job)."""
+        if not self.mtrain:
+            return {}
+        section = self.mtrain["calibration"]
+        return {"calibrate": "--calibrate" if section["calibrate"] else "--no-calibrate", "label": section["workload"]}
 
     def mtrain_outputs(self) -> list[str]:
         outputs = _expand("results/mtrain/figure8.{ext}", ext=["png", "pdf"])
@@ -467,6 +662,25 @@ class Plan:
         return self.config.get("tiered") or {}
 
     @property
+    def tiered_workloads(self) -> list[str]:
+        """The Table 3 workloads of TM-Training (none where the config skips it)."""
+        return self.tiered.get("workloads", [])
+
+    @property
+    def tiered_hardware(self) -> str | list[str]:
+        """The hardware YAML with a tiered_memory section (none where the config skips TM-Training)."""
+        return self.tiered.get("hardware", [])
+
+    @property
+    def tiered_policies(self) -> str:
+        """The placement policies the config names, as `traincost tiered-study --policies` takes them (empty: all)."""
+        return " ".join(self.tiered.get("policies", []))
+
+    def tiered_ratios(self, variant: str) -> str:
+        """The Tier 1 : model ratios of one variant, as `traincost tiered-study --ratios` takes them."""
+        return " ".join(str(r) for r in self.tiered_variants[variant])
+
+    @property
     def tiered_variants(self) -> dict[str, list[int]]:
         return {"base": self.tiered.get("ratios", []), **self.tiered.get("variant_ratios", {})}
 
@@ -480,7 +694,7 @@ class Plan:
 
     def tiered_study_tables(self, root: str = "results/tiered") -> list[str]:
         """Every workload's and variant's study table under ``root`` (the study's, or an ablation's)."""
-        workloads, variants = self.tiered.get("workloads", []), list(self.tiered_variants)
+        workloads, variants = self.tiered_workloads, list(self.tiered_variants)
         return _expand(f"{root}/study/{{tworkload}}/{{variant}}.parquet", tworkload=workloads, variant=variants)
 
     def tiered_outputs(self) -> list[str]:
@@ -510,14 +724,19 @@ class Plan:
         folder = f"results/tiered/workloads/{tworkload}/batch{TIERED_BATCH[variant]}"
         return {"ops": f"{folder}/ops.parquet", "tensors": f"{folder}/tensors.parquet"}
 
-    def tiered_calibration(self) -> tuple[bool, Config]:
-        """calibrate: true/false and the accelerator energy target (the paper's off-chip share of HBM-only energy)."""
-        section = self.tiered.get("calibration") or {}
-        target = section.get("accelerator_energy_scale") or {
-            "target": "sec2_offchip_energy_share_hbm_only",
-            "also_pins": ["sec2_accelerator_vs_offchip_energy_hbm_only"],
+    def tiered_calibration_params(self) -> dict[str, str]:
+        """The params of `traincost calibrate --study tiered` (tiered.calibration): ``calibrate`` (fit or keep the
+        hardware file's constants), the claim the accelerator energy is fitted to (``target``) and those the same
+        statement fixes (``also``); none where the config skips TM-Training (its rules then make no job)."""
+        if not self.tiered:
+            return {}
+        section = self.tiered["calibration"]
+        scale = section["accelerator_energy_scale"]
+        return {
+            "calibrate": "--calibrate" if section["calibrate"] else "--no-calibrate",
+            "target": scale["target"],
+            "also": " ".join(scale["also_pins"]),
         }
-        return section.get("calibrate", True), target
 
     # --- the report, the targets and the ablations ----------------------------------------------------------
 
@@ -529,6 +748,35 @@ class Plan:
             "tiered": self.config.get("tiered") is not None,
         }
         return {study: csv for study, csv in COMPARISON_CSVS.items() if runs[study]}
+
+    def workloads_page_tables(self) -> list[str]:
+        """Every workload's ops, tensors and verification tables, in the order of ``workloads_page_flags``."""
+        return [
+            path
+            for name in self.workloads
+            for path in (
+                f"results/workloads/{name}/ops.parquet",
+                f"results/workloads/{name}/tensors.parquet",
+                f"results/graphs/{name}/verification.parquet",
+            )
+        ]
+
+    def workloads_page_flags(self) -> str:
+        """`traincost report-workloads --workload` values: each workload's name, ops, tensors and verification table."""
+        tables = self.workloads_page_tables()
+        rows = zip(self.workloads, tables[::3], tables[1::3], tables[2::3], strict=True)
+        return " ".join(f"{name} {ops} {tensors} {check}" for name, ops, tensors, check in rows)
+
+    def agreement_counts_inputs(self) -> dict[str, list[str]]:
+        """What `traincost summary --disagreeing` reads: each study's comparison (``after``), its comparison before
+        calibration where the config ablates it (``before``), and its comparison with `why` (``why``)."""
+        studies = sorted(self.comparison_csvs())
+        before = [s for s in studies if ("calibrated", "false") in self.ablation_runs(s)]
+        return {
+            "after": list(self.comparison_csvs().values()),
+            "before": [f"results/ablations/{s}/calibrated/false/compare.csv" for s in before],
+            "why": [f"results/{s}/compare_why.csv" for s in studies if self.ablation_runs(s)],
+        }
 
     def agreement_outputs(self) -> list[str]:
         return _expand("results/{study}/agreement.html", study=sorted(self.comparison_csvs()))
