@@ -13,7 +13,7 @@ builder whose parameters, gradients and Adam states take more than 8 GB). Per bu
 seconds, the error line, the workload's ops, the check's tensors held / compared, and the saved activations ours
 and torch's (measured in this process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
 
-``library``: networks of other classes as they come (``tests.library_cases``: README's Hugging Face,
+``library``: networks of other classes as they come (``tests.library_cases``: docs/models.md's Hugging Face,
 diffusers and torchvision commands, recurrent nets, segmentation, optical flow and video networks), each with its own
 inputs and loss, batch 2, on the Edge TPU description; per network the exit status, seconds, the error line, the
 ops, the tensors and weight gradients the check compared and held, and the precision it ran in.
