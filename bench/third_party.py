@@ -3,7 +3,7 @@
     python bench/third_party.py torchvision [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py timm        [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py library     [--only NAME,...] [--timeout S] [--out FILE.csv]
-    python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from earlier runs)
+    python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from runs' CSV files)
 
 Run from the repository root (it imports ``tests.third_party``: torchvision and timm from the ``test``
 extra). Each builder as a user would give it: random weights, ``num_classes=10``, the smallest image side
