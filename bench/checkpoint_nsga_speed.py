@@ -11,22 +11,10 @@ scheduler's per-op loop (one configuration on ``edge_tpu.yaml``, so each op is a
 length-1 arrays), a fifth in the local fusion re-solve (candidate enumeration, ``FusionProblem.build`` over
 the whole rewritten table, CP-SAT itself 3 %) and a tenth in ``RecomputeTables.rewrite``.
 
-Before/after, the scheduler's release and input path skipping tensors that are off chip in every
-configuration (commit f0f5eb9; same NSGA-II table, ``assert_frame_equal`` exact at 50 × 5, seed 0), all
-timed on this 2-core machine shared with three other sessions (load average 1.5–4.5):
-
-- ``schedule()`` of five random recompute choices, CPU s per evaluation, best of three interleaved runs:
-  0.167 → 0.142 (−15 %).
-- 50 × 5 on one process, after: 73 s wall, 70.5 CPU s (load average about 3; no unprofiled run before).
-- 50 × 100 on 2 workers: 283 s wall and 1,201 CPU s before (an earlier run, timed alone); after, with
-  three other sessions' jobs on the machine (load average 4–5.4, the run got one core's worth): 1,290 s
-  wall, 1,334 CPU s, 4,991 evaluations, one evaluation 0.26 s (local fusion) and 0.44 s (full). Contention
-  inflates CPU seconds too, so this run neither shows nor refutes the 15 %; it needs a quiet machine.
-
-After the scheduler's lanes, separable op costs, the RecomputePlanner and the faster FusionProblem.build
-(branch s25-nsga, 26 November 2026, ``--quick``, load average 2.7-2.9): one evaluation 0.100 CPU s with local
-fusion, 0.289 with full fusion (0.26 and 0.44 above, under heavier load). The rows now give CPU seconds
-(the NSGA-II run's include its workers') and the load average beside wall seconds.
+Each row gives wall and CPU seconds (the NSGA-II run's CPU seconds include its workers') and the load average:
+on a shared machine contention inflates CPU seconds too, so compare two versions back to back on a quiet one. An
+evaluation re-solves fusion only where the rewrite changed the graph, which is what keeps the 50 × 100 run within
+its bar; the full re-solve is timed beside it to show the difference.
 """
 
 from __future__ import annotations

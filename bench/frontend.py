@@ -16,125 +16,28 @@ the Edge TPU (``cost``).
 
 Targets: the whole chain for ResNet-18 CIFAR, and for each third-party network at its test size (batch
 2), under 60 s on 2 cores; ``traincost cost`` on MobileNetV2 (torchvision's, 1000 classes, full width)
-at 224x224, batch 1, under 90 s.
+at 224x224, batch 1, under 90 s; GPT-2 124M's training graph and decomposition under 60 CPU s and 6 GB each.
 
-Measured on 25 Nov 2026, 2 cores shared with three other jobs (load 7 to 8, so wall time is 2 to 6
-times CPU time; CPU seconds are every thread's). `--third-party`, batch 2, SGD, wall s (CPU s):
+``--rules WORKLOAD`` runs the front-end rules' own commands for a workload of config/config.yaml, each in a
+process of its own with OMP_NUM_THREADS set as Snakemake sets it to the rule's threads, and prints wall and CPU
+seconds, the main thread's CPU seconds (threads sampled every 0.1 s) and the process's peak RSS: the numbers each
+rule's ``mem_mb`` comes from (``FRONTEND_PEAK_MB`` in ``traincost.workflow.plan``). Each front-end rule takes one
+thread because a job's main thread does nearly all of its CPU work: a second thread costs CPU (ONNX Runtime's
+worker threads spin while they wait) and, on a loaded machine, wall time too. ``--startup`` measures the imports
+each job pays in fresh interpreters: the parser (``traincost --help``) does not load torch, and no job imports
+ONNX Runtime's ORTModule (``traincost.frontend.onnx.ort``).
 
-| stage | mobilenet_v2 | efficientnet_b0 | convnext_atto | vit_tiny | bert_encoder |
-|---|---|---|---|---|---|
-| export | 13.2 (3.6) | 35.2 (7.3) | 16.2 (3.7) | 2.7 (0.7) | 2.8 (0.6) |
-| train graph | 2.5 (0.8) | 11.2 (1.7) | 4.7 (1.0) | 0.6 (0.2) | 1.2 (0.2) |
-| decompose | 3.3 (1.0) | 10.0 (1.3) | 1.7 (0.4) | 0.5 (0.1) | 0.4 (0.1) |
-| verify | 10.1 (2.0) | 32.7 (4.3) | 9.5 (2.3) | 1.8 (0.5) | 1.0 (0.3) |
-| lower | 1.4 (0.2) | 5.7 (0.7) | 0.7 (0.1) | 0.2 (0.0) | 0.2 (0.0) |
-| memory | 0.1 (0.0) | 0.1 (0.0) | 0.1 (0.0) | 0.0 (0.0) | 0.0 (0.0) |
-| cost (Edge TPU) | 2.3 (0.4) | 3.4 (0.4) | 1.6 (0.3) | 0.4 (0.1) | 0.3 (0.1) |
-| whole chain | 32.9 (8.0) | 98.3 (15.7) | 34.5 (7.7) | 6.2 (1.6) | 5.9 (1.3) |
-| nodes: fwd / step / decomposed | 225 / 788 / 2857 | 291 / 1026 / 3560 | 313 / 608 / 1211 | 207 / 257 / 389 | 339 / 290 / 402 |
-| tensors held / noise | 369 / 52 * | 477 / 48 | 257 / 0 | 65 / 0 | 57 / 0 |
+What the numbers mean. The decomposition's check holds each tensor to what rounding explains: a tensor that one-ulp
+nudges of the inputs move by more than 1e-3 is float32 noise, reported and left to the node-by-node check (for
+MobileNetV2, the running means of the BatchNorms after a 1x1 convolution of a zero-mean input, and the projection
+BatchNorms' bias gradients, which the next BatchNorm makes sum to 0). ReLU6 is an ONNX Clip, whose gradient passes
+dY where min <= X <= max: the check tells a Clip's branch from its input and pins each flipped element alone, so a
+flip in a nudged execution is not counted as rounding. The check of GPT-2 124M's decomposition peaks with the
+step's ONNX Runtime executions on top of a base of both graphs' weights (as protobuf and as arrays), the batch,
+Adam's random states and the reference gradients; freed memory held by the allocator is not what takes it.
 
-Every chain takes at most 16 CPU seconds, well under the 60 s target; EfficientNet-B0's 98 s of wall
-time is the load (6 times its CPU time), so no stage was sped up. (*) MobileNetV2's held / noise count
-is after the ReLU6 fix below (before it: 120 / 301); its other cells were measured before it.
-
-`--cost-mobilenet` (MobileNetV2 as torchvision ships it, 224x224, batch 1): with `--no-verify` 13.5 s
-wall, 11.5 CPU s, peak 693 MB. With the check by execution (25 Nov 2026, load 2 to 4.5 from other
-jobs): 21.4 s wall, 24.4 CPU s, peak 906 MB (the whole process 26 s wall, 29 CPU s; at load 7.5 it
-took 43 s wall, 29 CPU s); target 90 s: met. Again on 27 Nov 2026 (randomness switched off alike for the checks, both checks
-held to what rounding explains, the export's output sensitivity measured by two more torch probes; load 2.4 from
-a zoo run beside it): 15.7 s wall, 15.3 CPU s, peak 891 MB. 369 tensors held (worst 6.0e-4 at
-features.2.conv.0.1.weight_grad, limit 1e-3), 52 float32 noise, 5 branch flips pinned in 5 Clips.
-
-ReLU6 is an ONNX Clip, and ONNX Runtime's Clip gradient passes dY where min <= X <= max: the check
-tells a Clip's branch from its input (an input exactly at 6 and one a rounding above give the same
-output, not the same gradient) and pins each flipped element alone, the op and the gradient's
-comparisons reading that element from the original graph. Pinning whole input tensors instead made the
-test-size MobileNetV2 (96x96, batch 2) fail at features.15.conv.0.1.weight_grad (9.8e-4 against
-4.6e-4): the rewritten graph's own BatchNorm statistics then met the original's activations, and that
-gradient, a sum whose terms cancel 20-fold, amplified the mismatch. Before Clip was handled, the flips
-in the nudged executions counted as rounding: 301 (test size) and 233 (224) tensors were classed as
-noise. Of the 52 left, 51 are 0 in exact arithmetic, and rounding moves them by 73 % or more: the running
-means of the BatchNorms after a 1x1 convolution of a zero-mean input, the projection BatchNorms' bias
-gradients (the next BatchNorm makes them sum to 0) and those updated biases. The 52nd (test size) is
-features.0.1.weight_grad, a BatchNorm weight gradient over 4,608 terms that cancel, which one-ulp
-nudges move by 1.4e-3. A tensor is noise when rounding moves it by more than 1e-3; it was ten times
-that, which left BatchNorm weight gradients moved by 1.3e-4 to 6e-4 (and 61 tensors of ResNet-50 at
-batch 1, once its nudged executions were pinned, not left out) uncompared.
-
-GPT-2 124M (batch 1, AdamW), `traincost train-graph` and `traincost decompose` run alone under
-`/usr/bin/time -v` (maximum RSS), on this 2-core machine with other work on it (load 3 to 4):
-
-| stage | before (commit c598d51) | after |
-|---|---|---|
-| train-graph (now with its optimizer check) | 115 s, 14.6 GB | 43.8 s (CPU 27.4 s), 3.9 GB |
-| decompose, no verification | 135 s, 14.4 GB | 16.8 s (CPU 12.3 s), 3.6 GB |
-| decompose, verified | > 24 GB, not run | node by node passes (peak 7.5 GB, CPU 97 s); a 9 GB guard stopped the end-to-end part |
-
-Measured again on 25 Nov 2026 (commit after e820706), the rule's exact commands under `/usr/bin/time -v`,
-load 7 to 8 on the 2 cores (other helpers' jobs): export 140 s wall, CPU 58 s, 6.1 GB; train-graph
-176 s, CPU 44 s, 4.8 GB; decompose verified (node by node and end to end: 297 tensors held, worst
-2.0e-6, 0 float32 noise) 680 s wall, CPU 229 s, peak 8.6 GB, of which: the step's ONNX Runtime
-executions add 3.1 to 3.8 GB each to a 4 to 5 GB base (both graphs' 0.5 GB of weights as protobuf,
-0.5 GB as arrays, the batch and Adam's 1 GB of random states, the reference gradients and updated
-parameters, 1 GB). Before drawing the nudged feeds again (a second 1 GB copy of the states): 9.0 GB.
-Run again at load 5: 285 s wall, the same CPU time and peak. With glibc's mmap and trim thresholds at
-1 MB (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) the peak is the same 8.6 GB: freed memory held by
-the allocator is not what takes it; the live tensors are.
-
-Decomposition and verification split, start-up and threads (25 Nov 2026). `--rules WORKLOAD` runs the front-end
-rules' own commands for a workload of config/config.yaml, each in a process of its own with OMP_NUM_THREADS set
-as Snakemake sets it to the rule's threads, and prints wall and CPU seconds, the main thread's CPU seconds (threads
-sampled every 0.1 s) and the process's peak RSS. GPT-2 124M (AdamW), before (main at 79a9d1e, 2 threads, as its
-rules asked) and after (this code, 1 thread), back to back, each command under /usr/bin/time (CPU s = user + sys;
-the load from other work in the last column):
-
-| rule | before: CPU s, wall s, peak MB | after: CPU s, wall s, peak MB | load |
-|---|---|---|---|
-| export | 81.1, 402, 5,929 | 58.9, 249, 4,057 | 13.7 to 19.2 |
-| train_graph | 61.7, 133, 4,398 | 41.2, 85, 3,537 | 10.9 to 13.7 |
-| decompose (before: with --no-verify) | 18.8, 40, 3,831 | 8.9, 19, 2,689 | 10.0 to 10.9 |
-| decompose with its check (before) / verify_decomposition (after) | 295.2, 727, 8,396 | 255.9, 795, 7,375 | 8.3 to 10.4 |
-| lower | 9.4, 19, 1,339 | 3.2, 7, 1,115 | 9.7 to 10.0 |
-
-GPT-2 124M's train_graph and decompose now take 50 CPU s together (targets: under 60 s and 6 GB each; before, 80
-without the check and 357 with it in line, at 8.4 GB), and the 256 s of its check run as a job of their own. Every
-ONNX file and Parquet table is the same byte for byte (`cmp`; a Workload table's metadata names the file it was
-lowered from), verification.parquet included: with 1 or 2 ONNX Runtime threads the check's numbers are equal.
-Where the CPU went: every job imported torch, ONNX Runtime's ORTModule (4 to 5 CPU s) and pandas, decompose and
-lower included; export ran the model three times in torch (the probe, the trace and a reference on a deep copy:
-the probe, with Dropout off, is now the reference), inferred shapes twice (check_model's full_check again) and
-serialised the 0.5 GB model for each; train-graph ran GPT-2's forward twice to check its fused GELUs (now once,
-each FastGelu run alone on the tensors it read); decompose made arrays and copies of weights no rule reads. Much
-of the system time left is page faults of fresh buffers (a 0.5 GB graph loaded, copied, saved; ONNX Runtime's
-activations with its arena off): glibc's mmap and trim thresholds at 1 GB (MALLOC_MMAP_THRESHOLD_,
-MALLOC_TRIM_THRESHOLD_) took GPT-2 124M's decompose, at an earlier state of this work, from 11.3-11.9 to 8.4-9.1
-CPU s but its peak from 3.3 to 3.7 GB; not adopted.
-
-After, other large models (`--rules`, 1 thread, load 9 to 11), CPU s (peak MB); the main thread did 99 to 100 %
-of each job's CPU work:
-
-| rule | VGG-16 | AlexNet | ResNet-50 b8 Adam | ResNet-50 b1 Adam |
-|---|---|---|---|---|
-| export | 25.9 (3,538) | 12.3 (1,351) | 13.8 (1,397) | 9.6 (853) |
-| train_graph | 36.3 (4,887) | 17.4 (2,022) | 19.2 (1,346) | 17.4 (1,346) |
-| decompose | 7.2 (3,401) | 4.0 (1,234) | 4.6 (766) | 5.3 (765) |
-| verify_decomposition | 54.4 (6,719) | 19.3 (2,973) | 215.9 (3,423) | 53.0 (1,978) |
-| lower | 2.8 (1,191) | 2.2 (601) | 2.6 (339) | 2.3 (339) |
-
-VGG-16 before (main, 2 threads, load 11 to 12, an hour later), CPU s (peak MB): export 40.9 (5,220), train_graph
-46.4 (6,193), decompose with its check 75.5 (7,825), lower 8.1 (1,416); the same tables. AlexNet's export (dropout
-0.5), back to back: 19.1 CPU s (2,328 MB) before, 12.9 (1,385) after.
-
-Imports each job pays (CPU s, mean of 3 fresh interpreters, load 12 to 13; before -> after): the parser (`traincost --help`) 1.14
--> 0.25, export 5.4 -> 3.4, train-graph 5.6 -> 3.4, decompose 5.6 -> 1.4, lower 6.0 -> 1.2 (`--startup`).
-
-Threads (`threads: 1` in each front-end rule): with 2 threads, a job's main thread did 84 to 95 % of its CPU work
-and 61 % of the check's (ResNet-18 CIFAR, batch 8; GPT-2 124M's check: 60 %), and the second thread cost CPU
-and, at load 10, wall time too (ONNX Runtime's worker threads spin while they wait). ResNet-18 CIFAR b8, 2 threads
-against 1, back to back, CPU s (wall s): export 8.7 (26.1) / 7.5 (19.8), train_graph 12.3 (34.1) / 11.1 (28.7),
-decompose 2.6 (6.9) / 2.9 (7.7), lower 2.1 (5.7) / 2.2 (5.8), verify_decomposition 33.4 (91.1) / 23.2 (60.6);
-GPT-2 124M's verification 320 CPU s (880 s wall) with 2 threads, 256 (795) with 1, the same table.
+The latest measurements are in docs/frontends.md (the two front ends side by side) and the README's Performance
+table; earlier ones are in the repository's history.
 """
 
 from __future__ import annotations

@@ -4,31 +4,14 @@ Times the full Edge TPU grid (MONET Table II, 10,000 configurations) for ResNet-
 training, and the full FuseMax grid (Table III, 2,560 configurations) for the small GPT-2, each as
 the workflow runs it (same modes and fusion as config/config.yaml), on this machine; then ``mac_cost`` on the MAC
 ops of a ResNet-18 CIFAR training step at 10,000 configurations of ZigZag's ``eyeriss_like`` (imported; the sizes
-of its weight and output register files and of its two SRAMs swept), where the engine also tries the orders that
-hold partial sums in the PEs (the study hardware has no memory they apply to): 27 November 2026, at a load average
-of 5, alternating runs, 6.4-7.0 s wall (5.7-7.0 s CPU) on 64cbfa8 and 8.5 s (7.5-7.7 s CPU) with the block held over
-the columns and the instances at work per op (2853708); at a load average of 2-3, 8.9-9.3 s (8.6-9.1 s CPU) on
-c138861 and 12.3-13.1 s (12.0-12.7 s CPU) with each band that keeps outputs tried with the array's block as well (12
-candidate orders inside the core against 9; the Edge TPU grid, whose bands keep no outputs, 9.3-9.9 s before and
-9.5-9.7 s after, and FuseMax's are unchanged); at a load average of 1, alternating runs, 12.5-15.5 s on e11c41f and
-12.0-16.7 s with ports timed per port, registers serving some axes and groups moved together (Edge TPU 9.4-11.9 s
-and 9.4-12.4 s); 28 November 2026, ZigZag searching on the other core, 16.4-16.6 s on 785b874 and 19.3-21.2 s with a
-band's weight tile also tried wider (three more orders in band 1; the Edge TPU and FuseMax grids unchanged); the
-same grid with ``tiling: divisors`` (every tile a divisor of its loop, ``Core.tiling``) once more, 19.4 and 22.0 s of
-CPU against 18.3 and 20.7 s with the engine's own tiles (two runs, 28 November 2026, ZigZag searching on both
-cores); 29 November 2026, the machine otherwise idle, alternating runs, with each conv gradient costed again on its
-own loops (``OWN_LOOPS``; 7c6f881 against a6d4366): the Edge TPU training grid 4.3-4.4 s -> 5.3-5.5 s, the
-``eyeriss_like`` MAC ops 8.1-8.4 s -> 9.5-10.2 s (``any``) and 8.1-8.2 s -> 11.3-11.9 s (``divisors``), FuseMax's GPT-2
-(no convolution) unchanged at 0.56-0.57 s; with every block weighed only where its memory holds it (``_block_fits``;
-79957c4 against 43534c4, alternating runs, the machine otherwise idle) unchanged within the noise: the Edge TPU
-training grid 5.2-5.4 s against 5.3-5.4 s, the ``eyeriss_like`` MAC ops 10.3-10.4 s against 10.0-12.1 s (``any``) and
-11.4-11.8 s against 11.4-11.5 s (``divisors``), FuseMax's GPT-2 0.54-0.59 s against 0.43-0.59 s; with every tile
-inside the core sized to fit its memory (``_room`` counting copies, ``_columns_above``; f595f42 against 8992cdc, the
-same way, the machine slower on both) unchanged within the noise: 5.7-5.9 s against 5.8-6.0 s, 12.3-12.5 s against
-11.5-12.9 s (``any``), 13.6-13.7 s against 13.4-13.9 s (``divisors``), FuseMax's GPT-2 training 0.63 s against
-0.49-0.64 s. If the
-ZigZag cross-check has run (``bench/crosscheck/zigzag_crosscheck.py``, whose per-layer ZigZag tables are cached in
-``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
+of its weight and output register files and of its two SRAMs swept), with the engine's own tiles (``any``) and with
+``tiling: divisors`` (every tile a divisor of its loop, ``Core.tiling``). That grid exercises what the study hardware
+does not: the orders that hold partial sums in the PEs, bands that keep outputs tried with the array's block, ports
+timed per port, registers serving some axes, groups moved together, and each conv gradient costed on its own loops
+(``OWN_LOOPS``), so it shows what those candidates cost where they apply. Compare two versions by running them
+alternately on one machine state: on a shared 2-core machine the load moves wall and CPU seconds alike by tens of
+percent. If the ZigZag cross-check has run (``bench/crosscheck/zigzag_crosscheck.py``, whose per-layer ZigZag tables
+are cached in ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
     python bench/sweep_speed.py            # needs results/workloads/{resnet18_cifar,gpt2_small} (snakemake)
 """

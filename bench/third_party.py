@@ -3,7 +3,7 @@
     python bench/third_party.py torchvision [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py timm        [--frontend torch|onnx] [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py library     [--only NAME,...] [--timeout S] [--out FILE.csv]
-    python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from earlier runs)
+    python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from runs' CSV files)
 
 Run from the repository root (it imports ``tests.third_party``: torchvision and timm from the ``test``
 extra). Each builder as a user would give it: random weights, ``num_classes=10``, the smallest image side
@@ -13,7 +13,7 @@ builder whose parameters, gradients and Adam states take more than 8 GB). Per bu
 seconds, the error line, the workload's ops, the check's tensors held / compared, and the saved activations ours
 and torch's (measured in this process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
 
-``library``: networks of other classes as they come (``tests.library_cases``: README's Hugging Face,
+``library``: networks of other classes as they come (``tests.library_cases``: docs/models.md's Hugging Face,
 diffusers and torchvision commands, recurrent nets, segmentation, optical flow and video networks), each with its own
 inputs and loss, batch 2, on the Edge TPU description; per network the exit status, seconds, the error line, the
 ops, the tensors and weight gradients the check compared and held, and the precision it ran in.

@@ -6,15 +6,14 @@ after the other; per job CPU seconds (user + sys of the job's process), wall sec
 
 It reads the workloads and calibration a run of the workflow made (``results/tiered/workloads``,
 ``results/tiered/calibration.parquet``: ``snakemake --cores 2 results/tiered/calibration.parquet`` makes them).
-``--plain`` runs the jobs as before the study had a record (branch s25-tiered): no ``--record-out``, and every
-ablation job solves and simulates everything again; it also times code from before the branch, put first on
-PYTHONPATH. The tables are written under ``--scratch`` (compare two runs with bench/compare_runs.py).
+``--plain`` runs the jobs without a record (no ``--record-out``), so every ablation job solves and simulates
+everything again: the time a study's record saves its ablations, which only re-price it or re-simulate the policies
+their assumption reaches. Another version of the code, put first on PYTHONPATH, is timed the same way. The tables
+are written under ``--scratch`` (compare two runs with bench/compare_runs.py).
 
 Runs compare only back to back on one machine state: CPU seconds are inflated by other work on a shared
-2-core machine, and wall seconds, one job at a time, say little under load. Per ablation job on
-bert_large double_batch (load 8.5): 4.2-4.5 -> 2.1-2.2 CPU s for calibrated, stall_static_power and
-deeptm_eviction_costs_time, 4.4 -> 3.5 for tier2_energy_factor (commit 92deb2c); the full-config totals of a
-quiet run are in the README's timing section (results/benchmarks/).
+2-core machine, and wall seconds, one job at a time, say little under load. The full run's and the ablations' totals
+are in the README's Performance table; ``bench/reproduce.py`` gives them per rule from ``results/benchmarks/``.
 """
 
 from __future__ import annotations

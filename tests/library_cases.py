@@ -1,6 +1,6 @@
-"""Networks of other libraries and classes as ``traincost cost`` takes them, with no wrapper: README's Hugging Face
-section (its commands parsed from the README), recurrent nets, segmentation, optical flow and video networks. Nothing
-here imports the ONNX front end: it runs on every Python the tests do."""
+"""Networks of other libraries and classes as ``traincost cost`` takes them, with no wrapper: the Hugging Face section
+of docs/models.md (its commands parsed from the page), recurrent nets, segmentation, optical flow and video networks.
+Nothing here imports the ONNX front end: it runs on every Python the tests do."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from pathlib import Path
 import torch
 from torch import nn
 
-_README = Path(__file__).resolve().parents[1] / "README.md"
+_MODELS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "models.md"
 HUGGING_FACE_SECTION = "## Cost a Hugging Face model"
 
 
-def readme_cost_commands() -> list[list[str]]:
-    """The ``traincost cost`` commands of README's Hugging Face section, each as its arguments after ``traincost``."""
-    text = _README.read_text()
+def library_cost_commands() -> list[list[str]]:
+    """The ``traincost cost`` commands of docs/models.md's Hugging Face section, each as its arguments after
+    ``traincost``."""
+    text = _MODELS_PAGE.read_text()
     block = re.search(r"```bash\n(.*?)```", text[text.index(HUGGING_FACE_SECTION) :], re.S)
     if block is None:
-        raise ValueError(f"README: no bash block under {HUGGING_FACE_SECTION!r}")
+        raise ValueError(f"docs/models.md: no bash block under {HUGGING_FACE_SECTION!r}")
     lines = [line.strip() for line in block.group(1).replace("\\\n", " ").splitlines()]
     return [shlex.split(line)[1:] for line in lines if line and not line.startswith("#")]
 
@@ -50,10 +51,10 @@ _NO_BACKBONE = {"num_classes": 4, "weights_backbone": None}
 
 def library_cases() -> dict[str, list[str]]:
     """Networks of other classes, each as ``traincost cost`` takes it (no ``--out-dir``, ``--hardware`` or batch):
-    the README section's Hugging Face, diffusers and torchvision commands, recurrent nets, segmentation, optical flow
+    the Hugging Face, diffusers and torchvision commands of docs/models.md, recurrent nets, segmentation, optical flow
     and video networks."""
     cases = {}
-    for args in readme_cost_commands():
+    for args in library_cost_commands():
         dropped = ("--out-dir", "--hardware", "--batch")  # the bench's own
         kept = [a for i, a in enumerate(args) if a not in dropped and not (i and args[i - 1] in dropped)]
         cases[args[1].rsplit(":", 1)[1]] = kept[1:]  # after the command's name

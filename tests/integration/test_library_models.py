@@ -1,5 +1,5 @@
-"""Models of libraries as they come: every command of README's "Cost a Hugging Face model" section runs as written (the
-output directory moved into the test's), and the forward adapter's rules on hand-made modules."""
+"""Models of libraries as they come: every command of the "Cost a Hugging Face model" section of docs/models.md runs as
+written (the output directory moved into the test's), and the forward adapter's rules on hand-made modules."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 import torch
 from torch import nn
 
-from tests.library_cases import readme_cost_commands
+from tests.library_cases import library_cost_commands
 from tests.reliability.conftest import cli
 from traincost.errors import ConfigError
 from traincost.models.forward_adapter import adapt_forward, output_used, select_output
 
-COMMANDS = readme_cost_commands()
+COMMANDS = library_cost_commands()
 
 
 def _case(args: list[str]) -> str:
@@ -25,7 +25,7 @@ def _case(args: list[str]) -> str:
 @pytest.mark.parametrize(
     "args", [COMMANDS[0], *(pytest.param(c, marks=pytest.mark.slow) for c in COMMANDS[1:])], ids=[_case(c) for c in COMMANDS]
 )
-def test_every_command_of_the_readme_section_costs_its_model_verified(args: list[str], tmp_path: Path) -> None:
+def test_every_command_of_the_models_page_section_costs_its_model_verified(args: list[str], tmp_path: Path) -> None:
     at = args.index("--out-dir")
     out = tmp_path / "cost"
     args = [*args[:at], "--out-dir", str(out), *args[at + 2 :]]
@@ -43,7 +43,7 @@ def test_every_command_of_the_readme_section_costs_its_model_verified(args: list
     assert ops.loc[ops["phase"] == "forward", "macs"].sum() > 0
 
 
-def test_the_readme_section_covers_an_encoder_a_decoder_both_a_vision_model_a_unet_and_torchvision_nets() -> None:
+def test_the_models_page_section_covers_an_encoder_a_decoder_both_a_vision_model_a_unet_and_torchvision_nets() -> None:
     models = [args[1] for args in COMMANDS]
     assert models[:5] == [
         "transformers:BertForSequenceClassification",
@@ -105,7 +105,7 @@ def test_select_output_names_what_it_found_when_the_named_entry_is_missing() -> 
 def test_the_onnx_front_end_verifies_a_bert_whose_key_bias_gradient_is_zero_in_exact_arithmetic(tmp_path: Path) -> None:
     """A softmax reads every key's bias alike along its axis, so that bias's gradient cancels to rounding: compared
     against its addends it holds, and its update, the optimizer on the two graphs' residues, is set aside with it."""
-    args = COMMANDS[0][: COMMANDS[0].index("--inputs")]  # the README's BERT without the labels: logits out
+    args = COMMANDS[0][: COMMANDS[0].index("--inputs")]  # the page's BERT without the labels: logits out
     tokens = '{"input_ids": {"shape": [32], "dtype": "int64", "range": [0, 1000]}}'
     result = cli(*args, "--inputs", tokens, "--frontend", "onnx", "--out-dir", tmp_path / "cost")
     assert result.returncode == 0, result.stderr[-2000:]

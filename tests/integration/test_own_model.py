@@ -94,7 +94,7 @@ def _own(function: str) -> Callable[..., object]:
 
 
 def export_encoder_onnx(path: Path, *, vocab: int = 50, dynamic_batch: bool = True) -> torch.nn.Module:
-    """A user's export of the encoder, with the settings README "Cost your own model" gives."""
+    """A user's export of the encoder, with the settings docs/models.md ("An ONNX file") gives."""
     torch.manual_seed(0)
     model = _own("encoder")(vocab=vocab).train()
     with warnings.catch_warnings():

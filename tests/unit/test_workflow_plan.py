@@ -7,6 +7,7 @@ shipped configs' dry runs are checked end to end by ``tests/integration/test_wor
 from __future__ import annotations
 
 import copy
+import importlib.util
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from traincost.workflow import Plan, check_config, config_problems
+from traincost.workflow import Plan, check_config, config_problems, missing_requirements, ort_training_installed
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
@@ -86,6 +87,49 @@ def test_the_config_wide_front_end_applies_to_every_workload_that_names_none(in_
     assert "workloads.gpt2_small.attention: for the onnx front end; torch costs each attention as torch runs it" in (
         config_problems(config, repo=REPO)
     )
+
+
+def test_a_config_on_the_onnx_front_end_without_onnx_runtime_training_names_the_field_and_the_install() -> None:
+    config = _config("quick.yaml")  # every workload on the default front end, onnx
+    assert missing_requirements(config, ort_installed=True) == []
+    [problem] = missing_requirements(config, ort_installed=False)
+    assert problem.startswith("frontend: onnx (the front end of resnet18_cifar, gpt2_small, resnet50_b1_sgd and ")
+    assert "pip install -e '.[ort]' on Python 3.11" in problem and "snakemake --config frontend=torch" in problem
+    assert "\n" not in problem
+    # CI's Python 3.13 step: the quick config with every workload on the torch front end needs nothing more
+    assert missing_requirements({**config, "frontend": "torch"}, ort_installed=False) == []
+
+
+def test_a_workload_that_asks_for_onnx_itself_is_named_by_its_own_key() -> None:
+    config = {**_config("quick.yaml"), "frontend": "torch"}
+    config["workloads"] = {
+        **config["workloads"],
+        "own": {"model": "mlp", "batch": 1, "optimizer": "sgd", "frontend": "onnx"},
+        "file": {"onnx": "net.onnx", "batch": 1, "optimizer": "sgd"},
+    }
+    problems = missing_requirements(config, ort_installed=False)
+    assert [p.split(":")[0] for p in problems] == ["workloads.own.frontend", "workloads.file.onnx"]
+    assert problems[0].endswith("or set it to torch") and "ONNX file is costed by the onnx front end" in problems[1]
+
+
+def test_onnx_runtime_training_is_found_without_importing_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else found(name, *a))
+    assert not ort_training_installed()
+    inference_only = tmp_path / "onnxruntime"  # ONNX Runtime without its training package
+    inference_only.mkdir()
+    (inference_only / "__init__.py").write_text("raise ImportError('never imported')\n")
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: importlib.util.spec_from_file_location(
+            name, inference_only / "__init__.py", submodule_search_locations=[str(inference_only)]
+        ),
+    )
+    assert not ort_training_installed()
+    (inference_only / "training").mkdir()
+    (inference_only / "training" / "__init__.py").write_text("")
+    assert ort_training_installed()
 
 
 def test_a_config_file_is_read_strictly_and_the_schema_speaks_in_one_line(tmp_path: Path) -> None:

@@ -7,13 +7,26 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from traincost.workflow import COMPARISON_CSVS, FIRST, STEPS, Plan, check_config, config_problems
+from traincost.workflow import (
+    COMPARISON_CSVS,
+    FIRST,
+    STEPS,
+    Plan,
+    check_config,
+    config_problems,
+    missing_requirements,
+    ort_training_installed,
+)
 
 check_config(config, workflow.configfiles, Path(workflow.current_basedir) / "../schemas/config.schema.yaml")
 validate(config, schema="../schemas/config.schema.yaml")  # fills in the schema's defaults
 _problems = config_problems(config, repo=Path(workflow.basedir))
 if _problems:
     raise ValueError("invalid config: " + "; ".join(_problems))
+# what the config needs installed (the onnx front end: ONNX Runtime Training), so that `snakemake -n` says it too
+_missing = missing_requirements(config, ort_installed=ort_training_installed())
+if _missing:
+    raise ValueError("not installed: " + "; ".join(_missing))
 
 PLAN = Plan(config=config, repo=Path(workflow.basedir))
 

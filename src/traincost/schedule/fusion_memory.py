@@ -30,9 +30,9 @@ scheduler's on-chip budget). Where it fits it runs in the fewest candidate tiles
 ``PIPELINE_TILES`` = 8 where the group can be cut that fine (Stream: "cut ``resident`` into at least PIPELINE_TILES
 steady-state tiles ... so that each tile's transfers overlap the others' compute"): ``GroupTiling.choose``.
 
-The ``rows`` tiling (``FUSION_TILINGS``; the ``fusion_tiling`` ablation) is the rule before this one: a group cut
-into its smallest factor of rows and no finer, samples whole, each member holding its weights and one tile of its
-output, no halo and nothing added by the tiles.
+The ``rows`` tiling (``FUSION_TILINGS``; the ``fusion_tiling`` ablation) is the simpler rule, kept to measure what
+the tiling changes: a group cut into its smallest factor of rows and no finer, samples whole, each member holding its
+weights and one tile of its output, no halo and nothing added by the tiles.
 
 The solver admits a candidate subgraph only if it fits (:mod:`traincost.optimize.fusion`); the scheduler fuses a
 group only at the configurations where it fits (:mod:`traincost.schedule.scheduler`), so no strategy is both

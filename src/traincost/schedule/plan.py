@@ -39,7 +39,7 @@ class SchedulePlan:
             produced and consumed a tile (of samples or rows) at a time, never leave the chip, and consumers
             start on the first tile of their producer.
         fusion_tiling: how a fused group is cut into tiles (``stream``: along samples then rows, as Stream 2.1.1 cuts
-            it; ``rows``: into its rows only, the rule before, kept as an ablation; ``fusion_memory``).
+            it; ``rows``: into its rows only, the simpler rule, kept as an ablation; ``fusion_memory``).
         resident_fraction: share of each core's top memory that may hold tensors between ops
             (the rest is working space for the tiles of the running op); a fused group fits when what its
             ops hold while it runs tile by tile fits in it (:mod:`traincost.schedule.fusion_memory`).

@@ -1,10 +1,14 @@
 """The workflow config checked before any job runs: each file read strictly, the schema with one short line
-per problem, then the cross-checks the schema cannot express (a key naming another, a file that must exist)."""
+per problem, then the cross-checks the schema cannot express (a key naming another, a file that must exist), and
+what the config needs installed (the ONNX front end needs ONNX Runtime Training, the ``ort`` extra)."""
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import math
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,7 @@ from traincost.limits import MAX_CONFIGS
 from traincost.signature import LOSSES
 from traincost.workflow.plan import frontend_of
 
-__all__ = ["check_config", "config_problems"]
+__all__ = ["check_config", "config_problems", "missing_requirements", "ort_training_installed"]
 
 Config = Mapping[str, Any]
 
@@ -246,4 +250,47 @@ def _tiered_problems(config: Config) -> list[str]:
     for variant, ratios in study.get("variant_ratios", {}).items():
         if study["figure_ratio"] not in ratios:
             problems.append(f"tiered.variant_ratios.{variant}: must include figure_ratio {study['figure_ratio']}")
+    return problems
+
+
+def ort_training_installed() -> bool:
+    """Whether ``onnxruntime.training`` is importable, found without importing it (importing ONNX Runtime Training
+    takes seconds and, through ORTModule, torch)."""
+    found = importlib.util.find_spec("onnxruntime")
+    if found is None or not found.submodule_search_locations:
+        return False
+    return importlib.machinery.PathFinder.find_spec("training", list(found.submodule_search_locations)) is not None
+
+
+def missing_requirements(config: Config, *, ort_installed: bool) -> list[str]:
+    """What the config needs that is not installed, one line per config field that asks for it: a workload built by
+    the onnx front end (the top-level ``frontend``, a workload's own ``frontend``, or an ``onnx`` file) needs ONNX
+    Runtime Training (``ort_installed``), whose last release has wheels for Python 3.11 and older only."""
+    if ort_installed:
+        return []
+    by_field: dict[str, list[str]] = {}
+    for name, workload in config["workloads"].items():
+        if frontend_of(workload, config.get("frontend", "onnx")) != "onnx":
+            continue
+        if "onnx" in workload:
+            field = f"workloads.{name}.onnx"
+        elif workload.get("frontend"):
+            field = f"workloads.{name}.frontend"
+        else:
+            field = "frontend"
+        by_field.setdefault(field, []).append(name)
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    needs = f"needs ONNX Runtime Training, which this Python ({python}) cannot import: pip install -e '.[ort]' on Python 3.11"
+    problems = []
+    for field, names in by_field.items():
+        if field == "frontend":
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            problems.append(
+                f"frontend: onnx (the front end of {shown}) {needs}, or set the front end to torch "
+                "(snakemake --config frontend=torch)"
+            )
+        elif field.endswith(".onnx"):
+            problems.append(f"{field}: an ONNX file is costed by the onnx front end, which {needs}")
+        else:
+            problems.append(f"{field}: onnx {needs}, or set it to torch")
     return problems

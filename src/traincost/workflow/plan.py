@@ -237,8 +237,8 @@ class Plan:
     def checkpoint_priority(self, name: str) -> int:
         """A front-end job's priority: the workload of MONET's checkpointing study (Figures 11 and 12) first, so that
         its NSGA-II (checkpoint_nsga, the longest job of one thread) starts minutes into the run and runs beside the
-        others instead of holding the end of it (the full run of 26 November 2026 lowered ResNet-18 with Adam 11.5
-        minutes in)."""
+        others instead of holding the end of it (Snakemake would otherwise start the front-end jobs in its own order,
+        and the workload's training step could come last)."""
         study = self.checkpoint
         return FIRST if study is not None and name == study.workload else 0
 
