@@ -1,18 +1,17 @@
 """Wall time of each front-end stage and the size of each graph, printed as a table.
 
     python bench/frontend.py [model[:batch] ...]      (default: resnet18_cifar:1 resnet50:1 gpt2_small:1)
-    python bench/frontend.py --third-party            (the networks of tests/third_party.py, at their test size)
+    python bench/frontend.py --third-party            (the networks of examples/third_party.py, at their test size)
     python bench/frontend.py --cost-mobilenet         (`traincost cost` on MobileNetV2, 224x224, batch 1)
     python bench/frontend.py --rules gpt2_124m        (the workflow's front-end commands, one process each: the
                                                        ONNX front end's rules, then the torch front end's trace_step)
     python bench/frontend.py --agreement resnet18 ... (both front ends' MACs, state bytes and saved activations)
     python bench/frontend.py --startup                (the imports each front-end job pays)
 
-Run from the repository root (``--third-party`` imports ``tests.third_party``: torchvision and timm from
-the ``test`` extra). Per stage: wall and CPU seconds (every thread's; the measure that holds on a shared
-machine) and the process's peak RSS so far (MB). The chain is export, training graph (SGD, as the
-third-party test steps), decomposition, its check by execution, lowering, memory, and the schedule on
-the Edge TPU (``cost``).
+``--third-party`` and ``--cost-mobilenet`` need torchvision and timm (the ``test`` extra). Per stage: wall and CPU
+seconds (every thread's; the measure that holds on a shared machine) and the process's peak RSS so far (MB). The chain
+is export, training graph (SGD, as the third-party test steps), decomposition, its check by execution, lowering,
+memory, and the schedule on the Edge TPU (``cost``).
 
 Targets: the whole chain for ResNet-18 CIFAR, and for each third-party network at its test size (batch
 2), under 60 s on 2 cores; ``traincost cost`` on MobileNetV2 (torchvision's, 1000 classes, full width)
@@ -52,10 +51,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
-from torch import nn
 
+from traincost import models
 from traincost.cost import op_table
 from traincost.frontend.onnx.decompose import decompose
 from traincost.frontend.onnx.export import export_model
@@ -70,15 +70,6 @@ from traincost.workload import STEP_PHASES
 
 REPO = Path(__file__).resolve().parents[1]
 EDGE_TPU = REPO / "config/hardware/edge_tpu.yaml"
-
-
-def mobilenet_v2() -> nn.Module:
-    """torchvision's MobileNetV2 as it ships (1000 classes, width 1), random weights: the factory
-    ``--cost-mobilenet`` hands to ``traincost cost``."""
-    # imported by the module that declares the operator schemas torchvision's import needs
-    from tests.third_party import torchvision  # noqa: PLC0415
-
-    return torchvision.models.mobilenet_v2()
 
 
 def bench(name: str, batch: int, optimizer: OptimizerSpec) -> dict[str, object]:
@@ -124,14 +115,15 @@ def bench(name: str, batch: int, optimizer: OptimizerSpec) -> dict[str, object]:
 
 
 def bench_cost_mobilenet(*, verify: bool) -> dict[str, object]:
-    """``traincost cost`` on MobileNetV2 224x224, batch 1, in a child process: wall and CPU seconds, peak RSS."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    command = [str(Path(sys.executable).parent / "traincost"), "cost", "bench.frontend:mobilenet_v2"]
+    """``traincost cost`` on MobileNetV2 224x224, batch 1, in a child process: wall and CPU seconds, peak RSS.
+    torchvision's MobileNetV2 as it ships (1000 classes, width 1), random weights."""
+    command = [str(Path(sys.executable).parent / "traincost"), "cost", "traincost.models.library:torchvision_model"]
+    command += ["--name", "mobilenet_v2", "--kwargs", '{"name": "mobilenet_v2"}']
     command += ["--input-shape", "3,224,224", "--batch", "1", "--hardware", str(EDGE_TPU)]
     command += [] if verify else ["--no-verify"]
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        subprocess.run([*command, "--out-dir", out], check=True, env=env, cwd=REPO, stdout=subprocess.DEVNULL)
+        subprocess.run([*command, "--out-dir", out], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
@@ -141,6 +133,17 @@ def bench_cost_mobilenet(*, verify: bool) -> dict[str, object]:
         "total_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
         "peak_mb": usage.ru_maxrss // 1024,
     }
+
+
+def bench_third_party() -> list[dict[str, object]]:
+    """The chain of each network of ``examples.third_party`` at its test size, batch 2, SGD, each a zoo entry while it
+    runs."""
+    sys.path.insert(0, str(REPO))
+    from examples.third_party import NETWORKS, architecture  # noqa: PLC0415 (torchvision and timm: for --third-party only)
+
+    entries = {**models.ARCHITECTURES, **{name: architecture(network) for name, network in NETWORKS.items()}}
+    with mock.patch.object(models, "ARCHITECTURES", entries):
+        return [bench(name, 2, OptimizerSpec(kind="sgd", lr=0.1)) for name in NETWORKS]
 
 
 # What each front-end job imports before it reads its input (the modules of its CLI handler).
@@ -284,7 +287,7 @@ def main() -> None:
     parser.add_argument(
         "models", nargs="*", help="zoo models as name[:batch], Adam (default: resnet18_cifar:1 resnet50:1 gpt2_small:1)"
     )
-    parser.add_argument("--third-party", action="store_true", help="the networks of tests/third_party.py, batch 2, SGD")
+    parser.add_argument("--third-party", action="store_true", help="the networks of examples/third_party.py, batch 2, SGD")
     parser.add_argument("--cost-mobilenet", action="store_true", help="traincost cost on MobileNetV2 224x224, batch 1")
     parser.add_argument("--no-verify", action="store_true", help="--cost-mobilenet without the check by execution")
     parser.add_argument("--startup", action="store_true", help="CPU seconds of each front-end job's imports")
@@ -314,19 +317,9 @@ def main() -> None:
         name, _, batch = spec.partition(":")
         rows.append(bench(name, int(batch or 1), OptimizerSpec(kind="adam", lr=1e-3)))
     if args.third_party:
-        sys.path.insert(0, str(REPO))
-        import pytest  # noqa: PLC0415 (torchvision and timm load only for --third-party)
-
-        from tests.third_party import NETWORKS, register  # noqa: PLC0415
-
-        patch = pytest.MonkeyPatch()  # the test's way of making them zoo entries, undone at the end
-        for network in NETWORKS.values():
-            register(patch, network)
-        rows += [bench(name, 2, OptimizerSpec(kind="sgd", lr=0.1)) for name in NETWORKS]
+        rows += bench_third_party()
     if args.cost_mobilenet:
         rows.append(bench_cost_mobilenet(verify=not args.no_verify))
-    if args.third_party:
-        patch.undo()
     print(pd.DataFrame(rows).set_index(["model", "batch"]).T.to_string())
 
 

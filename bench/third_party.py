@@ -5,15 +5,15 @@
     python bench/third_party.py library     [--only NAME,...] [--timeout S] [--out FILE.csv]
     python bench/third_party.py --markdown FILE.csv ...   (the tables of docs/zoo_coverage.md from runs' CSV files)
 
-Run from the repository root (it imports ``tests.third_party``: torchvision and timm from the ``test``
+Run from the repository root (it imports ``examples.third_party``; torchvision and timm come from the ``test``
 extra). Each builder as a user would give it: random weights, ``num_classes=10``, the smallest image side
-its forward accepts (``tests.third_party.zoo_case``), batch 2, Adam, on the Edge TPU description, one
+its forward accepts (``examples.third_party.zoo_case``), batch 2, Adam, on the Edge TPU description, one
 ``traincost cost`` process each on the front end ``--frontend`` names (default torch; ``--no-verify`` for a
 builder whose parameters, gradients and Adam states take more than 8 GB). Per builder: the exit status, wall
 seconds, the error line, the workload's ops, the check's tensors held / compared, and the saved activations ours
 and torch's (measured in this process with ``saved_tensors_hooks``, ``traincost.memory.torch_measure``).
 
-``library``: networks of other classes as they come (``tests.library_cases``: docs/models.md's Hugging Face,
+``library``: networks of other classes as they come (``examples.library_cases``: docs/models.md's Hugging Face,
 diffusers and torchvision commands, recurrent nets, segmentation, optical flow and video networks), each with its own
 inputs and loss, batch 2, on the Edge TPU description; per network the exit status, seconds, the error line, the
 ops, the tensors and weight gradients the check compared and held, and the precision it ran in.
@@ -34,7 +34,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import library_cases, third_party  # noqa: E402 (after the path above)
+from examples import library_cases, third_party  # noqa: E402 (after the path above)
 from traincost.frontend.shared.optimizer import OptimizerSpec  # noqa: E402
 
 BATCH = 2
@@ -89,7 +89,7 @@ def _cost(args: list[str], out: Path, *, timeout_s: float) -> tuple[dict[str, ob
         "--batch", str(BATCH), "--hardware", str(HARDWARE), "--out-dir", str(out),
     ]  # fmt: skip
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {"PYTHONPATH": path}  # the factories of tests.third_party and tests.library_cases
+    env = os.environ | {"PYTHONPATH": path}  # examples.library_cases:recurrent, a factory path
     start = time.perf_counter()
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -103,7 +103,7 @@ def _cost(args: list[str], out: Path, *, timeout_s: float) -> tuple[dict[str, ob
 
 
 def run_library_case(name: str, args: list[str], *, timeout_s: float) -> dict[str, object]:
-    """One network of ``tests.library_cases`` through ``traincost cost``; its row of the table."""
+    """One network of ``examples.library_cases`` through ``traincost cost``; its row of the table."""
     row: dict[str, object] = {"zoo": "library", "model": name, "factory": args[0]}
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cost"

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.library_cases import library_cost_commands
+from examples.library_cases import library_cost_commands
 from tests.reliability.conftest import cli
 from traincost.errors import ConfigError
 from traincost.models.forward_adapter import adapt_forward, output_used, select_output

@@ -24,6 +24,7 @@ from traincost.frontend.onnx.export import export_model
 from traincost.frontend.onnx.graph import model_meta
 from traincost.frontend.onnx.train_graph import build_train_step
 from traincost.frontend.shared.optimizer import OptimizerSpec
+from traincost.models.library import torchvision_model
 from traincost.signature import InputSpec, draw_tensors
 from traincost.workload import read_table
 
@@ -238,10 +239,8 @@ def test_an_onnx_file_with_initializers_listed_as_inputs_and_dropout(tmp_path: P
 
 @pytest.mark.slow  # 24 s (90 s on shared cores): ResNet-18, 64x64, batch 2 (layer4 BatchNorm over 2x2x2 values)
 def test_a_torchvision_resnet18_exported_to_onnx_is_costed(tmp_path: Path) -> None:
-    torchvision = importlib.import_module("tests.third_party").torchvision  # importable after its operator schemas
-
     torch.manual_seed(0)
-    model = torchvision.models.resnet18(num_classes=10).train()
+    model = torchvision_model("resnet18", num_classes=10).train()  # torchvision imported after its operator schemas
     source = tmp_path / "resnet18.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,7 +7,7 @@ by execution; the forward MACs of the lowered Workload equal torch's own count (
 FLOPs per MAC); the weights, gradients and optimizer states equal torch's and the saved activations
 are within 10 % of torch's ``saved_tensors_hooks`` measurement (``memory.compare.TOLERANCES``); and
 the training step is costed on the Edge TPU and FuseMax descriptions. The test
-sizes (``tests/third_party.py`` says what was scaled down) keep each under a minute; the ViT runs in
+sizes (``examples/third_party.py`` says what was scaled down) keep each under a minute; the ViT runs in
 the default suite, the others with ``-m slow``.
 """
 
@@ -22,9 +22,9 @@ import onnx
 import pytest
 import torch
 from onnx import numpy_helper
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, register_flop_formula, sdpa_flop_count
 
-from tests.third_party import NETWORKS, register
+from examples.third_party import NETWORKS, Network, architecture
 from traincost import models
 from traincost.cost import op_table
 from traincost.frontend.onnx.decompose import decompose, is_primitive
@@ -47,6 +47,18 @@ pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH, LR = 2, 0.1
+
+
+@register_flop_formula(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
+def _cpu_attention_flops(query: tuple[int, ...], key: tuple[int, ...], value: tuple[int, ...], *_: object, **__: object) -> int:
+    """torch's FLOP counter knows the GPU attention kernels only; the CPU one does the same two matmuls."""
+    return sdpa_flop_count(query, key, value)
+
+
+def register(monkeypatch: pytest.MonkeyPatch, network: Network) -> str:
+    """Make ``network`` a zoo entry for the rest of the test; returns its name."""
+    monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, network.name: architecture(network)})
+    return network.name
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests import third_party
+from examples import third_party
 from tests.reliability.conftest import EDGE_TPU, cli
 from traincost.frontend.shared.optimizer import OptimizerSpec
 

@@ -1,5 +1,5 @@
 """The packages of ``traincost`` import one another without cycles, the two front ends never each other, and analysis
-never draws.
+never draws; the bench never imports the tests.
 
 A cycle between packages (``cost`` importing the scheduler that imports ``cost``) makes every change
 on either side touch both; ``analysis`` computes the checks the plots and the report show, so it
@@ -7,11 +7,15 @@ must not depend on ``plots`` (matplotlib, seaborn) to do so. The two front ends 
 reads alike: each imports what both use (``frontend/shared/``) and never the other, so that either changes alone. The
 picture of the package graph in ``docs/architecture.md`` is generated from it (``python tests/unit/test_layering.py``
 prints it).
+
+Around the package, imports point one way: ``tests`` may import ``bench`` and ``examples``, ``bench`` may import
+``examples``, ``examples`` imports neither, and ``traincost`` none of the three.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 from pathlib import Path
 
@@ -20,11 +24,18 @@ import networkx as nx
 import traincost
 
 ROOT = Path(traincost.__file__).parent
-ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs/architecture.md"
+REPO = Path(__file__).resolve().parents[2]
+ARCHITECTURE = REPO / "docs/architecture.md"
 # modules every layer uses (errors, file and progress helpers): left out of the picture, not of the checks
 _UTILITIES = frozenset(
     {"errors", "io", "progress", "tables", "config_files", "signature", "workload_check", "bisection", "limits"}
 )
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """A Python file's syntax tree, parsed once for every test of this module."""
+    return ast.parse(path.read_text(), filename=str(path))
 
 
 def _package_imports() -> nx.DiGraph:
@@ -33,7 +44,7 @@ def _package_imports() -> nx.DiGraph:
     for path in ROOT.rglob("*.py"):
         relative = path.relative_to(ROOT)
         package = relative.parts[0] if len(relative.parts) > 1 else relative.stem
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.module:
                 modules = [node.module]
             elif isinstance(node, ast.Import):
@@ -112,7 +123,7 @@ def test_the_front_ends_import_what_they_share_and_never_each_other() -> None:
         relative = path.relative_to(folder)
         owner = relative.parts[0] if len(relative.parts) > 1 else None
         allowed = _FRONTEND_MAY_IMPORT.get(owner, frozenset())
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in ast.walk(_parsed(path)):
             wrong += [f"{relative} imports frontend.{sub}" for sub in _frontend_subpackages(node) - allowed - {owner}]
     assert not wrong, wrong
 
@@ -120,6 +131,57 @@ def test_the_front_ends_import_what_they_share_and_never_each_other() -> None:
 def test_analysis_does_not_import_plots() -> None:
     graph = _package_imports()
     assert not graph.has_edge("analysis", "plots"), graph.edges["analysis", "plots"]["module"]
+
+
+def imported_packages(tree: ast.Module) -> set[str]:
+    """The top-level packages a Python file imports: every ``import`` and ``from ... import`` in it (inside functions
+    too; not relative ones) and every ``importlib.import_module``/``__import__`` of a literal name."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                found.add(node.args[0].value)
+    return {name.split(".")[0] for name in found}
+
+
+def _importing(folder: Path, packages: set[str]) -> dict[str, set[str]]:
+    """The Python files under ``folder`` (hidden folders left out: a bench's venvs and kept runs) that import any of
+    ``packages``, with which."""
+    found = {}
+    for path in sorted(folder.rglob("*.py")):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        if imported := imported_packages(_parsed(path)) & packages:
+            found[str(path.relative_to(REPO))] = imported
+    return found
+
+
+def test_the_import_scan_finds_every_way_a_file_imports_a_package() -> None:
+    importing = [
+        "import tests",
+        "import tests.third_party as zoo",
+        "from tests import third_party",
+        "from tests.third_party import NETWORKS",
+        "def networks():\n    from tests.third_party import NETWORKS\n    return NETWORKS",
+        "import importlib\nzoo = importlib.import_module('tests.third_party')",
+        "zoo = __import__('tests.third_party')",
+    ]
+    for source in importing:
+        assert "tests" in imported_packages(ast.parse(source)), source
+    for source in ("from . import tests", "import testscenarios", "path = 'tests.third_party:NETWORKS'", "from a import tests"):
+        assert "tests" not in imported_packages(ast.parse(source)), source
+
+
+def test_the_bench_and_the_examples_never_import_the_tests() -> None:
+    """The bench is a tool users run: what it needs lives in the package or in ``examples``, never in ``tests``."""
+    assert _importing(REPO / "bench", {"tests"}) == {}
+    assert _importing(REPO / "examples", {"tests", "bench"}) == {}
+    assert _importing(ROOT, {"tests", "bench", "examples"}) == {}
 
 
 def mermaid() -> str:

@@ -1,9 +1,10 @@
-"""Networks no one here wrote: torchvision and timm models (random weights, nothing downloaded) and a
-BERT-style encoder from ``torch.nn.TransformerEncoder``, registered as zoo entries for a test.
+"""Networks no one here wrote: torchvision and timm models (random weights, nothing downloaded) and a BERT-style
+encoder from ``torch.nn.TransformerEncoder``, at test size (``NETWORKS``, zoo entries through :func:`architecture`),
+and every builder of the torchvision and timm zoos as ``traincost cost`` takes it (:func:`zoo_case`).
 
-torchvision 0.28.0 and timm import its compiled operators at import time; beside the CPU build of
-torch 2.13.0 the wheel's ``torchvision::nms`` cannot load and the import fails. ``declare_unloadable_ops`` declares
-the two operator schemas first, as ``traincost`` does before importing a factory; none of these networks calls them.
+The networks are built through the package's factories (``traincost.models.library``), which import torchvision and
+timm only when called, after declaring the operator schemas torchvision's import needs beside the CPU build of torch;
+importing this module imports neither.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pytest
 import torch
 from torch import nn
-from torch.utils.flop_counter import register_flop_formula, sdpa_flop_count
 
 from traincost import models
 from traincost.frontend.onnx.export import output_sensitivity
@@ -23,20 +22,25 @@ from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.frontend.shared.rounding import NOISE
 from traincost.frontend.shared.torch_model import built_model, probe_output
 from traincost.memory.torch_measure import measure_torch_memory
+from traincost.models.library import timm_model, torchvision_model
 from traincost.models.torchvision_ops import declare_unloadable_ops
 
-declare_unloadable_ops()
-
-import timm  # noqa: E402 (after the schemas above)
-import torchvision  # noqa: E402
+__all__ = [
+    "CLASSES",
+    "NETWORKS",
+    "SIDES",
+    "TIMM_MODELS",
+    "TORCHVISION_KWARGS",
+    "Network",
+    "ZooCase",
+    "architecture",
+    "torchvision_names",
+    "zoo_case",
+]
 
 CLASSES = 10
-
-
-@register_flop_formula(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
-def _cpu_attention_flops(query: tuple[int, ...], key: tuple[int, ...], value: tuple[int, ...], *_: object, **__: object) -> int:
-    """torch's FLOP counter knows the GPU attention kernels only; the CPU one does the same two matmuls."""
-    return sdpa_flop_count(query, key, value)
+# the package's factories as ``traincost cost`` takes them
+_FACTORIES = {"torchvision": "traincost.models.library:torchvision_model", "timm": "traincost.models.library:timm_model"}
 
 
 class _TokenEncoder(nn.Module):
@@ -73,28 +77,26 @@ NETWORKS = {
     for net in (
         Network(
             "mobilenet_v2",
-            lambda: torchvision.models.mobilenet_v2(num_classes=CLASSES, width_mult=0.35, dropout=0.0),
+            lambda: torchvision_model("mobilenet_v2", num_classes=CLASSES, width_mult=0.35, dropout=0.0),
             (3, 96, 96),
             scaled="width 0.35, 96x96 input (3x3 maps in the last stage: BatchNorm over fewer values at batch 2 "
             "turns float32 rounding into differences near 1e-4); classifier dropout off (random draws differ)",
         ),
         Network(
             "efficientnet_b0",
-            lambda: torchvision.models.efficientnet_b0(num_classes=CLASSES, stochastic_depth_prob=0.0, dropout=0.0),
+            lambda: torchvision_model("efficientnet_b0", num_classes=CLASSES, stochastic_depth_prob=0.0, dropout=0.0),
             (3, 64, 64),
             scaled="64x64 input; stochastic depth and dropout off (random draws differ between torch and ORT)",
         ),
         Network(
             "convnext_atto",
-            lambda: timm.create_model("convnext_atto", num_classes=CLASSES, pretrained=False),
+            lambda: timm_model("convnext_atto", num_classes=CLASSES),
             (3, 64, 64),
             scaled="ConvNeXt-Atto (timm's smallest ConvNeXt), 64x64 input",
         ),
         Network(
             "vit_tiny",
-            lambda: timm.create_model(
-                "vit_tiny_patch16_224", num_classes=CLASSES, pretrained=False, img_size=32, patch_size=8, depth=2
-            ),
+            lambda: timm_model("vit_tiny_patch16_224", num_classes=CLASSES, img_size=32, patch_size=8, depth=2),
             (3, 32, 32),
             scaled="ViT-Tiny width, 2 blocks, 32x32 input in 8x8 patches",
         ),
@@ -110,12 +112,11 @@ NETWORKS = {
 }
 
 
-def register(monkeypatch: pytest.MonkeyPatch, network: Network) -> str:
-    """Make ``network`` a zoo entry for the rest of the test; returns its name."""
+def architecture(network: Network) -> models.Architecture:
+    """``network`` as a zoo entry, to put into ``traincost.models.ARCHITECTURES`` for as long as it is needed (a test's
+    ``monkeypatch.setattr``, the bench's ``unittest.mock.patch.object``)."""
     sample = models.SampleSpec(shape=network.shape, rows=network.rows, num_classes=CLASSES)
-    arch = models.Architecture(network.name, network.scaled, network.build, network.input_kind, {}, lambda: sample)
-    monkeypatch.setattr(models, "ARCHITECTURES", {**models.ARCHITECTURES, network.name: arch})
-    return network.name
+    return models.Architecture(network.name, network.scaled, network.build, network.input_kind, {}, lambda: sample)
 
 
 # --- the zoos: every torchvision classification builder and timm models across families -------------------------
@@ -158,18 +159,11 @@ TIMM_MODELS = (
 SIDES = (32, 64, 96, 128, 160, 192, 224, 256, 299)
 
 
-def torchvision_model(name: str, **kwargs: object) -> nn.Module:
-    """torchvision's classification builder ``name`` with random weights: a factory path for ``traincost cost``."""
-    return torchvision.models.get_model(name, weights=None, **kwargs)
-
-
-def timm_model(name: str, **kwargs: object) -> nn.Module:
-    """timm's model ``name`` with random weights: a factory path for ``traincost cost``."""
-    return timm.create_model(name, pretrained=False, **kwargs)
-
-
 def torchvision_names() -> list[str]:
     """Every classification builder of torchvision (``list_models(module=torchvision.models)``)."""
+    declare_unloadable_ops()  # torchvision's import needs them beside the CPU build of torch
+    import torchvision  # noqa: PLC0415 (a test-only dependency, imported where it is used)
+
     return torchvision.models.list_models(module=torchvision.models)
 
 
@@ -205,11 +199,12 @@ def zoo_case(zoo: str, name: str) -> ZooCase:
     Raises:
         ValueError: no side of ``SIDES`` runs.
     """
+    factory = _FACTORIES[zoo]
     if zoo == "torchvision":
-        factory, base = "tests.third_party:torchvision_model", TORCHVISION_KWARGS.get(name, {})
+        base = TORCHVISION_KWARGS.get(name, {})
         sized = {"image_size": lambda side: side, "input_size": lambda side: [side, side]}
     else:
-        factory, base = "tests.third_party:timm_model", {}
+        base = {}
         sized = {"img_size": lambda side: side}
     base = {"name": name, "num_classes": CLASSES, **base}
     failures = []

@@ -1,6 +1,7 @@
 """Networks of other libraries and classes as ``traincost cost`` takes them, with no wrapper: the Hugging Face section
-of docs/models.md (its commands parsed from the page), recurrent nets, segmentation, optical flow and video networks.
-Nothing here imports the ONNX front end: it runs on every Python the tests do."""
+of docs/models.md (its commands parsed from the page), recurrent nets (the factory ``examples.library_cases:recurrent``,
+with the repository's root on ``PYTHONPATH``), segmentation, optical flow and video networks. Nothing here imports the
+ONNX front end: it runs on every Python the tests do."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import torch
 from torch import nn
+
+__all__ = ["HUGGING_FACE_SECTION", "RECURRENT", "library_cases", "library_cost_commands", "recurrent"]
 
 _MODELS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "models.md"
 HUGGING_FACE_SECTION = "## Cost a Hugging Face model"
@@ -45,6 +48,7 @@ def recurrent(cell: str, layers: int = 2, bidirectional: bool = True, dropout: f
     return _Recurrent(cell, layers, bidirectional, dropout)
 
 
+RECURRENT = "examples.library_cases:recurrent"  # recurrent's factory path (the repository's root on PYTHONPATH)
 _TOKENS = json.dumps({"tokens": {"shape": [32], "dtype": "int64", "range": [0, 1000]}})
 _NO_BACKBONE = {"num_classes": 4, "weights_backbone": None}
 
@@ -60,7 +64,7 @@ def library_cases() -> dict[str, list[str]]:
         cases[args[1].rsplit(":", 1)[1]] = kept[1:]  # after the command's name
     for cell in ("LSTM", "GRU", "RNN"):
         kwargs = json.dumps({"cell": cell})
-        cases[f"{cell.lower()}_2layer_bidirectional"] = ["tests.library_cases:recurrent", "--kwargs", kwargs, "--inputs", _TOKENS]
+        cases[f"{cell.lower()}_2layer_bidirectional"] = [RECURRENT, "--kwargs", kwargs, "--inputs", _TOKENS]
     for name in ("fcn_resnet50", "deeplabv3_mobilenet_v3_large"):
         cases[name] = [
             f"torchvision.models.segmentation:{name}",
