@@ -5,6 +5,7 @@ setting, population 50 × 100 generations, on 2 worker processes (our bar: 5 min
     python bench/checkpoint_nsga_speed.py      # needs results/workloads/resnet18_adam (snakemake)
     python bench/checkpoint_nsga_speed.py --quick   # skip the 50 × 100 run
     python bench/checkpoint_nsga_speed.py --generations 10   # the same run, shorter
+    python bench/checkpoint_nsga_speed.py --workload results/workloads/resnet18_cifar --quick   # another workload
 
 Where the time goes (cProfile, 50 × 5 on one process, 250 evaluations): about two thirds in the
 scheduler's per-op loop (one configuration on ``edge_tpu.yaml``, so each op is a few dozen numpy calls on
@@ -47,8 +48,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only time single evaluations")
     parser.add_argument("--generations", type=int, default=100, help="generations of the NSGA-II run (paper: 100)")
+    parser.add_argument(
+        "--workload",
+        type=Path,
+        default=REPO / "results/workloads/resnet18_adam",
+        help="a training step's folder, ops.parquet and tensors.parquet (default: results/workloads/resnet18_adam)",
+    )
     args = parser.parse_args()
-    folder = REPO / "results/workloads/resnet18_adam"
+    folder = args.workload
     workload = Workload.read(folder / "ops.parquet", folder / "tensors.parquet")
     hardware = load_hardware(REPO / "config/hardware/edge_tpu.yaml")
     costs = activation_costs(workload, word_bytes=hardware.word_bytes)

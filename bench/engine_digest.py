@@ -9,8 +9,10 @@ every cost is hashed; the digest is written as JSON, one hash per (hardware, cor
 
     python bench/engine_digest.py --results results --out /tmp/before.json
     python bench/engine_digest.py --results results --out /tmp/after.json --compare /tmp/before.json
+    python bench/engine_digest.py --results results --workloads resnet18_cifar --hardware edge_tpu tpu_like --out d.json
 
-With ``--compare`` it prints the settings whose costs differ and exits 1 if any does.
+With ``--compare`` it prints the settings whose costs differ and exits 1 if any does (give both runs the same
+``--workloads`` and ``--hardware``).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ SPLIT_CORES = 4.0
 UNROLL = {"gemm_l1": "D1=OY,D2=K,D3=C", "gemm_l1_l3": "D1=OY,D2=K,D3=C"}
 
 
-def hardware_files(folder: Path) -> dict[str, Path]:
-    """Every hardware file the digest costs on, by name; the ZigZag ones imported into ``folder``."""
+def hardware_files(folder: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """Every hardware file the digest costs on (those of ``names`` only, if given), by name; the ZigZag ones imported
+    into ``folder``."""
     files = {path.stem: path for path in sorted((REPO / "config/hardware").glob("*.yaml"))}
     files["tiny"] = REPO / "tests/fixtures/hardware/tiny.yaml"
     machines = sorted(ZIGZAG.glob("hardware/*.yaml"))
@@ -51,11 +54,13 @@ def hardware_files(folder: Path) -> dict[str, Path]:
         imports.append((ZIGZAG / f"hardware/{machine}.yaml", ZIGZAG / f"mapping/{stem}_mixed.yaml"))
     for path, mapping in imports:
         name = path.stem if mapping is None or "mixed" not in mapping.stem else mapping.stem
+        if names is not None and name not in names:
+            continue
         unroll = parse_unroll(UNROLL[name]) if name in UNROLL else None
         out = folder / f"{name}.yaml"
         out.write_text(hardware_yaml_text(zigzag_hardware(path, mapping=mapping, unroll=unroll), header=name))
         files[name] = out
-    return files
+    return files if names is None else {name: path for name, path in files.items() if name in names}
 
 
 def workloads(results: Path, names: list[str] | None) -> dict[str, Workload]:
@@ -107,6 +112,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=REPO / "results", help="a workflow's results folder")
     parser.add_argument("--workloads", nargs="+", help="the workloads to cost (default: every one found)")
+    parser.add_argument("--hardware", nargs="+", help="the hardware to cost on, by name (default: every one)")
     parser.add_argument("--out", type=Path, required=True, help="the digest to write (JSON)")
     parser.add_argument("--compare", type=Path, help="a digest to compare with")
     args = parser.parse_args()
@@ -114,7 +120,10 @@ def main() -> None:
     digest: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tables = {name: op_table(workload) for name, workload in workloads(args.results, args.workloads).items()}
-        for name, path in hardware_files(Path(tmp)).items():
+        files = hardware_files(Path(tmp), args.hardware)
+        if args.hardware and (unknown := sorted(set(args.hardware) - set(files))):
+            sys.exit(f"--hardware: no hardware file named {unknown}")
+        for name, path in files.items():
             hardware = load_hardware(path)
             for workload, table in tables.items():
                 digest |= costs(hardware, table, name, workload)

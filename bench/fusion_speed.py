@@ -4,10 +4,12 @@ Prints, per workload and length: nodes, candidates, enumeration and CP-SAT secon
 number of subgraphs. MONET's bar: ResNet-18 training at length 8 in under 60 s on 2 cores.
 
     python bench/fusion_speed.py        # builds ResNet-18 CIFAR (batch 1, Adam) and ResNet-18 224 (batch 1, Adam)
+    python bench/fusion_speed.py --models mlp     # another zoo model (needs ONNX Runtime Training: the `ort` extra)
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -25,9 +27,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--models", nargs="+", default=["resnet18_cifar", "resnet18"], help="zoo models (default: resnet18_cifar resnet18)"
+    )
+    args = parser.parse_args()
     hardware = load_hardware(REPO / "config/hardware/edge_tpu.yaml")
     rows = []
-    for model in ("resnet18_cifar", "resnet18"):
+    for model in args.models:
         graph = build_train_step(export_model(model, batch=1, seed=0), OptimizerSpec(kind="adam", lr=1e-3))
         table = op_table(lower(decompose(graph)))
         problem = FusionProblem.build(table, hardware)

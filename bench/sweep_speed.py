@@ -14,10 +14,12 @@ percent. If the ZigZag cross-check has run (``bench/crosscheck/zigzag_crosscheck
 are cached in ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
 
     python bench/sweep_speed.py            # needs results/workloads/{resnet18_cifar,gpt2_small} (snakemake)
+    python bench/sweep_speed.py --config CONFIG --results RESULTS   # another config's sweeps, another run's workloads
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -49,18 +51,17 @@ EYERISS_GRID = {
 }
 
 
-def workload_of(name: str) -> Workload:
-    folder = REPO / "results/workloads" / name
+def workload_of(results: Path, name: str) -> Workload:
+    folder = results / "workloads" / name
     if not (folder / "ops.parquet").is_file():
-        sys.exit(f"{folder}/ops.parquet missing: run `snakemake --cores 2 {folder.relative_to(REPO)}/ops.parquet` first")
+        sys.exit(f"{folder}/ops.parquet missing: run `snakemake --cores 2 results/workloads/{name}/ops.parquet` first")
     return Workload.read(folder / "ops.parquet", folder / "tensors.parquet")
 
 
-def time_sweeps() -> pd.DataFrame:
-    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+def time_sweeps(config: dict, results: Path) -> pd.DataFrame:
     rows = []
     for name, spec in config["hardware_sweeps"].items():
-        workload = workload_of(spec["workload"])
+        workload = workload_of(results, spec["workload"])
         fused = read_manual_fusion(REPO / spec["fusion"], workload.ops) if "fusion" in spec else ()
         plan = SchedulePlan.from_mode(spec.get("mode", "pipeline_tensor"), fused=fused)
         total = 0.0
@@ -85,7 +86,7 @@ def time_sweeps() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def time_per_pe_grid(folder: Path) -> pd.DataFrame:
+def time_per_pe_grid(folder: Path, results: Path) -> pd.DataFrame:
     """``mac_cost`` on a ResNet-18 CIFAR training step's MAC ops at the 10,000 configurations of ``EYERISS_GRID``,
     with the engine's own tiles and with ``tiling: divisors``."""
     data = zigzag_hardware(EYERISS)
@@ -95,7 +96,7 @@ def time_per_pe_grid(folder: Path) -> pd.DataFrame:
     path = folder / "eyeriss_like_grid.yaml"
     path.write_text(hardware_yaml_text(data, header="bench/sweep_speed.py: eyeriss_like with its memory sizes swept"))
     grid = load_hardware(path, sweep={f"{memory}_bytes": sizes for memory, sizes in EYERISS_GRID.items()})
-    table = op_table(workload_of("resnet18_cifar"))
+    table = op_table(workload_of(results, "resnet18_cifar"))
     index = np.flatnonzero(table.is_mac)
     rows = []
     for tiling in TILINGS:
@@ -106,20 +107,17 @@ def time_per_pe_grid(folder: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def time_layers() -> pd.DataFrame:
+def time_layers(config: dict, results: Path) -> pd.DataFrame:
     """ResNet-18 CIFAR's forward convolutions: our model (the 10,000-configuration grid at once) vs ZigZag.
 
     ZigZag's seconds per layer are those its own runs took in ``bench/crosscheck/zigzag_crosscheck.py`` (the cached
     per-layer tables in ``bench/results``, ZigZag's ResNet-18 at 224x224 on its bundled hardware), so
     ZigZag need not be installed here; without that cache only our side is printed.
     """
-    workload = workload_of("resnet18_cifar")
+    workload = workload_of(results, "resnet18_cifar")
     table = op_table(workload, phases=("forward",))
     index = np.flatnonzero(table.kind == "conv")
-    grid = load_hardware(
-        REPO / "config/hardware/edge_tpu.yaml",
-        sweep=yaml.safe_load((REPO / "config/config.yaml").read_text())["hardware_sweeps"]["edge_tpu_resnet18"]["grid"],
-    )
+    grid = load_hardware(REPO / "config/hardware/edge_tpu.yaml", sweep=config["hardware_sweeps"]["edge_tpu_resnet18"]["grid"])
     began = time.perf_counter()
     mac_cost(grid.cores[0], table, index)
     ours = (time.perf_counter() - began) / (grid.n_configs * len(index))
@@ -133,13 +131,18 @@ def time_layers() -> pd.DataFrame:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=REPO / "config/config.yaml", help="the workflow config")
+    parser.add_argument("--results", type=Path, default=REPO / "results", help="the workflow's results folder")
+    args = parser.parse_args()
+    config = yaml.safe_load(args.config.read_text())
     with pd.option_context("display.width", 200, "display.float_format", "{:,.4g}".format):
-        print(time_sweeps().to_string(index=False))
+        print(time_sweeps(config, args.results).to_string(index=False))
         print()
         with tempfile.TemporaryDirectory() as tmp:
-            print(time_per_pe_grid(Path(tmp)).to_string(index=False))
+            print(time_per_pe_grid(Path(tmp), args.results).to_string(index=False))
         print()
-        layers = time_layers()
+        layers = time_layers(config, args.results)
         print(layers.to_string(index=False))
         if len(layers) == 2:
             ratio = layers.layers_per_s.iloc[0] / layers.layers_per_s.iloc[1]

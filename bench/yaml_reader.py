@@ -10,10 +10,12 @@ memory is its own. The pure-Python loader is timed up to 1 MiB only (it grows ab
 Usage::
 
     .venv/bin/python bench/yaml_reader.py
+    .venv/bin/python bench/yaml_reader.py --sizes 0.1 2     # other file sizes, MiB
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -56,9 +58,12 @@ def _file(folder: Path, mib: float) -> Path:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=float, nargs="+", default=list(SIZES_MIB), help=f"file sizes, MiB (default: {SIZES_MIB})")
+    args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for mib in SIZES_MIB:
+        for mib in args.sizes:
             path = _file(Path(tmp), mib)
             for how in ("python", "read", "load"):
                 if how == "python" and mib > 1:
