@@ -405,7 +405,6 @@ def test_transformer_data_size(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
 
 
-@pytest.mark.slow  # GPT-3's and PaLM's per-chip steps and their memory profiles
 def test_llm_memory_crosscheck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ours beside the hand count; llm-analysis, in a venv of its own, is skipped where that venv is missing."""
     absent = tmp_path / "no-venv/bin/python"
