@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.integration.test_workflow import _config as _workflow_config
 from tests.reliability.conftest import TPUV4_TIERED, cli
 from tests.workloads import conv_bn_relu_workload, conv_workload
 from traincost.hardware import load_hardware
@@ -47,6 +48,7 @@ SMOKE = {
     "fusion_speed.py": "test_fusion_speed",
     "job_peaks.py": "test_job_peaks",
     "mtrain_search.py": "test_mtrain_search",
+    "performance.py": "tests/unit/test_performance.py::test_the_readmes_table_is_the_measurements_file",
     "report_screenshot.py": "test_report_screenshot_static_checks",
     "reproduce.py": "test_reproduce",
     "slurm_local.sh": "test_slurm_local",
@@ -56,6 +58,7 @@ SMOKE = {
     "tiered_speed.py": "test_tiered_speed",
     "transformer_data_size.py": "test_transformer_data_size",
     "verdicts_before_after.py": "test_verdicts_before_after",
+    "workflow_jobs.py": "test_workflow_jobs",
     "yaml_reader.py": "test_yaml_reader",
     "crosscheck/llm_memory_crosscheck.py": "test_llm_memory_crosscheck",
     "crosscheck/scalesim_crosscheck.py": "test_scalesim_crosscheck",
@@ -426,6 +429,19 @@ def test_reproduce(monkeypatch: pytest.MonkeyPatch) -> None:
     ran = run_script(BENCH / "reproduce.py", "--configfile", "config/quick.yaml", "--top", 2, monkeypatch=monkeypatch)
     assert ran.status == 0, ran
     assert "critical path by wall seconds" in ran.out and "quiet estimate:" in ran.out
+
+
+def test_workflow_jobs(tmp_path: Path) -> None:
+    """The DAG of a two-workload config (in a process of its own: Snakemake keeps state between runs)."""
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(_workflow_config()))
+    command = [sys.executable, str(BENCH / "workflow_jobs.py"), "--snakefile", str(REPO / "Snakefile")]
+    command += ["--configfile", str(tmp_path / "config.yaml"), "--out", str(tmp_path / "jobs.json")]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    jobs = json.loads((tmp_path / "jobs.json").read_text())
+    exports = [job for job in jobs if job["rule"] == "export"]
+    assert sorted(job["wildcards"]["workload"] for job in exports) == ["first", "second"], sorted({j["rule"] for j in jobs})
+    assert str(REPO) not in (tmp_path / "jobs.json").read_text()  # the checkout's path written <repo>
 
 
 # ---- the front end and the searches on the smallest zoo model (the ONNX front end: ONNX Runtime Training) ---------
