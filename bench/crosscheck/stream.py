@@ -2,7 +2,7 @@
 builders, on Stream's own bundled multi-core accelerators, in Stream's two modes, ours lined up with each.
 
 * **Stream** runs in its own Python 3.12 venv (``bench/.venv-stream``, built here on first use from
-  ``bench/requirements-stream.txt`` with pyenv's newest 3.12, else ``python3.12`` on PATH, else ``$PYTHON312``), one
+  ``bench/crosscheck/requirements-stream.txt`` with pyenv's newest 3.12, else ``python3.12`` on PATH, else ``$PYTHON312``), one
   process per case (``stream_side.py``); its JSON is kept in ``bench/.stream-runs`` (``--runs``) and reused unless
   ``--rerun``, which clears the case's artifacts first (Stream would reuse its cost table, and its time would not be
   its own).
@@ -54,7 +54,7 @@ from traincost.workload import Workload
 BENCH = Path(__file__).resolve().parents[1]
 VENV = BENCH / ".venv-stream"
 RUNS = BENCH / ".stream-runs"
-REQUIREMENTS = BENCH / "requirements-stream.txt"
+REQUIREMENTS = Path(__file__).with_name("requirements-stream.txt")
 SIDE = Path(__file__).with_name("stream_side.py")
 MODES = ("layer_fused", "layer_by_layer")
 # (network, Stream accelerator): the two cases the issue measured, a heterogeneous machine, two ResNet-18 stages

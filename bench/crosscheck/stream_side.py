@@ -1,7 +1,7 @@
 """Stream's side of the cross-check: run Stream 2.1.1 on one network built by its own workload builders, on one of its
 bundled multi-core accelerators, layer-fused or layer by layer, and print what it found as one JSON object.
 
-Runs in Stream's own venv (Python 3.12, ``bench/requirements-stream.txt``; ``bench/crosscheck/stream.py`` builds it
+Runs in Stream's own venv (Python 3.12, ``bench/crosscheck/requirements-stream.txt``; ``bench/crosscheck/stream.py`` builds it
 and calls this script). It imports nothing of traincost.
 
 What is read from Stream (all of ``stream.api.evaluate_mapping``'s context, 2.1.1):

@@ -29,7 +29,6 @@ import yaml
 from tests.integration.test_workflow import _config as _workflow_config
 from tests.reliability.conftest import TPUV4_TIERED, cli
 from tests.workloads import conv_bn_relu_workload, conv_workload
-from traincost.hardware import load_hardware
 from traincost.workload import Workload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -223,13 +222,7 @@ def test_yaml_reader(monkeypatch: pytest.MonkeyPatch) -> None:
     assert rows[2][1] == "load" and rows[2][4].startswith("refused: (top level): Additional properties"), ran.out
 
 
-# ---- hardware and reports --------------------------------------------------------------------------------------------
-
-
-def test_the_bench_hardware_loads() -> None:
-    """``bench/hardware/single_core_ws.yaml``, the one-core machine expressed identically in ZigZag."""
-    hardware = load_hardware(BENCH / "hardware/single_core_ws.yaml")
-    assert [core.name for core in hardware.cores] == ["pe"]
+# ---- reports --------------------------------------------------------------------------------------------
 
 
 _PNG = (  # a 1 x 1 PNG
