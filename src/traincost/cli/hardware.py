@@ -47,7 +47,12 @@ def _cmd_hardware(args: argparse.Namespace) -> None:
 
 def hardware_commands(command: Command) -> None:
     """The ``hardware`` subcommand."""
-    cmd = command("hardware", _cmd_hardware, "import a ZigZag or Stream hardware description as a traincost hardware YAML")
+    cmd = command(
+        "hardware",
+        _cmd_hardware,
+        "import a ZigZag or Stream hardware description as a traincost hardware YAML",
+        outputs=("--out",),
+    )
     cmd.add_argument("action", choices=["import"], help="what to do (import: translate another tool's file)")
     cmd.add_argument("format", choices=["zigzag", "stream"], help="zigzag: one core file; stream: an accelerator listing cores")
     cmd.add_argument("input", type=Path, help="the ZigZag hardware YAML, or Stream's accelerator YAML")

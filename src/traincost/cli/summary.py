@@ -120,7 +120,12 @@ def summary_commands(command: Command) -> None:
     cmd.add_argument("--results", type=Path, default=Path("results"), help="the results folder (default results)")
     cmd.add_argument("--remove", action="store_true", help="delete the damaged files (snakemake then rebuilds them)")
 
-    cmd = command("summary", _cmd_summary, "per study found under --results: how many of the paper's checks agree, and the table")
+    cmd = command(
+        "summary",
+        _cmd_summary,
+        "per study found under --results: how many of the paper's checks agree, and the table",
+        outputs=("--counts-out", "--markdown"),
+    )
     cmd.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder (default: results)")
     cmd.add_argument("--study", nargs="+", choices=STUDY_KEYS, help="only these studies (default: every one found)")
     cmd.add_argument("--disagreeing", action="store_true", help="list only the rows whose check fails")
@@ -135,12 +140,22 @@ def summary_commands(command: Command) -> None:
         "check with its why",
     )
 
-    cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")
+    cmd = command(
+        "report-table",
+        _cmd_report_table,
+        "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement",
+        outputs=("--out",),
+    )
     cmd.add_argument("--study", required=True, choices=STUDY_KEYS, help="which study's CSV")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="claims.csv (monet) or compare.csv (mtrain, tiered)")
     cmd.add_argument("--out", type=Path, required=True, help="output HTML page")
 
-    cmd = command("report-workloads", _cmd_report_workloads, "the run's workloads and the front end that built each, as HTML")
+    cmd = command(
+        "report-workloads",
+        _cmd_report_workloads,
+        "the run's workloads and the front end that built each, as HTML",
+        outputs=("--out",),
+    )
     cmd.add_argument(
         "--workload", nargs="+", required=True, help="NAME OPS TENSORS VERIFICATION per workload (its tables, Parquet)"
     )

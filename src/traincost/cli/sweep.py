@@ -180,7 +180,12 @@ def _cmd_claims(args: argparse.Namespace) -> None:
 
 def sweep_commands(command: Command) -> None:
     """Subcommands of the hardware cost model and the MONET hardware study."""
-    cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
+    cmd = command(
+        "sweep",
+        _cmd_sweep,
+        "latency, energy and memory of a workload on every configuration of a hardware grid",
+        outputs=("--out",),
+    )
     workload_tables(cmd)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware template YAML (config/hardware/)")
     cmd.add_argument(
@@ -202,7 +207,7 @@ def sweep_commands(command: Command) -> None:
     cmd.add_argument("--max-configs", type=positive_int, help="refuse a grid of more configurations (default 1,000,000)")
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")
 
-    cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)")
+    cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)", outputs=("--out",))
     cmd.add_argument(
         "--figure",
         required=True,
@@ -219,6 +224,7 @@ def sweep_commands(command: Command) -> None:
         "design-space",
         _cmd_design_space,
         "MONET Figures 1 and 8, or 9, as an interactive HTML page: hover, compare and filter the configurations",
+        outputs=("--out",),
     )
     cmd.add_argument(
         "--figure",
@@ -237,6 +243,7 @@ def sweep_commands(command: Command) -> None:
         "claims",
         _cmd_claims,
         "MONET's claims: section IV on the Edge TPU and FuseMax sweeps, section V on fusion, checkpointing",
+        outputs=("--csv", "--out"),
     )
     cmd.add_argument("--edge-inference", type=Path, required=True, help="ResNet-18 on Edge TPU, inference sweep")
     cmd.add_argument("--edge-training", type=Path, required=True, help="ResNet-18 on Edge TPU, training sweep")
@@ -263,6 +270,6 @@ def sweep_commands(command: Command) -> None:
     cmd.add_argument("--csv", type=Path, required=True, help="output claims.csv")
     cmd.add_argument("--out", type=Path, help="also write the claims as Parquet")
 
-    cmd = command("concat", _cmd_concat, "concatenate tables with the same columns (sweep shards)")
+    cmd = command("concat", _cmd_concat, "concatenate tables with the same columns (sweep shards)", outputs=("--out",))
     cmd.add_argument("--in", dest="inputs", type=Path, nargs="+", required=True, help="Parquet tables")
     cmd.add_argument("--out", type=Path, required=True, help="output Parquet table")

@@ -321,6 +321,7 @@ def _design_space_command(command: Command) -> None:
         "design-space-tiered",
         _cmd_design_space,
         "TM-Training Figure 12 as an interactive HTML page: every run (workload, policy, ratio) to hover, compare, filter",
+        outputs=("--out",),
     )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
     cmd.add_argument("--variant", default="base", help="the study variant shown (base: the paper's setting)")
@@ -330,7 +331,12 @@ def _design_space_command(command: Command) -> None:
 
 def _workload_command(command: Command) -> None:
     """The tiered-workload subcommand: a preset, its batch and, optionally, another layout."""
-    cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
+    cmd = command(
+        "tiered-workload",
+        _cmd_workload,
+        "one chip's training step of a TM-Training workload (Table 3) as Workload IR",
+        outputs=("--ops", "--tensors"),
+    )
     cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
     cmd.add_argument("--batch-factor", type=positive_int, default=1, help="multiply the global batch (Figure 13: 2)")
     layout = cmd.add_argument_group("layout", "replace the preset's parallelism (Table 3's; PaLM: 12 pipeline stages)")
@@ -352,6 +358,7 @@ def tiered_commands(command: Command) -> None:
         "calibrate",
         _cmd_calibrate,
         "TM-Training: fit the accelerator's MAC and SRAM energy scale to the paper's off-chip share of HBM-only energy",
+        outputs=("--out",),
     )
     cmd.add_argument("--study", choices=["tiered"], default="tiered", help="the study to calibrate (tiered only, so far)")
     cmd.add_argument("--hardware", type=Path, required=True, help="the tiered hardware YAML (config/hardware/tpuv4_tiered.yaml)")
@@ -374,6 +381,7 @@ def tiered_commands(command: Command) -> None:
         "tiered-study",
         _cmd_study,
         "simulate every placement policy at every Tier 1 size: time (s), energy (J), bytes migrated, normalised to HBM-only",
+        outputs=("--out", "--record-out"),
     )
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of one chip's training step")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
@@ -416,7 +424,10 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--record-out", type=Path, help="output: every simulation's tally, for --record (Parquet)")
 
     cmd = command(
-        "tiered-report", _cmd_report, "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3"
+        "tiered-report",
+        _cmd_report,
+        "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3",
+        outputs=("--study-out", "--compare", "--data-size", "--ordering", "--placement", "--tier2-reads"),
     )
     cmd.add_argument("--study", type=Path, nargs="+", required=True, help="tiered-study tables")
     cmd.add_argument("--calibration", type=Path, help="calibration.parquet: the claims it fitted to become 'calibrated' rows")
@@ -456,7 +467,7 @@ def tiered_commands(command: Command) -> None:
     )
 
     _design_space_command(command)
-    cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table")
+    cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table", outputs=("--out",))
     cmd.add_argument("--figure", required=True, choices=FIGURES)
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
     cmd.add_argument("--workload", default="palm_540b", help="workload of Figures 2-4, 10, 11")
