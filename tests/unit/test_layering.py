@@ -1,4 +1,5 @@
-"""The packages of ``traincost`` import one another without cycles, and analysis never draws.
+"""The packages of ``traincost`` import one another without cycles, analysis never draws, and only the command line
+uses the API.
 
 A cycle between packages (``cost`` importing the scheduler that imports ``cost``) makes every change
 on either side touch both; ``analysis`` computes the checks the plots and the report show, so it
@@ -83,6 +84,14 @@ def test_the_engine_modules_import_only_those_below_them() -> None:
 def test_analysis_does_not_import_plots() -> None:
     graph = _package_imports()
     assert not graph.has_edge("analysis", "plots"), graph.edges["analysis", "plots"]["module"]
+
+
+def test_the_api_sits_above_every_package_but_the_command_line() -> None:
+    """``api`` may use any package; only the command line, which is argument parsing and files over it, uses ``api``."""
+    graph = _package_imports()
+    assert graph.has_edge("cli", "api")
+    users = {package: graph.edges[package, "api"]["module"] for package in graph.predecessors("api") if package != "cli"}
+    assert not users, users
 
 
 def mermaid() -> str:

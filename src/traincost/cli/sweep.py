@@ -32,8 +32,8 @@ log = logging.getLogger("traincost")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> None:
+    from traincost.api import sweep
     from traincost.limits import MAX_CONFIGS
-    from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table
 
@@ -48,16 +48,13 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
             args.ops,
         )
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
-    plan = schedule_plan(args, fused)
-    grid = args.grid
-    table = evaluate_sweep(
+    table = sweep(
         workload,
-        args.hardware,
-        grid=grid,
+        hardware=args.hardware,
+        grid=args.grid,
         step=args.step,
-        plan=plan,
-        shard_index=int(index),
-        shard_count=int(count),
+        plan=schedule_plan(args, fused),
+        shard=(int(index), int(count)),
         max_configs=args.max_configs or MAX_CONFIGS,
     )
     meta = {
