@@ -1,9 +1,10 @@
 """A model's training step costed in one call: the training graph (checked by execution), lowering, memory and the
 schedule on one hardware description.
 
-This is what ``traincost cost`` runs for a user, in one process, through either front end: torch's own trace of the
-step (``cost_torch_model``: a zoo model or a user's torch module) or ONNX Runtime Training's graph, decomposed
-(``cost_model``: the forward graph of a zoo model, a user's torch module or ONNX file, ``cli.arguments.forward_graph``).
+This is what ``traincost cost`` (and ``traincost.api.cost_model``) runs for a user, in one process, through either front
+end: torch's own trace of the step (``cost_torch_model``: a zoo model or a user's torch module) or ONNX Runtime
+Training's graph, decomposed (``cost_model``: the forward graph of a zoo model, a user's torch module or ONNX file,
+``forward_graph_of`` or ``cli.arguments.forward_graph``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tqdm import tqdm
 
 from traincost import models
 from traincost.cost import op_table
+from traincost.errors import ConfigError
 from traincost.frontend.onnx.graph import model_meta
 from traincost.frontend.shared.optimizer import OptimizerSpec
 from traincost.frontend.shared.step_check import DecompositionCheck
@@ -30,7 +32,7 @@ from traincost.progress import progress_bar
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import PHASES, STEP_PHASES, Workload
 
-__all__ = ["ModelCost", "cost_model", "cost_torch_model", "energy_by_level"]
+__all__ = ["ModelCost", "cost_model", "cost_torch_model", "energy_by_level", "forward_graph_of"]
 
 _STEPS = 4  # training graph, decomposition (and its check), workload and memory, schedule
 
@@ -43,6 +45,11 @@ class ModelCost:
         workload: the lowered training step.
         summary: the schedule's one row: latency (cycles), energy (pJ) in total, per phase and per
             memory level, bytes moved, peak memory on and off chip.
+        ops: the schedule per op, one row each in program order (``schedule(..., per_op=True)``; views, which move
+            nothing, have none): ``op`` (the workload's op id), ``kind``, ``phase``, ``core``, ``start_cycles``,
+            ``end_cycles``, ``latency_cycles``,
+            ``energy_pj`` and its parts ``energy_<where>_pj`` (MACs, each memory level, the bus, off chip), the loop
+            order chosen, bytes moved. The summary's energy is their sum, its latency their last end.
         phases: per phase, its ops' span of the schedule (cycles) and energy (pJ).
         memory: per tensor category, bytes at the step's peak and in total (liveness analysis).
         peak_bytes: the step's peak memory.
@@ -52,6 +59,7 @@ class ModelCost:
 
     workload: Workload
     summary: pd.DataFrame
+    ops: pd.DataFrame
     phases: pd.DataFrame
     memory: pd.DataFrame
     peak_bytes: int
@@ -124,6 +132,28 @@ def cost_torch_model(
         return _costed(lower_step(step), spec, check, {}, bar)
 
 
+def forward_graph_of(model: models.Model | os.PathLike[str] | onnx.ModelProto, *, batch: int, seed: int = 0) -> onnx.ModelProto:
+    """The forward graph :func:`cost_model` costs at ``batch``: a torch model (a zoo name or an architecture) exported in
+    training mode, an ONNX file (a path ending ``.onnx``) imported as it is (its inputs read from the graph, the
+    cross-entropy loss on its one output), or a forward graph ``traincost export`` wrote, as it is.
+
+    Raises:
+        ConfigError: a forward graph exported at another batch.
+        TraincostError: the export's or the import's error, naming the model, file or node at fault.
+    """
+    from traincost.frontend.onnx.export import export_model  # noqa: PLC0415 - the ONNX front end, where it runs
+    from traincost.frontend.onnx.file_import import import_onnx  # noqa: PLC0415
+
+    if isinstance(model, onnx.ModelProto):
+        exported = model_meta(model).get("batch")
+        if exported != str(batch):
+            raise ConfigError(f"batch {batch}: the forward graph {model.graph.name!r} is at batch {exported}")
+        return model
+    if isinstance(model, os.PathLike) or (isinstance(model, str) and model.endswith(".onnx")):
+        return import_onnx(os.fspath(model), batch=batch, seed=seed)
+    return export_model(model, batch=batch, seed=seed, options={})
+
+
 def _spec(hardware: HardwareSpec | str | os.PathLike[str]) -> HardwareSpec:
     """The hardware at its defaults: given, or loaded from its file (before any tracing, so a bad file costs nothing)."""
     return hardware if isinstance(hardware, HardwareSpec) else load_hardware(hardware)
@@ -151,6 +181,7 @@ def _costed(
     return ModelCost(
         workload=workload,
         summary=step.summary,
+        ops=step.ops,
         phases=pd.DataFrame(phases),
         memory=profile.table(),
         peak_bytes=int(profile.peak_bytes),

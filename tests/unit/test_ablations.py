@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from tests.unit.test_tiered import HARDWARE, _hand_trace, _simple_system
-from traincost.analysis.ablations import NO_SINGLE, ablation_table, check_holds, parse_assume, why_column
+from traincost.analysis.ablations import ASSUMPTIONS, NO_SINGLE, ablation_table, check_holds, parse_assume, why_column
 from traincost.analysis.agreement import STUDIES, read_comparison
 from traincost.analysis.mtrain_compare import dfs_ratio_count
-from traincost.cli.tiered import assumed_system
 from traincost.errors import ConfigError
 from traincost.fpga.converting import ratios
 from traincost.plots.ablations import plot_ablations
+from traincost.tiered.assumptions import assumed_system, calibrated, study_system
 from traincost.tiered.engine import Simulator
 from traincost.tiered.policies import make_policy
 from traincost.tiered.system import TieredSystem, load_tiered_system
@@ -76,6 +76,27 @@ def test_tier2_energy_factor_scales_only_tier2_energy(system: TieredSystem) -> N
 
 def test_baseline_assumptions_leave_the_system_as_it_was(system: TieredSystem) -> None:
     assert assumed_system(system, {}) == system
+    # the registry's baselines, each named, are the system as loaded (at the calibrated scale)
+    baselines = {a.name: a.baseline for a in ASSUMPTIONS["tiered"]}
+    assert calibrated({}) is calibrated(baselines) is True
+    assert study_system(system, baselines, accelerator_energy_scale=0.5) == system.with_accelerator_energy_scale(0.5)
+    assert study_system(system, {"calibrated": "false"}, accelerator_energy_scale=0.5) == system
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [(a.name, v) for a in ASSUMPTIONS["tiered"] if a.name != "calibrated" for v in a.variants]
+)
+def test_every_variant_of_an_assumption_changes_the_system(system: TieredSystem, name: str, value: str) -> None:
+    assert assumed_system(system, {name: value}) != system
+
+
+def test_an_assumption_the_system_does_not_take_is_named(system: TieredSystem) -> None:
+    with pytest.raises(ConfigError, match="tiered assumption 'calibrated': not a switch of the system"):
+        assumed_system(system, {"calibrated": "false"})
+    with pytest.raises(ConfigError, match="stall_static_power='yes': expected true or false"):
+        assumed_system(system, {"stall_static_power": "yes"})
+    with pytest.raises(ConfigError, match="tier2_energy_factor='two': expected a number"):
+        assumed_system(system, {"tier2_energy_factor": "two"})
 
 
 @pytest.mark.parametrize(("batch", "parts", "step"), [(32, 2, 1), (16, 3, 2), (12, 4, 3), (7, 2, 2)])

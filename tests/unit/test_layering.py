@@ -1,5 +1,5 @@
-"""The packages of ``traincost`` import one another without cycles, the two front ends never each other, and analysis
-never draws; the bench never imports the tests.
+"""The packages of ``traincost`` import one another without cycles, the two front ends never each other, analysis
+never draws, and only the command line uses the API; the bench never imports the tests.
 
 A cycle between packages (``cost`` importing the scheduler that imports ``cost``) makes every change
 on either side touch both; ``analysis`` computes the checks the plots and the report show, so it
@@ -182,6 +182,14 @@ def test_the_bench_and_the_examples_never_import_the_tests() -> None:
     assert _importing(REPO / "bench", {"tests"}) == {}
     assert _importing(REPO / "examples", {"tests", "bench"}) == {}
     assert _importing(ROOT, {"tests", "bench", "examples"}) == {}
+
+
+def test_the_api_sits_above_every_package_but_the_command_line() -> None:
+    """``api`` may use any package; only the command line, which is argument parsing and files over it, uses ``api``."""
+    graph = _package_imports()
+    assert graph.has_edge("cli", "api")
+    users = {package: graph.edges[package, "api"]["module"] for package in graph.predecessors("api") if package != "cli"}
+    assert not users, users
 
 
 def mermaid() -> str:

@@ -14,6 +14,7 @@ from traincost.analysis.agreement import STUDIES, read_comparison
 from traincost.analysis.paper_claims import read_paper_claims
 from traincost.analysis.summary_stats import geometric_mean
 from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement, set_aside_by_accounting
+from traincost.cli import tiered as cli_tiered
 from traincost.errors import ConfigError
 from traincost.plots import tiered
 from traincost.plots.paper_values import paper_lines, paper_values
@@ -336,6 +337,16 @@ def test_the_papers_numbers_are_drawn_beside_ours(tmp_path: Path) -> None:
     out = tmp_path / "fig8.png"
     tiered.plot_efficiency_by_workload(study(tm_efficiency=0.9), [out], variant="base", ratio=25, paper=values)
     assert out.stat().st_size > 0
+    # the figure's own rule stars TM-Training's geometric mean, not the per-workload row
+    assert [tiered.paper_mark(row) for _, row in frame.iterrows()] == [("Geomean", "TM-Training"), None]
+    tiered.plot_figure("fig8", study(tm_efficiency=0.9), [tmp_path / "by_name.png"], comparison=frame)
+    assert (tmp_path / "by_name.png").stat().st_size > 0
+
+
+def test_the_command_line_offers_the_figures_plot_figure_draws(tmp_path: Path) -> None:
+    assert cli_tiered.FIGURES == tiered.FIGURES == tuple(FIGURES)
+    with pytest.raises(ConfigError, match="TM-Training figure 'fig5': expected one of fig2"):
+        tiered.plot_figure("fig5", study(), [tmp_path / "fig5.png"])
 
 
 def test_every_sentence_gets_a_row_on_a_study_that_runs_only_part_of_the_paper() -> None:

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from traincost.analysis.ablations import ASSUMPTIONS
-from traincost.cli.tiered import assumed_system
 from traincost.errors import ConfigError
 from traincost.tiered import study as study_module
+from traincost.tiered.assumptions import study_system
 from traincost.tiered.record import Record, read_record, write_record
 from traincost.tiered.study import StudyRuns, resimulated, study_runs
 from traincost.tiered.system import TieredSystem, load_tiered_system
@@ -32,8 +32,7 @@ def loaded() -> TieredSystem:
 
 def _system(loaded: TieredSystem, assumed: dict[str, str]) -> TieredSystem:
     """As ``traincost tiered-study`` builds it: the calibrated scale unless calibrated=false, then the assumptions."""
-    scaled = loaded if assumed.get("calibrated") == "false" else loaded.with_accelerator_energy_scale(CALIBRATED_SCALE)
-    return assumed_system(scaled, assumed)
+    return study_system(loaded, assumed, accelerator_energy_scale=CALIBRATED_SCALE)
 
 
 def _study(workload: Workload, system: TieredSystem, **reuse: object) -> StudyRuns:

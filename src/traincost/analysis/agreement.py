@@ -28,6 +28,7 @@ __all__ = [
     "Agreement",
     "Study",
     "agreement_html",
+    "comparison_path",
     "count_agreement",
     "disagreeing",
     "find_comparisons",
@@ -172,6 +173,17 @@ def why_path(study: Study) -> Path:
 def uncalibrated_path(study: Study) -> Path:
     """Where, under the results folder, ``snakemake ablations`` leaves the study's comparison before calibration."""
     return Path("ablations") / study.key / "calibrated" / "false" / "compare.csv"
+
+
+def comparison_path(results: Path, study: Study, *, calibrated: bool = True) -> Path:
+    """The comparison of ``study`` under the results folder ``results`` that the terminal and the API read: its own
+    CSV, or the copy with a ``why`` column (:func:`why_path`) where the ablations left one at least as new; with
+    ``calibrated`` false, the comparison the ablations ran before calibration (:func:`uncalibrated_path`)."""
+    if not calibrated:
+        return results / uncalibrated_path(study)
+    own, with_why = results / study.path, results / why_path(study)
+    # the same rows and a why column, if the ablations ran on this comparison
+    return with_why if with_why.is_file() and own.is_file() and with_why.stat().st_mtime >= own.stat().st_mtime else own
 
 
 def find_comparisons(results: Path) -> list[tuple[Study, Path]]:

@@ -48,6 +48,7 @@ def ablation_commands(command: Command) -> None:
         "ablations",
         _cmd_ablations,
         "one study's ablation runs beside its baseline: ablations.parquet, the comparison with a 'why' column, a heat map",
+        outputs=("--out", "--why", "--heatmap"),
     )
     cmd.add_argument("--study", required=True, choices=["monet", "mtrain", "tiered"], help="which study")
     cmd.add_argument("--baseline", type=Path, required=True, help="the study's own claims.csv / compare.csv")

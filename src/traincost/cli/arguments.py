@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from traincost.errors import ConfigError
 from traincost.limits import MAX_BATCH, MAX_SEED
@@ -53,8 +53,20 @@ __all__ = [
     "workload_tables",
 ]
 
-# What a module's ``*_commands`` function is given: ``command(name, handler, help)`` adds a subcommand and returns its parser
-Command = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+
+class Command(Protocol):
+    """What a module's ``*_commands`` function is given: ``command(name, handler, help, outputs=...)`` adds a subcommand
+    and returns its parser. ``outputs`` are the flags of the files the subcommand writes (each checked writable, and
+    not one of its inputs, before it runs)."""
+
+    def __call__(
+        self,
+        name: str,
+        handler: Callable[[argparse.Namespace], None],
+        help_text: str,
+        *,
+        outputs: Sequence[str] = (),
+    ) -> argparse.ArgumentParser: ...
 
 
 def _number(text: str) -> float:

@@ -215,7 +215,12 @@ def _checkpoint_inputs(cmd: argparse.ArgumentParser) -> None:
 
 def checkpoint_commands(command: Command) -> None:
     """Subcommands of the activation-checkpointing study (MONET Figures 11 and 12)."""
-    cmd = command("checkpoint-study", _cmd_checkpoint_study, "activation recomputation: AC00/10/01/11 and the MILP of equation 6")
+    cmd = command(
+        "checkpoint-study",
+        _cmd_checkpoint_study,
+        "activation recomputation: AC00/10/01/11 and the MILP of equation 6",
+        outputs=("--costs", "--additivity", "--milp", "--recompute-check"),
+    )
     _checkpoint_inputs(cmd)
     cmd.add_argument(
         "--budgets", type=fraction, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0], help="MILP budgets, fractions of all"
@@ -234,13 +239,21 @@ def checkpoint_commands(command: Command) -> None:
     cmd.add_argument("--seed", type=seed_value, default=0, help="seed of the batch the rewrites are checked on")
 
     cmd = command(
-        "plot-checkpoint", _cmd_plot_checkpoint, "MONET Figure 11: energy and latency of AC10/AC01/AC11 relative to AC00"
+        "plot-checkpoint",
+        _cmd_plot_checkpoint,
+        "MONET Figure 11: energy and latency of AC10/AC01/AC11 relative to AC00",
+        outputs=("--out",),
     )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="additivity table from checkpoint-study")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    cmd = command("checkpoint-nsga", _cmd_checkpoint_nsga, "NSGA-II over recompute choices: latency, energy, activation memory")
+    cmd = command(
+        "checkpoint-nsga",
+        _cmd_checkpoint_nsga,
+        "NSGA-II over recompute choices: latency, energy, activation memory",
+        outputs=("--out", "--summary"),
+    )
     _checkpoint_inputs(cmd)
     cmd.add_argument("--population", type=positive_int, default=50, help="NSGA-II population")
     cmd.add_argument("--generations", type=positive_int, default=100, help="NSGA-II generations")
@@ -259,6 +272,7 @@ def checkpoint_commands(command: Command) -> None:
         "design-space-pareto",
         _cmd_design_space_pareto,
         "MONET Figure 12 as an interactive HTML page: every NSGA-II evaluation to hover, compare and filter",
+        outputs=("--out",),
     )
     cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")
     cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")
@@ -266,7 +280,9 @@ def checkpoint_commands(command: Command) -> None:
     cmd.add_argument("--title", default="", help="page title")
     cmd.add_argument("--out", type=Path, required=True, help="output page (.html, self-contained, no network needed)")
 
-    cmd = command("plot-pareto", _cmd_plot_pareto, "MONET Figure 12: the NSGA-II front with the MILP solutions")
+    cmd = command(
+        "plot-pareto", _cmd_plot_pareto, "MONET Figure 12: the NSGA-II front with the MILP solutions", outputs=("--out",)
+    )
     cmd.add_argument("--nsga", type=Path, required=True, help="evaluations from checkpoint-nsga")
     cmd.add_argument("--milp", type=Path, required=True, help="MILP solutions from checkpoint-study")
     cmd.add_argument("--summary", type=Path, required=True, help="summary from checkpoint-nsga (the baseline)")

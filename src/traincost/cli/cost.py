@@ -47,20 +47,28 @@ def _cost_into(args: argparse.Namespace, out: Path) -> None:
     """``traincost cost``'s work, its tables written into the directory ``out``."""
     import pandas as pd
 
-    from traincost.frontend.shared.optimizer import OptimizerSpec
+    from traincost.api import cost_model
     from traincost.hardware import load_hardware
-    from traincost.model_cost import cost_model, cost_torch_model, energy_by_level
+    from traincost.model_cost import energy_by_level
     from traincost.workload import write_table
 
-    spec = OptimizerSpec(kind=args.optimizer, lr=args.lr)
-    verify = not args.no_verify
+    chosen = frontend(args)
     hardware = load_hardware(args.hardware)  # a bad hardware file is refused before the model is built or traced
-    if frontend(args) == "torch":
+    if chosen == "torch":
         model = torch_model(args, options={})
-        result = cost_torch_model(model, hardware, batch=args.batch, optimizer=spec, seed=args.seed, verify=verify)
     else:
-        forward = forward_graph(args, batch=args.batch, seed=args.seed, options={})
-        result = cost_model(forward, hardware, optimizer=spec, seed=args.seed, verify=verify, attention=args.attention)
+        model = forward_graph(args, batch=args.batch, seed=args.seed, options={})
+    result = cost_model(
+        model,
+        hardware=hardware,
+        batch=args.batch,
+        optimizer=args.optimizer,
+        lr=args.lr,
+        seed=args.seed,
+        verify=not args.no_verify,
+        frontend=chosen,
+        attention=args.attention,
+    )
     name = result.workload.meta["model"]
     row = result.summary.iloc[0]
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):

@@ -204,6 +204,7 @@ def frontend_commands(command: Command) -> None:
         _cmd_export,
         "the forward graph at a fixed batch, with its inputs, loss and parameters in its metadata: a zoo model or a user's "
         "torch module exported (training mode, checked against torch), or a user's ONNX file checked",
+        outputs=("--out",),
     )
     add_model_args(cmd, positional=False)
     cmd.add_argument("--batch", type=batch_size, required=True, help="batch size (samples)")
@@ -220,7 +221,10 @@ def frontend_commands(command: Command) -> None:
     cmd.add_argument("--out", type=Path, required=True, help="output model.onnx (inference_step.onnx with --inference)")
 
     cmd = command(
-        "train-graph", _cmd_train_graph, "forward + backward (ONNX Runtime Training) + optimizer as primitive ops, in one graph"
+        "train-graph",
+        _cmd_train_graph,
+        "forward + backward (ONNX Runtime Training) + optimizer as primitive ops, in one graph",
+        outputs=("--out",),
     )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="model.onnx from `traincost export`")
     optimizer_args(cmd)
@@ -232,6 +236,7 @@ def frontend_commands(command: Command) -> None:
             "decompose",
             _cmd_decompose,
             "replace composite gradient ops by primitive ONNX ops (verify-decomposition checks the result by execution)",
+            outputs=("--out", "--histogram"),
         )
     )
     _verify_decomposition_args(
@@ -240,6 +245,7 @@ def frontend_commands(command: Command) -> None:
             _cmd_verify_decomposition,
             "check a decomposition by execution: node by node, and the loss, every gradient and every updated "
             "parameter end to end; exits 2 naming the node or tensor that differs by more than allowed",
+            outputs=("--out",),
         )
     )
 
@@ -248,6 +254,7 @@ def frontend_commands(command: Command) -> None:
         _cmd_trace_step,
         "the torch front end: torch traces one training step (forward, loss, backward, optimizer) → Workload IR "
         "(ops.parquet, tensors.parquet), checked by execution against eager torch and torch.optim",
+        outputs=("--ops", "--tensors", "--verification"),
     )
     _traced_step_args(cmd, training=True)
 
@@ -256,10 +263,13 @@ def frontend_commands(command: Command) -> None:
         _cmd_trace_inference,
         "the torch front end's inference step: torch traces the eval-mode forward, each BatchNorm after a convolution "
         "folded into it, no dropout, no loss → Workload IR, its output checked against eager torch (no ONNX Runtime)",
+        outputs=("--ops", "--tensors", "--verification"),
     )
     _traced_step_args(cmd, training=False)
 
-    cmd = command("lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)")
+    cmd = command(
+        "lower", _cmd_lower, "decomposed ONNX → Workload IR (ops.parquet, tensors.parquet)", outputs=("--ops", "--tensors")
+    )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="train_step.decomposed.onnx")
     cmd.add_argument("--ops", type=Path, required=True, help="output ops table (Parquet)")
     cmd.add_argument("--tensors", type=Path, required=True, help="output tensors table (Parquet)")

@@ -125,7 +125,12 @@ def _cmd_plot_fused_graph(args: argparse.Namespace) -> None:
 
 def fusion_commands(command: Command) -> None:
     """Subcommands of the deployment searches (layer fusion) and their figures."""
-    cmd = command("fuse", _cmd_fuse, "layer-fusion solver: candidate subgraphs, exact cover by CP-SAT (MONET section V-A)")
+    cmd = command(
+        "fuse",
+        _cmd_fuse,
+        "layer-fusion solver: candidate subgraphs, exact cover by CP-SAT (MONET section V-A)",
+        outputs=("--out", "--report"),
+    )
     workload_tables(cmd)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware YAML (its defaults set the memory limits)")
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
@@ -143,12 +148,18 @@ def fusion_commands(command: Command) -> None:
         "bn-epilogue",
         _cmd_bn_epilogue,
         "the workload with every forward BatchNorm after a convolution run as that convolution's epilogue on the MAC core",
+        outputs=("--out-ops", "--out-tensors"),
     )
     workload_tables(cmd)
     cmd.add_argument("--out-ops", type=Path, required=True, help="output ops.parquet")
     cmd.add_argument("--out-tensors", type=Path, required=True, help="output tensors.parquet")
 
-    cmd = command("compare-fusion", _cmd_compare_fusion, "latency and energy of one step under several fusion strategies")
+    cmd = command(
+        "compare-fusion",
+        _cmd_compare_fusion,
+        "latency and energy of one step under several fusion strategies",
+        outputs=("--out",),
+    )
     workload_and_hardware(cmd)
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="forward ops only, or the whole step")
     schedule_mode(cmd)
@@ -160,12 +171,14 @@ def fusion_commands(command: Command) -> None:
     allocation(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per strategy")
 
-    cmd = command("plot-fusion", _cmd_plot_fusion, "MONET Figure 10: latency and energy per fusion strategy")
+    cmd = command("plot-fusion", _cmd_plot_fusion, "MONET Figure 10: latency and energy per fusion strategy", outputs=("--out",))
     cmd.add_argument("--in", dest="inputs", type=Path, nargs="+", required=True, help="compare-fusion tables (one per step)")
     cmd.add_argument("--title", default="", help="figure title")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")
 
-    cmd = command("plot-fused-graph", _cmd_plot_fused_graph, "draw the op graph with each fused subgraph coloured")
+    cmd = command(
+        "plot-fused-graph", _cmd_plot_fused_graph, "draw the op graph with each fused subgraph coloured", outputs=("--out",)
+    )
     workload_tables(cmd)
     cmd.add_argument("--step", required=True, choices=["inference", "training"], help="which ops the groups were solved on")
     cmd.add_argument("--groups", type=Path, required=True, help="fused groups JSON from `traincost fuse`")

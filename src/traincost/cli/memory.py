@@ -73,11 +73,13 @@ def _cmd_plot_memory(args: argparse.Namespace) -> None:
 
 def memory_commands(command: Command) -> None:
     """Subcommands of the memory study: liveness, torch's measurement, their comparison and figure."""
-    cmd = command("memory", _cmd_memory, "liveness analysis: peak memory (bytes) and its breakdown")
+    cmd = command("memory", _cmd_memory, "liveness analysis: peak memory (bytes) and its breakdown", outputs=("--out",))
     workload_tables(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output memory.parquet (bytes per category)")
 
-    cmd = command("measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU")
+    cmd = command(
+        "measure-memory", _cmd_measure_memory, "measure one torch training step's memory (bytes) on this CPU", outputs=("--out",)
+    )
     cmd.add_argument("--model", required=True, help="zoo name")
     cmd.add_argument("--batch", type=batch_size, required=True, help="batch size (samples)")
     cmd.add_argument("--options", type=json_object, default="{}", help="builder options as a JSON object")
@@ -85,12 +87,17 @@ def memory_commands(command: Command) -> None:
     optimizer_args(cmd)
     cmd.add_argument("--out", type=Path, required=True, help="output torch_memory.parquet (bytes per category)")
 
-    cmd = command("compare-memory", _cmd_compare_memory, "our memory accounting next to torch's, per workload and category")
+    cmd = command(
+        "compare-memory",
+        _cmd_compare_memory,
+        "our memory accounting next to torch's, per workload and category",
+        outputs=("--out", "--csv"),
+    )
     cmd.add_argument("--ours", type=Path, nargs="+", required=True, help="memory.parquet files")
     cmd.add_argument("--torch", type=Path, nargs="+", required=True, help="torch_memory.parquet files, same order")
     cmd.add_argument("--out", type=Path, required=True, help="output comparison (Parquet)")
     cmd.add_argument("--csv", type=Path, help="also write the comparison as CSV")
 
-    cmd = command("plot-memory", _cmd_plot_memory, "MONET Figure 3: peak memory breakdown (GB)")
+    cmd = command("plot-memory", _cmd_plot_memory, "MONET Figure 3: peak memory breakdown (GB)", outputs=("--out",))
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="comparison table from compare-memory")
     cmd.add_argument("--out", type=Path, nargs="+", required=True, help="output figure files (.png, .pdf)")

@@ -315,17 +315,26 @@ def _search_args(cmd: argparse.ArgumentParser) -> None:
 
 def mtrain_commands(command: Command) -> None:
     """Subcommands of the multi-FPGA training study (MTrain)."""
-    cmd = command("mtrain-study", _cmd_study, "MTrain steps 1-4, Alpa, HAP and single FPGAs per P2P bandwidth (Figures 8-11)")
+    cmd = command(
+        "mtrain-study",
+        _cmd_study,
+        "MTrain steps 1-4, Alpa, HAP and single FPGAs per P2P bandwidth (Figures 8-11)",
+        outputs=("--out",),
+    )
     _search_args(cmd)
     cmd.add_argument("--bandwidths", type=float, nargs="+", help="P2P bandwidths in GB/s (default: the YAML's sweep)")
     cmd.add_argument("--out", type=Path, required=True, help="output: one row per bandwidth and method (Parquet)")
 
-    cmd = command("mtrain-table3", _cmd_table3, "MTrain-Converting against the DFS optimum over ratios (Table III)")
+    cmd = command(
+        "mtrain-table3", _cmd_table3, "MTrain-Converting against the DFS optimum over ratios (Table III)", outputs=("--out",)
+    )
     _search_args(cmd)
     cmd.add_argument("--bandwidth", type=positive_number, default=3.0, help="P2P bandwidth in GB/s (Table III: 3)")
     cmd.add_argument("--out", type=Path, required=True, help="output: one row, throughput (GFLOPS) and search time (s) (Parquet)")
 
-    cmd = command("mtrain-scaling", _cmd_scaling, "MTrain on 1 to N copies of a cluster's devices (Figure 12)")
+    cmd = command(
+        "mtrain-scaling", _cmd_scaling, "MTrain on 1 to N copies of a cluster's devices (Figure 12)", outputs=("--out",)
+    )
     _search_args(cmd)
     cmd.add_argument("--pairs", type=positive_int, nargs="+", required=True, help="copies of the cluster's devices, e.g. 1 2 3 4")
     cmd.add_argument(
@@ -340,6 +349,7 @@ def mtrain_commands(command: Command) -> None:
         "mtrain-calibrate",
         _cmd_calibrate,
         "fit a training IP's clock so its published design reaches its published throughput (never MTrain's)",
+        outputs=("--out",),
     )
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of the batch-1 step of the IP's published network")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
@@ -360,7 +370,10 @@ def mtrain_commands(command: Command) -> None:
 def _report_commands(command: Command) -> None:
     """The MTrain subcommands that read the study's tables: the report, the constants' table and the figures."""
     cmd = command(
-        "mtrain-report", _cmd_report, "MTrain tables: Table III (CSV, Markdown) and ours beside the paper (compare.csv)"
+        "mtrain-report",
+        _cmd_report,
+        "MTrain tables: Table III (CSV, Markdown) and ours beside the paper (compare.csv)",
+        outputs=("--study-out", "--scaling-out", "--table3-parquet", "--table3-csv", "--table3-md", "--compare", "--split"),
     )
     cmd.add_argument("--study", type=Path, nargs="+", required=True, help="mtrain-study tables")
     cmd.add_argument("--table3", type=Path, nargs="+", required=True, help="mtrain-table3 rows")
@@ -392,7 +405,10 @@ def _report_commands(command: Command) -> None:
     )
 
     cmd = command(
-        "mtrain-constants", _cmd_constants, "Table III under each constant MTrain leaves unstated, beside the paper (MD, CSV)"
+        "mtrain-constants",
+        _cmd_constants,
+        "Table III under each constant MTrain leaves unstated, beside the paper (MD, CSV)",
+        outputs=("--csv", "--md"),
     )
     cmd.add_argument("--paper", type=Path, required=True, help="the paper's numbers (data/paper/mtrain.csv)")
     cmd.add_argument("--baseline", type=Path, nargs="+", required=True, help="the study's mtrain-table3 rows")
@@ -407,7 +423,9 @@ def _report_commands(command: Command) -> None:
     cmd.add_argument("--csv", type=Path, required=True, help="output: one row per cell and setting (CSV)")
     cmd.add_argument("--md", type=Path, required=True, help="output: the table beside the paper's (Markdown)")
 
-    cmd = command("plot-mtrain", _cmd_plot, "MTrain Figure 8 (steps), 9-11 (methods, one cluster) or 12 (scaling)")
+    cmd = command(
+        "plot-mtrain", _cmd_plot, "MTrain Figure 8 (steps), 9-11 (methods, one cluster) or 12 (scaling)", outputs=("--out",)
+    )
     cmd.add_argument("--figure", required=True, choices=["steps", "methods", "scaling"])
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table (steps, methods) or scaling table")
     cmd.add_argument("--cluster", default="", help="the cluster of a methods figure")

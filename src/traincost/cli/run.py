@@ -22,7 +22,7 @@ import threading
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from traincost import __version__
 from traincost.cli.ablations import ablation_commands
@@ -51,6 +51,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"traincost: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
+class _Subcommand(_Parser):
+    """A subcommand's parser, which also holds the flags of the files the subcommand writes (``outputs``)."""
+
+    def __init__(self, *args: Any, outputs: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.outputs = tuple(outputs)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="traincost",
@@ -65,10 +73,12 @@ def _parser() -> argparse.ArgumentParser:
         default=1024,
         help="largest Parquet table read, in MiB of memory as its footer foretells it (default 1024)",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Subcommand)
 
-    def command(name: str, handler: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
-        cmd = sub.add_parser(name, help=help_text, description=help_text)
+    def command(
+        name: str, handler: Callable[[argparse.Namespace], None], help_text: str, *, outputs: Sequence[str] = ()
+    ) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text, description=help_text, outputs=outputs)
         cmd.set_defaults(handler=handler)
         return cmd
 
@@ -95,12 +105,14 @@ def _check_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     """Every output path can be written, before any work: not a directory, in a directory we may create and write,
     and not one of the command's input files (the same file after links are resolved), which writing would replace.
 
-    The outputs of a command are its options whose help starts "output" or "also write"; its inputs, its other
+    The outputs of a command are the options it declares (``command(..., outputs=...)``); its inputs, its other
     options and arguments that take paths.
     """
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    actions = commands.choices[args.command]._actions
-    outputs = [a for a in actions if (a.help or "").startswith(("output", "also write"))]
+    subcommand = commands.choices[args.command]
+    declared = set(subcommand.outputs)
+    actions = subcommand._actions
+    outputs = [a for a in actions if declared.intersection(a.option_strings)]
     inputs = [(a, path) for a in actions if a not in outputs for path in _paths(getattr(args, a.dest, None))]
     for action in outputs:
         for path in _paths(getattr(args, action.dest)):

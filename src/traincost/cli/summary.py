@@ -18,32 +18,24 @@ STUDY_KEYS = ("monet", "mtrain", "tiered")
 def _cmd_summary(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost.analysis.agreement import (
-        count_agreement,
-        find_comparisons,
-        read_comparison,
-        summary_text,
-        uncalibrated_path,
-        why_path,
-    )
+    from traincost.analysis.agreement import comparison_path, count_agreement, find_comparisons, summary_text
     from traincost.analysis.fidelity_page import StudyPage, fidelity_markdown
+    from traincost.api import study_table
 
     found = find_comparisons(args.results)
     if args.study:
         found = [(study, path) for study, path in found if study.key in args.study]
     counts, rows, pages = [], [], []
-    for study, own in found:
-        with_why = args.results / why_path(study)
-        # the same rows and a why column, if the ablations ran on this comparison
-        path = with_why if with_why.is_file() and with_why.stat().st_mtime >= own.stat().st_mtime else own
-        frame = read_comparison(path, study)
+    for study, _ in found:
+        path = comparison_path(args.results, study)
+        frame = study_table(args.results, study.key)
         print(summary_text(study, path, frame, width=args.width, only_disagreeing=args.disagreeing))
         count = count_agreement(frame)
         rows.append({"study": study.key, "calibration": "after", "table": str(path)} | count.numbers())
-        before = args.results / uncalibrated_path(study)
+        before = comparison_path(args.results, study, calibrated=False)
         uncalibrated, note = None, ""
         if before.is_file():
-            uncalibrated = count_agreement(read_comparison(before, study))
+            uncalibrated = count_agreement(study_table(args.results, study.key, calibrated=False))
             print(f"before calibration ({before}): {uncalibrated.text()}")
             rows.append({"study": study.key, "calibration": "before", "table": str(before)} | uncalibrated.numbers())
         elif study.key == "monet":
@@ -120,7 +112,12 @@ def summary_commands(command: Command) -> None:
     cmd.add_argument("--results", type=Path, default=Path("results"), help="the results folder (default results)")
     cmd.add_argument("--remove", action="store_true", help="delete the damaged files (snakemake then rebuilds them)")
 
-    cmd = command("summary", _cmd_summary, "per study found under --results: how many of the paper's checks agree, and the table")
+    cmd = command(
+        "summary",
+        _cmd_summary,
+        "per study found under --results: how many of the paper's checks agree, and the table",
+        outputs=("--counts-out", "--markdown"),
+    )
     cmd.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder (default: results)")
     cmd.add_argument("--study", nargs="+", choices=STUDY_KEYS, help="only these studies (default: every one found)")
     cmd.add_argument("--disagreeing", action="store_true", help="list only the rows whose check fails")
@@ -135,12 +132,22 @@ def summary_commands(command: Command) -> None:
         "check with its why",
     )
 
-    cmd = command("report-table", _cmd_report_table, "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement")
+    cmd = command(
+        "report-table",
+        _cmd_report_table,
+        "one study's paper-vs-ours CSV as an HTML table, rows coloured by agreement",
+        outputs=("--out",),
+    )
     cmd.add_argument("--study", required=True, choices=STUDY_KEYS, help="which study's CSV")
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="claims.csv (monet) or compare.csv (mtrain, tiered)")
     cmd.add_argument("--out", type=Path, required=True, help="output HTML page")
 
-    cmd = command("report-workloads", _cmd_report_workloads, "the run's workloads and the front end that built each, as HTML")
+    cmd = command(
+        "report-workloads",
+        _cmd_report_workloads,
+        "the run's workloads and the front end that built each, as HTML",
+        outputs=("--out",),
+    )
     cmd.add_argument(
         "--workload", nargs="+", required=True, help="NAME OPS TENSORS VERIFICATION per workload (its tables, Parquet)"
     )

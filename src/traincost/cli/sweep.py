@@ -32,8 +32,8 @@ log = logging.getLogger("traincost")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> None:
+    from traincost.api import sweep
     from traincost.limits import MAX_CONFIGS
-    from traincost.schedule.evaluate import evaluate_sweep
     from traincost.schedule.manual_fusion import read_manual_fusion
     from traincost.workload import Workload, write_table
 
@@ -48,16 +48,13 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
             args.ops,
         )
     fused = read_manual_fusion(args.fusion, workload.ops) if args.fusion else ()
-    plan = schedule_plan(args, fused)
-    grid = args.grid
-    table = evaluate_sweep(
+    table = sweep(
         workload,
-        args.hardware,
-        grid=grid,
+        hardware=args.hardware,
+        grid=args.grid,
         step=args.step,
-        plan=plan,
-        shard_index=int(index),
-        shard_count=int(count),
+        plan=schedule_plan(args, fused),
+        shard=(int(index), int(count)),
         max_configs=args.max_configs or MAX_CONFIGS,
     )
     meta = {
@@ -180,7 +177,12 @@ def _cmd_claims(args: argparse.Namespace) -> None:
 
 def sweep_commands(command: Command) -> None:
     """Subcommands of the hardware cost model and the MONET hardware study."""
-    cmd = command("sweep", _cmd_sweep, "latency, energy and memory of a workload on every configuration of a hardware grid")
+    cmd = command(
+        "sweep",
+        _cmd_sweep,
+        "latency, energy and memory of a workload on every configuration of a hardware grid",
+        outputs=("--out",),
+    )
     workload_tables(cmd)
     cmd.add_argument("--hardware", type=Path, required=True, help="hardware template YAML (config/hardware/)")
     cmd.add_argument(
@@ -202,7 +204,7 @@ def sweep_commands(command: Command) -> None:
     cmd.add_argument("--max-configs", type=positive_int, help="refuse a grid of more configurations (default 1,000,000)")
     cmd.add_argument("--out", type=Path, required=True, help="output table (Parquet), one row per configuration")
 
-    cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)")
+    cmd = command("plot-sweep", _cmd_plot_sweep, "MONET Figures 1, 8, 9 from sweep tables (one per step)", outputs=("--out",))
     cmd.add_argument(
         "--figure",
         required=True,
@@ -219,6 +221,7 @@ def sweep_commands(command: Command) -> None:
         "design-space",
         _cmd_design_space,
         "MONET Figures 1 and 8, or 9, as an interactive HTML page: hover, compare and filter the configurations",
+        outputs=("--out",),
     )
     cmd.add_argument(
         "--figure",
@@ -237,6 +240,7 @@ def sweep_commands(command: Command) -> None:
         "claims",
         _cmd_claims,
         "MONET's claims: section IV on the Edge TPU and FuseMax sweeps, section V on fusion, checkpointing",
+        outputs=("--csv", "--out"),
     )
     cmd.add_argument("--edge-inference", type=Path, required=True, help="ResNet-18 on Edge TPU, inference sweep")
     cmd.add_argument("--edge-training", type=Path, required=True, help="ResNet-18 on Edge TPU, training sweep")
@@ -263,6 +267,6 @@ def sweep_commands(command: Command) -> None:
     cmd.add_argument("--csv", type=Path, required=True, help="output claims.csv")
     cmd.add_argument("--out", type=Path, help="also write the claims as Parquet")
 
-    cmd = command("concat", _cmd_concat, "concatenate tables with the same columns (sweep shards)")
+    cmd = command("concat", _cmd_concat, "concatenate tables with the same columns (sweep shards)", outputs=("--out",))
     cmd.add_argument("--in", dest="inputs", type=Path, nargs="+", required=True, help="Parquet tables")
     cmd.add_argument("--out", type=Path, required=True, help="output Parquet table")

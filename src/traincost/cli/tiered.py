@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from traincost.cli.arguments import Command, positive_int, positive_number
-from traincost.errors import ConfigError
+from traincost.errors import ConfigError, in_file
 from traincost.io import atomic_path
-
-if TYPE_CHECKING:
-    from traincost.tiered.system import TieredSystem
 
 __all__ = ["tiered_commands"]
 
 
-# the --figure choices: TM-Training Figures 2-4 and 8-15
+# the --figure choices, traincost.plots.tiered.FIGURES written out so that `traincost --help` does not import matplotlib
 FIGURES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15")
 
 
@@ -45,31 +39,29 @@ def _cmd_workload(args: argparse.Namespace) -> None:
 
 def _cmd_study(args: argparse.Namespace) -> None:
     from traincost.analysis.ablations import parse_assume
+    from traincost.tiered.assumptions import study_system
+    from traincost.tiered.calibration import read_accelerator_energy_scale
     from traincost.tiered.record import read_record, write_record
-    from traincost.tiered.study import VARIANTS, study_runs, variant_system
+    from traincost.tiered.study import VARIANTS, study_runs, study_variant, variant_system
     from traincost.tiered.system import load_tiered_system
     from traincost.workload import Workload, write_table
 
     if args.variant not in VARIANTS:
         raise ConfigError(f"--variant {args.variant!r}: expected one of {', '.join(VARIANTS)}")
-    variant = VARIANTS[args.variant]
     workload = Workload.read(args.ops, args.tensors)
-    batch = int(workload.meta.get("batch_factor", "1") or 1)
-    if batch != variant.batch_factor:
-        raise ConfigError(
-            f"{args.ops}: a workload at batch factor {batch}, but variant {variant.name} needs {variant.batch_factor}"
-        )
+    with in_file(args.ops):
+        variant = study_variant(args.variant, workload)
     loaded = variant_system(load_tiered_system(args.hardware), variant)
-    system = _study_system(loaded, parse_assume("tiered", args.assume), args.calibration)
+    scale = read_accelerator_energy_scale(args.calibration)
     study = study_runs(
         workload,
-        system,
+        study_system(loaded, parse_assume("tiered", args.assume), accelerator_energy_scale=scale),
         variant=variant.name,
         ratios=args.ratios,
         policies=args.policies,
         tier1_share_per_ratio=args.tier1_share_per_ratio,
         record=read_record(args.record) if args.record else None,
-        recorded_on=_study_system(loaded, {}, args.calibration),  # the study's own system: no assumption changed
+        recorded_on=study_system(loaded, {}, accelerator_energy_scale=scale),  # the study's own system: no assumption changed
     )
     table = study.table
     shown = table[["policy", "ratio", "iteration_s", "energy_j", "energy_efficiency_vs_hbm", "migrated_bytes"]]
@@ -80,116 +72,35 @@ def _cmd_study(args: argparse.Namespace) -> None:
         write_record(study.record, args.record_out, meta)
 
 
-def _study_system(loaded: TieredSystem, assumed: Mapping[str, str], calibration: Path | None) -> TieredSystem:
-    """The system a study runs on under ``assumed``: the variant's, at the calibrated accelerator energy scale
-    unless ``calibrated=false``, with the other assumptions applied."""
-    from traincost.analysis.ablations import assumption_value
-
-    if assumption_value("tiered", assumed, "calibrated") == "true":
-        loaded = loaded.with_accelerator_energy_scale(read_accelerator_energy_scale(calibration))
-    return assumed_system(loaded, assumed)
-
-
 def _cmd_calibrate(args: argparse.Namespace) -> None:
-    import pandas as pd
-
-    from traincost.tiered.calibration import CALIBRATION_COLUMNS, energy_parts, fit_accelerator_energy_scale, offchip_share
-    from traincost.tiered.study import hbm_only_outcome
+    from traincost.tiered.calibration import calibration_table
     from traincost.tiered.system import load_tiered_system
     from traincost.workload import Workload, write_table
 
     if len(args.ops) != len(args.tensors):
         raise ConfigError(f"--ops and --tensors: {len(args.ops)} ops tables but {len(args.tensors)} tensors tables")
-    if not args.paper.is_file():
-        raise ConfigError(f"{args.paper}: no such file (the paper's numbers)")
-    paper = pd.read_csv(args.paper)
-    target = paper[paper["claim"] == args.target]
-    if target.empty:
-        raise ConfigError(f"{args.paper}: no claim {args.target!r} to calibrate to")
-    missing = [c for c in args.also_pins if c not in set(paper["claim"])]
-    if missing:
-        raise ConfigError(f"{args.paper}: --also-pins {missing}: no such claims")
     system = load_tiered_system(args.hardware)
-    rows, names = [], []
+    workloads = []
     for ops, tensors in zip(args.ops, args.tensors, strict=True):
         workload = Workload.read(ops, tensors)
-        rows.append(energy_parts(hbm_only_outcome(workload, system), accelerator_static_w=system.accelerator_static_w, scale=1.0))
-        names.append(str(workload.meta.get("model", ops.parent.name)))
-    parts = pd.DataFrame(rows, index=names)
-    share = float(target["value"].iloc[0])
-    scale = fit_accelerator_energy_scale(parts, share) if args.calibrate else 1.0
-    table = pd.DataFrame(
-        [
-            {
-                "study": "tiered",
-                "constant": "accelerator_energy_scale",
-                "value": scale,
-                "fitted": bool(args.calibrate),
-                "target_claim": args.target,
-                "pins": "|".join([args.target, *args.also_pins]),
-                "target": share,
-                "source": str(target["source"].iloc[0]),
-                "achieved": float(offchip_share(parts, scale)[0]),
-                "uncalibrated": float(offchip_share(parts, 1.0)[0]),
-                "over": ", ".join(names),
-            }
-        ],
-        columns=list(CALIBRATION_COLUMNS),
-    )
+        workloads.append((str(workload.meta.get("model", ops.parent.name)), workload))
+    table = calibration_table(workloads, system, args.paper, target=args.target, also_pins=args.also_pins, fit=args.calibrate)
     print(table.drop(columns="source").to_string(index=False))
     write_table(table, args.out)
-
-
-def assumed_system(system: TieredSystem, assumed: Mapping[str, str]) -> TieredSystem:
-    """``system`` under the assumptions of ``tiered-study --assume`` (unnamed ones at their baseline)."""
-    from traincost.analysis.ablations import assumption_value
-
-    return replace(
-        system.with_tier2_energy(float(assumption_value("tiered", assumed, "tier2_energy_factor"))),
-        stall_static_power=assumption_value("tiered", assumed, "stall_static_power") == "true",
-        deeptm_eviction_costs_time=assumption_value("tiered", assumed, "deeptm_eviction_costs_time") == "true",
-        split_only_if_evicted=assumption_value("tiered", assumed, "split_only_if_evicted") == "true",
-        split_ratio_reading=assumption_value("tiered", assumed, "split_ratio_reading"),
-        hot_promotion=assumption_value("tiered", assumed, "hot_promotion") == "true",
-        autotm_lookahead=assumption_value("tiered", assumed, "autotm_lookahead") == "true",
-        split_energy=assumption_value("tiered", assumed, "split_energy"),
-        tier2_read_energy=assumption_value("tiered", assumed, "tier2_read_energy"),
-    )
-
-
-def read_accelerator_energy_scale(path: Path | None) -> float:
-    """The fitted accelerator energy scale of a calibration table (1 without one)."""
-    from traincost.workload import read_table
-
-    if path is None:
-        return 1.0
-    table = read_table(path)[0]
-    row = table[table["constant"] == "accelerator_energy_scale"]
-    if row.empty:
-        raise ConfigError(f"{path}: no row for constant 'accelerator_energy_scale'")
-    return float(row["value"].iloc[0])
-
-
-def _calibrated_claims(path: Path | None) -> set[str]:
-    """Claims a calibration table fitted a constant to (none if it did not fit one)."""
-    from traincost.workload import read_table
-
-    if path is None:
-        return set()
-    table = read_table(path)[0]
-    return {claim for pins in table.loc[table["fitted"].astype(bool), "pins"] for claim in str(pins).split("|") if claim}
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from traincost.analysis.ablations import assumption_value, parse_assume
+    from traincost.analysis.ablations import parse_assume
     from traincost.analysis.agreement import count_agreement
     from traincost.analysis.paper_claims import read_paper_claims
     from traincost.analysis.tiered_accounting import tier2_reads_table
     from traincost.analysis.tiered_compare import compare_with_paper, ordering_agreement, set_aside_by_accounting
     from traincost.analysis.tiered_placement import placement_table
     from traincost.analysis.tiered_workloads import workload_table
+    from traincost.tiered.assumptions import calibrated
+    from traincost.tiered.calibration import calibrated_claims
     from traincost.tiered.study import tier2_reads_once
     from traincost.workload import read_table, write_table
 
@@ -198,8 +109,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
             raise ConfigError(f"{path}: no such file (the paper's numbers)")
     study = pd.concat([read_table(p)[0] for p in args.study], ignore_index=True)
     study = study.sort_values(["workload", "variant", "ratio", "policy"], kind="stable").reset_index(drop=True)
-    calibrated = assumption_value("tiered", parse_assume("tiered", args.assume), "calibrated") == "true"
-    targets = _calibrated_claims(args.calibration) if calibrated else set()
+    targets = calibrated_claims(args.calibration) if calibrated(parse_assume("tiered", args.assume)) else set()
     claims = read_paper_claims(args.claims) if args.claims else None
     paper = pd.read_csv(args.paper)
     once = tier2_reads_once(study)
@@ -251,68 +161,14 @@ def _cmd_design_space(args: argparse.Namespace) -> None:
     write_design_space_page(points, args.out, title=args.title, parameters=["policy", "ratio"], views=views)
 
 
-def _tiered_mark(row: object) -> tuple[str, str] | None:
-    """The bar of a TM-Training figure that draws the same quantity as a paper-vs-ours row: TM-Training's geometric mean
-    of energy efficiency over HBM-only (Figures 8, 13-15), a section 2.1 system's migration over the data (Figure 3)."""
-    from traincost.tiered.labels import POLICY_NAMES
-
-    metric, claim = str(row["metric"]), str(row["claim_name"])  # type: ignore[index]
-    if metric == "energy_efficiency_vs_hbm_only" and row["workload"] == "average":  # type: ignore[index]
-        return ("Geomean", POLICY_NAMES["tm_training"])
-    system = claim.removeprefix("fig3_migration_")
-    if metric == "migration_normalised_to_total_data" and system in POLICY_NAMES and row["ratio"]:  # type: ignore[index]
-        return (f"{float(row['ratio']):g}:1", POLICY_NAMES[system])  # type: ignore[index]
-    return None
-
-
 def _cmd_plot(args: argparse.Namespace) -> None:
     from traincost.analysis.agreement import STUDIES, read_comparison
-    from traincost.plots import tiered
-    from traincost.plots.paper_values import paper_values
+    from traincost.plots.tiered import plot_figure
     from traincost.workload import read_table
 
-    table = read_table(args.input)[0]
+    comparison = read_comparison(args.compare, STUDIES["tiered"]) if args.compare else None
     outputs = [Path(p) for p in args.out]
-    paper = []
-    if args.compare:
-        figure = f"Figure {args.figure.removeprefix('fig')}"
-        paper = paper_values(read_comparison(args.compare, STUDIES["tiered"]), [figure], at=_tiered_mark)
-    prior = ["sentinel", "autotm", "deeptm", "tm_training"]
-    with_ideal = [*prior, "ideal"]
-    match args.figure:
-        case "fig2":
-            tiered.plot_motivation_efficiency(table, outputs, workload=args.workload, paper=paper)
-        case "fig3":
-            tiered.plot_motivation_migration(table, outputs, workload=args.workload, paper=paper)
-        case "fig4":
-            tiered.plot_motivation_energy_breakdown(table, outputs, workload=args.workload, paper=paper)
-        case "fig8":
-            tiered.plot_efficiency_by_workload(table, outputs, variant="base", ratio=args.ratio, policies=prior, paper=paper)
-        case "fig9":
-            tiered.plot_migration_by_workload(table, outputs, ratio=args.ratio, policies=prior, paper=paper)
-        case "fig10":
-            tiered.plot_efficiency_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal, paper=paper)
-        case "fig11":
-            tiered.plot_migration_vs_ratio(table, outputs, workload=args.workload, policies=with_ideal, paper=paper)
-        case "fig12":
-            tiered.plot_throughput_vs_ratio(table, outputs, policies=with_ideal, paper=paper)
-        case "fig13":
-            tiered.plot_efficiency_by_workload(
-                table, outputs, variant="double_batch", ratio=args.ratio, policies=prior, paper=paper
-            )
-        case "fig14":
-            tiered.plot_efficiency_by_workload(
-                table,
-                outputs,
-                variant="base",
-                ratio=args.ratio,
-                policies=["tm_training", "tm_training_off", "ideal"],
-                paper=paper,
-            )
-        case "fig15":
-            tiered.plot_efficiency_by_workload(
-                table, outputs, variant="half_tier2_bandwidth", ratio=args.ratio, policies=prior, paper=paper
-            )
+    plot_figure(args.figure, read_table(args.input)[0], outputs, workload=args.workload, ratio=args.ratio, comparison=comparison)
 
 
 def _design_space_command(command: Command) -> None:
@@ -321,6 +177,7 @@ def _design_space_command(command: Command) -> None:
         "design-space-tiered",
         _cmd_design_space,
         "TM-Training Figure 12 as an interactive HTML page: every run (workload, policy, ratio) to hover, compare, filter",
+        outputs=("--out",),
     )
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
     cmd.add_argument("--variant", default="base", help="the study variant shown (base: the paper's setting)")
@@ -330,7 +187,12 @@ def _design_space_command(command: Command) -> None:
 
 def _workload_command(command: Command) -> None:
     """The tiered-workload subcommand: a preset, its batch and, optionally, another layout."""
-    cmd = command("tiered-workload", _cmd_workload, "one chip's training step of a TM-Training workload (Table 3) as Workload IR")
+    cmd = command(
+        "tiered-workload",
+        _cmd_workload,
+        "one chip's training step of a TM-Training workload (Table 3) as Workload IR",
+        outputs=("--ops", "--tensors"),
+    )
     cmd.add_argument("--workload", required=True, help="bert_large, t5_11b, chinchilla_70b, gpt3_175b or palm_540b")
     cmd.add_argument("--batch-factor", type=positive_int, default=1, help="multiply the global batch (Figure 13: 2)")
     layout = cmd.add_argument_group("layout", "replace the preset's parallelism (Table 3's; PaLM: 12 pipeline stages)")
@@ -352,6 +214,7 @@ def tiered_commands(command: Command) -> None:
         "calibrate",
         _cmd_calibrate,
         "TM-Training: fit the accelerator's MAC and SRAM energy scale to the paper's off-chip share of HBM-only energy",
+        outputs=("--out",),
     )
     cmd.add_argument("--study", choices=["tiered"], default="tiered", help="the study to calibrate (tiered only, so far)")
     cmd.add_argument("--hardware", type=Path, required=True, help="the tiered hardware YAML (config/hardware/tpuv4_tiered.yaml)")
@@ -374,6 +237,7 @@ def tiered_commands(command: Command) -> None:
         "tiered-study",
         _cmd_study,
         "simulate every placement policy at every Tier 1 size: time (s), energy (J), bytes migrated, normalised to HBM-only",
+        outputs=("--out", "--record-out"),
     )
     cmd.add_argument("--ops", type=Path, required=True, help="ops.parquet of one chip's training step")
     cmd.add_argument("--tensors", type=Path, required=True, help="tensors.parquet")
@@ -416,7 +280,10 @@ def tiered_commands(command: Command) -> None:
     cmd.add_argument("--record-out", type=Path, help="output: every simulation's tally, for --record (Parquet)")
 
     cmd = command(
-        "tiered-report", _cmd_report, "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3"
+        "tiered-report",
+        _cmd_report,
+        "TM-Training: all study tables in one, ours beside the paper (compare.csv), Table 3",
+        outputs=("--study-out", "--compare", "--data-size", "--ordering", "--placement", "--tier2-reads"),
     )
     cmd.add_argument("--study", type=Path, nargs="+", required=True, help="tiered-study tables")
     cmd.add_argument("--calibration", type=Path, help="calibration.parquet: the claims it fitted to become 'calibrated' rows")
@@ -456,7 +323,7 @@ def tiered_commands(command: Command) -> None:
     )
 
     _design_space_command(command)
-    cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table")
+    cmd = command("plot-tiered", _cmd_plot, "TM-Training Figures 2-4 and 8-15 from the study table", outputs=("--out",))
     cmd.add_argument("--figure", required=True, choices=FIGURES)
     cmd.add_argument("--in", dest="input", type=Path, required=True, help="the study table from tiered-report")
     cmd.add_argument("--workload", default="palm_540b", help="workload of Figures 2-4, 10, 11")

@@ -144,6 +144,7 @@ def load_hardware(
         bus=links["bus"],
         offchip=links["offchip"],
         links=core_links,
+        description=str(data.get("description", "")),
     )
 
 

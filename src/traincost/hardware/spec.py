@@ -244,7 +244,7 @@ class HardwareSpec:
     """An accelerator template evaluated at every configuration of ``configs``.
 
     ``configs`` has one row per configuration: ``config_id`` (stable hash of the parameters) and one
-    column per template parameter.
+    column per template parameter. ``description`` is the file's (empty if it gives none).
     """
 
     name: str
@@ -256,6 +256,7 @@ class HardwareSpec:
     bus: Link
     offchip: Link
     links: tuple[CoreLink, ...] = ()
+    description: str = ""
 
     @property
     def n_configs(self) -> int:

@@ -23,11 +23,14 @@ from matplotlib.figure import Figure
 from traincost.analysis.summary_stats import geometric_mean
 from traincost.errors import ConfigError
 from traincost.plots.hardware_sweeps import save_figure, wrapped_suptitle
-from traincost.plots.paper_values import PaperValue, mark_paper_values, paper_lines, write_under
+from traincost.plots.paper_values import PaperValue, mark_paper_values, paper_lines, paper_values, write_under
 from traincost.tables import require_columns
 from traincost.tiered.labels import POLICY_NAMES, WORKLOAD_NAMES
 
 __all__ = [
+    "FIGURES",
+    "paper_mark",
+    "plot_figure",
     "plot_motivation_efficiency",
     "plot_motivation_migration",
     "plot_motivation_energy_breakdown",
@@ -56,6 +59,8 @@ _MOTIVATION = ("hor_off", "hor_on", "ver_off", "ver_on")
 _PRIOR_AND_OURS = ("sentinel", "autotm", "deeptm", "tm_training")
 _WITH_IDEAL = (*_PRIOR_AND_OURS, "ideal")
 _GEOMEAN = "Geomean"
+FIGURES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15")
+"""The figures :func:`plot_figure` draws: TM-Training Figures 2-4 and 8-15."""
 _KEYS = ("workload", "variant", "policy", "ratio")
 _LOG_SPAN = 30.0
 """Positive values spanning more than this factor are drawn on a logarithmic axis."""
@@ -663,3 +668,65 @@ def plot_throughput_vs_ratio(
         f"{_VARIANT_NOTES.get(variant, f', {variant}')}"
     )
     _finish(fig, ax, title, notes, outputs, legend_title="policy", paper=paper)
+
+
+def paper_mark(row: pd.Series) -> tuple[str, str] | None:
+    """The bar of a TM-Training figure that draws the same quantity as a paper-vs-ours row: TM-Training's geometric mean
+    of energy efficiency over HBM-only (Figures 8, 13-15), a section 2.1 system's migration over the data (Figure 3)."""
+    metric, claim = str(row["metric"]), str(row["claim_name"])
+    if metric == "energy_efficiency_vs_hbm_only" and row["workload"] == "average":
+        return (_GEOMEAN, POLICY_NAMES["tm_training"])
+    system = claim.removeprefix("fig3_migration_")
+    if metric == "migration_normalised_to_total_data" and system in POLICY_NAMES and row["ratio"]:
+        return (f"{float(row['ratio']):g}:1", POLICY_NAMES[system])
+    return None
+
+
+def plot_figure(
+    figure: str,
+    table: pd.DataFrame,
+    outputs: Sequence[Path],
+    *,
+    workload: str = "palm_540b",
+    ratio: float = 25.0,
+    comparison: pd.DataFrame | None = None,
+) -> None:
+    """One of :data:`FIGURES` from the study table, as the paper draws it: its workload (Figures 2-4, 10, 11) or Tier 1 :
+    model ratio (Figures 8, 9, 13-15), and its policies (prior work and TM-Training; the ideal policy where the paper
+    draws it; Figure 14 TM-Training against its offline forms).
+
+    ``comparison``: the study's paper-vs-ours table (``analysis.agreement.read_comparison``); the paper's numbers for
+    the figure are drawn beside ours, starred on the bar that draws the same quantity (:func:`paper_mark`).
+
+    Raises:
+        ConfigError: an unknown figure, or a table without what the figure needs.
+    """
+    paper = paper_values(comparison, [f"Figure {figure.removeprefix('fig')}"], at=paper_mark) if comparison is not None else []
+    prior = ["sentinel", "autotm", "deeptm", "tm_training"]
+    with_ideal = [*prior, "ideal"]
+    match figure:
+        case "fig2":
+            plot_motivation_efficiency(table, outputs, workload=workload, paper=paper)
+        case "fig3":
+            plot_motivation_migration(table, outputs, workload=workload, paper=paper)
+        case "fig4":
+            plot_motivation_energy_breakdown(table, outputs, workload=workload, paper=paper)
+        case "fig8":
+            plot_efficiency_by_workload(table, outputs, variant="base", ratio=ratio, policies=prior, paper=paper)
+        case "fig9":
+            plot_migration_by_workload(table, outputs, ratio=ratio, policies=prior, paper=paper)
+        case "fig10":
+            plot_efficiency_vs_ratio(table, outputs, workload=workload, policies=with_ideal, paper=paper)
+        case "fig11":
+            plot_migration_vs_ratio(table, outputs, workload=workload, policies=with_ideal, paper=paper)
+        case "fig12":
+            plot_throughput_vs_ratio(table, outputs, policies=with_ideal, paper=paper)
+        case "fig13":
+            plot_efficiency_by_workload(table, outputs, variant="double_batch", ratio=ratio, policies=prior, paper=paper)
+        case "fig14":
+            policies = ["tm_training", "tm_training_off", "ideal"]
+            plot_efficiency_by_workload(table, outputs, variant="base", ratio=ratio, policies=policies, paper=paper)
+        case "fig15":
+            plot_efficiency_by_workload(table, outputs, variant="half_tier2_bandwidth", ratio=ratio, policies=prior, paper=paper)
+        case _:
+            raise ConfigError(f"TM-Training figure {figure!r}: expected one of {', '.join(FIGURES)}")

@@ -37,10 +37,10 @@ over the iteration (over its compute time only when the system's ``stall_static_
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Sequence
-from typing import Protocol
 
 import numpy as np
 
@@ -71,35 +71,65 @@ def tier1_bytes_for_ratio(
     return min(ratio * parameter_bytes, capacity_bytes)
 
 
-class Policy(Protocol):
-    """A placement policy: where outputs go, what to promote, which Tier 1 data to evict first."""
+class Policy:
+    """A placement policy: where outputs go, what to promote, which Tier 1 data to evict first.
 
-    name: str
-    vertical: bool
+    The simulator calls these hooks; each placement policy of ``policies`` subclasses this class and overrides the
+    hooks it changes. The defaults are the HBM-only baseline: horizontal tiering, persistent data placed wholly in
+    Tier 1 in order of first use, every read from where the data is, every output to Tier 1, and LRU replacement
+    (Belady's, the next use furthest away first, where ``belady`` is set).
+
+    Attributes:
+        name: the policy's name, as ``tiered-study --policies`` names it.
+        vertical: Tier 1 caches Tier 2 (every byte in Tier 2, every read through Tier 1) instead of adding to it.
+        belady: the default eviction order is Belady's, not LRU.
+    """
+
+    name = ""
+    vertical = False
+    belady = False
 
     def start(self, sim: Simulator) -> None:
-        """Place the persistent tensors before the first op (``sim.place``)."""
+        """Place the persistent tensors before the first op (``sim.place``): those used first go first into Tier 1,
+        each at its ``initial_fraction``."""
+        for tensor in sim.walk.persistent_by_first_use:
+            sim.place(tensor, self.initial_fraction(sim, tensor))
+
+    def initial_fraction(self, sim: Simulator, tensor: int) -> float:
+        """The share of persistent ``tensor`` the default ``start`` wants in Tier 1."""
+        return 1.0
 
     def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
         """Proactive work when op ``k``'s prefetch may start (promotions, demotions)."""
+        return None
 
     def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
         """Bring ``nbytes`` of ``tensor`` on chip for op ``k``; return when they are there."""
+        return sim.read(tensor, nbytes, issue_s)
 
     def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
         """The share of output ``tensor`` of op ``k`` written to Tier 1."""
+        return 1.0
 
     def after_op(self, sim: Simulator, k: int) -> None:
         """Work once op ``k`` has computed (e.g. demote what it used)."""
+        return None
 
     def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
-        """Eviction order key at op ``k``: lowest goes first."""
+        """Eviction order key at op ``k``: lowest goes first (LRU, or Belady's next use where ``belady``)."""
+        if self.belady:  # the next use first (Trace.next_use)
+            uses = sim.trace.accesses[tensor]
+            i = bisect.bisect_right(uses, k)
+            return -float(uses[i] if i < len(uses) else NEVER)
+        return float(sim.last_access[tensor])
 
     def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
         """Whether ``tensor`` may be evicted now."""
+        return True
 
     def split_ratios(self) -> Sequence[float]:
         """The split ratios (Tier 1 shares) chosen, one per data type; none for a policy that does not split."""
+        return ()
 
 
 class _Channel:

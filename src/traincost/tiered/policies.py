@@ -1,4 +1,4 @@
-"""The placement policies of TM-Training (sections 2.1, 3, 5.1), each a class behind ``engine.Policy``.
+"""The placement policies of TM-Training (sections 2.1, 3, 5.1), each a subclass of ``engine.Policy``.
 
 ===================  ==========================================================================
 policy               behaviour
@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from traincost.errors import ConfigError
-from traincost.tiered.engine import Simulator
+from traincost.tiered.engine import Policy, Simulator
 from traincost.tiered.split_ratio import DataCost, adjust_ratio, approximate_ratio, best_ratio
 from traincost.tiered.trace import NEVER
 
@@ -51,51 +51,6 @@ HEADROOM = 0.02
 """Share of Tier 1 TM-Training keeps free by evicting ahead of need."""
 _HOT_READS = 1.5
 """Data still to be read more than this many times its size (several passes or readers) is hot."""
-
-
-class _Policy:
-    """Defaults: horizontal, LRU, persistent data placed in Tier 1 by first use, outputs to Tier 1."""
-
-    name = ""
-    vertical = False
-    belady = False
-
-    def start(self, sim: Simulator) -> None:
-        _place_by_first_use(sim, self.initial_fraction)
-
-    def initial_fraction(self, sim: Simulator, tensor: int) -> float:
-        return 1.0
-
-    def before_op(self, sim: Simulator, k: int, issue_s: float) -> None:
-        return None
-
-    def fetch(self, sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> float:
-        return sim.read(tensor, nbytes, issue_s)
-
-    def store_fraction(self, sim: Simulator, k: int, tensor: int) -> float:
-        return 1.0
-
-    def after_op(self, sim: Simulator, k: int) -> None:
-        return None
-
-    def victim_priority(self, sim: Simulator, tensor: int, k: int) -> float:
-        if self.belady:  # the next use first (Trace.next_use)
-            uses = sim.trace.accesses[tensor]
-            i = bisect.bisect_right(uses, k)
-            return -float(uses[i] if i < len(uses) else NEVER)
-        return float(sim.last_access[tensor])
-
-    def evictable(self, sim: Simulator, tensor: int, k: int) -> bool:
-        return True
-
-    def split_ratios(self) -> Sequence[float]:
-        return ()
-
-
-def _place_by_first_use(sim: Simulator, fraction: Callable[[Simulator, int], float]) -> None:
-    """Place persistent tensors, those used first going first into Tier 1."""
-    for t in sim.walk.persistent_by_first_use:
-        sim.place(t, fraction(sim, t))
 
 
 def _tier2_stalls(sim: Simulator, k: int, tensor: int, nbytes: float, issue_s: float) -> bool:
@@ -138,11 +93,11 @@ def _prefetch_ahead(
             sim.promote(t, issue_s, k, share=share(t))
 
 
-class HbmOnly(_Policy):
+class HbmOnly(Policy):
     name = "hbm_only"
 
 
-class HorOff(_Policy):
+class HorOff(Policy):
     name = "hor_off"
     belady = True
 
@@ -168,7 +123,7 @@ def _belady_keeps(sim: Simulator, k: int, tensor: int) -> float:
     return 1.0 if sim.next_use(tensor, k) < sim.next_use(victim, k) else 0.0
 
 
-class HorOn(_Policy):
+class HorOn(Policy):
     name = "hor_on"
 
     def initial_fraction(self, sim: Simulator, tensor: int) -> float:
@@ -178,7 +133,7 @@ class HorOn(_Policy):
         return _promote_then_read(sim, k, tensor, nbytes, issue_s)
 
 
-class VerOff(_Policy):
+class VerOff(Policy):
     name = "ver_off"
     vertical = True
     belady = True
@@ -224,7 +179,7 @@ _CASES = ((False, True), (True, True), (False, False), (True, False))
 """AutoTM's four cases of an op: (inputs read from Tier 1, outputs written to Tier 1); ties go to the first."""
 
 
-class AutoTM(_Policy):
+class AutoTM(Policy):
     """AutoTM as TM-Training models it (section 5.1): "For each operation, it analyzes four cases, as there are four
     combinations where input and output data are stored across Tiers 1 and 2 ... we derive all results of four cases
     for each operation. Then, we choose the best case among the results."
@@ -331,7 +286,7 @@ def _first_layer_ops(signature: np.ndarray) -> int:
     return len(signature)
 
 
-class TMTraining(_Policy):
+class TMTraining(Policy):
     name = "tm_training"
     exact = False
 
@@ -465,12 +420,12 @@ class Ideal(TMTrainingOff):
     exact = True
 
 
-POLICIES: Mapping[str, type[_Policy]] = {
+POLICIES: Mapping[str, type[Policy]] = {
     cls.name: cls for cls in (HbmOnly, HorOff, HorOn, VerOff, VerOn, Sentinel, AutoTM, DeepTM, TMTraining, TMTrainingOff, Ideal)
 }
 
 
-def make_policy(name: str) -> _Policy:
+def make_policy(name: str) -> Policy:
     """A fresh policy by name.
 
     Raises:

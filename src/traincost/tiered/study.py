@@ -50,6 +50,7 @@ __all__ = [
     "model_bytes_per_chip",
     "resimulated",
     "study_runs",
+    "study_variant",
     "tier2_reads_once",
     "variant_system",
 ]
@@ -83,6 +84,21 @@ VARIANTS: Mapping[str, Variant] = {
     "double_batch": Variant("double_batch", batch_factor=2),
     "half_tier2_bandwidth": Variant("half_tier2_bandwidth", tier2_bandwidth_factor=0.5),
 }
+
+
+def study_variant(name: str, workload: Workload) -> Variant:
+    """The variant ``name``, for a workload built at its batch (``batch_factor`` of the workload's metadata, 1 if none).
+
+    Raises:
+        ConfigError: an unknown variant, or a workload at another batch factor than the variant's.
+    """
+    if name not in VARIANTS:
+        raise ConfigError(f"variant {name!r}: expected one of {', '.join(VARIANTS)}")
+    variant = VARIANTS[name]
+    batch = int(workload.meta.get("batch_factor", "1") or 1)
+    if batch != variant.batch_factor:
+        raise ConfigError(f"a workload at batch factor {batch}, but variant {variant.name} needs {variant.batch_factor}")
+    return variant
 
 
 def model_bytes_per_chip(workload: Workload, *, word_bytes: int) -> float:
