@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -275,3 +276,18 @@ def twin_convs_workload(*, channels_out: int, rows: int = 4) -> Workload:
     ]
     frame = pd.DataFrame(tensors).assign(dtype_bytes=1, saved_for_backward=False, updates=-1)
     return Workload(ops=pd.DataFrame(ops), tensors=frame, meta={"model": "twin_convs"})
+
+
+def write_zigzag_loma_tables(folder: Path) -> None:
+    """ZigZag's cached LOMA tables (one per objective, as ``bench/crosscheck/zigzag_crosscheck.py`` writes them) of
+    ResNet-18's ``layer1.0.conv1`` on ``tpu_like``, its numbers as ZigZag 3.9.1 gave them, into ``folder``."""
+    shape = {"layer": "layer1/layer1.0/conv1", "kind": "conv", "B": 1, "K": 64, "C": 64, "OY": 56, "OX": 56, "FY": 3}
+    shape |= {"FX": 3, "G": 1, "stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1, "IY": 56, "IX": 56}
+    zigzag = {"zigzag_cycles": 138048.0, "zigzag_pj": 6.6996e7, "zigzag_dram_pj": 3.96032e7, "zigzag_dram_bytes": 438272.0}
+    zigzag |= {"zigzag_onloading_cycles": 25088.0, "zigzag_offloading_cycles": 2.0, "zigzag_spatial_utilization": 1.0}
+    zigzag |= {"zigzag_pj_rf_2B": 4.9903e6, "zigzag_pj_sram_2MB": 6.7925e6, "zigzag_pj_rf_128B": 1.0986e7}
+    row = shape | {"times": 1, "macs": 115605504} | zigzag | {"zigzag_temporal_mapping": "", "zigzag_cpu_seconds": 38.0}
+    folder.mkdir(parents=True, exist_ok=True)
+    for opt in ("latency", "energy", "EDP"):
+        table = pd.DataFrame([row]).assign(network="resnet18", hardware="tpu_like", zigzag_seconds=40.0)
+        table.to_parquet(folder / f"zigzag_resnet18_tpu_like_lpf6_{opt}.parquet")

@@ -28,7 +28,7 @@ import yaml
 
 from tests.integration.test_workflow import _config as _workflow_config
 from tests.reliability.conftest import TPUV4_TIERED, cli
-from tests.workloads import conv_bn_relu_workload, conv_workload
+from tests.workloads import conv_bn_relu_workload, conv_workload, write_zigzag_loma_tables
 from traincost.workload import Workload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -250,26 +250,11 @@ def test_report_screenshot_static_checks(tmp_path: Path, monkeypatch: pytest.Mon
 # ---- the ZigZag cross-check, from cached tables (ZigZag itself not needed) -------------------------------------------
 
 
-def _zigzag_cache(folder: Path) -> None:
-    """ZigZag's LOMA tables of ResNet-18's ``layer1.0.conv1`` on ``tpu_like`` at each objective, as ZigZag 3.9.1 gave
-    them (tests/reliability/test_bench_inputs.py has the same layer)."""
-    shape = {"layer": "layer1/layer1.0/conv1", "kind": "conv", "B": 1, "K": 64, "C": 64, "OY": 56, "OX": 56, "FY": 3}
-    shape |= {"FX": 3, "G": 1, "stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1, "IY": 56, "IX": 56}
-    zigzag = {"zigzag_cycles": 138048.0, "zigzag_pj": 6.6996e7, "zigzag_dram_pj": 3.96032e7, "zigzag_dram_bytes": 438272.0}
-    zigzag |= {"zigzag_onloading_cycles": 25088.0, "zigzag_offloading_cycles": 2.0, "zigzag_spatial_utilization": 1.0}
-    zigzag |= {"zigzag_pj_rf_2B": 4.9903e6, "zigzag_pj_sram_2MB": 6.7925e6, "zigzag_pj_rf_128B": 1.0986e7}
-    row = shape | {"times": 1, "macs": 115605504} | zigzag | {"zigzag_temporal_mapping": "", "zigzag_cpu_seconds": 38.0}
-    folder.mkdir(parents=True, exist_ok=True)
-    for opt in ("latency", "energy", "EDP"):
-        table = pd.DataFrame([row]).assign(network="resnet18", hardware="tpu_like", zigzag_seconds=40.0)
-        table.to_parquet(folder / f"zigzag_resnet18_tpu_like_lpf6_{opt}.parquet")
-
-
 def test_zigzag_crosscheck_on_cached_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ZigZag's side read from its cache (a search would need ZigZag installed), ours costed beside it."""
     monkeypatch.syspath_prepend(str(CROSSCHECK))
     crosscheck = importlib.import_module("zigzag_crosscheck")
-    _zigzag_cache(tmp_path / "cache")
+    write_zigzag_loma_tables(tmp_path / "cache")
     monkeypatch.setattr(crosscheck, "RESULTS", tmp_path / "cache")  # the worker process is forked: it inherits this
     monkeypatch.setattr(crosscheck, "_search", lambda *args: pytest.fail(f"ZigZag searched {args}"))
     out = tmp_path / "table.parquet"
@@ -286,7 +271,7 @@ def test_zigzag_crosscheck_on_cached_tables(tmp_path: Path, monkeypatch: pytest.
 
 def test_zigzag_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page from the cached tables alone: the cached pair judged, every other pair marked not computed."""
-    _zigzag_cache(tmp_path / "cache")
+    write_zigzag_loma_tables(tmp_path / "cache")
     page = tmp_path / "page.md"
     ran = run_script(CROSSCHECK / "zigzag_page.py", "--results", tmp_path / "cache", "--out", page, monkeypatch=monkeypatch)
     assert ran.status == 0 and f"wrote {page}" in ran.out, ran

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.reliability.conftest import REPO
-from tests.workloads import ZIGZAG_LAYERS
+from tests.workloads import ZIGZAG_LAYERS, write_zigzag_loma_tables
 from traincost.cost import op_table
 from traincost.schedule import SchedulePlan, schedule
 from traincost.workload import LOOP_DIMS
@@ -231,16 +231,7 @@ def test_the_crosscheck_page_judges_the_cached_pairs_and_marks_the_others_not_co
     page = importlib.import_module("zigzag_page")
     monkeypatch.setattr(page.crosscheck, "zigzag_inputs", lambda: REPO / "tests/fixtures/hardware/zigzag")
     monkeypatch.setattr(page.crosscheck, "run_zigzag", lambda *args: pytest.fail(f"ZigZag searched {args}"))
-    shape = {"layer": "layer1/layer1.0/conv1", "kind": "conv", "B": 1, "K": 64, "C": 64, "OY": 56, "OX": 56, "FY": 3}
-    shape |= {"FX": 3, "G": 1, "stride_y": 1, "stride_x": 1, "dilation_y": 1, "dilation_x": 1, "IY": 56, "IX": 56}
-    zigzag = {"zigzag_cycles": 138048.0, "zigzag_pj": 6.6996e7, "zigzag_dram_pj": 3.96032e7, "zigzag_dram_bytes": 438272.0}
-    zigzag |= {"zigzag_onloading_cycles": 25088.0, "zigzag_offloading_cycles": 2.0, "zigzag_spatial_utilization": 1.0}
-    zigzag |= {"zigzag_pj_rf_2B": 4.9903e6, "zigzag_pj_sram_2MB": 6.7925e6, "zigzag_pj_rf_128B": 1.0986e7}
-    row = shape | {"times": 1, "macs": 115605504} | zigzag | {"zigzag_temporal_mapping": "", "zigzag_cpu_seconds": 38.0}
-    for opt in ("latency", "energy", "EDP"):
-        pd.DataFrame([row]).assign(network="resnet18", hardware="tpu_like").to_parquet(
-            tmp_path / f"zigzag_resnet18_tpu_like_lpf6_{opt}.parquet"
-        )
+    write_zigzag_loma_tables(tmp_path)
     text = page.page(
         tmp_path, [("resnet18", "tpu_like"), ("gpt2_block", "tpu_like")], run_in_order=False, today=date(2026, 12, 6)
     )
