@@ -26,7 +26,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.integration.test_workflow import _config as _workflow_config
 from tests.reliability.conftest import TPUV4_TIERED, cli
 from tests.workloads import conv_bn_relu_workload, conv_workload, write_zigzag_loma_tables
 from traincost.workload import Workload
@@ -409,9 +408,12 @@ def test_reproduce(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "critical path by wall seconds" in ran.out and "quiet estimate:" in ran.out
 
 
+@pytest.mark.ort  # the config's workloads are built by the ONNX front end, which the workflow checks is installed
 def test_workflow_jobs(tmp_path: Path) -> None:
     """The DAG of a two-workload config (in a process of its own: Snakemake keeps state between runs)."""
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(_workflow_config()))
+    from tests.integration.test_workflow import _config  # noqa: PLC0415 (a module of the ONNX front end's tests)
+
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(_config()))
     command = [sys.executable, str(BENCH / "workflow_jobs.py"), "--snakefile", str(REPO / "Snakefile")]
     command += ["--configfile", str(tmp_path / "config.yaml"), "--out", str(tmp_path / "jobs.json")]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
@@ -476,6 +478,7 @@ def test_mtrain_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 # ---- third-party networks --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.ort  # the zoo cases' probe (examples.third_party) uses the ONNX export's rounding check
 def test_third_party_markdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tables of docs/zoo_coverage.md from a run's CSV (importing the zoo cases loads neither torchvision nor
     timm)."""
