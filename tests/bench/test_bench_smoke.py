@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.bench_script import bench_script
 from tests.reliability.conftest import TPUV4_TIERED, cli
 from tests.workloads import conv_bn_relu_workload, conv_workload, write_zigzag_loma_tables
 from traincost.workload import Workload
@@ -235,9 +236,7 @@ def test_report_screenshot_static_checks(tmp_path: Path, monkeypatch: pytest.Mon
     figure["caption"] = "<p>Figure 8 of the paper. This run: batch 2.</p>"
     report = tmp_path / "report.html"
     report.write_text(f'<html><body><script id="results">var results = {json.dumps({"monet/figure8.png": figure})};</script>')
-    spec = importlib.util.spec_from_file_location("report_screenshot", BENCH / "report_screenshot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_script("report_screenshot.py")
     monkeypatch.setattr(module.shutil, "which", lambda _: None)  # this machine's Chromium, if any, left out
     monkeypatch.setattr(sys, "argv", ["report_screenshot.py", str(report), "--out", str(tmp_path / "shots")])
     out = io.StringIO()
@@ -443,9 +442,7 @@ def test_frontend_third_party_networks_become_zoo_entries_while_they_run(monkeyp
     from examples import third_party  # noqa: PLC0415
 
     monkeypatch.setattr(third_party, "NETWORKS", {"bert_encoder": third_party.NETWORKS["bert_encoder"]})
-    spec = importlib.util.spec_from_file_location("bench_frontend", BENCH / "frontend.py")
-    frontend = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(frontend)
+    frontend = bench_script("frontend.py", name="bench_frontend")
     monkeypatch.setattr(sys, "path", list(sys.path))
     (row,) = frontend.bench_third_party()
     assert row["model"] == "bert_encoder" and row["tensors_compared"] > 0

@@ -10,7 +10,6 @@ rules declare them now. On a cluster every job asks for 400 MB more (test below)
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -21,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.bench_script import bench_script
 from tests.integration.test_workflow import _config, snakemake
 
 pytestmark = pytest.mark.ort  # the ONNX front end throughout (tests/conftest.py: pytest_ignore_collect)
@@ -31,11 +31,7 @@ FULL_RUN = REPO / "tests/fixtures/benchmarks/full_run.csv"
 
 @pytest.fixture(scope="module")
 def reproduce():
-    spec = importlib.util.spec_from_file_location("reproduce", REPO / "bench/reproduce.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("reproduce.py")
 
 
 @pytest.fixture(scope="module")

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "compare_runs.py"
+from tests.bench_script import bench_script
 
 
 @pytest.fixture(scope="module")
 def compare_runs():
-    spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("compare_runs.py")
 
 
 def write_run(root: Path, tables: dict[str, pd.DataFrame]) -> Path:

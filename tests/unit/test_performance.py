@@ -4,21 +4,17 @@ dated today."""
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "performance.py"
+from tests.bench_script import bench_script
 
 
 @pytest.fixture(scope="module")
 def performance():
-    spec = importlib.util.spec_from_file_location("performance", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("performance.py")
 
 
 def test_the_readmes_table_is_the_measurements_file(performance) -> None:

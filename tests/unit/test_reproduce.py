@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "reproduce.py"
+from tests.bench_script import bench_script
 
 # a `snakemake -n` listing: prepare (2 threads) feeds slow and quick, which feed all (no benchmark)
 PLAN = """Building DAG of jobs...
@@ -56,11 +54,7 @@ HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load
 
 @pytest.fixture(scope="module")
 def reproduce():
-    spec = importlib.util.spec_from_file_location("reproduce", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("reproduce.py")
 
 
 @pytest.fixture
