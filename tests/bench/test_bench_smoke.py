@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ SMOKE = {
     "compare_runs.py": "test_compare_runs",
     "engine_digest.py": "test_engine_digest",
     "frontend.py": "test_frontend",
+    "hotspots.py": "test_hotspots",
     "fusion_speed.py": "test_fusion_speed",
     "job_peaks.py": "test_job_peaks",
     "mtrain_search.py": "test_mtrain_search",
@@ -204,6 +206,32 @@ def test_job_peaks(tmp_path: Path) -> None:
     peaks = pd.read_csv(tmp_path / "peaks.csv")
     assert peaks["log"].tolist() == ["results/logs/job.log"] and (peaks["peak_rss_mb"] > 0).all()
     assert (peaks["last"] >= peaks["first"]).all()
+
+
+_BUSY = """
+def inner():
+    return sum(i * i for i in range(200_000))
+def outer():
+    return [inner() for _ in range(40)]
+outer()
+"""
+
+
+@pytest.mark.skipif(shutil.which("py-spy") is None and not (Path(sys.executable).parent / "py-spy").exists(),
+                    reason="py-spy (the test extra) not installed")  # fmt: skip
+def test_hotspots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "busy.py").write_text(_BUSY)
+    raw = tmp_path / "busy.raw"
+    ran = run_script(BENCH / "hotspots.py", "--out", raw, "--top", 40, "--", sys.executable, tmp_path / "busy.py",
+                     monkeypatch=monkeypatch)  # fmt: skip
+    assert ran.status == 0, ran
+    shares = {line.split("%", 1)[1].strip(): float(line.split("%")[0]) for line in ran.out.splitlines() if "%  " in line}
+    assert shares.get("outer (busy.py)", 0) > 50 and shares.get("inner (busy.py)", 0) > 50, ran.out
+    again = run_script(BENCH / "hotspots.py", "--raw", raw, "--top", 40, monkeypatch=monkeypatch)
+    assert again.out == ran.out
+    raw.write_text("main (a.py:1);f (a.py:2) 3\nmain (a.py:1) 1\nnot a sample\n")
+    bad = run_script(BENCH / "hotspots.py", "--raw", raw, monkeypatch=monkeypatch)
+    assert bad.status == 1 and "line 3: expected 'frame;frame;... count'" in bad.err, bad
 
 
 def test_slurm_local() -> None:
