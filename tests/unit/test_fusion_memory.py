@@ -24,6 +24,8 @@ from traincost.schedule.fusion_memory import (
     core_capacity_bytes,
     group_fits,
     groups_fit,
+    held_bytes,
+    tile_candidates,
 )
 from traincost.schedule.plan import DEFAULT_RESIDENT_FRACTION
 from traincost.schedule.scheduler import place_ops, schedule
@@ -58,7 +60,8 @@ def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> 
     assert problem.fixed_bytes[conv] == table.s_elems[conv] * hardware.word_bytes
     assert problem.tiled_bytes[conv] == 2 * out_elems * hardware.word_bytes
     alone = GroupTiling.of(table, hardware, place_ops(table, hardware), np.where(np.arange(len(table)) == conv, 0, -1))
-    assert alone.cuts[0][-1] == (1, max(1, table.dims["OY"][conv]))  # batch 1: its rows one by one at the finest
+    finest = (int(alone.tiles[-1]), int(alone.row_tiles[-1]))  # its one group's candidates, fewest tiles first
+    assert finest == (max(1, table.dims["OY"][conv]),) * 2  # batch 1: its rows one by one at the finest
 
     result = solve_fusion(problem, max_length=3, time_limit_s=60)
     solved = [[int(table.op[i]) for i in members] for members in result.subgraphs if len(members) > 1]
@@ -140,8 +143,8 @@ def test_a_fused_group_that_fits_keeps_its_intermediate_on_chip(tmp_path: Path) 
     # one sample of 4 rows: cut into all 4 rows (fewer than the pipeline's 8 tiles); the PE core keeps w (16 B) and a
     # quarter of y twice (32 B) of its 512 B share, the vector core a quarter of z twice (32 B) of its 128 B share
     tiling = GroupTiling.of(table, hardware, place_ops(table, hardware), np.zeros(2, dtype=np.int64))
-    assert tiling.cuts == (((1, 1), (1, 2), (1, 4)),)
-    np.testing.assert_array_equal(tiling.held[0], [[16 + 128, 128], [16 + 64, 64], [16 + 32, 32]])
+    assert tiling.start.tolist() == [0] and tiling.row_tiles.tolist() == [1, 2, 4] and tiling.tiles.tolist() == [1, 2, 4]
+    np.testing.assert_array_equal(tiling.held, [[16 + 128, 128], [16 + 64, 64], [16 + 32, 32]])
     fits, tiles, row_tiles = tiling.choose(core_capacity_bytes(hardware, resident_fraction=0.5))
     assert fits.tolist() == [[True]] and tiles.tolist() == [[4]] and row_tiles.tolist() == [[4]]
     row = schedule(table, hardware, SchedulePlan(fused=((0, 1),))).summary.iloc[0]
@@ -190,3 +193,49 @@ def test_a_plan_costs_what_its_fitting_groups_cost(chain) -> None:
     assert every[columns].tolist() == fitting[columns].tolist()
     assert not bool(every.fusion_fits) and bool(fitting.fusion_fits)
     assert fitting.energy_pj < cost([]).energy_pj  # and the groups that fit do save
+
+
+def test_each_group_runs_in_its_fewest_fitting_tiles_at_every_configuration() -> None:
+    # three groups of 3, 1 and 4 candidates over 2 cores, checked against the rule taken group by group: the first
+    # candidate (fewest tiles) that fits on every core and reaches the pipeline's floor, else 1 tile, not fitting
+    rng = np.random.default_rng(0)
+    start = np.array([0, 3, 4])
+    tiles = np.array([1, 2, 4, 1, 1, 2, 8, 16])
+    row_tiles = np.array([1, 2, 4, 1, 1, 1, 1, 2])
+    deep = np.array([False, False, True, True, False, False, True, True])
+    held = rng.uniform(0, 100, size=(8, 2))
+    capacity = rng.uniform(0, 120, size=(200, 2))
+    fits, chosen, chosen_rows = GroupTiling(start=start, tiles=tiles, row_tiles=row_tiles, held=held, deep=deep).choose(capacity)
+    for c, cap in enumerate(capacity):
+        for g, (first, last) in enumerate(zip(start, [*start[1:], len(tiles)], strict=True)):
+            ok = [k for k in range(first, last) if deep[k] and (held[k] <= cap).all()]
+            assert fits[c, g] == bool(ok)
+            assert (chosen[c, g], chosen_rows[c, g]) == ((tiles[ok[0]], row_tiles[ok[0]]) if ok else (1, 1))
+    assert fits.any() and not fits.all()  # both outcomes are exercised
+
+
+@pytest.mark.ort
+def test_what_a_group_holds_is_its_members_bytes_summed_as_numpy_sums_them(chain) -> None:
+    # groups of 1 to 12 consecutive ops of a training step on the Edge TPU, each core's share against the definition
+    # taken group by group (``held_bytes`` of its members' sums at each of ``tile_candidates``): the same floats, bit
+    # for bit, groups of 8 members or more on a core among them
+    table = op_table(chain("resnet18_cifar", 1, "adam").workload)
+    hardware = load_hardware(EDGE_TPU)
+    core_of = place_ops(table, hardware)
+    lengths = np.resize(np.arange(1, 13), len(table))
+    group_of = np.repeat(np.arange(len(table)), lengths)[: len(table)]
+    tiling = GroupTiling.of(table, hardware, core_of, group_of)
+    memory = OpMemory.of(table, hardware)
+    ends = [*tiling.start[1:], len(tiling.tiles)]
+    largest = 0
+    for g, (first, last) in enumerate(zip(tiling.start, ends, strict=True)):
+        members = np.flatnonzero(group_of == g)
+        cuts = tile_candidates(int(np.gcd.reduce(memory.batch[members])), int(memory.rows[members].min()))
+        rows = tiling.row_tiles[first:last].tolist()
+        assert list(zip((tiling.tiles[first:last] // rows).tolist(), rows, strict=True)) == list(cuts)
+        for k in range(len(hardware.cores)):
+            on = members[core_of[members] == k]
+            largest = max(largest, len(on))
+            sums = (memory.fixed[on].sum(), memory.tiled[on].sum(), (memory.halo_row_bytes[on] * memory.batch[on]).sum())
+            assert tiling.held[first:last, k].tolist() == [held_bytes(*map(float, sums), cut) for cut in cuts]
+    assert largest >= 8

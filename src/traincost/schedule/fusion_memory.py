@@ -182,11 +182,16 @@ def deciding_cuts(batch: int, rows: int, tiling: str = "stream") -> tuple[tuple[
 
 @dataclass(frozen=True, slots=True)
 class GroupTiling:
-    """The fused groups of a plan (``group_of`` per op, -1 = not fused): per group its candidate cuts (fewest tiles
-    first, ``tile_candidates``) and the bytes each core holds at each, ``held[g]`` of shape (candidates, cores)."""
+    """The fused groups of a plan (``group_of`` per op, -1 = not fused) and their candidate cuts (fewest tiles first,
+    ``tile_candidates``), every group's one after another: ``start`` (per group, its first candidate's position; every
+    group has at least one); per candidate its ``tiles``, ``row_tiles``, the bytes each core holds at it (``held``,
+    (candidates, cores)) and whether it reaches its group's ``pipeline_floor`` (``deep``)."""
 
-    cuts: tuple[tuple[tuple[int, int], ...], ...]
-    held: tuple[np.ndarray, ...]
+    start: np.ndarray
+    tiles: np.ndarray
+    row_tiles: np.ndarray
+    held: np.ndarray
+    deep: np.ndarray
 
     @classmethod
     def of(
@@ -196,40 +201,66 @@ class GroupTiling:
         memory = OpMemory.of(table, hardware, tiling=tiling)
         n_groups = int(group_of.max()) + 1 if len(group_of) else 0
         n_cores = len(hardware.cores)
-        cuts, held = [], []
-        for g in range(n_groups):
-            members = np.flatnonzero(group_of == g)
-            batch = int(np.gcd.reduce(memory.batch[members])) if len(members) else 1
-            candidates = tile_candidates(batch, int(memory.rows[members].min()) if len(members) else 1, tiling)
-            per_core = np.zeros((len(candidates), n_cores))
-            for k in range(n_cores):
-                on = members[core_of[members] == k]
-                if not len(on):
-                    continue
-                fixed, tiled = float(memory.fixed[on].sum()), float(memory.tiled[on].sum())
-                halo = float((memory.halo_row_bytes[on] * memory.batch[on]).sum())
-                per_core[:, k] = [held_bytes(fixed, tiled, halo, cut) for cut in candidates]
-            cuts.append(candidates)
-            held.append(per_core)
-        return cls(cuts=tuple(cuts), held=tuple(held))
+        fused = np.flatnonzero(group_of >= 0)
+        by_group = fused[np.argsort(group_of[fused], kind="stable")]  # members of each group, in table order
+        sizes = np.bincount(group_of[fused], minlength=n_groups)
+        present = sizes > 0
+        first_member = (np.cumsum(sizes) - sizes)[present]
+        batch, rows = np.ones(n_groups, dtype=np.int64), np.ones(n_groups, dtype=np.int64)
+        if present.any():
+            batch[present] = np.gcd.reduceat(memory.batch[by_group], first_member)
+            rows[present] = np.minimum.reduceat(memory.rows[by_group], first_member)
+        # per (group, core): the members' fixed, tiled and halo bytes, each summed in table order as ``ndarray.sum``
+        # sums them (left to right below 8 addends, as ``bincount`` does; pairwise from 8, so summed by slices there)
+        slot = group_of[fused] * n_cores + core_of[fused]
+        addends = {
+            "fixed": memory.fixed[fused],
+            "tiled": memory.tiled[fused],
+            "halo": memory.halo_row_bytes[fused] * memory.batch[fused],
+        }
+        sums = {name: np.bincount(slot, weights=values, minlength=n_groups * n_cores) for name, values in addends.items()}
+        for many in np.flatnonzero(np.bincount(slot, minlength=n_groups * n_cores) >= 8).tolist():
+            on = slot == many
+            for name, values in addends.items():
+                sums[name][many] = values[on].sum()
+        fixed, tiled, halo = (sums[name].reshape(n_groups, n_cores) for name in ("fixed", "tiled", "halo"))
+        cuts = [_cut_arrays(int(b), int(r), tiling) for b, r in zip(batch.tolist(), rows.tolist(), strict=True)]
+        counts = np.array([len(c[0]) for c in cuts], dtype=np.int64)
+        group = np.repeat(np.arange(n_groups), counts)  # per candidate, its group
+        samples = np.concatenate([c[0] for c in cuts]) if cuts else np.ones(0, dtype=np.int64)
+        row_tiles = np.concatenate([c[1] for c in cuts]) if cuts else np.ones(0, dtype=np.int64)
+        tiles = samples * row_tiles
+        floor = np.minimum(PIPELINE_TILES, np.array([c[2] for c in cuts], dtype=np.int64))
+        # ``held_bytes`` at every cut: fixed, tiled over the tiles, where rows are cut the halo over the sample tiles
+        halo_held = np.where((row_tiles > 1)[:, None], halo[group] / samples[:, None], 0.0)
+        held = fixed[group] + tiled[group] / tiles[:, None] + halo_held
+        return cls(start=np.cumsum(counts) - counts, tiles=tiles, row_tiles=row_tiles, held=held, deep=tiles >= floor[group])
 
     def choose(self, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per configuration (rows of ``capacity``, (configurations, cores)) and group: whether it fits, the tiles it
         runs in and its row tiles (1 and 1 where it does not fit): the fewest candidate tiles that fit, at least
         ``PIPELINE_TILES`` where the group can be cut that fine."""
-        n_cfg, n_groups = len(capacity), len(self.cuts)
-        fits = np.zeros((n_cfg, n_groups), dtype=bool)
-        tiles = np.ones((n_cfg, n_groups), dtype=np.int64)
-        row_tiles = np.ones((n_cfg, n_groups), dtype=np.int64)
-        for g, (cuts, held) in enumerate(zip(self.cuts, self.held, strict=True)):
-            counts = np.array([b * r for b, r in cuts])
-            floor = pipeline_floor(cuts)
-            fitting = (held[None, :, :] <= capacity[:, None, :]).all(axis=2) & (counts >= floor)[None, :]
-            fits[:, g] = fitting.any(axis=1)
-            first = np.argmax(fitting, axis=1)
-            tiles[:, g] = np.where(fits[:, g], counts[first], 1)
-            row_tiles[:, g] = np.where(fits[:, g], np.array([r for _, r in cuts])[first], 1)
-        return fits, tiles, row_tiles
+        n_cfg, n = len(capacity), len(self.tiles)
+        if not len(self.start):
+            empty = np.ones((n_cfg, 0), dtype=np.int64)
+            return np.zeros((n_cfg, 0), dtype=bool), empty, empty
+        fitting = (self.held[None] <= capacity[:, None, :]).all(axis=2) & self.deep[None]
+        # each group's first fitting candidate: the largest of n - position over its fitting ones (0: none fits)
+        rank = np.maximum.reduceat(np.where(fitting, n - np.arange(n), 0), self.start, axis=1)
+        fits = rank > 0
+        first = np.where(fits, n - rank, 0)
+        return fits, np.where(fits, self.tiles[first], 1), np.where(fits, self.row_tiles[first], 1)
+
+
+@functools.cache
+def _cut_arrays(batch: int, rows: int, tiling: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """``tile_candidates(batch, rows, tiling)`` as arrays of sample tiles and of row tiles, and the most tiles."""
+    cuts = tile_candidates(batch, rows, tiling)
+    return (
+        np.array([b for b, _ in cuts], dtype=np.int64),
+        np.array([r for _, r in cuts], dtype=np.int64),
+        max(b * r for b, r in cuts),
+    )
 
 
 def core_capacity_bytes(hardware: HardwareSpec, *, resident_fraction: float) -> np.ndarray:
