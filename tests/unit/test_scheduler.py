@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from tests.hardware_files import tiny_variant
 from tests.workloads import ZIGZAG_LAYERS, conv_relu_workload, conv_workload, separate_layers_workload
 from traincost.cost import op_table
 from traincost.cost.core import MAPPINGS, ExternalPath, mac_cost
-from traincost.cost.optable import OpTable
+from traincost.cost.optable import COST_FIELDS, OpTable
 from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, HardwareSpec, load_hardware
 from traincost.hardware.import_zigzag import hardware_yaml_text, zigzag_hardware
@@ -346,3 +347,45 @@ def test_a_zigzag_machines_layers_cost_what_zigzag_charges_them(tmp_path: Path, 
         assert ops["energy_pj"].to_numpy() == pytest.approx(energy, rel=1e-12)
         assert (ops["end_cycles"] - ops["start_cycles"]).to_numpy() == pytest.approx(cycles, rel=1e-12)
         assert cost.summary["energy_pj"].iloc[0] == pytest.approx(energy.sum(), rel=1e-12)
+
+
+@pytest.mark.ort
+@pytest.mark.parametrize("mode", ["pipeline_tensor", "layer_by_layer"])
+def test_ops_alike_are_costed_once_and_copied_bit_for_bit(chain, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ResNet-18 repeats its layers: OpCosts costs each distinct op once (OpTable.distinct_rows) and copies its columns;
+    # costing every op on its own gives the same arrays, bit for bit (tensor parallel with the per-op allocation too)
+    table = op_table(chain("resnet18_cifar", 1, "adam").workload)
+    hardware = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 4, 8], "lanes": [1, 8]})
+    plan = SchedulePlan.from_mode(mode, allocation="per_op") if mode == "pipeline_tensor" else SchedulePlan.from_mode(mode)
+    mac = np.flatnonzero(table.is_mac)
+    first, group = table.distinct_rows(mac)
+    assert len(first) < 0.6 * len(mac) and np.array_equal(group[first], np.arange(len(first)))  # 35 of 62 here
+    once = OpCosts.of(table, hardware, plan)
+    monkeypatch.setattr(OpTable, "distinct_rows", lambda self, index: (np.arange(len(index)), np.arange(len(index))))
+    each = OpCosts.of(table, hardware, plan)
+    for cost_once, cost_each in ((once, each), (once.whole, each.whole)):
+        if cost_once is None:
+            continue
+        for field in dataclasses.fields(OpCosts):
+            a, b = getattr(cost_once, field.name), getattr(cost_each, field.name)
+            if isinstance(a, dict):
+                assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a), field.name
+            elif isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype and np.array_equal(a, b), field.name
+
+
+def test_every_per_op_field_of_the_table_is_a_cost_field_or_places_the_op() -> None:
+    # a field added to OpTable must be classified: read by the cost of an op on a core (COST_FIELDS, so that ops that
+    # differ in it are costed apart), or telling where the op sits in the graph
+    table = op_table(conv_relu_workload())
+    values = {field.name: getattr(table, field.name) for field in dataclasses.fields(OpTable)}
+    per_op = {
+        name
+        for name, value in values.items()
+        if name != "dims"
+        and not name.startswith("tensor_")
+        and isinstance(value, np.ndarray | tuple)
+        and len(value) == len(table)
+    }
+    placing = {"op", "inputs", "outputs", "x_tensor", "s_tensor", "last_use"}
+    assert per_op - placing == set(COST_FIELDS) - {"dims"}

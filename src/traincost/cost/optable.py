@@ -25,6 +25,7 @@ from traincost.workload import LOOP_DIMS, Workload
 
 __all__ = [
     "OpTable",
+    "COST_FIELDS",
     "op_table",
     "resolve_views",
     "last_uses",
@@ -72,6 +73,14 @@ ROW_SPLIT_KINDS = ("conv", "gemm", "matmul")
 VIEW_OP_TYPES = frozenset({"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape"})
 
 
+# The per-op fields of ``OpTable`` that the cost of an op on a core reads (``mac_cost``, ``simd_cost``); the others say
+# where the op sits in the graph (its id, its tensors)
+COST_FIELDS = (
+    *("kind", "phase", "dims", "macs", "elementwise_ops", "m", "n", "r", "groups", "window", "stride", "dilation"),
+    *("s_elems", "x_elems", "o_elems", "in_elems"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class OpTable:
     """Per-op arrays (length = scheduled ops) and per-tensor arrays of one Workload."""
@@ -116,6 +125,18 @@ class OpTable:
         """Per op: the sum of a per-tensor value over the tensors it writes."""
         writer, written = flat_ids(self.outputs)
         return np.bincount(writer, weights=per_tensor[written], minlength=len(self))
+
+    def distinct_rows(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ops ``index`` grouped by what their cost on a core reads (``COST_FIELDS``: kind, phase, loop dims, GEMM
+        view, windows, operand and output sizes): the positions in ``index`` of the first op of each group, in order,
+        and per op its group. Ops alike in all of these cost alike on a core, so a layer that a network repeats is
+        costed once (``OpCosts.of``)."""
+        columns = [self.dims[d][index] for d in sorted(self.dims)]
+        columns += [getattr(self, name)[index] for name in COST_FIELDS if name != "dims"]
+        rows = [column.tolist() if column.ndim == 1 else list(map(tuple, column.tolist())) for column in columns]
+        first: dict[tuple, int] = {}
+        group = np.array([first.setdefault(key, len(first)) for key in zip(*rows, strict=True)], dtype=np.int64)
+        return np.unique(group, return_index=True)[1], group
 
     def producers(self) -> np.ndarray:
         """Per tensor id: the position of the op that writes it, -1 for graph inputs and parameters."""

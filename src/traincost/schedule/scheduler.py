@@ -323,13 +323,19 @@ class OpCosts:
             for index, is_mac in ((np.flatnonzero(on_core & mac), True), (np.flatnonzero(on_core & ~mac), False)):
                 if not len(index):
                     continue
-                columns = _mac_columns(table, hardware, plan, core, index) if is_mac else _columns(simd_cost(core, table, index))
+                first, group = table.distinct_rows(index)  # each distinct op costed once, its columns copied to the others
+                alike = index[first]
+                columns = _mac_columns(table, hardware, plan, core, alike) if is_mac else _columns(simd_cost(core, table, alike))
+
+                def spread(values: np.ndarray | float, group: np.ndarray = group, width: int = len(alike)) -> np.ndarray:
+                    return np.broadcast_to(values, (hardware.n_configs, width))[:, group]
+
                 for name, values in columns.items():
                     if name == "level_pj":
                         for memory, energy in values.items():
-                            level_pj[memory][:, index] = energy
+                            level_pj[memory][:, index] = spread(energy)
                     else:
-                        (records if name in records else arrays)[name][:, index] = values
+                        (records if name in records else arrays)[name][:, index] = spread(values)
         choosing = plan.tensor_parallel and plan.allocation == "per_op"
         return cls(
             kind=table.kind,
