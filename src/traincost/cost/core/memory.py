@@ -53,7 +53,10 @@ def unserved_pes(level: CoreLevel, gemm: Gemm, *, skip: tuple[int, ...] = ()) ->
     busy = np.ones_like(gemm.macs)
     for axis in gemm.axes:
         if axis.name not in level.served_axes:
-            busy = busy * np.where(np.isin(axis.role, skip), 1.0, axis.used)
+            skipped = np.zeros(np.shape(axis.role), dtype=bool)
+            for role in skip:  # np.isin(axis.role, skip), without its sorting: a few roles, called per candidate
+                skipped |= axis.role == role
+            busy = busy * np.where(skipped, 1.0, axis.used)
     return busy
 
 
