@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -95,6 +95,9 @@ class Gemm:
         np.ndarray, ...
     ]  # per level, the partial sums a PE's own copy of an output takes (``own_partial_sum_steps``)
     divisor_tiles: bool = False  # the core's ``tiling`` is ``divisors`` (``fitted_extent``)
+    # what ``memory.copies_per_element`` found for this view, by (memory, its served axes, operand): it depends on the
+    # view and the level alone, and every candidate loop order asks for it again (a new view starts empty)
+    copies: dict[tuple, np.ndarray | float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def pes_at_work(self) -> np.ndarray:

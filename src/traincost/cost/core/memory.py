@@ -124,6 +124,13 @@ def copies_per_element(level: CoreLevel, operand: str, gemm: Gemm) -> np.ndarray
     partial sum of an output whose reduction the array unrolls: each PE keeps its own) and every copy is read and
     written. At least 1 (a memory shared by PEs holds one; a single instance, 1 without arrays). A level with
     ``served_axes`` keeps a copy per busy PE of each axis it does not serve and the operand does not vary along."""
+    key = (level.memory.name, level.served_axes, operand)
+    if key not in gemm.copies:
+        gemm.copies[key] = _copies_per_element(level, operand, gemm)
+    return gemm.copies[key]
+
+
+def _copies_per_element(level: CoreLevel, operand: str, gemm: Gemm) -> np.ndarray | float:
     if not (level.memory.instances > 1).any():
         return 1.0
     if level.served_axes is not None:
