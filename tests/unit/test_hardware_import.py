@@ -190,17 +190,30 @@ def test_an_operand_on_a_narrower_port_pays_zigzags_cost_per_access_of_that_port
     assert all(not memory.operand_energy_pj_per_bit for memory in tpu.memories.values())
 
 
-def test_every_stream_example_imports_loads_and_costs(tmp_path: Path) -> None:
-    names = sorted(p.name for p in STREAM.glob("*.yaml"))
-    assert len(names) == 9  # stream-dse 2.1.1 stream/inputs/examples/hardware/
-    for name in names:
-        if name in STREAM_UNSUPPORTED:
-            with pytest.raises(HardwareError, match=STREAM_UNSUPPORTED[name]):
-                stream_hardware(STREAM / name)
-            continue
-        hw = _load(stream_hardware(STREAM / name), tmp_path)
-        assert hw.cores[0].runs[:3] == ("conv", "conv_dgrad", "conv_wgrad"), name
-        _costs_a_workload(hw)
+def test_every_stream_example_is_here() -> None:
+    assert len(list(STREAM.glob("*.yaml"))) == 9  # stream-dse 2.1.1 stream/inputs/examples/hardware/
+
+
+# the examples whose PE array may unroll its loops 256 ways (Core.spatial_variants), each costed: 8 to 19 s each on this
+# project's 2-core machine, so they run with the slow suite
+_STREAM_MANY_VARIANTS = {"meta_prototype_dual_core_simd_offchip.yaml", "simba.yaml", "simba_small.yaml"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(path.name, marks=[pytest.mark.slow] if path.name in _STREAM_MANY_VARIANTS else [])
+        for path in sorted(STREAM.glob("*.yaml"))
+    ],
+)
+def test_every_stream_example_imports_loads_and_costs(name: str, tmp_path: Path) -> None:
+    if name in STREAM_UNSUPPORTED:
+        with pytest.raises(HardwareError, match=STREAM_UNSUPPORTED[name]):
+            stream_hardware(STREAM / name)
+        return
+    hw = _load(stream_hardware(STREAM / name), tmp_path)
+    assert hw.cores[0].runs[:3] == ("conv", "conv_dgrad", "conv_wgrad"), name
+    _costs_a_workload(hw)
 
 
 def test_tpu_like_quad_core_by_hand(tmp_path: Path) -> None:
