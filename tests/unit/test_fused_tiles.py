@@ -50,7 +50,7 @@ def test_what_a_fused_relu_and_convolution_hold_by_hand() -> None:
     # cut along the 2 samples, then the convolution's 4 output rows (the smaller of the members' rows)
     assert tiling.cuts == (((1, 1), (2, 1), (2, 2), (2, 4)),)
     pe, vector = hardware.core_for("conv"), hardware.core_for("eltwise")
-    held = tiling.held[0]
+    held = tiling.held  # (candidates, cores) of its one group
     assert held[:, vector].tolist() == [576, 288, 144, 72]
     assert held[:, pe].tolist() == [144 + 256, 144 + 128, 144 + 64 + 48, 144 + 32 + 48]
 
@@ -125,7 +125,7 @@ def test_the_rows_rule_cuts_rows_only_holds_one_tile_and_adds_nothing() -> None:
     rows = GroupTiling.of(table, hardware, place_ops(table, hardware), np.zeros(2, dtype=np.int64), tiling="rows")
     assert rows.cuts == (((1, 4),),)
     pe, vector = hardware.core_for("conv"), hardware.core_for("eltwise")
-    assert rows.held[0][0, vector] == 288 / 4 and rows.held[0][0, pe] == 144 + 128 / 4
+    assert rows.held[0, vector] == 288 / 4 and rows.held[0, pe] == 144 + 128 / 4
     fused = schedule(table, hardware, SchedulePlan(fused=((0, 1),), fusion_tiling="rows"), per_op=True)
     assert bool(fused.summary["fusion_fits"].iloc[0]) and fused.ops["tiles"].tolist() == [4, 4]
     assert fused.ops["halo_bytes"].tolist() == [0, 0] and fused.ops["reload_bytes"].tolist() == [0, 0]

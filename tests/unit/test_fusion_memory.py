@@ -60,8 +60,7 @@ def test_solver_groups_fit_and_an_oversized_group_is_reported_by_both(chain) -> 
     assert problem.fixed_bytes[conv] == table.s_elems[conv] * hardware.word_bytes
     assert problem.tiled_bytes[conv] == 2 * out_elems * hardware.word_bytes
     alone = GroupTiling.of(table, hardware, place_ops(table, hardware), np.where(np.arange(len(table)) == conv, 0, -1))
-    finest = (int(alone.tiles[-1]), int(alone.row_tiles[-1]))  # its one group's candidates, fewest tiles first
-    assert finest == (max(1, table.dims["OY"][conv]),) * 2  # batch 1: its rows one by one at the finest
+    assert alone.cuts[0][-1] == (1, max(1, table.dims["OY"][conv]))  # batch 1: its rows one by one at the finest
 
     result = solve_fusion(problem, max_length=3, time_limit_s=60)
     solved = [[int(table.op[i]) for i in members] for members in result.subgraphs if len(members) > 1]
@@ -143,7 +142,7 @@ def test_a_fused_group_that_fits_keeps_its_intermediate_on_chip(tmp_path: Path) 
     # one sample of 4 rows: cut into all 4 rows (fewer than the pipeline's 8 tiles); the PE core keeps w (16 B) and a
     # quarter of y twice (32 B) of its 512 B share, the vector core a quarter of z twice (32 B) of its 128 B share
     tiling = GroupTiling.of(table, hardware, place_ops(table, hardware), np.zeros(2, dtype=np.int64))
-    assert tiling.start.tolist() == [0] and tiling.row_tiles.tolist() == [1, 2, 4] and tiling.tiles.tolist() == [1, 2, 4]
+    assert tiling.cuts == (((1, 1), (1, 2), (1, 4)),)
     np.testing.assert_array_equal(tiling.held, [[16 + 128, 128], [16 + 64, 64], [16 + 32, 32]])
     fits, tiles, row_tiles = tiling.choose(core_capacity_bytes(hardware, resident_fraction=0.5))
     assert fits.tolist() == [[True]] and tiles.tolist() == [[4]] and row_tiles.tolist() == [[4]]
@@ -231,8 +230,7 @@ def test_what_a_group_holds_is_its_members_bytes_summed_as_numpy_sums_them(chain
     for g, (first, last) in enumerate(zip(tiling.start, ends, strict=True)):
         members = np.flatnonzero(group_of == g)
         cuts = tile_candidates(int(np.gcd.reduce(memory.batch[members])), int(memory.rows[members].min()))
-        rows = tiling.row_tiles[first:last].tolist()
-        assert list(zip((tiling.tiles[first:last] // rows).tolist(), rows, strict=True)) == list(cuts)
+        assert tiling.cuts[g] == cuts
         for k in range(len(hardware.cores)):
             on = members[core_of[members] == k]
             largest = max(largest, len(on))

@@ -236,6 +236,13 @@ class GroupTiling:
         held = fixed[group] + tiled[group] / tiles[:, None] + halo_held
         return cls(start=np.cumsum(counts) - counts, tiles=tiles, row_tiles=row_tiles, held=held, deep=tiles >= floor[group])
 
+    @property
+    def cuts(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """Per group, its candidate cuts as (sample tiles, row tiles), fewest tiles first (``tile_candidates``)."""
+        samples, rows = (self.tiles // self.row_tiles).tolist(), self.row_tiles.tolist()
+        ends = [*self.start[1:].tolist(), len(self.tiles)]
+        return tuple(tuple(zip(samples[a:b], rows[a:b], strict=True)) for a, b in zip(self.start.tolist(), ends, strict=True))
+
     def choose(self, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per configuration (rows of ``capacity``, (configurations, cores)) and group: whether it fits, the tiles it
         runs in and its row tiles (1 and 1 where it does not fit): the fewest candidate tiles that fit, at least
