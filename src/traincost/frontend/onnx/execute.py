@@ -200,7 +200,7 @@ def example_feeds(model: onnx.ModelProto, *, seed: int, states: str = "zeros") -
         raise GraphError(f"graph {model.graph.name!r}: no traincost.inputs metadata; was it written by traincost export?")
     specs = [InputSpec.from_json(spec) for spec in json.loads(meta["inputs"])]
     feeds = draw_tensors([*specs, InputSpec.from_json(json.loads(meta["labels"]))], seed=seed)
-    initialized = set(initializer_map(model.graph))
+    initialized = {init.name for init in model.graph.initializer}
     rng = np.random.default_rng(seed)
     for value in model.graph.input:
         if value.name in feeds or value.name in initialized:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -21,7 +22,15 @@ from onnx import helper, numpy_helper
 from traincost.errors import GraphError
 from traincost.frontend.onnx.decompose import is_primitive, rewrite_node
 from traincost.frontend.onnx.execute import Executable, example_feeds, run
-from traincost.frontend.onnx.graph import IR_VERSION, LOSS_OUTPUT, OPSET, NodeFactory, initializer_map, model_meta
+from traincost.frontend.onnx.graph import (
+    IR_VERSION,
+    LOSS_OUTPUT,
+    OPSET,
+    NodeFactory,
+    initializer_map,
+    initializer_values,
+    model_meta,
+)
 from traincost.frontend.onnx.randomness import without_randomness
 from traincost.frontend.onnx.shapes import TensorType, tensor_types
 from traincost.frontend.shared.optimizer import updated_name
@@ -311,11 +320,12 @@ def _branching(model: onnx.ModelProto) -> dict[str, _Branching]:
     an input exactly at a bound and one a rounding above it give the same output but not the same
     gradient. A Clip with bounds computed at run time, or with none, is left out.
     """
-    constants = initializer_map(model.graph) | {
+    computed = {
         node.output[0]: numpy_helper.to_array(node.attribute[0].t)
         for node in model.graph.node
         if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value"
     }
+    constants = ChainMap(computed, initializer_values(model.graph))  # a Clip's bounds become arrays, not the weights
     readers: dict[str, set[str]] = {}
     for node in model.graph.node:
         for name in node.input:
