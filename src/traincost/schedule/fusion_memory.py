@@ -156,12 +156,18 @@ class OpMemory:
         )
 
 
-def held_bytes(fixed: float, tiled: float, halo_samples: float, cut: tuple[int, int]) -> float:
+def held_bytes(
+    fixed: float | np.ndarray,
+    tiled: float | np.ndarray,
+    halo_samples: float | np.ndarray,
+    cut: tuple[int | np.ndarray, int | np.ndarray],
+) -> float | np.ndarray:
     """Bytes a group's members on one core hold when it is cut into ``cut`` = (sample tiles, row tiles): ``fixed``,
     ``tiled`` over the tiles, and, where rows are cut, the halo rows of ``halo_samples`` (the members' halo bytes
-    per sample times their samples) over the sample tiles."""
+    per sample times their samples) over the sample tiles. Numbers, or arrays that broadcast (``GroupTiling.of``:
+    every cut of every group at once)."""
     sample_tiles, row_tiles = cut
-    halo = halo_samples / sample_tiles if row_tiles > 1 else 0.0
+    halo = halo_samples / sample_tiles * (row_tiles > 1)  # 0 where rows are whole (a finite byte count times False)
     return fixed + tiled / (sample_tiles * row_tiles) + halo
 
 
@@ -230,10 +236,8 @@ class GroupTiling:
         samples = np.concatenate([c[0] for c in cuts]) if cuts else np.ones(0, dtype=np.int64)
         row_tiles = np.concatenate([c[1] for c in cuts]) if cuts else np.ones(0, dtype=np.int64)
         tiles = samples * row_tiles
-        floor = np.minimum(PIPELINE_TILES, np.array([c[2] for c in cuts], dtype=np.int64))
-        # ``held_bytes`` at every cut: fixed, tiled over the tiles, where rows are cut the halo over the sample tiles
-        halo_held = np.where((row_tiles > 1)[:, None], halo[group] / samples[:, None], 0.0)
-        held = fixed[group] + tiled[group] / tiles[:, None] + halo_held
+        floor = np.array([c[2] for c in cuts], dtype=np.int64)
+        held = held_bytes(fixed[group], tiled[group], halo[group], (samples[:, None], row_tiles[:, None]))
         return cls(start=np.cumsum(counts) - counts, tiles=tiles, row_tiles=row_tiles, held=held, deep=tiles >= floor[group])
 
     @property
@@ -261,13 +265,10 @@ class GroupTiling:
 
 @functools.cache
 def _cut_arrays(batch: int, rows: int, tiling: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """``tile_candidates(batch, rows, tiling)`` as arrays of sample tiles and of row tiles, and the most tiles."""
+    """``tile_candidates(batch, rows, tiling)`` as arrays of sample tiles and of row tiles, and their
+    ``pipeline_floor``."""
     cuts = tile_candidates(batch, rows, tiling)
-    return (
-        np.array([b for b, _ in cuts], dtype=np.int64),
-        np.array([r for _, r in cuts], dtype=np.int64),
-        max(b * r for b, r in cuts),
-    )
+    return np.array([b for b, _ in cuts], dtype=np.int64), np.array([r for _, r in cuts], dtype=np.int64), pipeline_floor(cuts)
 
 
 def core_capacity_bytes(hardware: HardwareSpec, *, resident_fraction: float) -> np.ndarray:

@@ -326,16 +326,12 @@ class OpCosts:
                 first, group = table.distinct_rows(index)  # each distinct op costed once, its columns copied to the others
                 alike = index[first]
                 columns = _mac_columns(table, hardware, plan, core, alike) if is_mac else _columns(simd_cost(core, table, alike))
-
-                def spread(values: np.ndarray | float, group: np.ndarray = group, width: int = len(alike)) -> np.ndarray:
-                    return np.broadcast_to(values, (hardware.n_configs, width))[:, group]
-
                 for name, values in columns.items():
                     if name == "level_pj":
                         for memory, energy in values.items():
-                            level_pj[memory][:, index] = spread(energy)
+                            level_pj[memory][:, index] = _copied(energy, group, hardware.n_configs)
                     else:
-                        (records if name in records else arrays)[name][:, index] = spread(values)
+                        (records if name in records else arrays)[name][:, index] = _copied(values, group, hardware.n_configs)
         choosing = plan.tensor_parallel and plan.allocation == "per_op"
         return cls(
             kind=table.kind,
@@ -390,6 +386,12 @@ class OpCosts:
                 f"{self.tensor_parallel}, objective {self.mapping_objective}) do not belong to a table of {len(table)} ops "
                 f"at {hardware.n_configs} (tensor parallel {plan.tensor_parallel}, objective {plan.mapping_objective})"
             )
+
+
+def _copied(values: np.ndarray | float, group: np.ndarray, n_configs: int) -> np.ndarray:
+    """Columns of the distinct ops (``values``, broadcast to (configurations, distinct ops)) copied to every op of
+    their ``group``."""
+    return np.broadcast_to(values, (n_configs, int(group.max()) + 1))[:, group]
 
 
 # what the per-op table records of the mapping a MAC op takes (``CoreOpCost``'s fields), and its value for other ops
