@@ -48,20 +48,14 @@ class Hotspots:
     exclusive: Counter[str]
 
 
-def _function(frame: str) -> str:
-    """``function (module/file.py)`` of a raw frame, the path cut to its last two parts; the frame if not a call."""
+def _named(frame: str, *, line: bool) -> str:
+    """A raw frame as ``function (module/file.py)``, the path cut to its last two parts, or with ``line`` as
+    ``function (file.py:line)``; the frame itself if it is not a call."""
     match = _FRAME.match(frame)
     if not match:
         return frame
-    return f"{match['function']} ({'/'.join(Path(match['file']).parts[-2:])})"
-
-
-def _line(frame: str) -> str:
-    """``function (file.py:line)`` of a raw frame, the path cut to its file name."""
-    match = _FRAME.match(frame)
-    if not match:
-        return frame
-    return f"{match['function']} ({Path(match['file']).name}:{match['line']})"
+    where = f"{Path(match['file']).name}:{match['line']}" if line else "/".join(Path(match["file"]).parts[-2:])
+    return f"{match['function']} ({where})"
 
 
 def hotspots(raw: str) -> Hotspots:
@@ -83,9 +77,9 @@ def hotspots(raw: str) -> Hotspots:
         samples += n
         # py-spy's --subprocesses puts a frame 'process PID:"command"' at the root of each stack: not a function
         frames = [frame for frame in stack.split(";") if frame and not _PROCESS.match(frame)]
-        for name in {_function(frame) for frame in frames}:
+        for name in {_named(frame, line=False) for frame in frames}:
             inclusive[name] += n
-        exclusive[_line(frames[-1]) if frames else "(no Python frame)"] += n
+        exclusive[_named(frames[-1], line=True) if frames else "(no Python frame)"] += n
     return Hotspots(samples=samples, inclusive=inclusive, exclusive=exclusive)
 
 
@@ -132,6 +126,25 @@ def record(target: list[str], *, rate: int, raw: Path) -> int:
     return subprocess.run(spied, cwd=REPO, env=environment, stdout=subprocess.DEVNULL, check=False).returncode
 
 
+def _sample(args: argparse.Namespace, parser: argparse.ArgumentParser, raw: Path) -> None:
+    """py-spy on what ``args`` names (a process, a workflow job or a command), its samples written to ``raw``."""
+    if args.pid:
+        target = ["--pid", str(args.pid), "--duration", str(args.duration), "--nonblocking"]
+    elif args.rule:
+        wildcards = dict(item.split("=", 1) for item in args.wildcards)
+        target = ["--", "bash", "-c", job_command(args.rule, wildcards, configfile=args.configfile)]
+    elif args.command:
+        target = ["--", *args.command]
+    else:
+        parser.error("give a command after --, or --rule, --pid or --raw")
+    print(f"$ py-spy record ... {shlex.join(target)}", file=sys.stderr)
+    status = record(target, rate=args.rate, raw=raw)
+    if status:
+        print(f"py-spy (or the command) exited with {status}", file=sys.stderr)
+    if not raw.is_file() or not raw.stat().st_size:
+        sys.exit(f"py-spy wrote no samples to {raw}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group()
@@ -146,29 +159,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="keep the raw samples in this file")
     parser.add_argument("command", nargs="*", help="the command to profile, after --")
     args = parser.parse_args()
-    if args.raw:
-        raw = args.raw
-    else:
-        raw = args.out or Path(tempfile.mkstemp(suffix=".raw")[1])
-        if args.pid:
-            target = ["--pid", str(args.pid), "--duration", str(args.duration), "--nonblocking"]
-        elif args.rule:
-            wildcards = dict(item.split("=", 1) for item in args.wildcards)
-            target = ["--", "bash", "-c", job_command(args.rule, wildcards, configfile=args.configfile)]
-        elif args.command:
-            target = ["--", *args.command]
-        else:
-            parser.error("give a command after --, or --rule, --pid or --raw")
-        print(f"$ py-spy record ... {shlex.join(target)}", file=sys.stderr)
-        status = record(target, rate=args.rate, raw=raw)
-        if status:
-            print(f"py-spy (or the command) exited with {status}", file=sys.stderr)
-        if not raw.is_file() or not raw.stat().st_size:
-            sys.exit(f"py-spy wrote no samples to {raw}")
-    try:
-        spots = hotspots(raw.read_text())
-    except ValueError as error:
-        sys.exit(f"{raw}: {error}")
+    with tempfile.TemporaryDirectory() as scratch:  # the samples, unless --out keeps them
+        raw = args.raw or args.out or Path(scratch) / "samples.raw"
+        if not args.raw:
+            _sample(args, parser, raw)
+        try:
+            spots = hotspots(raw.read_text())
+        except ValueError as error:
+            sys.exit(f"{raw}: {error}")
     print(table(spots, top=args.top))
 
 
