@@ -21,6 +21,7 @@ from traincost.fpga.converting import (
     ratios,
     select_accelerators,
     single_device,
+    sized_ips,
 )
 from traincost.fpga.devices import Device, load_fpga_catalog
 from traincost.fpga.evaluator import evaluate_mapping
@@ -158,6 +159,21 @@ def test_search_on_a_real_training_step(chain) -> None:
             assert alone.busy_s.shape == (3,) and np.count_nonzero(alone.busy_s) == 1
             if alone.fits(capacity):
                 assert converted.mapping.schedule.latency_s <= alone.latency_s * (1 + 1e-9)
+
+
+def test_latency_of_every_node_at_once_is_each_node_s_own(chain) -> None:
+    """seconds_per_part sums each node's ops as seconds does: the same number, bit for bit, on a real step's every
+    node, both IPs (EF-Train's row-tile model and DarkFPGA's), the whole batch, a share, one sample and none, and with
+    the output channels sharded (HAP's tensor parallelism)."""
+    dag = training_dag(chain("resnet18_cifar", 1, "adam").workload)
+    cluster = load_fpga_catalog(DEVICES).clusters["cluster2"]
+    designs = [ip for per_device in sized_ips(dag, cluster, SPECS) for ip in per_device.values()]
+    assert {ip.spec.name for ip in designs} == {"EF-Train", "DarkFPGA"}
+    for costs in (dag.costs, dag.costs.shard(0.3)):
+        for ip in designs:
+            for batch in (cluster.batch, 5, 1, 0):
+                together = costs.seconds_per_part(ip, batch, dag.ops)
+                assert together.tolist() == [costs.take(ops).seconds(ip, batch) for ops in dag.ops]
 
 
 def test_comparison_judges_directions_not_absolute_numbers() -> None:

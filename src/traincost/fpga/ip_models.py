@@ -31,6 +31,7 @@ Each IP's constants and their sources are in ``data/fpga/training_ips.yaml`` (:m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -211,19 +212,35 @@ class OpCosts:
 
     def seconds_of_designs(self, spec: IpSpec, device: Device, tm: np.ndarray, tn: np.ndarray, batch: float) -> np.ndarray:
         """Per design (``tm[i]`` × ``tn[i]``), the latency of these ops one after the other at batch share ``batch``."""
-        free = (self.layout & spec.free_layout) | (self.activation & spec.fuses_activation) | (self.update & spec.fuses_update)
-        keep = ~free
+        keep = ~self._free(spec)
         ops = self.take(np.flatnonzero(keep)) if not keep.all() else self
-        clock = clock_hz(spec, device)
-        dram_s = (batch * ops.sample_bytes + ops.fixed_bytes) / (device.dram_bandwidth_gb_per_s * 1e9 * spec.dram_efficiency)
         out = np.empty(len(tm))
         step = max(1, _CHUNK_ELEMENTS // max(1, len(ops.macs) * _row_tiles(ops.geometry, spec.model)))
         for start in range(0, len(tm), step):
             tm_c = tm[start : start + step, None].astype(np.float64)
             tn_c = tn[start : start + step, None].astype(np.float64)
-            cycles = ops._cycles(spec, tm_c, tn_c, batch)
-            out[start : start + step] = np.maximum(cycles / clock, dram_s[None, :]).sum(axis=1)
+            out[start : start + step] = ops._op_seconds(spec, device, tm_c, tn_c, batch).sum(axis=1)
         return out
+
+    def seconds_per_part(self, ip: TrainingIp, batch: float, parts: Sequence[np.ndarray]) -> np.ndarray:
+        """Per part (an array of positions in these ops, such as a DAG node's ops), ``self.take(part).seconds(ip,
+        batch)``: every op's latency is computed at once, and each part's ops that ``ip`` does not run for free are
+        summed in their order, as ``seconds`` sums them, so each part's sum is the same number."""
+        if batch <= 0:
+            return np.zeros(len(parts))
+        runs = ~self._free(ip.spec)
+        latency = self._op_seconds(ip.spec, ip.device, np.array([[float(ip.tm)]]), np.array([[float(ip.tn)]]), batch)[0]
+        return np.array([latency[part[runs[part]]].sum() for part in parts])
+
+    def _free(self, spec: IpSpec) -> np.ndarray:
+        """The ops ``spec`` runs at no cost: layout ops, and the ReLUs and updates it fuses into their neighbours."""
+        return (self.layout & spec.free_layout) | (self.activation & spec.fuses_activation) | (self.update & spec.fuses_update)
+
+    def _op_seconds(self, spec: IpSpec, device: Device, tm: np.ndarray, tn: np.ndarray, batch: float) -> np.ndarray:
+        """(designs, ops): each op's latency at ``batch``, its compute or its DRAM traffic, whichever is longer
+        (``tm``, ``tn``: columns of designs)."""
+        dram_s = (batch * self.sample_bytes + self.fixed_bytes) / (device.dram_bandwidth_gb_per_s * 1e9 * spec.dram_efficiency)
+        return np.maximum(self._cycles(spec, tm, tn, batch) / clock_hz(spec, device), dram_s[None, :])
 
     def _cycles(self, spec: IpSpec, tm: np.ndarray, tn: np.ndarray, batch: float) -> np.ndarray:
         """(designs, ops): compute cycles at ``batch`` (``tm``, ``tn``: columns of designs)."""

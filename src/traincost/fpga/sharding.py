@@ -121,7 +121,6 @@ class _Costs:
         n = len(accelerators)
         self.spread = (n - 1) / n  # the fraction of a tensor each accelerator receives in a ring collective
         self.bandwidth = bandwidth_gb_per_s * 1e9
-        self._node_costs = [dag.costs.take(ops) for ops in dag.ops]
         self._computed: dict[tuple[int, ...], np.ndarray] = {}
         self.collective_s = self._collectives()
         self.reshard_s = self._resharding()
@@ -139,13 +138,15 @@ class _Costs:
         for i, whole in enumerate(self.accelerators):
             ip = share_design(whole, self.dag.costs, shares[i])  # the FPGA's design for its share, as MTrain's
             fraction = shares[i] / batch
+            costs, ops = self.dag.costs, self.dag.ops
+            at_share, at_batch = costs.seconds_per_part(ip, shares[i], ops), costs.seconds_per_part(ip, batch, ops)
+            sharded = costs.shard(fraction).seconds_per_part(ip, batch, ops) if fraction > 0 else None  # per DAG node
             for layer, (nodes, updates) in enumerate(zip(layers.nodes, layers.updates, strict=True)):
-                step = sum(self._node_costs[k].seconds(ip, shares[i]) for k in nodes)
-                update = sum(self._node_costs[k].seconds(ip, batch) for k in updates)
+                step = sum(at_share[k] for k in nodes)
+                update = sum(at_batch[k] for k in updates)
                 out[layer, 0, i] = step + update if shares[i] else 0.0
-                if fraction > 0:
-                    sharded = sum(self._node_costs[k].shard(fraction).seconds(ip, batch) for k in (*nodes, *updates))
-                    out[layer, 1, i] = sharded
+                if sharded is not None:
+                    out[layer, 1, i] = sum(sharded[k] for k in (*nodes, *updates))
         return out
 
     def _collectives(self) -> np.ndarray:

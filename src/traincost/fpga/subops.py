@@ -47,10 +47,10 @@ class SubOpGraph:
 @dataclass
 class LatencyCache:
     """What the partitions of one training step onto one set of accelerators share: per (accelerator, share) the
-    design it runs, per (DAG node, accelerator, design ``tm``, ``tn``, samples) the compute seconds."""
+    design it runs, per (accelerator, design ``tm``, ``tn``, samples) every DAG node's compute seconds."""
 
     designs: dict[tuple[int, int], TrainingIp] = field(default_factory=dict)
-    seconds: dict[tuple[int, int, int, int, int], float] = field(default_factory=dict)
+    seconds: dict[tuple[int, int, int, int], np.ndarray] = field(default_factory=dict)
 
     def design(self, index: int, ip: TrainingIp, dag: TrainingDag, share: int) -> TrainingIp:
         """The design accelerator ``index`` (``ip`` at the whole batch) runs when given ``share`` samples."""
@@ -125,17 +125,15 @@ def _latencies(
     members: list[list[int]],
     samples: list[int],
     designs: Sequence[TrainingIp],
-    cache: dict[tuple[int, int, int, int, int], float],
+    cache: dict[tuple[int, int, int, int], np.ndarray],
 ) -> np.ndarray:
     """(sub-operations, accelerators): compute seconds of each sub-operation at its batch share on each design."""
     seconds = np.zeros((len(samples), len(designs)))
     for n, ids in enumerate(members):
-        costs = None  # a DAG node's ops, taken once for all its branches if any latency is new
         for k in ids:
             for a, ip in enumerate(designs):
-                key = (n, a, ip.tm, ip.tn, samples[k])
+                key = (a, ip.tm, ip.tn, samples[k])
                 if key not in cache:
-                    costs = dag.costs.take(dag.ops[n]) if costs is None else costs
-                    cache[key] = costs.seconds(ip, samples[k])
-                seconds[k, a] = cache[key]
+                    cache[key] = dag.costs.seconds_per_part(ip, samples[k], dag.ops)
+                seconds[k, a] = cache[key][n]
     return seconds
