@@ -403,6 +403,18 @@ def test_the_quick_configs_settings_become_the_rules_params(in_repo: None) -> No
     assert plan.monet_claims_sweeps(("bn_epilogue", "true"))["gpt_training"] == (
         "results/ablations/monet/bn_epilogue/true/sweeps/fusemax_gpt2/training.parquet"
     )
+    # a job the assumption leaves as the study's (same files, same flags) is the study's: it is not run again
+    bn = plan.monet_claims_sweeps(("bn_epilogue", "true"))
+    assert bn["gpt_inference"] == "results/monet/sweeps/fusemax_gpt2/inference.parquet"  # the inference step has no BN to move
+    bn_section5 = plan.section5_inputs(("bn_epilogue", "true"))
+    assert bn_section5["fusion"] == [
+        "results/monet/fusion/inference/compare.parquet",
+        "results/ablations/monet/bn_epilogue/true/fusion/training/compare.parquet",
+    ]
+    assert bn_section5["solver_runs"] == "results/ablations/monet/bn_epilogue/true/fusion/solver_runs.parquet"
+    # an allocation run solves no fusion again (the solver takes no allocation) but compares the solves under its own
+    assert set(plan.fusion_groups("training", ("allocation", "split")).values()) == set(plan.fusion_groups("training").values())
+    assert plan.section5_inputs(("allocation", "split"))["fusion"][1].startswith("results/ablations/monet/allocation/split/")
     assert plan.fusion_solver_reports()[0] == "results/monet/fusion/inference/limit4_typed.parquet"
     assert plan.mtrain_scaling_params() == {"model": "resnet18", "cluster": "cluster1", "bandwidths": "0.5 15", "step": 2}
     assert (plan.mtrain_bandwidths, plan.mtrain_ratio_step("cluster2"), plan.mtrain_table3_bandwidth) == ("0.125 3 15", 1, 3)

@@ -2,7 +2,8 @@
 # assumption changed at a time (config `ablations:`), set beside the study's own comparison. Per study:
 # results/<study>/ablations.parquet, the comparison with a `why` column, and a heat map (assumptions x checks).
 # Every run re-uses the study's cached workloads, calibration and tables; only what the assumption changes re-runs
-# (TM-Training: the study's record gives the runs of every policy whose simulation the assumption does not change,
+# (MONET: a job whose files and flags the assumption leaves as the study's is the study's job, Plan.monet_root;
+# TM-Training: the study's record gives the runs of every policy whose simulation the assumption does not change,
 # priced anew; traincost.tiered.study.resimulated).
 #
 # Every run re-uses its study's rules (`use rule … with:`) with new outputs, logs and benchmarks, and a runtime where

@@ -192,7 +192,7 @@ def fusion_inputs(wildcards):
 
 
 def fusion_strategies(wildcards):
-    return PLAN.fusion_groups(wildcards.step, PLAN.monet_root(_ablation(wildcards)))
+    return PLAN.fusion_groups(wildcards.step, _ablation(wildcards))
 
 
 def compare_fusion_inputs(wildcards):
@@ -213,7 +213,7 @@ def compare_fusion_flags(wildcards):
 
 
 def fusion_solver_reports(wildcards):
-    return PLAN.fusion_solver_reports(PLAN.monet_root(_ablation(wildcards)))
+    return PLAN.fusion_solver_reports(_ablation(wildcards))
 
 
 def checkpoint_inputs(wildcards):

@@ -59,8 +59,6 @@ FIRST = 10
 TIERED_FIGURE_NAMES = ("fig2", "fig3", "fig4", "fig8", "fig9", "fig10", "fig11", "fig12", "fig14")
 TIERED_BATCH = {"base": 1, "double_batch": 2, "half_tier2_bandwidth": 1}
 # MTrain assumptions that change the study's tables (the others only change how mtrain-report judges them)
-MONET_CHECK_ONLY_ASSUMPTIONS = ("front_rule",)
-"""MONET assumptions of a check's own rule: their ablation re-runs only ``traincost claims``, on the study's tables."""
 MTRAIN_RERUN_ASSUMPTIONS = (
     "calibrated",
     "fp32_mac_dsp",
@@ -306,13 +304,35 @@ class Plan:
     def fusemax_table(self, step: str) -> str:
         return self.sweep_table(self.config["monet_hardware"]["fusemax"], step)
 
-    @staticmethod
-    def monet_root(ablation: tuple[str, str] | None) -> str:
-        """Where a MONET rule's section V tables live: the study's, or one ablation run's (assumption, value); the
-        study's for an assumption of a check's own rule (``CHECK_ONLY``), whose run re-runs only the comparison."""
-        if ablation is None or ablation[0] in MONET_CHECK_ONLY_ASSUMPTIONS:
+    def monet_root(self, ablation: tuple[str, str] | None, job: str, step: str | None = None, sweep: str | None = None) -> str:
+        """Where one MONET job of an ablation run (assumption, value) writes its table: the study's folder where the
+        job reads the same files with the same flags as the study's own job (it is that job, and is not run again),
+        else the run's own folder. An assumption of a check's own rule (front_rule) changes no job: its run re-runs
+        only the comparison.
+
+        ``job``: ``fuse`` (one solve of ``step``), ``compare_fusion`` (``step``'s comparison), ``solver_runs`` (every
+        solve's report), ``figure11`` (the additivity check), ``checkpoint`` (the MILP and NSGA-II) or ``sweep``
+        (hardware sweep ``sweep`` at ``step``)."""
+        if ablation is None or self._monet_job(ablation, job, step, sweep) == self._monet_job(None, job, step, sweep):
             return "results/monet"
         return "results/ablations/monet/{}/{}".format(*ablation)
+
+    def _monet_job(self, ablation: tuple[str, str] | None, job: str, step: str | None, sweep: str | None) -> tuple:
+        """What one MONET job (``monet_root``'s ``job``) reads under ``ablation``: its input files and its flags."""
+        if job == "fuse":
+            return (self.monet_tables(self.fusion("workload"), step, ablation), self.schedule_flags(ablation))
+        if job == "compare_fusion":
+            return (self._monet_job(ablation, "fuse", step, None), self.compare_fusion_flags(ablation))
+        if job == "solver_runs":
+            return tuple(self._monet_job(ablation, "fuse", each, None) for each in STEPS)
+        if job == "figure11":
+            return (self.figure11_inputs(ablation), self.schedule_flags(ablation))
+        if job == "checkpoint":
+            return (self.checkpoint_inputs(ablation), self.schedule_flags(ablation))
+        if job == "sweep":
+            settings = (self.sweep_resident_fraction(sweep, ablation), self.sweep_allocation(sweep, ablation))
+            return (self.sweep_inputs(sweep, step, ablation), *map(str, settings), self.tiling_flag(ablation))
+        raise ValueError(f"no MONET job {job!r}")
 
     @staticmethod
     def monet_tables(name: str, step: str | None, ablation: tuple[str, str] | None) -> dict[str, str]:
@@ -408,12 +428,13 @@ class Plan:
         allocation (the allocation ablation's, else ``monet_fusion.allocation``)."""
         return f"{self.schedule_flags(ablation)} {self.allocation_flag(ablation, self.fusion('allocation'))}"
 
-    def fusion_solver_reports(self, root: str = "results/monet") -> list[str]:
-        """The report of every fusion solve, both steps (the study's, or under an ablation's root)."""
-        return [path.replace(".json", ".parquet") for step in STEPS for path in self.fusion_groups(step, root).values()]
+    def fusion_solver_reports(self, ablation: tuple[str, str] | None = None) -> list[str]:
+        """The report of every fusion solve, both steps: the study's, or an ablation run's (``monet_root``)."""
+        return [path.replace(".json", ".parquet") for step in STEPS for path in self.fusion_groups(step, ablation).values()]
 
-    def fusion_groups(self, step: str, root: str = "results/monet") -> dict[str, str]:
-        """Strategy name -> fused groups file of every solve of one step (the study's, or under an ablation's root)."""
+    def fusion_groups(self, step: str, ablation: tuple[str, str] | None = None) -> dict[str, str]:
+        """Strategy name -> fused groups file of every solve of one step: the study's, or an ablation run's."""
+        root = self.monet_root(ablation, "fuse", step)
         return {
             f"limit{limit}{'' if types == 'typed' else '_free'}": f"{root}/fusion/{step}/limit{limit}_{types}.json"
             for limit in self.fusion("limits")
@@ -462,11 +483,10 @@ class Plan:
     def monet_claims_sweeps(self, ablation: tuple[str, str] | None) -> dict[str, str]:
         """The Edge TPU and FuseMax sweeps MONET's comparison reads, each step's, under ``monet_root``: the study's, or
         an ablation run's own (the study's for an assumption of a check's own rule)."""
-        root = self.monet_root(ablation)
-        hardware = self.config["monet_hardware"]
+        named = {prefix: self.config["monet_hardware"][sweep] for prefix, sweep in (("edge", "edge_tpu"), ("gpt", "fusemax"))}
         return {
-            f"{prefix}_{step}": f"{root}/sweeps/{hardware[sweep]}/{step}.parquet"
-            for prefix, sweep in (("edge", "edge_tpu"), ("gpt", "fusemax"))
+            f"{prefix}_{step}": f"{self.monet_root(ablation, 'sweep', step, sweep)}/sweeps/{sweep}/{step}.parquet"
+            for prefix, sweep in named.items()
             for step in STEPS
         }
 
@@ -477,14 +497,13 @@ class Plan:
             "paper": str(self.repo / "data/paper/monet.csv"),
             "claims": str(self.repo / "data/paper/monet_claims.csv"),
         }
-        root = self.monet_root(ablation)
         if self.config["monet_fusion"] is not None:
-            files["fusion"] = _expand("{root}/fusion/{step}/compare.parquet", root=[root], step=STEPS)
-            files["solver_runs"] = f"{root}/fusion/solver_runs.parquet"
+            roots = {step: self.monet_root(ablation, "compare_fusion", step) for step in STEPS}
+            files["fusion"] = [f"{root}/fusion/{step}/compare.parquet" for step, root in roots.items()]
+            files["solver_runs"] = f"{self.monet_root(ablation, 'solver_runs')}/fusion/solver_runs.parquet"
         if self.config["monet_checkpoint"] is not None:
-            # the checkpoint runs take no allocation (every convolution split): an allocation run reads the study's
-            kept = "results/monet" if ablation and ablation[0] == "allocation" else root
-            files["additivity"] = f"{kept}/checkpoint/additivity.parquet"
+            files["additivity"] = f"{self.monet_root(ablation, 'figure11')}/checkpoint/additivity.parquet"
+            kept = self.monet_root(ablation, "checkpoint")
             files["nsga_summary"] = f"{kept}/checkpoint/nsga_summary.parquet"
             files["nsga"] = f"{kept}/checkpoint/nsga.parquet"
             files["milp"] = f"{kept}/checkpoint/milp.parquet"
