@@ -134,11 +134,11 @@ class _Costs:
 
     def _compute(self, shares: tuple[int, ...]) -> np.ndarray:
         layers, batch = self.layers, self.batch
+        costs, ops = self.dag.costs, self.dag.ops
         out = np.zeros((len(layers.names), len(STRATEGIES), len(self.accelerators)))
         for i, whole in enumerate(self.accelerators):
-            ip = share_design(whole, self.dag.costs, shares[i])  # the FPGA's design for its share, as MTrain's
+            ip = share_design(whole, costs, shares[i])  # the FPGA's design for its share, as MTrain's
             fraction = shares[i] / batch
-            costs, ops = self.dag.costs, self.dag.ops
             at_share, at_batch = costs.seconds_per_part(ip, shares[i], ops), costs.seconds_per_part(ip, batch, ops)
             sharded = costs.shard(fraction).seconds_per_part(ip, batch, ops) if fraction > 0 else None  # per DAG node
             for layer, (nodes, updates) in enumerate(zip(layers.nodes, layers.updates, strict=True)):
