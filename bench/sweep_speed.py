@@ -1,14 +1,14 @@
 """How fast the vectorised cost model sweeps the MONET grids, next to ZigZag's time for one layer.
 
-Times the full Edge TPU grid (MONET Table II, 10,000 configurations) for ResNet-18 CIFAR inference and
-training, and the full FuseMax grid (Table III, 2,560 configurations) for the small GPT-2, each as
-the workflow runs it (same modes and fusion as config/config.yaml), on this machine; then ``mac_cost`` on the MAC
-ops of a ResNet-18 CIFAR training step at 10,000 configurations of ZigZag's ``eyeriss_like`` (imported; the sizes
-of its weight and output register files and of its two SRAMs swept), with the engine's own tiles (``any``) and with
-``tiling: divisors`` (every tile a divisor of its loop, ``Core.tiling``). That grid exercises what the study hardware
-does not: the orders that hold partial sums in the PEs, bands that keep outputs tried with the array's block, ports
-timed per port, registers serving some axes, groups moved together, and each conv gradient costed on its own loops
-(``OWN_LOOPS``), so it shows what those candidates cost where they apply. Compare two versions by running them
+Times the full Edge TPU grid (MONET Table II, 10,000 configurations) for ResNet-18 CIFAR inference and training, and
+the full FuseMax grid (Table III, 2,560 configurations) for the small GPT-2, each as the workflow runs it (the mode,
+fusion, resident fraction, mapping objective and allocation of config/config.yaml), on this machine; then ``mac_cost``
+on the MAC ops of a ResNet-18 CIFAR training step at 10,000 configurations of ZigZag's ``eyeriss_like`` (imported; the
+sizes of its weight and output register files and of its two SRAMs swept), with the engine's own tiles (``any``) and
+with ``tiling: divisors`` (every tile a divisor of its loop, ``Core.tiling``). That grid exercises what the study
+hardware does not: the orders that hold partial sums in the PEs, bands that keep outputs tried with the array's block,
+ports timed per port, registers serving some axes, groups moved together, and each conv gradient costed on its own
+loops (``OWN_LOOPS``), so it shows what those candidates cost where they apply. Compare two versions by running them
 alternately on one machine state: on a shared 2-core machine the load moves wall and CPU seconds alike by tens of
 percent. If the ZigZag cross-check has run (``bench/crosscheck/zigzag_crosscheck.py``, whose per-layer ZigZag tables
 are cached in ``bench/results``), prints ZigZag's seconds per layer search beside ours per layer and configuration.
@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+from snakemake.utils import validate
 
 from traincost.cost import mac_cost, op_table
 from traincost.hardware import load_hardware
@@ -37,6 +38,7 @@ from traincost.hardware.spec import TILINGS
 from traincost.schedule import SchedulePlan
 from traincost.schedule.evaluate import evaluate_sweep
 from traincost.schedule.manual_fusion import read_manual_fusion
+from traincost.workflow.plan import Plan
 from traincost.workload import Workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,7 +65,13 @@ def time_sweeps(config: dict, results: Path) -> pd.DataFrame:
     for name, spec in config["hardware_sweeps"].items():
         workload = workload_of(results, spec["workload"])
         fused = read_manual_fusion(REPO / spec["fusion"], workload.ops) if "fusion" in spec else ()
-        plan = SchedulePlan.from_mode(spec.get("mode", "pipeline_tensor"), fused=fused)
+        plan = SchedulePlan.from_mode(
+            spec["mode"],
+            fused=fused,
+            resident_fraction=Plan.sweep_resident(spec),
+            mapping_objective=spec["mapping_objective"],
+            allocation=spec["allocation"],
+        )
         total = 0.0
         for step in ("inference", "training"):
             began = time.perf_counter()
@@ -136,6 +144,7 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=REPO / "results", help="the workflow's results folder")
     args = parser.parse_args()
     config = yaml.safe_load(args.config.read_text())
+    validate(config, REPO / "workflow/schemas/config.schema.yaml")  # the schema's defaults, as the workflow reads them
     with pd.option_context("display.width", 200, "display.float_format", "{:,.4g}".format):
         print(time_sweeps(config, args.results).to_string(index=False))
         print()

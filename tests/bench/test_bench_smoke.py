@@ -373,7 +373,8 @@ def test_sweep_speed(tiny_transformer: Workload, tmp_path: Path, monkeypatch: py
         "edge_tpu_resnet18": edge | {"grid": {"x_pes": [1, 2], "lanes": [1, 4]}},
         "fusemax_gpt2": fusemax | {"grid": {"buffer_bandwidth": [8192, 16384]}},
     }
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"hardware_sweeps": sweeps}))
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text()) | {"hardware_sweeps": sweeps}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     args = ("--config", tmp_path / "config.yaml", "--results", tmp_path / "results")
     ran = run_script(BENCH / "sweep_speed.py", *args, monkeypatch=monkeypatch)
     assert ran.status == 0, ran

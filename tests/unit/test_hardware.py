@@ -11,6 +11,7 @@ import yaml
 from traincost.errors import ConfigError
 from traincost.hardware import HardwareError, expand_grid, load_hardware, shard
 from traincost.hardware.expressions import ExpressionError, evaluate
+from traincost.hardware.spec import at_rows
 from traincost.limits import MAX_COUNT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -310,3 +311,33 @@ def test_a_slice_of_the_configurations_keeps_the_axes_each_memory_serves(tmp_pat
         assert [level.served_axes for level in one.cores[0].levels] == [("K0",), None]
         assert [level.operands for level in one.cores[0].levels] == [level.operands for level in hw.cores[0].levels]
         assert one.cores[0].levels[1].memory.size_bytes[0] in (1024, 3072)
+
+
+def test_configurations_alike_in_every_number_are_one() -> None:
+    """The PE cores' count is ``x_pes * y_pes``: a 3 x 3 grid of them with 1, 2 and 4 on each side has the counts
+    1, 2, 4, 2, 4, 8, 4, 8, 16, five distinct designs; with two register files, ten. Those alike but in the count
+    come together, each register file's five in a run."""
+    hw = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 2, 4], "y_pes": [1, 2, 4], "register_file_kb": [8, 64]})
+    first, alike = hw.distinct_configs()
+    assert len(first) == 10 and len(alike) == hw.n_configs == 18
+    count = hw.cores[0].count
+    rf = hw.memories["register_file"].size_bytes
+    assert sorted(count[first[:5]]) == sorted(count[first[5:]]) == [1, 2, 4, 8, 16]
+    assert len(set(rf[first[:5]])) == len(set(rf[first[5:]])) == 1
+    # each configuration is alike to a distinct one with its own numbers, and the distinct ones all differ
+    assert (count[first[alike]] == count).all() and (rf[first[alike]] == rf).all()
+    assert len({(count[i], rf[i]) for i in first}) == 10
+    # 2 x 4 PE cores and 4 x 2 are one design
+    swapped = load_hardware(EDGE_TPU, sweep={"x_pes": [2, 4], "y_pes": [4, 2]}).take(np.array([0, 3]))
+    assert list(swapped.configs["x_pes"]) == [2, 4] and len(swapped.distinct_configs()[0]) == 1
+
+
+def test_at_rows_takes_every_array_of_a_core() -> None:
+    hw = load_hardware(EDGE_TPU, sweep={"simd_units": [16, 32, 64], "local_memory_mb": [1, 2]})
+    core = hw.cores[0]
+    picked = at_rows(core, np.array([5, 0]))
+    assert list(picked.count) == [16, 16]
+    assert [axis.size[0] for axis in picked.pe_array] == [64, 4, 4] and picked.pe_array[0].size[1] == 16
+    assert list(picked.levels[1].memory.size_bytes) == [2 * 2**20, 2**20]
+    assert list(picked.precision_bits["weights"]) == [16, 16]
+    assert (picked.dataflow, picked.runs) == (core.dataflow, core.runs)

@@ -389,3 +389,23 @@ def test_every_per_op_field_of_the_table_is_a_cost_field_or_places_the_op() -> N
     }
     placing = {"op", "inputs", "outputs", "x_tensor", "s_tensor", "last_use"}
     assert per_op - placing == set(COST_FIELDS) - {"dims"}
+
+
+def test_configurations_of_one_design_cost_what_each_costs_alone(chain) -> None:
+    """2 x 4 PE cores and 4 x 2 are one design (``HardwareSpec.distinct_configs``): the scheduler costs it once and
+    copies it to both, and an op's cost on one instance of its core (the ``per_op`` allocation's) once for every
+    count of the core. Each configuration of a grid with repeated counts costs, in total and op by op, what it costs
+    scheduled alone (up to the order of floating-point sums), under its own id and parameters."""
+    table = op_table(chain("resnet18_cifar", 1).workload, phases=STEP_PHASES["inference"])
+    grid = load_hardware(EDGE_TPU, sweep={"x_pes": [1, 2, 4], "y_pes": [4, 2], "lanes": [1, 8]})
+    assert (grid.n_configs, len(grid.distinct_configs()[0])) == (12, 8)
+    plan = SchedulePlan.from_mode("pipeline_tensor", allocation="per_op")
+    together = schedule(table, grid, plan, per_op=True)
+    assert list(together.summary["config_id"]) == list(grid.configs["config_id"])
+    # 2 x 2 x 1 lane, costed as 1 x 4 x 1 is; 4 x 2 x 8 lanes, as 2 x 4 x 8; 4 x 4 x 8, a design of its own
+    for index in (6, 11, 9):
+        alone = schedule(table, grid.take(slice(index, index + 1)), plan, per_op=True)
+        row = together.summary.iloc[[index]].reset_index(drop=True)
+        pd.testing.assert_frame_equal(alone.summary, row, check_exact=False, rtol=1e-12, atol=0)
+        ops = together.ops[together.ops["config_id"] == row["config_id"].iloc[0]].reset_index(drop=True)
+        pd.testing.assert_frame_equal(alone.ops, ops, check_exact=False, rtol=1e-12, atol=0)

@@ -9,8 +9,8 @@ memory levels, which operands a level keeps) is the same for every configuration
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,6 +29,8 @@ __all__ = [
     "CoreLink",
     "HardwareSpec",
     "InMemoryArray",
+    "at_rows",
+    "distinct_rows",
     "DATAFLOWS",
     "OPERANDS",
     "PORT_DIRECTIONS",
@@ -262,8 +264,8 @@ class HardwareSpec:
     def n_configs(self) -> int:
         return len(self.configs)
 
-    def take(self, rows: slice) -> HardwareSpec:
-        """The same template at a contiguous slice of its configurations."""
+    def take(self, rows: slice | np.ndarray) -> HardwareSpec:
+        """The same template at some of its configurations: a slice of them, or their indices."""
         memories = {
             name: replace(
                 _sliced(mem, rows),
@@ -291,6 +293,23 @@ class HardwareSpec:
             links=tuple(_sliced(link, rows) for link in self.links),
         )
 
+    def distinct_configs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The configurations that describe different hardware, and which of them each configuration describes.
+
+        Two configurations are alike when every number of the template (each memory's, core's, link's) is the same
+        in both, bit for bit: parameters that enter only through a product, as ``count: x_pes * y_pes`` does, make
+        several configurations of one. The distinct ones come ordered so that those that differ only in how many
+        instances their cores have are together (``distinct_rows`` of the instances first).
+
+        Returns:
+            ``first``: the index of a configuration of each distinct one; ``alike``: per configuration, the position
+            in ``first`` of the configuration it is alike to.
+        """
+        return distinct_rows(
+            (self.memories, self.cores, self.bus, self.offchip, self.links, tuple(core.count for core in self.cores)),
+            leave_out=frozenset({"count"}),
+        )
+
     def core_for(self, kind: str) -> int | None:
         """Index of the core that runs op kind ``kind``, or None."""
         for index, core in enumerate(self.cores):
@@ -299,7 +318,58 @@ class HardwareSpec:
         return None
 
 
-def _sliced(item: _T, rows: slice) -> _T:
+def distinct_rows(item: object, *, leave_out: frozenset[str] = frozenset()) -> tuple[np.ndarray, np.ndarray]:
+    """The configurations at which every number of ``item`` is different, and which of them each configuration is.
+
+    ``item`` holds per-configuration arrays of one length, in dataclass fields, mappings and tuples (``at_rows``);
+    dataclass fields named in ``leave_out`` are not compared. Configurations are alike when all compared numbers are
+    the same bit for bit.
+
+    Returns:
+        ``first``: the index of a configuration of each distinct one, ordered by their numbers in the order ``item``
+        holds them (so those alike in all but the last numbers are together); ``alike``: per configuration, the
+        position in ``first`` of the configuration it is alike to.
+    """
+    numbers = [np.asarray(values, dtype=np.float64) for values in _arrays(item, leave_out)]
+    rows = np.stack(np.broadcast_arrays(*numbers), axis=1) if numbers else np.zeros((1, 0))
+    # big-endian, each row one string of bytes: rows alike in their first numbers sort together
+    keys = np.ascontiguousarray(rows.astype(">f8")).view(np.dtype((np.void, 8 * rows.shape[1])))[:, 0]
+    _, first, alike = np.unique(keys, return_index=True, return_inverse=True)
+    return first, alike.reshape(-1)
+
+
+def at_rows(item: _T, rows: slice | np.ndarray) -> _T:
+    """``item`` at configurations ``rows``: every numpy array in it indexed along its first axis, in its dataclass
+    fields, mapping values and tuple items; anything else as it is."""
+    if isinstance(item, np.ndarray):
+        return item[rows]
+    if is_dataclass(item) and not isinstance(item, type):
+        return replace(item, **{f.name: at_rows(getattr(item, f.name), rows) for f in fields(item)})
+    if isinstance(item, Mapping):
+        return {key: at_rows(value, rows) for key, value in item.items()}
+    if isinstance(item, tuple):
+        return tuple(at_rows(value, rows) for value in item)
+    return item
+
+
+def _arrays(item: object, leave_out: frozenset[str]) -> Iterator[np.ndarray]:
+    """Every numpy array in ``item``: its own, and those of its dataclass fields (but ``leave_out``), mapping values and
+    tuple items."""
+    if isinstance(item, np.ndarray):
+        yield item
+    elif is_dataclass(item):
+        for f in fields(item):
+            if f.name not in leave_out:
+                yield from _arrays(getattr(item, f.name), leave_out)
+    elif isinstance(item, Mapping):
+        for value in item.values():
+            yield from _arrays(value, leave_out)
+    elif isinstance(item, tuple):
+        for value in item:
+            yield from _arrays(value, leave_out)
+
+
+def _sliced(item: _T, rows: slice | np.ndarray) -> _T:
     """``item`` with every numpy-array field sliced to ``rows``."""
     changes = {f.name: getattr(item, f.name)[rows] for f in fields(item) if isinstance(getattr(item, f.name), np.ndarray)}
     return replace(item, **changes)

@@ -43,7 +43,9 @@ Ops are visited once, in program order (a topological order), and for every conf
    timeline keeps the peak of resident on-chip bytes and of live off-chip bytes.
 
 Per-configuration numpy arrays, a Python loop over ops only: the work per op is a few vector
-operations of length = configurations (processed in chunks to bound memory).
+operations of length = configurations (processed in chunks to bound memory). Configurations whose every number is
+the same (``HardwareSpec.distinct_configs``: 2 x 4 PE cores and 4 x 2) are scheduled once, and an op's cost on one
+instance of a core once for every count of that core.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ import pandas as pd
 from traincost.cost.core import MAPPINGS, CoreOpCost, ExternalPath, mac_cost, simd_cost
 from traincost.cost.optable import MAC_KINDS, ROW_SPLIT_KINDS, OpTable, flat_ids
 from traincost.hardware.load import HardwareError
-from traincost.hardware.spec import Core, HardwareSpec
+from traincost.hardware.spec import Core, HardwareSpec, at_rows, distinct_rows
 from traincost.schedule.fusion_memory import GroupTiling, core_capacity_bytes, output_copies
 from traincost.schedule.lanes import Lane, Lanes, lanes_for
 from traincost.schedule.plan import SchedulePlan
@@ -83,6 +85,18 @@ class StepCost:
     summary: pd.DataFrame
     ops: pd.DataFrame | None
 
+    def copied(self, alike: np.ndarray, configs: pd.DataFrame) -> StepCost:
+        """The costs of every configuration of ``configs`` from these of distinct configurations: configuration ``i``
+        costs what distinct configuration ``alike[i]`` does, under its own ``config_id`` and parameters."""
+        summary = self.summary.iloc[alike].reset_index(drop=True)
+        summary = pd.concat([configs.reset_index(drop=True), summary.drop(columns=configs.columns)], axis=1)
+        if self.ops is None:
+            return StepCost(summary=summary, ops=None)
+        n_ops = len(self.ops) // len(self.summary)
+        ops = self.ops.iloc[(alike[:, None] * n_ops + np.arange(n_ops)).ravel()].reset_index(drop=True)
+        ops["config_id"] = np.repeat(configs["config_id"].to_numpy(), n_ops)
+        return StepCost(summary=summary, ops=ops)
+
 
 def schedule(
     table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, *, per_op: bool = False, op_costs: OpCosts | None = None
@@ -105,18 +119,21 @@ def schedule(
     context = _Static.build(table, hardware, plan, core_of)
     if op_costs is not None:
         op_costs.check(table, hardware, plan)
+    first, alike = hardware.distinct_configs()  # configurations alike cost alike: each distinct one is scheduled once
+    distinct = hardware.take(first)
     summaries, details = [], []
-    for start in range(0, hardware.n_configs, _CHUNK):
-        rows = slice(start, start + _CHUNK)
-        chunk = hardware.take(rows)
+    for start in range(0, distinct.n_configs, _CHUNK):
+        rows = first[start : start + _CHUNK]
+        chunk = distinct.take(slice(start, start + _CHUNK))
         costs = OpCosts.of(table, chunk, plan) if op_costs is None else op_costs.configs(rows)
         summary, detail = _run(table, chunk, plan, context, costs, per_op=per_op)
         summaries.append(summary)
         if detail is not None:
             details.append(detail)
-    return StepCost(
+    cost = StepCost(
         summary=pd.concat(summaries, ignore_index=True), ops=pd.concat(details, ignore_index=True) if per_op else None
     )
+    return cost if np.array_equal(first, np.arange(hardware.n_configs)) else cost.copied(alike, hardware.configs)
 
 
 def place_ops(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
@@ -320,18 +337,30 @@ class OpCosts:
         mac = table.is_mac
         for k, core in enumerate(hardware.cores):
             on_core = core_of == k
+            split = core.count if plan.tensor_parallel else np.ones_like(core.count)
+            external = ExternalPath.of(hardware, core)
+            # an op's cost is that of one instance of its core, its share of the split and the price of outside: each
+            # distinct set of their numbers is costed once (configurations that differ only in how many instances
+            # the core has, with no tensor parallelism)
+            instances, configs = distinct_rows((core, split, external), leave_out=frozenset({"count"}))
+            instance = at_rows(core, instances)
             for index, is_mac in ((np.flatnonzero(on_core & mac), True), (np.flatnonzero(on_core & ~mac), False)):
                 if not len(index):
                     continue
                 first, group = table.distinct_rows(index)  # each distinct op costed once, its columns copied to the others
                 alike = index[first]
-                columns = _mac_columns(table, hardware, plan, core, alike) if is_mac else _columns(simd_cost(core, table, alike))
+                if is_mac:
+                    columns = _mac_columns(
+                        table, plan, instance, alike, split=split[instances], external=at_rows(external, instances)
+                    )
+                else:
+                    columns = _columns(simd_cost(instance, table, alike))
                 for name, values in columns.items():
                     if name == "level_pj":
                         for memory, energy in values.items():
-                            level_pj[memory][:, index] = _copied(energy, group, hardware.n_configs)
+                            level_pj[memory][:, index] = _copied(energy, configs, group)
                     else:
-                        (records if name in records else arrays)[name][:, index] = _copied(values, group, hardware.n_configs)
+                        (records if name in records else arrays)[name][:, index] = _copied(values, configs, group)
         choosing = plan.tensor_parallel and plan.allocation == "per_op"
         return cls(
             kind=table.kind,
@@ -359,8 +388,8 @@ class OpCosts:
         """The costs of a table whose op ``j`` copies this table's op ``rows[j]`` (C-ordered, as ``of`` makes them)."""
         return self._map(lambda values: np.take(values, rows, axis=1), self.kind[rows])
 
-    def configs(self, rows: slice) -> OpCosts:
-        """The costs at configurations ``rows`` of the template."""
+    def configs(self, rows: slice | np.ndarray) -> OpCosts:
+        """The costs at configurations ``rows`` of the template (a slice of them, or their indices)."""
         return self._map(lambda values: values[rows], self.kind)
 
     def _map(self, pick: Callable[[np.ndarray], np.ndarray], kind: np.ndarray) -> OpCosts:
@@ -388,10 +417,11 @@ class OpCosts:
             )
 
 
-def _copied(values: np.ndarray | float, group: np.ndarray, n_configs: int) -> np.ndarray:
-    """Columns of the distinct ops (``values``, broadcast to (configurations, distinct ops)) copied to every op of
-    their ``group``."""
-    return np.broadcast_to(values, (n_configs, int(group.max()) + 1))[:, group]
+def _copied(values: np.ndarray | float, configs: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Columns of the distinct ops at distinct configurations (``values``, broadcast to (distinct configurations,
+    distinct ops)) copied to every configuration alike (``configs``: which distinct one each is) and every op of their
+    ``group``."""
+    return np.broadcast_to(values, (int(configs.max()) + 1, int(group.max()) + 1))[configs[:, None], group]
 
 
 # what the per-op table records of the mapping a MAC op takes (``CoreOpCost``'s fields), and its value for other ops
@@ -418,14 +448,15 @@ _PER_OP_COSTS = (
 )
 
 
-def _mac_columns(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, core: Core, index: np.ndarray) -> dict:
-    """The ``OpCosts`` columns of the MAC ops ``index`` on ``core``. With tensor parallelism each op is split over
-    every instance, along its output channels, or along its output rows (``ROW_SPLIT_KINDS``, as Stream 2.1.1 splits
-    a convolution) where that scores better by the plan's mapping objective, its traffic from outside at the price
-    of ``ExternalPath`` included (a row split fetches every weight once for all the cores and each core's input rows
-    with their halo; a channel split each core's weights and the input once); ``rows_split`` records which."""
-    external = ExternalPath.of(hardware, core)
-    split = core.count if plan.tensor_parallel else np.ones_like(core.count)
+def _mac_columns(
+    table: OpTable, plan: SchedulePlan, core: Core, index: np.ndarray, *, split: np.ndarray, external: ExternalPath
+) -> dict:
+    """The ``OpCosts`` columns of the MAC ops ``index`` on ``core``, split over ``split`` instances (per configuration;
+    1 with no tensor parallelism). With tensor parallelism each op is split over every instance, along its output
+    channels, or along its output rows (``ROW_SPLIT_KINDS``, as Stream 2.1.1 splits a convolution) where that scores
+    better by the plan's mapping objective, its traffic from outside at the price of ``external`` included (a row
+    split fetches every weight once for all the cores and each core's input rows with their halo; a channel split
+    each core's weights and the input once); ``rows_split`` records which."""
 
     def costed(ops: np.ndarray, *, by_rows: bool) -> dict:
         cost = mac_cost(core, table, ops, split=split, split_rows=by_rows, external=external, objective=plan.mapping_objective)
@@ -439,7 +470,7 @@ def _mac_columns(table: OpTable, hardware: HardwareSpec, plan: SchedulePlan, cor
     if not plan.tensor_parallel or not len(eligible):
         return by_channels
     by_rows = costed(index[eligible], by_rows=True)  # the others split by channels either way
-    shape = (hardware.n_configs, len(index))
+    shape = (len(split), len(index))
 
     def whole(values: np.ndarray | float) -> np.ndarray:
         return np.broadcast_to(np.asarray(values), shape)
