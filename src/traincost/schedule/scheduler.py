@@ -120,12 +120,13 @@ def schedule(
     if op_costs is not None:
         op_costs.check(table, hardware, plan)
     first, alike = hardware.distinct_configs()  # configurations alike cost alike: each distinct one is scheduled once
-    distinct = hardware.take(first)
+    apart = np.array_equal(first, np.arange(hardware.n_configs))  # every configuration a design of its own, in order
+    distinct = hardware if apart else hardware.take(first)
     summaries, details = [], []
     for start in range(0, distinct.n_configs, _CHUNK):
-        rows = first[start : start + _CHUNK]
-        chunk = distinct.take(slice(start, start + _CHUNK))
-        costs = OpCosts.of(table, chunk, plan) if op_costs is None else op_costs.configs(rows)
+        rows = slice(start, start + _CHUNK)
+        chunk = distinct.take(rows)
+        costs = OpCosts.of(table, chunk, plan) if op_costs is None else op_costs.configs(rows if apart else first[rows])
         summary, detail = _run(table, chunk, plan, context, costs, per_op=per_op)
         summaries.append(summary)
         if detail is not None:
@@ -133,7 +134,7 @@ def schedule(
     cost = StepCost(
         summary=pd.concat(summaries, ignore_index=True), ops=pd.concat(details, ignore_index=True) if per_op else None
     )
-    return cost if np.array_equal(first, np.arange(hardware.n_configs)) else cost.copied(alike, hardware.configs)
+    return cost if apart else cost.copied(alike, hardware.configs)
 
 
 def place_ops(table: OpTable, hardware: HardwareSpec) -> np.ndarray:
