@@ -304,6 +304,7 @@ def test_sweep_errors_name_what_is_wrong(built: Path, tmp_path: Path) -> None:
     assert_clean_failure(result, "missing columns", left=tmp_path / "f.png")
 
 
+@pytest.mark.slow  # end to end: the fusion solver, the comparison and its figures, four processes (9 s)
 def test_fuse_compare_and_plot(built: Path, tmp_path: Path) -> None:
     common = ("--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet")
     fuse = traincost(
@@ -374,6 +375,7 @@ def test_checkpoint_study_and_a_negative_budget(built: Path, tmp_path: Path) -> 
     assert_clean_failure(failed, "argument --budgets", "'-0.5'", left=bad / "m.parquet")
 
 
+@pytest.mark.slow  # end to end: ten `traincost` processes, the MTrain chain from study to figures (20 s)
 def test_mtrain_study_report_figures_and_an_unknown_cluster(built: Path, tmp_path: Path) -> None:
     inputs = ("--ops", built / "ops.parquet", "--tensors", built / "tensors.parquet", "--devices", FPGA_DEVICES, "--batch", 4)
     inputs += ("--ips", FPGA_IPS)

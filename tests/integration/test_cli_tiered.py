@@ -95,6 +95,7 @@ def test_a_workload_larger_than_the_chip_fails_naming_it(bert: Path, tmp_path: P
     assert_clean_failure(result, "workload bert_large", "does not fit in 4 GiB", left=out)
 
 
+@pytest.mark.slow  # end to end: PaLM 540B laid out both ways, and two bad layouts, four processes (10 s)
 def test_a_user_lays_palm_out_as_tensor_parallel_chips_or_as_pipeline_stages(tmp_path: Path) -> None:
     # the preset: 12 pipeline stages, a middle one; the same 12 chips as tensor-parallel chips with sequence parallelism
     # (PaLM's own setup): every block on the chip, a twelfth of each
@@ -133,6 +134,7 @@ def test_errors_name_what_is_wrong(bert: Path, tmp_path: Path) -> None:
     assert_clean_failure(result, "--variant 'half'", left=out)
 
 
+@pytest.mark.slow  # end to end: calibration twice, then the study and its report on BERT with and without it (15 s)
 def test_calibrate_fits_the_offchip_share_and_the_study_and_report_use_it(bert: Path, tmp_path: Path) -> None:
     workload = ("--ops", bert / "ops.parquet", "--tensors", bert / "tensors.parquet", "--hardware", HARDWARE)
     target = ("--paper", "data/paper/tm_training.csv", "--target", "sec2_offchip_energy_share_hbm_only")
