@@ -6,7 +6,9 @@ jobs, both at commit ea899ab; `bench/reproduce.py all ablations --table --peaks`
 max_rss (MB), and peak_rss_mb_0_5s, the job's process tree sampled every 0.5 s by bench/job_peaks.py (the `all`
 run's jobs; empty for the ablations). The 13 jobs of the bn_epilogue ablation's inference step are not in it: since
 7 December 2026 that step is the study's own (its files and flags are the study's: ``Plan.monet_root``). A dry run of
-the same config gives each job's mem_mb and runtime as the rules declare them now. On a cluster every job asks for
+the same config gives each job's mem_mb and runtime as the rules declare them now. The last six rows, the front end
+of mtrain_vgg16_224 (a workload added since), are from a full run of 7 December 2026 (`snakemake --cores 2` at
+commit 20b2cbc), whose benchmarks found four of them over their rules' defaults. On a cluster every job asks for
 400 MB more (test below).
 """
 

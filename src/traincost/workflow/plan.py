@@ -40,12 +40,14 @@ COMPARISON_CSVS = {
 # the larger of its SGD and Adam steps; AlexNet as the workload alexnet, which mtrain_alexnet shares), at load 9 to 11
 # from other work; measure_memory: the full run of the same day (its benchmark's max_rss). verify_decomposition: again
 # on 26 November 2026, once its node-by-node check and end-to-end comparison shared one execution (the maximum RSS of
-# the check on one thread, on the graphs of the full run).
+# the check on one thread, on the graphs of the full run). VGG-16-BN (MTrain's VGG-16 at 224 x 224): the larger of two
+# full runs of 7 December 2026 (their benchmarks' max_rss, rounded up to 100 MB), where its jobs passed the defaults.
 FRONTEND_PEAK_MB = {
     ("gpt2_124m", 1): {"export": 4100, "train_graph": 3600, "decompose": 2700, "verify_decomposition": 8300, "lower": 1200},
     ("vgg16", 1): {"export": 3600, "train_graph": 4900, "decompose": 3500, "verify_decomposition": 7900, "lower": 1200},
     ("resnet50", 8): {"verify_decomposition": 3500, "measure_memory": 1500},
     ("alexnet", 1): {"decompose": 1300, "verify_decomposition": 3500, "lower": 700},
+    ("vgg16_bn", 1): {"export": 3000, "train_graph": 4000, "decompose": 3400, "verify_decomposition": 5500, "lower": 900},
 }
 # A cluster job runs two Snakemake processes beside the tool its rule measures (the batch script's and its srun
 # step's): about 350 MB RSS together, measured on bench/slurm_local.sh's cluster (profiles/README.md), rounded up
