@@ -41,7 +41,7 @@ class VectorLanes:
 
     @staticmethod
     def any(mask: Lane) -> bool:
-        return bool(np.any(mask))
+        return bool(mask.any()) if isinstance(mask, np.ndarray) else bool(mask)  # the method: a third of np.any's call
 
     def zeros(self) -> np.ndarray:
         return np.zeros(self.n)
