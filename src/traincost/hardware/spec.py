@@ -307,6 +307,7 @@ class HardwareSpec:
         """
         return distinct_rows(
             (self.memories, self.cores, self.bus, self.offchip, self.links, tuple(core.count for core in self.cores)),
+            self.n_configs,
             leave_out=frozenset({"count"}),
         )
 
@@ -318,18 +319,20 @@ class HardwareSpec:
         return None
 
 
-def distinct_rows(item: object, *, leave_out: frozenset[str] = frozenset()) -> tuple[np.ndarray, np.ndarray]:
+def distinct_rows(item: object, n_configs: int, *, leave_out: frozenset[str] = frozenset()) -> tuple[np.ndarray, np.ndarray]:
     """The configurations at which every number of ``item`` is different, and which of them each configuration is.
 
-    ``item`` holds per-configuration arrays of one length, in dataclass fields, mappings and tuples (``at_rows``);
-    dataclass fields named in ``leave_out`` are not compared. Configurations are alike when all compared numbers are
-    the same bit for bit.
+    ``item`` holds per-configuration arrays of length ``n_configs``, in dataclass fields, mappings and tuples
+    (``at_rows``); dataclass fields named in ``leave_out`` are not compared. Configurations are alike when all
+    compared numbers are the same bit for bit.
 
     Returns:
         ``first``: the index of a configuration of each distinct one, ordered by their numbers in the order ``item``
         holds them (so those alike in all but the last numbers are together); ``alike``: per configuration, the
         position in ``first`` of the configuration it is alike to.
     """
+    if n_configs == 1:  # nothing to compare
+        return np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     numbers = [np.asarray(values, dtype=np.float64) for values in _arrays(item, leave_out)]
     rows = np.stack(np.broadcast_arrays(*numbers), axis=1) if numbers else np.zeros((1, 0))
     # big-endian, each row one string of bytes: rows alike in their first numbers sort together

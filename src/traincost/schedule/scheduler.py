@@ -343,25 +343,28 @@ class OpCosts:
             # an op's cost is that of one instance of its core, its share of the split and the price of outside: each
             # distinct set of their numbers is costed once (configurations that differ only in how many instances
             # the core has, with no tensor parallelism)
-            instances, configs = distinct_rows((core, split, external), leave_out=frozenset({"count"}))
-            instance = at_rows(core, instances)
+            inputs = (core, split, external)
+            instances, configs = distinct_rows(inputs, hardware.n_configs, leave_out=frozenset({"count"}))
+            apart = np.array_equal(instances, np.arange(hardware.n_configs))  # each configuration its own, in order
+            instance, split, external = inputs if apart else at_rows(inputs, instances)
+            rows = slice(None) if apart else configs
             for index, is_mac in ((np.flatnonzero(on_core & mac), True), (np.flatnonzero(on_core & ~mac), False)):
                 if not len(index):
                     continue
                 first, group = table.distinct_rows(index)  # each distinct op costed once, its columns copied to the others
                 alike = index[first]
                 if is_mac:
-                    columns = _mac_columns(
-                        table, plan, instance, alike, split=split[instances], external=at_rows(external, instances)
-                    )
+                    columns = _mac_columns(table, plan, instance, alike, split=split, external=external)
                 else:
                     columns = _columns(simd_cost(instance, table, alike))
                 for name, values in columns.items():
                     if name == "level_pj":
                         for memory, energy in values.items():
-                            level_pj[memory][:, index] = _copied(energy, configs, group)
+                            level_pj[memory][:, index] = _copied(energy, rows, group, distinct=len(instances))
                     else:
-                        (records if name in records else arrays)[name][:, index] = _copied(values, configs, group)
+                        (records if name in records else arrays)[name][:, index] = _copied(
+                            values, rows, group, distinct=len(instances)
+                        )
         choosing = plan.tensor_parallel and plan.allocation == "per_op"
         return cls(
             kind=table.kind,
@@ -418,11 +421,11 @@ class OpCosts:
             )
 
 
-def _copied(values: np.ndarray | float, configs: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Columns of the distinct ops at distinct configurations (``values``, broadcast to (distinct configurations,
-    distinct ops)) copied to every configuration alike (``configs``: which distinct one each is) and every op of their
-    ``group``."""
-    return np.broadcast_to(values, (int(configs.max()) + 1, int(group.max()) + 1))[configs[:, None], group]
+def _copied(values: np.ndarray | float, configs: np.ndarray | slice, group: np.ndarray, *, distinct: int) -> np.ndarray:
+    """Columns of the distinct ops at ``distinct`` configurations (``values``, broadcast to (distinct configurations,
+    distinct ops)) copied to every configuration alike (``configs``: which distinct one each is, or ``slice(None)``
+    where each is its own) and every op of their ``group``."""
+    return np.broadcast_to(values, (distinct, int(group.max()) + 1))[configs][:, group]
 
 
 # what the per-op table records of the mapping a MAC op takes (``CoreOpCost``'s fields), and its value for other ops
