@@ -266,19 +266,11 @@ class HardwareSpec:
 
     def take(self, rows: slice | np.ndarray) -> HardwareSpec:
         """The same template at some of its configurations: a slice of them, or their indices."""
-        memories = {
-            name: replace(
-                _sliced(mem, rows),
-                ports=tuple(_sliced(port, rows) for port in mem.ports),
-                operand_energy_pj_per_bit={op: (rd[rows], wr[rows]) for op, (rd, wr) in mem.operand_energy_pj_per_bit.items()},
-            )
-            for name, mem in self.memories.items()
-        }
+        memories = at_rows(dict(self.memories), rows)
+        # each core level keeps the spec's own memory, taken once
         cores = tuple(
             replace(
-                _sliced(core, rows),
-                pe_array=tuple(_sliced(axis, rows) for axis in core.pe_array),
-                precision_bits={key: bits[rows] for key, bits in core.precision_bits.items()},
+                at_rows(replace(core, levels=()), rows),
                 levels=tuple(replace(level, memory=memories[level.memory.name]) for level in core.levels),
             )
             for core in self.cores
@@ -288,9 +280,9 @@ class HardwareSpec:
             configs=self.configs.iloc[rows].reset_index(drop=True),
             memories=memories,
             cores=cores,
-            bus=_sliced(self.bus, rows),
-            offchip=_sliced(self.offchip, rows),
-            links=tuple(_sliced(link, rows) for link in self.links),
+            bus=at_rows(self.bus, rows),
+            offchip=at_rows(self.offchip, rows),
+            links=at_rows(self.links, rows),
         )
 
     def distinct_configs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -370,9 +362,3 @@ def _arrays(item: object, leave_out: frozenset[str]) -> Iterator[np.ndarray]:
     elif isinstance(item, tuple):
         for value in item:
             yield from _arrays(value, leave_out)
-
-
-def _sliced(item: _T, rows: slice | np.ndarray) -> _T:
-    """``item`` with every numpy-array field sliced to ``rows``."""
-    changes = {f.name: getattr(item, f.name)[rows] for f in fields(item) if isinstance(getattr(item, f.name), np.ndarray)}
-    return replace(item, **changes)
