@@ -38,6 +38,7 @@ def test_the_test_command_installs_the_ort_extra_and_runs_the_default_suite() ->
         check=True,
     ).stdout
     assert "-m pip install -c constraints.txt -e .[test,ort]" in said
+    assert "-m compileall -q src" in said  # each job then reads traincost's modules compiled
     assert said.rstrip().endswith(".venv/bin/python -m pytest -q -n 2 --dist loadfile")
 
 
